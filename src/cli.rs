@@ -1,0 +1,1 @@
+//! Command-line definitions (clap). No I/O here.

@@ -1,0 +1,1 @@
+//! Findings: integrity problems found while working. Placeholder until the page engine lands.
