@@ -1,1 +1,1 @@
-//! (module under construction)
+//! Scheduler: threads, test cycles, stop signal, seed derivation, throttling.
