@@ -1,1 +1,7 @@
-//! (module under construction)
+//! The engine: expected-state oracle, read retry and triage, buffer pool, data files and the
+//! write-ahead log.
+
+pub mod logblock;
+pub mod logscan;
+pub mod pool;
+pub mod wal;
