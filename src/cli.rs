@@ -48,7 +48,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the SQLIOSim-style simulation (what SQLIOSim.com's switches do).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Capacity run: throughput and latency of the storage (arguments: see `sqliosim bench --help`).
     #[command(disable_help_flag = true)]
     Bench(PassThrough),

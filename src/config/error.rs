@@ -15,22 +15,9 @@ pub enum ConfigError {
         /// The operating system's reason.
         message: String,
     },
-    /// A key's value is malformed or out of range.
-    #[error("{file}:{line}: [{section}] {key}={value}: {allowed}")]
-    BadValue {
-        /// Configuration file name as shown to the user.
-        file: String,
-        /// 1-based line number of the key.
-        line: usize,
-        /// Section the key belongs to.
-        section: String,
-        /// The key as written.
-        key: String,
-        /// The value as written.
-        value: String,
-        /// What is allowed instead.
-        allowed: String,
-    },
+    /// A key's value is malformed or out of range (boxed: it is the largest variant).
+    #[error("{}:{}: [{}] {}={}: {}", .0.file, .0.line, .0.section, .0.key, .0.value, .0.allowed)]
+    BadValue(Box<BadValue>),
     /// A Min/Max pair where the minimum exceeds the maximum.
     #[error(
         "{file}:{line}: [{section}] {min_key}={min} is greater than {max_key}={max}: \
@@ -72,6 +59,23 @@ pub enum ConfigError {
         /// What is allowed instead.
         allowed: String,
     },
+}
+
+/// The details of [`ConfigError::BadValue`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadValue {
+    /// Configuration file name as shown to the user.
+    pub file: String,
+    /// 1-based line number of the key.
+    pub line: usize,
+    /// Section the key belongs to.
+    pub section: String,
+    /// The key as written.
+    pub key: String,
+    /// The value as written.
+    pub value: String,
+    /// What is allowed instead.
+    pub allowed: String,
 }
 
 /// `file:line: message`, or `file: message` when the whole file is concerned (line 0).

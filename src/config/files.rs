@@ -82,7 +82,7 @@ pub fn stream_to_sibling(name: &str) -> Option<String> {
 /// Places each `[FileN]` (or the `-dir` pair) and returns the files with absolute paths.
 pub fn place(
     config: &Config,
-    origins: &[(String, usize)],
+    origins: &[super::parse::FileOrigin],
     dirs: &[PathBuf],
     base: &Path,
     file: &str,

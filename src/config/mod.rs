@@ -18,7 +18,7 @@ mod reader;
 mod save;
 mod settings;
 
-pub use error::{ConfigError, Warning};
+pub use error::{BadValue, ConfigError, Warning};
 pub use files::{dir_pair, is_windows_path, log_size, stream_to_sibling, DEFAULT_DIR_SIZE_MB};
 pub use host::{meminfo_mb, Host, MAX_CPU_COUNT};
 pub use ini::{Entry, Ini, Section};

@@ -11,6 +11,9 @@ use super::model::*;
 use super::reader::View;
 use std::path::PathBuf;
 
+/// A `[FileN]` section's name and the line of its `FileName`.
+pub type FileOrigin = (String, usize);
+
 /// A parsed file: the configuration, the advice gathered, and where each `[FileN]` was.
 #[derive(Debug, Clone)]
 pub struct Parsed {
@@ -19,7 +22,7 @@ pub struct Parsed {
     /// Warnings in file order.
     pub warnings: Vec<Warning>,
     /// For each entry of `config.files`: (section name, line of `FileName`).
-    pub file_origins: Vec<(String, usize)>,
+    pub file_origins: Vec<FileOrigin>,
     /// The lines as read, for messages that need a key's line later.
     pub ini: Ini,
 }
@@ -59,12 +62,13 @@ pub fn parse(text: &str, file: &str, host: &Host) -> Result<Parsed, ConfigError>
 fn warn_unknown(ini: &Ini, file: &str, warnings: &mut Vec<Warning>) {
     for section in &ini.sections {
         let Some(known) = keys::keys_of(&section.name) else {
-            let hint = closest(&section.name, keys::SECTIONS).unwrap_or("CONFIG");
+            let candidates: Vec<&str> = keys::SECTIONS.iter().copied().chain(["File1"]).collect();
+            let hint = closest(&section.name, &candidates).unwrap_or("CONFIG");
             warnings.push(Warning::at(
                 file,
                 section.line,
                 format!(
-                    "unknown section [{}] is ignored; did you mean [{hint}] or [FileN]?",
+                    "unknown section [{}] is ignored; did you mean [{hint}]?",
                     section.name
                 ),
             ));
@@ -245,7 +249,7 @@ fn files(
     ini: &Ini,
     file: &str,
     w: &mut Vec<Warning>,
-) -> Result<(Vec<FileSpec>, Vec<(String, usize)>), ConfigError> {
+) -> Result<(Vec<FileSpec>, Vec<FileOrigin>), ConfigError> {
     let mut numbered: Vec<_> = ini
         .sections
         .iter()

@@ -2,7 +2,7 @@
 //! its default when the key is absent and an error naming file, line, key, value and range when
 //! the value is unusable. SQLIOSim turns bad numbers into 0 and ignores bad booleans; we stop.
 
-use super::error::ConfigError;
+use super::error::{BadValue, ConfigError};
 use super::ini::{Entry, Section};
 use super::model::{auto_user_count, user_limit, Ratio};
 
@@ -42,14 +42,14 @@ impl<'a> View<'a> {
 
     /// A `BadValue` error for `entry`.
     pub fn bad(&self, entry: &Entry, allowed: impl Into<String>) -> ConfigError {
-        ConfigError::BadValue {
+        ConfigError::BadValue(Box::new(BadValue {
             file: self.file.to_string(),
             line: entry.line,
             section: self.name.clone(),
             key: entry.key.clone(),
             value: entry.value.clone(),
             allowed: allowed.into(),
-        }
+        }))
     }
 
     /// A whole number in `min..=max`, `default` when absent.
