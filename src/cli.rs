@@ -197,7 +197,9 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
 }
 
 /// Rewrites SQLIOSim.com's single-dash switches into `run` with long options. A first argument
-/// that is a legacy switch (or `-?`) means `run`; after `run`, legacy switches are mapped too.
+/// that is an option (a legacy switch such as `-cfg`, or a `run` option such as `--dry-run`)
+/// means `run`, as SQLIOSim.com has no subcommands; `-?` means `--help`. After `run`, legacy
+/// switches are mapped too.
 pub fn translate_legacy(args: Vec<OsString>) -> Vec<OsString> {
     let mut it = args.into_iter();
     let Some(program) = it.next() else {
@@ -211,13 +213,12 @@ pub fn translate_legacy(args: Vec<OsString>) -> Vec<OsString> {
     let mut out = vec![program];
     match first.as_deref() {
         Some("-?" | "/?") => out.push("--help".into()),
-        Some(f) if legacy_long(f).is_some() => {
+        Some("-h" | "--help" | "-v" | "--version") => out.extend(rest),
+        Some(f) if f.starts_with('-') => {
             out.push("run".into());
             out.extend(rest.into_iter().map(map_switch));
         }
-        Some("run") => {
-            out.extend(rest.into_iter().map(map_switch));
-        }
+        Some("run") => out.extend(rest.into_iter().map(map_switch)),
         _ => out.extend(rest),
     }
     out
@@ -272,6 +273,14 @@ mod tests {
         assert_eq!(
             translate_legacy(strings(&["s", "bench", "-d", "1"])),
             strings(&["s", "bench", "-d", "1"])
+        );
+        assert_eq!(
+            translate_legacy(strings(&["s", "--dry-run", "-cfg", "x"])),
+            strings(&["s", "run", "--dry-run", "--config", "x"])
+        );
+        assert_eq!(
+            translate_legacy(strings(&["s", "-V"])),
+            strings(&["s", "-V"])
         );
         assert_eq!(
             translate_legacy(strings(&["s", "run", "-log", "x"])),

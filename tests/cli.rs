@@ -196,6 +196,11 @@ fn embedded_default_and_working_dir_file() {
         );
     std::fs::write(dir.path().join("sqliosim.cfg.ini"), SMALL).expect("write");
     sqliosim(dir.path())
+        .args(["--dry-run", "--seed", "3"])
+        .assert()
+        .success()
+        .stdout(contains("Seed = 3").and(contains("TestCycleDuration = 300 s")));
+    sqliosim(dir.path())
         .args(["-d", "9", "--dry-run"])
         .assert()
         .success()

@@ -686,3 +686,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn shrink_user_has_no_user_count() {
+    let (_, w) = ok(&with_files("[ShrinkUser]\nUserCount=3\n"));
+    assert_eq!(
+        w,
+        ["t.ini:12: [ShrinkUser] has no UserCount and it is ignored: the ShrinkUser acts on every file \
+          with Shrinkable=TRUE"]
+    );
+}
+
+#[test]
+fn from_ini_builds_settings_for_tests() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (s, w) = RunSettings::from_ini(&with_files(""), dir.path(), HOST, 42).expect("valid");
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!((s.seed, s.source.clone()), (42, ConfigSource::Inline));
+    assert_eq!(s.config.files[0].path, dir.path().join("d.mdx"));
+    assert_eq!(s.config.files[0].max_pages(), 128 * 128);
+    assert_eq!(s.error_log, dir.path().join("sqliosim.log.xml"));
+}

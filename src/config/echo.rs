@@ -70,6 +70,7 @@ impl RunSettings {
         let source = match &self.source {
             ConfigSource::File(p) | ConfigSource::WorkingDir(p) => p.display().to_string(),
             ConfigSource::Embedded => "built-in default (sqliosim run with no -cfg)".to_string(),
+            ConfigSource::Inline => self.source_name.clone(),
         };
         let _ = writeln!(out, "Configuration = {source}");
         let _ = writeln!(out, "Error log = {}", self.error_log.display());

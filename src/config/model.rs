@@ -214,6 +214,11 @@ impl FileSpec {
     pub fn initial_pages(&self) -> u64 {
         self.initial_size_mb * PAGES_PER_MB
     }
+
+    /// Number of 8 KB pages at the largest size.
+    pub fn max_pages(&self) -> u64 {
+        self.max_size_mb * PAGES_PER_MB
+    }
 }
 
 /// 8 KB pages in one MB.

@@ -75,7 +75,14 @@ fn warn_unknown(ini: &Ini, file: &str, warnings: &mut Vec<Warning>) {
             continue;
         };
         for entry in &section.entries {
-            if !known.iter().any(|k| k.eq_ignore_ascii_case(&entry.key)) {
+            if known == keys::SHRINK_KEYS && entry.key.eq_ignore_ascii_case("UserCount") {
+                warnings.push(Warning::at(
+                    file,
+                    entry.line,
+                    "[ShrinkUser] has no UserCount and it is ignored: the ShrinkUser acts on every \
+                     file with Shrinkable=TRUE",
+                ));
+            } else if !known.iter().any(|k| k.eq_ignore_ascii_case(&entry.key)) {
                 let hint = closest(&entry.key, known).unwrap_or_default();
                 warnings.push(Warning::at(
                     file,

@@ -70,6 +70,8 @@ pub enum ConfigSource {
     WorkingDir(PathBuf),
     /// The built-in default.
     Embedded,
+    /// Text handed to [`RunSettings::from_ini`].
+    Inline,
 }
 
 /// The process environment the resolution depends on.
@@ -135,60 +137,119 @@ pub struct RunSettings {
 impl RunSettings {
     /// Resolves the configuration and command line; returns the settings and the warnings.
     pub fn resolve(o: &Overrides, env: &Env) -> Result<(RunSettings, Vec<Warning>), ConfigError> {
-        let (source, name, text, base) = load(o, env)?;
-        let mut parsed = parse::parse(&text, &name, &env.host)?;
-        let mut w = std::mem::take(&mut parsed.warnings);
-        apply_general_overrides(&mut parsed.config, o)?;
-        let dirs: Vec<PathBuf> = o.dirs.iter().map(|d| env.cwd.join(d)).collect();
-        let mut placed = files::place(
-            &parsed.config,
-            &parsed.file_origins,
-            &dirs,
-            &base,
-            &name,
-            &mut w,
-        )?;
-        if let Some(size) = o.size_mb {
-            files::apply_size(&mut placed, size);
-        }
-        files::check_file_set(&placed, &name)?;
-        let c = &parsed.config;
-        files::adjust_increments(
-            &mut placed,
-            c.general.max_memory_mb,
-            c.shrink.max_extends,
-            &mut w,
-        );
-        check_page_counts(&parsed, &placed, &name)?;
-        let data_dir = dirs.first().cloned().unwrap_or_else(|| base.clone());
-        let error_log = error_log(o, env, &parsed, &data_dir, &name)?;
-        let mut config = parsed.config;
-        config.files = placed.into_iter().map(|(s, _)| s).collect();
-        config.general.error_file = error_log.to_string_lossy().into_owned();
-        let abs = |p: &Option<PathBuf>| p.as_ref().map(|p| env.cwd.join(p));
-        let settings = RunSettings {
-            config,
-            source,
-            source_name: name,
-            data_dir,
-            error_log,
-            json: abs(&o.json),
-            seed: o.seed.unwrap_or_else(rand::random),
-            seed_given: o.seed.is_some(),
-            save: abs(&o.save),
-            force: o.force,
-            resume: o.resume,
-            bundle: abs(&o.bundle),
-            bench: o.bench.clone(),
-            fault_injection: o.fault_injection.clone(),
-            dry_run: o.dry_run,
+        let loaded = load(o, env)?;
+        resolve_loaded(loaded, o, env)
+    }
+
+    /// Settings from INI `text` held in memory, relative file names placed in `dir`, with a
+    /// fixed seed: for tests of the layers that consume `RunSettings`.
+    pub fn from_ini(
+        text: &str,
+        dir: &Path,
+        host: Host,
+        seed: u64,
+    ) -> Result<(RunSettings, Vec<Warning>), ConfigError> {
+        let loaded = Loaded {
+            source: ConfigSource::Inline,
+            name: "<inline configuration>".into(),
+            text: text.into(),
+            base: dir.to_path_buf(),
         };
-        Ok((settings, w))
+        let o = Overrides {
+            seed: Some(seed),
+            ..Overrides::default()
+        };
+        resolve_loaded(
+            loaded,
+            &o,
+            &Env {
+                cwd: dir.to_path_buf(),
+                host,
+            },
+        )
     }
 }
 
-/// Picks and reads the configuration: (source, display name, text, folder for relative names).
-fn load(o: &Overrides, env: &Env) -> Result<(ConfigSource, String, String, PathBuf), ConfigError> {
+/// A configuration text and where it came from.
+struct Loaded {
+    source: ConfigSource,
+    name: String,
+    text: String,
+    /// The folder relative names resolve against when no `-dir` is given.
+    base: PathBuf,
+}
+
+/// The configuration part of the resolution: parse, override, place and check the files.
+fn resolve_config(
+    l: &Loaded,
+    o: &Overrides,
+    env: &Env,
+    w: &mut Vec<Warning>,
+) -> Result<(Config, PathBuf, PathBuf), ConfigError> {
+    let mut parsed = parse::parse(&l.text, &l.name, &env.host)?;
+    w.append(&mut parsed.warnings);
+    apply_general_overrides(&mut parsed.config, o)?;
+    let dirs: Vec<PathBuf> = o.dirs.iter().map(|d| env.cwd.join(d)).collect();
+    let mut placed = files::place(
+        &parsed.config,
+        &parsed.file_origins,
+        &dirs,
+        &l.base,
+        &l.name,
+        w,
+    )?;
+    if let Some(size) = o.size_mb {
+        files::apply_size(&mut placed, size);
+    }
+    files::check_file_set(&placed, &l.name)?;
+    let shrink = &parsed.config.shrink;
+    files::adjust_increments(
+        &mut placed,
+        parsed.config.general.max_memory_mb,
+        shrink.max_extends,
+        w,
+    );
+    check_page_counts(&parsed, &placed, &l.name)?;
+    let data_dir = dirs.first().cloned().unwrap_or_else(|| l.base.clone());
+    let error_log = error_log(o, env, &parsed, &data_dir, &l.name)?;
+    let mut config = parsed.config;
+    config.files = placed.into_iter().map(|(s, _)| s).collect();
+    config.general.error_file = error_log.to_string_lossy().into_owned();
+    Ok((config, data_dir, error_log))
+}
+
+/// Resolves a loaded configuration with the command line into settings and warnings.
+fn resolve_loaded(
+    l: Loaded,
+    o: &Overrides,
+    env: &Env,
+) -> Result<(RunSettings, Vec<Warning>), ConfigError> {
+    let mut w = Vec::new();
+    let (config, data_dir, error_log) = resolve_config(&l, o, env, &mut w)?;
+    let abs = |p: &Option<PathBuf>| p.as_ref().map(|p| env.cwd.join(p));
+    let settings = RunSettings {
+        config,
+        source: l.source,
+        source_name: l.name,
+        data_dir,
+        error_log,
+        json: abs(&o.json),
+        seed: o.seed.unwrap_or_else(rand::random),
+        seed_given: o.seed.is_some(),
+        save: abs(&o.save),
+        force: o.force,
+        resume: o.resume,
+        bundle: abs(&o.bundle),
+        bench: o.bench.clone(),
+        fault_injection: o.fault_injection.clone(),
+        dry_run: o.dry_run,
+    };
+    Ok((settings, w))
+}
+
+/// Picks and reads the configuration: `-cfg`, else `sqliosim.cfg.ini` in the working
+/// directory, else the built-in default.
+fn load(o: &Overrides, env: &Env) -> Result<Loaded, ConfigError> {
     let read = |path: &Path| {
         std::fs::read(path)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -202,30 +263,31 @@ fn load(o: &Overrides, env: &Env) -> Result<(ConfigSource, String, String, PathB
         let base = path
             .parent()
             .map_or_else(|| env.cwd.clone(), Path::to_path_buf);
-        return Ok((
-            ConfigSource::File(path.clone()),
-            given.display().to_string(),
-            read(&path)?,
+        let text = read(&path)?;
+        return Ok(Loaded {
+            source: ConfigSource::File(path),
+            name: given.display().to_string(),
+            text,
             base,
-        ));
+        });
     }
     let local = env.cwd.join(WORKING_DIR_CONFIG);
     if local.is_file() {
         let text = read(&local)?;
-        return Ok((
-            ConfigSource::WorkingDir(local),
-            WORKING_DIR_CONFIG.into(),
+        let name = WORKING_DIR_CONFIG.into();
+        return Ok(Loaded {
+            source: ConfigSource::WorkingDir(local),
+            name,
             text,
-            env.cwd.clone(),
-        ));
+            base: env.cwd.clone(),
+        });
     }
-    let base = env.cwd.join(DEFAULT_DATA_DIR);
-    Ok((
-        ConfigSource::Embedded,
-        DEFAULT_CONFIG_NAME.into(),
-        DEFAULT_CONFIG.into(),
-        base,
-    ))
+    Ok(Loaded {
+        source: ConfigSource::Embedded,
+        name: DEFAULT_CONFIG_NAME.into(),
+        text: DEFAULT_CONFIG.into(),
+        base: env.cwd.join(DEFAULT_DATA_DIR),
+    })
 }
 
 /// `-d`, `--cycles` and the range checks of `-size`.
