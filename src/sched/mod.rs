@@ -3,3 +3,8 @@
 pub mod plan;
 pub mod stop;
 pub mod throttle;
+
+/// Runs the simulation described by `settings` (stub until the scheduler lands).
+pub fn simulate(_settings: &crate::config::RunSettings) -> anyhow::Result<crate::exit::Outcome> {
+    anyhow::bail!("the simulation is not available yet")
+}
