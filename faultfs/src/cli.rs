@@ -67,11 +67,19 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, Str
         return Err("--threads must be 1..=64".into());
     }
     let threads = threads as usize;
-    Ok(Parsed::Run(Options { backing, mountpoint, threads, seed, faults, verbose }))
+    Ok(Parsed::Run(Options {
+        backing,
+        mountpoint,
+        threads,
+        seed,
+        faults,
+        verbose,
+    }))
 }
 
 fn number(text: &str, name: &str) -> Result<u64, String> {
-    text.parse().map_err(|_| format!("{name}: {text:?} is not a number"))
+    text.parse()
+        .map_err(|_| format!("{name}: {text:?} is not a number"))
 }
 
 #[cfg(test)]
@@ -84,10 +92,25 @@ mod tests {
 
     #[test]
     fn full_command_line_parses() {
-        let parsed = args(&["b", "m", "--threads", "3", "--seed", "9", "--fault", "lost page=1", "-v"]);
-        let Ok(Parsed::Run(o)) = parsed else { panic!("{parsed:?}") };
+        let parsed = args(&[
+            "b",
+            "m",
+            "--threads",
+            "3",
+            "--seed",
+            "9",
+            "--fault",
+            "lost page=1",
+            "-v",
+        ]);
+        let Ok(Parsed::Run(o)) = parsed else {
+            panic!("{parsed:?}")
+        };
         assert_eq!((o.backing, o.mountpoint), ("b".into(), "m".into()));
-        assert_eq!((o.threads, o.seed, o.faults.len(), o.verbose), (3, 9, 1, true));
+        assert_eq!(
+            (o.threads, o.seed, o.faults.len(), o.verbose),
+            (3, 9, 1, true)
+        );
     }
 
     #[test]
@@ -95,7 +118,9 @@ mod tests {
         assert!(args(&["b"]).is_err());
         assert!(args(&["b", "m", "x"]).is_err());
         assert!(args(&["b", "m", "--threads", "0"]).is_err());
-        assert!(args(&["b", "m", "--fault", "melt"]).unwrap_err().contains("melt"));
+        assert!(args(&["b", "m", "--fault", "melt"])
+            .unwrap_err()
+            .contains("melt"));
         assert!(args(&["b", "m", "--seed"]).is_err());
         assert_eq!(args(&["--help"]), Ok(Parsed::Help));
     }

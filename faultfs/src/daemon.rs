@@ -14,9 +14,15 @@ use crate::sys;
 /// a dead mount behind (an unclean kill does: every access then fails ENOTCONN).
 pub fn serve(opts: Options) -> Result<()> {
     if !opts.backing.is_dir() {
-        bail!("backing directory {} is not a directory", opts.backing.display());
+        bail!(
+            "backing directory {} is not a directory",
+            opts.backing.display()
+        );
     }
-    let backing = opts.backing.canonicalize().context("resolving the backing directory")?;
+    let backing = opts
+        .backing
+        .canonicalize()
+        .context("resolving the backing directory")?;
     let mut table = FaultTable::new(opts.seed);
     for spec in opts.faults {
         let (id, now) = table.arm(spec).context("arming a --fault")?;

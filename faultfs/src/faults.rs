@@ -87,7 +87,10 @@ impl Fault {
 
     /// Whether the request `[off, off+len)` overlaps the targeted range.
     fn overlaps(&self, off: u64, len: u64) -> bool {
-        let end = self.spec.len.map_or(u64::MAX, |l| self.spec.off.saturating_add(l));
+        let end = self
+            .spec
+            .len
+            .map_or(u64::MAX, |l| self.spec.off.saturating_add(l));
         off < end && self.spec.off < off.saturating_add(len)
     }
 
@@ -204,7 +207,10 @@ impl FaultTable {
                 Kind::DelayWrite { ms } if f.trigger(file, off, len) => plan.delay_ms += ms,
                 Kind::Stale if !f.exhausted() => {
                     let start = off.max(f.spec.off);
-                    let end = f.spec.len.map_or(off + len, |l| (f.spec.off + l).min(off + len));
+                    let end = f
+                        .spec
+                        .len
+                        .map_or(off + len, |l| (f.spec.off + l).min(off + len));
                     plan.save_old.push((f.id, start, end - start));
                 }
                 kind if plan.action == WriteAction::Pass => {
@@ -233,14 +239,14 @@ impl FaultTable {
                 Kind::Stale if f.saved.is_some() && f.trigger(file, off, len) => {
                     plan.stale.extend(f.saved.take());
                 }
-                Kind::FlipRead { .. } => match f.flip_at {
-                    Some((byte, bit)) if byte >= off && byte < off + len => {
-                        if f.trigger(file, off, len) {
-                            plan.flips.push((byte, bit));
-                        }
+                Kind::FlipRead { .. } => {
+                    let covered = f
+                        .flip_at
+                        .filter(|&(byte, _)| byte >= off && byte < off + len);
+                    if let Some(flip) = covered.filter(|_| f.trigger(file, off, len)) {
+                        plan.flips.push(flip);
                     }
-                    _ => {}
-                },
+                }
                 _ => {}
             }
         }
@@ -316,7 +322,11 @@ fn describe(f: &Fault) -> String {
             let _ = write!(line, " keep={keep}");
         }
         Kind::Misdirect { shift, to } => {
-            let _ = write!(line, " shift={shift} to={}", to.as_deref().unwrap_or("same"));
+            let _ = write!(
+                line,
+                " shift={shift} to={}",
+                to.as_deref().unwrap_or("same")
+            );
         }
         Kind::DelayRead { ms } | Kind::DelayWrite { ms } => {
             let _ = write!(line, " ms={ms}");

@@ -20,7 +20,7 @@ pub const SECTOR: u64 = 512;
 /// The kernel's FUSE module enforces no alignment, and the user buffer's address
 /// never reaches the daemon, so only offset and length can be checked here.
 pub fn check_direct(fs: &FaultFs, flags: i32, off: u64, len: u64) -> Result<(), Errno> {
-    if flags & libc::O_DIRECT != 0 && (off % SECTOR != 0 || len % SECTOR != 0) {
+    if flags & libc::O_DIRECT != 0 && (!off.is_multiple_of(SECTOR) || !len.is_multiple_of(SECTOR)) {
         if fs.verbose {
             eprintln!("faultfs: EINVAL for misaligned O_DIRECT request off={off} len={len}");
         }
@@ -58,12 +58,18 @@ pub fn read(fs: &FaultFs, file: &File, name: &str, off: u64, len: u64) -> Result
     let mut buf = read_full(file, off, len)?;
     for (stale_off, bytes) in &plan.stale {
         overlay(&mut buf, off, *stale_off, bytes);
-        log(fs, format_args!("stale read {name}@{stale_off}+{}", bytes.len()));
+        log(
+            fs,
+            format_args!("stale read {name}@{stale_off}+{}", bytes.len()),
+        );
     }
     for &(byte, bit) in &plan.flips {
         if let Some(b) = byte.checked_sub(off).and_then(|i| buf.get_mut(i as usize)) {
             *b ^= 1 << bit;
-            log(fs, format_args!("flipped bit {bit} of byte {byte} on read of {name}"));
+            log(
+                fs,
+                format_args!("flipped bit {bit} of byte {byte} on read of {name}"),
+            );
         }
     }
     Ok(buf)
@@ -96,11 +102,17 @@ pub fn write(fs: &FaultFs, file: &File, name: &str, off: u64, data: &[u8]) -> Re
         WriteAction::Lost => log(fs, format_args!("lost write {name}@{off}+{len}")),
         WriteAction::Torn { keep } => {
             write_all(file, &data[..keep as usize], off)?;
-            log(fs, format_args!("torn write {name}@{off}+{len}, kept {keep}"));
+            log(
+                fs,
+                format_args!("torn write {name}@{off}+{len}, kept {keep}"),
+            );
         }
         WriteAction::Misdirect { file: to, offset } => {
             misdirect(fs, file, name, &to, offset, data)?;
-            log(fs, format_args!("misdirected {name}@{off}+{len} to {to}@{offset}"));
+            log(
+                fs,
+                format_args!("misdirected {name}@{off}+{len} to {to}@{offset}"),
+            );
         }
         WriteAction::Eio => {
             log(fs, format_args!("EIO on write {name}@{off}+{len}"));
@@ -110,7 +122,14 @@ pub fn write(fs: &FaultFs, file: &File, name: &str, off: u64, data: &[u8]) -> Re
     Ok(data.len() as u32)
 }
 
-fn misdirect(fs: &FaultFs, file: &File, name: &str, to: &str, at: u64, data: &[u8]) -> Result<(), Errno> {
+fn misdirect(
+    fs: &FaultFs,
+    file: &File,
+    name: &str,
+    to: &str,
+    at: u64,
+    data: &[u8],
+) -> Result<(), Errno> {
     if to == name {
         return write_all(file, data, at);
     }

@@ -9,6 +9,7 @@ pub mod control;
 pub mod daemon;
 pub mod faults;
 pub mod fs;
+mod handlers;
 pub mod io;
 pub mod mount;
 mod ops;

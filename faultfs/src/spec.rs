@@ -238,7 +238,12 @@ impl Params {
 }
 
 fn build_kind(word: &str, p: &Params) -> Result<Kind, SpecError> {
-    let ms = |kind| p.ms.ok_or(SpecError::Missing { kind, param: "ms=N" });
+    let ms = |kind| {
+        p.ms.ok_or(SpecError::Missing {
+            kind,
+            param: "ms=N",
+        })
+    };
     Ok(match word {
         "lost" => Kind::Lost,
         "torn" => Kind::Torn {
@@ -326,16 +331,31 @@ mod tests {
         assert_eq!(spec.file, None);
         let spec = parse_fault("flip-read file=* byte=0x10 bit=3 count=2").expect("parse");
         assert_eq!(spec.count, Some(2));
-        assert_eq!(spec.kind, Kind::FlipRead { byte: Some(16), bit: Some(3) });
+        assert_eq!(
+            spec.kind,
+            Kind::FlipRead {
+                byte: Some(16),
+                bit: Some(3)
+            }
+        );
     }
 
     #[test]
     fn misdirect_shift_is_signed_and_defaults_to_a_page() {
         let spec = parse_fault("misdirect shift=-8192 to=b").expect("parse");
-        let want = Kind::Misdirect { shift: -8192, to: Some("b".into()) };
+        let want = Kind::Misdirect {
+            shift: -8192,
+            to: Some("b".into()),
+        };
         assert_eq!(spec.kind, want);
         let spec = parse_fault("misdirect").expect("parse");
-        assert_eq!(spec.kind, Kind::Misdirect { shift: 8192, to: None });
+        assert_eq!(
+            spec.kind,
+            Kind::Misdirect {
+                shift: 8192,
+                to: None
+            }
+        );
     }
 
     #[test]
@@ -344,11 +364,29 @@ mod tests {
         assert_eq!(parse_command(" clear 3 "), Ok(Command::Clear(Some(3))));
         assert_eq!(parse_command("seed 42"), Ok(Command::Seed(42)));
         assert_eq!(parse_command("status"), Ok(Command::Status));
-        assert!(matches!(parse_command("frob"), Err(SpecError::UnknownCommand(_))));
-        assert!(matches!(parse_fault("melt"), Err(SpecError::UnknownKind(_))));
-        assert!(matches!(parse_fault("lost page"), Err(SpecError::BadParam(_))));
-        assert!(matches!(parse_fault("flip bit=8"), Err(SpecError::BadValue { .. })));
-        assert!(matches!(parse_fault("lost prob=2"), Err(SpecError::BadValue { .. })));
-        assert!(matches!(parse_fault("delay-read"), Err(SpecError::Missing { .. })));
+        assert!(matches!(
+            parse_command("frob"),
+            Err(SpecError::UnknownCommand(_))
+        ));
+        assert!(matches!(
+            parse_fault("melt"),
+            Err(SpecError::UnknownKind(_))
+        ));
+        assert!(matches!(
+            parse_fault("lost page"),
+            Err(SpecError::BadParam(_))
+        ));
+        assert!(matches!(
+            parse_fault("flip bit=8"),
+            Err(SpecError::BadValue { .. })
+        ));
+        assert!(matches!(
+            parse_fault("lost prob=2"),
+            Err(SpecError::BadValue { .. })
+        ));
+        assert!(matches!(
+            parse_fault("delay-read"),
+            Err(SpecError::Missing { .. })
+        ));
     }
 }
