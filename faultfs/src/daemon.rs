@@ -1,7 +1,7 @@
 //! Running the daemon: mount, serve until unmounted or signalled, unmount.
 
 use anyhow::{bail, Context, Result};
-use fuser::{Config, MountOption, Session};
+use fuser::{Config, MountOption, Session, SessionUnmounter};
 
 use crate::cli::Options;
 use crate::faults::FaultTable;
@@ -31,6 +31,16 @@ pub fn serve(opts: Options) -> Result<()> {
         }
     }
     let fs = FaultFs::new(backing, table, opts.verbose);
+    // Block the stop signals before fuser starts its threads, so they inherit the mask.
+    sys::block_stop_signals().context("blocking signals")?;
+    let mut session = Session::new(fs, &opts.mountpoint, &config(opts.threads))
+        .with_context(|| format!("mounting at {}", opts.mountpoint.display()))?;
+    spawn_signal_thread(session.unmount_callable())?;
+    session.run().context("serving FUSE requests")
+}
+
+/// Mount options: named `faultfs` in the mount table, no devices, no set-uid.
+fn config(threads: usize) -> Config {
     let mut config = Config::default();
     config.mount_options = vec![
         MountOption::FSName("faultfs".into()),
@@ -38,12 +48,12 @@ pub fn serve(opts: Options) -> Result<()> {
         MountOption::NoDev,
         MountOption::NoSuid,
     ];
-    config.n_threads = Some(opts.threads);
-    // Block the stop signals before fuser starts its threads, so they inherit the mask.
-    sys::block_stop_signals().context("blocking signals")?;
-    let mut session = Session::new(fs, &opts.mountpoint, &config)
-        .with_context(|| format!("mounting at {}", opts.mountpoint.display()))?;
-    let mut unmounter = session.unmount_callable();
+    config.n_threads = Some(threads);
+    config
+}
+
+/// Unmounts when a stop signal arrives; `run` then returns and the daemon exits.
+fn spawn_signal_thread(mut unmounter: SessionUnmounter) -> Result<()> {
     std::thread::Builder::new()
         .name("faultfs-signals".into())
         .spawn(move || {
@@ -55,5 +65,5 @@ pub fn serve(opts: Options) -> Result<()> {
             }
         })
         .context("starting the signal thread")?;
-    session.run().context("serving FUSE requests")
+    Ok(())
 }

@@ -157,16 +157,7 @@ impl FaultTable {
             }
             _ => None,
         };
-        let now = match (&spec.kind, flip_at) {
-            (Kind::FlipNow { .. }, Some((byte, bit))) => {
-                let file = spec.file.clone().ok_or(SpecError::Missing {
-                    kind: "flip",
-                    param: "file=NAME",
-                })?;
-                Some((file, byte, bit))
-            }
-            _ => None,
-        };
+        let now = flip_now(&spec, flip_at)?;
         self.next_id += 1;
         let mut fault = Fault {
             id,
@@ -283,6 +274,20 @@ fn write_action(kind: &Kind, file: &str, off: u64, len: u64) -> Option<WriteActi
             Some(WriteAction::Misdirect { file, offset })
         }
         _ => None,
+    }
+}
+
+/// For `flip`, the flip to apply at once; it needs a named file.
+fn flip_now(spec: &FaultSpec, flip_at: Option<(u64, u8)>) -> Result<Option<FlipNow>, SpecError> {
+    match (&spec.kind, flip_at) {
+        (Kind::FlipNow { .. }, Some((byte, bit))) => {
+            let file = spec.file.clone().ok_or(SpecError::Missing {
+                kind: "flip",
+                param: "file=NAME",
+            })?;
+            Ok(Some((file, byte, bit)))
+        }
+        _ => Ok(None),
     }
 }
 

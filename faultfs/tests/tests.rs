@@ -20,3 +20,6 @@ mod read_faults;
 
 #[path = "it/control.rs"]
 mod control;
+
+#[path = "it/lifecycle.rs"]
+mod lifecycle;

@@ -112,18 +112,3 @@ fn statfs_blocks(path: &std::path::Path) -> u64 {
         .parse()
         .expect("block count")
 }
-
-#[test]
-fn killed_daemon_gives_enotconn_and_guard_still_unmounts() {
-    let Some(mut fx) = fixture("killed_daemon_gives_enotconn_and_guard_still_unmounts") else {
-        return;
-    };
-    let f = fx.open_direct("x.dat");
-    write_pages(&f, 1, 1);
-    fx.mount.kill_daemon().expect("kill");
-    assert_eq!(errno(read_page(&f, 0)), libc::ENOTCONN);
-    drop(f);
-    let mnt = fx.mount.mountpoint().to_path_buf();
-    drop(fx);
-    assert!(!faultfs::mount::is_mounted(&mnt), "mount left behind");
-}
