@@ -58,8 +58,10 @@ impl FaultFs {
         if name == CONTROL_NAME {
             return Ok(control_attr());
         }
-        let ino = self.ino_for(name);
-        self.file_attr(ino, name)
+        // Check first, so probes for missing names do not fill the inode map.
+        let mut attr = self.file_attr(0, name)?;
+        attr.ino = INodeNo(self.ino_for(name));
+        Ok(attr)
     }
 
     /// Creates (or opens) a backing file and returns its attributes and handle.
@@ -174,7 +176,13 @@ impl FaultFs {
             Handle::File(_, file) => {
                 io::check_direct(self, flags, off, data.len() as u64)?;
                 let name = self.name_of(ino.0).unwrap_or_default();
-                io::write(self, &file, &name, off, data)
+                let n = io::write(self, &file, &name, off, data)?;
+                // O_DSYNC/O_SYNC writes must be durable when acknowledged, as on a disk;
+                // the backing file is buffered, so sync it (O_SYNC includes the O_DSYNC bit).
+                if flags & libc::O_DSYNC != 0 {
+                    file.sync_data().map_err(Errno::from)?;
+                }
+                Ok(n)
             }
         }
     }
