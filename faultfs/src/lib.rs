@@ -4,6 +4,8 @@
 //! Layers: `spec` (command text) → `faults` (pure decisions) → `io`/`control`
 //! (carry them out) → `ops` (kernel requests) → `daemon` (mount and serve).
 
+#![warn(missing_docs)]
+
 pub mod cli;
 pub mod control;
 pub mod daemon;
