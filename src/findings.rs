@@ -143,6 +143,9 @@ pub struct Finding {
     pub dump: Option<PathBuf>,
     /// errno when the finding is an I/O error.
     pub errno: Option<i32>,
+    /// What is wrong, for findings that are not a page verdict (log chain, WAL rule).
+    #[serde(default)]
+    pub detail: Option<String>,
 }
 
 /// Severity of a log entry, as SQLIOSim's TYPE attribute.
@@ -234,5 +237,28 @@ impl MemorySink {
 impl EventSink for MemorySink {
     fn emit(&self, event: Event) {
         self.events.lock().push(event);
+    }
+}
+
+/// Sends every event to several sinks, in order.
+pub struct Fanout {
+    sinks: Vec<std::sync::Arc<dyn EventSink>>,
+}
+
+impl Fanout {
+    /// A fan-out over `sinks`.
+    pub fn new(sinks: Vec<std::sync::Arc<dyn EventSink>>) -> Fanout {
+        Fanout { sinks }
+    }
+}
+
+impl EventSink for Fanout {
+    fn emit(&self, event: Event) {
+        if let Some((last, rest)) = self.sinks.split_last() {
+            for s in rest {
+                s.emit(event.clone());
+            }
+            last.emit(event);
+        }
     }
 }

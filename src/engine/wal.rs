@@ -178,7 +178,11 @@ fn groups(blocks: &[LogBlock]) -> Vec<&[LogBlock]> {
     let mut start = 0;
     let mut bytes = 0usize;
     for i in 0..blocks.len() {
-        let contiguous = i > start && blocks[i - 1].lsn + u64::from(blocks[i - 1].len) == blocks[i].lsn;
+        // Contiguous in the stream and in the same lap: a block that ends exactly at the end of
+        // the area is followed in the stream by one at the start of the area.
+        let contiguous = i > start
+            && blocks[i - 1].lsn + u64::from(blocks[i - 1].len) == blocks[i].lsn
+            && blocks[i - 1].wrap == blocks[i].wrap;
         let fits = bytes + blocks[i].len as usize <= GROUP_BYTES;
         if i > start && !(contiguous && fits) {
             out.push(&blocks[start..i]);
@@ -198,7 +202,7 @@ mod tests {
     use super::*;
 
     fn b(lsn: u64, len: u32) -> LogBlock {
-        LogBlock { run_id: 1, file_id: 1, len, lsn, prev_lsn: 0, wrap: 0, time_us: 0 }
+        LogBlock { run_id: 1, file_id: 1, len, lsn, prev_lsn: 0, wrap: (lsn / 8192) as u32, time_us: 0 }
     }
 
     #[test]
@@ -208,5 +212,47 @@ mod tests {
         assert_eq!(g.len(), 2);
         assert_eq!(g[0].len(), 2);
         assert_eq!(g[1][0].lsn, 4096);
+    }
+
+    #[test]
+    fn groups_split_at_the_end_of_the_area() {
+        // With an 8 KB area, the block at 7680 ends the lap and 8192 starts the next one.
+        let blocks = [b(7168, 512), b(7680, 512), b(8192, 512)];
+        let g = groups(&blocks);
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[1][0].lsn, 8192);
+    }
+
+    #[test]
+    fn wal_wraps_and_never_writes_past_the_file() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
+        let backend = crate::io::BufferedBackend::new();
+        let path = dir.path().join("w.ldx");
+        let len = 8192 + 64 * 1024;
+        let storage = crate::io::Backend::open(&backend, &path, crate::io::OpenOptions { create: true, direct: false, write_through: false }).expect("open");
+        storage.set_len(len).expect("size");
+        let wal = Wal::new(std::sync::Arc::clone(&storage), 7, 1, len, false).expect("wal");
+        let mut last = 0;
+        for i in 0..200 {
+            last = wal.append(500 + (i % 7) * 300);
+            if i % 5 == 0 {
+                wal.flush_to(last).expect("flush");
+            }
+        }
+        wal.flush_all().expect("flush");
+        assert!(wal.durable_end() > last);
+        assert!(wal.durable_end() > 2 * wal.area_len(), "the log wrapped at least twice");
+        assert_eq!(storage.len().expect("len"), len, "no write past the end of the file");
+        let spec = crate::engine::logscan::ChainSpec {
+            run_id: 7,
+            file_id: 1,
+            area_len: wal.area_len(),
+            last_block: wal.last_block(),
+            durable_end: wal.durable_end(),
+            max_blocks: usize::MAX,
+        };
+        let report = crate::engine::logscan::scan_chain(storage.as_ref(), &spec).expect("scan");
+        assert_eq!(report.problem, None);
+        assert!(report.blocks_ok > 10);
     }
 }
