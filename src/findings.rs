@@ -146,6 +146,13 @@ pub struct Finding {
     /// What is wrong, for findings that are not a page verdict (log chain, WAL rule).
     #[serde(default)]
     pub detail: Option<String>,
+    /// Pages the request covered (1 for a page; more for a failed multi-page request).
+    #[serde(default = "one")]
+    pub page_count: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// Severity of a log entry, as SQLIOSim's TYPE attribute.

@@ -21,11 +21,19 @@ pub fn history(actor: ActorKind, op: &str, generation: u64, ok: bool) -> History
 pub fn triage_and_report(w: &mut Worker<'_>, file: usize, page: u64, first: Verdict, received: Vec<u8>) {
     let f = &w.sh.files[file];
     let exp = f.oracle.expect_page(page);
+    if f.already_reported(page, exp.state) {
+        // A persistent problem already reported for this page and this expected content:
+        // every later read would report it again and flood the log.
+        return;
+    }
     let policy = retry::RetryPolicy { retries: w.sh.plan.read_retries, sleep: Duration::from_millis(2) };
     let out = retry::triage(f.storage.as_ref(), page * PAGE_SIZE as u64, &exp, &policy, first, &received);
     let mut finding = build(w, file, page, out.first, out.retries, out.persistent, exp.state, received);
     if let Some(image) = out.expected_image {
         finding.expected_image = Some(image);
+    }
+    if finding.persistent {
+        f.mark_reported(page, exp.state);
     }
     w.sh.report(finding);
 }
@@ -76,7 +84,24 @@ pub fn build(
         dump: None,
         errno,
         detail: None,
+        page_count: 1,
     }
+}
+
+/// Reports a multi-page read request that failed as a whole (I/O error or short transfer);
+/// `persistent` when some page was still bad when read alone.
+pub fn report_request(w: &mut Worker<'_>, file: usize, first: u64, n: u64, v: Verdict, persistent: bool) {
+    let what = format!(
+        "read of {n} pages from page {first} failed as a whole: {}; each page read alone: {}",
+        v.describe(),
+        if persistent { "some still bad" } else { "all right" }
+    );
+    let mut finding = build(w, file, first, v, Vec::new(), persistent, None, Vec::new());
+    finding.page_count = n as u32;
+    finding.detail = Some(what);
+    finding.received = None;
+    finding.expected_image = None;
+    w.sh.report(finding);
 }
 
 /// Reports a failed data-page write.
@@ -86,9 +111,8 @@ pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e
     finding.class = FindingClass::WriteError;
     finding.received = None;
     finding.expected_image = None;
-    if n > 1 {
-        finding.history.push(history(w.kind, &format!("write of {n} pages failed"), 0, false));
-    }
+    finding.page_count = n as u32;
+    finding.detail = Some(format!("write of {n} pages from page {first} failed: {e}"));
     w.sh.report(finding);
 }
 
@@ -127,5 +151,6 @@ pub fn log_finding(w: &Worker<'_>, file: usize, class: FindingClass, offset: u64
         dump: None,
         errno: None,
         detail: Some(what),
+        page_count: 1,
     }
 }

@@ -30,6 +30,20 @@ pub struct Worker<'a> {
     max_pages: usize,
 }
 
+/// The transfer problem of a read request, if any: an error, fewer bytes than asked, or a
+/// sector the read left untouched (still holding the bytes-not-read pattern).
+fn request_problem(res: &std::io::Result<usize>, buf: &[u8]) -> Option<Verdict> {
+    match res {
+        Err(e) => Some(Verdict::IoError { errno: e.raw_os_error().unwrap_or(libc::EIO) }),
+        Ok(got) if *got < buf.len() => Some(Verdict::ShortRead { bytes: *got as u32 }),
+        Ok(_) => buf
+            .chunks(PAGE_SIZE)
+            .enumerate()
+            .find_map(|(i, p)| retry::bytes_not_read(p).map(|at| i * PAGE_SIZE + at))
+            .map(|at| Verdict::ShortRead { bytes: at as u32 }),
+    }
+}
+
 /// What a read of a run of pages found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReadOutcome {
@@ -87,22 +101,44 @@ impl<'a> Worker<'a> {
         }
         let _latch = f.oracle.read_latch_range(first, n);
         retry::fill_bnr(&mut self.buf[..n as usize * PAGE_SIZE]);
+        let bytes = n as usize * PAGE_SIZE;
         let res = self.run_io(file, first, n, true);
+        let transfer = request_problem(&res, &self.buf[..bytes]);
+        if let (Some(v), true) = (&transfer, n > 1) {
+            // The request as a whole failed: say so once, then judge each page on its own read.
+            let out = self.reread_singly(file, first, n);
+            evidence::report_request(self, file, first, n, v.clone(), out.bad > 0);
+            return out;
+        }
         let mut out = ReadOutcome { pages: n, bad: 0 };
         for i in 0..n {
             let page = first + i;
             let at = i as usize * PAGE_SIZE;
-            let verdict = match &res {
-                Err(e) => Verdict::IoError { errno: e.raw_os_error().unwrap_or(libc::EIO) },
-                Ok(got) if *got < at + PAGE_SIZE => Verdict::ShortRead { bytes: got.saturating_sub(at) as u32 },
-                Ok(_) => match retry::bytes_not_read(&self.buf[at..at + PAGE_SIZE]) {
-                    Some(at_byte) => Verdict::ShortRead { bytes: at_byte as u32 },
-                    None => self.check_page(file, at, page),
-                },
+            let verdict = match &transfer {
+                Some(v) => v.clone(),
+                None => self.check_page(file, at, page),
             };
             if !verdict.is_ok() {
                 out.bad += 1;
                 let received = self.buf[at..at + PAGE_SIZE].to_vec();
+                evidence::triage_and_report(self, file, page, verdict, received);
+            }
+        }
+        out
+    }
+
+    /// Reads each page of a run alone and verifies it (after a failed multi-page request).
+    fn reread_singly(&mut self, file: usize, first: u64, n: u64) -> ReadOutcome {
+        let mut out = ReadOutcome { pages: n, bad: 0 };
+        let f = &self.sh.files[file];
+        for i in 0..n {
+            let page = first + i;
+            let exp = f.oracle.expect_page(page);
+            let slot = &mut self.buf[i as usize * PAGE_SIZE..(i as usize + 1) * PAGE_SIZE];
+            let verdict = retry::read_once(f.storage.as_ref(), slot, page * PAGE_SIZE as u64, &exp);
+            if !verdict.is_ok() {
+                out.bad += 1;
+                let received = slot.to_vec();
                 evidence::triage_and_report(self, file, page, verdict, received);
             }
         }

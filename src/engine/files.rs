@@ -1,7 +1,7 @@
 //! The data and log files of a run: creating them (only over files that are ours), sizing,
 //! growing and shrinking, and the ring of recent operations kept for evidence.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ use parking_lot::{Mutex, RwLock};
 use super::oracle::Oracle;
 use crate::findings::HistoryEntry;
 use crate::io::{AlignedBuf, Backend, OpenOptions, Storage};
-use crate::page::{FileHeader, FileRole, HeaderError, PAGE_SIZE};
+use crate::page::{ExpectedState, FileHeader, FileRole, HeaderError, PAGE_SIZE};
 
 /// Operations kept per file for the evidence of a finding (like SQL Server's ring of the
 /// last 2,048 writes).
@@ -146,6 +146,7 @@ pub struct SimFile {
     /// Expected state of every page (data files).
     pub oracle: Oracle,
     history: Mutex<VecDeque<(u64, HistoryEntry)>>,
+    reported: Mutex<HashMap<u64, ExpectedState>>,
 }
 
 impl SimFile {
@@ -159,6 +160,7 @@ impl SimFile {
             pages: RwLock::new(pages),
             oracle: Oracle::new(run_id, index as u32, if role == FileRole::Data { pages } else { 0 }),
             history: Mutex::new(VecDeque::with_capacity(HISTORY_LEN)),
+            reported: Mutex::new(HashMap::new()),
         }
     }
 
@@ -169,6 +171,20 @@ impl SimFile {
             h.pop_front();
         }
         h.push_back((page, entry));
+    }
+
+    /// True when a persistent problem of `page` was already reported while the page was
+    /// expected to hold `state`.
+    pub fn already_reported(&self, page: u64, state: Option<ExpectedState>) -> bool {
+        let r = self.reported.lock();
+        !r.is_empty() && state.is_some() && r.get(&page) == state.as_ref()
+    }
+
+    /// Notes a persistent problem of `page` reported while it was expected to hold `state`.
+    pub fn mark_reported(&self, page: u64, state: Option<ExpectedState>) {
+        if let Some(s) = state {
+            self.reported.lock().insert(page, s);
+        }
     }
 
     /// The remembered operations on `page` and the file-wide ones, oldest first (at most 16).

@@ -1,0 +1,115 @@
+//! The simulation through its real actors: clean runs stay clean, and faults injected by the
+//! faulty backend are each reported with the right class at the right page.
+
+mod sim_support;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqliosim::findings::{FindingClass, MemorySink};
+use sqliosim::io::faulty::{Fault, Misdirect, Target, Tear};
+use sqliosim::io::{Backend, DirectBackend, FaultyBackend};
+use sqliosim::sched::simulate;
+use sim_support::small_plan;
+
+fn no_tick(_: &str) {}
+
+#[test]
+fn clean_run_on_a_real_file_has_no_findings_and_every_actor_does_io() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let plan = small_plan(dir.path(), 4, Duration::from_secs(2));
+    let sink = Arc::new(MemorySink::default());
+    let out = simulate(plan, &DirectBackend::new(), sink.clone(), &no_tick).expect("simulate");
+    assert_eq!(sink.findings(), vec![], "a clean disk gives no finding");
+    assert_eq!(out.findings, 0);
+    let names: BTreeSet<String> = out.summary.actors.iter().filter(|a| a.io.data_ops() > 0).map(|a| a.name.clone()).collect();
+    for actor in ["Random User", "Audit User", "Read Ahead User", "Bulk Update User", "Checkpoint", "Log Writer", "Initial Update"] {
+        assert!(names.contains(actor), "{actor} did no I/O: {names:?}");
+    }
+    let summaries = sink.messages().iter().filter(|m| m.text.starts_with("********** Final Summary for file")).count();
+    assert_eq!(summaries, 2, "one final summary per file");
+}
+
+fn page_target(path: &PathBuf, page: u64) -> Target {
+    Target::Page { path: path.clone(), page }
+}
+
+/// A plan whose main phase only reads, so a fault hitting the initial update stays visible.
+fn read_only_plan(dir: &std::path::Path) -> sqliosim::sched::plan::SimPlan {
+    let mut plan = small_plan(dir, 2, Duration::from_millis(500));
+    plan.random.write_ratio = 0.0;
+    plan.bulk.users = 0;
+    plan.files[0].shrinkable = false;
+    plan
+}
+
+#[test]
+fn every_injected_fault_is_reported_with_its_class_at_its_page() {
+    let dir = PathBuf::from("/virtual");
+    let plan = read_only_plan(&dir);
+    let data = plan.files[0].path.clone();
+    let backend = FaultyBackend::new(7);
+    backend.inject(Fault::LostWrite, page_target(&data, 10));
+    backend.inject(Fault::TornWrite(Tear::At4096), page_target(&data, 20));
+    backend.inject(Fault::MisdirectedWrite(Misdirect::Page(5)), page_target(&data, 100));
+    backend.inject(Fault::BitFlip(None), page_target(&data, 140));
+    backend.inject(Fault::ZeroedSector(Some(3)), page_target(&data, 150));
+    backend.inject(Fault::ReadEio, page_target(&data, 160));
+    backend.inject(Fault::WriteEio, page_target(&data, 170));
+    backend.inject(Fault::ShortRead { silent: true }, page_target(&data, 180));
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    let found: BTreeSet<(u64, FindingClass)> = sink.findings().iter().map(|f| (f.page_id, f.class)).collect();
+    let expected: BTreeSet<(u64, FindingClass)> = [
+        (10, FindingClass::LostWrite),
+        (20, FindingClass::TornWrite),
+        (100, FindingClass::LostWrite),
+        (5, FindingClass::MisdirectedWrite),
+        (140, FindingClass::BitRot),
+        (150, FindingClass::ZeroedSectors),
+        (160, FindingClass::ReadError),
+        (170, FindingClass::WriteError),
+        (180, FindingClass::ShortRead),
+    ]
+    .into_iter()
+    .collect();
+    for f in sink.findings() { eprintln!("FINDING {} {:?} {} {:?} retries={}", f.page_id, f.class, f.verdict.describe(), f.actor, f.retries.len()); }
+    assert_eq!(found, expected, "fired: {:#?}", backend.fired());
+    assert_eq!(backend.armed(), 0, "every armed fault fired");
+}
+
+#[test]
+fn stop_on_error_stops_at_the_first_finding() {
+    let dir = PathBuf::from("/virtual");
+    let mut plan = read_only_plan(&dir);
+    plan.stop_on_error = true;
+    plan.cycles = 3;
+    plan.cycle_duration = Duration::from_secs(30);
+    let data = plan.files[0].path.clone();
+    let backend = FaultyBackend::new(9);
+    backend.inject(Fault::BitFlip(None), page_target(&data, 33));
+    let sink = Arc::new(MemorySink::default());
+    let started = std::time::Instant::now();
+    let out = simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    assert!(out.findings >= 1);
+    assert_eq!(out.cycles, 1, "no further cycle starts after the error");
+    assert_eq!(out.stopped, sqliosim::sched::stop::StopReason::Error);
+    assert!(started.elapsed() < Duration::from_secs(30) * 3, "the run did not go on to its end");
+}
+
+#[test]
+fn shrink_and_grow_change_the_file_size_without_false_alarms() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let plan = small_plan(dir.path(), 2, Duration::from_secs(3));
+    let path = plan.files[0].path.clone();
+    let sink = Arc::new(MemorySink::default());
+    let out = simulate(plan, &DirectBackend::new(), sink.clone(), &no_tick).expect("simulate");
+    assert_eq!(out.findings, 0, "{:#?}", sink.findings());
+    let resizes: Vec<String> = sink.messages().iter().filter(|m| m.user == "Shrink User").map(|m| m.text.clone()).collect();
+    assert!(!resizes.is_empty(), "the shrink user resized the file");
+    let len = std::fs::metadata(&path).expect("stat").len();
+    assert!(resizes.iter().any(|r| r.contains("grew")) || len != 2 * 1024 * 1024, "{resizes:?}");
+    let _ = DirectBackend::new().exists(&path);
+}
