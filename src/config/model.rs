@@ -17,6 +17,11 @@ impl Ratio {
         (hundredths_of_percent <= Self::MAX).then_some(Ratio(hundredths_of_percent))
     }
 
+    /// A ratio from its ×100 value, values above 10000 taken as 10000 (for built-in defaults).
+    pub fn clamped(hundredths_of_percent: u16) -> Self {
+        Ratio(hundredths_of_percent.min(Self::MAX))
+    }
+
     /// The value as written in the INI file (percent × 100).
     pub fn raw(self) -> u16 {
         self.0
