@@ -55,7 +55,7 @@ pub fn to_ini(c: &Config) -> String {
     out
 }
 
-/// The five user sections.
+/// `[RandomUser]`, then the other user sections.
 fn users(out: &mut String, c: &Config) {
     let ru = &c.random;
     section(
