@@ -707,3 +707,11 @@ fn from_ini_builds_settings_for_tests() {
     assert_eq!(s.config.files[0].max_pages(), 128 * 128);
     assert_eq!(s.error_log, dir.path().join("sqliosim.log.xml"));
 }
+
+#[test]
+fn settings_serialize_to_json() {
+    let (s, _) = ok(&with_files(""));
+    let json = serde_json::to_value(&s).expect("serialize");
+    assert_eq!(json["config"]["general"]["cache_hit_ratio"], 1000);
+    assert_eq!(json["config"]["files"][1]["log_file"], true);
+}

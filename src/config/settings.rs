@@ -63,7 +63,7 @@ pub struct Overrides {
 }
 
 /// Where the configuration came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum ConfigSource {
     /// `-cfg FILE` (absolute path).
     File(PathBuf),
@@ -100,7 +100,7 @@ impl Env {
 }
 
 /// Everything a run needs, resolved: the simulation codes against this.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RunSettings {
     /// The resolved configuration: overrides applied, `files` absolute, Increments adjusted,
     /// `general.error_file` equal to `error_log`.
