@@ -715,3 +715,12 @@ fn settings_serialize_to_json() {
     assert_eq!(json["config"]["general"]["cache_hit_ratio"], 1000);
     assert_eq!(json["config"]["files"][1]["log_file"], true);
 }
+
+#[test]
+fn increment_of_a_non_shrinkable_file_is_lowered_silently() {
+    let text = "[CONFIG]\nMaxMemoryMB=20\n[File1]\nFileName=d.mdx\nInitialSize=64\nIncrement=10\n\
+                [File2]\nFileName=l.ldx\nInitialSize=8\nLogFile=TRUE\n";
+    let (s, w) = ok(text);
+    assert_eq!(s.config.files[0].increment_mb, 0);
+    assert!(w.is_empty(), "{w:?}");
+}
