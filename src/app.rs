@@ -8,6 +8,9 @@ use clap::error::ErrorKind;
 use clap::Parser;
 use std::ffi::OsString;
 
+mod console;
+mod simrun;
+
 /// Runs one invocation of the tool with the full argument vector (program name first).
 pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
     let cli = match Cli::try_parse_from(crate::cli::translate_legacy(args)) {
@@ -67,7 +70,7 @@ fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     if settings.dry_run {
         return Ok(Outcome::Clean);
     }
-    crate::sched::simulate(&settings)
+    simrun::run(&settings)
 }
 
 /// `sqliosim verify ARGS…` (offline scan); `args[0]` is the display name.
