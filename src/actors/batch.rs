@@ -15,7 +15,7 @@ fn random_file(w: &mut Worker<'_>) -> usize {
 /// Pauses after every `delay_after_cycles` cycles; false when the phase ended.
 fn pace(w: &Worker<'_>, plan: &BatchPlan, cycles: u32) -> bool {
     let every = plan.delay_after_cycles.max(1);
-    if cycles % every == 0 {
+    if cycles.is_multiple_of(every) {
         w.pause(plan.delay)
     } else {
         !w.sh.stop.phase_over()
@@ -55,7 +55,9 @@ pub fn read_ahead(w: &mut Worker<'_>, plan: &BatchPlan) {
     while !w.sh.stop.phase_over() {
         let file = random_file(w);
         let pages = *w.sh.files[file].pages.read();
-        let n = w.between(plan.min_pages.max(1), plan.max_pages.max(1)).min(pages.saturating_sub(1));
+        let n = w
+            .between(plan.min_pages.max(1), plan.max_pages.max(1))
+            .min(pages.saturating_sub(1));
         if n > 0 {
             let start = w.between(1, pages - n);
             if w.sh.plan.force_read_ahead {
@@ -104,7 +106,9 @@ pub fn bulk_update(w: &mut Worker<'_>, plan: &BatchPlan) {
             .min(w.max_pages() as u64);
         if n > 0 {
             let start = w.between(1, pages - n);
-            let lsn = w.sh.log_of(file).map_or(0, |l| l.wal.append(BULK_LOG_BYTES));
+            let lsn =
+                w.sh.log_of(file)
+                    .map_or(0, |l| l.wal.append(BULK_LOG_BYTES));
             w.write_run(file, start, n, lsn);
         }
         cycles += 1;

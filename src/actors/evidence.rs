@@ -13,12 +13,24 @@ use crate::page::{layout, ActorKind, ExpectedState, Verdict, PAGE_SIZE};
 
 /// A history entry for an operation done now.
 pub fn history(actor: ActorKind, op: &str, generation: u64, ok: bool) -> HistoryEntry {
-    HistoryEntry { time_us: layout::now_us(), op: op.to_string(), actor, generation, ok }
+    HistoryEntry {
+        time_us: layout::now_us(),
+        op: op.to_string(),
+        actor,
+        generation,
+        ok,
+    }
 }
 
 /// Re-reads `page` up to the configured number of times (the caller still holds its latch),
 /// classifies the problem and reports it.
-pub fn triage_and_report(w: &mut Worker<'_>, file: usize, page: u64, first: Verdict, received: Vec<u8>) {
+pub fn triage_and_report(
+    w: &mut Worker<'_>,
+    file: usize,
+    page: u64,
+    first: Verdict,
+    received: Vec<u8>,
+) {
     let f = &w.sh.files[file];
     let exp = f.oracle.expect_page(page);
     if f.already_reported(page, exp.state) {
@@ -26,9 +38,28 @@ pub fn triage_and_report(w: &mut Worker<'_>, file: usize, page: u64, first: Verd
         // every later read would report it again and flood the log.
         return;
     }
-    let policy = retry::RetryPolicy { retries: w.sh.plan.read_retries, sleep: Duration::from_millis(2) };
-    let out = retry::triage(f.storage.as_ref(), page * PAGE_SIZE as u64, &exp, &policy, first, &received);
-    let mut finding = build(w, file, page, out.first, out.retries, out.persistent, exp.state, received);
+    let policy = retry::RetryPolicy {
+        retries: w.sh.plan.read_retries,
+        sleep: Duration::from_millis(2),
+    };
+    let out = retry::triage(
+        f.storage.as_ref(),
+        page * PAGE_SIZE as u64,
+        &exp,
+        &policy,
+        first,
+        &received,
+    );
+    let mut finding = build(
+        w,
+        file,
+        page,
+        out.first,
+        out.retries,
+        out.persistent,
+        exp.state,
+        received,
+    );
     if let Some(image) = out.expected_image {
         finding.expected_image = Some(image);
     }
@@ -90,11 +121,22 @@ pub fn build(
 
 /// Reports a multi-page read request that failed as a whole (I/O error or short transfer);
 /// `persistent` when some page was still bad when read alone.
-pub fn report_request(w: &mut Worker<'_>, file: usize, first: u64, n: u64, v: Verdict, persistent: bool) {
+pub fn report_request(
+    w: &mut Worker<'_>,
+    file: usize,
+    first: u64,
+    n: u64,
+    v: Verdict,
+    persistent: bool,
+) {
     let what = format!(
         "read of {n} pages from page {first} failed as a whole: {}; each page read alone: {}",
         v.describe(),
-        if persistent { "some still bad" } else { "all right" }
+        if persistent {
+            "some still bad"
+        } else {
+            "all right"
+        }
     );
     let mut finding = build(w, file, first, v, Vec::new(), persistent, None, Vec::new());
     finding.page_count = n as u32;
@@ -107,7 +149,16 @@ pub fn report_request(w: &mut Worker<'_>, file: usize, first: u64, n: u64, v: Ve
 /// Reports a failed data-page write.
 pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e: &std::io::Error) {
     let errno = e.raw_os_error().unwrap_or(libc::EIO);
-    let mut finding = build(w, file, first, Verdict::IoError { errno }, Vec::new(), true, None, Vec::new());
+    let mut finding = build(
+        w,
+        file,
+        first,
+        Verdict::IoError { errno },
+        Vec::new(),
+        true,
+        None,
+        Vec::new(),
+    );
     finding.class = FindingClass::WriteError;
     finding.received = None;
     finding.expected_image = None;
@@ -119,7 +170,16 @@ pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e
 /// Reports a failed log write or flush.
 pub fn report_log_error(w: &mut Worker<'_>, file: usize, e: &std::io::Error) {
     let errno = e.raw_os_error().unwrap_or(libc::EIO);
-    let mut finding = build(w, file, 0, Verdict::IoError { errno }, Vec::new(), true, None, Vec::new());
+    let mut finding = build(
+        w,
+        file,
+        0,
+        Verdict::IoError { errno },
+        Vec::new(),
+        true,
+        None,
+        Vec::new(),
+    );
     finding.class = FindingClass::WriteError;
     finding.received = None;
     finding.expected_image = None;
@@ -127,7 +187,13 @@ pub fn report_log_error(w: &mut Worker<'_>, file: usize, e: &std::io::Error) {
 }
 
 /// A finding about the log that is not a page read (chain broken, WAL rule broken).
-pub fn log_finding(w: &Worker<'_>, file: usize, class: FindingClass, offset: u64, what: String) -> Finding {
+pub fn log_finding(
+    w: &Worker<'_>,
+    file: usize,
+    class: FindingClass,
+    offset: u64,
+    what: String,
+) -> Finding {
     let f = &w.sh.files[file];
     Finding {
         seq: 0,
@@ -141,7 +207,9 @@ pub fn log_finding(w: &Worker<'_>, file: usize, class: FindingClass, offset: u64
         actor: w.kind,
         actor_id: w.id,
         expected: None,
-        verdict: Verdict::Garbage { first_bytes: [0; 16] },
+        verdict: Verdict::Garbage {
+            first_bytes: [0; 16],
+        },
         retries: Vec::new(),
         persistent: true,
         received_header: None,

@@ -16,7 +16,13 @@ pub struct Region {
 }
 
 /// Picks a region of `min..=max` pages inside a file of `pages` pages (page 0 excluded).
-pub fn pick_region(w: &mut Worker<'_>, file: usize, pages: u64, min: u64, max: u64) -> Option<Region> {
+pub fn pick_region(
+    w: &mut Worker<'_>,
+    file: usize,
+    pages: u64,
+    min: u64,
+    max: u64,
+) -> Option<Region> {
     let usable = pages.checked_sub(1).filter(|&u| u > 0)?;
     let len = w.between(min.max(1), max.max(1)).min(usable);
     let start = w.between(1, pages - len);
@@ -59,7 +65,9 @@ fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::sched::plan::RandomPla
         let Some(log) = w.sh.log_of(r.file) else {
             continue;
         };
-        let lsn = log.wal.append(w.between(u64::from(plan.min_log), u64::from(plan.max_log)) as u32);
+        let lsn = log
+            .wal
+            .append(w.between(u64::from(plan.min_log), u64::from(plan.max_log)) as u32);
         last_lsn = lsn;
         if !w.sh.pool.mark_dirty(PageKey { file: r.file, page }, lsn) {
             // The pool is full of dirty pages: write this one through.

@@ -60,7 +60,9 @@ pub struct Shared {
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").field("run_id", &self.run_id).finish_non_exhaustive()
+        f.debug_struct("Shared")
+            .field("run_id", &self.run_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -77,7 +79,8 @@ impl Shared {
 
     /// Sends a log message.
     pub fn message(&self, severity: Severity, user: &str, func: &str, text: impl Into<String>) {
-        self.sink.emit(Event::Message(Message::new(severity, user, func, text)));
+        self.sink
+            .emit(Event::Message(Message::new(severity, user, func, text)));
     }
 
     /// Number of findings so far.

@@ -105,7 +105,10 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
     match scan_chain(wal.storage().as_ref(), &spec) {
         Ok(report) => {
             if let Some(p) = report.problem {
-                let what = format!("log block at LSN {} (offset 0x{:X}): {}", p.lsn, p.offset, p.error);
+                let what = format!(
+                    "log block at LSN {} (offset 0x{:X}): {}",
+                    p.lsn, p.offset, p.error
+                );
                 let f = evidence::log_finding(w, file, FindingClass::LogCorruption, p.offset, what);
                 w.sh.report(f);
             }
@@ -135,8 +138,18 @@ impl Worker<'_> {
         match log.wal.flush_all() {
             Ok(ios) => {
                 for io in ios {
-                    let op = if io.is_sync { crate::stats::OpKind::Sync } else { crate::stats::OpKind::Write };
-                    self.stats.record(log.file, crate::page::ActorKind::LogWriter, op, io.bytes, io.latency_ns);
+                    let op = if io.is_sync {
+                        crate::stats::OpKind::Sync
+                    } else {
+                        crate::stats::OpKind::Write
+                    };
+                    self.stats.record(
+                        log.file,
+                        crate::page::ActorKind::LogWriter,
+                        op,
+                        io.bytes,
+                        io.latency_ns,
+                    );
                 }
                 true
             }
@@ -160,6 +173,9 @@ mod tests {
     #[test]
     fn runs_split_on_gaps_files_and_length() {
         let dirty = [k(0, 1), k(0, 2), k(0, 3), k(0, 5), k(1, 6), k(1, 7)];
-        assert_eq!(runs(&dirty, 2), vec![(0, 1, 2, 20), (0, 3, 1, 30), (0, 5, 1, 50), (1, 6, 2, 70)]);
+        assert_eq!(
+            runs(&dirty, 2),
+            vec![(0, 1, 2, 20), (0, 3, 1, 30), (0, 5, 1, 50), (1, 6, 2, 70)]
+        );
     }
 }

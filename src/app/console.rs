@@ -30,12 +30,23 @@ impl EventSink for ConsoleSink {
                 } else if f.persistent {
                     format!("; persistent after {} re-reads", f.retries.len())
                 } else {
-                    format!("; transient: re-read {} returned the right page", f.retries.len())
+                    format!(
+                        "; transient: re-read {} returned the right page",
+                        f.retries.len()
+                    )
                 },
                 f.seed
             ),
             Event::Message(m) if m.severity != Severity::Info => {
-                format!("{}: {}", if m.severity == Severity::Error { "ERROR" } else { "WARNING" }, m.text)
+                format!(
+                    "{}: {}",
+                    if m.severity == Severity::Error {
+                        "ERROR"
+                    } else {
+                        "WARNING"
+                    },
+                    m.text
+                )
             }
             Event::Message(_) => return,
         };
@@ -72,7 +83,9 @@ pub fn summary_text(o: &SimOutcome, seed: u64) -> String {
         ));
     }
     s.push_str(&match (o.findings, o.stopped) {
-        (0, crate::sched::stop::StopReason::Signal) => "Stopped by signal: no integrity errors found so far.\n".to_string(),
+        (0, crate::sched::stop::StopReason::Signal) => {
+            "Stopped by signal: no integrity errors found so far.\n".to_string()
+        }
         (0, _) => "Verdict: CLEAN - no integrity errors found.\n".to_string(),
         (n, _) => format!("Verdict: {n} INTEGRITY ERROR(S) found - see the error log.\n"),
     });

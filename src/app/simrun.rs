@@ -17,10 +17,16 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let plan = plan_from(settings);
     for f in &plan.files {
         if let Some(dir) = f.path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create the directory {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                anyhow::anyhow!("cannot create the directory {}: {e}", dir.display())
+            })?;
         }
     }
-    let backend: Box<dyn Backend> = if plan.direct { Box::new(DirectBackend::new()) } else { Box::new(BufferedBackend::new()) };
+    let backend: Box<dyn Backend> = if plan.direct {
+        Box::new(DirectBackend::new())
+    } else {
+        Box::new(BufferedBackend::new())
+    };
     let sinks: Vec<Arc<dyn EventSink>> = vec![Arc::new(ConsoleSink::default())];
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(sinks));
     let bar = progress_bar();
@@ -38,7 +44,11 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if outcome.worker_panicked {
         return Err(Internal("a worker thread panicked; the results are incomplete".into()).into());
     }
-    Ok(if outcome.findings > 0 { Outcome::Findings } else { Outcome::Clean })
+    Ok(if outcome.findings > 0 {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
 }
 
 /// A progress line on a terminal; none when stdout is not one.
@@ -48,7 +58,10 @@ fn progress_bar() -> Option<ProgressBar> {
         return None;
     }
     let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     Some(bar)
 }

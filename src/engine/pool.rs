@@ -188,7 +188,12 @@ impl Inner {
             if let Some(old) = f.key.take() {
                 self.map.remove(&old);
             }
-            *f = Frame { key: Some(key), dirty: false, lsn: 0, referenced: true };
+            *f = Frame {
+                key: Some(key),
+                dirty: false,
+                lsn: 0,
+                referenced: true,
+            };
             self.map.insert(key, i);
             return Some(i);
         }

@@ -52,7 +52,10 @@ impl Inflight {
         let mut n = 0;
         for (slot, warned) in self.slots.iter().zip(self.warned.iter()) {
             let start = slot.load(Ordering::Acquire);
-            if start != 0 && now - start.min(now) > limit && warned.swap(start, Ordering::AcqRel) != start {
+            if start != 0
+                && now - start.min(now) >= limit
+                && warned.swap(start, Ordering::AcqRel) != start
+            {
                 n += 1;
             }
         }
@@ -88,7 +91,11 @@ mod tests {
         assert_eq!(t.newly_long(Duration::ZERO), 0, "reported once only");
         drop(g);
         let _g2 = t.begin();
-        assert_eq!(t.newly_long(Duration::ZERO), 1, "a new I/O in the same slot counts again");
+        assert_eq!(
+            t.newly_long(Duration::ZERO),
+            1,
+            "a new I/O in the same slot counts again"
+        );
         assert_eq!(t.long_total(), 2);
     }
 }

@@ -42,7 +42,12 @@ pub struct SimOutcome {
 
 /// Runs the simulation of `plan` on `backend`; `on_tick` receives a progress line about once a
 /// second during the main phase. SIGINT and SIGTERM stop the run cleanly.
-pub fn simulate(plan: SimPlan, backend: &dyn Backend, sink: Arc<dyn EventSink>, on_tick: &(dyn Fn(&str) + Sync)) -> anyhow::Result<SimOutcome> {
+pub fn simulate(
+    plan: SimPlan,
+    backend: &dyn Backend,
+    sink: Arc<dyn EventSink>,
+    on_tick: &(dyn Fn(&str) + Sync),
+) -> anyhow::Result<SimOutcome> {
     let sh = setup::build(plan, backend, sink)?;
     let signals = register_signals(&sh.stop);
     let started = Instant::now();
@@ -64,12 +69,22 @@ pub fn simulate(plan: SimPlan, backend: &dyn Backend, sink: Arc<dyn EventSink>, 
     let summary = result.stats.summary(&metas, started.elapsed());
     for f in &summary.files {
         for line in file_summary_lines(f) {
-            sh.message(Severity::Info, "Display Monitor", SQLIOSIM_SUMMARY_FUNC, line);
+            sh.message(
+                Severity::Info,
+                "Display Monitor",
+                SQLIOSIM_SUMMARY_FUNC,
+                line,
+            );
         }
     }
     let long = sh.inflight.long_total();
     if long > 0 {
-        sh.message(Severity::Warning, "Display Monitor", "CheckForLongIO", format!("{long} I/O requests were outstanding for more than 15 sec. during the run"));
+        sh.message(
+            Severity::Warning,
+            "Display Monitor",
+            "CheckForLongIO",
+            format!("{long} I/O requests were outstanding for more than 15 sec. during the run"),
+        );
     }
     if sh.plan.delete_at_shutdown {
         for f in &sh.files {

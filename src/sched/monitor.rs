@@ -35,7 +35,14 @@ pub fn monitor(sh: &Shared, on_tick: &(dyn Fn(&str) + Sync)) {
         if last_line.elapsed() >= Duration::from_secs(1) {
             let now = sh.live.snapshot();
             let secs = last_line.elapsed().as_secs_f64();
-            let line = super::progress::line(&last_ops, &now, secs, start.elapsed(), length, sh.finding_count());
+            let line = super::progress::line(
+                &last_ops,
+                &now,
+                secs,
+                start.elapsed(),
+                length,
+                sh.finding_count(),
+            );
             on_tick(&line);
             last_ops = now;
             last_line = Instant::now();

@@ -38,7 +38,10 @@ pub struct Collector {
 
 impl Collector {
     fn new(start: Instant) -> Collector {
-        Collector { stats: Mutex::new(RunStats::new(start)), panicked: Mutex::new(false) }
+        Collector {
+            stats: Mutex::new(RunStats::new(start)),
+            panicked: Mutex::new(false),
+        }
     }
 
     fn absorb(&self, s: &ThreadStats) {
@@ -97,10 +100,23 @@ pub fn run_cycles(sh: &Shared, on_tick: &(dyn Fn(&str) + Sync)) -> SimResult {
 }
 
 fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) + Sync)) {
-    sh.message(Severity::Info, "System", "Cycle::Start", format!("Starting test cycle {cycle}"));
+    sh.message(
+        Severity::Info,
+        "System",
+        "Cycle::Start",
+        format!("Starting test cycle {cycle}"),
+    );
     phase(sh, col, "initial update", true, |scope| {
         for (i, &file) in sh.data.iter().enumerate() {
-            spawn(scope, sh, col, ActorKind::Init, i as u16, SWEEP_PAGES, move |w| initial_update(w, file));
+            spawn(
+                scope,
+                sh,
+                col,
+                ActorKind::Init,
+                i as u16,
+                SWEEP_PAGES,
+                move |w| initial_update(w, file),
+            );
         }
     });
     phase(sh, col, "initial checkpoint", true, |scope| {
@@ -120,12 +136,21 @@ fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) +
 }
 
 /// Runs `body`'s threads to completion with throttling lifted when `burst` and AllowIOBursts.
-fn phase<'e>(sh: &'e Shared, col: &'e Collector, name: &str, burst: bool, body: impl for<'s> FnOnce(&'s thread::Scope<'s, 'e>)) {
+fn phase<'e>(
+    sh: &'e Shared,
+    col: &'e Collector,
+    name: &str,
+    burst: bool,
+    body: impl for<'s> FnOnce(&'s thread::Scope<'s, 'e>),
+) {
     if sh.stop.run_stopped() {
         return;
     }
     sh.stop.begin_phase();
-    sh.burst.store(burst && sh.plan.allow_io_bursts, std::sync::atomic::Ordering::Relaxed);
+    sh.burst.store(
+        burst && sh.plan.allow_io_bursts,
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let t = Instant::now();
     thread::scope(|scope| body(scope));
     sh.burst.store(false, std::sync::atomic::Ordering::Relaxed);
@@ -154,7 +179,15 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
     let max_chain = plan.random.max_chain.max(1) as usize;
     phase(sh, col, "main", false, |scope| {
         for id in 0..plan.random.users {
-            spawn(scope, sh, col, ActorKind::RandomUser, id as u16, max_chain, random::run);
+            spawn(
+                scope,
+                sh,
+                col,
+                ActorKind::RandomUser,
+                id as u16,
+                max_chain,
+                random::run,
+            );
         }
         let specs = [
             (ActorKind::AuditUser, &plan.audit),
@@ -164,17 +197,49 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
         for (kind, bp) in specs {
             for id in 0..bp.users {
                 let pages = bp.max_pages.clamp(1, 1024) as usize;
-                spawn(scope, sh, col, kind, id as u16, pages, move |w| match kind {
-                    ActorKind::AuditUser => batch::audit(w, bp),
-                    ActorKind::ReadAheadUser => batch::read_ahead(w, bp),
-                    _ => batch::bulk_update(w, bp),
-                });
+                spawn(
+                    scope,
+                    sh,
+                    col,
+                    kind,
+                    id as u16,
+                    pages,
+                    move |w| match kind {
+                        ActorKind::AuditUser => batch::audit(w, bp),
+                        ActorKind::ReadAheadUser => batch::read_ahead(w, bp),
+                        _ => batch::bulk_update(w, bp),
+                    },
+                );
             }
         }
         spawn(scope, sh, col, ActorKind::ShrinkUser, 0, 1, shrink::run);
-        spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, system::checkpointer);
-        spawn(scope, sh, col, ActorKind::LazyWriter, 0, SWEEP_PAGES, system::lazy_writer);
-        spawn(scope, sh, col, ActorKind::LogWriter, 0, 1, system::log_writer);
+        spawn(
+            scope,
+            sh,
+            col,
+            ActorKind::Checkpoint,
+            0,
+            SWEEP_PAGES,
+            system::checkpointer,
+        );
+        spawn(
+            scope,
+            sh,
+            col,
+            ActorKind::LazyWriter,
+            0,
+            SWEEP_PAGES,
+            system::lazy_writer,
+        );
+        spawn(
+            scope,
+            sh,
+            col,
+            ActorKind::LogWriter,
+            0,
+            1,
+            system::log_writer,
+        );
         scope.spawn(|| super::monitor::monitor(sh, on_tick));
     });
 }
@@ -182,15 +247,26 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
 fn audit_phase(sh: &Shared, col: &Collector) {
     phase(sh, col, "audit", false, |scope| {
         for (i, &file) in sh.data.iter().enumerate() {
-            spawn(scope, sh, col, ActorKind::AuditUser, 1000 + i as u16, SWEEP_PAGES, move |w| {
-                let n = system::audit_pass(w, file);
-                w.sh.message(
-                    Severity::Info,
-                    "Audit User",
-                    "AuditPass",
-                    format!("Audit pass verified {n} pages of {}", w.sh.files[file].path.display()),
-                );
-            });
+            spawn(
+                scope,
+                sh,
+                col,
+                ActorKind::AuditUser,
+                1000 + i as u16,
+                SWEEP_PAGES,
+                move |w| {
+                    let n = system::audit_pass(w, file);
+                    w.sh.message(
+                        Severity::Info,
+                        "Audit User",
+                        "AuditPass",
+                        format!(
+                            "Audit pass verified {n} pages of {}",
+                            w.sh.files[file].path.display()
+                        ),
+                    );
+                },
+            );
         }
         spawn(scope, sh, col, ActorKind::LogWriter, 1000, 1, |w| {
             for i in 0..w.sh.logs.len() {

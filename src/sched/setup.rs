@@ -22,9 +22,17 @@ use crate::stats::LiveCounters;
 const FRAMES_PER_MB: u64 = 128;
 
 /// Creates the files and everything the actors share.
-pub fn build(plan: SimPlan, backend: &dyn Backend, sink: Arc<dyn EventSink>) -> anyhow::Result<Shared> {
+pub fn build(
+    plan: SimPlan,
+    backend: &dyn Backend,
+    sink: Arc<dyn EventSink>,
+) -> anyhow::Result<Shared> {
     let run_id = rand::random::<u64>() | 1;
-    let open = OpenOptions { create: true, direct: plan.direct, write_through: plan.write_through };
+    let open = OpenOptions {
+        create: true,
+        direct: plan.direct,
+        write_through: plan.write_through,
+    };
     let mut sim_files = Vec::with_capacity(plan.files.len());
     for (i, fp) in plan.files.iter().enumerate() {
         if plan.delete_at_startup {
@@ -42,19 +50,40 @@ pub fn build(plan: SimPlan, backend: &dyn Backend, sink: Arc<dyn EventSink>) -> 
             open,
         };
         let storage = files::create(backend, &fp.path, &prep)?;
-        sim_files.push(SimFile::new(i, fp.path.clone(), fp.role, storage, run_id, fp.initial_pages));
+        sim_files.push(SimFile::new(
+            i,
+            fp.path.clone(),
+            fp.role,
+            storage,
+            run_id,
+            fp.initial_pages,
+        ));
     }
     let mut logs = Vec::new();
     for &i in &plan.log_files() {
         let f = &sim_files[i];
         let len = fp_len(&plan, i);
-        let wal = Wal::new(Arc::clone(&f.storage), run_id, i as u32, len, plan.write_through)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
+        let wal = Wal::new(
+            Arc::clone(&f.storage),
+            run_id,
+            i as u32,
+            len,
+            plan.write_through,
+        )
+        .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
         logs.push(LogFile { file: i, wal });
     }
     let users = user_threads(&plan);
-    let ceiling = if plan.max_outstanding_io == 0 { users.max(1) } else { plan.max_outstanding_io };
-    let throttles = plan.files.iter().map(|_| Throttle::new(plan.target_io, ceiling)).collect();
+    let ceiling = if plan.max_outstanding_io == 0 {
+        users.max(1)
+    } else {
+        plan.max_outstanding_io
+    };
+    let throttles = plan
+        .files
+        .iter()
+        .map(|_| Throttle::new(plan.target_io, ceiling))
+        .collect();
     let frames = (plan.max_memory_mb * FRAMES_PER_MB) as usize;
     let data = plan.data_files();
     let shared = Shared {

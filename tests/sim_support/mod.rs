@@ -10,7 +10,13 @@ use sqliosim::sched::plan::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan
 
 /// A batch plan of `users` users doing `min..=max` pages with no delay.
 pub fn batch(users: usize, min: u64, max: u64) -> BatchPlan {
-    BatchPlan { users, min_pages: min, max_pages: max, delay_after_cycles: 1, delay: Duration::from_millis(1) }
+    BatchPlan {
+        users,
+        min_pages: min,
+        max_pages: max,
+        delay_after_cycles: 1,
+        delay: Duration::from_millis(1),
+    }
 }
 
 /// A small plan: one data file of `data_mb` MB and one 2 MB log file in `dir`.
