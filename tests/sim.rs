@@ -52,7 +52,7 @@ fn clean_run_on_a_real_file_has_no_findings_and_every_actor_does_io() {
 
 fn page_target(path: &std::path::Path, page: u64) -> Target {
     Target::Page {
-        path: path.clone(),
+        path: path.to_path_buf(),
         page,
     }
 }
