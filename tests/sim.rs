@@ -60,6 +60,7 @@ fn page_target(path: &std::path::Path, page: u64) -> Target {
 /// A plan whose main phase only reads, so a fault hitting the initial update stays visible.
 fn read_only_plan(dir: &std::path::Path) -> sqliosim::sched::plan::SimPlan {
     let mut plan = small_plan(dir, 8, Duration::from_millis(500));
+    plan.journal = false;
     plan.random.write_ratio = 0.0;
     plan.bulk.users = 0;
     plan.files[0].shrinkable = false;

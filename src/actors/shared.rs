@@ -56,6 +56,8 @@ pub struct Shared {
     pub findings: AtomicU64,
     /// Start of the run.
     pub start: Instant,
+    /// The durability journal, if the run keeps one.
+    pub journal: super::sync::JournalSlot,
 }
 
 impl std::fmt::Debug for Shared {

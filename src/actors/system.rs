@@ -51,6 +51,18 @@ pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
         let _ = w.flush_log_index(i);
         check_log_chain(w, i, file, RECENT_LOG_BLOCKS);
     }
+    let t = std::time::Instant::now();
+    if super::sync::sync_point(w.sh) {
+        for &f in &w.sh.data {
+            w.stats.record(
+                f,
+                w.kind,
+                crate::stats::OpKind::Sync,
+                0,
+                t.elapsed().as_nanos() as u64,
+            );
+        }
+    }
     written
 }
 

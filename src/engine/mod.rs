@@ -2,6 +2,7 @@
 //! write-ahead log.
 
 pub mod files;
+pub mod journal;
 pub mod logblock;
 pub mod logscan;
 pub mod oracle;

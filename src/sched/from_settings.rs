@@ -34,6 +34,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         max_memory_mb: g.max_memory_mb,
         read_retries: READ_RETRIES,
         force: s.force,
+        journal: true,
         random: random(c),
         audit: batch(
             c.audit.user_count,

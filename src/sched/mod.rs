@@ -52,6 +52,9 @@ pub fn simulate(
     let signals = register_signals(&sh.stop);
     let started = Instant::now();
     let result = run::run_cycles(&sh, on_tick);
+    if !sh.stop.run_stopped() || sh.stop.reason() == StopReason::Signal {
+        crate::actors::sync::end(&sh);
+    }
     for id in signals {
         signal_hook::low_level::unregister(id);
     }

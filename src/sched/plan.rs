@@ -120,6 +120,8 @@ pub struct SimPlan {
     pub read_retries: u32,
     /// Overwrite files that were not created by this tool.
     pub force: bool,
+    /// Keep the durability journal beside the first data file.
+    pub journal: bool,
     /// [RandomUser].
     pub random: RandomPlan,
     /// [AuditUser] (min_pages = max_pages = BuffersValidated).

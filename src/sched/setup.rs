@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::actors::shared::{LogFile, Shared};
+use crate::actors::sync::Journal;
 use crate::engine::files::{self, Prepare, SimFile};
+use crate::engine::journal::{JournalFile, JournalWriter, JOURNAL_NAME};
 use crate::engine::pool::BufferPool;
 use crate::engine::wal::Wal;
 use crate::findings::{EventSink, Severity};
@@ -101,10 +103,46 @@ pub fn build(
         burst: AtomicBool::new(false),
         findings: AtomicU64::new(0),
         start: Instant::now(),
+        journal: None,
         plan,
     };
+    let mut shared = shared;
+    shared.journal = start_journal(&shared);
     warn_direct_io(&shared, backend);
     Ok(shared)
+}
+
+/// Creates the journal beside the first data file (a warning when it cannot be written).
+fn start_journal(sh: &Shared) -> crate::actors::sync::JournalSlot {
+    if !sh.plan.journal {
+        return None;
+    }
+    let first = sh.data.first().map(|&i| &sh.files[i])?;
+    let path = first.path.parent()?.join(JOURNAL_NAME);
+    let files = sh
+        .files
+        .iter()
+        .map(|f| JournalFile {
+            file_id: f.index as u32,
+            role: f.role,
+            path: f.path.clone(),
+        })
+        .collect();
+    match JournalWriter::create(&path, sh.run_id, files) {
+        Ok(w) => Some(parking_lot::Mutex::new(Journal::new(w, sh.files.len()))),
+        Err(e) => {
+            sh.message(
+                Severity::Warning,
+                "System",
+                "Journal",
+                format!(
+                    "cannot create the journal {}: {e}; crash verification will lack it",
+                    path.display()
+                ),
+            );
+            None
+        }
+    }
 }
 
 fn fp_len(plan: &SimPlan, i: usize) -> u64 {
