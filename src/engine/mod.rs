@@ -8,4 +8,5 @@ pub mod logscan;
 pub mod oracle;
 pub mod pool;
 pub mod retry;
+pub mod scan;
 pub mod wal;
