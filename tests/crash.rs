@@ -142,3 +142,74 @@ fn an_old_generation_restored_is_a_lost_write() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn resume_after_a_kill_verifies_first_then_carries_on_cleanly() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 0, 2, false);
+    let mut child = start_run(&config, dir.path(), 21);
+    std::thread::sleep(Duration::from_millis(2500));
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    let data = dir.path().join("sqliosim.mdx");
+    let before = sqliosim::page::FileHeader::decode(&read_page(&data, 0)).expect("header");
+    let resume = |seed: &str| {
+        bin()
+            .args([
+                "run",
+                "--resume",
+                "--cycles",
+                "1",
+                "--duration",
+                "2",
+                "--config",
+            ])
+            .arg(&config)
+            .arg("--dir")
+            .arg(dir.path())
+            .args(["--seed", seed])
+            .output()
+            .expect("resume")
+    };
+    let out = resume("22");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = sqliosim::page::FileHeader::decode(&read_page(&data, 0)).expect("header");
+    assert_eq!(before.run_id, after.run_id, "the same file set carried on");
+    assert_eq!(verify(dir.path()).status.code(), Some(0));
+    // Damage found by the verification that opens a resumed run.
+    let mut page = read_page(&data, 12);
+    page[100] ^= 1;
+    write_page(&data, 12, &page);
+    let out = resume("23");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        findings(&out),
+        vec![("bit_rot".to_string(), 12)],
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn resume_refuses_a_missing_file_set() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 1, false);
+    let out = bin()
+        .args(["run", "--resume", "--config"])
+        .arg(&config)
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot resume"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

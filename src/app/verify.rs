@@ -11,7 +11,7 @@ use clap::Parser;
 
 use super::console::ConsoleSink;
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
-use crate::engine::scan::{scan_data, scan_log, BadPage};
+use crate::engine::scan::{acceptable, scan_data, scan_log, BadPage};
 use crate::exit::Outcome;
 use crate::findings::{EventSink, Fanout, Finding, FindingClass};
 use crate::io::{AlignedBuf, Backend, BufferedBackend, OpenOptions, Storage};
@@ -200,8 +200,10 @@ fn scan_one(
     match t.header.role {
         FileRole::Data => {
             let stats = scan_data(t.storage.as_ref(), &t.header, j, |b| {
-                findings += 1;
-                emit(page_finding(t, b));
+                if !acceptable(&b.verdict) {
+                    findings += 1;
+                    emit(page_finding(t, b));
+                }
             })
             .with_context(|| format!("cannot read {}", t.path.display()))?;
             println!(

@@ -13,7 +13,7 @@ use crate::page::{verify, Expect, ExpectedState, FileHeader, Verdict, VerdictKin
 /// Pages read per request while scanning.
 const SCAN_PAGES: usize = 128;
 
-/// A page that failed the scan.
+/// A page seen by the scan (its bytes are kept only when it failed).
 #[derive(Debug, Clone)]
 pub struct BadPage {
     /// Page number.
@@ -22,7 +22,7 @@ pub struct BadPage {
     pub verdict: Verdict,
     /// What was expected.
     pub expected: Option<ExpectedState>,
-    /// The bytes read.
+    /// The bytes read (empty when the page was acceptable).
     pub received: Vec<u8>,
 }
 

@@ -35,6 +35,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         read_retries: READ_RETRIES,
         force: s.force,
         journal: true,
+        resume: s.resume,
         random: random(c),
         audit: batch(
             c.audit.user_count,

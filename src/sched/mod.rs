@@ -9,6 +9,7 @@ pub mod inflight;
 pub mod monitor;
 pub mod plan;
 pub mod progress;
+pub mod resume;
 pub mod run;
 pub mod setup;
 pub mod stop;

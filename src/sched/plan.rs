@@ -122,6 +122,8 @@ pub struct SimPlan {
     pub force: bool,
     /// Keep the durability journal beside the first data file.
     pub journal: bool,
+    /// Open the existing file set, verify it, and carry on (instead of creating files).
+    pub resume: bool,
     /// [RandomUser].
     pub random: RandomPlan,
     /// [AuditUser] (min_pages = max_pages = BuffersValidated).

@@ -61,6 +61,7 @@ pub fn small_plan(dir: &Path, data_mb: u64, main: Duration) -> SimPlan {
         read_retries: 3,
         force: false,
         journal: true,
+        resume: false,
         random: RandomPlan {
             users: 2,
             jump: 0.05,
