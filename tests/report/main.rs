@@ -1,0 +1,12 @@
+//! Evidence tests: the XML log, dumps, error cap, JSON summary, reader, HTML report, bundle and
+//! system information.
+
+mod bundle;
+mod cap;
+mod fixtures;
+mod html;
+mod json;
+mod snapshots;
+mod sysinfo;
+mod truncation;
+mod xml_log;
