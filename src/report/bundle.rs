@@ -154,3 +154,17 @@ mod erased {
         }
     }
 }
+
+/// Bundles the evidence around `input` (a log or JSON summary of a run) plus `extra` files
+/// (the INI configuration, for instance) into `out`: what `sqliosim run --bundle` calls.
+pub fn write_for(
+    input: &Path,
+    html: Option<&Path>,
+    extra: &[BundleFile],
+    out: &Path,
+) -> Result<(), ReportError> {
+    let loaded = super::reader::load(input)?;
+    let mut files = evidence_files(&loaded, html);
+    files.extend_from_slice(extra);
+    write(out, &files)
+}

@@ -103,12 +103,18 @@ pub fn percentile_chart(title: &str, series: &[(String, Latency)]) -> String {
         let root = SVGBackend::with_string(out, (W, H)).into_drawing_area();
         root.fill(&WHITE)?;
         let y_max = max_of(series.iter().flat_map(|(_, l)| values(l)));
+        let y_min = series
+            .iter()
+            .flat_map(|(_, l)| values(l))
+            .fold(f64::MAX, f64::min)
+            / 2.0;
+        let y_min = y_min.clamp(1e-3, y_max / 10.0);
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(10)
             .x_label_area_size(35)
             .y_label_area_size(60)
-            .build_cartesian_2d(-0.2f64..5.2f64, (1e-3f64..y_max).log_scale())?;
+            .build_cartesian_2d(-0.2f64..5.2f64, (y_min..y_max).log_scale())?;
         chart
             .configure_mesh()
             .x_labels(6)

@@ -58,7 +58,12 @@ pub fn render(summary: &Summary, findings: &[Finding]) -> String {
 /// The report of a log or JSON summary read back.
 pub fn render_loaded(l: &Loaded) -> String {
     let json = l.json.as_ref();
-    let first = l.findings.iter().map(|f| f.time_us).min().unwrap_or(0);
+    let first = l
+        .findings
+        .iter()
+        .map(|f| f.time_us)
+        .min()
+        .unwrap_or(u64::MAX);
     render_input(&HtmlInput {
         title: l.path.display().to_string(),
         verdict: super::console::verdict(l),
@@ -67,7 +72,8 @@ pub fn render_loaded(l: &Loaded) -> String {
         findings: &l.findings,
         by_class: l.by_class.clone(),
         system: json.and_then(|j| j.system.as_ref()),
-        origin_us: json.map_or(first, |j| j.started_us),
+        // A finding cannot precede the start; if one does, the clocks disagree: use it.
+        origin_us: json.map_or(first, |j| j.started_us.min(first)),
     })
 }
 
@@ -88,17 +94,17 @@ pub fn render_input(inp: &HtmlInput) -> String {
         esc(&inp.verdict)
     );
     by_class_table(&mut s, &inp.by_class);
-    if let Some(sum) = inp.summary {
-        stats_section(&mut s, sum);
-    } else {
-        s.push_str("<p>No statistics in this file.</p>\n");
-    }
     let _ = writeln!(
         s,
         "<h2>Findings</h2><div class='chart'>{}</div>",
         findings_chart(inp.findings, inp.origin_us)
     );
     findings_table(&mut s, inp.findings);
+    if let Some(sum) = inp.summary {
+        stats_section(&mut s, sum);
+    } else {
+        s.push_str("<p>No statistics in this file.</p>\n");
+    }
     if let Some(sys) = inp.system {
         system_table(&mut s, sys);
     }
