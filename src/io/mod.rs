@@ -4,6 +4,17 @@
 //! (O_DIRECT, O_DSYNC on request), `buffered`, and `faulty` (in memory, injects faults on
 //! command, for tests and the self-test).
 
+pub mod align;
+pub mod buffered;
+pub mod direct;
+pub mod faulty;
+pub mod file;
+
+pub use align::{AlignedBuf, BufPool, Frame, BUF_ALIGN};
+pub use buffered::BufferedBackend;
+pub use direct::DirectBackend;
+pub use faulty::{FaultyBackend, FaultyStorage};
+
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -103,7 +103,11 @@ impl FileHeader {
             run_id: get_u64(page, OFF_RUN_ID),
             file_id: get_u32(page, OFF_FILE_ID),
             page_size: get_u32(page, OFF_PAGE_SIZE),
-            role: if page[OFF_ROLE] == 2 { FileRole::Log } else { FileRole::Data },
+            role: if page[OFF_ROLE] == 2 {
+                FileRole::Log
+            } else {
+                FileRole::Data
+            },
             tool_version: String::from_utf8_lossy(&tool[..end]).into_owned(),
             created_us: get_u64(page, OFF_CREATED),
         })

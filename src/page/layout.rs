@@ -22,19 +22,30 @@ pub const HEADER_LEN: usize = 64;
 pub const STAMP_OFFSET: usize = SECTOR_SIZE - 8;
 
 // Header field offsets (all little-endian).
-pub(crate) const OFF_MAGIC: usize = 0;
-pub(crate) const OFF_VERSION: usize = 8;
-pub(crate) const OFF_KIND: usize = 10;
-pub(crate) const OFF_FILE_ID: usize = 12;
-pub(crate) const OFF_PAGE_ID: usize = 16;
-pub(crate) const OFF_GENERATION: usize = 24;
-pub(crate) const OFF_RUN_ID: usize = 32;
-pub(crate) const OFF_LSN: usize = 40;
-pub(crate) const OFF_WRITER_KIND: usize = 48;
-pub(crate) const OFF_WRITER_ID: usize = 50;
+/// Offset of the magic (8 bytes).
+pub const OFF_MAGIC: usize = 0;
+/// Offset of the format version (u16).
+pub const OFF_VERSION: usize = 8;
+/// Offset of the page kind (u16).
+pub const OFF_KIND: usize = 10;
+/// Offset of the file id (u32).
+pub const OFF_FILE_ID: usize = 12;
+/// Offset of the page id (u64).
+pub const OFF_PAGE_ID: usize = 16;
+/// Offset of the write generation (u64).
+pub const OFF_GENERATION: usize = 24;
+/// Offset of the run id (u64).
+pub const OFF_RUN_ID: usize = 32;
+/// Offset of the log sequence number (u64).
+pub const OFF_LSN: usize = 40;
+/// Offset of the writer actor kind (u8, then one zero byte).
+pub const OFF_WRITER_KIND: usize = 48;
+/// Offset of the writer id (u16).
+pub const OFF_WRITER_ID: usize = 50;
 /// Offset of the CRC32; the checksum covers every byte of the page except these four.
 pub const OFF_CHECKSUM: usize = 52;
-pub(crate) const OFF_WRITE_TIME: usize = 56;
+/// Offset of the write time in µs since the epoch (u64).
+pub const OFF_WRITE_TIME: usize = 56;
 
 /// Which simulated actor wrote a page (stored in the header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -195,16 +206,23 @@ pub fn stamp_page(page: &mut [u8], st: &PageStamp) {
     put(page, OFF_CHECKSUM, &crc.to_le_bytes());
 }
 
+/// True when the page starts with the data-page magic and kind.
+pub fn has_data_magic(page: &[u8]) -> bool {
+    page.len() >= PAGE_SIZE
+        && page[OFF_MAGIC..OFF_MAGIC + 8] == PAGE_MAGIC
+        && get_u16(page, OFF_KIND) == KIND_DATA
+}
+
 /// Decodes the header of a page whose magic is right; `None` when the magic is wrong or the
 /// page is not a data page.
 pub fn read_stamp(page: &[u8]) -> Option<PageStamp> {
-    if page.len() < PAGE_SIZE
-        || page[OFF_MAGIC..OFF_MAGIC + 8] != PAGE_MAGIC
-        || get_u16(page, OFF_KIND) != KIND_DATA
-    {
-        return None;
-    }
-    Some(PageStamp {
+    has_data_magic(page).then(|| read_stamp_lenient(page))
+}
+
+/// Decodes the header fields whatever the magic says (for damaged pages). An unknown writer
+/// tag reads as [`ActorKind::Verifier`]. `page` must be at least one page long.
+pub fn read_stamp_lenient(page: &[u8]) -> PageStamp {
+    PageStamp {
         run_id: get_u64(page, OFF_RUN_ID),
         file_id: get_u32(page, OFF_FILE_ID),
         page_id: get_u64(page, OFF_PAGE_ID),
@@ -213,7 +231,7 @@ pub fn read_stamp(page: &[u8]) -> Option<PageStamp> {
         writer_kind: ActorKind::from_tag(page[OFF_WRITER_KIND]).unwrap_or(ActorKind::Verifier),
         writer_id: get_u16(page, OFF_WRITER_ID),
         write_time_us: get_u64(page, OFF_WRITE_TIME),
-    })
+    }
 }
 
 /// Microseconds since the Unix epoch, for the write-time field.

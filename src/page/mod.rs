@@ -7,12 +7,14 @@
 
 pub mod fill;
 pub mod header;
+pub mod image;
 pub mod layout;
 pub mod sectors;
 pub mod verdict;
 pub mod verify;
 
 pub use header::{FileHeader, FileRole, HeaderError};
-pub use layout::{ActorKind, PageStamp, PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE};
+pub use image::expected_image;
+pub use layout::{stamp_page, ActorKind, PageStamp, PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE};
 pub use verdict::{BitDiff, Expect, ExpectedState, SectorContent, Verdict, VerdictKind};
 pub use verify::verify;

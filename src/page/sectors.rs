@@ -57,7 +57,11 @@ pub fn sector_matches(page: &[u8], s: usize, id: (u64, u32, u64), generation: u6
     }
     let start = if s == 0 { HEADER_LEN } else { 0 };
     let key = fill::page_key(run_id, file_id, page_id, generation);
-    fill::words_match(&page[base + start..base + STAMP_OFFSET], (base + start) / 8, key)
+    fill::words_match(
+        &page[base + start..base + STAMP_OFFSET],
+        (base + start) / 8,
+        key,
+    )
 }
 
 /// The image a page of this identity and generation should have, taking the fields that

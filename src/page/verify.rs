@@ -4,10 +4,13 @@
 //! generation checks (foreign run, misdirected, stale, future); otherwise sector analysis
 //! tells torn writes and zeroed sectors from bit-level damage and garbage.
 
-use super::layout::{page_checksum, read_stamp, stored_checksum, PageStamp, PAGE_SIZE};
+use super::image::image_like;
+use super::layout::{
+    has_data_magic, page_checksum, read_stamp, read_stamp_lenient, stored_checksum, PageStamp,
+    PAGE_SIZE,
+};
 use super::sectors::{
-    bit_diff, expected_image, image_checksum, is_zero, sector_matches, stamp_of, widen, zero_mask,
-    SECTORS,
+    bit_diff, image_checksum, is_zero, sector_matches, stamp_of, widen, zero_mask, SECTORS,
 };
 use super::verdict::{Expect, ExpectedState, SectorContent, Verdict};
 
@@ -24,7 +27,7 @@ pub fn verify(page: &[u8], exp: &Expect) -> Verdict {
     }
     match read_stamp(page) {
         Some(st) if stored_checksum(page) == page_checksum(page) => verify_valid(&st, exp),
-        header => verify_damaged(page, header, exp),
+        _ => verify_damaged(page, exp),
     }
 }
 
@@ -78,15 +81,17 @@ fn verify_valid(st: &PageStamp, exp: &Expect) -> Verdict {
 
 /// The generation to compare sectors against: the header's when it names this page, else the
 /// expected one.
-fn reference_generation(header: Option<&PageStamp>, exp: &Expect) -> u64 {
-    match header {
-        Some(h) if h.page_id == exp.page_id && h.file_id == exp.file_id => h.generation,
-        _ => exp.state.map_or(0, ExpectedState::max_issued),
+fn reference_generation(header: &PageStamp, exp: &Expect) -> u64 {
+    if header.page_id == exp.page_id && header.file_id == exp.file_id {
+        header.generation
+    } else {
+        exp.state.map_or(0, ExpectedState::max_issued)
     }
 }
 
-/// Classifies each sector: zero, a valid sector of some generation, or damaged.
-fn sector_map(page: &[u8], header: Option<&PageStamp>, exp: &Expect, run: u64) -> Vec<SectorContent> {
+/// Classifies each sector: zero, a valid sector of some generation, or damaged. Sector 0
+/// belongs to a generation only if the (leniently read) header says the same generation.
+fn sector_map(page: &[u8], header: &PageStamp, exp: &Expect, run: u64) -> Vec<SectorContent> {
     let reference = reference_generation(header, exp);
     let id = (run, exp.file_id, exp.page_id);
     let zeros = zero_mask(page);
@@ -97,8 +102,9 @@ fn sector_map(page: &[u8], header: Option<&PageStamp>, exp: &Expect, run: u64) -
             }
             let (pid_low, gen_low) = stamp_of(page, s);
             let g = widen(gen_low, reference);
-            let header_ok = s != 0 || header.is_some_and(|h| h.generation == g);
-            if pid_low == exp.page_id as u32 && g > 0 && header_ok && sector_matches(page, s, id, g) {
+            let header_ok = s != 0 || header.generation == g;
+            if pid_low == exp.page_id as u32 && g > 0 && header_ok && sector_matches(page, s, id, g)
+            {
                 SectorContent::Generation(g)
             } else {
                 SectorContent::Damaged
@@ -108,32 +114,46 @@ fn sector_map(page: &[u8], header: Option<&PageStamp>, exp: &Expect, run: u64) -
 }
 
 /// A page whose header or checksum is wrong.
-fn verify_damaged(page: &[u8], header: Option<PageStamp>, exp: &Expect) -> Verdict {
-    let run = exp.run_id.or(header.map(|h| h.run_id)).unwrap_or(0);
-    let map = sector_map(page, header.as_ref(), exp, run);
+fn verify_damaged(page: &[u8], exp: &Expect) -> Verdict {
+    let header = read_stamp_lenient(page);
+    let run = exp.run_id.unwrap_or(header.run_id);
+    let map = sector_map(page, &header, exp, run);
     let gens = distinct_generations(&map);
-    let damaged = map.iter().any(|s| *s == SectorContent::Damaged);
-    let zeros: u16 = zero_bits(&map);
-    if !damaged && gens.len() >= 2 {
-        return Verdict::TornWrite { sectors: map };
+    if !map.contains(&SectorContent::Damaged) && !gens.is_empty() {
+        return verify_mix(map, &gens, exp);
     }
-    if !damaged && gens.len() == 1 && zeros != 0 {
-        let g = gens[0];
-        return if first_write(exp, g) {
-            Verdict::TornWrite { sectors: map }
-        } else {
-            Verdict::ZeroedSectors {
-                generation: g,
-                sectors: zeros,
-            }
-        };
-    }
-    if header.is_none() && gens.is_empty() {
+    if gens.is_empty() && !has_data_magic(page) {
         let mut first_bytes = [0u8; 16];
         first_bytes.copy_from_slice(&page[..16]);
         return Verdict::Garbage { first_bytes };
     }
-    checksum_mismatch(page, header.as_ref(), exp, run)
+    // Compare with the generation the intact sectors agree on (the header may be the damage).
+    let g = match gens.as_slice() {
+        [g] => *g,
+        _ => reference_generation(&header, exp),
+    };
+    checksum_mismatch(page, (run, exp.file_id, exp.page_id), g)
+}
+
+/// Every sector is zero or an intact sector of this page: a tear, zeroed sectors, or (after a
+/// failed write) an acceptable mix.
+fn verify_mix(map: Vec<SectorContent>, gens: &[u64], exp: &Expect) -> Verdict {
+    let zeros = zero_bits(&map);
+    if let Some(ExpectedState::Unknown { old, issued }) = exp.state {
+        let in_range = gens.iter().all(|g| (old.max(1)..=issued).contains(g));
+        if in_range && (zeros == 0 || old == 0) {
+            return Verdict::Ok {
+                generation: gens[gens.len() - 1],
+            };
+        }
+    }
+    if gens.len() >= 2 || (first_write(exp, gens[0]) && is_suffix(zeros)) {
+        return Verdict::TornWrite { sectors: map };
+    }
+    Verdict::ZeroedSectors {
+        generation: gens[0],
+        sectors: zeros,
+    }
 }
 
 fn distinct_generations(map: &[SectorContent]) -> Vec<u64> {
@@ -156,23 +176,45 @@ fn zero_bits(map: &[SectorContent]) -> u16 {
         .fold(0, |m, (i, _)| m | (1 << i))
 }
 
+/// True when the zero sectors are the last ones of the page: what a write torn over a
+/// never-written page leaves (devices persist a prefix of a write). Zero sectors elsewhere are
+/// zeroed sectors, even on a page written once.
+fn is_suffix(zeros: u16) -> bool {
+    zeros != 0 && (zeros >> zeros.trailing_zeros()).count_ones() == 16 - zeros.trailing_zeros()
+}
+
 /// True when generation `g` was this page's first write, so zero sectors are its old content.
 fn first_write(exp: &Expect, g: u64) -> bool {
     match exp.state {
-        Some(ExpectedState::InFlight { old: 0, .. }) | Some(ExpectedState::Unknown { old: 0, .. }) => true,
+        Some(ExpectedState::InFlight { old: 0, .. })
+        | Some(ExpectedState::Unknown { old: 0, .. }) => true,
         Some(ExpectedState::Written { generation }) => generation == 1 && g == 1,
         _ => g == 1,
     }
 }
 
 /// Damage that is neither a tear nor zeroed sectors: compare with the expected image.
-fn checksum_mismatch(page: &[u8], header: Option<&PageStamp>, exp: &Expect, run: u64) -> Verdict {
-    let g = reference_generation(header, exp);
-    let image = expected_image((run, exp.file_id, exp.page_id), g, header);
+fn checksum_mismatch(page: &[u8], id: (u64, u32, u64), g: u64) -> Verdict {
+    let image = image_like(id, g, page);
     Verdict::ChecksumMismatch {
         stored: stored_checksum(page),
         calculated: page_checksum(page),
         expected: image_checksum(&image),
         diff: bit_diff(page, &image),
+    }
+}
+
+#[cfg(test)]
+mod suffix_tests {
+    use super::is_suffix;
+
+    #[test]
+    fn only_trailing_runs_of_zero_sectors_are_suffixes() {
+        assert!(is_suffix(0xFF00));
+        assert!(is_suffix(0x8000));
+        assert!(is_suffix(0xFFFE));
+        assert!(!is_suffix(0x0008), "sector 3 alone");
+        assert!(!is_suffix(0x7F00), "does not reach the last sector");
+        assert!(!is_suffix(0));
     }
 }
