@@ -46,7 +46,7 @@ pub fn render(l: &Loaded) -> String {
             f.path.display(),
             f.page_id,
             f.offset,
-            f.verdict.describe()
+            super::finding_xml::what(f)
         );
     }
     if l.findings.len() > 20 {

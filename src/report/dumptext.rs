@@ -40,6 +40,9 @@ pub fn dump_text(f: &Finding) -> String {
         f.seed
     );
     let _ = writeln!(s, "Verdict: {}", f.verdict.describe());
+    if let Some(d) = &f.detail {
+        let _ = writeln!(s, "Detail: {d}");
+    }
     let _ = writeln!(s, "Expected state: {:?}", f.expected);
     retries(&mut s, f);
     let _ = writeln!(s, "Persistent: {}", if f.persistent { "yes" } else { "no" });

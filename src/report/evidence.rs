@@ -67,6 +67,8 @@ struct State {
     doc: JsonReport,
     json: Option<PathBuf>,
     error: Option<ReportError>,
+    /// The run already sent the per-file summary lines as messages.
+    summary_logged: bool,
 }
 
 /// The sink that writes the evidence of a run.
@@ -97,6 +99,7 @@ impl Evidence {
             doc,
             json: opts.json,
             error: None,
+            summary_logged: false,
         };
         st.write_json()?;
         Ok(Evidence {
@@ -138,11 +141,11 @@ impl Evidence {
         self.state.lock().error.take()
     }
 
-    /// Logs the per-file summaries and the suppressed count, closes the log and writes the
-    /// final JSON. Returns the first evidence-writing failure of the run, if any.
+    /// Logs the per-file summaries (unless the run already sent them as messages) and the
+    /// suppressed count, closes the log and writes the final JSON. Returns the first evidence-writing failure of the run, if any.
     pub fn finish(&self, stats: Option<&Summary>) -> Result<(), ReportError> {
         let mut st = self.state.lock();
-        if let Some(s) = stats {
+        if let Some(s) = stats.filter(|_| !st.summary_logged) {
             for f in &s.files {
                 for line in crate::stats::file_summary_lines(f) {
                     let m = Message::new(
@@ -154,6 +157,8 @@ impl Evidence {
                     st.log_message(&m);
                 }
             }
+        }
+        if let Some(s) = stats {
             st.doc.stats = Some(s.clone());
         }
         st.log_suppressed();
@@ -282,7 +287,10 @@ impl EventSink for Evidence {
                     st.log_message(&m);
                 }
             }
-            Event::Message(m) => st.log_message(&m),
+            Event::Message(m) => {
+                st.summary_logged |= m.func == crate::stats::SQLIOSIM_SUMMARY_FUNC;
+                st.log_message(&m)
+            }
         }
     }
 }

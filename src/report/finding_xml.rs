@@ -20,9 +20,14 @@ pub fn description(f: &Finding) -> String {
         f.path.display(),
         f.page_id,
         f.offset,
-        f.verdict.describe(),
+        what(f),
         retry_text(f)
     )
+}
+
+/// What is wrong: the finding's own detail (log chain, WAL rule) or its verdict.
+pub fn what(f: &Finding) -> String {
+    f.detail.clone().unwrap_or_else(|| f.verdict.describe())
 }
 
 fn retry_text(f: &Finding) -> String {
@@ -89,6 +94,7 @@ pub fn write_finding(w: &mut Out, f: &Finding, run_id: Option<u64>) {
     let seed = format!("0x{:016X}", f.seed);
     let persistent = f.persistent.to_string();
     let time = iso_utc(f.time_us);
+    let pages = f.page_count.to_string();
     open(
         w,
         "FINDING",
@@ -98,9 +104,13 @@ pub fn write_finding(w: &mut Out, f: &Finding, run_id: Option<u64>) {
             ("PERSISTENT", &persistent),
             ("TIME", &time),
             ("SEED", &seed),
+            ("PAGES", &pages),
         ],
     );
     text_elem(w, "PATH", &[], &f.path.display().to_string());
+    if let Some(d) = &f.detail {
+        text_elem(w, "DETAIL", &[], d);
+    }
     write_identity(w, f, run_id);
     write_verdicts(w, f);
     write_history(w, f);

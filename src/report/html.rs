@@ -196,7 +196,7 @@ fn findings_table(s: &mut String, findings: &[Finding]) {
             esc(&f.path.display().to_string()),
             f.page_id,
             f.offset,
-            esc(&f.verdict.describe()),
+            esc(&super::finding_xml::what(f)),
             f.retries.len(),
             if f.persistent { " (persistent)" } else { "" }
         );

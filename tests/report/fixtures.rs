@@ -67,43 +67,41 @@ pub fn finding(
             },
         ]
     };
-    Finding {
-        seq,
-        time_us: T0 + seq * 1_000_000,
-        seed: 42,
-        class: FindingClass::from_verdict(verdict.kind(), persistent),
-        path: PathBuf::from("/data/sqliosim.mdx"),
-        file_id: FILE_ID,
+    let mut f = Finding::page(
+        42,
+        PathBuf::from("/data/sqliosim.mdx"),
+        FILE_ID,
         page_id,
-        offset: page_id * PAGE_SIZE as u64,
-        actor: ActorKind::RandomUser,
-        actor_id: 3,
-        expected: Some(state),
+        ActorKind::RandomUser,
+        3,
         verdict,
-        retries,
-        persistent,
-        received_header: header,
-        history: vec![
-            HistoryEntry {
-                time_us: T0 - 2000,
-                op: "write".into(),
-                actor: ActorKind::Checkpoint,
-                generation: state.min_acceptable(),
-                ok: true,
-            },
-            HistoryEntry {
-                time_us: T0 - 1000,
-                op: "fsync".into(),
-                actor: ActorKind::Checkpoint,
-                generation: 0,
-                ok: true,
-            },
-        ],
-        received: Some(received),
-        expected_image: Some(good),
-        dump: None,
-        errno: None,
-    }
+    );
+    f.seq = seq;
+    f.time_us = T0 + seq * 1_000_000;
+    f.class = FindingClass::from_verdict(f.verdict.kind(), persistent);
+    f.expected = Some(state);
+    f.retries = retries;
+    f.persistent = persistent;
+    f.received_header = header;
+    f.history = vec![
+        HistoryEntry {
+            time_us: T0 - 2000,
+            op: "write".into(),
+            actor: ActorKind::Checkpoint,
+            generation: state.min_acceptable(),
+            ok: true,
+        },
+        HistoryEntry {
+            time_us: T0 - 1000,
+            op: "fsync".into(),
+            actor: ActorKind::Checkpoint,
+            generation: 0,
+            ok: true,
+        },
+    ];
+    f.received = Some(received);
+    f.expected_image = Some(good);
+    f
 }
 
 /// One finding of every class, each from real page bytes where the class has any.
@@ -184,12 +182,22 @@ pub fn every_class() -> Vec<Finding> {
         f.class = class;
         add(f, class);
     }
-    for (class, page_id) in [
-        (FindingClass::LogCorruption, 23),
-        (FindingClass::WalViolation, 24),
-    ] {
+    let details = [
+        (
+            FindingClass::LogCorruption,
+            23,
+            "log block 23 is missing: LSN 2200 is followed by 2400",
+        ),
+        (
+            FindingClass::WalViolation,
+            24,
+            "page LSN 300 is beyond the durable log (LSN 250)",
+        ),
+    ];
+    for (class, page_id, detail) in details {
         let mut f = finding(0, page_id, written(3), page(page_id, 2), true);
         f.class = class;
+        f.detail = Some(detail.into());
         add(f, class);
     }
     v

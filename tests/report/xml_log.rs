@@ -267,3 +267,53 @@ fn unreadable_input_is_an_error() {
     ])
     .is_err());
 }
+
+#[test]
+fn summary_lines_sent_by_the_run_are_not_repeated() {
+    use sqliosim::findings::{Event, EventSink, Message, Severity};
+    let dir = tempfile::tempdir().unwrap();
+    let ev =
+        sqliosim::report::Evidence::create(fixtures::options(dir.path(), 50), fixtures::run_info())
+            .unwrap();
+    let summary = fixtures::summary();
+    for f in &summary.files {
+        for line in sqliosim::stats::file_summary_lines(f) {
+            ev.emit(Event::Message(Message::new(
+                Severity::Info,
+                "Display Monitor",
+                sqliosim::stats::SQLIOSIM_SUMMARY_FUNC,
+                line,
+            )));
+        }
+    }
+    ev.finish(Some(&summary)).unwrap();
+    let raw = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).unwrap();
+    assert_eq!(
+        raw.matches("Final Summary for file /data/sqliosim.mdx")
+            .count(),
+        1
+    );
+    let l = sqliosim::report::reader::load(&dir.path().join("summary.json")).unwrap();
+    assert_eq!(l.summary.unwrap().files.len(), 2);
+}
+
+#[test]
+fn findings_without_a_page_verdict_show_their_detail() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fixtures::every_class().pop().unwrap();
+    assert_eq!(f.class, FindingClass::WalViolation);
+    fixtures::run(dir.path(), &[f], 50);
+    let raw = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).unwrap();
+    let doc = Document::parse(&raw).unwrap();
+    let e = entries(&doc)
+        .into_iter()
+        .find(|e| e.attribute("TYPE") == Some("ERROR"))
+        .unwrap();
+    let text = child(e, "EXTENDED_DESCRIPTION").text().unwrap();
+    assert!(text.starts_with("Buffer validation failed on /data/sqliosim.mdx Page: 24, offset 0x30000: page LSN 300 is beyond the durable log (LSN 250)."), "{text}");
+    assert_eq!(
+        child(child(e, "FINDING"), "DETAIL").text(),
+        Some("page LSN 300 is beyond the durable log (LSN 250)")
+    );
+    assert_eq!(child(e, "FINDING").attribute("PAGES"), Some("1"));
+}
