@@ -88,55 +88,60 @@ pub fn timeline_charts(points: &[TimelinePoint]) -> [String; 2] {
     ]
 }
 
-/// Latency percentiles (p50 … max, log scale) of each named series (files or actors).
+const PERCENTILES: [&str; 6] = ["min", "p50", "p90", "p99", "p99.9", "max"];
+
+/// (name, [(percentile index, latency ms)]) of the series that have data.
+fn percentile_points(series: &[(String, Latency)]) -> Vec<(&str, Vec<(f64, f64)>)> {
+    series
+        .iter()
+        .filter(|(_, l)| l.count > 0)
+        .map(|(name, l)| {
+            let v = [l.min_us, l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us];
+            let pts = v
+                .iter()
+                .enumerate()
+                .map(|(x, us)| (x as f64, (us / 1000.0).max(1e-3)));
+            (name.as_str(), pts.collect())
+        })
+        .collect()
+}
+
+/// Latency percentiles (min … max, log scale) of each named series (files or actors).
 pub fn percentile_chart(title: &str, series: &[(String, Latency)]) -> String {
-    let series: Vec<&(String, Latency)> = series.iter().filter(|(_, l)| l.count > 0).collect();
-    if series.is_empty() {
+    let lines = percentile_points(series);
+    if lines.is_empty() {
         return placeholder(&format!("{title}: no data"));
     }
-    let labels = ["min", "p50", "p90", "p99", "p99.9", "max"];
-    let values = |l: &Latency| {
-        [l.min_us, l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us]
-            .map(|us| (us / 1000.0).max(1e-3))
-    };
+    let ys = || lines.iter().flat_map(|(_, p)| p.iter().map(|p| p.1));
+    let y_max = max_of(ys());
+    let y_min = (ys().fold(f64::MAX, f64::min) / 2.0).clamp(1e-3, y_max / 10.0);
     svg(|out| {
         let root = SVGBackend::with_string(out, (W, H)).into_drawing_area();
         root.fill(&WHITE)?;
-        let y_max = max_of(series.iter().flat_map(|(_, l)| values(l)));
-        let y_min = series
-            .iter()
-            .flat_map(|(_, l)| values(l))
-            .fold(f64::MAX, f64::min)
-            / 2.0;
-        let y_min = y_min.clamp(1e-3, y_max / 10.0);
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(10)
             .x_label_area_size(35)
             .y_label_area_size(60)
             .build_cartesian_2d(-0.2f64..5.2f64, (y_min..y_max).log_scale())?;
+        let label = |x: &f64| {
+            PERCENTILES
+                .get(x.round() as usize)
+                .map_or(String::new(), |s| s.to_string())
+        };
         chart
             .configure_mesh()
             .x_labels(6)
-            .x_label_formatter(&|x| {
-                labels
-                    .get(x.round() as usize)
-                    .map_or(String::new(), |s| s.to_string())
-            })
+            .x_label_formatter(&label)
             .y_desc("latency (ms, log)")
             .draw()?;
-        for (i, (name, l)) in series.iter().enumerate() {
+        for (i, (name, pts)) in lines.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
-            let pts: Vec<(f64, f64)> = values(l)
-                .iter()
-                .enumerate()
-                .map(|(x, y)| (x as f64, *y))
-                .collect();
             chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-                .label(name.as_str())
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
+                .label(*name)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
         }
         chart
             .configure_series_labels()

@@ -46,6 +46,13 @@ pub fn dump_text(f: &Finding) -> String {
     let _ = writeln!(s, "Expected state: {:?}", f.expected);
     retries(&mut s, f);
     let _ = writeln!(s, "Persistent: {}", if f.persistent { "yes" } else { "no" });
+    history(&mut s, f);
+    images(&mut s, f);
+    s
+}
+
+/// The page's recent operations.
+fn history(s: &mut String, f: &Finding) {
     s.push_str("\nFILE HISTORY (oldest first)\n");
     for h in &f.history {
         let _ = writeln!(
@@ -58,17 +65,16 @@ pub fn dump_text(f: &Finding) -> String {
             if h.ok { "ok" } else { "FAILED" }
         );
     }
-    header_section(
-        &mut s,
-        "WRITE (EXPECTED) IMAGE",
-        f.expected_image.as_deref(),
-    );
-    header_section(&mut s, "READ (RECEIVED) IMAGE", f.received.as_deref());
+}
+
+/// Both headers decoded, then the differences.
+fn images(s: &mut String, f: &Finding) {
+    header_section(s, "WRITE (EXPECTED) IMAGE", f.expected_image.as_deref());
+    header_section(s, "READ (RECEIVED) IMAGE", f.received.as_deref());
     match (f.expected_image.as_deref(), f.received.as_deref()) {
-        (Some(e), Some(r)) => differences(&mut s, e, r),
+        (Some(e), Some(r)) => differences(s, e, r),
         _ => s.push_str("\nDIFFERENCES: only one image is available; see the checksums above.\n"),
     }
-    s
 }
 
 /// Re-read verdicts, runs of identical ones on one line ("Re-reads 1-15: …").

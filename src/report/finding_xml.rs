@@ -3,7 +3,7 @@
 use crate::findings::Finding;
 use crate::page::layout::{page_checksum, stored_checksum};
 use crate::page::verdict::{sector_list, torn_map};
-use crate::page::{ExpectedState, Verdict, PAGE_SIZE};
+use crate::page::{BitDiff, ExpectedState, Verdict, PAGE_SIZE};
 
 use super::clock::iso_utc;
 use super::entry::{close, empty_elem, open, text_elem, Out};
@@ -171,24 +171,7 @@ fn write_verdicts(w: &mut Out, f: &Finding) {
         Verdict::ZeroedSectors { sectors, .. } => {
             text_elem(w, "SECTOR_MAP", &[("ZEROED", &sector_list(*sectors))], "")
         }
-        Verdict::ChecksumMismatch { diff, .. } => {
-            let v = [
-                diff.bits_flipped.to_string(),
-                diff.bytes_differing.to_string(),
-                diff.first_bad_byte
-                    .map_or_else(String::new, |b| format!("0x{b:X}")),
-                diff.last_bad_byte
-                    .map_or_else(String::new, |b| format!("0x{b:X}")),
-                sector_list(diff.sectors),
-            ];
-            let names = ["BITS", "BYTES", "FIRST", "LAST", "SECTORS"];
-            let attrs: Vec<(&str, &str)> = names
-                .iter()
-                .copied()
-                .zip(v.iter().map(String::as_str))
-                .collect();
-            empty_elem(w, "BIT_DIFF", &attrs);
-        }
+        Verdict::ChecksumMismatch { diff, .. } => write_bit_diff(w, diff),
         _ => {}
     }
     let count = f.retries.len().to_string();
@@ -203,6 +186,23 @@ fn write_verdicts(w: &mut Out, f: &Finding) {
         );
     }
     close(w, "RETRIES");
+}
+
+fn write_bit_diff(w: &mut Out, diff: &BitDiff) {
+    let hex = |b: Option<u32>| b.map_or_else(String::new, |b| format!("0x{b:X}"));
+    let v = [
+        diff.bits_flipped.to_string(),
+        diff.bytes_differing.to_string(),
+        hex(diff.first_bad_byte),
+        hex(diff.last_bad_byte),
+        sector_list(diff.sectors),
+    ];
+    let names = ["BITS", "BYTES", "FIRST", "LAST", "SECTORS"];
+    let attrs: Vec<(&str, &str)> = names
+        .into_iter()
+        .zip(v.iter().map(String::as_str))
+        .collect();
+    empty_elem(w, "BIT_DIFF", &attrs);
 }
 
 fn write_history(w: &mut Out, f: &Finding) {

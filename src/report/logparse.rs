@@ -56,83 +56,106 @@ fn text_of(raw: &str) -> String {
     unescape(raw).map_or_else(|_| raw.to_string(), |t| t.into_owned())
 }
 
-/// Parses the log text. Only a malformed start (not XML at all) is an error.
+/// The parser's state while walking the events.
+#[derive(Default)]
+struct Walker {
+    out: ParsedLog,
+    cur: Option<LogEntry>,
+    depth: usize,
+    root: Option<String>,
+}
+
+/// Whether to go on reading after an event.
+enum Step {
+    Go,
+    Stop,
+}
+
+impl Walker {
+    fn start(&mut self, r: &mut Reader<&[u8]>, e: &BytesStart) -> Step {
+        self.depth += 1;
+        let name = e.name();
+        if self.root.is_none() {
+            self.root = Some(String::from_utf8_lossy(name.as_ref()).into_owned());
+        }
+        match (name.as_ref(), self.cur.as_mut()) {
+            (b"ENTRY", _) => {
+                self.cur = Some(LogEntry {
+                    attrs: attrs_of(e),
+                    ..LogEntry::default()
+                })
+            }
+            (b"EXTENDED_DESCRIPTION" | b"DATA", Some(c)) => {
+                // A text cut short ends the walk; the entry stays incomplete.
+                let Ok(t) = r.read_text(name) else {
+                    return Step::Stop;
+                };
+                if name.as_ref() == b"DATA" {
+                    c.finding = serde_json::from_str(&text_of(&t)).ok();
+                } else {
+                    c.text = text_of(&t);
+                }
+                self.depth -= 1;
+            }
+            _ => {}
+        }
+        Step::Go
+    }
+
+    fn end(&mut self, name: &[u8]) {
+        self.depth = self.depth.saturating_sub(1);
+        if name == b"ENTRY" {
+            self.out.entries.extend(self.cur.take());
+        }
+    }
+
+    fn finish(mut self, text: &str) -> Result<ParsedLog, String> {
+        if self.root.is_none() {
+            // Cut inside the prolog: an XML log with nothing in it yet.
+            if text.starts_with("<?xml") || "<?xml".starts_with(text) {
+                self.out.truncated = true;
+                return Ok(self.out);
+            }
+            return Err("no XML element found".into());
+        }
+        if self.out.entries.is_empty() && self.root.as_deref() != Some(super::xml::ROOT) {
+            return Err("no ENTRY elements".into());
+        }
+        // Still inside the root (or an entry) at the end: the file was cut short.
+        self.out.truncated |= self.depth > 0 || self.cur.is_some();
+        Ok(self.out)
+    }
+}
+
+/// Parses the log text. Only input that is not an XML log at all is an error.
 pub fn parse_log(text: &str) -> Result<ParsedLog, String> {
     let mut r = Reader::from_str(text);
-    let mut out = ParsedLog::default();
-    let mut cur: Option<LogEntry> = None;
-    let mut depth = 0usize;
-    let mut seen_root = false;
-    let mut root: Option<String> = None;
+    let mut w = Walker::default();
     loop {
-        let ev = match r.read_event() {
-            Ok(ev) => ev,
-            // Cut inside the prolog: an XML log with nothing in it yet.
-            Err(_) if !seen_root && (text.starts_with("<?xml") || "<?xml".starts_with(text)) => {
-                out.truncated = true;
-                return Ok(out);
-            }
-            Err(e) if !seen_root => return Err(e.to_string()),
+        let step = match r.read_event() {
+            Err(_) if w.root.is_none() => break,
             Err(_) => {
-                out.truncated = true;
+                w.out.truncated = true;
                 break;
             }
-        };
-        match ev {
-            Event::Start(e) => {
-                depth += 1;
-                if !seen_root {
-                    root = Some(String::from_utf8_lossy(e.name().as_ref()).into_owned());
-                }
-                seen_root = true;
-                let name = e.name();
-                match (name.as_ref(), cur.as_mut()) {
-                    (b"ENTRY", _) => {
-                        cur = Some(LogEntry {
-                            attrs: attrs_of(&e),
-                            ..LogEntry::default()
-                        })
-                    }
-                    (b"EXTENDED_DESCRIPTION", Some(c)) => {
-                        let Ok(t) = r.read_text(name) else { break };
-                        c.text = text_of(&t);
-                        depth -= 1;
-                    }
-                    (b"DATA", Some(c)) => {
-                        let Ok(t) = r.read_text(name) else { break };
-                        c.finding = serde_json::from_str(&text_of(&t)).ok();
-                        depth -= 1;
-                    }
-                    _ => {}
-                }
+            Ok(Event::Start(e)) => w.start(&mut r, &e),
+            Ok(Event::End(e)) => {
+                w.end(e.name().as_ref());
+                Step::Go
             }
-            Event::End(e) => {
-                depth = depth.saturating_sub(1);
-                if e.name().as_ref() == b"ENTRY" {
-                    out.entries.extend(cur.take());
-                }
-            }
-            Event::Empty(e) if e.name().as_ref() == b"ENTRY" => {
-                out.entries.push(LogEntry {
+            Ok(Event::Empty(e)) if e.name().as_ref() == b"ENTRY" => {
+                w.out.entries.push(LogEntry {
                     attrs: attrs_of(&e),
                     ..LogEntry::default()
                 });
+                Step::Go
             }
-            Event::Eof => break,
-            _ => {}
+            Ok(Event::Eof) => break,
+            Ok(_) => Step::Go,
+        };
+        if let Step::Stop = step {
+            break;
         }
     }
-    if !seen_root {
-        if text.starts_with("<?xml") {
-            out.truncated = true;
-            return Ok(out);
-        }
-        return Err("no XML element found".into());
-    }
-    if out.entries.is_empty() && root.as_deref() != Some(super::xml::ROOT) {
-        return Err("no ENTRY elements".into());
-    }
-    // Still inside the root (or an entry) at the end: the file was cut short.
-    out.truncated |= depth > 0 || cur.is_some();
-    Ok(out)
+    w.finish(text)
 }
