@@ -3,9 +3,11 @@
 
 mod bundle;
 mod cap;
+mod cli;
 mod fixtures;
 mod html;
 mod json;
+mod killed;
 mod snapshots;
 mod sysinfo;
 mod truncation;
