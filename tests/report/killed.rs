@@ -71,7 +71,11 @@ fn killed_writer_leaves_readable_evidence() {
     let doc = j.json.as_ref().unwrap();
     assert!(!doc.complete && doc.outcome == "running");
     // The JSON is rewritten right after each log entry: it may lag one finding behind.
-    assert!(doc.findings.len() >= 39, "{} findings in the JSON", doc.findings.len());
+    assert!(
+        doc.findings.len() >= 39,
+        "{} findings in the JSON",
+        doc.findings.len()
+    );
     assert!(doc.stats.is_some());
     for input in [&log, &dir.path().join("summary.json")] {
         let out = Command::new(env!("CARGO_BIN_EXE_sqliosim"))
