@@ -112,3 +112,31 @@ fn html_renders_in_headless_chromium() {
         std::fs::write(docs, bytes).unwrap();
     }
 }
+
+#[test]
+fn log_stylesheet_renders_a_table_in_chromium() {
+    let Some(bin) = chromium() else {
+        assert!(
+            std::env::var("SQLIOSIM_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
+            "chromium is required but not installed"
+        );
+        println!("SKIPPED: chromium not installed");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fixtures::run(dir.path(), &fixtures::every_class()[10..11], 50);
+    let log = dir.path().join("sqliosim.log.xml");
+    let profile = dir.path().join("profile");
+    // Browsers load a file:// stylesheet only when allowed to.
+    let args = ["--allow-file-access-from-files".into(), "--dump-dom".into()];
+    let (dom, _) = run_chromium(&bin, &log, &profile, &args);
+    assert!(
+        dom.contains("<th>Date</th>") && dom.contains("<th>Description</th>"),
+        "{dom}"
+    );
+    assert!(dom.contains("<tr class=\"ERROR\">"), "{dom}");
+    assert!(
+        dom.contains("Error: 0x00000005 Error Text: Input/output error Description: Read failed on /data/sqliosim.mdx Page: 21"),
+        "{dom}"
+    );
+}
