@@ -273,7 +273,12 @@ impl State {
         f.received = None;
         f.expected_image = None;
         self.doc.findings.push(f);
-        self.rewrite_json();
+        // Each rewrite serialises every finding: with a raised cap, rewrite at powers of two
+        // past 256 and leave the rest to the periodic update, so a flood stays linear.
+        let n = self.doc.findings.len();
+        if n <= 256 || n.is_power_of_two() {
+            self.rewrite_json();
+        }
     }
 }
 
