@@ -31,10 +31,16 @@ fn prepare(storage: &dyn Storage, oracle: &Oracle, buf: &mut [u8]) {
     for chunk in 0..FILE_PAGES / PAGES {
         for i in 0..PAGES {
             let p = chunk * PAGES + i;
-            stamp_into(&mut buf[(i as usize) * PAGE_SIZE..(i as usize + 1) * PAGE_SIZE], 7, p);
+            stamp_into(
+                &mut buf[(i as usize) * PAGE_SIZE..(i as usize + 1) * PAGE_SIZE],
+                7,
+                p,
+            );
             oracle.set(p, ExpectedState::Written { generation: 1 });
         }
-        storage.write_at(buf, chunk * PAGES * PAGE_SIZE as u64).expect("write");
+        storage
+            .write_at(buf, chunk * PAGES * PAGE_SIZE as u64)
+            .expect("write");
     }
     storage.sync_data().expect("sync");
 }
@@ -42,7 +48,11 @@ fn prepare(storage: &dyn Storage, oracle: &Oracle, buf: &mut [u8]) {
 fn verified_reads(c: &mut Criterion) {
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
     let path = dir.path().join("bench.mdx");
-    let opts = OpenOptions { create: true, direct: true, write_through: false };
+    let opts = OpenOptions {
+        create: true,
+        direct: true,
+        write_through: false,
+    };
     let storage = DirectBackend::new().open(&path, opts).expect("open");
     let oracle = Oracle::new(7, 0, FILE_PAGES);
     let mut buf = AlignedBuf::new(PAGE_SIZE * PAGES as usize).expect("buffer");
@@ -55,7 +65,9 @@ fn verified_reads(c: &mut Criterion) {
             let first = next % (FILE_PAGES / PAGES) * PAGES;
             next += 7;
             let _latch = oracle.read_latch_range(first, PAGES);
-            storage.read_at(&mut buf, first * PAGE_SIZE as u64).expect("read");
+            storage
+                .read_at(&mut buf, first * PAGE_SIZE as u64)
+                .expect("read");
             for i in 0..PAGES as usize {
                 let page = &buf[i * PAGE_SIZE..(i + 1) * PAGE_SIZE];
                 assert!(verify(page, &oracle.expect_page(first + i as u64)).is_ok());

@@ -16,6 +16,7 @@ use crate::exit::Outcome;
 use crate::findings::{EventSink, Fanout, Finding, FindingClass};
 use crate::io::{AlignedBuf, Backend, BufferedBackend, OpenOptions, Storage};
 use crate::page::{ActorKind, FileHeader, FileRole, Verdict, PAGE_SIZE};
+use crate::report::{Evidence, EvidenceOptions, RunInfo};
 
 /// `sqliosim verify` options.
 #[derive(Debug, Parser)]
@@ -36,6 +37,12 @@ pub struct VerifyArgs {
     /// Ignore the journal: check only what each page and block says about itself.
     #[arg(long)]
     pub no_journal: bool,
+    /// XML error log of the scan [default: sqliosim.verify.log.xml beside the first file].
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Also write a JSON summary of the scan.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// One file to scan, with its header.
@@ -69,11 +76,18 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     let backend = BufferedBackend::new();
     let targets = discover(&a, &backend)?;
     let journal = load_journal(&a, &targets)?;
-    let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(vec![Arc::new(ConsoleSink::default())]));
+    let evidence = Arc::new(open_evidence(&a, &targets)?);
+    let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(vec![
+        Arc::new(ConsoleSink::default()),
+        evidence.clone(),
+    ]));
     let mut findings = 0u64;
     for t in &targets {
         findings += scan_one(t, journal.as_ref(), sink.as_ref(), findings)?;
     }
+    evidence
+        .finish(None)
+        .map_err(|e| anyhow::anyhow!("writing the evidence failed: {e}"))?;
     println!(
         "Verdict: {}",
         if findings == 0 {
@@ -87,6 +101,34 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Findings
     })
+}
+
+/// The scan's own XML log (and dumps beside it), so the evidence of a scan looks like a run's.
+fn open_evidence(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Evidence> {
+    let dir = targets[0]
+        .path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let log = a
+        .log
+        .clone()
+        .unwrap_or_else(|| dir.join("sqliosim.verify.log.xml"));
+    let dumps = log.parent().map(|d| d.join("dumps"));
+    let opts = EvidenceOptions {
+        log: Some(log.clone()),
+        dump_dir: dumps,
+        json: a.json.clone(),
+        ..EvidenceOptions::default()
+    };
+    let run = RunInfo {
+        seed: None,
+        run_id: Some(targets[0].header.run_id),
+        command_line: std::env::args().collect(),
+        config: serde_json::Value::Null,
+    };
+    Evidence::create(opts, run)
+        .map_err(|e| anyhow::anyhow!("cannot write the log {}: {e}", log.display()))
 }
 
 fn discover(a: &VerifyArgs, backend: &dyn Backend) -> anyhow::Result<Vec<Target>> {
