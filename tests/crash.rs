@@ -213,3 +213,39 @@ fn resume_refuses_a_missing_file_set() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_killed_run_leaves_a_log_and_json_that_report_reads() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 0, 2, false);
+    let json = dir.path().join("summary.json");
+    let mut child = bin()
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("--dir")
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start");
+    std::thread::sleep(Duration::from_millis(2500));
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+    for input in [dir.path().join("sqliosim.log.xml"), json] {
+        let out = bin().arg("report").arg(&input).output().expect("report");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            input.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("no integrity errors"),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
