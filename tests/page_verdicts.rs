@@ -405,3 +405,25 @@ fn a_flipped_bit_in_a_blank_page_is_diffed_against_zeros() {
     // Where a write is expected, the same bytes are not a page of ours.
     assert_eq!(verify(&p, &written(2)).kind(), VerdictKind::Garbage);
 }
+
+#[test]
+fn expected_image_for_dumps() {
+    let img = sqliosim::page::expected_image(&page(1, 7, 2), &written(5));
+    assert_eq!(
+        verify(&img, &written(5)),
+        Verdict::Ok { generation: 5 },
+        "stale: the image is generation 5"
+    );
+    let good = page(1, 7, 5);
+    let mut bad = good.clone();
+    bad[300] ^= 1;
+    assert_eq!(
+        sqliosim::page::expected_image(&bad, &written(5)),
+        good,
+        "same write: header fields kept"
+    );
+    let blank = sqliosim::page::expected_image(&good, &at(ExpectedState::NeverWritten));
+    assert!(blank.iter().all(|&b| b == 0));
+    let offline = sqliosim::page::expected_image(&bad, &Expect::offline(Some(RUN), 1, 7));
+    assert_eq!(offline, good);
+}

@@ -1,8 +1,13 @@
 //! The verifier: a pure function from (bytes read, what was expected) to a [`Verdict`].
 //!
-//! Order of decisions: all zero → never written; a valid self-consistent page → identity and
-//! generation checks (foreign run, misdirected, stale, future); otherwise sector analysis
-//! tells torn writes and zeroed sectors from bit-level damage and garbage.
+//! Order of decisions: all zero → never written; a valid self-consistent page (magic and
+//! checksum right) → identity and generation checks (foreign run, misdirected, stale, future);
+//! otherwise the header is read leniently and each sector is classified (zero, an intact
+//! sector of some generation, damaged): intact sectors of two generations are a torn write,
+//! intact sectors plus zero sectors are zeroed sectors (or a torn first write), and after a
+//! failed write any mix within the generations it may have left is accepted. Anything else is
+//! a checksum mismatch diffed bit by bit against the regenerated image, or garbage when
+//! nothing of the page is ours. docs/page-format.md lists every rule.
 
 use super::image::image_like;
 use super::layout::{
