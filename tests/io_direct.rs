@@ -198,3 +198,16 @@ fn buffered_backend_round_trip_accepts_unaligned_buffers() {
         Verdict::Ok { generation: 9 }
     );
 }
+
+#[test]
+fn direct_read_across_an_unaligned_end_of_file_returns_what_exists() {
+    let d = dir();
+    let path = d.path().join("eof.mdx");
+    std::fs::write(&path, vec![7u8; 8192 + 100]).expect("buffered write");
+    let st = open(&path);
+    let mut buf = AlignedBuf::new(PAGE_SIZE).expect("mmap");
+    let n = st.read_at(&mut buf, 8192).expect("read at the tail");
+    assert_eq!(n, 100, "the bytes up to the end of file");
+    assert!(buf[..100].iter().all(|&b| b == 7));
+    assert_eq!(st.read_at(&mut buf, 0).expect("read"), PAGE_SIZE);
+}
