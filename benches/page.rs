@@ -4,6 +4,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use sqliosim::page::fill::fill_payload;
 use sqliosim::page::image::image_like;
 use sqliosim::page::layout::page_checksum;
 use sqliosim::page::{stamp_page, verify, ActorKind, Expect, ExpectedState, PageStamp, PAGE_SIZE};
@@ -31,6 +32,9 @@ fn benches(c: &mut Criterion) {
             n += 1;
             stamp_page(black_box(&mut page), &stamp(n));
         })
+    });
+    g.bench_function("fill_payload", |b| {
+        b.iter(|| fill_payload(black_box(&mut page), 1, 2, 3, black_box(4)))
     });
     stamp_page(&mut page, &stamp(5));
     let exp = Expect::known(

@@ -296,6 +296,11 @@ fn next_request_to_a_file_and_random_faults_are_seeded() {
     b.inject(Fault::LostWrite, Target::File(p("a.mdx").to_path_buf()));
     write_ok(&*st, &o, 12);
     assert_eq!(b.fired()[0].page, 12);
+    b.inject(Fault::LostWrite, Target::at_offset("a.mdx", 13 * PS + 4096));
+    write_ok(&*st, &o, 12);
+    assert_eq!(b.armed(), 1, "a write elsewhere leaves the fault armed");
+    write_ok(&*st, &o, 13);
+    assert_eq!((b.armed(), b.fired()[1].page), (0, 13));
 }
 
 #[test]

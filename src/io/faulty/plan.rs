@@ -145,6 +145,14 @@ pub enum Target {
 }
 
 impl Target {
+    /// The page of `path` holding byte `offset`.
+    pub fn at_offset(path: impl Into<PathBuf>, offset: u64) -> Target {
+        Target::Page {
+            path: path.into(),
+            page: offset / PAGE_SIZE as u64,
+        }
+    }
+
     /// The page of the request `[first, first + count)` on `path` this target hits, if any.
     fn hit(&self, path: &Path, first: u64, count: u64) -> Option<u64> {
         match self {
