@@ -134,7 +134,8 @@ pub fn report_request(
     w.sh.report(finding);
 }
 
-/// Reports a failed data-page write.
+/// Reports a failed write: `n` data pages from `first`, or (n = 0) a log write or flush, or a
+/// resize.
 pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e: &std::io::Error) {
     let errno = e.raw_os_error().unwrap_or(libc::EIO);
     let mut finding = build(
@@ -150,27 +151,10 @@ pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e
     finding.class = FindingClass::WriteError;
     finding.received = None;
     finding.expected_image = None;
-    finding.page_count = n as u32;
-    finding.detail = Some(format!("write of {n} pages from page {first} failed: {e}"));
-    w.sh.report(finding);
-}
-
-/// Reports a failed log write or flush.
-pub fn report_log_error(w: &mut Worker<'_>, file: usize, e: &std::io::Error) {
-    let errno = e.raw_os_error().unwrap_or(libc::EIO);
-    let mut finding = build(
-        w,
-        file,
-        0,
-        Verdict::IoError { errno },
-        Vec::new(),
-        true,
-        None,
-        Vec::new(),
-    );
-    finding.class = FindingClass::WriteError;
-    finding.received = None;
-    finding.expected_image = None;
+    if n > 0 {
+        finding.page_count = n as u32;
+        finding.detail = Some(format!("write of {n} pages from page {first} failed: {e}"));
+    }
     w.sh.report(finding);
 }
 

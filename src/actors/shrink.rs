@@ -120,7 +120,7 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
         }
         Err(e) => {
             drop(size);
-            super::evidence::report_log_error(w, file, &e);
+            super::evidence::report_write_error(w, file, 0, 0, &e);
         }
     }
 }

@@ -125,7 +125,7 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
                 w.sh.report(f);
             }
         }
-        Err(e) => evidence::report_log_error(w, file, &e),
+        Err(e) => evidence::report_write_error(w, file, 0, 0, &e),
     }
 }
 
@@ -167,7 +167,7 @@ impl Worker<'_> {
             }
             Err(e) => {
                 let file = log.file;
-                evidence::report_log_error(self, file, &e);
+                evidence::report_write_error(self, file, 0, 0, &e);
                 false
             }
         }

@@ -11,11 +11,11 @@ use clap::Parser;
 
 use super::console::ConsoleSink;
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
-use crate::engine::scan::{acceptable, scan_data, scan_log, BadPage};
+use crate::engine::scan::{acceptable, scan_data, scan_log};
 use crate::exit::Outcome;
-use crate::findings::{EventSink, Fanout, Finding, FindingClass};
+use crate::findings::{EventSink, Fanout, Finding};
 use crate::io::{AlignedBuf, Backend, BufferedBackend, OpenOptions, Storage};
-use crate::page::{ActorKind, FileHeader, FileRole, Verdict, PAGE_SIZE};
+use crate::page::{FileHeader, FileRole, PAGE_SIZE};
 use crate::report::{Evidence, EvidenceOptions, RunInfo};
 
 /// `sqliosim verify` options.
@@ -244,7 +244,7 @@ fn scan_one(
             let stats = scan_data(t.storage.as_ref(), &t.header, j, |b| {
                 if !acceptable(&b.verdict) {
                     findings += 1;
-                    emit(page_finding(t, b));
+                    emit(b.into_finding(0, &t.path, t.header.file_id));
                 }
             })
             .with_context(|| format!("cannot read {}", t.path.display()))?;
@@ -262,48 +262,19 @@ fn scan_one(
                 .with_context(|| format!("cannot read {}", t.path.display()))?;
             let durable = j.and_then(|j| j.log.get(t.header.file_id as usize).copied().flatten());
             let scan = scan_log(&bytes, &t.header, durable);
-            for issue in &scan.issues {
+            let problems = scan.issues.len();
+            for issue in scan.issues {
                 findings += 1;
-                let mut f = Finding::page(
-                    0,
-                    t.path.clone(),
-                    t.header.file_id,
-                    issue.offset / PAGE_SIZE as u64,
-                    ActorKind::Verifier,
-                    0,
-                    Verdict::Garbage {
-                        first_bytes: [0; 16],
-                    },
-                );
-                f.class = FindingClass::LogCorruption;
-                f.offset = issue.offset;
-                f.detail = Some(issue.what.clone());
-                emit(f);
+                emit(issue.into_finding(0, &t.path, t.header.file_id));
             }
             println!(
                 "{}: {} log blocks found, {} along the chain, {} problem(s)",
                 t.path.display(),
                 scan.blocks,
                 scan.chained,
-                scan.issues.len()
+                problems
             );
         }
     }
     Ok(findings)
-}
-
-fn page_finding(t: &Target, b: BadPage) -> Finding {
-    let mut f = Finding::page(
-        0,
-        t.path.clone(),
-        t.header.file_id,
-        b.page,
-        ActorKind::Verifier,
-        0,
-        b.verdict,
-    );
-    f.expected = b.expected;
-    f.received_header = crate::page::layout::read_stamp(&b.received);
-    f.received = Some(b.received);
-    f
 }

@@ -7,8 +7,11 @@ use std::io;
 use super::journal::JournalState;
 use super::logblock::{self, LOG_ALIGN, LOG_AREA_START};
 use super::wal::NO_PREV;
+use crate::findings::{Finding, FindingClass};
 use crate::io::{AlignedBuf, Storage};
-use crate::page::{verify, Expect, ExpectedState, FileHeader, Verdict, VerdictKind, PAGE_SIZE};
+use crate::page::{
+    verify, ActorKind, Expect, ExpectedState, FileHeader, Verdict, VerdictKind, PAGE_SIZE,
+};
 
 /// Pages read per request while scanning.
 const SCAN_PAGES: usize = 128;
@@ -24,6 +27,25 @@ pub struct BadPage {
     pub expected: Option<ExpectedState>,
     /// The bytes read (empty when the page was acceptable).
     pub received: Vec<u8>,
+}
+
+impl BadPage {
+    /// The finding for this page of `path` (file `file_id`), found by the offline verifier.
+    pub fn into_finding(self, seed: u64, path: &std::path::Path, file_id: u32) -> Finding {
+        let mut f = Finding::page(
+            seed,
+            path.to_path_buf(),
+            file_id,
+            self.page,
+            ActorKind::Verifier,
+            0,
+            self.verdict,
+        );
+        f.expected = self.expected;
+        f.received_header = crate::page::layout::read_stamp(&self.received);
+        f.received = Some(self.received);
+        f
+    }
 }
 
 /// Counts of a data-file scan.
@@ -111,6 +133,28 @@ pub struct LogIssue {
     pub offset: u64,
     /// What is wrong.
     pub what: String,
+}
+
+impl LogIssue {
+    /// The finding for this problem of the log file `path` (file `file_id`).
+    pub fn into_finding(self, seed: u64, path: &std::path::Path, file_id: u32) -> Finding {
+        let page = self.offset / PAGE_SIZE as u64;
+        let mut f = Finding::page(
+            seed,
+            path.to_path_buf(),
+            file_id,
+            page,
+            ActorKind::Verifier,
+            0,
+            Verdict::Garbage {
+                first_bytes: [0; 16],
+            },
+        );
+        f.class = FindingClass::LogCorruption;
+        f.offset = self.offset;
+        f.detail = Some(self.what);
+        f
+    }
 }
 
 /// Result of a log scan.

@@ -8,9 +8,9 @@ use crate::actors::shared::Shared;
 use crate::engine::files::{check_ownership, SimFile};
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
 use crate::engine::scan::{acceptable, scan_data, scan_log};
-use crate::findings::{Finding, Severity};
+use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
-use crate::page::{ActorKind, ExpectedState, Verdict, PAGE_SIZE};
+use crate::page::{ExpectedState, Verdict, PAGE_SIZE};
 use crate::sched::plan::SimPlan;
 
 /// Opens the files of the plan, which must all exist and belong to one earlier run.
@@ -71,21 +71,7 @@ pub fn restore(sh: &Shared) -> anyhow::Result<()> {
         let scan = scan_log(&bytes, &header, durable);
         for issue in scan.issues {
             bad += 1;
-            let mut finding = Finding::page(
-                sh.plan.seed,
-                f.path.clone(),
-                log.file as u32,
-                issue.offset / PAGE_SIZE as u64,
-                ActorKind::Verifier,
-                0,
-                Verdict::Garbage {
-                    first_bytes: [0; 16],
-                },
-            );
-            finding.class = crate::findings::FindingClass::LogCorruption;
-            finding.offset = issue.offset;
-            finding.detail = Some(issue.what);
-            sh.report(finding);
+            sh.report(issue.into_finding(sh.plan.seed, &f.path, log.file as u32));
         }
         log.wal.continue_after(scan.newest_end);
     }
@@ -137,19 +123,7 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
         f.oracle.set(b.page, state);
         if !acceptable(&b.verdict) {
             bad += 1;
-            let mut finding = Finding::page(
-                sh.plan.seed,
-                f.path.clone(),
-                file as u32,
-                b.page,
-                ActorKind::Verifier,
-                0,
-                b.verdict,
-            );
-            finding.expected = b.expected;
-            finding.received_header = crate::page::layout::read_stamp(&b.received);
-            finding.received = Some(b.received);
-            sh.report(finding);
+            sh.report(b.into_finding(sh.plan.seed, &f.path, file as u32));
         }
     })
     .with_context(|| format!("cannot read {}", f.path.display()))?;
