@@ -249,3 +249,41 @@ fn a_killed_run_leaves_a_log_and_json_that_report_reads() {
         );
     }
 }
+
+#[test]
+fn ctrl_c_stops_the_users_and_still_writes_the_summary_and_log() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 0, 60, false);
+    let child = bin()
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("--dir")
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start");
+    std::thread::sleep(Duration::from_millis(2500));
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
+    let out = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Stopped by signal"), "{stdout}");
+    let log = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
+    let doc = roxmltree::Document::parse(&log).expect("the log is well-formed XML");
+    let summaries = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("EXTENDED_DESCRIPTION"))
+        .filter(|n| {
+            n.text()
+                .is_some_and(|t| t.starts_with("********** Final Summary for file"))
+        })
+        .count();
+    assert_eq!(summaries, 2, "a final summary for each file");
+}

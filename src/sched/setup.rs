@@ -28,6 +28,7 @@ pub fn build(
     plan: SimPlan,
     backend: &dyn Backend,
     sink: Arc<dyn EventSink>,
+    stop: Stop,
 ) -> anyhow::Result<Shared> {
     let (run_id, sim_files) = if plan.resume {
         super::resume::open_files(&plan, backend)?
@@ -73,7 +74,7 @@ pub fn build(
         data,
         logs,
         pool: BufferPool::new(frames),
-        stop: Stop::new(),
+        stop,
         gate: Gate::new(plan.max_outstanding_io),
         throttles,
         inflight: Inflight::new(users * 4 + 16),
