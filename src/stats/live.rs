@@ -146,31 +146,6 @@ impl LiveSnapshot {
     }
 }
 
-#[cfg(test)]
-mod p99_tests {
-    use super::*;
-
-    #[test]
-    fn p99_bound_covers_the_slowest_percent() {
-        let live = LiveCounters::new();
-        for _ in 0..990 {
-            live.add_io(true, false, 8192, 50_000);
-        }
-        for _ in 0..10 {
-            live.add_io(true, false, 8192, 5_000_000);
-        }
-        let s = live.snapshot();
-        let p99 = s.p99_ms_bound();
-        assert!((0.05..=0.128).contains(&p99), "{p99}");
-        for _ in 0..20 {
-            live.add_io(true, false, 8192, 5_000_000);
-        }
-        let p99 = live.snapshot().p99_ms_bound();
-        assert!((5.0..=8.2).contains(&p99), "{p99}");
-        assert_eq!(LiveSnapshot::default().p99_ms_bound(), 0.0);
-    }
-}
-
 fn rate(n: u64, secs: f64) -> f64 {
     if secs > 0.0 {
         n as f64 / secs
@@ -196,5 +171,30 @@ impl Sub for LiveSnapshot {
             findings: self.findings.saturating_sub(e.findings),
             lat_log2: std::array::from_fn(|i| self.lat_log2[i].saturating_sub(e.lat_log2[i])),
         }
+    }
+}
+
+#[cfg(test)]
+mod p99_tests {
+    use super::*;
+
+    #[test]
+    fn p99_bound_covers_the_slowest_percent() {
+        let live = LiveCounters::new();
+        for _ in 0..990 {
+            live.add_io(true, false, 8192, 50_000);
+        }
+        for _ in 0..10 {
+            live.add_io(true, false, 8192, 5_000_000);
+        }
+        let s = live.snapshot();
+        let p99 = s.p99_ms_bound();
+        assert!((0.05..=0.128).contains(&p99), "{p99}");
+        for _ in 0..20 {
+            live.add_io(true, false, 8192, 5_000_000);
+        }
+        let p99 = live.snapshot().p99_ms_bound();
+        assert!((5.0..=8.2).contains(&p99), "{p99}");
+        assert_eq!(LiveSnapshot::default().p99_ms_bound(), 0.0);
     }
 }
