@@ -88,8 +88,27 @@ fn make_dirs(plan: &crate::sched::plan::SimPlan, settings: &RunSettings) -> anyh
     Ok(())
 }
 
+/// Refuses to overwrite an existing file that does not carry `marker` near its start (a log or
+/// summary of ours), unless forced: the tool overwrites only what it created.
+pub fn ensure_ours(path: &Path, marker: &str, force: bool) -> anyhow::Result<()> {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return Ok(());
+    };
+    let mut head = Vec::new();
+    let _ = f.by_ref().take(4096).read_to_end(&mut head);
+    if force || head.is_empty() || String::from_utf8_lossy(&head).contains(marker) {
+        return Ok(());
+    }
+    anyhow::bail!("{}: the file exists and was not written by sqliosim; refusing to overwrite it. Choose another path, remove it, or pass --force", path.display())
+}
+
 /// The XML log, the page dumps beside it, and the JSON summary when asked for.
 fn open_evidence(settings: &RunSettings) -> anyhow::Result<Evidence> {
+    ensure_ours(&settings.error_log, "SQLIOSIM_LOG", settings.force)?;
+    if let Some(json) = &settings.json {
+        ensure_ours(json, "sqliosim-summary", settings.force)?;
+    }
     let dumps = settings.error_log.parent().map(|d| d.join("dumps"));
     let opts = EvidenceOptions {
         log: Some(settings.error_log.clone()),
