@@ -167,3 +167,37 @@ fn shrink_and_grow_change_the_file_size_without_false_alarms() {
     );
     let _ = DirectBackend::new().exists(&path);
 }
+
+#[test]
+fn slow_ios_are_throttled_and_reported_once_as_long() {
+    let dir = PathBuf::from("/virtual");
+    let mut plan = small_plan(&dir, 2, Duration::from_secs(2));
+    plan.journal = false;
+    plan.target_io = Duration::from_millis(1);
+    plan.long_io = Duration::from_millis(300);
+    let data = plan.files[0].path.clone();
+    let backend = FaultyBackend::new(3);
+    // Every request is slow: the running average rises above the 1 ms target.
+    backend.set_random(1.0, vec![Fault::Latency(Duration::from_millis(5))]);
+    // One request is stuck for much longer than the long-I/O limit.
+    backend.inject(
+        Fault::Latency(Duration::from_millis(1500)),
+        page_target(&data, 40),
+    );
+    let sink = Arc::new(MemorySink::default());
+    let out = simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    assert_eq!(out.findings, 0, "slowness is not corruption");
+    let throttled: u64 = out.summary.files.iter().map(|f| f.throttled).sum();
+    assert!(throttled > 0, "I/O was throttled");
+    let long: Vec<String> = sink
+        .messages()
+        .iter()
+        .filter(|m| m.func == "CheckForLongIO")
+        .map(|m| m.text.clone())
+        .collect();
+    assert!(
+        long.iter()
+            .any(|t| t.contains("outstanding for more than 0.3 sec")),
+        "{long:?}"
+    );
+}

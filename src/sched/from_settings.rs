@@ -36,6 +36,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         force: s.force,
         journal: true,
         resume: s.resume,
+        long_io: super::monitor::LONG_IO,
         random: random(c),
         audit: batch(
             c.audit.user_count,

@@ -124,6 +124,8 @@ pub struct SimPlan {
     pub journal: bool,
     /// Open the existing file set, verify it, and carry on (instead of creating files).
     pub resume: bool,
+    /// An I/O outstanding longer than this is reported once (SQLIOSim: 15 s).
+    pub long_io: Duration,
     /// [RandomUser].
     pub random: RandomPlan,
     /// [AuditUser] (min_pages = max_pages = BuffersValidated).

@@ -62,6 +62,7 @@ pub fn small_plan(dir: &Path, data_mb: u64, main: Duration) -> SimPlan {
         force: false,
         journal: true,
         resume: false,
+        long_io: Duration::from_secs(15),
         random: RandomPlan {
             users: 2,
             jump: 0.05,
