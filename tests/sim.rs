@@ -201,3 +201,29 @@ fn slow_ios_are_throttled_and_reported_once_as_long() {
         "{long:?}"
     );
 }
+
+#[test]
+fn max_outstanding_io_caps_concurrency_and_scatter_gather_decides_request_shape() {
+    for scatter in [true, false] {
+        let dir = PathBuf::from("/virtual");
+        let mut plan = small_plan(&dir, 2, Duration::from_millis(800));
+        plan.journal = false;
+        plan.max_outstanding_io = 2;
+        plan.scatter_gather = scatter;
+        let sink = Arc::new(MemorySink::default());
+        let out = simulate(plan, &FaultyBackend::new(5), sink, &no_tick).expect("simulate");
+        let data = &out.summary.files[0];
+        assert!(
+            data.io_request_blocks <= 2,
+            "at most 2 I/Os outstanding, saw {}",
+            data.io_request_blocks
+        );
+        let vectored = data.io.scatter_reads + data.io.gather_writes;
+        if scatter {
+            assert!(vectored > 0, "multi-page runs are vectored requests");
+        } else {
+            assert_eq!(vectored, 0, "one request per page");
+            assert!(data.io.reads > 0 && data.io.writes > 0);
+        }
+    }
+}
