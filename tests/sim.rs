@@ -227,3 +227,35 @@ fn max_outstanding_io_caps_concurrency_and_scatter_gather_decides_request_shape(
         }
     }
 }
+
+#[test]
+fn random_stale_reads_are_each_reported_as_transient_stale_reads_and_nothing_else() {
+    let dir = PathBuf::from("/virtual");
+    let mut plan = small_plan(&dir, 2, Duration::from_millis(1500));
+    plan.journal = false;
+    plan.cycles = 2;
+    plan.files[0].shrinkable = false;
+    let backend = FaultyBackend::new(11);
+    backend.set_random(0.01, vec![Fault::StaleRead]);
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    let fired: BTreeSet<u64> = backend
+        .fired()
+        .iter()
+        .filter(|f| f.fault == Fault::StaleRead)
+        .map(|f| f.page)
+        .collect();
+    let found: BTreeSet<u64> = sink.findings().iter().map(|f| f.page_id).collect();
+    assert!(!fired.is_empty(), "some stale reads fired");
+    assert!(
+        sink.findings()
+            .iter()
+            .all(|f| f.class == FindingClass::StaleRead && !f.persistent),
+        "{:#?}",
+        sink.findings()
+    );
+    assert_eq!(
+        found, fired,
+        "every stale read reported, at its page, and nothing else"
+    );
+}
