@@ -259,7 +259,7 @@ impl Plan {
         len: usize,
     ) -> Option<(Fault, u64)> {
         let first = offset / PAGE_SIZE as u64;
-        let count = (len.div_ceil(PAGE_SIZE) as u64).max(1);
+        let count = (offset + len.max(1) as u64 - 1) / PAGE_SIZE as u64 - first + 1;
         let hit = self
             .armed
             .iter()
