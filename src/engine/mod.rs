@@ -1,5 +1,12 @@
-//! The engine: expected-state oracle, read retry and triage, and (later) the buffer pool, data
-//! and log files.
+//! The engine: expected-state oracle, read retry and triage, buffer pool, data files and the
+//! write-ahead log.
 
+pub mod files;
+pub mod journal;
+pub mod logblock;
+pub mod logscan;
 pub mod oracle;
+pub mod pool;
 pub mod retry;
+pub mod scan;
+pub mod wal;

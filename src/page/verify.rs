@@ -157,7 +157,7 @@ fn verify_mix(map: Vec<SectorContent>, gens: &[u64], exp: &Expect) -> Verdict {
             };
         }
     }
-    if gens.len() >= 2 || first_write(exp, gens[0]) {
+    if gens.len() >= 2 || (first_write(exp, gens[0]) && is_suffix(zeros)) {
         return Verdict::TornWrite { sectors: map };
     }
     Verdict::ZeroedSectors {
@@ -184,6 +184,13 @@ fn zero_bits(map: &[SectorContent]) -> u16 {
         .enumerate()
         .filter(|(_, s)| **s == SectorContent::Zero)
         .fold(0, |m, (i, _)| m | (1 << i))
+}
+
+/// True when the zero sectors are the last ones of the page: what a write torn over a
+/// never-written page leaves (devices persist a prefix of a write). Zero sectors elsewhere are
+/// zeroed sectors, even on a page written once.
+fn is_suffix(zeros: u16) -> bool {
+    zeros != 0 && (zeros >> zeros.trailing_zeros()).count_ones() == 16 - zeros.trailing_zeros()
 }
 
 /// True when generation `g` was this page's first write, so zero sectors are its old content.
@@ -215,5 +222,20 @@ fn mismatch_with(page: &[u8], image: &[u8]) -> Verdict {
         calculated: page_checksum(page),
         expected: image_checksum(image),
         diff: bit_diff(page, image),
+    }
+}
+
+#[cfg(test)]
+mod suffix_tests {
+    use super::is_suffix;
+
+    #[test]
+    fn only_trailing_runs_of_zero_sectors_are_suffixes() {
+        assert!(is_suffix(0xFF00));
+        assert!(is_suffix(0x8000));
+        assert!(is_suffix(0xFFFE));
+        assert!(!is_suffix(0x0008), "sector 3 alone");
+        assert!(!is_suffix(0x7F00), "does not reach the last sector");
+        assert!(!is_suffix(0));
     }
 }
