@@ -365,3 +365,18 @@ fn faults_on_requests_that_are_not_page_aligned() {
         .iter()
         .all(|&x| x == 9));
 }
+
+#[test]
+fn random_faults_limited_to_one_file() {
+    let (b, st, o) = setup();
+    let other = b.open_faulty(p("b.mdx"));
+    let o2 = Oracle::new(RUN, 2, 16);
+    b.set_random_on("b.mdx", 1.0, vec![Fault::LostWrite]);
+    for page in 0..4 {
+        write_ok(&*st, &o, page);
+        write_ok(&*other, &o2, page);
+    }
+    let fired = b.fired();
+    assert_eq!(fired.len(), 4);
+    assert!(fired.iter().all(|f| f.path == p("b.mdx")));
+}

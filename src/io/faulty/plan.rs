@@ -211,12 +211,21 @@ pub struct FiredFault {
     pub time_us: u64,
 }
 
+/// Faults drawn at random: probability per request, the faults, and the file they are
+/// limited to (`None`: every file).
+#[derive(Debug)]
+struct RandomFaults {
+    probability: f64,
+    faults: Vec<Fault>,
+    only: Option<PathBuf>,
+}
+
 /// Armed faults, random-fault settings, the generator and the logs.
 #[derive(Debug)]
 pub(crate) struct Plan {
     pub(crate) rng: SmallRng,
     armed: Vec<(Fault, Target)>,
-    random: Option<(f64, Vec<Fault>)>,
+    random: Option<RandomFaults>,
     pub(crate) fired: Vec<FiredFault>,
     pub(crate) skipped: Vec<(Fault, PathBuf, u64)>,
 }
@@ -245,8 +254,17 @@ impl Plan {
         self.random = None;
     }
 
-    pub(crate) fn set_random(&mut self, probability: f64, faults: Vec<Fault>) {
-        self.random = Some((probability.clamp(0.0, 1.0), faults));
+    pub(crate) fn set_random(
+        &mut self,
+        probability: f64,
+        faults: Vec<Fault>,
+        only: Option<PathBuf>,
+    ) {
+        self.random = Some(RandomFaults {
+            probability: probability.clamp(0.0, 1.0),
+            faults,
+            only,
+        });
     }
 
     /// The fault (and page) that acts on this request, if any: an armed fault first (oldest
@@ -269,13 +287,16 @@ impl Plan {
         if let Some((i, page)) = hit {
             return Some((self.armed.remove(i).0, page));
         }
-        self.draw(op, first, count)
+        self.draw(op, path, first, count)
     }
 
-    fn draw(&mut self, op: OpKind, first: u64, count: u64) -> Option<(Fault, u64)> {
-        let (p, faults) = self.random.as_ref()?;
-        let usable: Vec<&Fault> = faults.iter().filter(|f| f.applies_to(op)).collect();
-        if usable.is_empty() || !self.rng.random_bool(*p) {
+    fn draw(&mut self, op: OpKind, path: &Path, first: u64, count: u64) -> Option<(Fault, u64)> {
+        let r = self.random.as_ref()?;
+        if r.only.as_ref().is_some_and(|only| only != path) {
+            return None;
+        }
+        let usable: Vec<&Fault> = r.faults.iter().filter(|f| f.applies_to(op)).collect();
+        if usable.is_empty() || !self.rng.random_bool(r.probability) {
             return None;
         }
         let fault = usable[self.rng.random_range(0..usable.len())].clone();
