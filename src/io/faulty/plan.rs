@@ -41,7 +41,8 @@ pub enum Misdirect {
 pub enum Fault {
     /// The write of the target page is acknowledged but never stored.
     LostWrite,
-    /// Only the first part of the target page is stored; the rest keeps its old content.
+    /// Only the first part of the target page is stored; the rest keeps its old content. The
+    /// other pages of a multi-page request are stored whole, so exactly one page is torn.
     TornWrite(Tear),
     /// The target page's data is stored somewhere else; its own location keeps old content.
     MisdirectedWrite(Misdirect),
