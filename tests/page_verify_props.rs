@@ -54,6 +54,24 @@ proptest! {
         }
     }
 
+    /// The same for the 64 header bytes alone, hit more often (offline too).
+    #[test]
+    fn any_single_bit_flip_in_the_header_is_found_exactly(id in ids(), bit in 0..64 * 8usize) {
+        let (run, file, page, g, lsn) = id;
+        let mut p = stamp(run, file, page, g, lsn);
+        p[bit / 8] ^= 1 << (bit % 8);
+        let live = Expect::known(run, file, page, ExpectedState::Written { generation: g });
+        for exp in [live, Expect::offline(Some(run), file, page)] {
+            match verify(&p, &exp) {
+                Verdict::ChecksumMismatch { diff, .. } => {
+                    prop_assert!(diff.single_bit(), "bit {}: {:?}", bit, diff);
+                    prop_assert_eq!(diff.first_bad_byte, Some((bit / 8) as u32));
+                }
+                other => prop_assert!(false, "bit {}: {:?}", bit, other),
+            }
+        }
+    }
+
     /// A write torn after any number of sectors shows the two generations in order.
     #[test]
     fn any_prefix_tear_is_a_torn_write(id in ids(), k in 1..SECTORS_PER_PAGE, behind in 1..5u64) {

@@ -84,20 +84,50 @@ fn verify_valid(st: &PageStamp, exp: &Expect) -> Verdict {
     }
 }
 
-/// The generation to compare sectors against: the header's when it names this page, else the
-/// expected one.
-fn reference_generation(header: &PageStamp, exp: &Expect) -> u64 {
-    if header.page_id == exp.page_id && header.file_id == exp.file_id {
-        header.generation
-    } else {
-        exp.state.map_or(0, ExpectedState::max_issued)
+/// Generations to read the 32-bit sector stamps against, best first: the newest issued (when
+/// an expectation is known), the header's, none (the stamp's 32 bits as they are), and last
+/// the header's with one of its high 32 bits flipped: offline, those bits exist only in the
+/// header, so a flip there is found by the sectors it makes recognisable again.
+fn references(header: &PageStamp, exp: &Expect) -> Vec<u64> {
+    let mut refs = Vec::with_capacity(35);
+    refs.extend(exp.state.map(ExpectedState::max_issued).filter(|g| *g > 0));
+    refs.push(header.generation);
+    refs.push(0);
+    refs.extend((32..64).map(|b| header.generation ^ (1 << b)));
+    refs.dedup();
+    refs
+}
+
+/// The sector map under the first reference generation that recognises any sector.
+fn best_sector_map(
+    page: &[u8],
+    header: &PageStamp,
+    exp: &Expect,
+    run: u64,
+) -> (Vec<SectorContent>, u64) {
+    let refs = references(header, exp);
+    let mut map = sector_map(page, header, exp, run, refs[0]);
+    for &r in &refs[1..] {
+        if map
+            .iter()
+            .any(|s| matches!(s, SectorContent::Generation(_)))
+        {
+            break;
+        }
+        map = sector_map(page, header, exp, run, r);
     }
+    (map, refs[0])
 }
 
 /// Classifies each sector: zero, a valid sector of some generation, or damaged. Sector 0
 /// belongs to a generation only if the (leniently read) header says the same generation.
-fn sector_map(page: &[u8], header: &PageStamp, exp: &Expect, run: u64) -> Vec<SectorContent> {
-    let reference = reference_generation(header, exp);
+fn sector_map(
+    page: &[u8],
+    header: &PageStamp,
+    exp: &Expect,
+    run: u64,
+    reference: u64,
+) -> Vec<SectorContent> {
     let id = (run, exp.file_id, exp.page_id);
     let zeros = zero_mask(page);
     (0..SECTORS)
@@ -122,7 +152,7 @@ fn sector_map(page: &[u8], header: &PageStamp, exp: &Expect, run: u64) -> Vec<Se
 fn verify_damaged(page: &[u8], exp: &Expect) -> Verdict {
     let header = read_stamp_lenient(page);
     let run = exp.run_id.unwrap_or(header.run_id);
-    let map = sector_map(page, &header, exp, run);
+    let (map, reference) = best_sector_map(page, &header, exp, run);
     let gens = distinct_generations(&map);
     let intact = !map.contains(&SectorContent::Damaged);
     let mixed = gens.len() >= 2 || map.contains(&SectorContent::Zero);
@@ -140,7 +170,7 @@ fn verify_damaged(page: &[u8], exp: &Expect) -> Verdict {
     // Compare with the generation the intact sectors agree on (the header may be the damage).
     let g = match gens.as_slice() {
         [g] => *g,
-        _ => reference_generation(&header, exp),
+        _ => reference,
     };
     checksum_mismatch(page, (run, exp.file_id, exp.page_id), g)
 }

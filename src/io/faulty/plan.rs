@@ -41,7 +41,8 @@ pub enum Misdirect {
 pub enum Fault {
     /// The write of the target page is acknowledged but never stored.
     LostWrite,
-    /// Only the first part of the target page is stored; the rest keeps its old content.
+    /// Only the first part of the target page is stored; the rest keeps its old content. The
+    /// other pages of a multi-page request are stored whole, so exactly one page is torn.
     TornWrite(Tear),
     /// The target page's data is stored somewhere else; its own location keeps old content.
     MisdirectedWrite(Misdirect),
@@ -211,12 +212,21 @@ pub struct FiredFault {
     pub time_us: u64,
 }
 
+/// Faults drawn at random: probability per request, the faults, and the file they are
+/// limited to (`None`: every file).
+#[derive(Debug)]
+struct RandomFaults {
+    probability: f64,
+    faults: Vec<Fault>,
+    only: Option<PathBuf>,
+}
+
 /// Armed faults, random-fault settings, the generator and the logs.
 #[derive(Debug)]
 pub(crate) struct Plan {
     pub(crate) rng: SmallRng,
     armed: Vec<(Fault, Target)>,
-    random: Option<(f64, Vec<Fault>)>,
+    random: Option<RandomFaults>,
     pub(crate) fired: Vec<FiredFault>,
     pub(crate) skipped: Vec<(Fault, PathBuf, u64)>,
 }
@@ -245,8 +255,17 @@ impl Plan {
         self.random = None;
     }
 
-    pub(crate) fn set_random(&mut self, probability: f64, faults: Vec<Fault>) {
-        self.random = Some((probability.clamp(0.0, 1.0), faults));
+    pub(crate) fn set_random(
+        &mut self,
+        probability: f64,
+        faults: Vec<Fault>,
+        only: Option<PathBuf>,
+    ) {
+        self.random = Some(RandomFaults {
+            probability: probability.clamp(0.0, 1.0),
+            faults,
+            only,
+        });
     }
 
     /// The fault (and page) that acts on this request, if any: an armed fault first (oldest
@@ -259,7 +278,7 @@ impl Plan {
         len: usize,
     ) -> Option<(Fault, u64)> {
         let first = offset / PAGE_SIZE as u64;
-        let count = (len.div_ceil(PAGE_SIZE) as u64).max(1);
+        let count = (offset + len.max(1) as u64 - 1) / PAGE_SIZE as u64 - first + 1;
         let hit = self
             .armed
             .iter()
@@ -269,13 +288,16 @@ impl Plan {
         if let Some((i, page)) = hit {
             return Some((self.armed.remove(i).0, page));
         }
-        self.draw(op, first, count)
+        self.draw(op, path, first, count)
     }
 
-    fn draw(&mut self, op: OpKind, first: u64, count: u64) -> Option<(Fault, u64)> {
-        let (p, faults) = self.random.as_ref()?;
-        let usable: Vec<&Fault> = faults.iter().filter(|f| f.applies_to(op)).collect();
-        if usable.is_empty() || !self.rng.random_bool(*p) {
+    fn draw(&mut self, op: OpKind, path: &Path, first: u64, count: u64) -> Option<(Fault, u64)> {
+        let r = self.random.as_ref()?;
+        if r.only.as_ref().is_some_and(|only| only != path) {
+            return None;
+        }
+        let usable: Vec<&Fault> = r.faults.iter().filter(|f| f.applies_to(op)).collect();
+        if usable.is_empty() || !self.rng.random_bool(r.probability) {
             return None;
         }
         let fault = usable[self.rng.random_range(0..usable.len())].clone();
