@@ -9,8 +9,9 @@ use super::console::{summary_text, ConsoleSink};
 use crate::config::RunSettings;
 use crate::exit::{Internal, Outcome};
 use crate::findings::{EventSink, Fanout};
-use crate::io::{Backend, BufferedBackend, DirectBackend};
+use crate::io::{Backend, BufferedBackend, DirectBackend, FaultyBackend};
 use crate::sched::from_settings::plan_from;
+use crate::sched::plan::SimPlan;
 
 /// Runs the simulation for resolved settings.
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
@@ -22,11 +23,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
             })?;
         }
     }
-    let backend: Box<dyn Backend> = if plan.direct {
-        Box::new(DirectBackend::new())
-    } else {
-        Box::new(BufferedBackend::new())
-    };
+    let (backend, faulty) = choose_backend(settings, &plan)?;
     let sinks: Vec<Arc<dyn EventSink>> = vec![Arc::new(ConsoleSink::default())];
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(sinks));
     let bar = progress_bar();
@@ -40,6 +37,9 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    if let Some(n) = faulty.map(|f| f.armed()).filter(|&n| n > 0) {
+        eprintln!("sqliosim: warning: {n} injected fault(s) never fired: no request of their kind reached their page after they were armed (a request meets at most one armed fault)");
+    }
     print!("{}", summary_text(&outcome, seed));
     if outcome.worker_panicked {
         return Err(Internal("a worker thread panicked; the results are incomplete".into()).into());
@@ -49,6 +49,29 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Clean
     })
+}
+
+/// The disk (direct or buffered I/O), or, with the hidden `--fault-injection SPEC`, files in
+/// memory that misbehave as SPEC says (see `faults.rs`); the faulty backend is also returned,
+/// to ask afterwards which faults never fired.
+fn choose_backend(
+    settings: &RunSettings,
+    plan: &SimPlan,
+) -> anyhow::Result<(Box<dyn Backend>, Option<FaultyBackend>)> {
+    if let Some(spec) = &settings.fault_injection {
+        let spec = super::faults::FaultSpec::parse(spec)?;
+        let backend = FaultyBackend::new(plan.seed);
+        if let Some(&data) = plan.data_files().first() {
+            spec.arm(&backend, &plan.files[data].path);
+        }
+        return Ok((Box::new(backend.clone()), Some(backend)));
+    }
+    let disk: Box<dyn Backend> = if plan.direct {
+        Box::new(DirectBackend::new())
+    } else {
+        Box::new(BufferedBackend::new())
+    };
+    Ok((disk, None))
 }
 
 /// A progress line on a terminal; none when stdout is not one.
