@@ -7,7 +7,7 @@ use assert_cmd::Command;
 fn config(dir: &std::path::Path) -> std::path::PathBuf {
     let cfg = dir.join("fi.cfg.ini");
     let text = "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\n\
-        [RandomUser]\nUserCount=2\nRandomUserReadWriteRatio=0\n\
+        [AuditUser]\nUserCount=2\n[RandomUser]\nUserCount=2\nRandomUserReadWriteRatio=0\n\
         [BulkUpdateUser]\nUserCount=0\n\
         [File1]\nFileName=sqliosim.mdx\nInitialSize=8\nMaxSize=8\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
         [File2]\nFileName=sqliosim.ldx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n";
@@ -56,12 +56,12 @@ fn every_armed_fault_is_reported_with_its_class_and_the_exit_code_is_1() {
         ("stale_read", 600),
     ] {
         let line = format!(": {class} on ");
-        assert!(
-            stderr
-                .lines()
-                .any(|l| l.contains(&line) && l.contains(&format!(" page {page} "))),
-            "{class} at page {page} not reported:\n{stderr}"
-        );
+        let n = stderr
+            .lines()
+            .filter(|l| l.contains(&line) && l.contains(&format!(" page {page} ")))
+            .count();
+        // Several readers (two audit users here) meet a persistent problem: reported once.
+        assert_eq!(n, 1, "{class} at page {page}, want exactly once:\n{stderr}");
     }
     for class in ["read_error", "write_error", "short_read"] {
         assert!(

@@ -101,6 +101,7 @@ pub fn build(
         burst: AtomicBool::new(false),
         findings: AtomicU64::new(0),
         start: Instant::now(),
+        triage: Default::default(),
         plan,
     };
     warn_direct_io(&shared, backend);
