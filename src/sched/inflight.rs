@@ -12,7 +12,10 @@ pub struct Inflight {
     origin: Instant,
     slots: Box<[AtomicU64]>,
     free: Mutex<Vec<usize>>,
+    /// Per slot, the id of the I/O in it (ids are unique, start times need not be).
+    ids: Box<[AtomicU64]>,
     warned: Box<[AtomicU64]>,
+    next_id: AtomicU64,
     long_total: AtomicU64,
 }
 
@@ -30,7 +33,9 @@ impl Inflight {
             origin: Instant::now(),
             slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
             free: Mutex::new((0..n).rev().collect()),
+            ids: (0..n).map(|_| AtomicU64::new(0)).collect(),
             warned: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            next_id: AtomicU64::new(1),
             long_total: AtomicU64::new(0),
         }
     }
@@ -40,21 +45,33 @@ impl Inflight {
         let slot = self.free.lock().pop();
         if let Some(s) = slot {
             let now = self.origin.elapsed().as_micros() as u64 + 1;
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            self.ids[s].store(id, Ordering::Release);
             self.slots[s].store(now, Ordering::Release);
         }
         InflightGuard { table: self, slot }
     }
 
-    /// Counts I/Os outstanding for longer than `limit` that were not reported before.
+    /// Counts I/Os outstanding for longer than `limit` that were not reported before. An I/O
+    /// is known by its id: two I/Os in one slot may start in the same microsecond.
     pub fn newly_long(&self, limit: Duration) -> u64 {
         let now = self.origin.elapsed().as_micros() as u64 + 1;
         let limit = limit.as_micros() as u64;
         let mut n = 0;
-        for (slot, warned) in self.slots.iter().zip(self.warned.iter()) {
+        for ((slot, id), warned) in self
+            .slots
+            .iter()
+            .zip(self.ids.iter())
+            .zip(self.warned.iter())
+        {
+            let before = id.load(Ordering::Acquire);
             let start = slot.load(Ordering::Acquire);
-            if start != 0
+            let id = id.load(Ordering::Acquire);
+            // The slot changed hands between the loads: look again next time.
+            if before == id
+                && start != 0
                 && now - start.min(now) >= limit
-                && warned.swap(start, Ordering::AcqRel) != start
+                && warned.swap(id, Ordering::AcqRel) != id
             {
                 n += 1;
             }

@@ -2,7 +2,7 @@
 //! configuration, run the real `sqliosim` binary on a faultfs mount, and read back what it
 //! reported — the stderr finding lines and, once it exists, the XML error log, which must agree.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub mod report;
 

@@ -130,10 +130,7 @@ pub fn run(seed: u64) -> Result<Vec<Row>, String> {
 }
 
 fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, String> {
-    let (backing, mnt) = (dir.join("backing"), dir.join("mnt"));
-    for d in [&backing, &mnt] {
-        std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
-    }
+    let (backing, mnt) = make_dirs(dir)?;
     let daemon = Daemon::mount(bin, &backing, &mnt)?;
     let early = match (case.spec, case.late) {
         (Some(spec), false) => Some(daemon.inject(spec)?),
@@ -159,10 +156,9 @@ fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, Strin
         Some(r) => Some(r?),
         None => early,
     };
-    let ran = result
+    result
         .map_err(|_| "the simulation panicked".to_string())?
         .map_err(|e| format!("the simulation on {} failed: {e:#}", mnt.display()))?;
-    let _ = ran;
     let fired = match (case.spec, id) {
         (None, _) => true,
         (Some(_), Some(id)) => daemon.fired(id) > 0,
@@ -179,9 +175,18 @@ fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, Strin
     ))
 }
 
+/// Creates `dir/backing` and `dir/mnt`.
+fn make_dirs(dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+    let (backing, mnt) = (dir.join("backing"), dir.join("mnt"));
+    for d in [&backing, &mnt] {
+        std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    }
+    Ok((backing, mnt))
+}
+
 /// Waits until the last data page holds something in the backing file (the initial update
 /// has written every page once); false when the simulation ended first or it takes too long.
-fn wait_initial_update(path: &PathBuf, finished: impl Fn() -> bool) -> bool {
+fn wait_initial_update(path: &Path, finished: impl Fn() -> bool) -> bool {
     use std::os::unix::fs::FileExt;
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut buf = vec![0u8; crate::page::PAGE_SIZE];
