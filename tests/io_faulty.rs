@@ -296,4 +296,36 @@ fn next_request_to_a_file_and_random_faults_are_seeded() {
     b.inject(Fault::LostWrite, Target::File(p("a.mdx").to_path_buf()));
     write_ok(&*st, &o, 12);
     assert_eq!(b.fired()[0].page, 12);
+    b.inject(Fault::LostWrite, Target::at_offset("a.mdx", 13 * PS + 4096));
+    write_ok(&*st, &o, 12);
+    assert_eq!(b.armed(), 1, "a write elsewhere leaves the fault armed");
+    write_ok(&*st, &o, 13);
+    assert_eq!((b.armed(), b.fired()[1].page), (0, 13));
+}
+
+#[test]
+fn catalogue_has_one_fault_per_class_with_unique_names() {
+    let all = Fault::catalogue();
+    let names: std::collections::HashSet<&str> = all.iter().map(Fault::name).collect();
+    assert_eq!(names.len(), all.len());
+    assert!(all
+        .iter()
+        .any(|f| f.applies_to(OpKind::Write) && !f.applies_to(OpKind::Read)));
+}
+
+#[test]
+fn zero_retries_means_persistent_after_one_read() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 2);
+    b.inject(Fault::ReadEio, at(2));
+    let mut buf = sqliosim::io::AlignedBuf::new(8192).expect("mmap");
+    let policy = sqliosim::engine::retry::RetryPolicy {
+        retries: 0,
+        sleep: std::time::Duration::ZERO,
+    };
+    let r =
+        sqliosim::engine::retry::read_verified(&*st, &mut buf, 2 * PS, &o.expect_page(2), &policy);
+    assert!(r.persistent && r.retries.is_empty());
+    assert_eq!(r.received.as_deref().map(<[u8]>::len), Some(8192));
+    assert_eq!(r.expected_image.as_deref().map(<[u8]>::len), Some(8192));
 }

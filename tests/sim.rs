@@ -60,6 +60,7 @@ fn page_target(path: &std::path::Path, page: u64) -> Target {
 /// A plan whose main phase only reads, so a fault hitting the initial update stays visible.
 fn read_only_plan(dir: &std::path::Path) -> sqliosim::sched::plan::SimPlan {
     let mut plan = small_plan(dir, 8, Duration::from_millis(500));
+    plan.journal = false;
     plan.random.write_ratio = 0.0;
     plan.bulk.users = 0;
     plan.files[0].shrinkable = false;
@@ -165,4 +166,96 @@ fn shrink_and_grow_change_the_file_size_without_false_alarms() {
         "{resizes:?}"
     );
     let _ = DirectBackend::new().exists(&path);
+}
+
+#[test]
+fn slow_ios_are_throttled_and_reported_once_as_long() {
+    let dir = PathBuf::from("/virtual");
+    let mut plan = small_plan(&dir, 2, Duration::from_secs(2));
+    plan.journal = false;
+    plan.target_io = Duration::from_millis(1);
+    plan.long_io = Duration::from_millis(300);
+    let data = plan.files[0].path.clone();
+    let backend = FaultyBackend::new(3);
+    // Every request is slow: the running average rises above the 1 ms target.
+    backend.set_random(1.0, vec![Fault::Latency(Duration::from_millis(5))]);
+    // One request is stuck for much longer than the long-I/O limit.
+    backend.inject(
+        Fault::Latency(Duration::from_millis(1500)),
+        page_target(&data, 40),
+    );
+    let sink = Arc::new(MemorySink::default());
+    let out = simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    assert_eq!(out.findings, 0, "slowness is not corruption");
+    let throttled: u64 = out.summary.files.iter().map(|f| f.throttled).sum();
+    assert!(throttled > 0, "I/O was throttled");
+    let long: Vec<String> = sink
+        .messages()
+        .iter()
+        .filter(|m| m.func == "CheckForLongIO")
+        .map(|m| m.text.clone())
+        .collect();
+    assert!(
+        long.iter()
+            .any(|t| t.contains("outstanding for more than 0.3 sec")),
+        "{long:?}"
+    );
+}
+
+#[test]
+fn max_outstanding_io_caps_concurrency_and_scatter_gather_decides_request_shape() {
+    for scatter in [true, false] {
+        let dir = PathBuf::from("/virtual");
+        let mut plan = small_plan(&dir, 2, Duration::from_millis(800));
+        plan.journal = false;
+        plan.max_outstanding_io = 2;
+        plan.scatter_gather = scatter;
+        let sink = Arc::new(MemorySink::default());
+        let out = simulate(plan, &FaultyBackend::new(5), sink, &no_tick).expect("simulate");
+        let data = &out.summary.files[0];
+        assert!(
+            data.io_request_blocks <= 2,
+            "at most 2 I/Os outstanding, saw {}",
+            data.io_request_blocks
+        );
+        let vectored = data.io.scatter_reads + data.io.gather_writes;
+        if scatter {
+            assert!(vectored > 0, "multi-page runs are vectored requests");
+        } else {
+            assert_eq!(vectored, 0, "one request per page");
+            assert!(data.io.reads > 0 && data.io.writes > 0);
+        }
+    }
+}
+
+#[test]
+fn random_stale_reads_are_each_reported_as_transient_stale_reads_and_nothing_else() {
+    let dir = PathBuf::from("/virtual");
+    let mut plan = small_plan(&dir, 2, Duration::from_millis(1500));
+    plan.journal = false;
+    plan.cycles = 2;
+    plan.files[0].shrinkable = false;
+    let backend = FaultyBackend::new(11);
+    backend.set_random(0.01, vec![Fault::StaleRead]);
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    let fired: BTreeSet<u64> = backend
+        .fired()
+        .iter()
+        .filter(|f| f.fault == Fault::StaleRead)
+        .map(|f| f.page)
+        .collect();
+    let found: BTreeSet<u64> = sink.findings().iter().map(|f| f.page_id).collect();
+    assert!(!fired.is_empty(), "some stale reads fired");
+    assert!(
+        sink.findings()
+            .iter()
+            .all(|f| f.class == FindingClass::StaleRead && !f.persistent),
+        "{:#?}",
+        sink.findings()
+    );
+    assert_eq!(
+        found, fired,
+        "every stale read reported, at its page, and nothing else"
+    );
 }

@@ -1,8 +1,6 @@
 //! Turning a bad read or a failed write into a finding: re-read to tell transient from
 //! persistent, then gather the evidence (expected state, headers, history, both images).
 
-use std::path::PathBuf;
-
 use std::time::Duration;
 
 use super::worker::Worker;
@@ -93,34 +91,24 @@ pub fn build(
     } else {
         expected_image((w.sh.run_id, file as u32, page), gen, header.as_ref())
     };
-    let errno = match verdict {
-        Verdict::IoError { errno } => Some(errno),
-        _ => None,
-    };
-    Finding {
-        seq: 0,
-        time_us: layout::now_us(),
-        seed: w.sh.plan.seed,
-        class: FindingClass::from_verdict(verdict.kind(), persistent),
-        path: f.path.clone(),
-        file_id: file as u32,
-        page_id: page,
-        offset: page * PAGE_SIZE as u64,
-        actor: w.kind,
-        actor_id: w.id,
-        expected,
+    let mut finding = Finding::page(
+        w.sh.plan.seed,
+        f.path.clone(),
+        file as u32,
+        page,
+        w.kind,
+        w.id,
         verdict,
-        retries,
-        persistent,
-        received_header: header,
-        history: f.history_of(page),
-        received: Some(received),
-        expected_image: Some(image),
-        dump: None,
-        errno,
-        detail: None,
-        page_count: 1,
-    }
+    );
+    finding.class = FindingClass::from_verdict(finding.verdict.kind(), persistent);
+    finding.expected = expected;
+    finding.retries = retries;
+    finding.persistent = persistent;
+    finding.received_header = header;
+    finding.history = f.history_of(page);
+    finding.received = Some(received);
+    finding.expected_image = Some(image);
+    finding
 }
 
 /// Reports a multi-page read request that failed as a whole (I/O error or short transfer);
@@ -150,7 +138,8 @@ pub fn report_request(
     w.sh.report(finding);
 }
 
-/// Reports a failed data-page write.
+/// Reports a failed write: `n` data pages from `first`, or (n = 0) a log write or flush, or a
+/// resize.
 pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e: &std::io::Error) {
     let errno = e.raw_os_error().unwrap_or(libc::EIO);
     let mut finding = build(
@@ -166,27 +155,10 @@ pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e
     finding.class = FindingClass::WriteError;
     finding.received = None;
     finding.expected_image = None;
-    finding.page_count = n as u32;
-    finding.detail = Some(format!("write of {n} pages from page {first} failed: {e}"));
-    w.sh.report(finding);
-}
-
-/// Reports a failed log write or flush.
-pub fn report_log_error(w: &mut Worker<'_>, file: usize, e: &std::io::Error) {
-    let errno = e.raw_os_error().unwrap_or(libc::EIO);
-    let mut finding = build(
-        w,
-        file,
-        0,
-        Verdict::IoError { errno },
-        Vec::new(),
-        true,
-        None,
-        Vec::new(),
-    );
-    finding.class = FindingClass::WriteError;
-    finding.received = None;
-    finding.expected_image = None;
+    if n > 0 {
+        finding.page_count = n as u32;
+        finding.detail = Some(format!("write of {n} pages from page {first} failed: {e}"));
+    }
     w.sh.report(finding);
 }
 
@@ -199,30 +171,20 @@ pub fn log_finding(
     what: String,
 ) -> Finding {
     let f = &w.sh.files[file];
-    Finding {
-        seq: 0,
-        time_us: layout::now_us(),
-        seed: w.sh.plan.seed,
-        class,
-        path: PathBuf::from(&f.path),
-        file_id: file as u32,
-        page_id: offset / PAGE_SIZE as u64,
-        offset,
-        actor: w.kind,
-        actor_id: w.id,
-        expected: None,
-        verdict: Verdict::Garbage {
+    let page = offset / PAGE_SIZE as u64;
+    let mut finding = Finding::page(
+        w.sh.plan.seed,
+        f.path.clone(),
+        file as u32,
+        page,
+        w.kind,
+        w.id,
+        Verdict::Garbage {
             first_bytes: [0; 16],
         },
-        retries: Vec::new(),
-        persistent: true,
-        received_header: None,
-        history: Vec::new(),
-        received: None,
-        expected_image: None,
-        dump: None,
-        errno: None,
-        detail: Some(what),
-        page_count: 1,
-    }
+    );
+    finding.class = class;
+    finding.offset = offset;
+    finding.detail = Some(what);
+    finding
 }

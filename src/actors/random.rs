@@ -52,7 +52,8 @@ pub fn run(w: &mut Worker<'_>) {
 fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::sched::plan::RandomPlan) {
     let chain = w.between(1, r.len.min(w.max_pages() as u64));
     let start = r.start + w.between(0, r.len - chain);
-    read_chain(w, r.file, start, chain);
+    let ratio = w.sh.plan.cache_hit_ratio;
+    super::batch::read_misses(w, r.file, start, chain, ratio);
     let mut last_lsn = 0;
     for page in start..start + chain {
         if !w.chance(plan.write_ratio) {
@@ -77,28 +78,5 @@ fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::sched::plan::RandomPla
     if last_lsn > 0 {
         // Commit: the log must be durable before the transaction counts as done.
         w.flush_log(r.file, last_lsn);
-    }
-}
-
-/// Reads the pages of a chain that are not served from the buffer pool, in contiguous runs.
-fn read_chain(w: &mut Worker<'_>, file: usize, start: u64, n: u64) {
-    let ratio = w.sh.plan.cache_hit_ratio;
-    let mut run_start = None;
-    for page in start..=start + n {
-        let miss = page < start + n && {
-            let cached = w.sh.pool.lookup(PageKey { file, page });
-            !(cached && w.chance(ratio))
-        };
-        match (miss, run_start) {
-            (true, None) => run_start = Some(page),
-            (false, Some(s)) => {
-                w.read_run(file, s, page - s);
-                for p in s..page {
-                    w.sh.pool.insert_clean(PageKey { file, page: p });
-                }
-                run_start = None;
-            }
-            _ => {}
-        }
     }
 }

@@ -56,6 +56,8 @@ pub struct Shared {
     pub findings: AtomicU64,
     /// Start of the run.
     pub start: Instant,
+    /// The durability journal, if the run keeps one.
+    pub journal: super::sync::JournalSlot,
     /// Serialises the triage of a bad page (striped by page number), so two readers that see
     /// the same persistent problem at once report it once.
     pub triage: TriageLocks,

@@ -91,8 +91,13 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
             force: false,
             open: OpenOptions::default(),
         };
-        extend(f.storage.as_ref(), from, to, &prep).map(|_| f.oracle.resize(to))
+        extend(f.storage.as_ref(), from, to, &prep).map(|_| {
+            f.oracle.resize(to);
+            super::sync::resize(sh, file, to);
+        })
     } else {
+        // Journal the smaller size first: after a crash the pages beyond it are not owed.
+        super::sync::resize(sh, file, to);
         sh.pool.drop_from(file, to);
         f.oracle.resize(to);
         f.storage.set_len(to * PAGE_SIZE as u64)
@@ -115,7 +120,7 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
         }
         Err(e) => {
             drop(size);
-            super::evidence::report_log_error(w, file, &e);
+            super::evidence::report_write_error(w, file, 0, 0, &e);
         }
     }
 }

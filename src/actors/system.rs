@@ -51,6 +51,18 @@ pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
         let _ = w.flush_log_index(i);
         check_log_chain(w, i, file, RECENT_LOG_BLOCKS);
     }
+    let t = std::time::Instant::now();
+    if super::sync::sync_point(w.sh) {
+        for &f in &w.sh.data {
+            w.stats.record(
+                f,
+                w.kind,
+                crate::stats::OpKind::Sync,
+                0,
+                t.elapsed().as_nanos() as u64,
+            );
+        }
+    }
     written
 }
 
@@ -113,7 +125,7 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
                 w.sh.report(f);
             }
         }
-        Err(e) => evidence::report_log_error(w, file, &e),
+        Err(e) => evidence::report_write_error(w, file, 0, 0, &e),
     }
 }
 
@@ -155,7 +167,7 @@ impl Worker<'_> {
             }
             Err(e) => {
                 let file = log.file;
-                evidence::report_log_error(self, file, &e);
+                evidence::report_write_error(self, file, 0, 0, &e);
                 false
             }
         }

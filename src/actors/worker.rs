@@ -247,7 +247,7 @@ impl<'a> Worker<'a> {
                 true
             }
             Err(e) => {
-                evidence::report_log_error(self, log.file, &e);
+                evidence::report_write_error(self, log.file, 0, 0, &e);
                 false
             }
         }

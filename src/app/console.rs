@@ -6,10 +6,12 @@ use std::io::Write;
 use crate::findings::{Event, EventSink, Severity};
 use crate::sched::SimOutcome;
 
-/// Prints findings and warnings to stderr; informational messages stay in the log.
+/// Prints findings and warnings to stderr; informational messages stay in the log. Past the
+/// error cap findings are only counted (the log says how many), so a dying disk cannot flood
+/// the terminal.
 #[derive(Debug, Default)]
 pub struct ConsoleSink {
-    lock: parking_lot::Mutex<()>,
+    printed: parking_lot::Mutex<u64>,
 }
 
 impl EventSink for ConsoleSink {
@@ -50,7 +52,16 @@ impl EventSink for ConsoleSink {
             }
             Event::Message(_) => return,
         };
-        let _g = self.lock.lock();
+        let mut printed = self.printed.lock();
+        if matches!(event, Event::Finding(_)) {
+            *printed += 1;
+            if *printed > crate::report::DEFAULT_ERROR_CAP {
+                if *printed == crate::report::DEFAULT_ERROR_CAP + 1 {
+                    let _ = writeln!(std::io::stderr(), "ERROR: more than {} integrity errors: further ones are counted, not printed (see the error log)", crate::report::DEFAULT_ERROR_CAP);
+                }
+                return;
+            }
+        }
         let _ = writeln!(std::io::stderr(), "{text}");
     }
 }

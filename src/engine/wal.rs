@@ -88,6 +88,14 @@ impl Wal {
         })
     }
 
+    /// Continues an existing log whose newest block ends at `end`: new blocks start on the next
+    /// lap, so every one of them has a higher LSN than anything already in the file.
+    pub fn continue_after(&self, end: u64) {
+        let start = end.div_ceil(self.area_len) * self.area_len;
+        self.pending.lock().next_lsn = start;
+        self.durable_end.store(start, Ordering::Release);
+    }
+
     /// Length of the circular log area.
     pub fn area_len(&self) -> u64 {
         self.area_len

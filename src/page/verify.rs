@@ -1,13 +1,18 @@
 //! The verifier: a pure function from (bytes read, what was expected) to a [`Verdict`].
 //!
-//! Order of decisions: all zero → never written; a valid self-consistent page → identity and
-//! generation checks (foreign run, misdirected, stale, future); otherwise sector analysis
-//! tells torn writes and zeroed sectors from bit-level damage and garbage.
+//! Order of decisions: all zero → never written; a valid self-consistent page (magic and
+//! checksum right) → identity and generation checks (foreign run, misdirected, stale, future);
+//! otherwise the header is read leniently and each sector is classified (zero, an intact
+//! sector of some generation, damaged): intact sectors of two generations are a torn write,
+//! intact sectors plus zero sectors are zeroed sectors (or a torn first write), and after a
+//! failed write any mix within the generations it may have left is accepted. Anything else is
+//! a checksum mismatch diffed bit by bit against the regenerated image, or garbage when
+//! nothing of the page is ours. docs/page-format.md lists every rule.
 
 use super::image::image_like;
 use super::layout::{
     has_data_magic, page_checksum, read_stamp, read_stamp_lenient, stored_checksum, PageStamp,
-    PAGE_SIZE,
+    PAGE_MAGIC, PAGE_SIZE,
 };
 use super::sectors::{
     bit_diff, image_checksum, is_zero, sector_matches, stamp_of, widen, zero_mask, SECTORS,
@@ -119,10 +124,15 @@ fn verify_damaged(page: &[u8], exp: &Expect) -> Verdict {
     let run = exp.run_id.unwrap_or(header.run_id);
     let map = sector_map(page, &header, exp, run);
     let gens = distinct_generations(&map);
-    if !map.contains(&SectorContent::Damaged) && !gens.is_empty() {
+    let intact = !map.contains(&SectorContent::Damaged);
+    let mixed = gens.len() >= 2 || map.contains(&SectorContent::Zero);
+    if intact && mixed && !gens.is_empty() {
         return verify_mix(map, &gens, exp);
     }
     if gens.is_empty() && !has_data_magic(page) {
+        if damaged_blank(page, &map, exp) {
+            return mismatch_with(page, &[0u8; PAGE_SIZE]);
+        }
         let mut first_bytes = [0u8; 16];
         first_bytes.copy_from_slice(&page[..16]);
         return Verdict::Garbage { first_bytes };
@@ -193,14 +203,25 @@ fn first_write(exp: &Expect, g: u64) -> bool {
     }
 }
 
+/// A page that may be never written, mostly zero, and nothing of ours: damage to a blank
+/// page (a flipped bit in an unwritten region), diffed against zeros rather than "garbage".
+fn damaged_blank(page: &[u8], map: &[SectorContent], exp: &Expect) -> bool {
+    let zero_ok = exp.state.is_none_or(|s| s.min_acceptable() == 0);
+    let zeros = map.iter().filter(|s| **s == SectorContent::Zero).count();
+    zero_ok && zeros * 2 >= SECTORS && page[..PAGE_MAGIC.len()] != PAGE_MAGIC
+}
+
 /// Damage that is neither a tear nor zeroed sectors: compare with the expected image.
 fn checksum_mismatch(page: &[u8], id: (u64, u32, u64), g: u64) -> Verdict {
-    let image = image_like(id, g, page);
+    mismatch_with(page, &image_like(id, g, page))
+}
+
+fn mismatch_with(page: &[u8], image: &[u8]) -> Verdict {
     Verdict::ChecksumMismatch {
         stored: stored_checksum(page),
         calculated: page_checksum(page),
-        expected: image_checksum(&image),
-        diff: bit_diff(page, &image),
+        expected: image_checksum(image),
+        diff: bit_diff(page, image),
     }
 }
 

@@ -34,6 +34,9 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         max_memory_mb: g.max_memory_mb,
         read_retries: READ_RETRIES,
         force: s.force,
+        journal: true,
+        resume: s.resume,
+        long_io: super::monitor::LONG_IO,
         random: random(c),
         audit: batch(
             c.audit.user_count,

@@ -9,6 +9,7 @@ pub mod inflight;
 pub mod monitor;
 pub mod plan;
 pub mod progress;
+pub mod resume;
 pub mod run;
 pub mod setup;
 pub mod stop;
@@ -48,13 +49,23 @@ pub fn simulate(
     sink: Arc<dyn EventSink>,
     on_tick: &(dyn Fn(&str) + Sync),
 ) -> anyhow::Result<SimOutcome> {
-    let sh = setup::build(plan, backend, sink)?;
-    let signals = register_signals(&sh.stop);
+    // Signals are caught from the start: a Ctrl-C while the files are being created still
+    // ends the run cleanly.
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let signals = register_signals(&flag);
+    let sh = match setup::build(plan, backend, sink, stop::Stop::with_signal(flag)) {
+        Ok(sh) => sh,
+        Err(e) => {
+            unregister(signals);
+            return Err(e);
+        }
+    };
     let started = Instant::now();
     let result = run::run_cycles(&sh, on_tick);
-    for id in signals {
-        signal_hook::low_level::unregister(id);
+    if !sh.stop.run_stopped() || sh.stop.reason() == StopReason::Signal {
+        crate::actors::sync::end(&sh);
     }
+    unregister(signals);
     let metas: Vec<FileMeta> = sh
         .files
         .iter()
@@ -101,9 +112,15 @@ pub fn simulate(
     })
 }
 
-fn register_signals(stop: &stop::Stop) -> Vec<signal_hook::SigId> {
+fn register_signals(flag: &Arc<std::sync::atomic::AtomicBool>) -> Vec<signal_hook::SigId> {
     [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
         .into_iter()
-        .filter_map(|sig| signal_hook::flag::register(sig, stop.signal_flag()).ok())
+        .filter_map(|sig| signal_hook::flag::register(sig, Arc::clone(flag)).ok())
         .collect()
+}
+
+fn unregister(ids: Vec<signal_hook::SigId>) {
+    for id in ids {
+        signal_hook::low_level::unregister(id);
+    }
 }

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use crate::stats::LiveSnapshot;
 
-/// "main 00:12/01:00  IOPS 12345  MB/s 96.4  lat 0.42 ms  errors 0" from two snapshots taken
+/// "main 00:12/01:00  IOPS 12345  MB/s 96.4  lat 0.42 ms  p99 < 1.02 ms  throttled 0  errors 0"
+/// from two snapshots taken
 /// `secs` apart.
 pub fn line(
     before: &LiveSnapshot,
@@ -16,12 +17,13 @@ pub fn line(
 ) -> String {
     let d = *now - *before;
     format!(
-        "main {}/{}  IOPS {:>8.0}  MB/s {:>8.1}  lat {:>6.2} ms  throttled {}  errors {}",
+        "main {}/{}  IOPS {:>8.0}  MB/s {:>8.1}  lat {:>6.2} ms  p99 <{:>6.2} ms  throttled {}  errors {}",
         mmss(elapsed),
         mmss(length),
         d.iops(secs),
         d.mb_per_s(secs),
         d.mean_latency_ms(),
+        d.p99_ms_bound(),
         now.throttles,
         findings
     )

@@ -145,6 +145,12 @@ impl Rig {
         self.mount.mountpoint()
     }
 
+    /// Where the XML error log (and the dumps directory beside it) go: outside the mount,
+    /// since faultfs has no subdirectories.
+    pub fn log_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// Arms a fault; panics when faultfs rejects it. Returns its id.
     pub fn inject(&self, spec: &str) -> u64 {
         self.mount
@@ -166,6 +172,8 @@ impl Rig {
             .arg(&self.cfg)
             .arg("-dir")
             .arg(self.data_dir())
+            .arg("--log")
+            .arg(self.log_dir().join("sqliosim.log.xml"))
             .args(["-d", "2", "--seed", "7"])
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))

@@ -43,10 +43,24 @@ fn span_re() -> &'static Regex {
 }
 
 /// Every finding of a run: parsed from the stderr lines, and, when `dir/sqliosim.log.xml`
-/// exists, checked against its ERROR entries (same pages, and same classes where the log
-/// names them).
+/// exists (`dir`: the data directory, or wherever `--log` put it), checked against its ERROR
+/// entries (same pages, and same classes where the log names them).
 pub fn findings(output: &Output, dir: &Path) -> Vec<Reported> {
     let found = stderr_findings(&String::from_utf8_lossy(&output.stderr));
+    let total = verdict_count(output);
+    if total <= CONSOLE_CAP {
+        assert_eq!(
+            total,
+            found.len() as u64,
+            "the verdict line counts the findings printed"
+        );
+    } else {
+        assert_eq!(
+            found.len() as u64,
+            CONSOLE_CAP,
+            "past the cap findings are not printed"
+        );
+    }
     let log = dir.join("sqliosim.log.xml");
     if log.exists() {
         let text = std::fs::read_to_string(&log).expect("read the XML log");
@@ -64,6 +78,17 @@ pub fn findings(output: &Output, dir: &Path) -> Vec<Reported> {
         assert_eq!(ours, xml, "stderr and {} disagree", log.display());
     }
     found
+}
+
+/// Findings printed on stderr (and logged in full) before the rest are only counted.
+pub const CONSOLE_CAP: u64 = 50;
+
+/// The number of findings of the run, from the stdout verdict line (0 when clean).
+pub fn verdict_count(output: &Output) -> u64 {
+    let re = Regex::new(r"Verdict: (\d+) INTEGRITY ERROR").expect("regex");
+    let text = String::from_utf8_lossy(&output.stdout);
+    re.captures(&text)
+        .map_or(0, |c| c[1].parse().expect("count"))
 }
 
 /// The `ERROR #n: CLASS on PATH page N (offset 0x…), found by …` lines.

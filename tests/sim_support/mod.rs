@@ -60,6 +60,9 @@ pub fn small_plan(dir: &Path, data_mb: u64, main: Duration) -> SimPlan {
         max_memory_mb: 1,
         read_retries: 3,
         force: false,
+        journal: true,
+        resume: false,
+        long_io: Duration::from_secs(15),
         random: RandomPlan {
             users: 2,
             jump: 0.05,

@@ -138,6 +138,7 @@ fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, Strin
     };
     let mut plan = selftest_plan(&mnt, seed, Duration::from_secs(1), false);
     plan.cycles = case.cycles;
+    plan.journal = true;
     let sink = Arc::new(MemorySink::default());
     let (result, late) = std::thread::scope(|s| {
         let sim =

@@ -62,6 +62,10 @@ pub fn selftest_plan(dir: &Path, seed: u64, main: Duration, scatter_gather: bool
         max_memory_mb: 16,
         read_retries: 3,
         force: false,
+        // The journal is a real file beside the data file: none for files in memory.
+        journal: false,
+        resume: false,
+        long_io: Duration::from_secs(15),
         random: RandomPlan {
             users: 2,
             jump: 0.05,

@@ -75,6 +75,46 @@ pub enum OpKind {
 }
 
 impl Fault {
+    /// One fault of every class (random placement), e.g. for a self-test that injects each.
+    pub fn catalogue() -> Vec<Fault> {
+        vec![
+            Fault::LostWrite,
+            Fault::TornWrite(Tear::Sectors512),
+            Fault::TornWrite(Tear::At4096),
+            Fault::MisdirectedWrite(Misdirect::OtherPage),
+            Fault::MisdirectedWrite(Misdirect::OtherFile),
+            Fault::BitFlip(None),
+            Fault::StaleRead,
+            Fault::ZeroedSector(None),
+            Fault::ReadEio,
+            Fault::WriteEio,
+            Fault::ShortRead { silent: false },
+            Fault::ShortRead { silent: true },
+            Fault::Latency(Duration::from_millis(50)),
+        ]
+    }
+
+    /// Stable snake_case name of the fault class.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Fault::LostWrite => "lost_write",
+            Fault::TornWrite(Tear::At4096) => "torn_write_4k",
+            Fault::TornWrite(_) => "torn_write_512",
+            Fault::MisdirectedWrite(Misdirect::OtherFile | Misdirect::File(_)) => {
+                "misdirected_write_file"
+            }
+            Fault::MisdirectedWrite(_) => "misdirected_write_page",
+            Fault::BitFlip(_) => "bit_flip",
+            Fault::StaleRead => "stale_read",
+            Fault::ZeroedSector(_) => "zeroed_sector",
+            Fault::ReadEio => "read_eio",
+            Fault::WriteEio => "write_eio",
+            Fault::ShortRead { silent: false } => "short_read",
+            Fault::ShortRead { silent: true } => "silent_short_read",
+            Fault::Latency(_) => "latency_spike",
+        }
+    }
+
     /// True when this fault acts on requests of kind `op`.
     pub fn applies_to(&self, op: OpKind) -> bool {
         match self {
@@ -105,6 +145,14 @@ pub enum Target {
 }
 
 impl Target {
+    /// The page of `path` holding byte `offset`.
+    pub fn at_offset(path: impl Into<PathBuf>, offset: u64) -> Target {
+        Target::Page {
+            path: path.into(),
+            page: offset / PAGE_SIZE as u64,
+        }
+    }
+
     /// The page of the request `[first, first + count)` on `path` this target hits, if any.
     fn hit(&self, path: &Path, first: u64, count: u64) -> Option<u64> {
         match self {

@@ -346,6 +346,11 @@ impl Storage for FaultyStorage {
 
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.file.data.write().resize(to_usize(len), 0);
+        // Pages cut off lose their history: after a regrow they were never written.
+        self.file
+            .prev
+            .lock()
+            .retain(|page, _| (page + 1) * PS <= len);
         Ok(())
     }
 
