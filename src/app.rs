@@ -9,6 +9,8 @@ use clap::Parser;
 use std::ffi::OsString;
 
 mod console;
+mod faults;
+mod selftest;
 mod simrun;
 mod verify;
 
@@ -80,6 +82,6 @@ pub fn verify_main(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> 
 }
 
 /// `sqliosim selftest ARGS…`; `args[0]` is the display name.
-pub fn selftest_main(_args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
-    anyhow::bail!("`sqliosim selftest` is not available yet")
+pub fn selftest_main(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
+    selftest::main(args)
 }

@@ -29,7 +29,11 @@ pub fn triage_and_report(
     first: Verdict,
     received: Vec<u8>,
 ) {
-    let f = &w.sh.files[file];
+    let sh = w.sh;
+    // Another reader may be triaging the same page right now: wait for it, so a persistent
+    // problem it reports is seen as already reported here.
+    let _triage = sh.triage.lock(page);
+    let f = &sh.files[file];
     let exp = f.oracle.expect_page(page);
     if f.already_reported(page, exp.state) {
         // A persistent problem already reported for this page and this expected content:

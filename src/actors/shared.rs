@@ -58,6 +58,30 @@ pub struct Shared {
     pub start: Instant,
     /// The durability journal, if the run keeps one.
     pub journal: super::sync::JournalSlot,
+    /// Serialises the triage of a bad page (striped by page number), so two readers that see
+    /// the same persistent problem at once report it once.
+    pub triage: TriageLocks,
+}
+
+/// Stripes of the triage lock.
+const TRIAGE_STRIPES: usize = 64;
+
+/// One mutex per stripe of pages; held while a bad page is re-read and reported.
+#[derive(Debug)]
+pub struct TriageLocks([parking_lot::Mutex<()>; TRIAGE_STRIPES]);
+
+impl Default for TriageLocks {
+    fn default() -> TriageLocks {
+        TriageLocks(std::array::from_fn(|_| parking_lot::Mutex::new(())))
+    }
+}
+
+impl TriageLocks {
+    /// Locks the stripe of `page`. Held only around re-reads of that page, never while waiting
+    /// for a latch, so it cannot deadlock with the page latches.
+    pub fn lock(&self, page: u64) -> parking_lot::MutexGuard<'_, ()> {
+        self.0[(page % TRIAGE_STRIPES as u64) as usize].lock()
+    }
 }
 
 impl std::fmt::Debug for Shared {

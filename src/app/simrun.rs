@@ -11,20 +11,17 @@ use super::console::{summary_text, ConsoleSink};
 use crate::config::RunSettings;
 use crate::exit::{Internal, Outcome};
 use crate::findings::{Event, EventSink, Fanout, Message, Severity};
-use crate::io::{Backend, BufferedBackend, DirectBackend};
+use crate::io::{Backend, BufferedBackend, DirectBackend, FaultyBackend};
 use crate::report::bundle::BundleFile;
 use crate::report::{Evidence, EvidenceOptions, RunInfo};
 use crate::sched::from_settings::plan_from;
+use crate::sched::plan::SimPlan;
 
 /// Runs the simulation for resolved settings.
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let plan = plan_from(settings);
     make_dirs(&plan, settings)?;
-    let backend: Box<dyn Backend> = if plan.direct {
-        Box::new(DirectBackend::new())
-    } else {
-        Box::new(BufferedBackend::new())
-    };
+    let (backend, faulty) = choose_backend(settings, &plan)?;
     let evidence = Arc::new(open_evidence(settings)?);
     let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
     evidence.system_info(crate::report::sysinfo::capture(&paths));
@@ -56,6 +53,9 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    if let Some(n) = faulty.map(|f| f.armed()).filter(|&n| n > 0) {
+        eprintln!("sqliosim: warning: {n} injected fault(s) never fired: no request of their kind reached their page after they were armed (a request meets at most one armed fault)");
+    }
     let outcome = result?;
     evidence
         .finish(Some(&outcome.summary))
@@ -73,6 +73,29 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Clean
     })
+}
+
+/// The disk (direct or buffered I/O), or, with the hidden `--fault-injection SPEC`, files in
+/// memory that misbehave as SPEC says (see `faults.rs`); the faulty backend is also returned,
+/// to ask afterwards which faults never fired.
+fn choose_backend(
+    settings: &RunSettings,
+    plan: &SimPlan,
+) -> anyhow::Result<(Box<dyn Backend>, Option<FaultyBackend>)> {
+    if let Some(spec) = &settings.fault_injection {
+        let spec = super::faults::FaultSpec::parse(spec)?;
+        let backend = FaultyBackend::new(plan.seed);
+        if let Some(&data) = plan.data_files().first() {
+            spec.arm(&backend, &plan.files[data].path);
+        }
+        return Ok((Box::new(backend.clone()), Some(backend)));
+    }
+    let disk: Box<dyn Backend> = if plan.direct {
+        Box::new(DirectBackend::new())
+    } else {
+        Box::new(BufferedBackend::new())
+    };
+    Ok((disk, None))
 }
 
 fn make_dirs(plan: &crate::sched::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {

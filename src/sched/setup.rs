@@ -84,6 +84,7 @@ pub fn build(
         findings: AtomicU64::new(0),
         start: Instant::now(),
         journal: None,
+        triage: Default::default(),
         plan,
     };
     let mut shared = shared;
