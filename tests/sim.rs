@@ -16,12 +16,23 @@ use sqliosim::sched::simulate;
 
 fn no_tick(_: &str) {}
 
+/// Runs the simulation and checks that no worker thread panicked.
+fn run(
+    plan: sqliosim::sched::plan::SimPlan,
+    backend: &dyn Backend,
+    sink: Arc<MemorySink>,
+) -> sqliosim::sched::SimOutcome {
+    let out = simulate(plan, backend, sink, &no_tick).expect("simulate");
+    assert!(!out.worker_panicked, "a worker thread panicked");
+    out
+}
+
 #[test]
 fn clean_run_on_a_real_file_has_no_findings_and_every_actor_does_io() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let plan = small_plan(dir.path(), 4, Duration::from_secs(2));
     let sink = Arc::new(MemorySink::default());
-    let out = simulate(plan, &DirectBackend::new(), sink.clone(), &no_tick).expect("simulate");
+    let out = run(plan, &DirectBackend::new(), sink.clone());
     assert_eq!(sink.findings(), vec![], "a clean disk gives no finding");
     assert_eq!(out.findings, 0);
     let names: BTreeSet<String> = out
@@ -100,7 +111,7 @@ fn every_injected_fault_is_reported_with_its_class_at_its_page() {
         backend.inject(fault.clone(), page_target(&data, *page));
     }
     let sink = Arc::new(MemorySink::default());
-    simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    run(plan, &backend, sink.clone());
     // A finding about a whole request counts for the injected page inside it.
     let found: BTreeSet<(u64, FindingClass)> = sink
         .findings()
@@ -135,7 +146,7 @@ fn stop_on_error_stops_at_the_first_finding() {
     backend.inject(Fault::BitFlip(None), page_target(&data, 33));
     let sink = Arc::new(MemorySink::default());
     let started = std::time::Instant::now();
-    let out = simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    let out = run(plan, &backend, sink.clone());
     assert!(out.findings >= 1);
     assert_eq!(out.cycles, 1, "no further cycle starts after the error");
     assert_eq!(out.stopped, sqliosim::sched::stop::StopReason::Error);
@@ -151,7 +162,7 @@ fn shrink_and_grow_change_the_file_size_without_false_alarms() {
     let plan = small_plan(dir.path(), 2, Duration::from_secs(3));
     let path = plan.files[0].path.clone();
     let sink = Arc::new(MemorySink::default());
-    let out = simulate(plan, &DirectBackend::new(), sink.clone(), &no_tick).expect("simulate");
+    let out = run(plan, &DirectBackend::new(), sink.clone());
     assert_eq!(out.findings, 0, "{:#?}", sink.findings());
     let resizes: Vec<String> = sink
         .messages()
@@ -185,7 +196,7 @@ fn slow_ios_are_throttled_and_reported_once_as_long() {
         page_target(&data, 40),
     );
     let sink = Arc::new(MemorySink::default());
-    let out = simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    let out = run(plan, &backend, sink.clone());
     assert_eq!(out.findings, 0, "slowness is not corruption");
     let throttled: u64 = out.summary.files.iter().map(|f| f.throttled).sum();
     assert!(throttled > 0, "I/O was throttled");
@@ -211,7 +222,7 @@ fn max_outstanding_io_caps_concurrency_and_scatter_gather_decides_request_shape(
         plan.max_outstanding_io = 2;
         plan.scatter_gather = scatter;
         let sink = Arc::new(MemorySink::default());
-        let out = simulate(plan, &FaultyBackend::new(5), sink, &no_tick).expect("simulate");
+        let out = run(plan, &FaultyBackend::new(5), sink);
         let data = &out.summary.files[0];
         assert!(
             data.io_request_blocks <= 2,
@@ -236,9 +247,10 @@ fn random_stale_reads_are_each_reported_as_transient_stale_reads_and_nothing_els
     plan.cycles = 2;
     plan.files[0].shrinkable = false;
     let backend = FaultyBackend::new(11);
-    backend.set_random(0.01, vec![Fault::StaleRead]);
+    let data = plan.files[0].path.clone();
+    backend.set_random_on(data, 0.01, vec![Fault::StaleRead]);
     let sink = Arc::new(MemorySink::default());
-    simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    run(plan, &backend, sink.clone());
     let fired: BTreeSet<u64> = backend
         .fired()
         .iter()
@@ -258,4 +270,31 @@ fn random_stale_reads_are_each_reported_as_transient_stale_reads_and_nothing_els
         found, fired,
         "every stale read reported, at its page, and nothing else"
     );
+}
+
+#[test]
+fn stale_reads_of_the_log_are_transient_log_findings_and_never_data_findings() {
+    let dir = PathBuf::from("/virtual");
+    let mut plan = small_plan(&dir, 2, Duration::from_millis(1500));
+    plan.journal = false;
+    let log = plan.files[1].path.clone();
+    let backend = FaultyBackend::new(13);
+    backend.set_random_on(log.clone(), 0.01, vec![Fault::StaleRead]);
+    let sink = Arc::new(MemorySink::default());
+    run(plan, &backend, sink.clone());
+    let fired = backend
+        .fired()
+        .iter()
+        .filter(|f| f.fault == Fault::StaleRead)
+        .count();
+    let findings = sink.findings();
+    assert!(fired > 0, "stale reads of the log fired");
+    assert!(!findings.is_empty(), "the log reader noticed");
+    for f in &findings {
+        assert_eq!(
+            (f.class, f.persistent, &f.path),
+            (FindingClass::LogCorruption, false, &log),
+            "{f:#?}"
+        );
+    }
 }

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use super::evidence;
 use super::worker::Worker;
-use crate::engine::logscan::{scan_chain, ChainSpec};
+use crate::engine::logscan::{check_block, scan_chain, ChainSpec};
 use crate::engine::pool::PageKey;
+use crate::engine::wal::MAX_GROUP;
 use crate::findings::FindingClass;
 
 /// How often the checkpoint runs during the main phase.
@@ -114,19 +115,36 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
         durable_end: wal.durable_end(),
         max_blocks,
     };
-    match scan_chain(wal.storage().as_ref(), &spec) {
-        Ok(report) => {
-            if let Some(p) = report.problem {
-                let what = format!(
-                    "log block at LSN {} (offset 0x{:X}): {}",
-                    p.lsn, p.offset, p.error
-                );
-                let f = evidence::log_finding(w, file, FindingClass::LogCorruption, p.offset, what);
-                w.sh.report(f);
-            }
-        }
-        Err(e) => evidence::report_write_error(w, file, 0, 0, &e),
+    let storage = wal.storage().as_ref();
+    let problem = match scan_chain(storage, &spec) {
+        Ok(report) => report.problem,
+        Err(e) => return evidence::report_write_error(w, file, 0, 0, &e),
+    };
+    let Some(p) = problem else {
+        return;
+    };
+    // The log writer may have come round the circular area while the walk read an old block:
+    // such a block is gone legitimately, not damaged.
+    if p.lsn + spec.area_len <= wal.appended_end() + MAX_GROUP {
+        return;
     }
+    // Re-read: a block that is right on a second look was a transient read problem.
+    let retries = w.sh.plan.read_retries.min(3);
+    let transient = (0..retries).any(|_| matches!(check_block(storage, &spec, p.lsn), Ok(Ok(()))));
+    let what = format!(
+        "log block at LSN {} (offset 0x{:X}): {}{}",
+        p.lsn,
+        p.offset,
+        p.error,
+        if transient {
+            " (transient: a re-read was right)"
+        } else {
+            ""
+        }
+    );
+    let mut f = evidence::log_finding(w, file, FindingClass::LogCorruption, p.offset, what);
+    f.persistent = !transient;
+    w.sh.report(f);
 }
 
 /// The end-of-cycle audit: every page of every data file read and verified, and the whole

@@ -80,6 +80,17 @@ pub fn scan_chain(storage: &dyn Storage, spec: &ChainSpec) -> io::Result<ChainRe
     Ok(report)
 }
 
+/// Reads and checks the one block that must be at `lsn` (a re-read after a problem).
+pub fn check_block(
+    storage: &dyn Storage,
+    spec: &ChainSpec,
+    lsn: u64,
+) -> io::Result<Result<(), LogBlockError>> {
+    let mut buf = MmapMut::map_anon(1 << 20)?;
+    let offset = logblock::LOG_AREA_START + lsn % spec.area_len;
+    Ok(read_block(storage, &mut buf, offset, spec, lsn)?.map(|_| ()))
+}
+
 fn read_block(
     storage: &dyn Storage,
     buf: &mut MmapMut,

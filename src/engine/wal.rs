@@ -22,6 +22,8 @@ use crate::page::layout::now_us;
 pub const NO_PREV: u64 = u64::MAX;
 /// Largest group written with one request.
 const GROUP_BYTES: usize = 1 << 20;
+/// Bytes a group write can reach beyond what was appended when it was taken.
+pub const MAX_GROUP: u64 = GROUP_BYTES as u64;
 
 /// One write the log made, for the caller's statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +111,11 @@ impl Wal {
     /// LSN up to which (exclusive) the log is durable.
     pub fn durable_end(&self) -> u64 {
         self.durable_end.load(Ordering::Acquire)
+    }
+
+    /// End of everything appended so far (durable or not).
+    pub fn appended_end(&self) -> u64 {
+        self.pending.lock().next_lsn
     }
 
     /// LSN of the last durable block (`NO_PREV` when none).
