@@ -4,6 +4,7 @@ use crate::exit::Outcome;
 use std::ffi::OsString;
 
 pub mod diskspd;
+pub mod engine;
 pub mod sqlio;
 
 /// `sqliosim bench ARGS…`; `args[0]` is the display name ("sqliosim bench").
