@@ -1,0 +1,173 @@
+//! Runs one job: prepares and opens the files, starts one worker per thread behind a barrier,
+//! times the warm-up / measured / cool-down phases, samples CPU at the window's edges, and
+//! merges the per-thread statistics once every worker has drained.
+
+use super::cpu::{CpuSample, CpuUsage};
+use super::engine::EngineKind;
+use super::error::BenchError;
+use super::honest::{self, DirectIo};
+use super::job::Job;
+use super::latency::ThreadStats;
+use super::target::{self, OpenMode};
+use super::worker::{Assignment, Phases, Worker};
+use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Facts about one test file, stated with every result.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TargetInfo {
+    /// Path as given.
+    pub path: String,
+    /// File size in bytes.
+    pub size: u64,
+    /// Direct-I/O facts.
+    pub direct_io: DirectIo,
+}
+
+/// What one run measured.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// The job that ran.
+    pub job: Job,
+    /// The engine used (psync if any worker fell back).
+    pub engine: EngineKind,
+    /// Files and their direct-I/O facts.
+    pub targets: Vec<TargetInfo>,
+    /// Warnings (direct I/O not honoured, file smaller than RAM, interruption).
+    pub warnings: Vec<String>,
+    /// Seconds actually measured (shorter when interrupted).
+    pub measured_s: f64,
+    /// Ctrl-C (or a stop request) ended the run early.
+    pub interrupted: bool,
+    /// CPU used during the measured window.
+    pub cpu: CpuUsage,
+    /// Per-thread statistics, in thread order.
+    pub threads: Vec<ThreadStats>,
+    /// All threads merged.
+    pub total: ThreadStats,
+}
+
+fn open_targets(job: &Job) -> Result<(Arc<[File]>, Vec<u64>, Vec<TargetInfo>), BenchError> {
+    let mut files = Vec::new();
+    let mut seeds = Vec::new();
+    let mut infos = Vec::new();
+    let write = job.read_pct < 100;
+    for t in &job.targets {
+        let p = target::prepare(&t.path, t.size, job.force, job.direct)?;
+        let mode = OpenMode { direct: job.direct, dsync: job.write_through, write };
+        let f = target::open(&t.path, mode)?;
+        let direct_io = honest::probe(&f, job.direct);
+        infos.push(TargetInfo { path: t.path.display().to_string(), size: t.size.min(p.size), direct_io });
+        seeds.push(p.seed);
+        files.push(f);
+    }
+    Ok((Arc::from(files), seeds, infos))
+}
+
+/// Sleeps until `when` or until `stop` is raised; returns false when stopped.
+fn sleep_until(when: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= when {
+            return true;
+        }
+        std::thread::sleep((when - now).min(Duration::from_millis(20)));
+    }
+}
+
+/// Runs `job` to its end, or until `stop` is raised (then reports what was measured).
+pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
+    job.validate()?;
+    let (files, seeds, infos) = open_targets(job)?;
+    let n = job.threads() as usize;
+    let ready = Barrier::new(n + 1);
+    let go = Barrier::new(n + 1);
+    let phases: OnceLock<Phases> = OnceLock::new();
+    std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(n);
+        for thread in 0..n {
+            let per = job.threads_per_target as usize;
+            let file = thread / per;
+            let at = Assignment {
+                thread,
+                file: file as u32,
+                rank: (thread % per) as u32,
+                file_seed: seeds[file],
+                file_size: infos[file].size,
+            };
+            let (files, ready, go, phases) = (files.clone(), &ready, &go, &phases);
+            handles.push(s.spawn(move || {
+                let worker = Worker::new(job, at, files);
+                ready.wait();
+                go.wait();
+                let w = worker?;
+                let kind = w.engine_kind();
+                let p = phases.get().copied().ok_or(BenchError::WorkerPanicked(thread))?;
+                w.run(&p, stop).map(|st| (st, kind))
+            }));
+        }
+        ready.wait();
+        let start = Instant::now();
+        let measure_start = start + Duration::from_secs_f64(job.warmup_s);
+        let measure_end = measure_start + Duration::from_secs_f64(job.duration_s);
+        let end = measure_end + Duration::from_secs_f64(job.cooldown_s);
+        let p = *phases.get_or_init(|| Phases { start, measure_start, measure_end, end });
+        go.wait();
+        let (measured_s, cpu, interrupted) = time_window(&p, stop);
+        let mut outcomes = Vec::with_capacity(n);
+        for (i, h) in handles.into_iter().enumerate() {
+            outcomes.push(h.join().map_err(|_| BenchError::WorkerPanicked(i)).and_then(|r| r));
+        }
+        assemble(job, infos, outcomes, measured_s, cpu, interrupted)
+    })
+}
+
+/// Samples CPU at the edges of the measured window; returns (seconds measured, CPU, stopped).
+fn time_window(p: &Phases, stop: &AtomicBool) -> (f64, CpuUsage, bool) {
+    if !sleep_until(p.measure_start, stop) {
+        return (0.0, CpuUsage::default(), true);
+    }
+    let before = CpuSample::now();
+    let completed = sleep_until(p.measure_end, stop);
+    let after = CpuSample::now();
+    let end = if completed { p.measure_end } else { Instant::now().min(p.measure_end) };
+    let measured = end.saturating_duration_since(p.measure_start).as_secs_f64();
+    let interrupted = !completed || !sleep_until(p.end, stop);
+    (measured, before.usage_until(&after), interrupted)
+}
+
+fn assemble(
+    job: &Job,
+    targets: Vec<TargetInfo>,
+    outcomes: Vec<Result<(ThreadStats, EngineKind), BenchError>>,
+    measured_s: f64,
+    cpu: CpuUsage,
+    interrupted: bool,
+) -> Result<RunResult, BenchError> {
+    let mut threads = Vec::with_capacity(outcomes.len());
+    let mut engine = job.engine;
+    for o in outcomes {
+        let (st, kind) = o?;
+        if kind == EngineKind::Psync {
+            engine = EngineKind::Psync;
+        }
+        threads.push(st);
+    }
+    let mut total = ThreadStats::default();
+    threads.iter().for_each(|t| total.merge(t));
+    let ram = target::ram_bytes();
+    let mut warnings: Vec<String> =
+        targets.iter().flat_map(|t| honest::warnings(&t.path, &t.direct_io, t.size, ram)).collect();
+    if job.engine == EngineKind::Uring && engine == EngineKind::Psync {
+        warnings.push("io_uring was refused by the kernel; the psync engine ran instead".into());
+    }
+    if interrupted {
+        warnings.push(format!("interrupted: results cover the first {measured_s:.2} s measured"));
+    }
+    Ok(RunResult { job: job.clone(), engine, targets, warnings, measured_s, interrupted, cpu, threads, total })
+}
