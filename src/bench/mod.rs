@@ -7,6 +7,7 @@
 use crate::exit::Outcome;
 use std::ffi::OsString;
 
+pub mod cmd;
 pub mod cpu;
 pub mod diskspd;
 pub mod engine;
@@ -14,15 +15,18 @@ pub mod error;
 pub mod honest;
 pub mod job;
 pub mod latency;
+pub mod out;
 pub mod run;
+pub mod signals;
 pub mod sqlio;
 pub mod stamp;
 pub mod summary;
+pub mod sweep;
 pub mod target;
 pub mod units;
 pub mod worker;
 
 /// `sqliosim bench ARGS…`; `args[0]` is the display name ("sqliosim bench").
-pub fn main(_args: Vec<OsString>) -> anyhow::Result<Outcome> {
-    anyhow::bail!("`sqliosim bench` is not available yet")
+pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
+    cmd::run_with(&args, &mut std::io::stdout().lock())
 }
