@@ -120,7 +120,7 @@ pub fn render(hd: &Header, f: &Figures) -> String {
     let _ = writeln!(o, "IOs/sec: {:8.2}\nMBs/sec: {:8.2}", f.iops, f.mbs);
     if hd.latency {
         let _ = writeln!(o, "latency metrics:\nMin_Latency(ms): {}\nAvg_Latency(ms): {}\nMax_Latency(ms): {}", f.min_ms, f.avg_ms, f.max_ms);
-        o.push_str("histogram:\nms: 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24+\n%: ");
+        o.push_str("histogram:\nms: 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24+\n%:");
         for p in f.histogram {
             let _ = write!(o, " {p:2}");
         }
