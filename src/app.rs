@@ -1,10 +1,76 @@
 //! Wiring: command line → configuration → run plan → storage, engine, actors → reports.
 
+use crate::cli::{Cli, Command, PassThrough, RunArgs};
+use crate::config::{Env, RunSettings};
+use crate::exit::Outcome;
+use anyhow::Context;
+use clap::error::ErrorKind;
+use clap::Parser;
 use std::ffi::OsString;
 
+mod console;
+mod simrun;
+
 /// Runs one invocation of the tool with the full argument vector (program name first).
-pub fn run(_args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
-    anyhow::bail!("no command is implemented yet")
+pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
+    let cli = match Cli::try_parse_from(crate::cli::translate_legacy(args)) {
+        Ok(cli) => cli,
+        Err(e) => return clap_outcome(e),
+    };
+    match cli.command {
+        Command::Run(a) => run_command(&a),
+        Command::Bench(p) => crate::bench::main(pass("sqliosim bench", p)),
+        Command::Sqlio(p) => crate::bench::sqlio::main(pass("sqliosim sqlio", p)),
+        Command::Diskspd(p) => crate::bench::diskspd::main(pass("sqliosim diskspd", p)),
+        Command::Report(p) => crate::report::main(pass("sqliosim report", p)),
+        Command::Verify(p) => verify_main(pass("sqliosim verify", p)),
+        Command::Selftest(p) => selftest_main(pass("sqliosim selftest", p)),
+    }
+}
+
+/// Help and version are a clean exit; anything else clap rejects is a usage error (exit 2).
+fn clap_outcome(e: clap::Error) -> anyhow::Result<Outcome> {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            print!("{}", e.render());
+            Ok(Outcome::Clean)
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprint!("{}", e.render());
+            anyhow::bail!("a command is needed, e.g. `sqliosim run` (see the help above)")
+        }
+        _ => {
+            let text = e.render().to_string();
+            anyhow::bail!("{}", text.trim_start_matches("error: ").trim_end())
+        }
+    }
+}
+
+/// The argument vector for a pass-through subcommand: display name first.
+fn pass(name: &str, p: PassThrough) -> Vec<OsString> {
+    std::iter::once(OsString::from(name))
+        .chain(p.args)
+        .collect()
+}
+
+/// `sqliosim run`: resolve the settings, warn, save, echo, then simulate.
+fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
+    let env = Env::detect()?;
+    let (settings, warnings) = RunSettings::resolve(&args.overrides(), &env)?;
+    for w in &warnings {
+        eprintln!("sqliosim: warning: {w}");
+    }
+    if let Some(path) = &settings.save {
+        let text = crate::config::to_ini(&settings.config);
+        std::fs::write(path, text)
+            .with_context(|| format!("cannot write the -save file {}", path.display()))?;
+        println!("Configuration saved to {}", path.display());
+    }
+    print!("{}", settings.echo());
+    if settings.dry_run {
+        return Ok(Outcome::Clean);
+    }
+    simrun::run(&settings)
 }
 
 /// `sqliosim verify ARGS…` (offline scan); `args[0]` is the display name.

@@ -1,1 +1,313 @@
 //! Command-line definitions (clap). No I/O here.
+//!
+//! Two spellings are accepted. SQLIOSim.com's single-dash switches (`-cfg FILE -save FILE
+//! -log FILE -dir DIR -d SECONDS -size MB`) are rewritten by [`translate_legacy`] into the
+//! modern `run` subcommand's long options before clap sees them, so scripts written for
+//! SQLIOSim run unchanged. The other subcommands take their arguments raw and parse them
+//! themselves.
+
+use crate::config::Overrides;
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// SQLIOSim.com's switches and the long options they stand for.
+pub const LEGACY_SWITCHES: &[(&str, &str)] = &[
+    ("-cfg", "--config"),
+    ("-save", "--save"),
+    ("-log", "--log"),
+    ("-dir", "--dir"),
+    ("-d", "--duration"),
+    ("-size", "--size"),
+];
+
+const LEGACY_HELP: &str = "\
+SQLIOSim.com switches are accepted as typed, and mean `sqliosim run`:
+  sqliosim -cfg FILE -save FILE -log FILE -dir DIR [-dir DIR…] -d SECONDS -size MB
+
+Exit codes: 0 clean run, 1 integrity errors found, 2 bad usage, configuration or environment,
+3 internal failure.";
+
+/// The whole command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "sqliosim",
+    version,
+    about = "Storage integrity and stress simulator: SQL Server-like I/O on direct-I/O 8 KB pages, \
+             every page stamped and verified (successor to Microsoft's SQLIOSim)",
+    after_help = LEGACY_HELP,
+    arg_required_else_help = true
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the SQLIOSim-style simulation (what SQLIOSim.com's switches do).
+    Run(Box<RunArgs>),
+    /// Capacity run: throughput and latency of the storage (arguments: see `sqliosim bench --help`).
+    #[command(disable_help_flag = true)]
+    Bench(PassThrough),
+    /// SQLIO-compatible front end (arguments as SQLIO's).
+    #[command(disable_help_flag = true)]
+    Sqlio(PassThrough),
+    /// DiskSpd-compatible front end (arguments as DiskSpd's).
+    #[command(disable_help_flag = true)]
+    Diskspd(PassThrough),
+    /// Render reports from a finished run's evidence.
+    #[command(disable_help_flag = true)]
+    Report(PassThrough),
+    /// Offline scan: check every page of existing test files.
+    #[command(disable_help_flag = true)]
+    Verify(PassThrough),
+    /// Check that this machine and build can run sqliosim correctly.
+    #[command(disable_help_flag = true)]
+    Selftest(PassThrough),
+}
+
+/// Arguments handed over untouched to a subcommand that parses its own.
+#[derive(Debug, Args)]
+pub struct PassThrough {
+    /// Arguments for the subcommand, passed through as given.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<OsString>,
+}
+
+/// `sqliosim run`. Every option overrides the configuration file.
+#[derive(Debug, Args, Default)]
+pub struct RunArgs {
+    /// Configuration file (SQLIOSim -cfg). [default: sqliosim.cfg.ini in the working directory
+    /// if present, else the built-in 60 s run with a 200 MB data and a 50 MB log file in
+    /// ./sqliosim-data/]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Put the test files in DIR (SQLIOSim -dir); repeatable, each DIR gets its own set. The
+    /// configuration's [FileN] are created there by name; without [FileN], sqliosim.mdx and
+    /// sqliosim.ldx. [default: relative names beside the configuration file]
+    #[arg(long, value_name = "DIR")]
+    pub dir: Vec<PathBuf>,
+    /// Length of each test cycle (SQLIOSim -d): seconds, or with an s, m or h suffix.
+    /// [default: TestCycleDuration from the configuration, 300 s; built-in run 60 s]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub duration: Option<u64>,
+    /// Data file initial size in MB (SQLIOSim -size); data files may grow to twice that, log
+    /// files get half of it, at most 50 MB. [default: InitialSize/MaxSize from the configuration]
+    #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(1..))]
+    pub size: Option<u64>,
+    /// XML error log (SQLIOSim -log). [default: ErrorFile from the configuration,
+    /// sqliosim.log.xml, beside the test files]
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Seed for every random choice, to repeat a run. [default: drawn at random and printed]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Also write a JSON summary to FILE. [default: none]
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the resolved configuration, every key, as an INI file (SQLIOSim -save); the run
+    /// still happens unless --dry-run is given.
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+    /// Number of test cycles; 0 runs until stopped. [default: TestCycles from the configuration, 1]
+    #[arg(long, value_name = "N")]
+    pub cycles: Option<u32>,
+    /// Stop at the first integrity error. [default: StopOnError from the configuration, TRUE]
+    #[arg(long, overrides_with = "no_stop_on_error")]
+    pub stop_on_error: bool,
+    /// Keep going after integrity errors.
+    #[arg(long, overrides_with = "stop_on_error")]
+    pub no_stop_on_error: bool,
+    /// Overwrite existing files that sqliosim did not create.
+    #[arg(long)]
+    pub force: bool,
+    /// Continue with the existing test files instead of creating them afresh.
+    #[arg(long)]
+    pub resume: bool,
+    /// Write an evidence bundle (logs, dumps, summary) to FILE (.tar.gz). [default: none]
+    #[arg(long, value_name = "FILE")]
+    pub bundle: Option<PathBuf>,
+    /// Benchmark specification to run with the simulation. [default: none]
+    #[arg(long, value_name = "SPEC")]
+    pub bench: Option<String>,
+    /// Fault injection specification (for tests).
+    #[arg(long, value_name = "SPEC", hide = true)]
+    pub fault_injection: Option<String>,
+    /// Resolve the configuration, print it (and --save it), then stop without simulating.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+impl RunArgs {
+    /// The command-line values as configuration overrides.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            config: self.config.clone(),
+            dirs: self.dir.clone(),
+            duration_s: self.duration,
+            size_mb: self.size,
+            log: self.log.clone(),
+            seed: self.seed,
+            json: self.json.clone(),
+            save: self.save.clone(),
+            cycles: self.cycles,
+            stop_on_error: match (self.stop_on_error, self.no_stop_on_error) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
+            force: self.force,
+            resume: self.resume,
+            bundle: self.bundle.clone(),
+            bench: self.bench.clone(),
+            fault_injection: self.fault_injection.clone(),
+            dry_run: self.dry_run,
+        }
+    }
+}
+
+/// Parses `60`, `60s`, `5m` or `2h` into seconds.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, ""),
+    };
+    let factor = match unit.to_ascii_lowercase().as_str() {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => {
+            return Err(format!(
+                "{text:?}: expected seconds, or a number with an s, m or h suffix"
+            ))
+        }
+    };
+    let n: u64 = digits.parse().map_err(|_| {
+        format!("{text:?}: expected a whole number of seconds, e.g. 60, 60s, 5m, 2h")
+    })?;
+    match n.checked_mul(factor) {
+        Some(0) => Err(format!("{text:?}: the duration must be at least 1 second")),
+        Some(s) => Ok(s),
+        None => Err(format!("{text:?}: too long")),
+    }
+}
+
+/// Rewrites SQLIOSim.com's single-dash switches into `run` with long options. A first argument
+/// that is an option (a legacy switch such as `-cfg`, or a `run` option such as `--dry-run`)
+/// means `run`, as SQLIOSim.com has no subcommands; `-?` means `--help`. After `run`, legacy
+/// switches are mapped too.
+pub fn translate_legacy(args: Vec<OsString>) -> Vec<OsString> {
+    let mut it = args.into_iter();
+    let Some(program) = it.next() else {
+        return Vec::new();
+    };
+    let rest: Vec<OsString> = it.collect();
+    let first = rest
+        .first()
+        .and_then(|a| a.to_str())
+        .map(str::to_ascii_lowercase);
+    let mut out = vec![program];
+    match first.as_deref() {
+        Some("-?" | "/?") => out.push("--help".into()),
+        Some("-h" | "--help" | "-v" | "--version") => out.extend(rest),
+        Some(f) if f.starts_with('-') => {
+            out.push("run".into());
+            out.extend(rest.into_iter().map(map_switch));
+        }
+        Some("run") => out.extend(rest.into_iter().map(map_switch)),
+        _ => out.extend(rest),
+    }
+    out
+}
+
+/// The long option a legacy switch stands for (any letter case).
+fn legacy_long(arg: &str) -> Option<&'static str> {
+    LEGACY_SWITCHES
+        .iter()
+        .find(|(s, _)| s.eq_ignore_ascii_case(arg))
+        .map(|(_, l)| *l)
+}
+
+/// One argument, mapped if it is a legacy switch.
+fn map_switch(arg: OsString) -> OsString {
+    match arg.to_str().and_then(legacy_long) {
+        Some(long) => long.into(),
+        None => arg,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn legacy_switches_become_run() {
+        let got = translate_legacy(strings(&[
+            "sqliosim", "-cfg", "a.ini", "-D", "300", "-dir", "/x", "-size", "5",
+        ]));
+        let want = strings(&[
+            "sqliosim",
+            "run",
+            "--config",
+            "a.ini",
+            "--duration",
+            "300",
+            "--dir",
+            "/x",
+            "--size",
+            "5",
+        ]);
+        assert_eq!(got, want);
+        assert_eq!(
+            translate_legacy(strings(&["s", "-?"])),
+            strings(&["s", "--help"])
+        );
+        assert_eq!(
+            translate_legacy(strings(&["s", "bench", "-d", "1"])),
+            strings(&["s", "bench", "-d", "1"])
+        );
+        assert_eq!(
+            translate_legacy(strings(&["s", "--dry-run", "-cfg", "x"])),
+            strings(&["s", "run", "--dry-run", "--config", "x"])
+        );
+        assert_eq!(
+            translate_legacy(strings(&["s", "-V"])),
+            strings(&["s", "-V"])
+        );
+        assert_eq!(
+            translate_legacy(strings(&["s", "run", "-log", "x"])),
+            strings(&["s", "run", "--log", "x"])
+        );
+    }
+
+    #[test]
+    fn durations_accept_suffixes() {
+        assert_eq!(parse_duration("60"), Ok(60));
+        assert_eq!(parse_duration("60s"), Ok(60));
+        assert_eq!(parse_duration("5m"), Ok(300));
+        assert_eq!(parse_duration("2H"), Ok(7200));
+        assert_eq!(
+            parse_duration("0"),
+            Err("\"0\": the duration must be at least 1 second".into())
+        );
+        assert_eq!(
+            parse_duration("5x"),
+            Err("\"5x\": expected seconds, or a number with an s, m or h suffix".into())
+        );
+        assert!(parse_duration("").is_err());
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,1 +1,264 @@
-//! Findings: integrity problems found while working. Placeholder until the page engine lands.
+//! Findings and events: what the workers tell the reporters.
+//!
+//! Findings are data: an integrity problem found while working is turned into a [`Finding`] and
+//! sent as an [`Event`] to the reporters (console, XML log, JSON, dumps) through an
+//! [`EventSink`]. Nothing below `app` prints; everything flows through here.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::page::{ActorKind, ExpectedState, PageStamp, Verdict, VerdictKind};
+
+/// The final classification of a finding, after retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingClass {
+    /// An acknowledged write never reached the media (older generation, or never written, persists).
+    LostWrite,
+    /// A read returned an older version once; a retry returned the right page.
+    StaleRead,
+    /// Sectors of two generations in one page.
+    TornWrite,
+    /// Another page's data at this location.
+    MisdirectedWrite,
+    /// Bits changed at rest or in flight (checksum mismatch).
+    BitRot,
+    /// Whole sectors read back as zero.
+    ZeroedSectors,
+    /// Not a page of ours at all.
+    Garbage,
+    /// A page of another run (file set).
+    ForeignRun,
+    /// A generation newer than any issued.
+    FutureGeneration,
+    /// The read system call failed.
+    ReadError,
+    /// The write system call failed.
+    WriteError,
+    /// The read transferred fewer bytes than asked.
+    ShortRead,
+    /// A log block is missing, damaged or out of order.
+    LogCorruption,
+    /// A data page carries an LSN beyond the durable log (write-ahead rule broken).
+    WalViolation,
+}
+
+impl FindingClass {
+    /// Stable snake_case name for logs and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingClass::LostWrite => "lost_write",
+            FindingClass::StaleRead => "stale_read",
+            FindingClass::TornWrite => "torn_write",
+            FindingClass::MisdirectedWrite => "misdirected_write",
+            FindingClass::BitRot => "bit_rot",
+            FindingClass::ZeroedSectors => "zeroed_sectors",
+            FindingClass::Garbage => "garbage",
+            FindingClass::ForeignRun => "foreign_run",
+            FindingClass::FutureGeneration => "future_generation",
+            FindingClass::ReadError => "read_error",
+            FindingClass::WriteError => "write_error",
+            FindingClass::ShortRead => "short_read",
+            FindingClass::LogCorruption => "log_corruption",
+            FindingClass::WalViolation => "wal_violation",
+        }
+    }
+
+    /// Classifies a bad first verdict, knowing whether a retry returned the right page.
+    pub fn from_verdict(kind: VerdictKind, persistent: bool) -> FindingClass {
+        match kind {
+            VerdictKind::Stale | VerdictKind::NeverWritten if persistent => FindingClass::LostWrite,
+            VerdictKind::Stale | VerdictKind::NeverWritten => FindingClass::StaleRead,
+            VerdictKind::TornWrite => FindingClass::TornWrite,
+            VerdictKind::Misdirected => FindingClass::MisdirectedWrite,
+            VerdictKind::ChecksumMismatch => FindingClass::BitRot,
+            VerdictKind::ZeroedSectors => FindingClass::ZeroedSectors,
+            VerdictKind::Garbage | VerdictKind::Ok => FindingClass::Garbage,
+            VerdictKind::ForeignRun => FindingClass::ForeignRun,
+            VerdictKind::FutureGeneration => FindingClass::FutureGeneration,
+            VerdictKind::IoError => FindingClass::ReadError,
+            VerdictKind::ShortRead => FindingClass::ShortRead,
+        }
+    }
+}
+
+/// One recent write of a page, kept for the evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    /// When the write completed, microseconds since the Unix epoch.
+    pub time_us: u64,
+    /// What happened: "write", "fsync", "read", "truncate", …
+    pub op: String,
+    /// Actor that did it.
+    pub actor: ActorKind,
+    /// Generation written (0 for non-writes).
+    pub generation: u64,
+    /// Whether the operation succeeded.
+    pub ok: bool,
+}
+
+/// An integrity problem, with everything needed to prove it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Order of the finding within the run (1-based).
+    pub seq: u64,
+    /// When it was found, microseconds since the Unix epoch.
+    pub time_us: u64,
+    /// Seed of the run, so the schedule can be reproduced.
+    pub seed: u64,
+    /// Final classification.
+    pub class: FindingClass,
+    /// Path of the file.
+    pub path: PathBuf,
+    /// File id within the set.
+    pub file_id: u32,
+    /// Page number (for log blocks: the block's first page).
+    pub page_id: u64,
+    /// Byte offset of the page in the file.
+    pub offset: u64,
+    /// Actor whose read found it.
+    pub actor: ActorKind,
+    /// Which actor of that kind.
+    pub actor_id: u16,
+    /// What the oracle expected, if anything.
+    pub expected: Option<ExpectedState>,
+    /// Verdict of the first read.
+    pub verdict: Verdict,
+    /// Verdict of each re-read, in order.
+    pub retries: Vec<Verdict>,
+    /// True when no retry returned the right page.
+    pub persistent: bool,
+    /// Header of the page that was read, when it had a valid magic.
+    pub received_header: Option<PageStamp>,
+    /// Recent history of this page (newest last).
+    pub history: Vec<HistoryEntry>,
+    /// Bytes received on the first read (one page), for dumps; not serialised.
+    #[serde(skip)]
+    pub received: Option<Vec<u8>>,
+    /// Bytes expected (regenerated), for dumps; not serialised.
+    #[serde(skip)]
+    pub expected_image: Option<Vec<u8>>,
+    /// Name of the dump file written for it, if any.
+    pub dump: Option<PathBuf>,
+    /// errno when the finding is an I/O error.
+    pub errno: Option<i32>,
+    /// What is wrong, for findings that are not a page verdict (log chain, WAL rule).
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+/// Severity of a log entry, as SQLIOSim's TYPE attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Severity {
+    /// TYPE='INFO'
+    Info,
+    /// TYPE='WARNING'
+    Warning,
+    /// TYPE='ERROR'
+    Error,
+}
+
+/// A message for the log: start-up echo, warnings, summaries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// INFO, WARNING or ERROR.
+    pub severity: Severity,
+    /// SQLIOSim user name (System, Display Monitor, Random User, …).
+    pub user: String,
+    /// Function that logged it (SQLIOSim's Func attribute).
+    pub func: String,
+    /// errno, if the message is about a failed system call.
+    pub errno: Option<i32>,
+    /// The human-readable text (EXTENDED_DESCRIPTION).
+    pub text: String,
+}
+
+impl Message {
+    /// Builds a message.
+    pub fn new(severity: Severity, user: &str, func: &str, text: impl Into<String>) -> Message {
+        Message {
+            severity,
+            user: user.to_string(),
+            func: func.to_string(),
+            errno: None,
+            text: text.into(),
+        }
+    }
+}
+
+/// Everything that flows from the workers to the reporters.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A log message.
+    Message(Message),
+    /// An integrity finding.
+    Finding(Box<Finding>),
+}
+
+/// Where events go. Implementations must be cheap to call from any thread.
+pub trait EventSink: Send + Sync {
+    /// Delivers one event.
+    fn emit(&self, event: Event);
+}
+
+/// A sink that keeps every event in memory (tests, self-test).
+#[derive(Debug, Default)]
+pub struct MemorySink {
+    events: parking_lot::Mutex<Vec<Event>>,
+}
+
+impl MemorySink {
+    /// All findings received so far.
+    pub fn findings(&self) -> Vec<Finding> {
+        self.events
+            .lock()
+            .iter()
+            .filter_map(|e| match e {
+                Event::Finding(f) => Some((**f).clone()),
+                Event::Message(_) => None,
+            })
+            .collect()
+    }
+
+    /// All messages received so far.
+    pub fn messages(&self) -> Vec<Message> {
+        self.events
+            .lock()
+            .iter()
+            .filter_map(|e| match e {
+                Event::Message(m) => Some(m.clone()),
+                Event::Finding(_) => None,
+            })
+            .collect()
+    }
+}
+
+impl EventSink for MemorySink {
+    fn emit(&self, event: Event) {
+        self.events.lock().push(event);
+    }
+}
+
+/// Sends every event to several sinks, in order.
+pub struct Fanout {
+    sinks: Vec<std::sync::Arc<dyn EventSink>>,
+}
+
+impl Fanout {
+    /// A fan-out over `sinks`.
+    pub fn new(sinks: Vec<std::sync::Arc<dyn EventSink>>) -> Fanout {
+        Fanout { sinks }
+    }
+}
+
+impl EventSink for Fanout {
+    fn emit(&self, event: Event) {
+        if let Some((last, rest)) = self.sinks.split_last() {
+            for s in rest {
+                s.emit(event.clone());
+            }
+            last.emit(event);
+        }
+    }
+}

@@ -1,1 +1,10 @@
-//! (module under construction)
+//! The SQL Server-like actors. Each actor decides its next operation from its plan and its
+//! random generator, and performs it through a [`worker::Worker`], which verifies every read.
+
+pub mod batch;
+pub mod evidence;
+pub mod random;
+pub mod shared;
+pub mod shrink;
+pub mod system;
+pub mod worker;

@@ -1,1 +1,35 @@
-//! (module under construction)
+//! Configuration: SQLIOSim-compatible INI text and command-line values → checked, typed
+//! [`RunSettings`] the simulation runs from.
+//!
+//! The stages are kept apart so each can be tested alone: `ini` reads lines (keeping line
+//! numbers), `parse` checks every key into a [`Config`], `settings` applies the command line
+//! and places the files, `save` writes a configuration back as INI, `echo` renders the start-up
+//! block. Nothing here prints: warnings are returned as data.
+
+mod echo;
+mod error;
+mod files;
+mod host;
+mod ini;
+mod keys;
+mod model;
+mod parse;
+mod reader;
+mod save;
+mod settings;
+
+pub use error::{BadValue, ConfigError, Warning};
+pub use files::{dir_pair, is_windows_path, log_size, stream_to_sibling, DEFAULT_DIR_SIZE_MB};
+pub use host::{meminfo_mb, Host, MAX_CPU_COUNT};
+pub use ini::{Entry, Ini, Section};
+pub use keys::{closest, edit_distance};
+pub use model::{
+    auto_user_count, user_limit, AuditUser, BulkUpdateUser, Config, FileSpec, General, RandomUser,
+    Ratio, ReadAheadUser, ShrinkUser, PAGES_PER_MB,
+};
+pub use parse::{parse, Parsed, MAX_DURATION_S, MAX_FILE_MB};
+pub use save::to_ini;
+pub use settings::{
+    ConfigSource, Env, Overrides, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
+    DEFAULT_DATA_DIR, WORKING_DIR_CONFIG,
+};

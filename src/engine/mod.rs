@@ -1,1 +1,10 @@
-//! (module under construction)
+//! The engine: expected-state oracle, read retry and triage, buffer pool, data files and the
+//! write-ahead log.
+
+pub mod files;
+pub mod logblock;
+pub mod logscan;
+pub mod oracle;
+pub mod pool;
+pub mod retry;
+pub mod wal;

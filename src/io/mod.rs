@@ -1,1 +1,117 @@
-//! (module under construction)
+//! The storage layer: one trait is the only door to the disk.
+//!
+//! [`Backend`] opens and removes files; [`Storage`] is one open file. Backends: `direct`
+//! (O_DIRECT, O_DSYNC on request), `buffered`, and `faulty` (in memory, injects faults on
+//! command, for tests and the self-test).
+
+pub mod align;
+pub mod buffered;
+pub mod direct;
+pub mod faulty;
+pub mod file;
+
+pub use align::{AlignedBuf, BufPool, Frame, BUF_ALIGN};
+pub use buffered::BufferedBackend;
+pub use direct::DirectBackend;
+pub use faulty::{FaultyBackend, FaultyStorage};
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// How to open a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Create the file if it does not exist.
+    pub create: bool,
+    /// Bypass the page cache (O_DIRECT).
+    pub direct: bool,
+    /// Every write is durable when it completes (O_DSYNC).
+    pub write_through: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            create: true,
+            direct: true,
+            write_through: false,
+        }
+    }
+}
+
+/// One open file. All offsets and lengths used by the engine are multiples of 4096.
+pub trait Storage: Send + Sync + std::fmt::Debug {
+    /// Reads into `buf` at `offset`; returns the bytes read (fewer only at end of file).
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+    /// Writes all of `buf` at `offset`.
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
+    /// Reads consecutive buffers starting at `offset` in one request (preadv).
+    fn read_vectored_at(&self, bufs: &mut [&mut [u8]], offset: u64) -> io::Result<usize>;
+    /// Writes consecutive buffers starting at `offset` in one request (pwritev).
+    fn write_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<()>;
+    /// Makes completed writes durable (fdatasync).
+    fn sync_data(&self) -> io::Result<()>;
+    /// Reserves space up to `len` bytes without writing it (fallocate); grows the file.
+    fn allocate(&self, len: u64) -> io::Result<()>;
+    /// Sets the file length (truncate or extend with a hole).
+    fn set_len(&self, len: u64) -> io::Result<()>;
+    /// Current file length.
+    fn len(&self) -> io::Result<u64>;
+    /// True when the file is empty.
+    fn is_empty(&self) -> io::Result<bool> {
+        Ok(self.len()? == 0)
+    }
+    /// Path the file was opened with.
+    fn path(&self) -> &Path;
+}
+
+/// What a backend found out about direct I/O where a file lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectIoInfo {
+    /// Memory alignment required, if the kernel reported one (statx DIOALIGN).
+    pub mem_align: Option<u32>,
+    /// File offset alignment required, if reported.
+    pub offset_align: Option<u32>,
+    /// Filesystem name (ext4, xfs, tmpfs, btrfs, fuse, …).
+    pub filesystem: String,
+    /// False when the filesystem accepts O_DIRECT without honouring it (tmpfs, btrfs, FUSE).
+    pub honoured: bool,
+}
+
+/// Opens and removes files. The only way the engine reaches the disk.
+pub trait Backend: Send + Sync {
+    /// Opens (and with `opts.create`, creates) a file.
+    fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError>;
+    /// Removes a file; a missing file is not an error.
+    fn remove(&self, path: &Path) -> Result<(), IoError>;
+    /// True when the file exists.
+    fn exists(&self, path: &Path) -> bool;
+    /// Direct-I/O facts for the filesystem holding `path` (or its parent directory).
+    fn direct_io_info(&self, path: &Path) -> DirectIoInfo;
+}
+
+/// A storage error that names the file and says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    /// The filesystem refused O_DIRECT.
+    #[error("{path}: the {filesystem} filesystem refused direct I/O (O_DIRECT): {source}; set NoBuffering=FALSE in the configuration (or pass --buffered) to run with buffered I/O")]
+    DirectRefused {
+        /// File that was opened.
+        path: PathBuf,
+        /// Filesystem name.
+        filesystem: String,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// Any other failure on a named file.
+    #[error("{path}: {what}: {source}")]
+    Os {
+        /// File concerned.
+        path: PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// The OS error.
+        source: io::Error,
+    },
+}

@@ -1,1 +1,20 @@
-//! (module under construction)
+//! The page format and its verifier: pure functions over byte slices, no I/O.
+//!
+//! Every 8 KB page says what it is (run, file, page, write generation, LSN, writer, time), carries
+//! a stamp in each 512-byte sector, and has a CRC32 over the whole page. Its payload is
+//! regenerated from (run id, file id, page id, generation), so nothing but a generation per page
+//! has to be remembered to know what a read must return. See docs/page-format.md.
+
+pub mod fill;
+pub mod header;
+pub mod image;
+pub mod layout;
+pub mod sectors;
+pub mod verdict;
+pub mod verify;
+
+pub use header::{FileHeader, FileRole, HeaderError};
+pub use image::expected_image;
+pub use layout::{stamp_page, ActorKind, PageStamp, PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE};
+pub use verdict::{BitDiff, Expect, ExpectedState, SectorContent, Verdict, VerdictKind};
+pub use verify::verify;

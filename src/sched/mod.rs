@@ -1,1 +1,94 @@
 //! Scheduler: threads, test cycles, stop signal, seed derivation, throttling.
+//!
+//! [`simulate`] is the whole of a `sqliosim run` below the reporting: it sets the files up,
+//! runs the cycles, and returns the merged statistics and the per-file summaries. Findings and
+//! messages leave through the event sink as they happen.
+
+pub mod from_settings;
+pub mod inflight;
+pub mod monitor;
+pub mod plan;
+pub mod progress;
+pub mod run;
+pub mod setup;
+pub mod stop;
+pub mod throttle;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::findings::{EventSink, Severity};
+use crate::io::Backend;
+use crate::stats::{file_summary_lines, FileMeta, Summary, SQLIOSIM_SUMMARY_FUNC};
+use plan::SimPlan;
+use stop::StopReason;
+
+/// What a simulation reports back to the app.
+#[derive(Debug)]
+pub struct SimOutcome {
+    /// Merged statistics, summarised.
+    pub summary: Summary,
+    /// Integrity findings reported.
+    pub findings: u64,
+    /// Cycles started.
+    pub cycles: u32,
+    /// Why the run stopped early, if it did.
+    pub stopped: StopReason,
+    /// A worker thread panicked: an internal failure.
+    pub worker_panicked: bool,
+    /// Run id of the file set.
+    pub run_id: u64,
+}
+
+/// Runs the simulation of `plan` on `backend`; `on_tick` receives a progress line about once a
+/// second during the main phase. SIGINT and SIGTERM stop the run cleanly.
+pub fn simulate(plan: SimPlan, backend: &dyn Backend, sink: Arc<dyn EventSink>, on_tick: &(dyn Fn(&str) + Sync)) -> anyhow::Result<SimOutcome> {
+    let sh = setup::build(plan, backend, sink)?;
+    let signals = register_signals(&sh.stop);
+    let started = Instant::now();
+    let result = run::run_cycles(&sh, on_tick);
+    for id in signals {
+        signal_hook::low_level::unregister(id);
+    }
+    let metas: Vec<FileMeta> = sh
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| FileMeta {
+            path: f.path.clone(),
+            target_io_duration_ms: sh.throttles[i].target_ms(),
+            running_avg_io_ms: Some(sh.throttles[i].running_average_ms()),
+            sparse: sh.plan.files[i].sparse,
+        })
+        .collect();
+    let summary = result.stats.summary(&metas, started.elapsed());
+    for f in &summary.files {
+        for line in file_summary_lines(f) {
+            sh.message(Severity::Info, "Display Monitor", SQLIOSIM_SUMMARY_FUNC, line);
+        }
+    }
+    let long = sh.inflight.long_total();
+    if long > 0 {
+        sh.message(Severity::Warning, "Display Monitor", "CheckForLongIO", format!("{long} I/O requests were outstanding for more than 15 sec. during the run"));
+    }
+    if sh.plan.delete_at_shutdown {
+        for f in &sh.files {
+            let _ = backend.remove(&f.path);
+        }
+    }
+    Ok(SimOutcome {
+        summary,
+        findings: result.findings,
+        cycles: result.cycles,
+        stopped: sh.stop.reason(),
+        worker_panicked: result.worker_panicked,
+        run_id: sh.run_id,
+    })
+}
+
+fn register_signals(stop: &stop::Stop) -> Vec<signal_hook::SigId> {
+    [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
+        .into_iter()
+        .filter_map(|sig| signal_hook::flag::register(sig, stop.signal_flag()).ok())
+        .collect()
+}

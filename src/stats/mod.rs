@@ -1,1 +1,25 @@
-//! (module under construction)
+//! Statistics: per-thread counters, latency histograms and a per-second timeline, merged into
+//! a run summary at the end.
+//!
+//! Each worker thread owns a [`ThreadStats`] and records into it without locks; a monitor thread
+//! reads cheap live totals through a shared [`LiveCounters`]. At the end (or at any moment, from
+//! clones) the thread stats are merged into a [`RunStats`] and turned into a serialisable
+//! [`Summary`], which also renders SQLIOSim's byte-compatible per-file summary lines.
+
+mod hist;
+mod live;
+mod op;
+mod run;
+mod summary;
+mod text;
+mod thread;
+mod timeline;
+
+pub use hist::LatencyHistogram;
+pub use live::{LiveCounters, LiveSnapshot};
+pub use op::OpKind;
+pub use run::{FileMeta, RunStats};
+pub use summary::{ActorSummary, FileSummary, Latency, OpTotals, Summary};
+pub use text::{file_summary_lines, SQLIOSIM_SUMMARY_FUNC};
+pub use thread::ThreadStats;
+pub use timeline::{Timeline, TimelineBucket, TimelinePoint};

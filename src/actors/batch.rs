@@ -1,0 +1,115 @@
+//! The batch users: AuditUser (DBCC-style read and verify), ReadAheadUser (sequential
+//! multi-page reads) and BulkUpdateUser (contiguous multi-page writes, minimally logged).
+
+use super::worker::Worker;
+use crate::engine::pool::PageKey;
+use crate::sched::plan::BatchPlan;
+
+/// Size of the log record a bulk operation writes before its pages.
+const BULK_LOG_BYTES: u32 = 512;
+
+fn random_file(w: &mut Worker<'_>) -> usize {
+    w.sh.data[w.between(0, w.sh.data.len() as u64 - 1) as usize]
+}
+
+/// Pauses after every `delay_after_cycles` cycles; false when the phase ended.
+fn pace(w: &Worker<'_>, plan: &BatchPlan, cycles: u32) -> bool {
+    let every = plan.delay_after_cycles.max(1);
+    if cycles % every == 0 {
+        w.pause(plan.delay)
+    } else {
+        !w.sh.stop.phase_over()
+    }
+}
+
+/// AuditUser: walks every data file page by page, `BuffersValidated` pages per cycle.
+pub fn audit(w: &mut Worker<'_>, plan: &BatchPlan) {
+    let mut file_pos = w.id as usize % w.sh.data.len();
+    let mut page = 1u64;
+    let mut cycles = 0u32;
+    while !w.sh.stop.phase_over() {
+        let file = w.sh.data[file_pos];
+        let pages = *w.sh.files[file].pages.read();
+        if page >= pages {
+            file_pos = (file_pos + 1) % w.sh.data.len();
+            page = 1;
+            continue;
+        }
+        let mut left = plan.max_pages.max(1);
+        while left > 0 && page < pages {
+            let n = left.min(w.max_pages() as u64).min(pages - page);
+            w.read_run(file, page, n);
+            page += n;
+            left -= n;
+        }
+        cycles += 1;
+        if !pace(w, plan, cycles) {
+            break;
+        }
+    }
+}
+
+/// ReadAheadUser: reads `BuffersRAMin..=BuffersRAMax` consecutive pages per cycle.
+pub fn read_ahead(w: &mut Worker<'_>, plan: &BatchPlan) {
+    let mut cycles = 0u32;
+    while !w.sh.stop.phase_over() {
+        let file = random_file(w);
+        let pages = *w.sh.files[file].pages.read();
+        let n = w.between(plan.min_pages.max(1), plan.max_pages.max(1)).min(pages.saturating_sub(1));
+        if n > 0 {
+            let start = w.between(1, pages - n);
+            if w.sh.plan.force_read_ahead {
+                w.read_run(file, start, n);
+            } else {
+                read_uncached(w, file, start, n);
+            }
+            for p in start..start + n {
+                w.sh.pool.insert_clean(PageKey { file, page: p });
+            }
+        }
+        cycles += 1;
+        if !pace(w, plan, cycles) {
+            break;
+        }
+    }
+}
+
+/// Reads only the pages of a range that are not in the buffer pool.
+fn read_uncached(w: &mut Worker<'_>, file: usize, start: u64, n: u64) {
+    let mut run: Option<u64> = None;
+    for page in start..=start + n {
+        let cached = page < start + n && w.sh.pool.lookup(PageKey { file, page });
+        let end = page == start + n || cached;
+        match (end, run) {
+            (false, None) => run = Some(page),
+            (true, Some(s)) => {
+                w.read_run(file, s, page - s);
+                run = None;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// BulkUpdateUser: logs one small record, then writes `BuffersBUMin..=BuffersBUMax`
+/// consecutive pages in one gather write.
+pub fn bulk_update(w: &mut Worker<'_>, plan: &BatchPlan) {
+    let mut cycles = 0u32;
+    while !w.sh.stop.phase_over() {
+        let file = random_file(w);
+        let pages = *w.sh.files[file].pages.read();
+        let n = w
+            .between(plan.min_pages.max(1), plan.max_pages.max(1))
+            .min(pages.saturating_sub(1))
+            .min(w.max_pages() as u64);
+        if n > 0 {
+            let start = w.between(1, pages - n);
+            let lsn = w.sh.log_of(file).map_or(0, |l| l.wal.append(BULK_LOG_BYTES));
+            w.write_run(file, start, n, lsn);
+        }
+        cycles += 1;
+        if !pace(w, plan, cycles) {
+            break;
+        }
+    }
+}

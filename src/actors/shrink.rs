@@ -1,0 +1,114 @@
+//! ShrinkUser: every MinShrinkInterval..MaxShrinkInterval seconds grows or shrinks a
+//! shrinkable data file by MinExtends..MaxExtends × Increment, within InitialSize..MaxSize.
+
+use super::worker::Worker;
+use crate::engine::files::{extend, Prepare};
+use crate::findings::Severity;
+use crate::io::OpenOptions;
+use crate::page::{FileRole, PAGE_SIZE};
+
+/// What one shrink/grow step decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resize {
+    /// File index.
+    pub file: usize,
+    /// Size before, in pages.
+    pub from: u64,
+    /// Size after, in pages.
+    pub to: u64,
+}
+
+/// Decides the next size of a file: grow when at the minimum, shrink when at the maximum,
+/// otherwise either; `steps` increments, clamped to the limits.
+pub fn decide(current: u64, min: u64, max: u64, increment: u64, steps: u64, grow: bool) -> u64 {
+    let delta = increment.saturating_mul(steps.max(1));
+    let grow = if current <= min { true } else if current >= max { false } else { grow };
+    if grow {
+        current.saturating_add(delta).min(max)
+    } else {
+        current.saturating_sub(delta).max(min)
+    }
+}
+
+/// Runs the shrink user until the phase ends.
+pub fn run(w: &mut Worker<'_>) {
+    let candidates: Vec<usize> = w
+        .sh
+        .data
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let p = &w.sh.plan.files[i];
+            p.shrinkable && p.increment_pages > 0 && p.max_pages > p.initial_pages
+        })
+        .collect();
+    if candidates.is_empty() {
+        return;
+    }
+    let plan = w.sh.plan.shrink.clone();
+    loop {
+        let wait = w.between(plan.min_interval.as_millis() as u64, plan.max_interval.as_millis() as u64);
+        if !w.pause(std::time::Duration::from_millis(wait)) {
+            break;
+        }
+        let file = candidates[w.between(0, candidates.len() as u64 - 1) as usize];
+        let steps = w.between(plan.min_extends, plan.max_extends);
+        let grow = w.chance(0.5);
+        resize(w, file, steps, grow);
+    }
+}
+
+fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
+    let sh = w.sh;
+    let fp = &sh.plan.files[file];
+    let f = &sh.files[file];
+    let mut size = f.pages.write();
+    let to = decide(*size, fp.initial_pages, fp.max_pages, fp.increment_pages, steps, grow);
+    let from = *size;
+    let res = if to > from {
+        let prep = Prepare {
+            run_id: sh.run_id,
+            file_id: file as u32,
+            role: FileRole::Data,
+            pages: to,
+            stamp: sh.plan.stamp_files,
+            sparse: fp.sparse,
+            force: false,
+            open: OpenOptions::default(),
+        };
+        extend(f.storage.as_ref(), from, to, &prep).map(|_| f.oracle.resize(to))
+    } else {
+        sh.pool.drop_from(file, to);
+        f.oracle.resize(to);
+        f.storage.set_len(to * PAGE_SIZE as u64)
+    };
+    match res {
+        Ok(()) => {
+            *size = to;
+            let verb = if to > from { "grew" } else { "shrank" };
+            sh.message(
+                Severity::Info,
+                "Shrink User",
+                "ShrinkUser::Resize",
+                format!("{} {verb} from {} MB to {} MB", f.path.display(), from / 128, to / 128),
+            );
+        }
+        Err(e) => {
+            drop(size);
+            super::evidence::report_log_error(w, file, &e);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decide;
+
+    #[test]
+    fn decide_stays_within_limits_and_turns_at_the_ends() {
+        assert_eq!(decide(100, 100, 200, 10, 3, false), 130, "at the minimum it grows");
+        assert_eq!(decide(200, 100, 200, 10, 3, true), 170, "at the maximum it shrinks");
+        assert_eq!(decide(150, 100, 200, 10, 9, true), 200);
+        assert_eq!(decide(150, 100, 200, 10, 9, false), 100);
+    }
+}

@@ -1,0 +1,165 @@
+//! The actors without a configuration section: checkpoint, lazy writer and log writer, and
+//! the end-of-cycle audit pass that reads back every page and the log chain.
+
+use std::time::Duration;
+
+use super::evidence;
+use super::worker::Worker;
+use crate::engine::logscan::{scan_chain, ChainSpec};
+use crate::engine::pool::PageKey;
+use crate::findings::FindingClass;
+
+/// How often the checkpoint runs during the main phase.
+pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(5);
+/// Log blocks read back after each checkpoint (the log reader).
+const RECENT_LOG_BLOCKS: usize = 64;
+
+/// Groups sorted dirty pages into runs of consecutive pages of one file, at most `max` long;
+/// each run carries the highest LSN among its pages.
+pub fn runs(dirty: &[(PageKey, u64)], max: u64) -> Vec<(usize, u64, u64, u64)> {
+    let mut out: Vec<(usize, u64, u64, u64)> = Vec::new();
+    for &(k, lsn) in dirty {
+        match out.last_mut() {
+            Some((file, first, n, l)) if *file == k.file && *first + *n == k.page && *n < max => {
+                *n += 1;
+                *l = (*l).max(lsn);
+            }
+            _ => out.push((k.file, k.page, 1, lsn)),
+        }
+    }
+    out
+}
+
+/// Writes the given dirty pages and marks them clean.
+fn write_dirty(w: &mut Worker<'_>, dirty: &[(PageKey, u64)]) -> u64 {
+    let mut written = 0;
+    for (file, first, n, lsn) in runs(dirty, w.max_pages() as u64) {
+        written += w.write_run(file, first, n, lsn);
+        for page in first..first + n {
+            w.sh.pool.mark_clean(PageKey { file, page }, lsn);
+        }
+    }
+    written
+}
+
+/// One checkpoint: every dirty page written (log first), then the recent log read back.
+pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
+    let dirty = w.sh.pool.dirty_pages();
+    let written = write_dirty(w, &dirty);
+    for i in 0..w.sh.logs.len() {
+        let file = w.sh.logs[i].file;
+        let _ = w.flush_log_index(i);
+        check_log_chain(w, i, file, RECENT_LOG_BLOCKS);
+    }
+    written
+}
+
+/// The checkpoint thread of the main phase.
+pub fn checkpointer(w: &mut Worker<'_>) {
+    while w.pause(CHECKPOINT_INTERVAL) {
+        checkpoint(w);
+    }
+}
+
+/// The lazy writer: when the pool is under pressure, writes dirty pages in clock order.
+pub fn lazy_writer(w: &mut Worker<'_>) {
+    while !w.sh.stop.phase_over() {
+        if w.sh.pool.under_pressure() {
+            let victims = {
+                let mut v = w.sh.pool.lazy_victims(w.max_pages() * 4);
+                v.sort_unstable();
+                v
+            };
+            if !victims.is_empty() {
+                write_dirty(w, &victims);
+                continue;
+            }
+        }
+        if !w.pause(Duration::from_millis(10)) {
+            break;
+        }
+    }
+}
+
+/// The log writer: flushes whatever is pending every few milliseconds (group commit of
+/// records whose users did not wait).
+pub fn log_writer(w: &mut Worker<'_>) {
+    while w.pause(Duration::from_millis(20)) {
+        for i in 0..w.sh.logs.len() {
+            w.flush_log_index(i);
+        }
+    }
+}
+
+/// Reads back up to `max_blocks` log blocks along the chain and reports a broken chain.
+pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: usize) {
+    let wal = &w.sh.logs[log].wal;
+    let spec = ChainSpec {
+        run_id: w.sh.run_id,
+        file_id: file as u32,
+        area_len: wal.area_len(),
+        last_block: wal.last_block(),
+        durable_end: wal.durable_end(),
+        max_blocks,
+    };
+    match scan_chain(wal.storage().as_ref(), &spec) {
+        Ok(report) => {
+            if let Some(p) = report.problem {
+                let what = format!("log block at LSN {} (offset 0x{:X}): {}", p.lsn, p.offset, p.error);
+                let f = evidence::log_finding(w, file, FindingClass::LogCorruption, p.offset, what);
+                w.sh.report(f);
+            }
+        }
+        Err(e) => evidence::report_log_error(w, file, &e),
+    }
+}
+
+/// The end-of-cycle audit: every page of every data file read and verified, and the whole
+/// retained log chain checked.
+pub fn audit_pass(w: &mut Worker<'_>, file: usize) -> u64 {
+    let pages = *w.sh.files[file].pages.read();
+    let mut page = 1;
+    let mut verified = 0;
+    while page < pages && !w.sh.stop.run_stopped() {
+        let n = (w.max_pages() as u64).min(pages - page);
+        verified += w.read_run(file, page, n).pages;
+        page += n;
+    }
+    verified
+}
+
+impl Worker<'_> {
+    /// Flushes log number `i` completely.
+    pub fn flush_log_index(&mut self, i: usize) -> bool {
+        let log = &self.sh.logs[i];
+        match log.wal.flush_all() {
+            Ok(ios) => {
+                for io in ios {
+                    let op = if io.is_sync { crate::stats::OpKind::Sync } else { crate::stats::OpKind::Write };
+                    self.stats.record(log.file, crate::page::ActorKind::LogWriter, op, io.bytes, io.latency_ns);
+                }
+                true
+            }
+            Err(e) => {
+                let file = log.file;
+                evidence::report_log_error(self, file, &e);
+                false
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(file: usize, page: u64) -> (PageKey, u64) {
+        (PageKey { file, page }, page * 10)
+    }
+
+    #[test]
+    fn runs_split_on_gaps_files_and_length() {
+        let dirty = [k(0, 1), k(0, 2), k(0, 3), k(0, 5), k(1, 6), k(1, 7)];
+        assert_eq!(runs(&dirty, 2), vec![(0, 1, 2, 20), (0, 3, 1, 30), (0, 5, 1, 50), (1, 6, 2, 70)]);
+    }
+}

@@ -1,0 +1,80 @@
+//! Console reporting: findings and warnings to stderr as they happen, and the end-of-run
+//! summary text.
+
+use std::io::Write;
+
+use crate::findings::{Event, EventSink, Severity};
+use crate::sched::SimOutcome;
+
+/// Prints findings and warnings to stderr; informational messages stay in the log.
+#[derive(Debug, Default)]
+pub struct ConsoleSink {
+    lock: parking_lot::Mutex<()>,
+}
+
+impl EventSink for ConsoleSink {
+    fn emit(&self, event: Event) {
+        let text = match &event {
+            Event::Finding(f) => format!(
+                "ERROR #{}: {} on {} page {} (offset 0x{:X}), found by {} {}: {}{} [seed {}]",
+                f.seq,
+                f.class.as_str(),
+                f.path.display(),
+                f.page_id,
+                f.offset,
+                f.actor.name(),
+                f.actor_id,
+                f.detail.clone().unwrap_or_else(|| f.verdict.describe()),
+                if f.retries.is_empty() {
+                    String::new()
+                } else if f.persistent {
+                    format!("; persistent after {} re-reads", f.retries.len())
+                } else {
+                    format!("; transient: re-read {} returned the right page", f.retries.len())
+                },
+                f.seed
+            ),
+            Event::Message(m) if m.severity != Severity::Info => {
+                format!("{}: {}", if m.severity == Severity::Error { "ERROR" } else { "WARNING" }, m.text)
+            }
+            Event::Message(_) => return,
+        };
+        let _g = self.lock.lock();
+        let _ = writeln!(std::io::stderr(), "{text}");
+    }
+}
+
+/// The end-of-run summary printed on stdout.
+pub fn summary_text(o: &SimOutcome, seed: u64) -> String {
+    let mut s = String::new();
+    let t = &o.summary.total;
+    s.push_str(&format!(
+        "\nRun finished after {:.1} s ({} cycle(s)), seed {seed}: {} read(s), {} write(s), {:.0} IOPS, {:.1} MB/s\n",
+        o.summary.elapsed_s,
+        o.cycles,
+        t.reads + t.scatter_reads,
+        t.writes + t.gather_writes,
+        t.iops,
+        t.mb_per_s,
+    ));
+    for f in &o.summary.files {
+        s.push_str(&format!(
+            "  {}: {} reads, {} writes, {:.0} IOPS, {:.1} MB/s, latency p50 {:.0} us p99 {:.0} us max {:.0} us, throttled {}\n",
+            f.path,
+            f.io.reads + f.io.scatter_reads,
+            f.io.writes + f.io.gather_writes,
+            f.io.iops,
+            f.io.mb_per_s,
+            f.io.latency.p50_us,
+            f.io.latency.p99_us,
+            f.io.latency.max_us,
+            f.throttled
+        ));
+    }
+    s.push_str(&match (o.findings, o.stopped) {
+        (0, crate::sched::stop::StopReason::Signal) => "Stopped by signal: no integrity errors found so far.\n".to_string(),
+        (0, _) => "Verdict: CLEAN - no integrity errors found.\n".to_string(),
+        (n, _) => format!("Verdict: {n} INTEGRITY ERROR(S) found - see the error log.\n"),
+    });
+    s
+}

@@ -1,0 +1,411 @@
+//! Configuration + command line → [`RunSettings`]: which file is read (`-cfg`, else
+//! `sqliosim.cfg.ini` in the working directory, else the built-in default), command-line values
+//! applied over it (the command line wins), files placed with absolute paths, and the checks
+//! that need the final file list.
+
+use super::error::{ConfigError, Warning};
+use super::files::{self, Origin};
+use super::host::Host;
+use super::model::{Config, FileSpec, PAGES_PER_MB};
+use super::parse::{self, MAX_DURATION_S, MAX_FILE_MB};
+use super::reader::View;
+use std::path::{Path, PathBuf};
+
+/// The built-in configuration used when no file is given: a 60 s run, a 200 MB data file
+/// growing to 400 MB, a 50 MB log file, in `./sqliosim-data/`.
+pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default-run.cfg.ini");
+
+/// The name the built-in configuration goes by in messages.
+pub const DEFAULT_CONFIG_NAME: &str = "<built-in default-run.cfg.ini>";
+
+/// The folder (under the working directory) the built-in configuration puts its files in.
+pub const DEFAULT_DATA_DIR: &str = "sqliosim-data";
+
+/// The file SQLIOSim reads from the working directory when no `-cfg` is given.
+pub const WORKING_DIR_CONFIG: &str = "sqliosim.cfg.ini";
+
+/// What the command line asks for; `None`/empty/false = not given. Pure data, built by `app`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `-cfg` / `--config`: configuration file.
+    pub config: Option<PathBuf>,
+    /// `-dir` / `--dir`, repeatable: directories for the test files.
+    pub dirs: Vec<PathBuf>,
+    /// `-d` / `--duration`: TestCycleDuration in seconds.
+    pub duration_s: Option<u64>,
+    /// `-size` / `--size`: data-file initial size in MB.
+    pub size_mb: Option<u64>,
+    /// `-log` / `--log`: XML error log path.
+    pub log: Option<PathBuf>,
+    /// `--seed`: the run's seed.
+    pub seed: Option<u64>,
+    /// `--json`: JSON summary path.
+    pub json: Option<PathBuf>,
+    /// `-save` / `--save`: write the resolved configuration here.
+    pub save: Option<PathBuf>,
+    /// `--cycles`: TestCycles.
+    pub cycles: Option<u32>,
+    /// `--stop-on-error` / `--no-stop-on-error`: StopOnError.
+    pub stop_on_error: Option<bool>,
+    /// `--force`: overwrite files sqliosim did not create.
+    pub force: bool,
+    /// `--resume`: continue from existing files instead of starting afresh.
+    pub resume: bool,
+    /// `--bundle`: write an evidence bundle (tar.gz) here.
+    pub bundle: Option<PathBuf>,
+    /// `--bench`: a benchmark specification to run alongside.
+    pub bench: Option<String>,
+    /// `--fault-injection`: fault specification (tests only).
+    pub fault_injection: Option<String>,
+    /// `--dry-run`: resolve, echo and save, then stop.
+    pub dry_run: bool,
+}
+
+/// Where the configuration came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// `-cfg FILE` (absolute path).
+    File(PathBuf),
+    /// `sqliosim.cfg.ini` found in the working directory (absolute path).
+    WorkingDir(PathBuf),
+    /// The built-in default.
+    Embedded,
+    /// Text handed to [`RunSettings::from_ini`].
+    Inline,
+}
+
+/// The process environment the resolution depends on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Env {
+    /// Working directory (absolute); relative command-line paths are taken from here.
+    pub cwd: PathBuf,
+    /// The machine.
+    pub host: Host,
+}
+
+impl Env {
+    /// The real environment of this process.
+    pub fn detect() -> Result<Env, ConfigError> {
+        let cwd = std::env::current_dir().map_err(|e| ConfigError::Rule {
+            file: "environment".into(),
+            line: 0,
+            message: format!("cannot determine the working directory: {e}"),
+        })?;
+        Ok(Env {
+            cwd,
+            host: Host::detect(),
+        })
+    }
+}
+
+/// Everything a run needs, resolved: the simulation codes against this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSettings {
+    /// The resolved configuration: overrides applied, `files` absolute, Increments adjusted,
+    /// `general.error_file` equal to `error_log`.
+    pub config: Config,
+    /// Where the configuration came from.
+    pub source: ConfigSource,
+    /// The configuration's name as shown in messages.
+    pub source_name: String,
+    /// Folder of the test files: the first `-dir`, else the folder relative names resolve to.
+    pub data_dir: PathBuf,
+    /// XML error log (absolute).
+    pub error_log: PathBuf,
+    /// JSON summary (absolute), when asked for.
+    pub json: Option<PathBuf>,
+    /// The seed every random choice derives from (given or drawn).
+    pub seed: u64,
+    /// Whether the seed came from the command line.
+    pub seed_given: bool,
+    /// Where to write the resolved configuration (absolute), when asked for.
+    pub save: Option<PathBuf>,
+    /// Overwrite files sqliosim did not create.
+    pub force: bool,
+    /// Continue from existing files.
+    pub resume: bool,
+    /// Evidence bundle path (absolute), when asked for.
+    pub bundle: Option<PathBuf>,
+    /// Benchmark specification, when asked for.
+    pub bench: Option<String>,
+    /// Fault specification (tests only).
+    pub fault_injection: Option<String>,
+    /// Resolve, echo and save only.
+    pub dry_run: bool,
+}
+
+impl RunSettings {
+    /// Resolves the configuration and command line; returns the settings and the warnings.
+    pub fn resolve(o: &Overrides, env: &Env) -> Result<(RunSettings, Vec<Warning>), ConfigError> {
+        let loaded = load(o, env)?;
+        resolve_loaded(loaded, o, env)
+    }
+
+    /// Settings from INI `text` held in memory, relative file names placed in `dir`, with a
+    /// fixed seed: for tests of the layers that consume `RunSettings`.
+    pub fn from_ini(
+        text: &str,
+        dir: &Path,
+        host: Host,
+        seed: u64,
+    ) -> Result<(RunSettings, Vec<Warning>), ConfigError> {
+        let loaded = Loaded {
+            source: ConfigSource::Inline,
+            name: "<inline configuration>".into(),
+            text: text.into(),
+            base: dir.to_path_buf(),
+        };
+        let o = Overrides {
+            seed: Some(seed),
+            ..Overrides::default()
+        };
+        resolve_loaded(
+            loaded,
+            &o,
+            &Env {
+                cwd: dir.to_path_buf(),
+                host,
+            },
+        )
+    }
+}
+
+/// A configuration text and where it came from.
+struct Loaded {
+    source: ConfigSource,
+    name: String,
+    text: String,
+    /// The folder relative names resolve against when no `-dir` is given.
+    base: PathBuf,
+}
+
+/// The configuration part of the resolution: parse, override, place and check the files.
+fn resolve_config(
+    l: &Loaded,
+    o: &Overrides,
+    env: &Env,
+    w: &mut Vec<Warning>,
+) -> Result<(Config, PathBuf, PathBuf), ConfigError> {
+    let mut parsed = parse::parse(&l.text, &l.name, &env.host)?;
+    w.append(&mut parsed.warnings);
+    apply_general_overrides(&mut parsed.config, o)?;
+    let dirs: Vec<PathBuf> = o.dirs.iter().map(|d| env.cwd.join(d)).collect();
+    let mut placed = files::place(
+        &parsed.config,
+        &parsed.file_origins,
+        &dirs,
+        &l.base,
+        &l.name,
+        w,
+    )?;
+    if let Some(size) = o.size_mb {
+        files::apply_size(&mut placed, size);
+    }
+    files::check_file_set(&placed, &l.name)?;
+    let shrink = &parsed.config.shrink;
+    files::adjust_increments(
+        &mut placed,
+        parsed.config.general.max_memory_mb,
+        shrink.max_extends,
+        w,
+    );
+    check_page_counts(&parsed, &placed, &l.name)?;
+    let data_dir = dirs.first().cloned().unwrap_or_else(|| l.base.clone());
+    let error_log = error_log(o, env, &parsed, &data_dir, &l.name)?;
+    let mut config = parsed.config;
+    config.files = placed.into_iter().map(|(s, _)| s).collect();
+    config.general.error_file = error_log.to_string_lossy().into_owned();
+    Ok((config, data_dir, error_log))
+}
+
+/// Resolves a loaded configuration with the command line into settings and warnings.
+fn resolve_loaded(
+    l: Loaded,
+    o: &Overrides,
+    env: &Env,
+) -> Result<(RunSettings, Vec<Warning>), ConfigError> {
+    let mut w = Vec::new();
+    let (config, data_dir, error_log) = resolve_config(&l, o, env, &mut w)?;
+    let abs = |p: &Option<PathBuf>| p.as_ref().map(|p| env.cwd.join(p));
+    let settings = RunSettings {
+        config,
+        source: l.source,
+        source_name: l.name,
+        data_dir,
+        error_log,
+        json: abs(&o.json),
+        seed: o.seed.unwrap_or_else(rand::random),
+        seed_given: o.seed.is_some(),
+        save: abs(&o.save),
+        force: o.force,
+        resume: o.resume,
+        bundle: abs(&o.bundle),
+        bench: o.bench.clone(),
+        fault_injection: o.fault_injection.clone(),
+        dry_run: o.dry_run,
+    };
+    Ok((settings, w))
+}
+
+/// Picks and reads the configuration: `-cfg`, else `sqliosim.cfg.ini` in the working
+/// directory, else the built-in default.
+fn load(o: &Overrides, env: &Env) -> Result<Loaded, ConfigError> {
+    let read = |path: &Path| {
+        std::fs::read(path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map_err(|e| ConfigError::Read {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })
+    };
+    if let Some(given) = &o.config {
+        let path = env.cwd.join(given);
+        let base = path
+            .parent()
+            .map_or_else(|| env.cwd.clone(), Path::to_path_buf);
+        let text = read(&path)?;
+        return Ok(Loaded {
+            source: ConfigSource::File(path),
+            name: given.display().to_string(),
+            text,
+            base,
+        });
+    }
+    let local = env.cwd.join(WORKING_DIR_CONFIG);
+    if local.is_file() {
+        let text = read(&local)?;
+        let name = WORKING_DIR_CONFIG.into();
+        return Ok(Loaded {
+            source: ConfigSource::WorkingDir(local),
+            name,
+            text,
+            base: env.cwd.clone(),
+        });
+    }
+    Ok(Loaded {
+        source: ConfigSource::Embedded,
+        name: DEFAULT_CONFIG_NAME.into(),
+        text: DEFAULT_CONFIG.into(),
+        base: env.cwd.join(DEFAULT_DATA_DIR),
+    })
+}
+
+/// `-d`, `--cycles` and the range checks of `-size`.
+fn apply_general_overrides(config: &mut Config, o: &Overrides) -> Result<(), ConfigError> {
+    let bad = |option: &str, value: u64, allowed: String| ConfigError::BadOption {
+        option: option.into(),
+        value: value.to_string(),
+        allowed,
+    };
+    if let Some(d) = o.duration_s {
+        if !(1..=MAX_DURATION_S).contains(&d) {
+            return Err(bad(
+                "-d/--duration",
+                d,
+                format!("expected 1 to {MAX_DURATION_S} seconds"),
+            ));
+        }
+        config.general.test_cycle_duration_s = d;
+    }
+    if let Some(size) = o.size_mb {
+        if !(1..=MAX_FILE_MB / 2).contains(&size) {
+            return Err(bad(
+                "-size/--size",
+                size,
+                format!("expected 1 to {} MB", MAX_FILE_MB / 2),
+            ));
+        }
+    }
+    if let Some(cycles) = o.cycles {
+        config.general.test_cycles = cycles;
+    }
+    if let Some(stop) = o.stop_on_error {
+        config.general.stop_on_error = stop;
+    }
+    Ok(())
+}
+
+/// `-log`, else `ErrorFile` placed like a `FileName` (in the first `-dir`, else beside the
+/// configuration).
+fn error_log(
+    o: &Overrides,
+    env: &Env,
+    p: &parse::Parsed,
+    data_dir: &Path,
+    name: &str,
+) -> Result<PathBuf, ConfigError> {
+    if let Some(log) = &o.log {
+        return Ok(env.cwd.join(log));
+    }
+    let written = &p.config.general.error_file;
+    if o.dirs.is_empty() && files::is_windows_path(written) {
+        let line = View::new(name, "CONFIG", p.ini.section("CONFIG")).line_of("ErrorFile");
+        return Err(ConfigError::Rule {
+            file: name.into(),
+            line,
+            message: format!(
+                "[CONFIG] ErrorFile={written} is a Windows path; pass -log FILE, or -dir DIR to put {} in DIR",
+                files::name_part(written)
+            ),
+        });
+    }
+    let leaf = if o.dirs.is_empty() {
+        written.as_str()
+    } else {
+        files::name_part(written)
+    };
+    Ok(data_dir.join(leaf))
+}
+
+/// Page counts (largest region, read-ahead, bulk update, audit batch) must fit the smallest
+/// data file and the buffer pool.
+fn check_page_counts(
+    p: &parse::Parsed,
+    files: &[(FileSpec, Origin)],
+    name: &str,
+) -> Result<(), ConfigError> {
+    let Some((file_pages, smallest)) = files::smallest_data_pages(files) else {
+        return Ok(());
+    };
+    let c = &p.config;
+    let pool_pages = c.general.max_memory_mb * PAGES_PER_MB;
+    let checks = [
+        (
+            "RandomUser",
+            "MaxIOChainLength",
+            c.random.max_io_chain_length,
+        ),
+        ("AuditUser", "BuffersValidated", c.audit.buffers_validated),
+        ("ReadAheadUser", "BuffersRAMax", c.read_ahead.buffers_max),
+        ("BulkUpdateUser", "BuffersBUMax", c.bulk_update.buffers_max),
+    ];
+    for (section, key, pages) in checks {
+        let pages = u64::from(pages);
+        let reason = if pages > file_pages {
+            format!(
+                "the smallest data file, {}, has {file_pages} pages ({} MB) at its initial size",
+                smallest.path.display(),
+                smallest.initial_size_mb
+            )
+        } else if pages > pool_pages {
+            format!(
+                "MaxMemoryMB={} holds {pool_pages} pages of 8 KB",
+                c.general.max_memory_mb
+            )
+        } else {
+            continue;
+        };
+        let limit = file_pages.min(pool_pages);
+        let view = View::new(name, section, p.ini.section(section));
+        let allowed = format!("expected at most {limit} pages: {reason}");
+        return Err(match view.entry(key) {
+            Some(e) => view.bad(e, allowed),
+            None => ConfigError::Rule {
+                file: name.into(),
+                line: view.line_of(key),
+                message: format!("[{section}] {key}={pages} (the default): {allowed}"),
+            },
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,184 @@
+//! The data and log files of a run: creating them (only over files that are ours), sizing,
+//! growing and shrinking, and the ring of recent operations kept for evidence.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+
+use super::oracle::Oracle;
+use crate::findings::HistoryEntry;
+use crate::io::{AlignedBuf, Backend, OpenOptions, Storage};
+use crate::page::{FileHeader, FileRole, HeaderError, PAGE_SIZE};
+
+/// Operations kept per file for the evidence of a finding (like SQL Server's ring of the
+/// last 2,048 writes).
+const HISTORY_LEN: usize = 4096;
+/// Zero-stamping writes this much per request.
+const STAMP_CHUNK: usize = 1 << 20;
+
+/// Why a file could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The file exists and was not created by this tool.
+    #[error("{path}: the file exists and was not created by sqliosim ({why}); refusing to overwrite it. Remove it, choose another path, or pass --force to overwrite it")]
+    NotOurs {
+        /// The file.
+        path: PathBuf,
+        /// What its first page says.
+        why: HeaderError,
+    },
+    /// Opening, sizing or writing failed.
+    #[error(transparent)]
+    Io(#[from] crate::io::IoError),
+    /// An OS error on a named file.
+    #[error("{path}: {what}: {source}")]
+    Os {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// How to prepare a file.
+#[derive(Debug, Clone, Copy)]
+pub struct Prepare {
+    /// Run id to stamp into the header.
+    pub run_id: u64,
+    /// File id within the set.
+    pub file_id: u32,
+    /// Data or log.
+    pub role: FileRole,
+    /// Size at creation in pages, header included.
+    pub pages: u64,
+    /// Grow by writing zeros instead of allocating.
+    pub stamp: bool,
+    /// Leave holes instead of allocating.
+    pub sparse: bool,
+    /// Overwrite a file that is not ours.
+    pub force: bool,
+    /// Open options (direct, write-through).
+    pub open: OpenOptions,
+}
+
+/// Checks that `path` is absent, empty or ours; returns the header when ours.
+pub fn check_ownership(backend: &dyn Backend, path: &Path, force: bool) -> Result<Option<FileHeader>, FileError> {
+    if !backend.exists(path) {
+        return Ok(None);
+    }
+    let storage = backend.open(path, OpenOptions { create: false, direct: false, write_through: false })?;
+    let len = storage.len().map_err(|source| FileError::Os { path: path.into(), what: "stat", source })?;
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut page = AlignedBuf::new(PAGE_SIZE).map_err(|source| FileError::Os { path: path.into(), what: "allocate", source })?;
+    let n = storage
+        .read_at(&mut page, 0)
+        .map_err(|source| FileError::Os { path: path.into(), what: "read header page", source })?;
+    match FileHeader::decode(&page[..n]) {
+        Ok(h) => Ok(Some(h)),
+        Err(_) if force => Ok(None),
+        Err(why) => Err(FileError::NotOurs { path: path.into(), why }),
+    }
+}
+
+/// Creates (or recreates) a file of the set: header page, then the initial size.
+pub fn create(backend: &dyn Backend, path: &Path, p: &Prepare) -> Result<Arc<dyn Storage>, FileError> {
+    check_ownership(backend, path, p.force)?;
+    let os = |what: &'static str| move |source| FileError::Os { path: path.into(), what, source };
+    let storage = backend.open(path, OpenOptions { create: true, ..p.open })?;
+    storage.set_len(0).map_err(os("truncate"))?;
+    let header = FileHeader {
+        run_id: p.run_id,
+        file_id: p.file_id,
+        page_size: PAGE_SIZE as u32,
+        role: p.role,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        created_us: crate::page::layout::now_us(),
+    };
+    let mut buf = AlignedBuf::new(PAGE_SIZE).map_err(os("allocate"))?;
+    buf.copy_from_slice(&header.encode());
+    storage.write_at(&buf, 0).map_err(os("write header page"))?;
+    extend(storage.as_ref(), 1, p.pages, p).map_err(os("extend"))?;
+    storage.sync_data().map_err(os("fdatasync"))?;
+    Ok(storage)
+}
+
+/// Grows a file from `from` to `to` pages: zeros written, space allocated, or a hole.
+pub fn extend(storage: &dyn Storage, from: u64, to: u64, p: &Prepare) -> std::io::Result<()> {
+    if to <= from {
+        return Ok(());
+    }
+    let (start, end) = (from * PAGE_SIZE as u64, to * PAGE_SIZE as u64);
+    if p.stamp {
+        let zeros = AlignedBuf::new(STAMP_CHUNK)?;
+        let mut at = start;
+        while at < end {
+            let n = (end - at).min(STAMP_CHUNK as u64) as usize;
+            storage.write_at(&zeros[..n], at)?;
+            at += n as u64;
+        }
+        Ok(())
+    } else if p.sparse {
+        storage.set_len(end)
+    } else {
+        storage.allocate(end)
+    }
+}
+
+/// One file of a running simulation.
+#[derive(Debug)]
+pub struct SimFile {
+    /// Index in the plan.
+    pub index: usize,
+    /// Path.
+    pub path: PathBuf,
+    /// Data or log.
+    pub role: FileRole,
+    /// The open file.
+    pub storage: Arc<dyn Storage>,
+    /// Current size in pages. I/O holds it shared; growing and shrinking hold it exclusive.
+    pub pages: RwLock<u64>,
+    /// Expected state of every page (data files).
+    pub oracle: Oracle,
+    history: Mutex<VecDeque<(u64, HistoryEntry)>>,
+}
+
+impl SimFile {
+    /// Wraps an open file of `pages` pages.
+    pub fn new(index: usize, path: PathBuf, role: FileRole, storage: Arc<dyn Storage>, run_id: u64, pages: u64) -> SimFile {
+        SimFile {
+            index,
+            path,
+            role,
+            storage,
+            pages: RwLock::new(pages),
+            oracle: Oracle::new(run_id, index as u32, if role == FileRole::Data { pages } else { 0 }),
+            history: Mutex::new(VecDeque::with_capacity(HISTORY_LEN)),
+        }
+    }
+
+    /// Remembers an operation on `page` (`u64::MAX` for whole-file operations such as fsync).
+    pub fn remember(&self, page: u64, entry: HistoryEntry) {
+        let mut h = self.history.lock();
+        if h.len() == HISTORY_LEN {
+            h.pop_front();
+        }
+        h.push_back((page, entry));
+    }
+
+    /// The remembered operations on `page` and the file-wide ones, oldest first (at most 16).
+    pub fn history_of(&self, page: u64) -> Vec<HistoryEntry> {
+        let h = self.history.lock();
+        let v: Vec<HistoryEntry> = h
+            .iter()
+            .filter(|(p, _)| *p == page || *p == u64::MAX)
+            .map(|(_, e)| e.clone())
+            .collect();
+        v[v.len().saturating_sub(16)..].to_vec()
+    }
+}

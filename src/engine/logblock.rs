@@ -1,0 +1,219 @@
+//! The log block format of the .ldx file: pure encode / decode / verify, no I/O.
+//!
+//! The log stream is addressed by LSN, the byte position in an endless stream. The log area of
+//! the file (everything after the header page) is reused circularly, so a block's place in the
+//! file is `LOG_AREA_START + lsn % area_len`, and its lap (`wrap`) is `lsn / area_len`: a block
+//! left from an earlier lap has another LSN and is never taken for a new one.
+
+use crate::page::fill::splitmix64;
+use crate::page::PAGE_SIZE;
+
+/// Magic at offset 0 of every log block.
+pub const LOG_MAGIC: [u8; 8] = *b"SQLSIMLG";
+/// The log area starts after the file header page.
+pub const LOG_AREA_START: u64 = PAGE_SIZE as u64;
+/// Log block sizes are multiples of this (the sector size).
+pub const LOG_ALIGN: usize = 512;
+/// Length of a log block header.
+pub const LOG_HEADER_LEN: usize = 64;
+
+const OFF_FILE_ID: usize = 8;
+const OFF_LEN: usize = 12;
+const OFF_LSN: usize = 16;
+const OFF_PREV: usize = 24;
+const OFF_RUN: usize = 32;
+const OFF_WRAP: usize = 40;
+const OFF_CRC: usize = 44;
+const OFF_TIME: usize = 56;
+
+/// What a log block header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LogBlock {
+    /// Run id of the file set.
+    pub run_id: u64,
+    /// File id of the log file.
+    pub file_id: u32,
+    /// Block length in bytes (header included), a multiple of 512.
+    pub len: u32,
+    /// LSN of the block's first byte.
+    pub lsn: u64,
+    /// LSN of the block written before it (0 for the first block).
+    pub prev_lsn: u64,
+    /// Lap of the circular log area.
+    pub wrap: u32,
+    /// Write time, microseconds since the Unix epoch.
+    pub time_us: u64,
+}
+
+/// Why a log block is not the block that was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+pub enum LogBlockError {
+    /// The bytes are all zero: the block never reached the media.
+    #[error("log block never written (all zero)")]
+    NeverWritten,
+    /// No log block magic.
+    #[error("no log block magic")]
+    BadMagic,
+    /// The block is damaged.
+    #[error("log block checksum mismatch: stored 0x{stored:08X}, calculated 0x{calculated:08X}")]
+    Checksum {
+        /// Stored checksum.
+        stored: u32,
+        /// Calculated checksum.
+        calculated: u32,
+    },
+    /// A valid block, but not the one expected here.
+    #[error("log block has LSN {found} (lap {found_wrap}); expected LSN {expected}")]
+    WrongLsn {
+        /// LSN found.
+        found: u64,
+        /// Lap found.
+        found_wrap: u32,
+        /// LSN expected.
+        expected: u64,
+    },
+    /// A valid block of another run or file.
+    #[error("log block of run {run:016x} file {file}")]
+    Foreign {
+        /// Run id found.
+        run: u64,
+        /// File id found.
+        file: u32,
+    },
+    /// The payload does not match what the header says.
+    #[error("log block payload damaged at byte {0}")]
+    Payload(usize),
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[o..o + 8]);
+    u64::from_le_bytes(a)
+}
+
+fn checksum(b: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&b[..OFF_CRC]);
+    h.update(&b[OFF_CRC + 4..]);
+    h.finalize()
+}
+
+fn payload_word(key: u64, i: usize) -> u64 {
+    splitmix64(key ^ (i as u64).wrapping_mul(0xA076_1D64_78BD_642F))
+}
+
+fn payload_key(b: &LogBlock) -> u64 {
+    splitmix64(b.run_id ^ splitmix64(u64::from(b.file_id) ^ b.lsn))
+}
+
+/// Writes block `b` into `buf` (exactly `b.len` bytes): header, regenerable payload, checksum.
+pub fn encode(buf: &mut [u8], b: &LogBlock) {
+    assert_eq!(buf.len(), b.len as usize, "log block buffer must be the block length");
+    let key = payload_key(b);
+    for (i, w) in buf[LOG_HEADER_LEN..].chunks_exact_mut(8).enumerate() {
+        w.copy_from_slice(&payload_word(key, i).to_le_bytes());
+    }
+    buf[..LOG_HEADER_LEN].fill(0);
+    buf[..8].copy_from_slice(&LOG_MAGIC);
+    buf[OFF_FILE_ID..OFF_FILE_ID + 4].copy_from_slice(&b.file_id.to_le_bytes());
+    buf[OFF_LEN..OFF_LEN + 4].copy_from_slice(&b.len.to_le_bytes());
+    buf[OFF_LSN..OFF_LSN + 8].copy_from_slice(&b.lsn.to_le_bytes());
+    buf[OFF_PREV..OFF_PREV + 8].copy_from_slice(&b.prev_lsn.to_le_bytes());
+    buf[OFF_RUN..OFF_RUN + 8].copy_from_slice(&b.run_id.to_le_bytes());
+    buf[OFF_WRAP..OFF_WRAP + 4].copy_from_slice(&b.wrap.to_le_bytes());
+    buf[OFF_TIME..OFF_TIME + 8].copy_from_slice(&b.time_us.to_le_bytes());
+    let crc = checksum(buf);
+    buf[OFF_CRC..OFF_CRC + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Decodes the header at the start of `buf` (which must hold at least the header), without
+/// checking the checksum (the length is needed first to know how much to read).
+pub fn peek(buf: &[u8]) -> Result<LogBlock, LogBlockError> {
+    if buf.iter().take(LOG_HEADER_LEN).all(|&x| x == 0) {
+        return Err(LogBlockError::NeverWritten);
+    }
+    if buf[..8] != LOG_MAGIC {
+        return Err(LogBlockError::BadMagic);
+    }
+    Ok(LogBlock {
+        file_id: u32_at(buf, OFF_FILE_ID),
+        len: u32_at(buf, OFF_LEN),
+        lsn: u64_at(buf, OFF_LSN),
+        prev_lsn: u64_at(buf, OFF_PREV),
+        run_id: u64_at(buf, OFF_RUN),
+        wrap: u32_at(buf, OFF_WRAP),
+        time_us: u64_at(buf, OFF_TIME),
+    })
+}
+
+/// Verifies a whole block read from where LSN `expected_lsn` should be.
+pub fn verify(buf: &[u8], run_id: u64, file_id: u32, expected_lsn: u64) -> Result<LogBlock, LogBlockError> {
+    let b = peek(buf)?;
+    let len = b.len as usize;
+    if len < LOG_HEADER_LEN || len > buf.len() || len % LOG_ALIGN != 0 {
+        return Err(LogBlockError::Checksum {
+            stored: u32_at(buf, OFF_CRC),
+            calculated: checksum(&buf[..LOG_HEADER_LEN]),
+        });
+    }
+    let (stored, calculated) = (u32_at(buf, OFF_CRC), checksum(&buf[..len]));
+    if stored != calculated {
+        return Err(LogBlockError::Checksum { stored, calculated });
+    }
+    if b.run_id != run_id || b.file_id != file_id {
+        return Err(LogBlockError::Foreign { run: b.run_id, file: b.file_id });
+    }
+    if b.lsn != expected_lsn {
+        return Err(LogBlockError::WrongLsn { found: b.lsn, found_wrap: b.wrap, expected: expected_lsn });
+    }
+    let key = payload_key(&b);
+    for (i, w) in buf[LOG_HEADER_LEN..len].chunks_exact(8).enumerate() {
+        if w != payload_word(key, i).to_le_bytes() {
+            return Err(LogBlockError::Payload(LOG_HEADER_LEN + i * 8));
+        }
+    }
+    Ok(b)
+}
+
+/// Rounds a requested log record size up to a whole number of sectors, header included.
+pub fn block_len(record_bytes: u32) -> u32 {
+    let want = (record_bytes as usize).max(LOG_HEADER_LEN + 8);
+    want.div_ceil(LOG_ALIGN) as u32 * LOG_ALIGN as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(lsn: u64) -> LogBlock {
+        LogBlock { run_id: 9, file_id: 2, len: 1024, lsn, prev_lsn: 512, wrap: 0, time_us: 1 }
+    }
+
+    #[test]
+    fn round_trip_and_each_failure() {
+        let mut buf = vec![0u8; 1024];
+        assert_eq!(verify(&buf, 9, 2, 4096), Err(LogBlockError::NeverWritten));
+        encode(&mut buf, &block(4096));
+        assert_eq!(verify(&buf, 9, 2, 4096), Ok(block(4096)));
+        assert!(matches!(verify(&buf, 9, 2, 8192), Err(LogBlockError::WrongLsn { found: 4096, .. })));
+        assert!(matches!(verify(&buf, 8, 2, 4096), Err(LogBlockError::Foreign { .. })));
+        let mut flipped = buf.clone();
+        flipped[700] ^= 0x10;
+        assert!(matches!(verify(&flipped, 9, 2, 4096), Err(LogBlockError::Checksum { .. })));
+        let mut garbage = buf.clone();
+        garbage[0] = b'X';
+        assert_eq!(verify(&garbage, 9, 2, 4096), Err(LogBlockError::BadMagic));
+    }
+
+    #[test]
+    fn block_len_is_sector_multiple() {
+        assert_eq!(block_len(64), 512);
+        assert_eq!(block_len(512), 512);
+        assert_eq!(block_len(513), 1024);
+        assert_eq!(block_len(8192), 8192);
+    }
+}

@@ -1,0 +1,299 @@
+//! The expected-state oracle of one file: what every page must read back as, and the page
+//! latches that keep a verifying read from racing a write to the same page.
+//!
+//! Per page the oracle keeps 16 bytes: two `AtomicU64`s, the generation of the last completed
+//! write (`done`) and the highest generation issued (`issued`, whose top two bits carry the
+//! in-flight and unknown flags). The state changes only when an I/O is issued or completes:
+//! [`Oracle::begin_write`] hands out the next generation and marks the page in flight,
+//! [`Oracle::complete_write`] records the outcome. A write that failed leaves the page
+//! *unknown* (any self-consistent content between the last good and the failed generation is
+//! accepted), never *corrupt*, unlike fio before its PR #2086.
+//!
+//! Latches are striped: page `p` uses stripe `p % stripes`, so memory does not grow with the
+//! file. Reads take a stripe shared, writes exclusive. A thread holds at most one latch set at
+//! a time; ranges are locked in ascending stripe order, which keeps latching deadlock-free.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::page::{Expect, ExpectedState};
+
+/// Bytes of oracle state per page (the latches are shared stripes and not counted).
+pub const BYTES_PER_PAGE: usize = 16;
+/// Number of latch stripes when none is given.
+pub const DEFAULT_STRIPES: usize = 1024;
+
+const IN_FLIGHT: u64 = 1 << 63;
+const UNKNOWN: u64 = 1 << 62;
+const GEN_MASK: u64 = UNKNOWN - 1;
+
+/// One page's expected state: 16 bytes.
+#[derive(Debug, Default)]
+struct Slot {
+    /// Generation of the last write that completed successfully (0: none).
+    done: AtomicU64,
+    /// Highest generation issued, with the IN_FLIGHT and UNKNOWN flags in the top bits.
+    issued: AtomicU64,
+}
+
+impl Slot {
+    fn state(&self) -> ExpectedState {
+        let done = self.done.load(Ordering::Acquire);
+        let issued = self.issued.load(Ordering::Acquire);
+        let gen = issued & GEN_MASK;
+        if issued & UNKNOWN != 0 {
+            ExpectedState::Unknown {
+                old: done,
+                issued: gen,
+            }
+        } else if issued & IN_FLIGHT != 0 {
+            ExpectedState::InFlight {
+                old: done,
+                new: gen,
+            }
+        } else if gen == 0 {
+            ExpectedState::NeverWritten
+        } else {
+            ExpectedState::Written { generation: gen }
+        }
+    }
+}
+
+/// Expected state and latches for the pages of one file.
+#[derive(Debug)]
+pub struct Oracle {
+    run_id: u64,
+    file_id: u32,
+    slots: RwLock<Vec<Slot>>,
+    latches: Box<[RwLock<()>]>,
+}
+
+/// Shared latches over one or more pages (held while a read is verified).
+#[derive(Debug)]
+pub struct ReadLatch<'a> {
+    _guards: Vec<RwLockReadGuard<'a, ()>>,
+}
+
+/// Exclusive latches over one or more pages (held from `begin_write` to `complete_write`).
+#[derive(Debug)]
+pub struct WriteLatch<'a> {
+    _guards: Vec<RwLockWriteGuard<'a, ()>>,
+}
+
+impl Oracle {
+    /// An oracle for a file of `pages` pages, all never written, with the default stripes.
+    pub fn new(run_id: u64, file_id: u32, pages: u64) -> Oracle {
+        Oracle::with_stripes(run_id, file_id, pages, DEFAULT_STRIPES)
+    }
+
+    /// Same as [`Oracle::new`] with `stripes` latch stripes (at least 1).
+    pub fn with_stripes(run_id: u64, file_id: u32, pages: u64, stripes: usize) -> Oracle {
+        let mut slots = Vec::new();
+        slots.resize_with(to_index(pages), Slot::default);
+        Oracle {
+            run_id,
+            file_id,
+            slots: RwLock::new(slots),
+            latches: (0..stripes.max(1)).map(|_| RwLock::new(())).collect(),
+        }
+    }
+
+    /// Run id of the file set.
+    pub fn run_id(&self) -> u64 {
+        self.run_id
+    }
+
+    /// File id within the set.
+    pub fn file_id(&self) -> u32 {
+        self.file_id
+    }
+
+    /// Number of pages tracked.
+    pub fn pages(&self) -> u64 {
+        self.slots.read().len() as u64
+    }
+
+    /// Memory used by the per-page state, in bytes (`pages * BYTES_PER_PAGE`).
+    pub fn memory_bytes(&self) -> usize {
+        self.slots.read().len() * std::mem::size_of::<Slot>()
+    }
+
+    /// Grows (new pages never written) or shrinks (pages beyond the end forgotten) the file.
+    pub fn resize(&self, pages: u64) {
+        self.slots
+            .write()
+            .resize_with(to_index(pages), Slot::default);
+    }
+
+    /// What page `page` must read as. Pages beyond the end read as never written.
+    pub fn expect(&self, page: u64) -> ExpectedState {
+        let slots = self.slots.read();
+        slots
+            .get(to_index(page))
+            .map_or(ExpectedState::NeverWritten, Slot::state)
+    }
+
+    /// The full expectation for the verifier.
+    pub fn expect_page(&self, page: u64) -> Expect {
+        Expect::known(self.run_id, self.file_id, page, self.expect(page))
+    }
+
+    /// Marks a write of `page` as issued and returns the generation to stamp: one more than
+    /// any generation issued before, so even after a failed write the next one is newer.
+    /// The caller holds the page's write latch.
+    pub fn begin_write(&self, page: u64) -> u64 {
+        let slots = self.slots.read();
+        let slot = slot_of(&slots, page);
+        let issued = slot.issued.load(Ordering::Acquire);
+        let gen = (issued & GEN_MASK) + 1;
+        assert!(gen < UNKNOWN, "generation overflow on page {page}");
+        slot.issued
+            .store(gen | IN_FLIGHT | (issued & UNKNOWN), Ordering::Release);
+        gen
+    }
+
+    /// Records the completion of the write of generation `gen` to `page`: on success the
+    /// page must now read as `gen`; on failure its content is unknown until the next write.
+    pub fn complete_write(&self, page: u64, gen: u64, ok: bool) {
+        let slots = self.slots.read();
+        let slot = slot_of(&slots, page);
+        let issued = slot.issued.load(Ordering::Acquire) & GEN_MASK;
+        assert_eq!(
+            issued, gen,
+            "completion of a write never issued on page {page}"
+        );
+        if ok {
+            slot.done.store(gen, Ordering::Release);
+            slot.issued.store(gen, Ordering::Release);
+        } else {
+            slot.issued.store(gen | UNKNOWN, Ordering::Release);
+        }
+    }
+
+    /// Sets a page's state directly (journal replay, crash recovery, tests).
+    pub fn set(&self, page: u64, state: ExpectedState) {
+        let slots = self.slots.read();
+        let slot = slot_of(&slots, page);
+        let (done, issued) = match state {
+            ExpectedState::NeverWritten => (0, 0),
+            ExpectedState::Written { generation } => (generation, generation),
+            ExpectedState::InFlight { old, new } => (old, new | IN_FLIGHT),
+            ExpectedState::Unknown { old, issued } => (old, issued | UNKNOWN),
+        };
+        slot.done.store(done, Ordering::Release);
+        slot.issued.store(issued, Ordering::Release);
+    }
+
+    /// Takes page `page` shared (for a verifying read).
+    pub fn read_latch(&self, page: u64) -> ReadLatch<'_> {
+        self.read_latch_range(page, 1)
+    }
+
+    /// Takes page `page` exclusive (for a write).
+    pub fn write_latch(&self, page: u64) -> WriteLatch<'_> {
+        self.write_latch_range(page, 1)
+    }
+
+    /// Takes `count` consecutive pages shared, in stripe order.
+    pub fn read_latch_range(&self, first: u64, count: u64) -> ReadLatch<'_> {
+        let guards = self.stripes(first, count).map(|s| self.latches[s].read());
+        ReadLatch {
+            _guards: guards.collect(),
+        }
+    }
+
+    /// Takes `count` consecutive pages exclusive, in stripe order.
+    pub fn write_latch_range(&self, first: u64, count: u64) -> WriteLatch<'_> {
+        let guards = self.stripes(first, count).map(|s| self.latches[s].write());
+        WriteLatch {
+            _guards: guards.collect(),
+        }
+    }
+
+    /// The distinct stripes of a page range, ascending.
+    fn stripes(&self, first: u64, count: u64) -> impl Iterator<Item = usize> {
+        let n = self.latches.len() as u64;
+        let mut v: Vec<usize> = if count >= n {
+            (0..self.latches.len()).collect()
+        } else {
+            (first..first + count).map(|p| (p % n) as usize).collect()
+        };
+        v.sort_unstable();
+        v.dedup();
+        v.into_iter()
+    }
+}
+
+fn to_index(page: u64) -> usize {
+    usize::try_from(page).unwrap_or(usize::MAX)
+}
+
+fn slot_of(slots: &[Slot], page: u64) -> &Slot {
+    let len = slots.len();
+    slots
+        .get(to_index(page))
+        .unwrap_or_else(|| panic!("page {page} is beyond the oracle's {len} pages"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_is_sixteen_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), BYTES_PER_PAGE);
+        assert_eq!(Oracle::new(1, 1, 1000).memory_bytes(), 16_000);
+    }
+
+    #[test]
+    fn generations_and_states() {
+        let o = Oracle::new(7, 1, 4);
+        assert_eq!(o.expect(2), ExpectedState::NeverWritten);
+        let g = o.begin_write(2);
+        assert_eq!(g, 1);
+        assert_eq!(o.expect(2), ExpectedState::InFlight { old: 0, new: 1 });
+        o.complete_write(2, g, true);
+        assert_eq!(o.expect(2), ExpectedState::Written { generation: 1 });
+        let g2 = o.begin_write(2);
+        o.complete_write(2, g2, false);
+        assert_eq!(o.expect(2), ExpectedState::Unknown { old: 1, issued: 2 });
+        let g3 = o.begin_write(2);
+        assert_eq!(
+            g3, 3,
+            "the write after a failed one is newer than anything issued"
+        );
+        assert_eq!(o.expect(2), ExpectedState::Unknown { old: 1, issued: 3 });
+        o.complete_write(2, g3, true);
+        assert_eq!(o.expect(2), ExpectedState::Written { generation: 3 });
+        assert_eq!(o.expect_page(2), Expect::known(7, 1, 2, o.expect(2)));
+    }
+
+    #[test]
+    fn resize_forgets_and_adds_never_written() {
+        let o = Oracle::new(7, 1, 4);
+        let g = o.begin_write(3);
+        o.complete_write(3, g, true);
+        o.resize(2);
+        assert_eq!(o.pages(), 2);
+        assert_eq!(o.expect(3), ExpectedState::NeverWritten);
+        o.resize(8);
+        assert_eq!(o.expect(3), ExpectedState::NeverWritten);
+        assert_eq!(o.begin_write(3), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "beyond")]
+    fn write_beyond_end_is_a_bug() {
+        Oracle::new(7, 1, 4).begin_write(4);
+    }
+
+    #[test]
+    fn range_latches_do_not_deadlock_on_shared_stripes() {
+        let o = Oracle::with_stripes(7, 1, 100, 4);
+        let w = o.write_latch_range(2, 9);
+        drop(w);
+        let _r1 = o.read_latch_range(0, 3);
+        let _r2 = o.read_latch(1);
+    }
+}

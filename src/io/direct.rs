@@ -1,0 +1,156 @@
+//! The direct backend: files opened with O_DIRECT (and O_DSYNC for write-through), and what
+//! the filesystem says about direct I/O (statx STATX_DIOALIGN, statfs magic).
+//!
+//! tmpfs, btrfs and FUSE accept O_DIRECT without enforcing it (machine.md §3): they report no
+//! DIOALIGN, and [`DirectIoInfo::honoured`] is false there so the caller can warn or refuse.
+
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustix::fs::{AtFlags, StatxFlags, CWD};
+
+use super::file::FileStorage;
+use super::{Backend, DirectIoInfo, IoError, OpenOptions, Storage};
+
+/// statfs magic numbers of the filesystems this tool knows about.
+const FS_MAGICS: [(u64, &str); 8] = [
+    (0xEF53, "ext4"),
+    (0x5846_5342, "xfs"),
+    (0x9123_683E, "btrfs"),
+    (0x0102_1994, "tmpfs"),
+    (0x6573_5546, "fuse"),
+    (0x6969, "nfs"),
+    (0x794C_7630, "overlayfs"),
+    (0x2FC1_2FC1, "zfs"),
+];
+
+/// Filesystems that accept O_DIRECT without honouring it.
+const NOT_HONOURED: [&str; 3] = ["tmpfs", "btrfs", "fuse"];
+
+/// Opens files with O_DIRECT (unless `OpenOptions::direct` is false).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DirectBackend;
+
+impl DirectBackend {
+    /// The direct backend.
+    pub fn new() -> DirectBackend {
+        DirectBackend
+    }
+}
+
+/// Opens `path` with the given extra open(2) flags; shared with the buffered backend.
+pub(crate) fn open_file(
+    path: &Path,
+    opts: OpenOptions,
+    flags: i32,
+) -> std::io::Result<std::fs::File> {
+    let dsync = if opts.write_through { libc::O_DSYNC } else { 0 };
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(opts.create)
+        .mode(0o644)
+        .custom_flags(flags | dsync)
+        .open(path)
+}
+
+pub(crate) fn os_error(path: &Path, what: &'static str, source: std::io::Error) -> IoError {
+    IoError::Os {
+        path: path.to_path_buf(),
+        what,
+        source,
+    }
+}
+
+impl Backend for DirectBackend {
+    fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError> {
+        let flags = if opts.direct { libc::O_DIRECT } else { 0 };
+        match open_file(path, opts, flags) {
+            Ok(file) => Ok(Arc::new(FileStorage::new(file, path.to_path_buf()))),
+            Err(e) if opts.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+                Err(IoError::DirectRefused {
+                    path: path.to_path_buf(),
+                    filesystem: filesystem_name(path),
+                    source: e,
+                })
+            }
+            Err(e) => Err(os_error(path, "cannot open", e)),
+        }
+    }
+
+    fn remove(&self, path: &Path) -> Result<(), IoError> {
+        remove_file(path)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+
+    fn direct_io_info(&self, path: &Path) -> DirectIoInfo {
+        direct_io_info(path)
+    }
+}
+
+/// Removes a file; a missing file is not an error.
+pub(crate) fn remove_file(path: &Path) -> Result<(), IoError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(os_error(path, "cannot remove", e))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `path` if it exists, else its nearest existing ancestor (a file not created yet).
+fn existing(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    while !p.exists() {
+        match p.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => p = parent.to_path_buf(),
+            _ => return PathBuf::from("."),
+        }
+    }
+    p
+}
+
+/// Name of the filesystem holding `path` ("unknown (0x…)" for magics not in the table).
+pub fn filesystem_name(path: &Path) -> String {
+    match rustix::fs::statfs(existing(path).as_path()) {
+        Ok(st) => {
+            let magic = st.f_type as u64 & 0xFFFF_FFFF;
+            FS_MAGICS
+                .iter()
+                .find(|(m, _)| *m == magic)
+                .map_or_else(|| format!("unknown (0x{magic:x})"), |(_, n)| n.to_string())
+        }
+        Err(e) => format!("unknown ({e})"),
+    }
+}
+
+/// statx DIOALIGN (memory, offset) for `path`, when the kernel and filesystem report it.
+pub fn dio_align(path: &Path) -> Option<(u32, u32)> {
+    let target = existing(path);
+    let st = rustix::fs::statx(
+        CWD,
+        target.as_path(),
+        AtFlags::empty(),
+        StatxFlags::DIOALIGN,
+    )
+    .ok()?;
+    let reported = st.stx_mask & StatxFlags::DIOALIGN.bits() != 0;
+    (reported && st.stx_dio_mem_align != 0 && st.stx_dio_offset_align != 0)
+        .then_some((st.stx_dio_mem_align, st.stx_dio_offset_align))
+}
+
+/// Direct-I/O facts for the filesystem holding `path`.
+pub fn direct_io_info(path: &Path) -> DirectIoInfo {
+    let filesystem = filesystem_name(path);
+    let align = dio_align(path);
+    DirectIoInfo {
+        mem_align: align.map(|a| a.0),
+        offset_align: align.map(|a| a.1),
+        honoured: align.is_some() && !NOT_HONOURED.contains(&filesystem.as_str()),
+        filesystem,
+    }
+}

@@ -1,0 +1,150 @@
+//! The faulty backend: files in memory that misbehave on command, for tests and the self-test.
+//!
+//! One seed drives every random choice (which fault, which page, which sector or bit), so a
+//! failing run is reproduced from its seed. Faults are armed with [`FaultyBackend::inject`]
+//! (fires once, on the request its [`Target`] names) or drawn with a probability per request
+//! ([`FaultyBackend::set_random`]). Every fault that actually did something is logged
+//! ([`FaultyBackend::fired`]); one that found nothing to do (a stale read of a page with no
+//! previous version, say) is consumed and logged in [`FaultyBackend::skipped`] instead, so a
+//! test can check that every fired fault was reported and nothing else was.
+
+mod plan;
+mod storage;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+pub use plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Target, Tear};
+pub use storage::FaultyStorage;
+
+use super::{Backend, DirectIoInfo, IoError, OpenOptions, Storage};
+use plan::Plan;
+use storage::MemFile;
+
+/// State shared by the backend and every file it opened.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) files: Mutex<HashMap<PathBuf, Arc<MemFile>>>,
+    pub(crate) plan: Mutex<Plan>,
+}
+
+/// In-memory backend that injects faults; cheap to clone (clones share files and faults).
+#[derive(Debug, Clone)]
+pub struct FaultyBackend {
+    shared: Arc<Shared>,
+}
+
+impl FaultyBackend {
+    /// An empty backend whose random choices all derive from `seed`.
+    pub fn new(seed: u64) -> FaultyBackend {
+        FaultyBackend {
+            shared: Arc::new(Shared {
+                files: Mutex::new(HashMap::new()),
+                plan: Mutex::new(Plan::new(seed)),
+            }),
+        }
+    }
+
+    /// Arms `fault` to fire once on the next request matching `target`.
+    pub fn inject(&self, fault: Fault, target: Target) {
+        self.shared.plan.lock().arm(fault, target);
+    }
+
+    /// From now on each request draws, with `probability`, one of `faults` that applies to it.
+    pub fn set_random(&self, probability: f64, faults: Vec<Fault>) {
+        self.shared.plan.lock().set_random(probability, faults);
+    }
+
+    /// Disarms every armed fault and stops random faults (the logs are kept).
+    pub fn clear_faults(&self) {
+        self.shared.plan.lock().clear();
+    }
+
+    /// Number of armed faults not fired yet.
+    pub fn armed(&self) -> usize {
+        self.shared.plan.lock().armed()
+    }
+
+    /// Every fault that fired, in order.
+    pub fn fired(&self) -> Vec<FiredFault> {
+        self.shared.plan.lock().fired.clone()
+    }
+
+    /// Removes and returns the log of fired faults.
+    pub fn take_fired(&self) -> Vec<FiredFault> {
+        std::mem::take(&mut self.shared.plan.lock().fired)
+    }
+
+    /// Faults that were triggered but had nothing to act on: (fault, file, page).
+    pub fn skipped(&self) -> Vec<(Fault, PathBuf, u64)> {
+        self.shared.plan.lock().skipped.clone()
+    }
+
+    /// Opens a file and returns the concrete storage (for tests that need its extras).
+    pub fn open_faulty(&self, path: &Path) -> Arc<FaultyStorage> {
+        let file = self.file(path);
+        Arc::new(FaultyStorage::new(file, Arc::clone(&self.shared)))
+    }
+
+    /// Flips bit `bit` (0..=7) of byte `offset` of a stored file now (damage at rest).
+    pub fn flip_bit_now(&self, path: &Path, offset: u64, bit: u8) {
+        let file = self.file(path);
+        let mut data = file.data.write();
+        if let Some(b) = usize::try_from(offset).ok().and_then(|o| data.get_mut(o)) {
+            *b ^= 1 << (bit & 7);
+        }
+    }
+
+    /// Overwrites stored bytes at `offset` now, extending the file if needed.
+    pub fn overwrite_now(&self, path: &Path, offset: u64, bytes: &[u8]) {
+        self.file(path).store(offset, bytes);
+    }
+
+    /// A copy of a stored file's content (`None` when it does not exist).
+    pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
+        let files = self.shared.files.lock();
+        files.get(path).map(|f| f.data.read().clone())
+    }
+
+    fn file(&self, path: &Path) -> Arc<MemFile> {
+        let mut files = self.shared.files.lock();
+        let f = files
+            .entry(path.to_path_buf())
+            .or_insert_with(|| Arc::new(MemFile::new(path)));
+        Arc::clone(f)
+    }
+}
+
+impl Backend for FaultyBackend {
+    fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError> {
+        if !opts.create && !self.exists(path) {
+            return Err(IoError::Os {
+                path: path.to_path_buf(),
+                what: "cannot open",
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            });
+        }
+        Ok(self.open_faulty(path))
+    }
+
+    fn remove(&self, path: &Path) -> Result<(), IoError> {
+        self.shared.files.lock().remove(path);
+        Ok(())
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.shared.files.lock().contains_key(path)
+    }
+
+    fn direct_io_info(&self, _path: &Path) -> DirectIoInfo {
+        DirectIoInfo {
+            mem_align: Some(512),
+            offset_align: Some(512),
+            filesystem: "faulty (in memory)".to_string(),
+            honoured: true,
+        }
+    }
+}

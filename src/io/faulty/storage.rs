@@ -1,0 +1,359 @@
+//! One in-memory file of the faulty backend, and how each fault acts on a request.
+//!
+//! A request is handled under the file's lock, so concurrent readers see a write entirely or
+//! not at all (unless a fault says otherwise). The previous version of every page is kept so a
+//! stale read can return it.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use rand::Rng;
+
+use super::plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Tear};
+use super::Shared;
+use crate::io::Storage;
+use crate::page::{PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE};
+
+const PS: u64 = PAGE_SIZE as u64;
+
+/// The bytes of one file and the previous version of each page.
+#[derive(Debug)]
+pub(crate) struct MemFile {
+    path: PathBuf,
+    pub(crate) data: RwLock<Vec<u8>>,
+    prev: Mutex<HashMap<u64, Vec<u8>>>,
+}
+
+fn page_of(data: &[u8], page: u64) -> Vec<u8> {
+    let start = usize::try_from(page * PS)
+        .unwrap_or(usize::MAX)
+        .min(data.len());
+    let mut v = data[start..(start + PAGE_SIZE).min(data.len())].to_vec();
+    v.resize(PAGE_SIZE, 0);
+    v
+}
+
+impl MemFile {
+    pub(crate) fn new(path: &Path) -> MemFile {
+        MemFile {
+            path: path.to_path_buf(),
+            data: RwLock::new(Vec::new()),
+            prev: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Stores `bytes` at `offset`, remembering the old version of every page that changes.
+    pub(crate) fn store(&self, offset: u64, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let start = to_usize(offset);
+        let end = start + bytes.len();
+        let mut data = self.data.write();
+        let mut prev = self.prev.lock();
+        for page in offset / PS..=(offset + bytes.len() as u64 - 1) / PS {
+            let old = page_of(&data, page);
+            let (ps, pe) = (to_usize(page * PS), to_usize((page + 1) * PS));
+            let (a, b) = (start.max(ps), end.min(pe));
+            if old[a - ps..b - ps] != bytes[a - start..b - start] {
+                prev.insert(page, old);
+            }
+        }
+        if data.len() < end {
+            data.resize(end, 0);
+        }
+        data[start..end].copy_from_slice(bytes);
+    }
+}
+
+fn to_usize(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+/// An open file of the faulty backend.
+#[derive(Debug)]
+pub struct FaultyStorage {
+    file: Arc<MemFile>,
+    shared: Arc<Shared>,
+}
+
+impl FaultyStorage {
+    pub(crate) fn new(file: Arc<MemFile>, shared: Arc<Shared>) -> FaultyStorage {
+        FaultyStorage { file, shared }
+    }
+
+    fn log(&self, fault: Fault, page: u64, op: OpKind, detail: Detail) {
+        let mut plan = self.shared.plan.lock();
+        let seq = plan.fired.len() as u64 + 1;
+        plan.fired.push(FiredFault {
+            seq,
+            fault,
+            path: self.file.path.clone(),
+            page,
+            op,
+            detail,
+            time_us: crate::page::layout::now_us(),
+        });
+    }
+
+    fn skip(&self, fault: Fault, page: u64) {
+        let path = self.file.path.clone();
+        self.shared.plan.lock().skipped.push((fault, path, page));
+    }
+
+    /// The fault acting on this request; latency spikes are served here.
+    fn pick(&self, op: OpKind, offset: u64, len: usize) -> Option<(Fault, u64)> {
+        let picked = self
+            .shared
+            .plan
+            .lock()
+            .pick(op, &self.file.path, offset, len);
+        if let Some((Fault::Latency(d), page)) = picked {
+            std::thread::sleep(d);
+            self.log(Fault::Latency(d), page, op, Detail::None);
+            return None;
+        }
+        picked
+    }
+
+    fn rand_below(&self, n: usize) -> usize {
+        self.shared.plan.lock().rng.random_range(0..n.max(1))
+    }
+
+    /// Copies stored bytes into `buf`; returns how many exist at `offset`.
+    fn copy_out(&self, buf: &mut [u8], offset: u64, limit: usize) -> usize {
+        let data = self.file.data.read();
+        let start = to_usize(offset).min(data.len());
+        let n = (data.len() - start).min(buf.len()).min(limit);
+        buf[..n].copy_from_slice(&data[start..start + n]);
+        n
+    }
+
+    fn write_fault(&self, fault: Fault, page: u64, buf: &[u8], offset: u64) -> io::Result<()> {
+        let ps = to_usize(page * PS - offset);
+        let pe = (ps + PAGE_SIZE).min(buf.len());
+        if fault == Fault::WriteEio {
+            self.log(fault, page, OpKind::Write, Detail::None);
+            return Err(io::Error::from_raw_os_error(libc::EIO));
+        }
+        self.file.store(offset, &buf[..ps]);
+        self.file.store(offset + pe as u64, &buf[pe..]);
+        let part = &buf[ps..pe];
+        let detail = match &fault {
+            Fault::TornWrite(t) => {
+                let keep = self.tear_len(*t).min(part.len());
+                self.file.store(page * PS, &part[..keep]);
+                Detail::KeptBytes(keep)
+            }
+            Fault::MisdirectedWrite(m) => match self.landing(m, page) {
+                Some((file, dest)) => {
+                    file.store(dest * PS, part);
+                    Detail::Landed {
+                        path: file.path.clone(),
+                        page: dest,
+                    }
+                }
+                None => {
+                    self.file.store(page * PS, part);
+                    self.skip(fault, page);
+                    return Ok(());
+                }
+            },
+            _ => Detail::None, // LostWrite: the target page is simply not stored.
+        };
+        self.log(fault, page, OpKind::Write, detail);
+        Ok(())
+    }
+
+    fn tear_len(&self, t: Tear) -> usize {
+        match t {
+            Tear::Sectors512 => (1 + self.rand_below(SECTORS_PER_PAGE - 1)) * SECTOR_SIZE,
+            Tear::At4096 => 4096,
+            Tear::Bytes(n) => n,
+        }
+    }
+
+    /// Where a misdirected write of `page` lands, if such a place exists.
+    fn landing(&self, m: &Misdirect, page: u64) -> Option<(Arc<MemFile>, u64)> {
+        match m {
+            Misdirect::Page(p) => Some((Arc::clone(&self.file), *p)),
+            Misdirect::OtherPage => {
+                let pages = (self.file.data.read().len() as u64).div_ceil(PS).max(2);
+                let r = self.rand_below(to_usize(pages - 1)) as u64;
+                Some((Arc::clone(&self.file), if r >= page { r + 1 } else { r }))
+            }
+            Misdirect::File(p) => self
+                .shared
+                .files
+                .lock()
+                .get(p)
+                .map(|f| (Arc::clone(f), page)),
+            Misdirect::OtherFile => {
+                let files = self.shared.files.lock();
+                let mut others: Vec<Arc<MemFile>> = files
+                    .values()
+                    .filter(|f| f.path != self.file.path)
+                    .cloned()
+                    .collect();
+                drop(files);
+                if others.is_empty() {
+                    return None;
+                }
+                others.sort_by(|a, b| a.path.cmp(&b.path));
+                let i = self.rand_below(others.len());
+                Some((others.swap_remove(i), page))
+            }
+        }
+    }
+
+    /// Damage at rest, applied to the stored page before the read.
+    fn damage_at_rest(&self, fault: &Fault, page: u64) -> Option<Detail> {
+        let mut data = self.file.data.write();
+        let ps = to_usize(page * PS);
+        if ps + PAGE_SIZE > data.len() {
+            return None;
+        }
+        let bytes = &mut data[ps..ps + PAGE_SIZE];
+        match fault {
+            Fault::BitFlip(bit) => {
+                let bit = bit.map_or_else(|| self.rand_below(PAGE_SIZE * 8), |b| b as usize);
+                let (byte, bit) = ((bit / 8) % PAGE_SIZE, (bit % 8) as u8);
+                bytes[byte] ^= 1 << bit;
+                Some(Detail::Bit { byte, bit })
+            }
+            Fault::ZeroedSector(s) => {
+                let live: Vec<usize> = (0..SECTORS_PER_PAGE)
+                    .filter(|i| {
+                        bytes[i * SECTOR_SIZE..(i + 1) * SECTOR_SIZE]
+                            .iter()
+                            .any(|&b| b != 0)
+                    })
+                    .collect();
+                let s = match s {
+                    Some(s) => live.contains(s).then_some(*s)?,
+                    None if live.is_empty() => return None,
+                    None => live[self.rand_below(live.len())],
+                };
+                bytes[s * SECTOR_SIZE..(s + 1) * SECTOR_SIZE].fill(0);
+                Some(Detail::Sector(s))
+            }
+            _ => None,
+        }
+    }
+
+    fn read_fault(
+        &self,
+        fault: Fault,
+        page: u64,
+        buf: &mut [u8],
+        offset: u64,
+    ) -> io::Result<usize> {
+        let ps = to_usize(page * PS - offset);
+        let detail = match &fault {
+            Fault::ReadEio => {
+                self.log(fault, page, OpKind::Read, Detail::None);
+                return Err(io::Error::from_raw_os_error(libc::EIO));
+            }
+            Fault::ShortRead { silent } => {
+                let keep = self.rand_below(SECTORS_PER_PAGE) * SECTOR_SIZE;
+                let n = self.copy_out(buf, offset, ps + keep);
+                self.log(fault.clone(), page, OpKind::Read, Detail::Transferred(keep));
+                return Ok(if *silent { buf.len() } else { n });
+            }
+            Fault::StaleRead => None,
+            other => self.damage_at_rest(other, page),
+        };
+        let n = self.copy_out(buf, offset, usize::MAX);
+        let detail = match detail {
+            Some(d) => Some(d),
+            None if fault == Fault::StaleRead => self.stale(buf, ps, page),
+            None => None,
+        };
+        match detail {
+            Some(d) => self.log(fault, page, OpKind::Read, d),
+            None => self.skip(fault, page),
+        }
+        Ok(n)
+    }
+
+    /// Puts the previous version of `page` into the read buffer, when there is one.
+    fn stale(&self, buf: &mut [u8], ps: usize, page: u64) -> Option<Detail> {
+        let prev = self.file.prev.lock();
+        let old = prev.get(&page)?;
+        let pe = (ps + PAGE_SIZE).min(buf.len());
+        if buf[ps..pe] == old[..pe - ps] {
+            return None;
+        }
+        buf[ps..pe].copy_from_slice(&old[..pe - ps]);
+        Some(Detail::None)
+    }
+}
+
+impl Storage for FaultyStorage {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        match self.pick(OpKind::Read, offset, buf.len()) {
+            Some((fault, page)) => self.read_fault(fault, page, buf, offset),
+            None => Ok(self.copy_out(buf, offset, usize::MAX)),
+        }
+    }
+
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        match self.pick(OpKind::Write, offset, buf.len()) {
+            Some((fault, page)) => self.write_fault(fault, page, buf, offset),
+            None => {
+                self.file.store(offset, buf);
+                Ok(())
+            }
+        }
+    }
+
+    fn read_vectored_at(&self, bufs: &mut [&mut [u8]], offset: u64) -> io::Result<usize> {
+        let mut all = vec![0u8; bufs.iter().map(|b| b.len()).sum()];
+        // Keep what the caller had in the buffers (a bytes-not-read pattern) where nothing is read.
+        let mut at = 0;
+        for b in bufs.iter() {
+            all[at..at + b.len()].copy_from_slice(b);
+            at += b.len();
+        }
+        let n = self.read_at(&mut all, offset)?;
+        let mut at = 0;
+        for b in bufs.iter_mut() {
+            let len = b.len();
+            b.copy_from_slice(&all[at..at + len]);
+            at += len;
+        }
+        Ok(n)
+    }
+
+    fn write_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<()> {
+        self.write_at(&bufs.concat(), offset)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        let mut data = self.file.data.write();
+        if (data.len() as u64) < len {
+            data.resize(to_usize(len), 0);
+        }
+        Ok(())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.file.data.write().resize(to_usize(len), 0);
+        Ok(())
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.file.data.read().len() as u64)
+    }
+
+    fn path(&self) -> &Path {
+        &self.file.path
+    }
+}

@@ -1,0 +1,138 @@
+//! A [`Storage`] over a real file descriptor, shared by the direct and buffered backends.
+//!
+//! Every transfer loops until the whole request is done: EINTR is retried and a short
+//! transfer continues where it stopped (the kernel may split a large O_DIRECT request). A
+//! read stops early only at end of file.
+
+use std::fs::File;
+use std::io::{self, IoSlice, IoSliceMut};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::FallocateFlags;
+
+use super::Storage;
+
+/// One open file on a real filesystem.
+#[derive(Debug)]
+pub struct FileStorage {
+    file: File,
+    path: PathBuf,
+}
+
+impl FileStorage {
+    /// Wraps an open file.
+    pub fn new(file: File, path: PathBuf) -> FileStorage {
+        FileStorage { file, path }
+    }
+
+    /// The underlying file.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+}
+
+/// Retries `op` while it fails with EINTR.
+fn no_eintr<T>(mut op: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
+    loop {
+        match op() {
+            Err(rustix::io::Errno::INTR) => continue,
+            other => return other.map_err(io::Error::from),
+        }
+    }
+}
+
+fn write_zero() -> io::Error {
+    io::Error::new(io::ErrorKind::WriteZero, "write transferred no bytes")
+}
+
+impl Storage for FileStorage {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            let at = offset + done as u64;
+            let n = no_eintr(|| rustix::io::pread(&self.file, &mut buf[done..], at))?;
+            if n == 0 {
+                break;
+            }
+            done += n;
+        }
+        Ok(done)
+    }
+
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        let mut done = 0;
+        while done < buf.len() {
+            let at = offset + done as u64;
+            match no_eintr(|| rustix::io::pwrite(&self.file, &buf[done..], at))? {
+                0 => return Err(write_zero()),
+                n => done += n,
+            }
+        }
+        Ok(())
+    }
+
+    fn read_vectored_at(&self, bufs: &mut [&mut [u8]], offset: u64) -> io::Result<usize> {
+        let mut slices: Vec<IoSliceMut<'_>> = bufs.iter_mut().map(|b| IoSliceMut::new(b)).collect();
+        let mut rest: &mut [IoSliceMut<'_>] = &mut slices;
+        let mut done = 0usize;
+        while !rest.is_empty() {
+            let at = offset + done as u64;
+            let n = no_eintr(|| rustix::io::preadv(&self.file, rest, at))?;
+            if n == 0 {
+                break;
+            }
+            done += n;
+            IoSliceMut::advance_slices(&mut rest, n);
+        }
+        Ok(done)
+    }
+
+    fn write_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<()> {
+        let mut slices: Vec<IoSlice<'_>> = bufs.iter().map(|b| IoSlice::new(b)).collect();
+        let mut rest: &mut [IoSlice<'_>] = &mut slices;
+        let mut done = 0usize;
+        while !rest.is_empty() {
+            let at = offset + done as u64;
+            match no_eintr(|| rustix::io::pwritev(&self.file, rest, at))? {
+                0 => return Err(write_zero()),
+                n => {
+                    done += n;
+                    IoSlice::advance_slices(&mut rest, n);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        no_eintr(|| rustix::fs::fdatasync(&self.file))
+    }
+
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        match no_eintr(|| rustix::fs::fallocate(&self.file, FallocateFlags::empty(), 0, len)) {
+            // Filesystems without fallocate (some FUSE ones): extend with a hole instead.
+            Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+                if self.len()? < len {
+                    self.set_len(len)?;
+                }
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        no_eintr(|| rustix::fs::ftruncate(&self.file, len))
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.file.metadata()?.len())
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}

@@ -1,0 +1,115 @@
+//! The file header page (page 0 of every data and log file): it says the file is ours.
+
+use super::layout::{
+    get_u16, get_u32, get_u64, page_checksum, put, stored_checksum, FORMAT_VERSION,
+    KIND_FILE_HEADER, OFF_CHECKSUM, PAGE_MAGIC, PAGE_SIZE,
+};
+
+/// What a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum FileRole {
+    /// A data file (.mdx): stamped data pages.
+    Data,
+    /// A log file (.ldx): log blocks.
+    Log,
+}
+
+/// Contents of page 0 of a file created by this tool.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FileHeader {
+    /// Random id of the file set.
+    pub run_id: u64,
+    /// Id of this file within the set.
+    pub file_id: u32,
+    /// Page size in bytes (8192).
+    pub page_size: u32,
+    /// Data or log.
+    pub role: FileRole,
+    /// Version of the tool that created the file (at most 32 bytes are kept).
+    pub tool_version: String,
+    /// Creation time, microseconds since the Unix epoch.
+    pub created_us: u64,
+}
+
+/// Why page 0 is not a valid file header.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    /// Shorter than a page.
+    #[error("file is shorter than one page ({0} bytes)")]
+    TooShort(usize),
+    /// Not created by this tool.
+    #[error("no sqliosim file header (magic {0:02x?})")]
+    BadMagic([u8; 8]),
+    /// Created by this tool, but the header page is damaged.
+    #[error("file header checksum mismatch: stored 0x{stored:08X}, calculated 0x{calculated:08X}")]
+    ChecksumMismatch {
+        /// Stored checksum.
+        stored: u32,
+        /// Calculated checksum.
+        calculated: u32,
+    },
+}
+
+const OFF_VERSION: usize = 8;
+const OFF_KIND: usize = 10;
+const OFF_FILE_ID: usize = 12;
+const OFF_RUN_ID: usize = 32;
+const OFF_PAGE_SIZE: usize = 40;
+const OFF_ROLE: usize = 44;
+const OFF_CREATED: usize = 56;
+const OFF_TOOL: usize = 64;
+const TOOL_LEN: usize = 32;
+
+impl FileHeader {
+    /// Encodes the header into a full page.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut p = vec![0u8; PAGE_SIZE];
+        put(&mut p, 0, &PAGE_MAGIC);
+        put(&mut p, OFF_VERSION, &FORMAT_VERSION.to_le_bytes());
+        put(&mut p, OFF_KIND, &KIND_FILE_HEADER.to_le_bytes());
+        put(&mut p, OFF_FILE_ID, &self.file_id.to_le_bytes());
+        put(&mut p, OFF_RUN_ID, &self.run_id.to_le_bytes());
+        put(&mut p, OFF_PAGE_SIZE, &self.page_size.to_le_bytes());
+        p[OFF_ROLE] = match self.role {
+            FileRole::Data => 1,
+            FileRole::Log => 2,
+        };
+        put(&mut p, OFF_CREATED, &self.created_us.to_le_bytes());
+        let tool = self.tool_version.as_bytes();
+        let n = tool.len().min(TOOL_LEN);
+        put(&mut p, OFF_TOOL, &tool[..n]);
+        let crc = page_checksum(&p);
+        put(&mut p, OFF_CHECKSUM, &crc.to_le_bytes());
+        p
+    }
+
+    /// Decodes page 0; says why when it is not a header of ours.
+    pub fn decode(page: &[u8]) -> Result<FileHeader, HeaderError> {
+        if page.len() < PAGE_SIZE {
+            return Err(HeaderError::TooShort(page.len()));
+        }
+        let mut magic = [0u8; 8];
+        magic.copy_from_slice(&page[..8]);
+        if magic != PAGE_MAGIC || get_u16(page, OFF_KIND) != KIND_FILE_HEADER {
+            return Err(HeaderError::BadMagic(magic));
+        }
+        let (stored, calculated) = (stored_checksum(page), page_checksum(page));
+        if stored != calculated {
+            return Err(HeaderError::ChecksumMismatch { stored, calculated });
+        }
+        let tool = &page[OFF_TOOL..OFF_TOOL + TOOL_LEN];
+        let end = tool.iter().position(|&b| b == 0).unwrap_or(TOOL_LEN);
+        Ok(FileHeader {
+            run_id: get_u64(page, OFF_RUN_ID),
+            file_id: get_u32(page, OFF_FILE_ID),
+            page_size: get_u32(page, OFF_PAGE_SIZE),
+            role: if page[OFF_ROLE] == 2 {
+                FileRole::Log
+            } else {
+                FileRole::Data
+            },
+            tool_version: String::from_utf8_lossy(&tool[..end]).into_owned(),
+            created_us: get_u64(page, OFF_CREATED),
+        })
+    }
+}

@@ -1,0 +1,208 @@
+//! The test cycles: initial update, initial checkpoint, main phase with every user, final
+//! checkpoint, audit pass and summaries — each phase a scope of worker threads whose
+//! statistics are merged when they end.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use crate::actors::shared::Shared;
+use crate::actors::worker::Worker;
+use crate::actors::{batch, random, shrink, system};
+use crate::findings::Severity;
+use crate::page::ActorKind;
+use crate::stats::{RunStats, ThreadStats};
+
+/// Pages per request for the initial update and the audit pass.
+const SWEEP_PAGES: usize = 64;
+
+/// What a finished simulation reports back.
+#[derive(Debug)]
+pub struct SimResult {
+    /// Merged statistics.
+    pub stats: RunStats,
+    /// Integrity findings reported.
+    pub findings: u64,
+    /// Cycles completed.
+    pub cycles: u32,
+    /// True when a worker thread panicked (an internal failure).
+    pub worker_panicked: bool,
+}
+
+/// Collects the statistics of finished workers and notes panics.
+pub struct Collector {
+    stats: Mutex<RunStats>,
+    panicked: Mutex<bool>,
+}
+
+impl Collector {
+    fn new(start: Instant) -> Collector {
+        Collector { stats: Mutex::new(RunStats::new(start)), panicked: Mutex::new(false) }
+    }
+
+    fn absorb(&self, s: &ThreadStats) {
+        self.stats.lock().absorb(s);
+    }
+}
+
+/// Spawns one worker thread in `scope`; its statistics go to `col` when it ends, and a panic is
+/// recorded (and stops the run) instead of tearing the process down.
+fn spawn<'s, 'e: 's>(
+    scope: &'s thread::Scope<'s, 'e>,
+    sh: &'e Shared,
+    col: &'e Collector,
+    kind: ActorKind,
+    id: u16,
+    pages: usize,
+    body: impl FnOnce(&mut Worker<'e>) + Send + 's,
+) {
+    scope.spawn(move || {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut w = match Worker::new(sh, kind, id, pages) {
+                Ok(w) => w,
+                Err(e) => panic!("cannot allocate I/O buffers for {}: {e}", kind.name()),
+            };
+            body(&mut w);
+            w.stats
+        }));
+        match result {
+            Ok(stats) => col.absorb(&stats),
+            Err(_) => {
+                *col.panicked.lock() = true;
+                sh.stop.stop_run(crate::sched::stop::StopReason::Error);
+            }
+        }
+    });
+}
+
+/// Runs every cycle of the plan.
+pub fn run_cycles(sh: &Shared, on_tick: &(dyn Fn(&str) + Sync)) -> SimResult {
+    let col = Collector::new(sh.start);
+    let mut cycles = 0;
+    while sh.plan.cycles == 0 || cycles < sh.plan.cycles {
+        if sh.stop.run_stopped() {
+            break;
+        }
+        cycles += 1;
+        one_cycle(sh, &col, cycles, on_tick);
+    }
+    let stats = col.stats.into_inner();
+    SimResult {
+        stats,
+        findings: sh.finding_count(),
+        cycles,
+        worker_panicked: col.panicked.into_inner(),
+    }
+}
+
+fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) + Sync)) {
+    sh.message(Severity::Info, "System", "Cycle::Start", format!("Starting test cycle {cycle}"));
+    phase(sh, col, "initial update", true, |scope| {
+        for (i, &file) in sh.data.iter().enumerate() {
+            spawn(scope, sh, col, ActorKind::Init, i as u16, SWEEP_PAGES, move |w| initial_update(w, file));
+        }
+    });
+    phase(sh, col, "initial checkpoint", true, |scope| {
+        spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
+            system::checkpoint(w);
+        });
+    });
+    main_phase(sh, col, on_tick);
+    if !sh.stop.run_stopped() {
+        phase(sh, col, "final checkpoint", true, |scope| {
+            spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
+                system::checkpoint(w);
+            });
+        });
+        audit_phase(sh, col);
+    }
+}
+
+/// Runs `body`'s threads to completion with throttling lifted when `burst` and AllowIOBursts.
+fn phase<'e>(sh: &'e Shared, col: &'e Collector, name: &str, burst: bool, body: impl for<'s> FnOnce(&'s thread::Scope<'s, 'e>)) {
+    if sh.stop.run_stopped() {
+        return;
+    }
+    sh.stop.begin_phase();
+    sh.burst.store(burst && sh.plan.allow_io_bursts, std::sync::atomic::Ordering::Relaxed);
+    let t = Instant::now();
+    thread::scope(|scope| body(scope));
+    sh.burst.store(false, std::sync::atomic::Ordering::Relaxed);
+    sh.message(
+        Severity::Info,
+        "System",
+        "Cycle::Phase",
+        format!("Phase '{name}' done in {:.1} s", t.elapsed().as_secs_f64()),
+    );
+    let _ = col;
+}
+
+/// Writes every page of a data file once (generation 1 of this cycle's pages).
+fn initial_update(w: &mut Worker<'_>, file: usize) {
+    let pages = *w.sh.files[file].pages.read();
+    let mut page = 1;
+    while page < pages && !w.sh.stop.run_stopped() {
+        let n = (w.max_pages() as u64).min(pages - page);
+        w.write_run(file, page, n, 0);
+        page += n;
+    }
+}
+
+fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
+    let plan = &sh.plan;
+    let max_chain = plan.random.max_chain.max(1) as usize;
+    phase(sh, col, "main", false, |scope| {
+        for id in 0..plan.random.users {
+            spawn(scope, sh, col, ActorKind::RandomUser, id as u16, max_chain, random::run);
+        }
+        let specs = [
+            (ActorKind::AuditUser, &plan.audit),
+            (ActorKind::ReadAheadUser, &plan.read_ahead),
+            (ActorKind::BulkUpdateUser, &plan.bulk),
+        ];
+        for (kind, bp) in specs {
+            for id in 0..bp.users {
+                let pages = bp.max_pages.clamp(1, 1024) as usize;
+                spawn(scope, sh, col, kind, id as u16, pages, move |w| match kind {
+                    ActorKind::AuditUser => batch::audit(w, bp),
+                    ActorKind::ReadAheadUser => batch::read_ahead(w, bp),
+                    _ => batch::bulk_update(w, bp),
+                });
+            }
+        }
+        spawn(scope, sh, col, ActorKind::ShrinkUser, 0, 1, shrink::run);
+        spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, system::checkpointer);
+        spawn(scope, sh, col, ActorKind::LazyWriter, 0, SWEEP_PAGES, system::lazy_writer);
+        spawn(scope, sh, col, ActorKind::LogWriter, 0, 1, system::log_writer);
+        scope.spawn(|| super::monitor::monitor(sh, on_tick));
+    });
+}
+
+fn audit_phase(sh: &Shared, col: &Collector) {
+    phase(sh, col, "audit", false, |scope| {
+        for (i, &file) in sh.data.iter().enumerate() {
+            spawn(scope, sh, col, ActorKind::AuditUser, 1000 + i as u16, SWEEP_PAGES, move |w| {
+                let n = system::audit_pass(w, file);
+                w.sh.message(
+                    Severity::Info,
+                    "Audit User",
+                    "AuditPass",
+                    format!("Audit pass verified {n} pages of {}", w.sh.files[file].path.display()),
+                );
+            });
+        }
+        spawn(scope, sh, col, ActorKind::LogWriter, 1000, 1, |w| {
+            for i in 0..w.sh.logs.len() {
+                let file = w.sh.logs[i].file;
+                w.flush_log_index(i);
+                system::check_log_chain(w, i, file, usize::MAX);
+            }
+        });
+    });
+}
+
+/// The main phase ends after this long.
+pub fn phase_length(sh: &Shared) -> Duration {
+    sh.plan.cycle_duration
+}

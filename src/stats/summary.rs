@@ -1,0 +1,127 @@
+//! The merged result of a run: per-file and per-actor figures, serialisable to JSON.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::page::ActorKind;
+
+use super::op::OpKind;
+use super::timeline::TimelinePoint;
+
+/// Latency percentiles, microseconds (all zero when nothing was recorded).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Number of I/Os measured.
+    pub count: u64,
+    /// Fastest.
+    pub min_us: f64,
+    /// Mean.
+    pub mean_us: f64,
+    /// Median.
+    pub p50_us: f64,
+    /// 90th percentile.
+    pub p90_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// Slowest.
+    pub max_us: f64,
+}
+
+/// I/O counts, volumes and rates of one file, one actor or the whole run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpTotals {
+    /// Plain reads completed.
+    pub reads: u64,
+    /// Scatter reads (`preadv`) completed.
+    pub scatter_reads: u64,
+    /// Plain writes completed.
+    pub writes: u64,
+    /// Gather writes (`pwritev`) completed.
+    pub gather_writes: u64,
+    /// Flushes completed.
+    pub syncs: u64,
+    /// Failed I/Os.
+    pub errors: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Sum of all I/O durations, milliseconds (SQLIOSim's "Total IO Time (ms)").
+    pub total_io_time_ms: u64,
+    /// Reads and writes per second over the run.
+    pub iops: f64,
+    /// MB/s (2^20 bytes) read and written over the run.
+    pub mb_per_s: f64,
+    /// Latency of every I/O (reads, writes and flushes).
+    pub latency: Latency,
+}
+
+impl OpTotals {
+    /// Count of one kind of operation.
+    pub fn count(&self, op: OpKind) -> u64 {
+        match op {
+            OpKind::Read => self.reads,
+            OpKind::ScatterRead => self.scatter_reads,
+            OpKind::Write => self.writes,
+            OpKind::GatherWrite => self.gather_writes,
+            OpKind::Sync => self.syncs,
+        }
+    }
+
+    /// Reads and writes of every kind (flushes excluded).
+    pub fn data_ops(&self) -> u64 {
+        self.reads + self.scatter_reads + self.writes + self.gather_writes
+    }
+}
+
+/// Everything reported about one file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileSummary {
+    /// Index of the file in the run (as recorded).
+    pub index: usize,
+    /// Path of the file.
+    pub path: String,
+    /// Whether the file is sparse.
+    pub sparse: bool,
+    /// The TargetIODuration setting, milliseconds.
+    pub target_io_duration_ms: u64,
+    /// SQLIOSim's damped running-average I/O duration at the end, milliseconds.
+    pub running_avg_io_ms: u64,
+    /// Times I/O to the file was throttled.
+    pub throttled: u64,
+    /// Most I/Os outstanding at once ("IO request blocks").
+    pub io_request_blocks: u64,
+    /// Counts, volumes, rates and latency.
+    pub io: OpTotals,
+    /// Latency per kind of operation (only kinds that occurred).
+    pub latency_by_op: BTreeMap<OpKind, Latency>,
+}
+
+/// Everything reported about one kind of actor (all files).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActorSummary {
+    /// The actor kind.
+    pub actor: ActorKind,
+    /// Its SQLIOSim-style user name.
+    pub name: String,
+    /// Counts, volumes, rates and latency.
+    pub io: OpTotals,
+}
+
+/// The merged statistics of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Seconds from the run start to the summary.
+    pub elapsed_s: f64,
+    /// The whole run.
+    pub total: OpTotals,
+    /// One entry per file.
+    pub files: Vec<FileSummary>,
+    /// One entry per actor kind that did I/O.
+    pub actors: Vec<ActorSummary>,
+    /// IOPS, MB/s and latency per time bucket.
+    pub timeline: Vec<TimelinePoint>,
+}

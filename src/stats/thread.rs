@@ -1,0 +1,214 @@
+//! Per-thread statistics: counters, latency histograms and a timeline, recorded without locks.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::page::ActorKind;
+
+use super::hist::LatencyHistogram;
+use super::live::LiveCounters;
+use super::op::OpKind;
+use super::timeline::Timeline;
+
+/// Number of actor kinds (dense index `ActorKind as usize`).
+pub(crate) const ACTORS: usize = ActorKind::ALL.len();
+
+/// Counts of one (file, actor, op) cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Cell {
+    /// Completed operations.
+    pub ops: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Failed operations.
+    pub errors: u64,
+    /// Sum of latencies, nanoseconds.
+    pub time_ns: u64,
+}
+
+impl Cell {
+    pub(crate) fn add(&mut self, o: &Cell) {
+        self.ops += o.ops;
+        self.bytes += o.bytes;
+        self.errors += o.errors;
+        self.time_ns += o.time_ns;
+    }
+}
+
+type Hist = Option<Box<LatencyHistogram>>;
+
+/// Everything kept about one file by one thread.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FileStats {
+    /// Counters per actor and op.
+    pub cells: [[Cell; OpKind::COUNT]; ACTORS],
+    /// Latency per op, created on first use.
+    pub hist: [Hist; OpKind::COUNT],
+    /// Times I/O to this file was throttled.
+    pub throttles: u64,
+    /// Most I/Os seen outstanding at once.
+    pub max_outstanding: u64,
+}
+
+/// Statistics owned by one worker thread; merge them with [`ThreadStats::merge`].
+#[derive(Debug, Clone)]
+pub struct ThreadStats {
+    start: Instant,
+    live: Option<Arc<LiveCounters>>,
+    pub(crate) files: Vec<FileStats>,
+    pub(crate) actor_hist: [Hist; ACTORS],
+    pub(crate) timeline: Timeline,
+}
+
+fn hist_add(mine: &mut Hist, theirs: &Hist) {
+    if let Some(t) = theirs {
+        mine.get_or_insert_with(Default::default).add(t);
+    }
+}
+
+impl ThreadStats {
+    /// Empty statistics for a run that started at `start` (the timeline's origin).
+    pub fn new(start: Instant) -> ThreadStats {
+        ThreadStats {
+            start,
+            live: None,
+            files: Vec::new(),
+            actor_hist: Default::default(),
+            timeline: Timeline::default(),
+        }
+    }
+
+    /// Also adds every record to the shared live counters (for the progress line).
+    pub fn with_live(mut self, live: Arc<LiveCounters>) -> ThreadStats {
+        self.live = Some(live);
+        self
+    }
+
+    /// The run start this thread measures its timeline from.
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
+    fn file(&mut self, file: usize) -> &mut FileStats {
+        if self.files.len() <= file {
+            self.files.resize_with(file + 1, FileStats::default);
+        }
+        &mut self.files[file]
+    }
+
+    fn secs(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(self.start).as_secs()
+    }
+
+    /// Records one completed I/O of `bytes` that took `latency_ns`, timestamped now.
+    pub fn record(
+        &mut self,
+        file: usize,
+        actor: ActorKind,
+        op: OpKind,
+        bytes: u64,
+        latency_ns: u64,
+    ) {
+        self.record_at(file, actor, op, bytes, latency_ns, Instant::now());
+    }
+
+    /// Records one completed I/O that completed at `now`.
+    pub fn record_at(
+        &mut self,
+        file: usize,
+        actor: ActorKind,
+        op: OpKind,
+        bytes: u64,
+        latency_ns: u64,
+        now: Instant,
+    ) {
+        let secs = self.secs(now);
+        let f = self.file(file);
+        let cell = &mut f.cells[actor as usize][op.index()];
+        cell.ops += 1;
+        cell.bytes += bytes;
+        cell.time_ns += latency_ns;
+        f.hist[op.index()]
+            .get_or_insert_with(Default::default)
+            .record(latency_ns);
+        self.actor_hist[actor as usize]
+            .get_or_insert_with(Default::default)
+            .record(latency_ns);
+        self.timeline.record(secs, op, bytes, latency_ns);
+        if let Some(live) = &self.live {
+            live.add_io(op.is_read(), op.is_write(), bytes, latency_ns);
+        }
+    }
+
+    /// Records one failed I/O (not counted as completed by [`ThreadStats::record`]).
+    pub fn record_error(&mut self, file: usize, actor: ActorKind, op: OpKind) {
+        let secs = self.secs(Instant::now());
+        self.file(file).cells[actor as usize][op.index()].errors += 1;
+        self.timeline.record_error(secs);
+        if let Some(live) = &self.live {
+            live.add_error();
+        }
+    }
+
+    /// Counts one throttling of the I/O to `file` (SQLIOSim's "Number of times IO throttled").
+    pub fn throttled(&mut self, file: usize) {
+        self.file(file).throttles += 1;
+        if let Some(live) = &self.live {
+            live.add_throttle();
+        }
+    }
+
+    /// Notes that `n` I/Os to `file` were outstanding at once (SQLIOSim's "IO request blocks"
+    /// is the maximum).
+    pub fn outstanding(&mut self, file: usize, n: u64) {
+        let f = self.file(file);
+        f.max_outstanding = f.max_outstanding.max(n);
+    }
+
+    /// Completed operations of one kind by one actor on one file.
+    pub fn ops(&self, file: usize, actor: ActorKind, op: OpKind) -> u64 {
+        self.files
+            .get(file)
+            .map_or(0, |f| f.cells[actor as usize][op.index()].ops)
+    }
+
+    /// Completed operations of one kind on all files by all actors.
+    pub fn total_ops(&self, op: OpKind) -> u64 {
+        self.files
+            .iter()
+            .flat_map(|f| f.cells.iter())
+            .map(|a| a[op.index()].ops)
+            .sum()
+    }
+
+    /// Number of files seen (highest index + 1).
+    pub fn file_count(&self) -> usize {
+        self.files.len()
+    }
+
+    /// The timeline recorded so far.
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    /// Adds everything `other` recorded into this one (same run start assumed).
+    pub fn merge(&mut self, other: &ThreadStats) {
+        for (i, theirs) in other.files.iter().enumerate() {
+            let mine = self.file(i);
+            for (ma, ta) in mine.cells.iter_mut().zip(&theirs.cells) {
+                for (m, t) in ma.iter_mut().zip(ta) {
+                    m.add(t);
+                }
+            }
+            for (m, t) in mine.hist.iter_mut().zip(&theirs.hist) {
+                hist_add(m, t);
+            }
+            mine.throttles += theirs.throttles;
+            mine.max_outstanding = mine.max_outstanding.max(theirs.max_outstanding);
+        }
+        for (m, t) in self.actor_hist.iter_mut().zip(&other.actor_hist) {
+            hist_add(m, t);
+        }
+        self.timeline.merge(&other.timeline);
+    }
+}

@@ -1,0 +1,709 @@
+//! Configuration tests: Microsoft's five samples, `-save` round trips, one test per rule with
+//! the exact error or warning text, and random input that must never panic.
+
+use proptest::prelude::*;
+use sqliosim::config::{self, ConfigSource, Env, Host, Overrides, RunSettings};
+use std::path::{Path, PathBuf};
+
+const SAMPLES: &str = "/work/shared/reference/microsoft-sample-configs";
+const HOST: Host = Host {
+    cpus: 2,
+    mem_available_mb: 1024,
+    mem_total_mb: 4096,
+};
+
+/// A scratch working directory with `t.ini` holding `text`.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new(text: &str) -> Scratch {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("t.ini"), text).expect("write t.ini");
+        Scratch { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn env(&self) -> Env {
+        Env {
+            cwd: self.path().to_path_buf(),
+            host: HOST,
+        }
+    }
+
+    /// Resolves `t.ini` with `o` (its `config` set to t.ini); warnings as text.
+    fn resolve(&self, mut o: Overrides) -> Result<(RunSettings, Vec<String>), String> {
+        o.config = Some("t.ini".into());
+        RunSettings::resolve(&o, &self.env())
+            .map(|(s, w)| (s, w.iter().map(ToString::to_string).collect()))
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// A minimal valid file: one data and one log file, then `extra` lines (sections allowed).
+fn with_files(extra: &str) -> String {
+    format!(
+        "[File1]\nFileName=d.mdx\nInitialSize=64\nMaxSize=128\nIncrement=1\nShrinkable=TRUE\n\
+         [File2]\nFileName=l.ldx\nInitialSize=16\nLogFile=TRUE\n{extra}"
+    )
+}
+
+fn ok(text: &str) -> (RunSettings, Vec<String>) {
+    Scratch::new(text)
+        .resolve(Overrides::default())
+        .expect("valid configuration")
+}
+
+fn err(text: &str) -> String {
+    Scratch::new(text)
+        .resolve(Overrides::default())
+        .expect_err("invalid configuration")
+}
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(SAMPLES).join(format!("sqliosim.{name}.cfg.ini"))
+}
+
+#[test]
+fn all_five_microsoft_samples_parse_with_dir() {
+    for name in ["default", "hwcache", "nothrottle", "seqwrites", "sparse"] {
+        let scratch = Scratch::new("");
+        let o = Overrides {
+            config: Some(sample(name)),
+            dirs: vec!["data".into()],
+            ..Overrides::default()
+        };
+        let (s, _) =
+            RunSettings::resolve(&o, &scratch.env()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            s.config
+                .files
+                .iter()
+                .all(|f| f.path.starts_with(scratch.path().join("data"))),
+            "{name}"
+        );
+        assert_eq!(s.config.general.cpu_count, 2);
+    }
+}
+
+#[test]
+fn sample_values_are_read() {
+    let scratch = Scratch::new("");
+    let o = Overrides {
+        config: Some(sample("sparse")),
+        ..Overrides::default()
+    };
+    let (s, w) = RunSettings::resolve(&o, &scratch.env()).expect("sparse parses without -dir");
+    let g = &s.config.general;
+    assert_eq!(
+        (g.max_memory_mb, g.test_cycles, g.test_cycle_duration_s),
+        (32, 3, 600)
+    );
+    assert_eq!(g.target_io_duration_ms, 10000);
+    assert!(!g.use_scatter_gather);
+    assert_eq!(s.config.random.min_io_chain_length, 50);
+    let names: Vec<_> = s
+        .config
+        .files
+        .iter()
+        .map(|f| f.path.file_name().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["sqliosim.mdx", "sqliosim.ldx", "sqliosim.mdx.replica"]
+    );
+    assert!(s.config.files[2].sparse && s.config.files[1].log_file);
+    assert!(w.iter().any(|w| w.message.contains("names an NTFS stream")));
+    assert_eq!(s.source, ConfigSource::File(sample("sparse")));
+}
+
+#[test]
+fn save_round_trips_every_sample() {
+    for name in ["default", "hwcache", "nothrottle", "seqwrites", "sparse"] {
+        let scratch = Scratch::new("");
+        let o = Overrides {
+            config: Some(sample(name)),
+            dirs: vec!["d1".into(), "d2".into()],
+            ..Overrides::default()
+        };
+        let (first, _) = RunSettings::resolve(&o, &scratch.env()).expect("sample");
+        let saved = scratch.path().join("saved.ini");
+        std::fs::write(&saved, config::to_ini(&first.config)).expect("write");
+        let again = Overrides {
+            config: Some(saved),
+            ..Overrides::default()
+        };
+        let (second, _) = RunSettings::resolve(&again, &scratch.env()).expect("saved file parses");
+        assert_eq!(first.config, second.config, "{name}");
+    }
+}
+
+#[test]
+fn saved_file_has_every_key() {
+    let (s, _) = ok(&with_files(""));
+    let text = config::to_ini(&s.config);
+    for key in [
+        "ErrorFile=",
+        "IOAffinity=",
+        "CPUCyclesMax=",
+        "BuffersValidated=",
+        "RADelay=",
+        "BUDelay=",
+        "MaxExtends=",
+        "Sparse=",
+    ] {
+        assert!(text.contains(key), "{key} missing from\n{text}");
+    }
+}
+
+#[test]
+fn ratios_are_percent_times_100() {
+    let (s, _) = ok(&with_files("[CONFIG]\nCacheHitRatio=10000\n"));
+    assert_eq!(s.config.general.cache_hit_ratio.fraction(), 1.0);
+    assert_eq!(
+        err(&with_files("[CONFIG]\nCacheHitRatio=10001\n")),
+        "t.ini:12: [CONFIG] CacheHitRatio=10001: expected a whole number from 0 to 10000 (percent × 100: 1000 = 10 %)"
+    );
+}
+
+#[test]
+fn booleans_accept_any_case_and_nothing_else() {
+    let (s, _) = ok(&with_files(
+        "[CONFIG]\nStopOnError=fAlSe\nStampFiles=TRUE\n",
+    ));
+    assert!(!s.config.general.stop_on_error && s.config.general.stamp_files);
+    assert_eq!(
+        err(&with_files("[CONFIG]\nStopOnError=yes\n")),
+        "t.ini:12: [CONFIG] StopOnError=yes: expected TRUE or FALSE (any letter case)"
+    );
+}
+
+#[test]
+fn both_scatter_gather_spellings_work() {
+    let (s, _) = ok(&with_files("[CONFIG]\nScatterGather=FALSE\n"));
+    assert!(!s.config.general.use_scatter_gather);
+    let (s, _) = ok(&with_files(
+        "[CONFIG]\nScatterGather=FALSE\nUseScatterGather=TRUE\n",
+    ));
+    assert!(s.config.general.use_scatter_gather, "the later line wins");
+}
+
+#[test]
+fn scatter_gather_forces_no_buffering() {
+    let (s, w) = ok(&with_files("[CONFIG]\nNoBuffering=FALSE\n"));
+    assert!(s.config.general.no_buffering);
+    assert!(w.contains(&"t.ini:12: NoBuffering=FALSE is overridden: UseScatterGather=TRUE forces NoBuffering=TRUE \
+         (as in SQLIOSim); set UseScatterGather=FALSE to test buffered I/O"
+        .to_string()));
+}
+
+#[test]
+fn semicolon_lines_are_comments() {
+    let (s, w) = ok(&with_files(
+        "[CONFIG]\n;CacheHitRatio=abc\n  ; TestCycles=x\n",
+    ));
+    assert_eq!(s.config.general.cache_hit_ratio.raw(), 1000);
+    assert!(w.is_empty(), "{w:?}");
+}
+
+#[test]
+fn user_counts_follow_the_rule() {
+    let (s, _) = ok(&with_files(
+        "[AuditUser]\nUserCount=-1\n[ReadAheadUser]\nUserCount=0\n",
+    ));
+    assert_eq!(s.config.random.user_count, 4, "default -1 = min(2*2, 8)");
+    assert_eq!(s.config.audit.user_count, 4);
+    assert_eq!(s.config.read_ahead.user_count, 0);
+    let (s, _) = ok(&with_files("[CONFIG]\nCPUCount=6\n"));
+    assert_eq!(s.config.bulk_update.user_count, 8, "min(6*2, 8)");
+    assert_eq!(
+        err(&with_files("[RandomUser]\nUserCount=1947\n")),
+        "t.ini:12: [RandomUser] UserCount=1947: expected -1 (automatic: min(CPUCount*2, 8) = 4), 0 (none) \
+         or a count up to CPUCount*1023-100 = 1946"
+    );
+    assert_eq!(
+        err(&with_files("[RandomUser]\nUserCount=1000\n[AuditUser]\nUserCount=1000\n")),
+        "t.ini: the UserCount values add up to 2006 users, more than CPUCount*1023-100 = 1946 (CPUCount=2); \
+         lower some UserCount"
+    );
+}
+
+#[test]
+fn min_must_not_exceed_max() {
+    assert_eq!(
+        err(&with_files(
+            "[RandomUser]\nMinIOChainLength=200\nMaxIOChainLength=100\n"
+        )),
+        "t.ini:13: [RandomUser] MinIOChainLength=200 is greater than MaxIOChainLength=100: \
+         the minimum must not exceed the maximum"
+    );
+    assert_eq!(
+        err(&with_files("[ShrinkUser]\nMinExtends=30\n")),
+        "t.ini:12: [ShrinkUser] MinExtends=30 is greater than MaxExtends=20: the minimum must not exceed the maximum"
+    );
+    assert_eq!(
+        err("[File1]\nFileName=a\nInitialSize=10\nMaxSize=5\n"),
+        "t.ini:4: [File1] InitialSize=10 is greater than MaxSize=5: the minimum must not exceed the maximum"
+    );
+}
+
+#[test]
+fn page_counts_must_fit_the_smallest_data_file() {
+    let text = with_files("[BulkUpdateUser]\nBuffersBUMax=9000\n");
+    let dir = Scratch::new(&text);
+    let msg = dir
+        .resolve(Overrides::default())
+        .expect_err("too many pages");
+    let file = dir.path().join("d.mdx");
+    assert_eq!(
+        msg,
+        format!(
+            "t.ini:12: [BulkUpdateUser] BuffersBUMax=9000: expected at most 8192 pages: the smallest data file, \
+             {}, has 8192 pages (64 MB) at its initial size",
+            file.display()
+        )
+    );
+    assert_eq!(
+        err(&with_files("[CONFIG]\nMaxMemoryMB=2\n[ReadAheadUser]\nBuffersRAMax=300\n")),
+        "t.ini:14: [ReadAheadUser] BuffersRAMax=300: expected at most 256 pages: MaxMemoryMB=2 holds 256 pages of 8 KB"
+    );
+}
+
+#[test]
+fn increment_is_lowered_to_fit_memory() {
+    let text = "[CONFIG]\nMaxMemoryMB=100\n[File1]\nFileName=d.mdx\nInitialSize=64\nMaxSize=128\nIncrement=10\n\
+                Shrinkable=TRUE\n[File2]\nFileName=l.ldx\nInitialSize=8\nLogFile=TRUE\n";
+    let dir = Scratch::new(text);
+    let (s, w) = dir.resolve(Overrides::default()).expect("valid");
+    assert_eq!(s.config.files[0].increment_mb, 4, "(100/1 - 1) / 20");
+    assert!(s.config.files[0].shrinkable);
+    let path = dir.path().join("d.mdx");
+    assert_eq!(
+        w,
+        [format!(
+            "t.ini:4: [File1] {}: Increment=10 lowered to 4 so that Increment × MaxExtends (20) stays below \
+             MaxMemoryMB / data files (100 / 1 = 100)",
+            path.display()
+        )]
+    );
+}
+
+#[test]
+fn increment_lowered_to_zero_makes_the_file_non_shrinkable() {
+    let (s, w) = ok(&with_files("[CONFIG]\nMaxMemoryMB=20\n"));
+    assert_eq!(
+        (s.config.files[0].increment_mb, s.config.files[0].shrinkable),
+        (0, false)
+    );
+    assert!(
+        w[0].ends_with(
+            "Increment=1 lowered to 0 so that Increment × MaxExtends (20) stays below MaxMemoryMB \
+         / data files (20 / 1 = 20); the file is not shrinkable"
+        ),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn shrinkable_and_increment_are_advice() {
+    let text = "[File1]\nFileName=d.mdx\nInitialSize=10\nMaxSize=20\nShrinkable=TRUE\n\
+                [File2]\nFileName=l.ldx\nInitialSize=10\nMaxSize=20\nIncrement=5\nLogFile=TRUE\n";
+    let (s, w) = ok(text);
+    assert!(
+        s.config.files[0].shrinkable,
+        "advice does not change the setting"
+    );
+    assert_eq!(
+        w,
+        [
+            "t.ini:5: [File1] Shrinkable=TRUE with Increment=0: the file will neither grow nor shrink",
+            "t.ini:10: [File2] Increment=5 with Shrinkable=FALSE: the file keeps its size; set Shrinkable=TRUE \
+             to let it grow towards MaxSize",
+        ]
+    );
+}
+
+#[test]
+fn file_names_resolve_against_dir_or_the_config_folder() {
+    let dir = Scratch::new(&with_files(""));
+    let (s, _) = dir.resolve(Overrides::default()).expect("valid");
+    assert_eq!(s.config.files[0].path, dir.path().join("d.mdx"));
+    assert_eq!(s.data_dir, dir.path());
+    let (s, _) = dir
+        .resolve(Overrides {
+            dirs: vec!["x".into()],
+            ..Overrides::default()
+        })
+        .expect("valid");
+    assert_eq!(s.config.files[1].path, dir.path().join("x/l.ldx"));
+    assert_eq!(s.error_log, dir.path().join("x/sqliosim.log.xml"));
+    let (s, _) =
+        ok(&with_files("[CONFIG]\nErrorFile=/var/tmp/e.xml\n").replace("d.mdx", "/abs/d.mdx"));
+    assert_eq!(s.config.files[0].path, Path::new("/abs/d.mdx"));
+    assert_eq!(s.error_log, Path::new("/var/tmp/e.xml"));
+}
+
+#[test]
+fn needs_a_data_file_and_a_log_file() {
+    assert_eq!(
+        err("[File1]\nFileName=l.ldx\nInitialSize=10\nLogFile=TRUE\n"),
+        "t.ini: no data file: add a [FileN] section with FileName=, InitialSize= and LogFile=FALSE, \
+         or pass -dir DIR to create sqliosim.mdx and sqliosim.ldx in DIR"
+    );
+    assert_eq!(
+        err("[File1]\nFileName=d.mdx\nInitialSize=10\n"),
+        "t.ini: no log file: add a [FileN] section with FileName=, InitialSize= and LogFile=TRUE, \
+         or pass -dir DIR to create sqliosim.mdx and sqliosim.ldx in DIR"
+    );
+    assert_eq!(
+        err("[File1]\nInitialSize=10\n"),
+        "t.ini:1: [File1] has no FileName: every [FileN] section needs FileName=PATH"
+    );
+    assert_eq!(
+        err("[File1]\nFileName=a\n"),
+        "t.ini:1: [File1] has no InitialSize: every [FileN] section needs InitialSize=MB"
+    );
+}
+
+#[test]
+fn ntfs_streams_become_sibling_files() {
+    let (s, w) = ok(&with_files(
+        "[File3]\nFileName=d.mdx:replica\nInitialSize=64\n",
+    ));
+    assert_eq!(
+        s.config.files[2].path.file_name().and_then(|n| n.to_str()),
+        Some("d.mdx.replica")
+    );
+    assert!(w.contains(&"t.ini:12: [File3] FileName=d.mdx:replica names an NTFS stream, which Linux does not have; \
+         it becomes the separate file d.mdx.replica beside d.mdx"
+        .to_string()), "{w:?}");
+}
+
+#[test]
+fn bad_numbers_stop_instead_of_becoming_zero() {
+    assert_eq!(
+        err(&with_files("[CONFIG]\nTestCycleDuration=5min\n")),
+        "t.ini:12: [CONFIG] TestCycleDuration=5min: expected a whole number from 1 to 31536000"
+    );
+    assert_eq!(
+        err(&with_files("[CONFIG]\nMaxOutstandingIO=140001\n")),
+        "t.ini:12: [CONFIG] MaxOutstandingIO=140001: expected a whole number from 0 to 140000"
+    );
+    assert_eq!(
+        err(&with_files("[CONFIG]\nCPUCount=65\n")),
+        "t.ini:12: [CONFIG] CPUCount=65: expected a whole number from 1 to 64"
+    );
+    assert_eq!(
+        err(&with_files("[CONFIG]\nAffinity=0x10\n")),
+        "t.ini:12: [CONFIG] Affinity=0x10: expected a CPU mask (decimal or 0x hex) naming only CPUs 0..=1; \
+         0 means all CPUs"
+    );
+    assert_eq!(
+        err(&with_files("[CONFIG]\nMaxMemoryMB=5000\n")),
+        "t.ini:12: [CONFIG] MaxMemoryMB=5000: expected a whole number from 1 to 4096"
+    );
+    assert_eq!(
+        err("[File1]\nFileName=\n"),
+        "t.ini:2: [File1] FileName=: expected a file path"
+    );
+}
+
+#[test]
+fn unknown_names_warn_with_the_closest_known_one() {
+    let (_, w) = ok(&with_files(
+        "[CONFIG]\nCacheHitRatoi=5\n[RandomUsers]\nUserCount=1\n",
+    ));
+    assert_eq!(
+        w,
+        [
+            "t.ini:12: unknown key CacheHitRatoi in [CONFIG] is ignored; did you mean CacheHitRatio?",
+            "t.ini:13: unknown section [RandomUsers] is ignored; did you mean [RandomUser]?",
+        ]
+    );
+}
+
+#[test]
+fn windows_paths_need_dir() {
+    let text = "[File1]\nFileName=f:\\sqliosim.mdx\nInitialSize=100\n[File2]\nFileName=f:\\sqliosim.ldx\nInitialSize=50\nLogFile=TRUE\n";
+    assert_eq!(
+        err(text),
+        "t.ini:2: [File1] FileName=f:\\sqliosim.mdx is a Windows path; pass -dir DIR (or --dir DIR) to create \
+         sqliosim.mdx in DIR, or write a Linux path"
+    );
+    let dir = Scratch::new(text);
+    let (s, _) = dir
+        .resolve(Overrides {
+            dirs: vec!["x".into()],
+            ..Overrides::default()
+        })
+        .expect("with -dir");
+    assert_eq!(s.config.files[0].path, dir.path().join("x/sqliosim.mdx"));
+}
+
+#[test]
+fn dir_without_file_sections_creates_a_pair_per_dir() {
+    let dir = Scratch::new("[CONFIG]\nTestCycles=2\n");
+    let o = Overrides {
+        dirs: vec!["a".into(), "b".into()],
+        size_mb: Some(500),
+        ..Overrides::default()
+    };
+    let (s, _) = dir.resolve(o).expect("valid");
+    let got: Vec<_> = s
+        .config
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.initial_size_mb, f.max_size_mb, f.log_file))
+        .collect();
+    let p = dir.path();
+    assert_eq!(
+        got,
+        [
+            (p.join("a/sqliosim.mdx"), 500, 1000, false),
+            (p.join("a/sqliosim.ldx"), 50, 50, true),
+            (p.join("b/sqliosim.mdx"), 500, 1000, false),
+            (p.join("b/sqliosim.ldx"), 50, 50, true),
+        ]
+    );
+    let twice = Overrides {
+        dirs: vec!["a".into(), "a".into()],
+        ..Overrides::default()
+    };
+    let msg = dir.resolve(twice).expect_err("same dir twice");
+    assert_eq!(
+        msg,
+        format!(
+            "t.ini: -dir and -dir both resolve to {}; give each file its own name or directory",
+            p.join("a/sqliosim.mdx").display()
+        )
+    );
+}
+
+#[test]
+fn command_line_overrides_the_file() {
+    let dir = Scratch::new(&with_files(
+        "[CONFIG]\nTestCycleDuration=300\nTestCycles=5\n",
+    ));
+    let o = Overrides {
+        duration_s: Some(42),
+        cycles: Some(0),
+        size_mb: Some(10),
+        seed: Some(7),
+        log: Some("logs/x.xml".into()),
+        stop_on_error: Some(false),
+        ..Overrides::default()
+    };
+    let (s, _) = dir.resolve(o).expect("valid");
+    let g = &s.config.general;
+    assert_eq!(
+        (g.test_cycle_duration_s, g.test_cycles, g.stop_on_error),
+        (42, 0, false)
+    );
+    assert_eq!(
+        (
+            s.config.files[0].initial_size_mb,
+            s.config.files[0].max_size_mb
+        ),
+        (10, 20)
+    );
+    assert_eq!(
+        (
+            s.config.files[1].initial_size_mb,
+            s.config.files[1].max_size_mb
+        ),
+        (5, 5)
+    );
+    assert_eq!((s.seed, s.seed_given), (7, true));
+    assert_eq!(s.error_log, dir.path().join("logs/x.xml"));
+    let bad = dir
+        .resolve(Overrides {
+            size_mb: Some(0),
+            ..Overrides::default()
+        })
+        .expect_err("size 0");
+    assert_eq!(bad, "command line -size/--size 0: expected 1 to 524288 MB");
+}
+
+#[test]
+fn working_dir_file_else_embedded_default() {
+    let dir = Scratch::new("");
+    let (s, _) = RunSettings::resolve(&Overrides::default(), &dir.env()).expect("embedded default");
+    assert_eq!(s.source, ConfigSource::Embedded);
+    assert_eq!(s.config.general.test_cycle_duration_s, 60);
+    assert_eq!(
+        s.config.files[0].path,
+        dir.path().join("sqliosim-data/sqliosim.mdx")
+    );
+    assert_eq!(
+        (
+            s.config.files[0].initial_size_mb,
+            s.config.files[0].max_size_mb
+        ),
+        (200, 400)
+    );
+    assert_eq!(s.config.general.max_memory_mb, 1024, "MemAvailable");
+    std::fs::write(
+        dir.path().join("sqliosim.cfg.ini"),
+        with_files("[CONFIG]\nTestCycleDuration=9\n"),
+    )
+    .expect("write");
+    let (s, _) = RunSettings::resolve(&Overrides::default(), &dir.env()).expect("working-dir file");
+    assert_eq!(
+        s.source,
+        ConfigSource::WorkingDir(dir.path().join("sqliosim.cfg.ini"))
+    );
+    assert_eq!(s.config.general.test_cycle_duration_s, 9);
+}
+
+#[test]
+fn missing_config_file_is_an_error() {
+    let dir = Scratch::new("");
+    let o = Overrides {
+        config: Some("nope.ini".into()),
+        ..Overrides::default()
+    };
+    let e = RunSettings::resolve(&o, &dir.env())
+        .expect_err("missing")
+        .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "cannot read the configuration file {}: ",
+            dir.path().join("nope.ini").display()
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn repo_configs_are_valid() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("configs"))
+        .expect("configs/")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.push(root.join("sqliosim.cfg.ini.sample"));
+    for path in files {
+        let dir = Scratch::new("");
+        let o = Overrides {
+            config: Some(path.clone()),
+            ..Overrides::default()
+        };
+        let (_, w) = RunSettings::resolve(&o, &dir.env())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(w.is_empty(), "{}: {w:?}", path.display());
+    }
+}
+
+#[test]
+fn echo_has_sqliosim_first_line_and_the_seed() {
+    let (mut s, _) = ok(&with_files("[CONFIG]\nCPUCount=2\nMaxMemoryMB=630\n"));
+    s.seed = 99;
+    let echo = s.echo();
+    let first = echo.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        "CPUCount = 2, Affinity = 0, IOAffinity = 0, MaxMemory = 630 MB, StopOnError = Yes, TestCycles = 1, \
+         TestCycleDuration = 300 s, CacheHitRatio = 10.00%"
+    );
+    assert!(
+        echo.contains("File2 = ") && echo.ends_with("Seed = 99\n"),
+        "{echo}"
+    );
+}
+
+/// Lines drawn from the vocabulary of real files, so mutations reach the checks.
+fn ini_line() -> impl Strategy<Value = String> {
+    let keys = prop::sample::select(vec![
+        "CPUCount",
+        "MaxMemoryMB",
+        "UserCount",
+        "CacheHitRatio",
+        "FileName",
+        "InitialSize",
+        "MaxSize",
+        "Increment",
+        "Shrinkable",
+        "LogFile",
+        "MinExtends",
+        "MaxExtends",
+        "BuffersBUMax",
+        "ErrorFile",
+        "Bogus",
+    ]);
+    let values = prop::sample::select(vec![
+        "0",
+        "-1",
+        "1",
+        "64",
+        "10000",
+        "99999999999999999999",
+        "TRUE",
+        "false",
+        "",
+        "x:y",
+        "f:\\a.mdx",
+        "a.mdx:s",
+        "é",
+    ]);
+    let sections = prop::sample::select(vec![
+        "[CONFIG]",
+        "[File1]",
+        "[File2]",
+        "[RandomUser]",
+        "[ShrinkUser]",
+        "[X]",
+        "[File",
+    ]);
+    prop_oneof![
+        (keys, values).prop_map(|(k, v)| format!("{k}={v}")),
+        sections.prop_map(String::from),
+        "[ -~]{0,20}",
+        "\\PC{0,10}",
+    ]
+}
+
+proptest! {
+    #[test]
+    fn random_text_never_panics(text in "\\PC{0,200}") {
+        let _ = config::parse(&text, "p.ini", &HOST);
+    }
+
+    #[test]
+    fn mutated_configs_resolve_or_fail_cleanly(lines in prop::collection::vec(ini_line(), 0..30), cut in 0usize..200) {
+        let mut text = std::fs::read_to_string(sample("sparse")).unwrap_or_default();
+        text.truncate(cut.min(text.len()));
+        text.push('\n');
+        text.push_str(&lines.join("\n"));
+        let dir = Scratch::new(&text);
+        match dir.resolve(Overrides::default()) {
+            Ok((s, _)) => prop_assert!(!s.config.files.is_empty()),
+            Err(e) => prop_assert!(!e.is_empty()),
+        }
+    }
+}
+
+#[test]
+fn shrink_user_has_no_user_count() {
+    let (_, w) = ok(&with_files("[ShrinkUser]\nUserCount=3\n"));
+    assert_eq!(
+        w,
+        ["t.ini:12: [ShrinkUser] has no UserCount and it is ignored: the ShrinkUser acts on every file \
+          with Shrinkable=TRUE"]
+    );
+}
+
+#[test]
+fn from_ini_builds_settings_for_tests() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (s, w) = RunSettings::from_ini(&with_files(""), dir.path(), HOST, 42).expect("valid");
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!((s.seed, s.source.clone()), (42, ConfigSource::Inline));
+    assert_eq!(s.config.files[0].path, dir.path().join("d.mdx"));
+    assert_eq!(s.config.files[0].max_pages(), 128 * 128);
+    assert_eq!(s.error_log, dir.path().join("sqliosim.log.xml"));
+}

@@ -1,0 +1,299 @@
+//! Every fault class of the faulty backend, injected on command, is reported by oracle +
+//! retry with its own verdict and the right transient/persistent triage.
+
+mod page_support;
+
+use page_support::{p, read_page, write_ok, write_page, PS};
+use sqliosim::engine::oracle::Oracle;
+use sqliosim::io::faulty::{Detail, Fault, Misdirect, OpKind, Target, Tear};
+use sqliosim::io::{FaultyBackend, Storage};
+use sqliosim::page::{ExpectedState, SectorContent, Verdict, VerdictKind};
+
+const RUN: u64 = 0xABCD_0001;
+
+fn setup() -> (
+    FaultyBackend,
+    std::sync::Arc<sqliosim::io::FaultyStorage>,
+    Oracle,
+) {
+    let b = FaultyBackend::new(42);
+    let st = b.open_faulty(p("a.mdx"));
+    st.set_len(16 * PS).expect("set_len");
+    (b, st, Oracle::new(RUN, 1, 16))
+}
+
+fn at(page: u64) -> Target {
+    Target::Page {
+        path: p("a.mdx").to_path_buf(),
+        page,
+    }
+}
+
+#[test]
+fn lost_write_is_stale_and_persistent() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 4);
+    b.inject(Fault::LostWrite, at(4));
+    write_ok(&*st, &o, 4);
+    let r = read_page(&*st, &o, 4);
+    assert_eq!(
+        r.first,
+        Verdict::Stale {
+            found: 1,
+            expected: 2
+        }
+    );
+    assert!(r.persistent);
+    assert_eq!(r.retries.len(), 15, "all 15 re-reads were made");
+    assert_eq!(b.fired().len(), 1);
+}
+
+#[test]
+fn lost_first_write_reads_never_written() {
+    let (b, st, o) = setup();
+    b.inject(Fault::LostWrite, at(2));
+    write_ok(&*st, &o, 2);
+    let r = read_page(&*st, &o, 2);
+    assert_eq!(r.first, Verdict::NeverWritten { expected: 1 });
+    assert!(r.persistent);
+}
+
+fn kept(b: &FaultyBackend) -> usize {
+    match b.fired()[0].detail {
+        Detail::KeptBytes(n) => n,
+        ref d => panic!("torn write without kept bytes: {d:?}"),
+    }
+}
+
+#[test]
+fn torn_write_at_4096_shows_two_generations() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 5);
+    b.inject(Fault::TornWrite(Tear::At4096), at(5));
+    write_ok(&*st, &o, 5);
+    let r = read_page(&*st, &o, 5);
+    let want: Vec<SectorContent> = (0..16)
+        .map(|s| SectorContent::Generation(if s < 8 { 2 } else { 1 }))
+        .collect();
+    assert_eq!(r.first, Verdict::TornWrite { sectors: want });
+    assert!(r.persistent);
+    assert_eq!(kept(&b), 4096);
+}
+
+#[test]
+fn torn_write_at_512_keeps_a_random_number_of_sectors() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 6);
+    write_ok(&*st, &o, 6);
+    b.inject(Fault::TornWrite(Tear::Sectors512), at(6));
+    write_ok(&*st, &o, 6);
+    let k = kept(&b) / 512;
+    assert!((1..16).contains(&k));
+    let want: Vec<SectorContent> = (0..16)
+        .map(|s| SectorContent::Generation(if s < k { 3 } else { 2 }))
+        .collect();
+    assert_eq!(
+        read_page(&*st, &o, 6).first,
+        Verdict::TornWrite { sectors: want }
+    );
+}
+
+#[test]
+fn torn_first_write_leaves_zero_sectors() {
+    let (b, st, o) = setup();
+    b.inject(Fault::TornWrite(Tear::Bytes(3 * 512)), at(7));
+    write_ok(&*st, &o, 7);
+    let r = read_page(&*st, &o, 7);
+    let Verdict::TornWrite { sectors } = r.first else {
+        panic!("not torn: {:?}", r.first);
+    };
+    assert_eq!(sectors[..3], [SectorContent::Generation(1); 3]);
+    assert_eq!(sectors[3..], [SectorContent::Zero; 13]);
+}
+
+#[test]
+fn misdirected_to_another_page_is_seen_at_both_places() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 3);
+    write_ok(&*st, &o, 9);
+    b.inject(Fault::MisdirectedWrite(Misdirect::Page(9)), at(3));
+    write_ok(&*st, &o, 3);
+    let home = read_page(&*st, &o, 3);
+    assert_eq!(
+        home.first,
+        Verdict::Stale {
+            found: 1,
+            expected: 2
+        }
+    );
+    let victim = read_page(&*st, &o, 9);
+    let Verdict::Misdirected { found } = victim.first else {
+        panic!("not misdirected: {:?}", victim.first);
+    };
+    assert_eq!((found.file_id, found.page_id, found.generation), (1, 3, 2));
+    assert!(victim.persistent);
+}
+
+#[test]
+fn misdirected_to_another_file() {
+    let (b, st, o) = setup();
+    let other = b.open_faulty(p("b.mdx"));
+    other.set_len(16 * PS).expect("set_len");
+    let o2 = Oracle::new(RUN, 2, 16);
+    write_ok(&*other, &o2, 3);
+    b.inject(Fault::MisdirectedWrite(Misdirect::OtherFile), at(3));
+    write_ok(&*st, &o, 3);
+    assert_eq!(
+        read_page(&*st, &o, 3).first.kind(),
+        VerdictKind::NeverWritten
+    );
+    let r = read_page(&*other, &o2, 3);
+    let Verdict::Misdirected { found } = r.first else {
+        panic!("not misdirected: {:?}", r.first);
+    };
+    assert_eq!((found.file_id, found.page_id), (1, 3));
+}
+
+#[test]
+fn bit_flip_at_rest_is_a_single_bit_checksum_mismatch() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 8);
+    b.inject(Fault::BitFlip(Some(1000 * 8 + 5)), at(8));
+    let r = read_page(&*st, &o, 8);
+    let Verdict::ChecksumMismatch { diff, .. } = r.first else {
+        panic!("not a checksum mismatch: {:?}", r.first);
+    };
+    assert!(diff.single_bit());
+    assert_eq!(
+        (diff.first_bad_byte, diff.last_bad_byte),
+        (Some(1000), Some(1000))
+    );
+    assert_eq!(diff.sectors, 1 << 1);
+    assert!(r.persistent, "damage at rest stays");
+    assert_eq!(b.fired()[0].detail, Detail::Bit { byte: 1000, bit: 5 });
+}
+
+#[test]
+fn stale_read_is_transient() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 1);
+    write_ok(&*st, &o, 1);
+    write_ok(&*st, &o, 1);
+    b.inject(Fault::StaleRead, at(1));
+    let r = read_page(&*st, &o, 1);
+    assert_eq!(
+        r.first,
+        Verdict::Stale {
+            found: 2,
+            expected: 3
+        }
+    );
+    assert!(r.is_transient());
+    assert_eq!(r.retries, vec![Verdict::Ok { generation: 3 }]);
+}
+
+#[test]
+fn stale_read_without_previous_version_is_skipped() {
+    let (b, st, o) = setup();
+    b.inject(Fault::StaleRead, at(1));
+    assert!(read_page(&*st, &o, 1).is_ok());
+    assert!(b.fired().is_empty());
+    assert_eq!(b.skipped().len(), 1);
+}
+
+#[test]
+fn zeroed_sector_is_named() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 10);
+    write_ok(&*st, &o, 10);
+    b.inject(Fault::ZeroedSector(Some(11)), at(10));
+    let r = read_page(&*st, &o, 10);
+    assert_eq!(
+        r.first,
+        Verdict::ZeroedSectors {
+            generation: 2,
+            sectors: 1 << 11
+        }
+    );
+    assert!(r.persistent);
+}
+
+#[test]
+fn read_eio_is_transient_io_error() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 2);
+    b.inject(Fault::ReadEio, at(2));
+    let r = read_page(&*st, &o, 2);
+    assert_eq!(r.first, Verdict::IoError { errno: libc::EIO });
+    assert!(r.is_transient());
+}
+
+#[test]
+fn write_eio_makes_the_page_unknown_not_corrupt() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 2);
+    b.inject(Fault::WriteEio, at(2));
+    let (g, res) = write_page(&*st, &o, 2);
+    assert_eq!(g, 2);
+    assert_eq!(res.expect_err("EIO").raw_os_error(), Some(libc::EIO));
+    assert_eq!(o.expect(2), ExpectedState::Unknown { old: 1, issued: 2 });
+    assert!(read_page(&*st, &o, 2).is_ok(), "old content is acceptable");
+    assert_eq!(write_ok(&*st, &o, 2), 3);
+    assert_eq!(read_page(&*st, &o, 2).first, Verdict::Ok { generation: 3 });
+}
+
+#[test]
+fn short_reads_honest_and_silent() {
+    for silent in [false, true] {
+        let (b, st, o) = setup();
+        write_ok(&*st, &o, 2);
+        b.inject(Fault::ShortRead { silent }, at(2));
+        let r = read_page(&*st, &o, 2);
+        let Detail::Transferred(n) = b.fired()[0].detail else {
+            panic!("no transfer detail");
+        };
+        assert_eq!(
+            r.first,
+            Verdict::ShortRead { bytes: n as u32 },
+            "silent={silent}"
+        );
+        assert!(r.is_transient());
+    }
+}
+
+#[test]
+fn latency_spike_delays_but_does_not_damage() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 2);
+    b.inject(Fault::Latency(std::time::Duration::from_millis(20)), at(2));
+    let t = std::time::Instant::now();
+    assert!(read_page(&*st, &o, 2).is_ok());
+    assert!(t.elapsed() >= std::time::Duration::from_millis(20));
+    assert_eq!(b.fired()[0].op, OpKind::Read);
+}
+
+#[test]
+fn next_request_to_a_file_and_random_faults_are_seeded() {
+    let run = |seed| {
+        let b = FaultyBackend::new(seed);
+        let st = b.open_faulty(p("a.mdx"));
+        let o = Oracle::new(RUN, 1, 16);
+        b.set_random(
+            0.3,
+            vec![Fault::LostWrite, Fault::TornWrite(Tear::Sectors512)],
+        );
+        for page in 0..16 {
+            write_ok(&*st, &o, page);
+        }
+        b.fired()
+            .iter()
+            .map(|f| (f.page, f.detail.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(7), run(7), "same seed, same faults");
+    assert!(!run(7).is_empty());
+    let (b, st, o) = setup();
+    b.inject(Fault::LostWrite, Target::File(p("a.mdx").to_path_buf()));
+    write_ok(&*st, &o, 12);
+    assert_eq!(b.fired()[0].page, 12);
+}
