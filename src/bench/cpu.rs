@@ -62,7 +62,11 @@ pub fn parse_proc_stat(text: &str) -> Vec<(u64, u64, u64)> {
     text.lines()
         .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
         .map(|l| {
-            let v: Vec<u64> = l.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+            let v: Vec<u64> = l
+                .split_whitespace()
+                .skip(1)
+                .filter_map(|x| x.parse().ok())
+                .collect();
             let get = |i: usize| v.get(i).copied().unwrap_or(0);
             // user nice system idle iowait irq softirq steal
             (get(0) + get(1), get(2) + get(5) + get(6), get(3) + get(4))
@@ -77,7 +81,11 @@ impl CpuSample {
         let per_cpu = std::fs::read_to_string("/proc/stat")
             .map(|t| parse_proc_stat(&t))
             .unwrap_or_default();
-        CpuSample { user_s, sys_s, per_cpu }
+        CpuSample {
+            user_s,
+            sys_s,
+            per_cpu,
+        }
     }
 
     /// What was used from `self` to `later`.
@@ -87,10 +95,19 @@ impl CpuSample {
             .iter()
             .zip(&later.per_cpu)
             .map(|(a, b)| {
-                let (u, k, i) = (b.0.saturating_sub(a.0), b.1.saturating_sub(a.1), b.2.saturating_sub(a.2));
+                let (u, k, i) = (
+                    b.0.saturating_sub(a.0),
+                    b.1.saturating_sub(a.1),
+                    b.2.saturating_sub(a.2),
+                );
                 let total = (u + k + i).max(1) as f64;
                 let pct = |x: u64| 100.0 * x as f64 / total;
-                CpuRow { usage: pct(u + k), user: pct(u), kernel: pct(k), idle: pct(i) }
+                CpuRow {
+                    usage: pct(u + k),
+                    user: pct(u),
+                    kernel: pct(k),
+                    idle: pct(i),
+                }
             })
             .collect();
         CpuUsage {
@@ -107,11 +124,26 @@ mod tests {
 
     #[test]
     fn proc_stat_lines_become_user_kernel_idle() {
-        let text = "cpu  10 0 10 80 0 0 0 0\ncpu0 5 1 3 90 10 1 1 0\ncpu1 1 0 1 1 0 0 0 0\nintr 5\n";
+        let text =
+            "cpu  10 0 10 80 0 0 0 0\ncpu0 5 1 3 90 10 1 1 0\ncpu1 1 0 1 1 0 0 0 0\nintr 5\n";
         assert_eq!(parse_proc_stat(text), vec![(6, 5, 100), (1, 1, 1)]);
-        let a = CpuSample { per_cpu: vec![(0, 0, 0)], ..Default::default() };
-        let b = CpuSample { per_cpu: vec![(25, 25, 50)], ..Default::default() };
+        let a = CpuSample {
+            per_cpu: vec![(0, 0, 0)],
+            ..Default::default()
+        };
+        let b = CpuSample {
+            per_cpu: vec![(25, 25, 50)],
+            ..Default::default()
+        };
         let u = a.usage_until(&b);
-        assert_eq!(u.per_cpu[0], CpuRow { usage: 50.0, user: 25.0, kernel: 25.0, idle: 50.0 });
+        assert_eq!(
+            u.per_cpu[0],
+            CpuRow {
+                usage: 50.0,
+                user: 25.0,
+                kernel: 25.0,
+                idle: 50.0
+            }
+        );
     }
 }

@@ -15,14 +15,14 @@ pub enum BenchError {
     #[error("{0}")]
     Usage(String),
     /// An OS call on a test file failed.
-    #[error("{op} {path}: {source}")]
+    #[error("{op} {path}: {cause}")]
     Io {
         /// What was attempted ("open", "fill", …).
         op: &'static str,
         /// The file.
         path: PathBuf,
         /// The OS error.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file exists, has data, and was not created by `sqliosim bench`.
     #[error(
@@ -43,7 +43,11 @@ pub enum BenchError {
 
 impl BenchError {
     /// Wraps an OS error on `path`.
-    pub fn io(op: &'static str, path: &std::path::Path, source: std::io::Error) -> BenchError {
-        BenchError::Io { op, path: path.to_path_buf(), source }
+    pub fn io(op: &'static str, path: &std::path::Path, cause: std::io::Error) -> BenchError {
+        BenchError::Io {
+            op,
+            path: path.to_path_buf(),
+            cause,
+        }
     }
 }

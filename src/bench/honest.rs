@@ -36,9 +36,16 @@ pub fn fs_name(magic: u64) -> (&'static str, bool) {
 
 /// Probes `file` (opened with O_DIRECT when `requested`).
 pub fn probe(file: &File, requested: bool) -> DirectIo {
-    let magic = rustix::fs::fstatfs(file).map(|s| s.f_type as u64).unwrap_or(0);
+    let magic = rustix::fs::fstatfs(file)
+        .map(|s| s.f_type as u64)
+        .unwrap_or(0);
     let (name, enforcing) = fs_name(magic);
-    let sx = rustix::fs::statx(file, "", rustix::fs::AtFlags::EMPTY_PATH, rustix::fs::StatxFlags::DIOALIGN);
+    let sx = rustix::fs::statx(
+        file,
+        "",
+        rustix::fs::AtFlags::EMPTY_PATH,
+        rustix::fs::StatxFlags::DIOALIGN,
+    );
     let (mem, off) = match sx {
         Ok(s) if s.stx_mask & rustix::fs::StatxFlags::DIOALIGN.bits() != 0 => {
             (s.stx_dio_mem_align, s.stx_dio_offset_align)
@@ -65,11 +72,17 @@ pub fn warnings(path: &str, dio: &DirectIo, file_size: u64, ram: u64) -> Vec<Str
             "direct I/O not honoured on {path}: {} accepts O_DIRECT without enforcing it \
              (statx DIOALIGN {}); results measure memory, not the device",
             dio.filesystem,
-            if dio.dio_mem_align > 0 { "reported" } else { "not reported" }
+            if dio.dio_mem_align > 0 {
+                "reported"
+            } else {
+                "not reported"
+            }
         ));
     }
     if !dio.requested {
-        w.push(format!("buffered I/O on {path}: results include the page cache"));
+        w.push(format!(
+            "buffered I/O on {path}: results include the page cache"
+        ));
     }
     if ram > 0 && file_size < ram {
         w.push(format!(

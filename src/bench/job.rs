@@ -97,8 +97,11 @@ impl Job {
         if self.targets.is_empty() {
             return usage("no test file: give --file PATH or --dir DIR".into());
         }
-        if self.block_size == 0 || self.block_size % 512 != 0 {
-            return usage(format!("block size {} is not a multiple of 512 bytes", self.block_size));
+        if self.block_size == 0 || !self.block_size.is_multiple_of(512) {
+            return usage(format!(
+                "block size {} is not a multiple of 512 bytes",
+                self.block_size
+            ));
         }
         if self.threads_per_target == 0 || self.depth == 0 {
             return usage("threads and outstanding I/O must be at least 1".into());
@@ -106,8 +109,10 @@ impl Job {
         if self.read_pct > 100 {
             return usage(format!("read percentage {} is above 100", self.read_pct));
         }
-        if self.verify && (self.data == DataMode::Zeros || self.block_size % 4096 != 0) {
-            return usage("--verify needs --data random and a block size that is a multiple of 4K".into());
+        if self.verify && (self.data == DataMode::Zeros || !self.block_size.is_multiple_of(4096)) {
+            return usage(
+                "--verify needs --data random and a block size that is a multiple of 4K".into(),
+            );
         }
         for t in &self.targets {
             if t.size < DATA_OFFSET + u64::from(self.block_size) {
@@ -127,7 +132,7 @@ impl Job {
 
     /// Whether writes get 4 KiB stamps.
     pub fn stamps_writes(&self) -> bool {
-        self.data == DataMode::Random && self.block_size % 4096 == 0
+        self.data == DataMode::Random && self.block_size.is_multiple_of(4096)
     }
 
     /// A job with common defaults on one file, for tests and front ends to adjust.

@@ -197,7 +197,10 @@ impl LatencySummary {
 
     /// The latency at percentile `p` (one of [`PERCENTILES`]), if listed.
     pub fn at(&self, p: f64) -> Option<f64> {
-        self.percentiles.iter().find(|(q, _)| (*q - p).abs() < 1e-9).map(|&(_, v)| v)
+        self.percentiles
+            .iter()
+            .find(|(q, _)| (*q - p).abs() < 1e-9)
+            .map(|&(_, v)| v)
     }
 }
 
@@ -217,7 +220,10 @@ mod tests {
         for &(p, _) in &PERCENTILES[..7] {
             let expected_us = p * 10.0;
             let got = s.at(p).expect("listed");
-            assert!((got - expected_us).abs() / expected_us < 0.002, "p{p}: {got} vs {expected_us}");
+            assert!(
+                (got - expected_us).abs() / expected_us < 0.002,
+                "p{p}: {got} vs {expected_us}"
+            );
         }
         assert!((s.avg_us - 500.0).abs() < 1.0, "avg {}", s.avg_us);
         assert!(s.min_us <= 0.001 + 1e-9 && (s.max_us - 1000.0).abs() < 1.0);
@@ -230,7 +236,12 @@ mod tests {
         let mut b = ThreadStats::default();
         for i in 0..100_000u64 {
             let t = if i % 100 == 0 { &mut b } else { &mut a };
-            t.record(OpKind::Write, if i % 100 == 0 { 10_000_000 } else { 100_000 }, 4096, 1);
+            t.record(
+                OpKind::Write,
+                if i % 100 == 0 { 10_000_000 } else { 100_000 },
+                4096,
+                1,
+            );
         }
         a.merge(&b);
         let s = LatencySummary::of(&a.write).expect("samples");

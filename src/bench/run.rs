@@ -49,17 +49,28 @@ pub struct RunResult {
     pub total: ThreadStats,
 }
 
-fn open_targets(job: &Job) -> Result<(Arc<[File]>, Vec<u64>, Vec<TargetInfo>), BenchError> {
+/// Open files (shared by every engine), their stamp seeds, and their facts.
+type Opened = (Arc<[File]>, Vec<u64>, Vec<TargetInfo>);
+
+fn open_targets(job: &Job) -> Result<Opened, BenchError> {
     let mut files = Vec::new();
     let mut seeds = Vec::new();
     let mut infos = Vec::new();
     let write = job.read_pct < 100;
     for t in &job.targets {
         let p = target::prepare(&t.path, t.size, job.force, job.direct)?;
-        let mode = OpenMode { direct: job.direct, dsync: job.write_through, write };
+        let mode = OpenMode {
+            direct: job.direct,
+            dsync: job.write_through,
+            write,
+        };
         let f = target::open(&t.path, mode)?;
         let direct_io = honest::probe(&f, job.direct);
-        infos.push(TargetInfo { path: t.path.display().to_string(), size: t.size.min(p.size), direct_io });
+        infos.push(TargetInfo {
+            path: t.path.display().to_string(),
+            size: t.size.min(p.size),
+            direct_io,
+        });
         seeds.push(p.seed);
         files.push(f);
     }
@@ -107,7 +118,10 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
                 go.wait();
                 let w = worker?;
                 let kind = w.engine_kind();
-                let p = phases.get().copied().ok_or(BenchError::WorkerPanicked(thread))?;
+                let p = phases
+                    .get()
+                    .copied()
+                    .ok_or(BenchError::WorkerPanicked(thread))?;
                 w.run(&p, stop).map(|st| (st, kind))
             }));
         }
@@ -116,12 +130,21 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
         let measure_start = start + Duration::from_secs_f64(job.warmup_s);
         let measure_end = measure_start + Duration::from_secs_f64(job.duration_s);
         let end = measure_end + Duration::from_secs_f64(job.cooldown_s);
-        let p = *phases.get_or_init(|| Phases { start, measure_start, measure_end, end });
+        let p = *phases.get_or_init(|| Phases {
+            start,
+            measure_start,
+            measure_end,
+            end,
+        });
         go.wait();
         let (measured_s, cpu, interrupted) = time_window(&p, stop);
         let mut outcomes = Vec::with_capacity(n);
         for (i, h) in handles.into_iter().enumerate() {
-            outcomes.push(h.join().map_err(|_| BenchError::WorkerPanicked(i)).and_then(|r| r));
+            outcomes.push(
+                h.join()
+                    .map_err(|_| BenchError::WorkerPanicked(i))
+                    .and_then(|r| r),
+            );
         }
         assemble(job, infos, outcomes, measured_s, cpu, interrupted)
     })
@@ -135,7 +158,11 @@ fn time_window(p: &Phases, stop: &AtomicBool) -> (f64, CpuUsage, bool) {
     let before = CpuSample::now();
     let completed = sleep_until(p.measure_end, stop);
     let after = CpuSample::now();
-    let end = if completed { p.measure_end } else { Instant::now().min(p.measure_end) };
+    let end = if completed {
+        p.measure_end
+    } else {
+        Instant::now().min(p.measure_end)
+    };
     let measured = end.saturating_duration_since(p.measure_start).as_secs_f64();
     let interrupted = !completed || !sleep_until(p.end, stop);
     (measured, before.usage_until(&after), interrupted)
@@ -161,13 +188,27 @@ fn assemble(
     let mut total = ThreadStats::default();
     threads.iter().for_each(|t| total.merge(t));
     let ram = target::ram_bytes();
-    let mut warnings: Vec<String> =
-        targets.iter().flat_map(|t| honest::warnings(&t.path, &t.direct_io, t.size, ram)).collect();
+    let mut warnings: Vec<String> = targets
+        .iter()
+        .flat_map(|t| honest::warnings(&t.path, &t.direct_io, t.size, ram))
+        .collect();
     if job.engine == EngineKind::Uring && engine == EngineKind::Psync {
         warnings.push("io_uring was refused by the kernel; the psync engine ran instead".into());
     }
     if interrupted {
-        warnings.push(format!("interrupted: results cover the first {measured_s:.2} s measured"));
+        warnings.push(format!(
+            "interrupted: results cover the first {measured_s:.2} s measured"
+        ));
     }
-    Ok(RunResult { job: job.clone(), engine, targets, warnings, measured_s, interrupted, cpu, threads, total })
+    Ok(RunResult {
+        job: job.clone(),
+        engine,
+        targets,
+        warnings,
+        measured_s,
+        interrupted,
+        cpu,
+        threads,
+        total,
+    })
 }

@@ -89,12 +89,20 @@ pub fn check(block: &[u8], offset: u64, seed: u64) -> Result<(), Mismatch> {
         }
         let s = u64_at(sector, 16);
         if s != seed {
-            return Err(Mismatch::WrongSeed { offset: at, found: s, expected: seed });
+            return Err(Mismatch::WrongSeed {
+                offset: at,
+                found: s,
+                expected: seed,
+            });
         }
         let expected = u32::from_le_bytes([sector[32], sector[33], sector[34], sector[35]]);
         let got = crc_of(sector);
         if got != expected {
-            return Err(Mismatch::Checksum { offset: at, got, expected });
+            return Err(Mismatch::Checksum {
+                offset: at,
+                got,
+                expected,
+            });
         }
     }
     Ok(())
@@ -113,11 +121,26 @@ mod tests {
         let mut b = block();
         stamp(&mut b, 65536, 42, 1);
         assert_eq!(check(&b, 65536, 42), Ok(()));
-        assert_eq!(check(&b, 73728, 42), Err(Mismatch::WrongOffset { offset: 73728, found: 65536 }));
-        assert!(matches!(check(&b, 65536, 43), Err(Mismatch::WrongSeed { .. })));
+        assert_eq!(
+            check(&b, 73728, 42),
+            Err(Mismatch::WrongOffset {
+                offset: 73728,
+                found: 65536
+            })
+        );
+        assert!(matches!(
+            check(&b, 65536, 43),
+            Err(Mismatch::WrongSeed { .. })
+        ));
         let mut flipped = b.clone();
         flipped[4096 + 100] ^= 1;
-        assert!(matches!(check(&flipped, 65536, 42), Err(Mismatch::Checksum { offset: 69632, .. })));
-        assert_eq!(check(&vec![0; 4096], 0, 42), Err(Mismatch::NotStamped { offset: 0 }));
+        assert!(matches!(
+            check(&flipped, 65536, 42),
+            Err(Mismatch::Checksum { offset: 69632, .. })
+        ));
+        assert_eq!(
+            check(&vec![0; 4096], 0, 42),
+            Err(Mismatch::NotStamped { offset: 0 })
+        );
     }
 }

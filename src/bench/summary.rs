@@ -82,14 +82,30 @@ impl Summary {
             measured_s: r.measured_s,
             interrupted: r.interrupted,
             ios,
-            iops: if r.measured_s > 0.0 { ios as f64 / secs } else { 0.0 },
-            mb_per_s: if r.measured_s > 0.0 { t.bytes() as f64 / secs / 1e6 } else { 0.0 },
-            mib_per_s: if r.measured_s > 0.0 { t.bytes() as f64 / secs / 1048576.0 } else { 0.0 },
+            iops: if r.measured_s > 0.0 {
+                ios as f64 / secs
+            } else {
+                0.0
+            },
+            mb_per_s: if r.measured_s > 0.0 {
+                t.bytes() as f64 / secs / 1e6
+            } else {
+                0.0
+            },
+            mib_per_s: if r.measured_s > 0.0 {
+                t.bytes() as f64 / secs / 1048576.0
+            } else {
+                0.0
+            },
             read_latency: LatencySummary::of(&t.read),
             write_latency: LatencySummary::of(&t.write),
             latency: LatencySummary::of(&t.total()),
             cpu_s,
-            cpu_us_per_io: if ios > 0 { cpu_s * 1e6 / ios as f64 } else { 0.0 },
+            cpu_us_per_io: if ios > 0 {
+                cpu_s * 1e6 / ios as f64
+            } else {
+                0.0
+            },
             errors: t.errors,
             verify_failures: t.verify_failures,
             timeline: t.timeline.clone(),

@@ -53,7 +53,11 @@ impl CellResult {
             iops: mean,
             iops_min: if min.is_finite() { min } else { 0.0 },
             iops_max: max,
-            spread_pct: if mean > 0.0 { 100.0 * (max - min) / mean } else { 0.0 },
+            spread_pct: if mean > 0.0 {
+                100.0 * (max - min) / mean
+            } else {
+                0.0
+            },
             mb_per_s: passes.iter().map(|p| p.mb_per_s).sum::<f64>() / n,
             latency: LatencySummary::of(&merged.total()),
             cpu_us_per_io: passes.iter().map(|p| p.cpu_us_per_io).sum::<f64>() / n,
@@ -119,9 +123,14 @@ pub fn saturation(cells: &[CellResult]) -> Vec<Saturation> {
         .filter_map(|(bs, pat, rp)| {
             let group: Vec<&CellResult> = cells
                 .iter()
-                .filter(|c| c.cell.block_size == bs && c.cell.pattern.name() == pat && c.cell.read_pct == rp)
+                .filter(|c| {
+                    c.cell.block_size == bs && c.cell.pattern.name() == pat && c.cell.read_pct == rp
+                })
                 .collect();
-            let best = group.iter().copied().max_by(|a, b| a.iops.total_cmp(&b.iops))?;
+            let best = group
+                .iter()
+                .copied()
+                .max_by(|a, b| a.iops.total_cmp(&b.iops))?;
             let sat = group
                 .iter()
                 .copied()
@@ -152,7 +161,13 @@ mod tests {
 
     fn cell(qd: u32, iops: f64) -> CellResult {
         CellResult {
-            cell: Cell { block_size: 8192, pattern: Pattern::Random, read_pct: 100, threads: 1, outstanding: qd },
+            cell: Cell {
+                block_size: 8192,
+                pattern: Pattern::Random,
+                read_pct: 100,
+                threads: 1,
+                outstanding: qd,
+            },
             queue_depth: qd,
             iops,
             iops_min: iops,
@@ -169,7 +184,13 @@ mod tests {
 
     #[test]
     fn saturation_is_the_smallest_depth_within_five_percent_of_the_best() {
-        let cells = vec![cell(1, 16_000.0), cell(8, 60_000.0), cell(16, 68_000.0), cell(32, 70_000.0), cell(64, 69_000.0)];
+        let cells = vec![
+            cell(1, 16_000.0),
+            cell(8, 60_000.0),
+            cell(16, 68_000.0),
+            cell(32, 70_000.0),
+            cell(64, 69_000.0),
+        ];
         let s = saturation(&cells);
         assert_eq!(s.len(), 1);
         assert_eq!((s[0].queue_depth, s[0].best_queue_depth), (16, 32));

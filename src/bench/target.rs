@@ -80,7 +80,9 @@ pub fn read_seed(file: &File) -> Option<u64> {
     if lines.next()? != MAGIC {
         return None;
     }
-    lines.find_map(|l| l.strip_prefix("seed=")).and_then(|s| s.parse().ok())
+    lines
+        .find_map(|l| l.strip_prefix("seed="))
+        .and_then(|s| s.parse().ok())
 }
 
 /// Makes `path` a bench file of at least `size` bytes: creates and fills it when missing,
@@ -96,21 +98,34 @@ pub fn prepare(path: &Path, size: u64, force: bool, direct: bool) -> Result<Prep
         }
     }
     let old_len = existing.map(|m| m.len()).unwrap_or(0);
-    let probe = if old_len > 0 { Some(File::open(path).map_err(|e| BenchError::io("open", path, e))?) } else { None };
+    let probe = if old_len > 0 {
+        Some(File::open(path).map_err(|e| BenchError::io("open", path, e))?)
+    } else {
+        None
+    };
     let ours = probe.as_ref().and_then(read_seed);
     let (seed, fill_from) = match ours {
         Some(seed) => (seed, old_len.max(DATA_OFFSET)),
         None if old_len == 0 || force => (rand::rng().random::<u64>(), DATA_OFFSET),
-        None => return Err(BenchError::NotOurs { path: path.to_path_buf() }),
+        None => {
+            return Err(BenchError::NotOurs {
+                path: path.to_path_buf(),
+            })
+        }
     };
     let size = size.max(old_len);
     if ours.is_some() && fill_from >= size {
-        return Ok(Prepared { seed, size, filled: 0 });
+        return Ok(Prepared {
+            seed,
+            size,
+            filled: 0,
+        });
     }
     let file = open_for_fill(path, direct)?;
     let filled = fill(&file, path, seed, fill_from / 4096 * 4096, size)?;
     write_header(&file, path, seed, size)?;
-    file.sync_data().map_err(|e| BenchError::io("sync", path, e))?;
+    file.sync_data()
+        .map_err(|e| BenchError::io("sync", path, e))?;
     Ok(Prepared { seed, size, filled })
 }
 
@@ -131,7 +146,8 @@ fn open_for_fill(path: &Path, direct: bool) -> Result<File, BenchError> {
 fn write_header(file: &File, path: &Path, seed: u64, size: u64) -> Result<(), BenchError> {
     let mut buf = AlignedBuffers::new(1, stamp::SECTOR)?;
     buf.slot_mut(0).copy_from_slice(&header_text(seed, size));
-    file.write_all_at(buf.slot(0), 0).map_err(|e| BenchError::io("write header", path, e))
+    file.write_all_at(buf.slot(0), 0)
+        .map_err(|e| BenchError::io("write header", path, e))
 }
 
 /// Writes stamped random data over `[from, to)`; returns the bytes written.
@@ -146,11 +162,13 @@ fn fill(file: &File, path: &Path, seed: u64, from: u64, to: u64) -> Result<u64, 
         }
         let chunk = &mut buf.slot_mut(0)[..len];
         stamp::stamp(chunk, off, seed, 0);
-        file.write_all_at(chunk, off).map_err(|e| BenchError::io("fill", path, e))?;
+        file.write_all_at(chunk, off)
+            .map_err(|e| BenchError::io("fill", path, e))?;
         off += len as u64;
     }
     if off < to {
-        file.set_len(to).map_err(|e| BenchError::io("extend", path, e))?;
+        file.set_len(to)
+            .map_err(|e| BenchError::io("extend", path, e))?;
     }
     Ok(off - from)
 }

@@ -17,7 +17,11 @@ pub struct BadValue {
 
 /// Builds a [`BadValue`].
 pub fn bad(switch: &str, value: &str, expected: &'static str) -> BadValue {
-    BadValue { switch: switch.to_string(), value: value.to_string(), expected }
+    BadValue {
+        switch: switch.to_string(),
+        value: value.to_string(),
+        expected,
+    }
 }
 
 /// Parses a byte size: a number with an optional K, M, G or T suffix (powers of 1024), with
@@ -25,7 +29,10 @@ pub fn bad(switch: &str, value: &str, expected: &'static str) -> BadValue {
 pub fn parse_size(switch: &str, s: &str) -> Result<u64, BadValue> {
     const EXPECTED: &str = "a size such as 8192, 64K, 100M or 2G";
     let t = s.trim();
-    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix("ib")).unwrap_or(t);
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix("ib"))
+        .unwrap_or(t);
     let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, suffix) = t.split_at(digits_end);
     let n: u64 = num.parse().map_err(|_| bad(switch, s, EXPECTED))?;
@@ -94,7 +101,10 @@ pub fn parse_count_list(switch: &str, s: &str) -> Result<Vec<u32>, BadValue> {
             return Err(bad(switch, s, EXPECTED));
         }
         if expand_next {
-            let mut v = out.last().copied().ok_or_else(|| bad(switch, s, EXPECTED))?;
+            let mut v = out
+                .last()
+                .copied()
+                .ok_or_else(|| bad(switch, s, EXPECTED))?;
             while v.saturating_mul(2) < n {
                 v *= 2;
                 out.push(v);
@@ -134,7 +144,10 @@ mod tests {
 
     #[test]
     fn count_lists_expand_doubling_series() {
-        assert_eq!(parse_count_list("--outstanding", "1,2,4,...,32"), Ok(vec![1, 2, 4, 8, 16, 32]));
+        assert_eq!(
+            parse_count_list("--outstanding", "1,2,4,...,32"),
+            Ok(vec![1, 2, 4, 8, 16, 32])
+        );
         assert_eq!(parse_count_list("--threads", "3"), Ok(vec![3]));
         assert!(parse_count_list("--threads", "0").is_err());
         assert!(parse_count_list("--threads", "1,...").is_err());

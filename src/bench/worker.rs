@@ -72,9 +72,16 @@ pub struct Worker<'a> {
 impl<'a> Worker<'a> {
     /// Builds the worker's engine and fills its write buffers.
     pub fn new(job: &'a Job, at: Assignment, files: Arc<[File]>) -> Result<Self, BenchError> {
-        let cfg = EngineConfig { kind: job.engine, depth: job.depth, slot_len: job.block_size as usize };
+        let cfg = EngineConfig {
+            kind: job.engine,
+            depth: job.depth,
+            slot_len: job.block_size as usize,
+            single_thread: true,
+        };
         let mut engine = Engine::new(&cfg, files)?;
-        let mut rng = SmallRng::seed_from_u64(job.seed ^ (at.thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = SmallRng::seed_from_u64(
+            job.seed ^ (at.thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
         if job.data == DataMode::Random {
             for s in 0..job.depth {
                 rng.fill(engine.buffer_mut(s));
@@ -87,10 +94,30 @@ impl<'a> Worker<'a> {
             .filter(|r| *r > 0.0)
             .map(|r| Duration::from_secs_f64(f64::from(job.threads()) / r));
         let now = Instant::now();
-        let slots = vec![Slot { kind: OpKind::Read, offset: 0, issued: now }; job.depth as usize];
+        let slots = vec![
+            Slot {
+                kind: OpKind::Read,
+                offset: 0,
+                issued: now
+            };
+            job.depth as usize
+        ];
         let idle = (0..job.depth).rev().collect();
         let (writes, stats) = (0, ThreadStats::default());
-        Ok(Worker { job, at, engine, rng, slots, idle, blocks, next_seq_block, writes, interval, next_due: now, stats })
+        Ok(Worker {
+            job,
+            at,
+            engine,
+            rng,
+            slots,
+            idle,
+            blocks,
+            next_seq_block,
+            writes,
+            interval,
+            next_due: now,
+            stats,
+        })
     }
 
     /// The engine actually used (io_uring may have fallen back to psync).
@@ -132,8 +159,19 @@ impl<'a> Worker<'a> {
             stamp::stamp(self.engine.buffer_mut(slot), offset, seed, seq);
         }
         let issued = Instant::now();
-        self.slots[slot as usize] = Slot { kind, offset, issued };
-        let op = Op { kind, file: self.at.file, offset, slot, len: self.job.block_size, user_data: u64::from(slot) };
+        self.slots[slot as usize] = Slot {
+            kind,
+            offset,
+            issued,
+        };
+        let op = Op {
+            kind,
+            file: self.at.file,
+            offset,
+            slot,
+            len: self.job.block_size,
+            user_data: u64::from(slot),
+        };
         self.engine.submit(op)?;
         Ok(())
     }
@@ -145,7 +183,10 @@ impl<'a> Worker<'a> {
                 if now < self.next_due {
                     return Ok(Some(self.next_due - now));
                 }
-                self.next_due = self.next_due.max(now - iv) + iv;
+                self.next_due = self
+                    .next_due
+                    .max(now.checked_sub(iv * self.job.depth).unwrap_or(now))
+                    + iv;
             }
             self.idle.pop();
             self.issue(slot)?;
@@ -160,16 +201,26 @@ impl<'a> Worker<'a> {
         let len = self.job.block_size;
         match c.result {
             Ok(n) if n == len => {}
-            Ok(n) => return self.stats.record_error(format!("short {:?} at offset {}: {n} of {len} bytes", s.kind, s.offset)),
+            Ok(n) => {
+                return self.stats.record_error(format!(
+                    "short {:?} at offset {}: {n} of {len} bytes",
+                    s.kind, s.offset
+                ))
+            }
             Err(errno) => {
                 let e = std::io::Error::from_raw_os_error(errno);
-                return self.stats.record_error(format!("{:?} at offset {} failed: {e}", s.kind, s.offset));
+                return self
+                    .stats
+                    .record_error(format!("{:?} at offset {} failed: {e}", s.kind, s.offset));
             }
         }
         if s.kind == OpKind::Read && self.job.verify {
             let buf = &self.engine.buffer(slot)[..len as usize];
             if let Err(m) = stamp::check(buf, s.offset, self.at.file_seed) {
-                self.stats.record_mismatch(format!("{}: {m}", self.job.targets[self.at.file as usize].path.display()));
+                self.stats.record_mismatch(format!(
+                    "{}: {m}",
+                    self.job.targets[self.at.file as usize].path.display()
+                ));
             }
         }
         if now >= phases.measure_start && now < phases.measure_end && now <= cutoff {
@@ -186,7 +237,11 @@ impl<'a> Worker<'a> {
         let mut stopping = false;
         let mut now = Instant::now();
         loop {
-            let wait = if stopping { None } else { self.issue_idle(now)? };
+            let wait = if stopping {
+                None
+            } else {
+                self.issue_idle(now)?
+            };
             if self.engine.in_flight() == 0 {
                 if stopping {
                     break;
@@ -204,7 +259,11 @@ impl<'a> Worker<'a> {
             for c in done.drain(..) {
                 self.complete(c, now, phases, cutoff);
             }
-            if !stopping && (now >= phases.end || stop.load(Ordering::Relaxed) || self.stats.errors >= MAX_ERRORS) {
+            if !stopping
+                && (now >= phases.end
+                    || stop.load(Ordering::Relaxed)
+                    || self.stats.errors >= MAX_ERRORS)
+            {
                 stopping = true;
                 cutoff = now;
             }

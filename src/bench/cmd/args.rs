@@ -23,7 +23,12 @@ pub struct BenchArgs {
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Bytes per I/O (K/M suffix), or a comma list.
-    #[arg(long = "block-size", short = 'b', value_name = "SIZE[,SIZE…]", default_value = "8K")]
+    #[arg(
+        long = "block-size",
+        short = 'b',
+        value_name = "SIZE[,SIZE…]",
+        default_value = "8K"
+    )]
     pub block_size: String,
     /// read, write or mix (see --read-pct), or a comma list.
     #[arg(long, value_name = "read|write|mix[,…]", default_value = "read")]

@@ -22,7 +22,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub fn parse<T: Parser>(args: &[OsString], out: &mut dyn Write) -> anyhow::Result<Option<T>> {
     match T::try_parse_from(args) {
         Ok(a) => Ok(Some(a)),
-        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => {
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
             write!(out, "{}", e.render())?;
             Ok(None)
         }
@@ -40,7 +45,12 @@ pub fn run_with(args: &[OsString], out: &mut dyn Write) -> anyhow::Result<Outcom
     execute(&plan, &a, &stop, out)
 }
 
-fn execute(plan: &Plan, a: &BenchArgs, stop: &AtomicBool, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+fn execute(
+    plan: &Plan,
+    a: &BenchArgs,
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
     let sweep = plan.cells.len() > 1;
     let mut done: Vec<CellResult> = Vec::new();
     let mut interrupted = false;
@@ -64,7 +74,14 @@ fn execute(plan: &Plan, a: &BenchArgs, stop: &AtomicBool, out: &mut dyn Write) -
         let c = CellResult::of(*cell, &runs);
         if sweep {
             let row = text::sweep_table(std::slice::from_ref(&c));
-            write!(out, "{}", row.lines().nth(1).map(|l| format!("{l}\n")).unwrap_or_default())?;
+            write!(
+                out,
+                "{}",
+                row.lines()
+                    .nth(1)
+                    .map(|l| format!("{l}\n"))
+                    .unwrap_or_default()
+            )?;
             out.flush()?;
         }
         done.push(c);
@@ -76,28 +93,44 @@ fn execute(plan: &Plan, a: &BenchArgs, stop: &AtomicBool, out: &mut dyn Write) -
     finish(&done, plan, interrupted, out)
 }
 
-fn finish(done: &[CellResult], plan: &Plan, interrupted: bool, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+fn finish(
+    done: &[CellResult],
+    plan: &Plan,
+    interrupted: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
     if plan.cells.len() > 1 || plan.repeat > 1 {
         writeln!(out, "\n{}", text::sweep_table(done))?;
         writeln!(out, "{}", text::saturation_report(&sweep::saturation(done)))?;
     }
     if interrupted {
-        writeln!(out, "interrupted: {} of {} combination(s) measured", done.len(), plan.cells.len())?;
+        writeln!(
+            out,
+            "interrupted: {} of {} combination(s) measured",
+            done.len(),
+            plan.cells.len()
+        )?;
     }
     let bad = done.iter().any(|c| c.errors > 0 || c.verify_failures > 0);
-    Ok(if bad { Outcome::Findings } else { Outcome::Clean })
+    Ok(if bad {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
 }
 
 fn write_files(a: &BenchArgs, done: &[CellResult], interrupted: bool) -> anyhow::Result<()> {
     let sat = sweep::saturation(done);
     if let Some(p) = &a.json {
-        std::fs::write(p, export::json(done, &sat, interrupted)).with_context(|| format!("writing {}", p.display()))?;
+        std::fs::write(p, export::json(done, &sat, interrupted))
+            .with_context(|| format!("writing {}", p.display()))?;
     }
     if let Some(p) = &a.csv {
         std::fs::write(p, export::csv(done)).with_context(|| format!("writing {}", p.display()))?;
     }
     if let Some(p) = &a.html {
-        let page = html::page(done, &sat, &text::sweep_table(done)).map_err(|e| anyhow::anyhow!("drawing {}: {e}", p.display()))?;
+        let page = html::page(done, &sat, &text::sweep_table(done))
+            .map_err(|e| anyhow::anyhow!("drawing {}: {e}", p.display()))?;
         std::fs::write(p, page).with_context(|| format!("writing {}", p.display()))?;
     }
     Ok(())

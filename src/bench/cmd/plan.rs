@@ -68,7 +68,10 @@ fn rw(read_pct: u8) -> impl Fn(&str, &str) -> Result<u8, BadValue> {
 
 fn block(switch: &str, s: &str) -> Result<u32, BadValue> {
     let v = parse_size(switch, s)?;
-    u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(|| bad(switch, s, "a block size up to 4G"))
+    u32::try_from(v)
+        .ok()
+        .filter(|v| *v > 0)
+        .ok_or_else(|| bad(switch, s, "a block size up to 4G"))
 }
 
 /// Size to use for `path`: `--size`, else the existing bench file's size, else 1 GiB.
@@ -76,7 +79,10 @@ fn target_size(path: &Path, size: Option<u64>) -> u64 {
     if let Some(s) = size {
         return s;
     }
-    let ours = std::fs::File::open(path).ok().and_then(|f| target::read_seed(&f)).is_some();
+    let ours = std::fs::File::open(path)
+        .ok()
+        .and_then(|f| target::read_seed(&f))
+        .is_some();
     match std::fs::metadata(path) {
         Ok(m) if ours => m.len(),
         _ => 1 << 30,
@@ -100,15 +106,27 @@ fn data(s: &str) -> Result<DataMode, BadValue> {
 }
 
 fn targets(a: &BenchArgs) -> Result<Vec<Target>, BenchError> {
-    let size = a.size.as_deref().map(|s| parse_size("--size", s)).transpose()?;
+    let size = a
+        .size
+        .as_deref()
+        .map(|s| parse_size("--size", s))
+        .transpose()?;
     let paths: Vec<PathBuf> = match &a.dir {
         Some(d) => vec![d.join("sqliosim-bench.dat")],
         None => a.files.clone(),
     };
     if paths.is_empty() {
-        return Err(BenchError::Usage("no test file: give --file PATH or --dir DIR".into()));
+        return Err(BenchError::Usage(
+            "no test file: give --file PATH or --dir DIR".into(),
+        ));
     }
-    Ok(paths.into_iter().map(|p| Target { size: target_size(&p, size), path: p }).collect())
+    Ok(paths
+        .into_iter()
+        .map(|p| Target {
+            size: target_size(&p, size),
+            path: p,
+        })
+        .collect())
 }
 
 /// Validates the arguments into a plan.
@@ -138,7 +156,11 @@ pub fn plan(a: &BenchArgs) -> Result<Plan, BenchError> {
     for c in &cells {
         c.apply(&base).validate()?;
     }
-    Ok(Plan { base, cells, repeat: a.repeat })
+    Ok(Plan {
+        base,
+        cells,
+        repeat: a.repeat,
+    })
 }
 
 fn matrix(a: &BenchArgs) -> Result<Vec<Cell>, BenchError> {
@@ -153,7 +175,13 @@ fn matrix(a: &BenchArgs) -> Result<Vec<Cell>, BenchError> {
             for &read_pct in &rws {
                 for &t in &threads {
                     for &o in &outs {
-                        cells.push(Cell { block_size, pattern, read_pct, threads: t, outstanding: o });
+                        cells.push(Cell {
+                            block_size,
+                            pattern,
+                            read_pct,
+                            threads: t,
+                            outstanding: o,
+                        });
                     }
                 }
             }

@@ -93,11 +93,16 @@ fn defaults() -> DiskspdArgs {
 }
 
 fn count(sw: &str, v: &str) -> Result<u32, BadValue> {
-    v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| bad(sw, v, "a positive whole number"))
+    v.parse::<u32>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| bad(sw, v, "a positive whole number"))
 }
 
 fn secs(sw: &str, v: &str) -> Result<f64, BadValue> {
-    v.parse::<u32>().map(f64::from).map_err(|_| bad(sw, v, "whole seconds"))
+    v.parse::<u32>()
+        .map(f64::from)
+        .map_err(|_| bad(sw, v, "whole seconds"))
 }
 
 fn caching(a: &mut DiskspdArgs, v: &str) -> Result<(), BadValue> {
@@ -108,7 +113,13 @@ fn caching(a: &mut DiskspdArgs, v: &str) -> Result<(), BadValue> {
             'w' => a.write_through = true,
             'h' => (a.no_cache, a.write_through) = (true, true),
             'b' | 'r' => a.no_cache = false,
-            _ => return Err(bad("-S", v, "b, h, r, u, w or a combination such as uw (m is not supported)")),
+            _ => {
+                return Err(bad(
+                    "-S",
+                    v,
+                    "b, h, r, u, w or a combination such as uw (m is not supported)",
+                ))
+            }
         }
     }
     Ok(())
@@ -119,7 +130,13 @@ fn throughput(v: &str) -> Result<(f64, bool), BadValue> {
         Some(n) => (n, true),
         None => (v, false),
     };
-    let n: f64 = n.parse().ok().filter(|x: &f64| *x > 0.0).ok_or_else(|| bad("-g", v, "bytes per ms, or IOPS with a trailing i (e.g. -g500i)"))?;
+    let n: f64 = n.parse().ok().filter(|x: &f64| *x > 0.0).ok_or_else(|| {
+        bad(
+            "-g",
+            v,
+            "bytes per ms, or IOPS with a trailing i (e.g. -g500i)",
+        )
+    })?;
     Ok((n, iops))
 }
 
@@ -164,7 +181,10 @@ fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BadValue> {
 /// Parses DiskSpd's switches (after the display name) plus `--engine` and `--force`.
 pub fn parse(args: &[String]) -> Result<DiskspdArgs, BadValue> {
     let mut a = defaults();
-    a.command_line = std::iter::once("diskspd").chain(args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ");
+    a.command_line = std::iter::once("diskspd")
+        .chain(args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut it = args.iter();
     while let Some(s) = it.next() {
         match s.as_str() {
@@ -175,7 +195,11 @@ pub fn parse(args: &[String]) -> Result<DiskspdArgs, BadValue> {
         }
     }
     if a.targets.is_empty() {
-        return Err(bad("target", "", "at least one target file, e.g. testfile.dat"));
+        return Err(bad(
+            "target",
+            "",
+            "at least one target file, e.g. testfile.dat",
+        ));
     }
     Ok(a)
 }

@@ -9,8 +9,8 @@ pub mod xml;
 use crate::bench::engine::EngineKind;
 use crate::bench::job::{DataMode, Job, Pattern, Target};
 use crate::bench::run::{self, RunResult};
-use crate::bench::sqlio::args::DriveMap;
 use crate::bench::signals;
+use crate::bench::sqlio::args::DriveMap;
 use crate::exit::Outcome;
 use std::ffi::OsString;
 use std::io::Write;
@@ -37,7 +37,11 @@ impl Report {
 
 /// `sqliosim diskspd ARGS…`; `args[0]` is the display name ("sqliosim diskspd").
 pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
-    run_with(&args, &mut std::io::stdout().lock(), &mut std::io::stderr().lock())
+    run_with(
+        &args,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )
 }
 
 fn size_of(path: &std::path::Path, create: Option<u64>) -> anyhow::Result<u64> {
@@ -46,7 +50,10 @@ fn size_of(path: &std::path::Path, create: Option<u64>) -> anyhow::Result<u64> {
     }
     match std::fs::metadata(path) {
         Ok(m) => Ok(m.len()),
-        Err(_) => anyhow::bail!("{}: the target does not exist; give -c<size> to create it", path.display()),
+        Err(_) => anyhow::bail!(
+            "{}: the target does not exist; give -c<size> to create it",
+            path.display()
+        ),
     }
 }
 
@@ -56,16 +63,24 @@ pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
     let mut targets = Vec::new();
     for t in &a.targets {
         let path = map.resolve(t).map_err(anyhow::Error::msg)?;
-        targets.push(Target { size: size_of(&path, a.create)?, path });
+        targets.push(Target {
+            size: size_of(&path, a.create)?,
+            path,
+        });
     }
     let per_target = match a.total_threads {
         Some(f) => (f / targets.len() as u32).max(1),
         None => a.threads,
     };
-    let block_size = u32::try_from(a.block).map_err(|_| anyhow::anyhow!("-b: {} is too large", a.block))?;
+    let block_size =
+        u32::try_from(a.block).map_err(|_| anyhow::anyhow!("-b: {} is too large", a.block))?;
     let threads = per_target * targets.len() as u32;
     let rate_iops = a.throughput.map(|(v, iops)| {
-        let per_thread = if iops { v } else { v * 1000.0 / f64::from(block_size) };
+        let per_thread = if iops {
+            v
+        } else {
+            v * 1000.0 / f64::from(block_size)
+        };
         per_thread * f64::from(threads)
     });
     let engine = match a.engine.as_str() {
@@ -79,13 +94,21 @@ pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
         depth: a.outstanding,
         block_size,
         read_pct: 100 - a.write_pct,
-        pattern: if a.random.is_some() { Pattern::Random } else { Pattern::Sequential },
+        pattern: if a.random.is_some() {
+            Pattern::Random
+        } else {
+            Pattern::Sequential
+        },
         warmup_s: a.warmup,
         duration_s: a.duration,
         cooldown_s: a.cooldown,
         direct: a.no_cache,
         write_through: a.write_through,
-        data: if a.zeros { DataMode::Zeros } else { DataMode::Random },
+        data: if a.zeros {
+            DataMode::Zeros
+        } else {
+            DataMode::Random
+        },
         rate_iops,
         engine,
         force: a.force,
@@ -95,29 +118,49 @@ pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
 }
 
 fn host() -> String {
-    rustix::system::uname().nodename().to_string_lossy().into_owned()
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn now_utc() -> String {
     let f = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
-    time::OffsetDateTime::now_utc().format(&f).unwrap_or_default()
+    time::OffsetDateTime::now_utc()
+        .format(&f)
+        .unwrap_or_default()
 }
 
 /// Runs `sqliosim diskspd` with `args`, the report to `out`, notes to `err`.
-pub fn run_with(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let strings: Vec<String> = args.iter().skip(1).map(|s| s.to_string_lossy().into_owned()).collect();
+pub fn run_with(
+    args: &[OsString],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
+    let strings: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
     if strings.is_empty() || strings.iter().any(|s| s == "-?" || s == "--help") {
         write!(out, "{USAGE}")?;
         return Ok(Outcome::Clean);
     }
     let a = args::parse(&strings)?;
     for s in &a.ignored {
-        writeln!(err, "sqliosim diskspd: note: {s} is accepted for compatibility and has no effect")?;
+        writeln!(
+            err,
+            "sqliosim diskspd: note: {s} is accepted for compatibility and has no effect"
+        )?;
     }
     let job = job_of(&a)?;
     let start_time = now_utc();
     let result = run::run(&job, &signals::stop_flag())?;
-    let rep = Report { result, host: host(), start_time };
+    let rep = Report {
+        result,
+        host: host(),
+        start_time,
+    };
     match a.format {
         args::Format::Text => write!(out, "{}", text::render(&a, &rep))?,
         args::Format::Xml => write!(out, "{}", xml::render(&a, &rep)?)?,
@@ -126,7 +169,11 @@ pub fn run_with(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> 
         writeln!(err, "sqliosim diskspd: warning: {w}")?;
     }
     let bad = rep.result.total.errors > 0 || rep.result.total.verify_failures > 0;
-    Ok(if bad { Outcome::Findings } else { Outcome::Clean })
+    Ok(if bad {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
 }
 
 const USAGE: &str = "Usage: sqliosim diskspd [switches] target [target ...]

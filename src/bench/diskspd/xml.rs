@@ -14,7 +14,8 @@ use std::io;
 type W = Writer<Vec<u8>>;
 
 fn leaf(w: &mut W, name: &str, v: impl Display) -> io::Result<()> {
-    w.create_element(name).write_text_content(BytesText::new(&v.to_string()))?;
+    w.create_element(name)
+        .write_text_content(BytesText::new(&v.to_string()))?;
     Ok(())
 }
 
@@ -27,7 +28,11 @@ fn system(w: &mut W, rep: &Report) -> io::Result<()> {
     w.create_element("System").write_inner_content(|w| {
         leaf(w, "ComputerName", &rep.host)?;
         w.create_element("Tool").write_inner_content(|w| {
-            leaf(w, "Version", concat!("sqliosim ", env!("CARGO_PKG_VERSION")))?;
+            leaf(
+                w,
+                "Version",
+                concat!("sqliosim ", env!("CARGO_PKG_VERSION")),
+            )?;
             leaf(w, "VersionDate", "")
         })?;
         leaf(w, "RunTime", &rep.start_time)?;
@@ -43,9 +48,8 @@ fn target_profile(w: &mut W, a: &DiskspdArgs, path: &str, size: u64) -> io::Resu
         leaf(w, "BaseFileOffset", 0)?;
         leaf(w, "DisableOSCache", a.no_cache)?;
         leaf(w, "WriteThrough", a.write_through)?;
-        w.create_element("WriteBufferContent").write_inner_content(|w| {
-            leaf(w, "Pattern", if a.zeros { "zero" } else { "random" })
-        })?;
+        w.create_element("WriteBufferContent")
+            .write_inner_content(|w| leaf(w, "Pattern", if a.zeros { "zero" } else { "random" }))?;
         leaf(w, "FileSize", size)?;
         match a.random {
             Some(r) => leaf(w, "Random", if r > 0 { r } else { a.block })?,
@@ -73,7 +77,10 @@ fn profile(w: &mut W, a: &DiskspdArgs, rep: &Report) -> io::Result<()> {
                 leaf(w, "Cooldown", a.cooldown)?;
                 leaf(w, "RandSeed", a.seed)?;
                 w.create_element("Targets").write_inner_content(|w| {
-                    rep.result.targets.iter().try_for_each(|t| target_profile(w, a, &t.path, t.size))
+                    rep.result
+                        .targets
+                        .iter()
+                        .try_for_each(|t| target_profile(w, a, &t.path, t.size))
                 })?;
                 Ok(())
             })?;
@@ -85,19 +92,20 @@ fn profile(w: &mut W, a: &DiskspdArgs, rep: &Report) -> io::Result<()> {
 }
 
 fn cpu(w: &mut W, rep: &Report) -> io::Result<()> {
-    w.create_element("CpuUtilization").write_inner_content(|w| {
-        for (i, c) in rep.result.cpu.per_cpu.iter().enumerate() {
-            w.create_element("CPU").write_inner_content(|w| {
-                leaf(w, "Group", 0)?;
-                leaf(w, "Id", i)?;
-                leaf(w, "UsagePercent", format!("{:.2}", c.usage))?;
-                leaf(w, "UserPercent", format!("{:.2}", c.user))?;
-                leaf(w, "KernelPercent", format!("{:.2}", c.kernel))?;
-                leaf(w, "IdlePercent", format!("{:.2}", c.idle))
-            })?;
-        }
-        Ok(())
-    })?;
+    w.create_element("CpuUtilization")
+        .write_inner_content(|w| {
+            for (i, c) in rep.result.cpu.per_cpu.iter().enumerate() {
+                w.create_element("CPU").write_inner_content(|w| {
+                    leaf(w, "Group", 0)?;
+                    leaf(w, "Id", i)?;
+                    leaf(w, "UsagePercent", format!("{:.2}", c.usage))?;
+                    leaf(w, "UserPercent", format!("{:.2}", c.user))?;
+                    leaf(w, "KernelPercent", format!("{:.2}", c.kernel))?;
+                    leaf(w, "IdlePercent", format!("{:.2}", c.idle))
+                })?;
+            }
+            Ok(())
+        })?;
     Ok(())
 }
 
@@ -110,8 +118,16 @@ fn latency(w: &mut W, total: &ThreadStats) -> io::Result<()> {
     el.write_inner_content(|w| {
         for (name, h) in [("Read", r), ("Write", wr), ("Total", &t)] {
             if !h.is_empty() {
-                leaf(w, &format!("Average{name}Milliseconds"), format!("{:.3}", h.mean() / 1e6))?;
-                leaf(w, &format!("{name}LatencyStdev"), format!("{:.3}", h.stdev() / 1e6))?;
+                leaf(
+                    w,
+                    &format!("Average{name}Milliseconds"),
+                    format!("{:.3}", h.mean() / 1e6),
+                )?;
+                leaf(
+                    w,
+                    &format!("{name}LatencyStdev"),
+                    format!("{:.3}", h.stdev() / 1e6),
+                )?;
             }
         }
         let mut points: Vec<f64> = vec![0.0];
@@ -156,7 +172,11 @@ fn threads(w: &mut W, a: &DiskspdArgs, rep: &Report) -> io::Result<()> {
                 if a.latency {
                     for (name, h) in [("Read", &t.read), ("Write", &t.write)] {
                         if !h.is_empty() {
-                            leaf(w, &format!("Average{name}LatencyMilliseconds"), format!("{:.3}", h.mean() / 1e6))?;
+                            leaf(
+                                w,
+                                &format!("Average{name}LatencyMilliseconds"),
+                                format!("{:.3}", h.mean() / 1e6),
+                            )?;
                         }
                     }
                 }
@@ -183,7 +203,10 @@ fn timespan(w: &mut W, a: &DiskspdArgs, rep: &Report) -> io::Result<()> {
             w.create_element("Iops").write_inner_content(|w| {
                 r.total.timeline.iter().enumerate().try_for_each(|(i, n)| {
                     w.create_element("Bucket")
-                        .with_attribute(("SampleMillisecond", ((i + 1) * 1000).to_string().as_str()))
+                        .with_attribute((
+                            "SampleMillisecond",
+                            ((i + 1) * 1000).to_string().as_str(),
+                        ))
                         .with_attribute(("Total", n.to_string().as_str()))
                         .write_empty()
                         .map(|_| ())
@@ -202,7 +225,11 @@ pub fn render(a: &DiskspdArgs, rep: &Report) -> io::Result<String> {
         system(w, rep)?;
         profile(w, a, rep)?;
         if rep.result.measured_s < 1e-7 {
-            leaf(w, "Error", "The test was interrupted before the measurements began. No results are displayed.")
+            leaf(
+                w,
+                "Error",
+                "The test was interrupted before the measurements began. No results are displayed.",
+            )
         } else {
             timespan(w, a, rep)
         }

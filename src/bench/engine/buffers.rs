@@ -16,8 +16,14 @@ impl AlignedBuffers {
     pub fn new(slots: usize, slot_len: usize) -> Result<Self, EngineError> {
         let stride = slot_len.div_ceil(4096).max(1) * 4096;
         let bytes = stride * slots.max(1);
-        let map = MmapMut::map_anon(bytes).map_err(|source| EngineError::Buffers { bytes, source })?;
-        Ok(AlignedBuffers { map, slot_len, stride, slots })
+        let map =
+            MmapMut::map_anon(bytes).map_err(|cause| EngineError::Buffers { bytes, cause })?;
+        Ok(AlignedBuffers {
+            map,
+            slot_len,
+            stride,
+            slots,
+        })
     }
 
     /// Number of slots.
@@ -44,7 +50,10 @@ impl AlignedBuffers {
 
     /// Raw pointer to the start of `slot`, for the kernel; valid while `self` lives.
     pub fn slot_ptr(&mut self, slot: u32) -> *mut u8 {
-        assert!((slot as usize) < self.slots, "buffer slot {slot} out of range");
+        assert!(
+            (slot as usize) < self.slots,
+            "buffer slot {slot} out of range"
+        );
         let start = slot as usize * self.stride;
         // The index is checked above, so the pointer stays inside the mapping.
         self.map[start..].as_mut_ptr()
@@ -53,7 +62,10 @@ impl AlignedBuffers {
     /// One iovec per slot, for `io_uring_register_buffers`.
     pub fn iovecs(&mut self) -> Vec<libc::iovec> {
         (0..self.slots as u32)
-            .map(|s| libc::iovec { iov_base: self.slot_ptr(s).cast(), iov_len: self.slot_len })
+            .map(|s| libc::iovec {
+                iov_base: self.slot_ptr(s).cast(),
+                iov_len: self.slot_len,
+            })
             .collect()
     }
 }

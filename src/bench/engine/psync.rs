@@ -51,7 +51,9 @@ fn run_job(job: &Job) -> Result<u32, i32> {
             }
         };
         if n < 0 {
-            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            let errno = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
             if errno == libc::EINTR {
                 continue;
             }
@@ -76,7 +78,13 @@ fn spawn_pool(depth: usize) -> Result<Pool, EngineError> {
             .spawn(move || {
                 for job in rx.iter() {
                     let result = run_job(&job);
-                    if tx.send(Completion { user_data: job.user_data, result }).is_err() {
+                    if tx
+                        .send(Completion {
+                            user_data: job.user_data,
+                            result,
+                        })
+                        .is_err()
+                    {
                         break;
                     }
                 }
@@ -84,14 +92,28 @@ fn spawn_pool(depth: usize) -> Result<Pool, EngineError> {
             .map_err(EngineError::Thread)?;
         threads.push(handle);
     }
-    Ok(Pool { jobs: Some(job_tx), results: res_rx, threads })
+    Ok(Pool {
+        jobs: Some(job_tx),
+        results: res_rx,
+        threads,
+    })
 }
 
 impl PsyncEngine {
     /// Builds the engine; a pool of helper threads only when more than one slot exists.
     pub fn new(files: Arc<[File]>, buffers: AlignedBuffers) -> Result<Self, EngineError> {
-        let pool = if buffers.slots() > 1 { Some(spawn_pool(buffers.slots())?) } else { None };
-        Ok(PsyncEngine { buffers, files, pool, done: VecDeque::new(), in_flight: 0 })
+        let pool = if buffers.slots() > 1 {
+            Some(spawn_pool(buffers.slots())?)
+        } else {
+            None
+        };
+        Ok(PsyncEngine {
+            buffers,
+            files,
+            pool,
+            done: VecDeque::new(),
+            in_flight: 0,
+        })
     }
 
     /// The buffer slots.
@@ -111,8 +133,14 @@ impl PsyncEngine {
 
     /// Runs `op` inline, or hands it to a helper thread.
     pub fn submit(&mut self, op: Op) -> Result<(), EngineError> {
-        assert!(self.in_flight < self.buffers.slots(), "more operations than buffer slots");
-        assert!((op.len as usize) <= self.buffers.slot_len(), "op longer than its buffer slot");
+        assert!(
+            self.in_flight < self.buffers.slots(),
+            "more operations than buffer slots"
+        );
+        assert!(
+            (op.len as usize) <= self.buffers.slot_len(),
+            "op longer than its buffer slot"
+        );
         let job = Job {
             kind: op.kind,
             fd: self.files[op.file as usize].as_raw_fd(),
@@ -125,7 +153,10 @@ impl PsyncEngine {
         match self.pool.as_ref().and_then(|p| p.jobs.as_ref()) {
             Some(jobs) => jobs.send(job).map_err(|_| pool_gone()),
             None => {
-                self.done.push_back(Completion { user_data: job.user_data, result: run_job(&job) });
+                self.done.push_back(Completion {
+                    user_data: job.user_data,
+                    result: run_job(&job),
+                });
                 Ok(())
             }
         }

@@ -16,20 +16,44 @@ pub struct UringEngine {
     files: Arc<[File]>,
     fixed_files: bool,
     fixed_buffers: bool,
+    deferred: bool,
     in_flight: usize,
 }
 
 /// True when `err` means io_uring is refused or missing here, so psync should take over.
 pub fn is_refusal(err: &io::Error) -> bool {
-    matches!(err.raw_os_error(), Some(libc::EPERM | libc::ENOSYS | libc::EOPNOTSUPP | libc::EACCES))
+    matches!(
+        err.raw_os_error(),
+        Some(libc::EPERM | libc::ENOSYS | libc::EOPNOTSUPP | libc::EACCES)
+    )
 }
 
-fn build_ring(entries: u32) -> io::Result<IoUring> {
-    // COOP_TASKRUN (5.19+) spares an inter-processor interrupt per completion; older kernels
-    // reject the flag with EINVAL, so retry without it.
-    match IoUring::builder().setup_coop_taskrun().build(entries) {
-        Ok(ring) => Ok(ring),
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => IoUring::new(entries),
+/// Builds a ring with the cheapest completion mode the kernel accepts. With `single_issuer`
+/// (the ring is only ever used by the creating thread) SINGLE_ISSUER + DEFER_TASKRUN (6.1+)
+/// runs completion work only when this thread enters the kernel; otherwise COOP_TASKRUN
+/// (5.19+) still spares an inter-processor interrupt per completion. Older kernels reject the
+/// flags with EINVAL, so each step falls back to the next.
+fn build_ring(entries: u32, single_issuer: bool) -> io::Result<(IoUring, bool)> {
+    if single_issuer {
+        let mut b = IoUring::builder();
+        b.setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_taskrun_flag();
+        match b.build(entries) {
+            Ok(ring) => return Ok((ring, true)),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    match IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_taskrun_flag()
+        .build(entries)
+    {
+        Ok(ring) => Ok((ring, false)),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            IoUring::new(entries).map(|r| (r, false))
+        }
         Err(e) => Err(e),
     }
 }
@@ -39,9 +63,10 @@ impl UringEngine {
     pub fn new(
         files: Arc<[File]>,
         mut buffers: AlignedBuffers,
+        single_issuer: bool,
     ) -> Result<Self, (io::Error, AlignedBuffers)> {
         let entries = (buffers.slots() as u32).next_power_of_two().max(2);
-        let ring = match build_ring(entries) {
+        let (ring, deferred) = match build_ring(entries, single_issuer) {
             Ok(ring) => ring,
             Err(e) => return Err((e, buffers)),
         };
@@ -53,7 +78,20 @@ impl UringEngine {
         let fixed_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
         // Registering the ring fd saves an fd lookup per enter; harmless if refused.
         let _ = ring.submitter().register_ring_fd();
-        Ok(UringEngine { ring, buffers, files, fixed_files, fixed_buffers, in_flight: 0 })
+        Ok(UringEngine {
+            ring,
+            buffers,
+            files,
+            fixed_files,
+            fixed_buffers,
+            deferred,
+            in_flight: 0,
+        })
+    }
+
+    /// Whether completions run as deferred task work (SINGLE_ISSUER + DEFER_TASKRUN).
+    pub fn deferred(&self) -> bool {
+        self.deferred
     }
 
     /// The buffer slots.
@@ -72,7 +110,10 @@ impl UringEngine {
     }
 
     fn entry(&mut self, op: &Op) -> squeue::Entry {
-        assert!((op.len as usize) <= self.buffers.slot_len(), "op longer than its buffer slot");
+        assert!(
+            (op.len as usize) <= self.buffers.slot_len(),
+            "op longer than its buffer slot"
+        );
         let buf = self.buffers.slot_ptr(op.slot);
         let (idx, raw) = (op.file, self.files[op.file as usize].as_raw_fd());
         let slot = op.slot as u16;
@@ -85,22 +126,29 @@ impl UringEngine {
                     (OpKind::Write, true) => opcode::WriteFixed::new($fd, buf, op.len, slot)
                         .offset(op.offset)
                         .build(),
-                    (OpKind::Read, false) => {
-                        opcode::Read::new($fd, buf, op.len).offset(op.offset).build()
-                    }
-                    (OpKind::Write, false) => {
-                        opcode::Write::new($fd, buf, op.len).offset(op.offset).build()
-                    }
+                    (OpKind::Read, false) => opcode::Read::new($fd, buf, op.len)
+                        .offset(op.offset)
+                        .build(),
+                    (OpKind::Write, false) => opcode::Write::new($fd, buf, op.len)
+                        .offset(op.offset)
+                        .build(),
                 }
             };
         }
-        let entry = if self.fixed_files { rw!(types::Fixed(idx)) } else { rw!(types::Fd(raw)) };
+        let entry = if self.fixed_files {
+            rw!(types::Fixed(idx))
+        } else {
+            rw!(types::Fd(raw))
+        };
         entry.user_data(op.user_data)
     }
 
     /// Queues `op` on the submission ring; it reaches the kernel at the next `reap`.
     pub fn submit(&mut self, op: Op) -> Result<(), EngineError> {
-        assert!(self.in_flight < self.buffers.slots(), "more operations than buffer slots");
+        assert!(
+            self.in_flight < self.buffers.slots(),
+            "more operations than buffer slots"
+        );
         let entry = self.entry(&op);
         // The ring has at least `slots` entries and at most `slots` operations are in flight,
         // so the queue has room; flush defensively if it does not.
@@ -121,13 +169,19 @@ impl UringEngine {
         let mut got = self.drain_cq(out);
         loop {
             let need = want.saturating_sub(got);
-            let queued = !self.ring.submission().is_empty();
+            // With deferred task work, completions are only posted by an enter that asks for
+            // events; the TASKRUN flag says such work is pending.
+            let queued = !self.ring.submission().is_empty() || self.ring.submission().taskrun();
             if need == 0 && !queued {
                 return Ok(());
             }
             match self.ring.submit_and_wait(need) {
                 Ok(_) => {}
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EBUSY | libc::EAGAIN)) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINTR | libc::EBUSY | libc::EAGAIN)
+                    ) => {}
                 Err(e) => return Err(EngineError::Submit(e)),
             }
             got += self.drain_cq(out);
@@ -142,7 +196,10 @@ impl UringEngine {
         for cqe in self.ring.completion() {
             let res = cqe.result();
             let result = if res < 0 { Err(-res) } else { Ok(res as u32) };
-            out.push(Completion { user_data: cqe.user_data(), result });
+            out.push(Completion {
+                user_data: cqe.user_data(),
+                result,
+            });
         }
         let got = out.len() - before;
         self.in_flight -= got;

@@ -22,7 +22,13 @@ pub struct Document<'a> {
 
 /// Pretty JSON of a sweep.
 pub fn json(cells: &[CellResult], sat: &[Saturation], interrupted: bool) -> String {
-    let doc = Document { tool: "sqliosim bench", version: env!("CARGO_PKG_VERSION"), interrupted, results: cells, saturation: sat };
+    let doc = Document {
+        tool: "sqliosim bench",
+        version: env!("CARGO_PKG_VERSION"),
+        interrupted,
+        results: cells,
+        saturation: sat,
+    };
     serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
@@ -36,7 +42,9 @@ pub fn csv(cells: &[CellResult]) -> String {
         let first = c.passes.first();
         let l = c.latency.as_ref();
         let p = |q: f64| l.and_then(|l| l.at(q)).unwrap_or(0.0);
-        let honoured = first.map(|f| f.targets.iter().all(|t| t.direct_io.honoured)).unwrap_or(false);
+        let honoured = first
+            .map(|f| f.targets.iter().all(|t| t.direct_io.honoured))
+            .unwrap_or(false);
         let _ = writeln!(
             o,
             "{},{},{},{},{},{},{},{},{},{},{},{},{:.2},{:.2},{:.2},{:.2},{:.2},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.3},{},{}",

@@ -31,8 +31,15 @@ fn curves(cells: &[CellResult], y: impl Fn(&CellResult) -> f64) -> Vec<Curve> {
 
 /// Draws `curves` as an SVG line chart with a log2 queue-depth axis.
 pub fn chart(title: &str, y_desc: &str, curves: &[Curve]) -> Result<String, String> {
-    let xmax = curves.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).fold(1.0, f64::max);
-    let ymax = curves.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).fold(1.0, f64::max) * 1.1;
+    let xmax = curves
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.0))
+        .fold(1.0, f64::max);
+    let ymax = curves
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.1))
+        .fold(1.0, f64::max)
+        * 1.1;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (760, 380)).into_drawing_area();
@@ -59,23 +66,42 @@ pub fn chart(title: &str, y_desc: &str, curves: &[Curve]) -> Result<String, Stri
                 .label(name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
         }
-        chart.configure_series_labels().border_style(BLACK).background_style(WHITE.mix(0.8)).draw().map_err(|e| e.to_string())?;
+        chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.8))
+            .draw()
+            .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The whole page.
 pub fn page(cells: &[CellResult], sat: &[Saturation], table: &str) -> Result<String, String> {
-    let iops = chart("IOPS against queue depth", "IOPS", &curves(cells, |c| c.iops))?;
+    let iops = chart(
+        "IOPS against queue depth",
+        "IOPS",
+        &curves(cells, |c| c.iops),
+    )?;
     let p99 = |c: &CellResult| c.latency.as_ref().and_then(|l| l.at(99.0)).unwrap_or(0.0);
     let avg = |c: &CellResult| c.latency.as_ref().map(|l| l.avg_us).unwrap_or(0.0);
-    let lat_avg = chart("mean latency against queue depth", "latency (us)", &curves(cells, avg))?;
-    let lat_p99 = chart("p99 latency against queue depth", "latency (us)", &curves(cells, p99))?;
+    let lat_avg = chart(
+        "mean latency against queue depth",
+        "latency (us)",
+        &curves(cells, avg),
+    )?;
+    let lat_p99 = chart(
+        "p99 latency against queue depth",
+        "latency (us)",
+        &curves(cells, p99),
+    )?;
     let sat_rows: String = sat
         .iter()
         .map(|s| {

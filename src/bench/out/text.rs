@@ -7,7 +7,7 @@ use crate::bench::sweep::{CellResult, Saturation};
 use std::fmt::Write;
 
 fn kib(bs: u32) -> String {
-    if bs % 1024 == 0 {
+    if bs.is_multiple_of(1024) {
         format!("{} KiB", bs / 1024)
     } else {
         format!("{bs} B")
@@ -15,7 +15,8 @@ fn kib(bs: u32) -> String {
 }
 
 fn cell(l: Option<&LatencySummary>, f: impl Fn(&LatencySummary) -> f64) -> String {
-    l.map(|l| format!("{:>12.1}", f(l))).unwrap_or_else(|| format!("{:>12}", "N/A"))
+    l.map(|l| format!("{:>12.1}", f(l)))
+        .unwrap_or_else(|| format!("{:>12}", "N/A"))
 }
 
 /// The header lines that state what was measured and how honestly.
@@ -31,8 +32,16 @@ pub fn describe(s: &Summary) -> String {
         s.outstanding,
         s.queue_depth,
         s.engine,
-        if s.direct { "direct I/O" } else { "buffered I/O" },
-        if s.write_through { " + write-through" } else { "" },
+        if s.direct {
+            "direct I/O"
+        } else {
+            "buffered I/O"
+        },
+        if s.write_through {
+            " + write-through"
+        } else {
+            ""
+        },
     );
     for t in &s.targets {
         let d = &t.direct_io;
@@ -42,9 +51,18 @@ pub fn describe(s: &Summary) -> String {
             t.path,
             t.size >> 20,
             d.filesystem,
-            if !d.requested { "not requested" } else if d.honoured { "honoured" } else { "NOT honoured" },
+            if !d.requested {
+                "not requested"
+            } else if d.honoured {
+                "honoured"
+            } else {
+                "NOT honoured"
+            },
             if d.dio_mem_align > 0 {
-                format!(" (DIOALIGN mem {} / offset {})", d.dio_mem_align, d.dio_offset_align)
+                format!(
+                    " (DIOALIGN mem {} / offset {})",
+                    d.dio_mem_align, d.dio_offset_align
+                )
             } else {
                 String::new()
             }
@@ -56,26 +74,70 @@ pub fn describe(s: &Summary) -> String {
 /// The detailed report of one run.
 pub fn run_report(s: &Summary) -> String {
     let mut o = describe(s);
-    let _ = writeln!(o, "measured {:.2} s{}", s.measured_s, if s.interrupted { " (interrupted)" } else { "" });
-    let _ = writeln!(o, "\n        IOPS        MB/s       MiB/s   CPU us/IO      errors");
+    let _ = writeln!(
+        o,
+        "measured {:.2} s{}",
+        s.measured_s,
+        if s.interrupted { " (interrupted)" } else { "" }
+    );
+    let _ = writeln!(
+        o,
+        "\n        IOPS        MB/s       MiB/s   CPU us/IO      errors"
+    );
     let _ = writeln!(
         o,
         "{:>12.2}{:>12.2}{:>12.2}{:>12.2}{:>12}",
         s.iops, s.mb_per_s, s.mib_per_s, s.cpu_us_per_io, s.errors
     );
-    let (r, w, t) = (s.read_latency.as_ref(), s.write_latency.as_ref(), s.latency.as_ref());
+    let (r, w, t) = (
+        s.read_latency.as_ref(),
+        s.write_latency.as_ref(),
+        s.latency.as_ref(),
+    );
     let _ = writeln!(o, "\nlatency (us)        read       write       total");
-    let _ = writeln!(o, "{:<8}{}{}{}", "min", cell(r, |l| l.min_us), cell(w, |l| l.min_us), cell(t, |l| l.min_us));
-    let _ = writeln!(o, "{:<8}{}{}{}", "avg", cell(r, |l| l.avg_us), cell(w, |l| l.avg_us), cell(t, |l| l.avg_us));
+    let _ = writeln!(
+        o,
+        "{:<8}{}{}{}",
+        "min",
+        cell(r, |l| l.min_us),
+        cell(w, |l| l.min_us),
+        cell(t, |l| l.min_us)
+    );
+    let _ = writeln!(
+        o,
+        "{:<8}{}{}{}",
+        "avg",
+        cell(r, |l| l.avg_us),
+        cell(w, |l| l.avg_us),
+        cell(t, |l| l.avg_us)
+    );
     for (i, (_, name)) in PERCENTILES.iter().enumerate() {
         let at = |l: &LatencySummary| l.percentiles[i].1;
-        let _ = writeln!(o, "{:<8}{}{}{}", name, cell(r, at), cell(w, at), cell(t, at));
+        let _ = writeln!(
+            o,
+            "{:<8}{}{}{}",
+            name,
+            cell(r, at),
+            cell(w, at),
+            cell(t, at)
+        );
     }
-    let _ = writeln!(o, "{:<8}{}{}{}", "max", cell(r, |l| l.max_us), cell(w, |l| l.max_us), cell(t, |l| l.max_us));
+    let _ = writeln!(
+        o,
+        "{:<8}{}{}{}",
+        "max",
+        cell(r, |l| l.max_us),
+        cell(w, |l| l.max_us),
+        cell(t, |l| l.max_us)
+    );
     let line: Vec<String> = s.timeline.iter().map(u64::to_string).collect();
     let _ = writeln!(o, "\nI/Os per second: {}", line.join(" "));
     if s.verify_failures > 0 {
-        let _ = writeln!(o, "VERIFY: {} read(s) did not match their stamp", s.verify_failures);
+        let _ = writeln!(
+            o,
+            "VERIFY: {} read(s) did not match their stamp",
+            s.verify_failures
+        );
     }
     for w in &s.warnings {
         let _ = writeln!(o, "warning: {w}");
@@ -89,7 +151,20 @@ pub fn sweep_table(cells: &[CellResult]) -> String {
     let _ = writeln!(
         o,
         "{:>7} {:<10} {:<6} {:>4} {:>4} {:>5} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}",
-        "block", "pattern", "rw", "thr", "out", "QD", "IOPS", "MB/s", "avg us", "p50 us", "p99 us", "p99.9 us", "spread%", "CPUus/IO"
+        "block",
+        "pattern",
+        "rw",
+        "thr",
+        "out",
+        "QD",
+        "IOPS",
+        "MB/s",
+        "avg us",
+        "p50 us",
+        "p99 us",
+        "p99.9 us",
+        "spread%",
+        "CPUus/IO"
     );
     for c in cells {
         let l = c.latency.as_ref();

@@ -63,14 +63,20 @@ pub struct DriveMap {
 impl DriveMap {
     /// Adds `X=/dir`.
     pub fn add(&mut self, spec: &str) -> Result<(), BadValue> {
-        let (l, d) = spec.split_once('=').ok_or_else(|| bad("--drive-map", spec, "LETTER=DIRECTORY, e.g. E=/mnt/data"))?;
+        let (l, d) = spec
+            .split_once('=')
+            .ok_or_else(|| bad("--drive-map", spec, "LETTER=DIRECTORY, e.g. E=/mnt/data"))?;
         let mut c = l.chars();
         match (c.next(), c.next()) {
             (Some(x), None) if x.is_ascii_alphabetic() => {
                 self.map.insert(x.to_ascii_uppercase(), PathBuf::from(d));
                 Ok(())
             }
-            _ => Err(bad("--drive-map", spec, "LETTER=DIRECTORY, e.g. E=/mnt/data")),
+            _ => Err(bad(
+                "--drive-map",
+                spec,
+                "LETTER=DIRECTORY, e.g. E=/mnt/data",
+            )),
         }
     }
 
@@ -161,11 +167,15 @@ pub fn parse(args: &[String]) -> Result<SqlioArgs, String> {
     let mut it = args.iter();
     while let Some(s) = it.next() {
         match s.as_str() {
-            "--drive-map" => map.add(it.next().map(String::as_str).unwrap_or("")).map_err(|e| e.to_string())?,
+            "--drive-map" => map
+                .add(it.next().map(String::as_str).unwrap_or(""))
+                .map_err(|e| e.to_string())?,
             "--engine" => a.engine = it.next().cloned().unwrap_or_default(),
             "--force" => a.force = true,
             x if x.starts_with("--drive-map=") => map.add(&x[12..]).map_err(|e| e.to_string())?,
-            x if x.starts_with('-') && x.len() > 1 => switch(&mut a, x, &mut drives).map_err(|e| e.to_string())?,
+            x if x.starts_with('-') && x.len() > 1 => {
+                switch(&mut a, x, &mut drives).map_err(|e| e.to_string())?
+            }
             x => names.push(x.to_string()),
         }
     }
@@ -173,30 +183,54 @@ pub fn parse(args: &[String]) -> Result<SqlioArgs, String> {
         Some(p) => read_param_file(&map, p)?,
         None => Vec::new(),
     };
-    a.files = if listed.is_empty() { plain_files(&map, &names, &drives)? } else { listed };
+    a.files = if listed.is_empty() {
+        plain_files(&map, &names, &drives)?
+    } else {
+        listed
+    };
     Ok(a)
 }
 
-fn plain_files(map: &DriveMap, names: &[String], drives: &[char]) -> Result<Vec<SqlioFile>, String> {
-    let names = if names.is_empty() { vec!["testfile.dat".to_string()] } else { names.to_vec() };
+fn plain_files(
+    map: &DriveMap,
+    names: &[String],
+    drives: &[char],
+) -> Result<Vec<SqlioFile>, String> {
+    let names = if names.is_empty() {
+        vec!["testfile.dat".to_string()]
+    } else {
+        names.to_vec()
+    };
     let mut shown = Vec::new();
     for n in &names {
         if drives.is_empty() {
             shown.push(n.clone());
         } else {
-            shown.extend(drives.iter().map(|d| format!("{d}:\\{}", n.trim_start_matches('\\'))));
+            shown.extend(
+                drives
+                    .iter()
+                    .map(|d| format!("{d}:\\{}", n.trim_start_matches('\\'))),
+            );
         }
     }
     shown
         .into_iter()
-        .map(|s| Ok(SqlioFile { path: map.resolve(&s)?, shown: s, threads: None, size_mb: None }))
+        .map(|s| {
+            Ok(SqlioFile {
+                path: map.resolve(&s)?,
+                shown: s,
+                threads: None,
+                size_mb: None,
+            })
+        })
         .collect()
 }
 
 /// Reads `param.txt`: `<file> <threads> [<mask> [<size MB>]]` per line, `#` comments.
 pub fn read_param_file(map: &DriveMap, name: &str) -> Result<Vec<SqlioFile>, String> {
     let path = map.resolve(name)?;
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("-F{name}: cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("-F{name}: cannot read {}: {e}", path.display()))?;
     parse_param_text(map, name, &text)
 }
 
@@ -209,13 +243,27 @@ pub fn parse_param_text(map: &DriveMap, name: &str, text: &str) -> Result<Vec<Sq
             continue;
         }
         let f: Vec<&str> = line.split_whitespace().collect();
-        let at = |what: &str| format!("{name} line {}: {what} (expected <file> <threads> [<mask> [<size MB>]])", i + 1);
-        let threads: u32 = f.get(1).and_then(|t| t.parse().ok()).filter(|t| (1..=256).contains(t)).ok_or_else(|| at("bad thread count"))?;
+        let at = |what: &str| {
+            format!(
+                "{name} line {}: {what} (expected <file> <threads> [<mask> [<size MB>]])",
+                i + 1
+            )
+        };
+        let threads: u32 = f
+            .get(1)
+            .and_then(|t| t.parse().ok())
+            .filter(|t| (1..=256).contains(t))
+            .ok_or_else(|| at("bad thread count"))?;
         let size_mb = match f.get(3) {
             Some(s) => Some(s.parse::<u64>().map_err(|_| at("bad size"))?),
             None => None,
         };
-        out.push(SqlioFile { path: map.resolve(f[0])?, shown: f[0].to_string(), threads: Some(threads), size_mb });
+        out.push(SqlioFile {
+            path: map.resolve(f[0])?,
+            shown: f[0].to_string(),
+            threads: Some(threads),
+            size_mb,
+        });
     }
     Ok(out)
 }

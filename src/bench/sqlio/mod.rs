@@ -14,7 +14,11 @@ use std::io::Write;
 
 /// `sqliosim sqlio ARGS…`; `args[0]` is the display name ("sqliosim sqlio").
 pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
-    run_with(&args, &mut std::io::stdout().lock(), &mut std::io::stderr().lock())
+    run_with(
+        &args,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )
 }
 
 /// The file size to use: the parameter file's, else the existing file's, else 1 GiB.
@@ -31,7 +35,10 @@ fn size_of(f: &args::SqlioFile) -> (u64, bool) {
 /// Builds the job and the header lines from parsed switches.
 pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
     let threads = a.files.first().and_then(|f| f.threads).unwrap_or(a.threads);
-    if a.files.iter().any(|f| f.threads.unwrap_or(a.threads) != threads) {
+    if a.files
+        .iter()
+        .any(|f| f.threads.unwrap_or(a.threads) != threads)
+    {
         anyhow::bail!("-F: every file in the parameter file must use the same thread count here");
     }
     let engine = match a.engine.as_str() {
@@ -41,12 +48,24 @@ pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
     };
     let sizes: Vec<(u64, bool)> = a.files.iter().map(size_of).collect();
     let job = Job {
-        targets: a.files.iter().zip(&sizes).map(|(f, s)| Target { path: f.path.clone(), size: s.0 }).collect(),
+        targets: a
+            .files
+            .iter()
+            .zip(&sizes)
+            .map(|(f, s)| Target {
+                path: f.path.clone(),
+                size: s.0,
+            })
+            .collect(),
         threads_per_target: threads,
         depth: a.outstanding,
         block_size: a.block_kb * 1024,
         read_pct: if a.write { 0 } else { 100 },
-        pattern: if a.sequential { Pattern::Sequential } else { Pattern::Random },
+        pattern: if a.sequential {
+            Pattern::Sequential
+        } else {
+            Pattern::Random
+        },
         warmup_s: 0.0,
         duration_s: a.secs as f64,
         direct: matches!(a.buffering, 'N' | 'H'),
@@ -58,7 +77,12 @@ pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
     };
     let header = output::Header {
         param_file: a.param_file.clone(),
-        files: a.files.iter().zip(&sizes).map(|(f, s)| (f.shown.clone(), threads, s.0 >> 20, s.1)).collect(),
+        files: a
+            .files
+            .iter()
+            .zip(&sizes)
+            .map(|(f, s)| (f.shown.clone(), threads, s.0 >> 20, s.1))
+            .collect(),
         write: a.write,
         secs: a.secs,
         block_kb: a.block_kb,
@@ -71,28 +95,54 @@ pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
 }
 
 /// Runs `sqliosim sqlio` with `args`, the block to `out`, notes to `err`.
-pub fn run_with(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let strings: Vec<String> = args.iter().skip(1).map(|s| s.to_string_lossy().into_owned()).collect();
-    if strings.iter().any(|s| s == "-?" || s == "--help" || s == "-h") {
+pub fn run_with(
+    args: &[OsString],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
+    let strings: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    if strings
+        .iter()
+        .any(|s| s == "-?" || s == "--help" || s == "-h")
+    {
         write!(out, "{}", USAGE)?;
         return Ok(Outcome::Clean);
     }
     let a = args::parse(&strings).map_err(anyhow::Error::msg)?;
     for s in &a.ignored {
-        writeln!(err, "sqliosim sqlio: note: {s} is accepted for compatibility and has no effect")?;
+        writeln!(
+            err,
+            "sqliosim sqlio: note: {s} is accepted for compatibility and has no effect"
+        )?;
     }
     let (job, header) = job_of(&a)?;
     let stop = signals::stop_flag();
     let r = run::run(&job, &stop)?;
-    write!(out, "{}", output::render(&header, &output::figures(&r.total, r.measured_s)))?;
+    write!(
+        out,
+        "{}",
+        output::render(&header, &output::figures(&r.total, r.measured_s))
+    )?;
     for w in &r.warnings {
         writeln!(err, "sqliosim sqlio: warning: {w}")?;
     }
     let bad = r.total.errors > 0 || r.total.verify_failures > 0;
     if let Some(e) = &r.total.first_error {
-        writeln!(err, "sqliosim sqlio: {} I/O error(s); first: {e}", r.total.errors)?;
+        writeln!(
+            err,
+            "sqliosim sqlio: {} I/O error(s); first: {e}",
+            r.total.errors
+        )?;
     }
-    Ok(if bad { Outcome::Findings } else { Outcome::Clean })
+    Ok(if bad {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
 }
 
 const USAGE: &str = "Usage: sqliosim sqlio [switches] [file ...]

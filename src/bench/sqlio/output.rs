@@ -99,17 +99,42 @@ pub fn render(hd: &Header, f: &Figures) -> String {
         let _ = writeln!(o, "parameter file used: {p}");
         let mut first = 0;
         for (name, t, _, _) in &hd.files {
-            let _ = writeln!(o, "file {name} with {t} threads ({first}-{}) using mask 0x0 (0)", first + t - 1);
+            let _ = writeln!(
+                o,
+                "file {name} with {t} threads ({first}-{}) using mask 0x0 (0)",
+                first + t - 1
+            );
             first += t;
         }
     }
-    let (verb, prep) = if hd.write { ("writing", "to") } else { ("reading", "from") };
+    let (verb, prep) = if hd.write {
+        ("writing", "to")
+    } else {
+        ("reading", "from")
+    };
     for (name, t, _, _) in &hd.files {
-        let _ = writeln!(o, "{t} threads {verb} for {} secs {prep} file {name}", hd.secs);
+        let _ = writeln!(
+            o,
+            "{t} threads {verb} for {} secs {prep} file {name}",
+            hd.secs
+        );
     }
-    let _ = writeln!(o, "using {}KB {} IOs", hd.block_kb, if hd.sequential { "sequential" } else { "random" });
+    let _ = writeln!(
+        o,
+        "using {}KB {} IOs",
+        hd.block_kb,
+        if hd.sequential {
+            "sequential"
+        } else {
+            "random"
+        }
+    );
     if hd.outstanding > 1 {
-        let _ = writeln!(o, "enabling multiple I/Os per thread with {} outstanding", hd.outstanding);
+        let _ = writeln!(
+            o,
+            "enabling multiple I/Os per thread with {} outstanding",
+            hd.outstanding
+        );
     }
     let _ = writeln!(o, "{}", buffering_line(hd.buffering));
     for (name, _, mb, specified) in &hd.files {
@@ -119,7 +144,11 @@ pub fn render(hd: &Header, f: &Figures) -> String {
     o.push_str("initialization done\nCUMULATIVE DATA:\nthroughput metrics:\n");
     let _ = writeln!(o, "IOs/sec: {:8.2}\nMBs/sec: {:8.2}", f.iops, f.mbs);
     if hd.latency {
-        let _ = writeln!(o, "latency metrics:\nMin_Latency(ms): {}\nAvg_Latency(ms): {}\nMax_Latency(ms): {}", f.min_ms, f.avg_ms, f.max_ms);
+        let _ = writeln!(
+            o,
+            "latency metrics:\nMin_Latency(ms): {}\nAvg_Latency(ms): {}\nMax_Latency(ms): {}",
+            f.min_ms, f.avg_ms, f.max_ms
+        );
         o.push_str("histogram:\nms: 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24+\n%:");
         for p in f.histogram {
             let _ = write!(o, " {p:2}");
@@ -134,7 +163,11 @@ pub fn block_for_run(r: &RunResult) -> String {
     let j = &r.job;
     let hd = Header {
         param_file: None,
-        files: r.targets.iter().map(|t| (t.path.clone(), j.threads_per_target, t.size >> 20, true)).collect(),
+        files: r
+            .targets
+            .iter()
+            .map(|t| (t.path.clone(), j.threads_per_target, t.size >> 20, true))
+            .collect(),
         write: j.read_pct < 50,
         secs: j.duration_s.round() as u64,
         block_kb: j.block_size / 1024,

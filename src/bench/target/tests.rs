@@ -12,12 +12,16 @@ fn creates_fills_and_recognises_its_files() {
     let f = File::open(&path).expect("open");
     assert_eq!(read_seed(&f), Some(p.seed));
     let mut block = vec![0u8; 8192];
-    f.read_exact_at(&mut block, DATA_OFFSET + 8192).expect("read");
+    f.read_exact_at(&mut block, DATA_OFFSET + 8192)
+        .expect("read");
     assert_eq!(stamp::check(&block, DATA_OFFSET + 8192, p.seed), Ok(()));
     let again = prepare(&path, 3 << 20, false, true).expect("reuse");
     assert_eq!((again.seed, again.filled), (p.seed, 0));
     let grown = prepare(&path, 4 << 20, false, true).expect("extend");
-    assert_eq!((grown.seed, grown.filled, grown.size), (p.seed, 1 << 20, 4 << 20));
+    assert_eq!(
+        (grown.seed, grown.filled, grown.size),
+        (p.seed, 1 << 20, 4 << 20)
+    );
 }
 
 #[test]
