@@ -76,7 +76,6 @@ impl<'a> Worker<'a> {
             kind: job.engine,
             depth: job.depth,
             slot_len: job.block_size as usize,
-            single_thread: true,
         };
         let mut engine = Engine::new(&cfg, files)?;
         let mut rng = SmallRng::seed_from_u64(

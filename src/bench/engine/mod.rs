@@ -80,9 +80,6 @@ pub struct EngineConfig {
     pub depth: u32,
     /// Length of each buffer slot in bytes (a multiple of 4096 is safest for O_DIRECT).
     pub slot_len: usize,
-    /// The engine stays on the thread that built it: io_uring may then use SINGLE_ISSUER and
-    /// DEFER_TASKRUN (cheaper completions). Submitting from another thread then fails.
-    pub single_thread: bool,
 }
 
 /// Errors from building or driving an engine.
@@ -123,7 +120,7 @@ impl Engine {
         if cfg.kind == EngineKind::Psync {
             return Ok(Engine::Psync(psync::PsyncEngine::new(files, buffers)?));
         }
-        match uring::UringEngine::new(files.clone(), buffers, cfg.single_thread) {
+        match uring::UringEngine::new(files.clone(), buffers) {
             Ok(engine) => Ok(Engine::Uring(engine)),
             Err((err, buffers)) if uring::is_refusal(&err) => {
                 Ok(Engine::Psync(psync::PsyncEngine::new(files, buffers)?))

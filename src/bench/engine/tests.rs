@@ -20,7 +20,6 @@ fn round_trip(kind: EngineKind, depth: u32) {
         kind,
         depth,
         slot_len: 8192,
-        single_thread: depth.is_multiple_of(2),
     };
     let mut engine = Engine::new(&cfg, files(&dir)).expect("engine");
     for slot in 0..depth {
@@ -89,7 +88,6 @@ fn errors_come_back_as_errno() {
             kind,
             depth: 1,
             slot_len: 4096,
-            single_thread: true,
         };
         let mut engine =
             Engine::new(&cfg, Arc::from(vec![ro.try_clone().expect("dup")])).expect("engine");
