@@ -2,9 +2,11 @@
 # compare-fio.sh: runs `sqliosim bench` and fio back to back on the same file, region and
 # pattern, and prints the IOPS ratio and the CPU-time-per-I/O ratio for each row.
 #
-# Usage: scripts/compare-fio.sh [FILE] [SECONDS]
+# Usage: scripts/compare-fio.sh [FILE] [SECONDS] [ROUNDS]
 #   FILE     test file (default ./compare-fio.dat); created by sqliosim bench if missing
 #   SECONDS  measured seconds per run (default 10); each run also warms up 1 s
+#   ROUNDS   how many times to run every row (default 1); with more than one, the medians
+#            of the ratios are printed at the end (shared machines are noisy)
 # Environment: SQLIOSIM (default target/release/sqliosim), SIZE (default 2G), FIO (default fio)
 #
 # Both tools use io_uring, O_DIRECT, one job/thread, and the same region of the file:
@@ -15,6 +17,7 @@ set -euo pipefail
 
 FILE=${1:-./compare-fio.dat}
 SECS=${2:-10}
+ROUNDS=${3:-1}
 SIZE=${SIZE:-2G}
 SQLIOSIM=${SQLIOSIM:-target/release/sqliosim}
 FIO=${FIO:-fio}
@@ -39,6 +42,7 @@ ROWS=(
 )
 
 printf '%-20s %12s %12s %7s %14s %14s %7s\n' row "sqliosim IOPS" "fio IOPS" ratio "sqliosim us/IO" "fio us/IO" ratio
+for round in $(seq "$ROUNDS"); do
 for row in "${ROWS[@]}"; do
   IFS='|' read -r name rw pattern bs qd fiorw <<<"$row"
   "$SQLIOSIM" bench --file "$FILE" --rw "$rw" --pattern "$pattern" --block-size "$bs" \
@@ -46,9 +50,9 @@ for row in "${ROWS[@]}"; do
   "$FIO" --name=cmp --filename="$FILE" --offset=1M --size="$REGION" --rw="$fiorw" --bs="$bs" \
     --direct=1 --ioengine=io_uring --iodepth="$qd" --time_based --runtime="$SECS" --ramp_time=1 \
     --randrepeat=0 --norandommap --group_reporting --output-format=json >"$TMP/f.json"
-  python3 - "$name" "$TMP/s.json" "$TMP/f.json" <<'PY'
+  python3 - "$name" "$TMP/s.json" "$TMP/f.json" "$TMP/rows.tsv" <<'PY'
 import json, sys
-name, s_path, f_path = sys.argv[1:4]
+name, s_path, f_path, rows = sys.argv[1:5]
 s = json.load(open(s_path))["results"][0]
 f = json.load(open(f_path))["jobs"][0]
 s_iops, s_cpu = s["iops"], s["cpu_us_per_io"]
@@ -56,5 +60,25 @@ ios = f["read"]["total_ios"] + f["write"]["total_ios"]
 f_iops = f["read"]["iops"] + f["write"]["iops"]
 f_cpu = (f["usr_cpu"] + f["sys_cpu"]) / 100.0 * f["job_runtime"] / 1000.0 / max(ios, 1) * 1e6
 print(f"{name:<20} {s_iops:12.0f} {f_iops:12.0f} {s_iops / max(f_iops, 1e-9):6.2f}x {s_cpu:14.2f} {f_cpu:14.2f} {s_cpu / max(f_cpu, 1e-9):6.2f}x")
+with open(rows, "a") as out:
+    out.write(f"{name}\t{s_iops}\t{f_iops}\t{s_cpu}\t{f_cpu}\n")
 PY
 done
+done
+
+if [ "$ROUNDS" -gt 1 ]; then
+  echo
+  echo "medians over $ROUNDS rounds:"
+  python3 - "$TMP/rows.tsv" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    name, *v = line.rstrip("\n").split("\t")
+    rows.setdefault(name, []).append([float(x) for x in v])
+for name, runs in rows.items():
+    med = lambda i: statistics.median(r[i] for r in runs)
+    iops_ratio = statistics.median(r[0] / max(r[1], 1e-9) for r in runs)
+    cpu_ratio = statistics.median(r[2] / max(r[3], 1e-9) for r in runs)
+    print(f"{name:<20} {med(0):12.0f} {med(1):12.0f} {iops_ratio:6.2f}x {med(2):14.2f} {med(3):14.2f} {cpu_ratio:6.2f}x")
+PY
+fi

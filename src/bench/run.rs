@@ -96,58 +96,72 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
     job.validate()?;
     let (files, seeds, infos) = open_targets(job)?;
     let n = job.threads() as usize;
-    let ready = Barrier::new(n + 1);
-    let go = Barrier::new(n + 1);
-    let phases: OnceLock<Phases> = OnceLock::new();
+    let gate = Gate {
+        ready: Barrier::new(n + 1),
+        go: Barrier::new(n + 1),
+        phases: OnceLock::new(),
+    };
     std::thread::scope(|s| {
-        let mut handles = Vec::with_capacity(n);
-        for thread in 0..n {
-            let per = job.threads_per_target as usize;
-            let file = thread / per;
-            let at = Assignment {
-                thread,
-                file: file as u32,
-                rank: (thread % per) as u32,
-                file_seed: seeds[file],
-                file_size: infos[file].size,
-            };
-            let (files, ready, go, phases) = (files.clone(), &ready, &go, &phases);
-            handles.push(s.spawn(move || {
-                let worker = Worker::new(job, at, files);
-                ready.wait();
-                go.wait();
-                let w = worker?;
-                let kind = w.engine_kind();
-                let p = phases
-                    .get()
-                    .copied()
-                    .ok_or(BenchError::WorkerPanicked(thread))?;
-                w.run(&p, stop).map(|st| (st, kind))
-            }));
-        }
-        ready.wait();
-        let start = Instant::now();
-        let measure_start = start + Duration::from_secs_f64(job.warmup_s);
-        let measure_end = measure_start + Duration::from_secs_f64(job.duration_s);
-        let end = measure_end + Duration::from_secs_f64(job.cooldown_s);
-        let p = *phases.get_or_init(|| Phases {
-            start,
-            measure_start,
-            measure_end,
-            end,
-        });
-        go.wait();
+        let handles: Vec<_> = (0..n)
+            .map(|thread| {
+                let per = job.threads_per_target as usize;
+                let file = thread / per;
+                let at = Assignment {
+                    thread,
+                    file: file as u32,
+                    rank: (thread % per) as u32,
+                    file_seed: seeds[file],
+                    file_size: infos[file].size,
+                };
+                let (files, gate) = (files.clone(), &gate);
+                s.spawn(move || work(job, at, files, gate, stop))
+            })
+            .collect();
+        gate.ready.wait();
+        let p = *gate.phases.get_or_init(|| Phases::starting_now(job));
+        gate.go.wait();
         let (measured_s, cpu, interrupted) = time_window(&p, stop);
-        let mut outcomes = Vec::with_capacity(n);
-        for (i, h) in handles.into_iter().enumerate() {
-            outcomes.push(
+        let outcomes = handles
+            .into_iter()
+            .enumerate()
+            .map(|(i, h)| {
                 h.join()
                     .map_err(|_| BenchError::WorkerPanicked(i))
-                    .and_then(|r| r),
-            );
-        }
+                    .and_then(|r| r)
+            })
+            .collect();
         assemble(job, infos, outcomes, measured_s, cpu, interrupted)
     })
+}
+
+/// Start line of a run: every worker builds its engine, then all start together.
+struct Gate {
+    ready: Barrier,
+    go: Barrier,
+    phases: OnceLock<Phases>,
+}
+
+/// One worker thread: build the engine, pass both barriers whatever happens (so a failed
+/// engine cannot leave the others waiting), then run.
+fn work(
+    job: &Job,
+    at: Assignment,
+    files: Arc<[File]>,
+    gate: &Gate,
+    stop: &AtomicBool,
+) -> Result<(ThreadStats, EngineKind), BenchError> {
+    let thread = at.thread;
+    let worker = Worker::new(job, at, files);
+    gate.ready.wait();
+    gate.go.wait();
+    let w = worker?;
+    let kind = w.engine_kind();
+    let p = gate
+        .phases
+        .get()
+        .copied()
+        .ok_or(BenchError::WorkerPanicked(thread))?;
+    w.run(&p, stop).map(|st| (st, kind))
 }
 
 /// Samples CPU at the edges of the measured window; returns (seconds measured, CPU, stopped).

@@ -31,6 +31,22 @@ pub struct Phases {
     pub end: Instant,
 }
 
+impl Phases {
+    /// Phases of `job` starting now.
+    pub fn starting_now(job: &Job) -> Phases {
+        let start = Instant::now();
+        let measure_start = start + Duration::from_secs_f64(job.warmup_s);
+        let measure_end = measure_start + Duration::from_secs_f64(job.duration_s);
+        let end = measure_end + Duration::from_secs_f64(job.cooldown_s);
+        Phases {
+            start,
+            measure_start,
+            measure_end,
+            end,
+        }
+    }
+}
+
 /// Where one worker works.
 pub struct Assignment {
     /// Index of the worker over the whole run.

@@ -90,11 +90,7 @@ fn target_size(path: &Path, size: Option<u64>) -> u64 {
 }
 
 fn engine(s: &str) -> Result<EngineKind, BadValue> {
-    match s {
-        "uring" | "io_uring" => Ok(EngineKind::Uring),
-        "psync" => Ok(EngineKind::Psync),
-        _ => Err(bad("--engine", s, "uring or psync")),
-    }
+    EngineKind::from_name(s).ok_or_else(|| bad("--engine", s, "uring or psync"))
 }
 
 fn data(s: &str) -> Result<DataMode, BadValue> {

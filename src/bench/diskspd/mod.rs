@@ -83,11 +83,12 @@ pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
         };
         per_thread * f64::from(threads)
     });
-    let engine = match a.engine.as_str() {
-        "uring" | "" => EngineKind::Uring,
-        "psync" => EngineKind::Psync,
-        e => anyhow::bail!("--engine: {e:?} is not valid; expected uring or psync"),
-    };
+    let engine = EngineKind::from_name(&a.engine).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--engine: {:?} is not valid; expected uring or psync",
+            a.engine
+        )
+    })?;
     Ok(Job {
         targets,
         threads_per_target: per_target,

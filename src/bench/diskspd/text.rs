@@ -48,61 +48,69 @@ fn params(o: &mut String, a: &DiskspdArgs, rep: &Report) {
     }
     let _ = writeln!(o, "\trandom seed: {}", a.seed);
     for t in &rep.result.targets {
-        let _ = writeln!(
-            o,
-            "\tpath: '{}'\n\t\tthink time: 0ms\n\t\tburst size: 0",
-            t.path
-        );
-        o.push_str(if a.no_cache {
-            "\t\tsoftware cache disabled\n"
-        } else {
-            "\t\tusing software cache\n"
-        });
-        o.push_str(match (a.write_through, a.no_cache) {
-            (true, true) => "\t\thardware write cache disabled, writethrough on\n",
-            (true, false) => "\t\thardware and software write caches disabled, writethrough on\n",
-            _ => "\t\tusing hardware write cache, writethrough off\n",
-        });
-        if a.zeros {
-            o.push_str("\t\tzeroing write buffers\n");
-        }
-        let _ = match a.write_pct {
-            0 => writeln!(o, "\t\tperforming read test"),
-            100 => writeln!(o, "\t\tperforming write test"),
-            w => writeln!(
-                o,
-                "\t\tperforming mix test (read/write ratio: {}/{w})",
-                100 - w
-            ),
-        };
-        let _ = writeln!(o, "\t\tblock size: {}", a.block);
-        let align = a.random.filter(|r| *r > 0).unwrap_or(a.block);
-        let kind = if a.random.is_some() {
-            "using random I/O (alignment: "
-        } else {
-            "using sequential I/O (stride: "
-        };
-        let _ = writeln!(o, "\t\t{kind}{align})");
-        let _ = writeln!(
-            o,
-            "\t\tnumber of outstanding I/O operations: {}",
-            a.outstanding
-        );
-        let _ = writeln!(
-            o,
-            "\t\tthread stride size: 0\n\t\tthreads per file: {}",
-            rep.result.job.threads_per_target
-        );
-        let _ = writeln!(
-            o,
-            "\t\tusing {}\n\t\tIO priority: normal",
-            rep.engine_line()
-        );
+        target_params(o, a, &t.path, rep);
     }
     let _ = write!(
         o,
         "\nSystem information:\n\n\tcomputer name: {}\n\tstart time: {}\n",
         rep.host, rep.start_time
+    );
+}
+
+/// Cache and write-through lines, worded as DiskSpd words them.
+fn cache_lines(a: &DiskspdArgs) -> [&'static str; 2] {
+    let sw = if a.no_cache {
+        "\t\tsoftware cache disabled\n"
+    } else {
+        "\t\tusing software cache\n"
+    };
+    let hw = match (a.write_through, a.no_cache) {
+        (true, true) => "\t\thardware write cache disabled, writethrough on\n",
+        (true, false) => "\t\thardware and software write caches disabled, writethrough on\n",
+        _ => "\t\tusing hardware write cache, writethrough off\n",
+    };
+    [sw, hw]
+}
+
+fn target_params(o: &mut String, a: &DiskspdArgs, path: &str, rep: &Report) {
+    let _ = writeln!(
+        o,
+        "\tpath: '{path}'\n\t\tthink time: 0ms\n\t\tburst size: 0"
+    );
+    cache_lines(a).iter().for_each(|l| o.push_str(l));
+    if a.zeros {
+        o.push_str("\t\tzeroing write buffers\n");
+    }
+    let _ = match a.write_pct {
+        0 => writeln!(o, "\t\tperforming read test"),
+        100 => writeln!(o, "\t\tperforming write test"),
+        w => writeln!(
+            o,
+            "\t\tperforming mix test (read/write ratio: {}/{w})",
+            100 - w
+        ),
+    };
+    let _ = writeln!(o, "\t\tblock size: {}", a.block);
+    let align = a.random.filter(|r| *r > 0).unwrap_or(a.block);
+    let kind = match a.random {
+        Some(_) => "using random I/O (alignment: ",
+        None => "using sequential I/O (stride: ",
+    };
+    let _ = writeln!(o, "\t\t{kind}{align})");
+    let _ = writeln!(
+        o,
+        "\t\tnumber of outstanding I/O operations: {}",
+        a.outstanding
+    );
+    let threads = rep.result.job.threads_per_target;
+    let _ = writeln!(
+        o,
+        "\t\tthread stride size: 0\n\t\tthreads per file: {threads}"
+    );
+    let _ = writeln!(
+        o,
+        "\t\tusing {}\n\t\tIO priority: normal",
+        rep.engine_line()
     );
 }
 

@@ -27,6 +27,15 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
+    /// Parses a command-line name: `uring` (or `io_uring`) or `psync`.
+    pub fn from_name(name: &str) -> Option<EngineKind> {
+        match name {
+            "uring" | "io_uring" | "" => Some(EngineKind::Uring),
+            "psync" => Some(EngineKind::Psync),
+            _ => None,
+        }
+    }
+
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {

@@ -14,7 +14,7 @@ fn kib(bs: u32) -> String {
     }
 }
 
-fn cell(l: Option<&LatencySummary>, f: impl Fn(&LatencySummary) -> f64) -> String {
+fn cell(l: Option<&LatencySummary>, f: &dyn Fn(&LatencySummary) -> f64) -> String {
     l.map(|l| format!("{:>12.1}", f(l)))
         .unwrap_or_else(|| format!("{:>12}", "N/A"))
 }
@@ -74,12 +74,8 @@ pub fn describe(s: &Summary) -> String {
 /// The detailed report of one run.
 pub fn run_report(s: &Summary) -> String {
     let mut o = describe(s);
-    let _ = writeln!(
-        o,
-        "measured {:.2} s{}",
-        s.measured_s,
-        if s.interrupted { " (interrupted)" } else { "" }
-    );
+    let stopped = if s.interrupted { " (interrupted)" } else { "" };
+    let _ = writeln!(o, "measured {:.2} s{stopped}", s.measured_s);
     let _ = writeln!(
         o,
         "\n        IOPS        MB/s       MiB/s   CPU us/IO      errors"
@@ -89,47 +85,7 @@ pub fn run_report(s: &Summary) -> String {
         "{:>12.2}{:>12.2}{:>12.2}{:>12.2}{:>12}",
         s.iops, s.mb_per_s, s.mib_per_s, s.cpu_us_per_io, s.errors
     );
-    let (r, w, t) = (
-        s.read_latency.as_ref(),
-        s.write_latency.as_ref(),
-        s.latency.as_ref(),
-    );
-    let _ = writeln!(o, "\nlatency (us)        read       write       total");
-    let _ = writeln!(
-        o,
-        "{:<8}{}{}{}",
-        "min",
-        cell(r, |l| l.min_us),
-        cell(w, |l| l.min_us),
-        cell(t, |l| l.min_us)
-    );
-    let _ = writeln!(
-        o,
-        "{:<8}{}{}{}",
-        "avg",
-        cell(r, |l| l.avg_us),
-        cell(w, |l| l.avg_us),
-        cell(t, |l| l.avg_us)
-    );
-    for (i, (_, name)) in PERCENTILES.iter().enumerate() {
-        let at = |l: &LatencySummary| l.percentiles[i].1;
-        let _ = writeln!(
-            o,
-            "{:<8}{}{}{}",
-            name,
-            cell(r, at),
-            cell(w, at),
-            cell(t, at)
-        );
-    }
-    let _ = writeln!(
-        o,
-        "{:<8}{}{}{}",
-        "max",
-        cell(r, |l| l.max_us),
-        cell(w, |l| l.max_us),
-        cell(t, |l| l.max_us)
-    );
+    o.push_str(&latency_table(s));
     let line: Vec<String> = s.timeline.iter().map(u64::to_string).collect();
     let _ = writeln!(o, "\nI/Os per second: {}", line.join(" "));
     if s.verify_failures > 0 {
@@ -142,6 +98,27 @@ pub fn run_report(s: &Summary) -> String {
     for w in &s.warnings {
         let _ = writeln!(o, "warning: {w}");
     }
+    o
+}
+
+/// Read / write / total latency from min through the nines to max, in microseconds.
+fn latency_table(s: &Summary) -> String {
+    let cols = [
+        s.read_latency.as_ref(),
+        s.write_latency.as_ref(),
+        s.latency.as_ref(),
+    ];
+    let row = |name: &str, f: &dyn Fn(&LatencySummary) -> f64| {
+        let cells: String = cols.iter().map(|c| cell(*c, f)).collect();
+        format!("{name:<8}{cells}\n")
+    };
+    let mut o = String::from("\nlatency (us)        read       write       total\n");
+    o.push_str(&row("min", &|l| l.min_us));
+    o.push_str(&row("avg", &|l| l.avg_us));
+    for (i, (_, name)) in PERCENTILES.iter().enumerate() {
+        o.push_str(&row(name, &|l| l.percentiles[i].1));
+    }
+    o.push_str(&row("max", &|l| l.max_us));
     o
 }
 

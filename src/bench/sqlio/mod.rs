@@ -41,11 +41,12 @@ pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
     {
         anyhow::bail!("-F: every file in the parameter file must use the same thread count here");
     }
-    let engine = match a.engine.as_str() {
-        "uring" | "" => EngineKind::Uring,
-        "psync" => EngineKind::Psync,
-        e => anyhow::bail!("--engine: {e:?} is not valid; expected uring or psync"),
-    };
+    let engine = EngineKind::from_name(&a.engine).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--engine: {:?} is not valid; expected uring or psync",
+            a.engine
+        )
+    })?;
     let sizes: Vec<(u64, bool)> = a.files.iter().map(size_of).collect();
     let job = Job {
         targets: a

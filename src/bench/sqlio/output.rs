@@ -91,6 +91,25 @@ pub fn figures(total: &ThreadStats, secs: f64) -> Figures {
 
 /// Renders the whole block.
 pub fn render(hd: &Header, f: &Figures) -> String {
+    let mut o = describe(hd);
+    o.push_str("initialization done\nCUMULATIVE DATA:\nthroughput metrics:\n");
+    let _ = writeln!(o, "IOs/sec: {:8.2}\nMBs/sec: {:8.2}", f.iops, f.mbs);
+    if hd.latency {
+        o.push_str("latency metrics:\n");
+        let _ = writeln!(o, "Min_Latency(ms): {}", f.min_ms);
+        let _ = writeln!(o, "Avg_Latency(ms): {}", f.avg_ms);
+        let _ = writeln!(o, "Max_Latency(ms): {}", f.max_ms);
+        o.push_str("histogram:\nms: 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24+\n%:");
+        for p in f.histogram {
+            let _ = write!(o, " {p:2}");
+        }
+        o.push('\n');
+    }
+    o
+}
+
+/// The lines before `initialization done`: banner, files, threads, pattern, buffering, sizes.
+fn describe(hd: &Header) -> String {
     let mut o = String::from("sqlio v1.5.SG\n");
     if hd.latency {
         o.push_str("using system counter for latency timings, 1000000000 counts per second\n");
@@ -99,10 +118,10 @@ pub fn render(hd: &Header, f: &Figures) -> String {
         let _ = writeln!(o, "parameter file used: {p}");
         let mut first = 0;
         for (name, t, _, _) in &hd.files {
+            let last = first + t - 1;
             let _ = writeln!(
                 o,
-                "file {name} with {t} threads ({first}-{}) using mask 0x0 (0)",
-                first + t - 1
+                "file {name} with {t} threads ({first}-{last}) using mask 0x0 (0)"
             );
             first += t;
         }
@@ -119,16 +138,12 @@ pub fn render(hd: &Header, f: &Figures) -> String {
             hd.secs
         );
     }
-    let _ = writeln!(
-        o,
-        "using {}KB {} IOs",
-        hd.block_kb,
-        if hd.sequential {
-            "sequential"
-        } else {
-            "random"
-        }
-    );
+    let pattern = if hd.sequential {
+        "sequential"
+    } else {
+        "random"
+    };
+    let _ = writeln!(o, "using {}KB {pattern} IOs", hd.block_kb);
     if hd.outstanding > 1 {
         let _ = writeln!(
             o,
@@ -140,20 +155,6 @@ pub fn render(hd: &Header, f: &Figures) -> String {
     for (name, _, mb, specified) in &hd.files {
         let how = if *specified { "specified" } else { "current" };
         let _ = writeln!(o, "using {how} size: {mb} MB for file: {name}");
-    }
-    o.push_str("initialization done\nCUMULATIVE DATA:\nthroughput metrics:\n");
-    let _ = writeln!(o, "IOs/sec: {:8.2}\nMBs/sec: {:8.2}", f.iops, f.mbs);
-    if hd.latency {
-        let _ = writeln!(
-            o,
-            "latency metrics:\nMin_Latency(ms): {}\nAvg_Latency(ms): {}\nMax_Latency(ms): {}",
-            f.min_ms, f.avg_ms, f.max_ms
-        );
-        o.push_str("histogram:\nms: 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24+\n%:");
-        for p in f.histogram {
-            let _ = write!(o, " {p:2}");
-        }
-        o.push('\n');
     }
     o
 }
