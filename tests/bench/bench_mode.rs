@@ -224,3 +224,36 @@ fn a_stop_request_ends_the_run_and_keeps_what_was_measured() {
         r.warnings
     );
 }
+
+/// tmpfs accepts O_DIRECT without enforcing it: the result must say so.
+#[test]
+fn tmpfs_is_flagged_as_not_honouring_direct_io() {
+    let shm = std::path::Path::new("/dev/shm");
+    let is_tmpfs = rustix::fs::statfs(shm)
+        .map(|s| s.f_type as u64 == 0x0102_1994)
+        .unwrap_or(false);
+    if !is_tmpfs {
+        eprintln!("skipped: /dev/shm is not tmpfs here");
+        return;
+    }
+    let dir = tempfile::tempdir_in(shm).expect("tempdir in /dev/shm");
+    let f = dir.path().join("t.dat");
+    let f = f.to_str().expect("utf-8");
+    let (outcome, text) = bench_out(&[
+        "sqliosim bench",
+        "--file",
+        f,
+        "--size",
+        "2M",
+        "--duration",
+        "0.1",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(outcome, Outcome::Clean, "{text}");
+    assert!(text.contains("direct I/O NOT honoured"), "{text}");
+    assert!(
+        text.contains("warning: direct I/O not honoured") && text.contains("tmpfs"),
+        "{text}"
+    );
+}

@@ -5,7 +5,6 @@
 use super::args::DiskspdArgs;
 use super::Report;
 use crate::bench::latency::{ThreadStats, PERCENTILES};
-use hdrhistogram::Histogram;
 use quick_xml::events::BytesText;
 use quick_xml::Writer;
 use std::fmt::Display;
@@ -19,8 +18,7 @@ fn leaf(w: &mut W, name: &str, v: impl Display) -> io::Result<()> {
     Ok(())
 }
 
-fn ms(h: &Histogram<u64>, ns: u64) -> String {
-    let _ = h;
+fn ms(ns: u64) -> String {
     format!("{:.3}", ns as f64 / 1e6)
 }
 
@@ -112,8 +110,14 @@ fn cpu(w: &mut W, rep: &Report) -> io::Result<()> {
 fn latency(w: &mut W, total: &ThreadStats) -> io::Result<()> {
     let (r, wr, t) = (&total.read, &total.write, total.total());
     let mut el = w.create_element("Latency");
-    if !r.is_empty() {
-        el = el.with_attribute(("ReadHistoBuckets", r.distinct_values().to_string().as_str()));
+    for (name, h) in [
+        ("ReadHistoBuckets", r),
+        ("WriteHistoBuckets", wr),
+        ("TotalHistoBuckets", &t),
+    ] {
+        if !h.is_empty() {
+            el = el.with_attribute((name, h.iter_recorded().count().to_string().as_str()));
+        }
     }
     el.write_inner_content(|w| {
         for (name, h) in [("Read", r), ("Write", wr), ("Total", &t)] {
@@ -143,7 +147,7 @@ fn latency(w: &mut W, total: &ThreadStats) -> io::Result<()> {
                             100.0 => h.max(),
                             _ => h.value_at_quantile(p / 100.0),
                         };
-                        leaf(w, &format!("{name}Milliseconds"), ms(h, v))?;
+                        leaf(w, &format!("{name}Milliseconds"), ms(v))?;
                     }
                 }
                 Ok(())
