@@ -124,6 +124,9 @@ impl Job {
                 ));
             }
         }
+        if self.rate_iops.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+            return usage("--rate-iops must be a positive number of I/Os per second".into());
+        }
         if self.duration_s <= 0.0 {
             return usage("the measured duration must be above zero".into());
         }
