@@ -33,6 +33,17 @@ pub enum BenchError {
         /// The file.
         path: PathBuf,
     },
+    /// Ctrl-C arrived while the test file was being filled.
+    #[error(
+        "filling {path} was interrupted at {} MiB; the next run carries on from there",
+        done >> 20
+    )]
+    FillInterrupted {
+        /// The file.
+        path: PathBuf,
+        /// Bytes of the file written so far.
+        done: u64,
+    },
     /// The I/O engine failed.
     #[error(transparent)]
     Engine(#[from] EngineError),

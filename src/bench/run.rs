@@ -52,13 +52,13 @@ pub struct RunResult {
 /// Open files (shared by every engine), their stamp seeds, and their facts.
 type Opened = (Arc<[File]>, Vec<u64>, Vec<TargetInfo>);
 
-fn open_targets(job: &Job) -> Result<Opened, BenchError> {
+fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
     let mut files = Vec::new();
     let mut seeds = Vec::new();
     let mut infos = Vec::new();
     let write = job.read_pct < 100;
     for t in &job.targets {
-        let p = target::prepare(&t.path, t.size, job.force, job.direct)?;
+        let p = target::prepare(&t.path, t.size, job.force, job.direct, stop)?;
         let mode = OpenMode {
             direct: job.direct,
             dsync: job.write_through,
@@ -94,7 +94,7 @@ fn sleep_until(when: Instant, stop: &AtomicBool) -> bool {
 /// Runs `job` to its end, or until `stop` is raised (then reports what was measured).
 pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
     job.validate()?;
-    let (files, seeds, infos) = open_targets(job)?;
+    let (files, seeds, infos) = open_targets(job, stop)?;
     let n = job.threads() as usize;
     let gate = Gate {
         ready: Barrier::new(n + 1),

@@ -12,6 +12,7 @@ use rand::{Rng, SeedableRng};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where measured I/O begins.
 pub const DATA_OFFSET: u64 = 1 << 20;
@@ -87,7 +88,16 @@ pub fn read_seed(file: &File) -> Option<u64> {
 
 /// Makes `path` a bench file of at least `size` bytes: creates and fills it when missing,
 /// extends it when ours and short, refuses a foreign non-empty file unless `force`.
-pub fn prepare(path: &Path, size: u64, force: bool, direct: bool) -> Result<Prepared, BenchError> {
+///
+/// The header is written before the data, so a fill cut short by `stop` leaves a file that is
+/// ours and shorter than asked: the next run carries on from where this one stopped.
+pub fn prepare(
+    path: &Path,
+    size: u64,
+    force: bool,
+    direct: bool,
+    stop: &AtomicBool,
+) -> Result<Prepared, BenchError> {
     let existing = std::fs::metadata(path).ok();
     if let Some(m) = &existing {
         if !m.is_file() {
@@ -122,7 +132,14 @@ pub fn prepare(path: &Path, size: u64, force: bool, direct: bool) -> Result<Prep
         });
     }
     let file = open_for_fill(path, direct)?;
-    let filled = fill(&file, path, seed, fill_from / 4096 * 4096, size)?;
+    if ours.is_none() {
+        // Taking over an empty or (with --force) foreign file: drop its old content so that
+        // an interrupted fill cannot leave unstamped blocks behind a valid header.
+        file.set_len(0)
+            .map_err(|e| BenchError::io("truncate", path, e))?;
+        write_header(&file, path, seed, size)?;
+    }
+    let filled = fill(&file, path, seed, fill_from / 4096 * 4096, size, stop)?;
     write_header(&file, path, seed, size)?;
     file.sync_data()
         .map_err(|e| BenchError::io("sync", path, e))?;
@@ -151,7 +168,14 @@ fn write_header(file: &File, path: &Path, seed: u64, size: u64) -> Result<(), Be
 }
 
 /// Writes stamped random data over `[from, to)`; returns the bytes written.
-fn fill(file: &File, path: &Path, seed: u64, from: u64, to: u64) -> Result<u64, BenchError> {
+fn fill(
+    file: &File,
+    path: &Path,
+    seed: u64,
+    from: u64,
+    to: u64,
+    stop: &AtomicBool,
+) -> Result<u64, BenchError> {
     let mut buf = AlignedBuffers::new(1, FILL_CHUNK)?;
     rand::rngs::SmallRng::seed_from_u64(seed).fill(buf.slot_mut(0));
     let mut off = from;
@@ -159,6 +183,13 @@ fn fill(file: &File, path: &Path, seed: u64, from: u64, to: u64) -> Result<u64, 
         let len = ((to - off) as usize).min(FILL_CHUNK) / 4096 * 4096;
         if len == 0 {
             break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            let _ = file.sync_data();
+            return Err(BenchError::FillInterrupted {
+                path: path.to_path_buf(),
+                done: off,
+            });
         }
         let chunk = &mut buf.slot_mut(0)[..len];
         stamp::stamp(chunk, off, seed, 0);

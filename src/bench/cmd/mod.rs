@@ -28,7 +28,8 @@ pub fn parse<T: Parser>(args: &[OsString], out: &mut dyn Write) -> anyhow::Resul
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
             ) =>
         {
-            write!(out, "{}", e.render())?;
+            // A closed pipe (`| head`) is not an error for help text.
+            let _ = write!(out, "{}", e.render());
             Ok(None)
         }
         Err(e) => Err(anyhow::anyhow!("{}", e.render().to_string().trim_end())),

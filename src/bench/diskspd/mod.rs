@@ -144,7 +144,7 @@ pub fn run_with(
         .map(|s| s.to_string_lossy().into_owned())
         .collect();
     if strings.is_empty() || strings.iter().any(|s| s == "-?" || s == "--help") {
-        write!(out, "{USAGE}")?;
+        let _ = write!(out, "{USAGE}");
         return Ok(Outcome::Clean);
     }
     let a = args::parse(&strings)?;

@@ -110,7 +110,7 @@ pub fn run_with(
         .iter()
         .any(|s| s == "-?" || s == "--help" || s == "-h")
     {
-        write!(out, "{}", USAGE)?;
+        let _ = write!(out, "{USAGE}");
         return Ok(Outcome::Clean);
     }
     let a = args::parse(&strings).map_err(anyhow::Error::msg)?;
