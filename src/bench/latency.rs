@@ -56,6 +56,8 @@ pub struct ThreadStats {
     pub verify_samples: Vec<String>,
     /// Completions per second of the measured window.
     pub timeline: Vec<u64>,
+    /// Reads completed per second of the measured window.
+    pub read_timeline: Vec<u64>,
 }
 
 impl Default for ThreadStats {
@@ -72,6 +74,7 @@ impl Default for ThreadStats {
             verify_failures: 0,
             verify_samples: Vec::new(),
             timeline: Vec::new(),
+            read_timeline: Vec::new(),
         }
     }
 }
@@ -91,10 +94,10 @@ impl ThreadStats {
                 self.write_bytes += bytes;
             }
         }
-        if second >= self.timeline.len() {
-            self.timeline.resize(second + 1, 0);
+        bump(&mut self.timeline, second);
+        if kind == OpKind::Read {
+            bump(&mut self.read_timeline, second);
         }
-        self.timeline[second] += 1;
     }
 
     /// Records a failed operation.
@@ -132,12 +135,18 @@ impl ThreadStats {
                 self.verify_samples.push(s.clone());
             }
         }
-        if other.timeline.len() > self.timeline.len() {
-            self.timeline.resize(other.timeline.len(), 0);
-        }
-        for (a, b) in self.timeline.iter_mut().zip(&other.timeline) {
-            *a += b;
-        }
+        add_series(&mut self.timeline, &other.timeline);
+        add_series(&mut self.read_timeline, &other.read_timeline);
+    }
+
+    /// Writes completed per second of the measured window.
+    pub fn write_timeline(&self) -> Vec<u64> {
+        let reads = self.read_timeline.iter().chain(std::iter::repeat(&0));
+        self.timeline
+            .iter()
+            .zip(reads)
+            .map(|(t, r)| t - r)
+            .collect()
     }
 
     /// Read and write latencies together.
@@ -155,6 +164,22 @@ impl ThreadStats {
     /// All bytes moved in the measured window.
     pub fn bytes(&self) -> u64 {
         self.read_bytes + self.write_bytes
+    }
+}
+
+fn bump(series: &mut Vec<u64>, second: usize) {
+    if second >= series.len() {
+        series.resize(second + 1, 0);
+    }
+    series[second] += 1;
+}
+
+fn add_series(into: &mut Vec<u64>, other: &[u64]) {
+    if other.len() > into.len() {
+        into.resize(other.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(other) {
+        *a += b;
     }
 }
 
@@ -249,6 +274,8 @@ mod tests {
         assert!((s.at(99.9).expect("p99.9") - 10_000.0).abs() < 10.0);
         assert_eq!(a.write_ios, 100_000);
         assert_eq!(a.timeline, vec![0, 100_000]);
+        assert_eq!(a.write_timeline(), vec![0, 100_000]);
+        assert!(a.read_timeline.is_empty());
         assert!(LatencySummary::of(&a.read).is_none());
     }
 }

@@ -117,6 +117,7 @@ fn report() -> (args::DiskspdArgs, Report) {
         "-o8",
         "-Sh",
         "-L",
+        "-D",
         "testfile.dat",
     ]))
     .expect("parse");
@@ -133,7 +134,7 @@ fn text_layout_snapshot() {
     let (a, rep) = report();
     let t = text::render(&a, &rep);
     assert!(t.contains("  %-ile |  Read (ms) | Write (ms) | Total (ms)"));
-    assert!(t.contains("thread |       bytes     |     I/Os     |    MiB/s   |  I/O per s |  AvgLat  | LatStdDev |  file"));
+    assert!(t.contains("thread |       bytes     |     I/Os     |    MiB/s   |  I/O per s |  AvgLat  | IopsStdDev | LatStdDev |  file"));
     insta::assert_snapshot!("diskspd_text_synthetic", t);
 }
 
@@ -148,11 +149,15 @@ fn xml_layout_snapshot_parses() {
             n.has_tag_name("TimeSpan") && n.children().any(|c| c.has_tag_name("TestTimeSeconds"))
         })
         .expect("timespan");
-    let buckets = ts
-        .descendants()
-        .filter(|n| n.has_tag_name("Bucket"))
-        .count();
-    assert_eq!(buckets, 15, "min, 13 percentiles, max");
+    let buckets_in = |parent: &str| {
+        let p = ts
+            .children()
+            .find(|n| n.has_tag_name(parent))
+            .expect(parent);
+        p.children().filter(|n| n.has_tag_name("Bucket")).count()
+    };
+    assert_eq!(buckets_in("Latency"), 15, "min, 13 percentiles, max");
+    assert_eq!(buckets_in("Iops"), 10, "one bucket per measured second");
     assert_eq!(
         ts.descendants()
             .filter(|n| n.has_tag_name("Thread"))

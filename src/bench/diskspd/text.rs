@@ -139,11 +139,22 @@ fn cpu_table(o: &mut String, rep: &Report) {
     );
 }
 
-fn pick(t: &ThreadStats, s: Section) -> (u64, u64, Histogram<u64>) {
+/// Bytes, I/Os, latencies and per-second counts of one section.
+fn pick(t: &ThreadStats, s: Section) -> (u64, u64, Histogram<u64>, Vec<u64>) {
     match s {
-        Section::Total => (t.bytes(), t.ios(), t.total()),
-        Section::Read => (t.read_bytes, t.read_ios, t.read.clone()),
-        Section::Write => (t.write_bytes, t.write_ios, t.write.clone()),
+        Section::Total => (t.bytes(), t.ios(), t.total(), t.timeline.clone()),
+        Section::Read => (
+            t.read_bytes,
+            t.read_ios,
+            t.read.clone(),
+            t.read_timeline.clone(),
+        ),
+        Section::Write => (
+            t.write_bytes,
+            t.write_ios,
+            t.write.clone(),
+            t.write_timeline(),
+        ),
     }
 }
 
@@ -201,27 +212,27 @@ fn section(o: &mut String, a: &DiskspdArgs, rep: &Report, s: Section) {
     o.push_str(&border);
     let mut total = ThreadStats::default();
     for (i, t) in rep.result.threads.iter().enumerate() {
-        let (bytes, ios, h) = pick(t, s);
+        let (bytes, ios, h, timeline) = pick(t, s);
         let _ = write!(
             o,
             "{i:6} | {bytes:15} | {ios:12} | {:10.2} | {:10.2}",
             bytes as f64 / 1048576.0 / secs,
             ios as f64 / secs
         );
-        row_tail(o, a, &h, &t.timeline);
+        row_tail(o, a, &h, &timeline);
         let tg = &rep.result.targets[i / rep.result.job.threads_per_target as usize];
         let _ = writeln!(o, " | {} ({})", tg.path, file_size(tg.size));
         total.merge(t);
     }
     o.push_str(&border);
-    let (bytes, ios, h) = pick(&total, s);
+    let (bytes, ios, h, timeline) = pick(&total, s);
     let _ = write!(
         o,
         "total:   {bytes:15} | {ios:12} | {:10.2} | {:10.2}",
         bytes as f64 / 1048576.0 / secs,
         ios as f64 / secs
     );
-    row_tail(o, a, &h, &total.timeline);
+    row_tail(o, a, &h, &timeline);
     o.push('\n');
 }
 
