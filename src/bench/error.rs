@@ -62,3 +62,16 @@ impl BenchError {
         }
     }
 }
+
+impl BenchError {
+    /// For the command's caller: a panicked worker is an internal failure (exit code 3),
+    /// everything else a usage or environment error (exit code 2).
+    pub fn into_anyhow(self) -> anyhow::Error {
+        match self {
+            BenchError::WorkerPanicked(i) => anyhow::Error::new(crate::exit::Internal(format!(
+                "bench worker thread {i} panicked"
+            ))),
+            e => anyhow::Error::new(e),
+        }
+    }
+}

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod plan;
 
+use crate::bench::error::BenchError;
 use crate::bench::out::{export, html, text};
 use crate::bench::run::{self, RunResult};
 use crate::bench::summary::Summary;
@@ -59,7 +60,7 @@ fn execute(
         let job = cell.apply(&plan.base);
         let mut runs: Vec<RunResult> = Vec::new();
         for _ in 0..plan.repeat {
-            let r = run::run(&job, stop)?;
+            let r = run::run(&job, stop).map_err(BenchError::into_anyhow)?;
             interrupted |= r.interrupted;
             if !sweep {
                 writeln!(out, "{}", text::run_report(&Summary::of(&r)))?;

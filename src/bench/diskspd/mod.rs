@@ -7,6 +7,7 @@ pub mod text;
 pub mod xml;
 
 use crate::bench::engine::EngineKind;
+use crate::bench::error::BenchError;
 use crate::bench::job::{DataMode, Job, Pattern, Target};
 use crate::bench::run::{self, RunResult};
 use crate::bench::signals;
@@ -156,7 +157,7 @@ pub fn run_with(
     }
     let job = job_of(&a)?;
     let start_time = now_utc();
-    let result = run::run(&job, &signals::stop_flag())?;
+    let result = run::run(&job, &signals::stop_flag()).map_err(BenchError::into_anyhow)?;
     let rep = Report {
         result,
         host: host(),

@@ -6,6 +6,7 @@ pub mod args;
 pub mod output;
 
 use crate::bench::engine::EngineKind;
+use crate::bench::error::BenchError;
 use crate::bench::job::{DataMode, Job, Pattern, Target};
 use crate::bench::{run, signals, target};
 use crate::exit::Outcome;
@@ -122,7 +123,7 @@ pub fn run_with(
     }
     let (job, header) = job_of(&a)?;
     let stop = signals::stop_flag();
-    let r = run::run(&job, &stop)?;
+    let r = run::run(&job, &stop).map_err(BenchError::into_anyhow)?;
     write!(
         out,
         "{}",
