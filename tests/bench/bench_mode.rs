@@ -257,3 +257,16 @@ fn tmpfs_is_flagged_as_not_honouring_direct_io() {
         "{text}"
     );
 }
+
+/// Through the binary: exit code 2 for a bad switch in each mode, 0 for help.
+#[test]
+fn the_binary_maps_bad_switches_to_exit_code_2() {
+    let bin = || assert_cmd::Command::cargo_bin("sqliosim").expect("binary");
+    bin().args(["bench", "--help"]).assert().success();
+    bin()
+        .args(["bench", "--file", "x.dat", "--pattern", "zigzag"])
+        .assert()
+        .code(2);
+    bin().args(["sqlio", "-kQ"]).assert().code(2);
+    bin().args(["diskspd", "-w150", "t.dat"]).assert().code(2);
+}
