@@ -1,12 +1,32 @@
 //! Capacity runs: `sqliosim bench`, and the SQLIO- and DiskSpd-compatible front ends.
+//!
+//! Layout: [`engine`] (io_uring / psync, reusable by the simulation), [`job`] (validated
+//! settings), [`target`] (test files and their header), [`worker`] and [`run`] (threads and
+//! phases), [`latency`] and [`cpu`] (statistics), [`summary`] (figures), then the front ends.
 
 use crate::exit::Outcome;
 use std::ffi::OsString;
 
+pub mod cmd;
+pub mod cpu;
 pub mod diskspd;
+pub mod engine;
+pub mod error;
+pub mod honest;
+pub mod job;
+pub mod latency;
+pub mod out;
+pub mod run;
+pub mod signals;
 pub mod sqlio;
+pub mod stamp;
+pub mod summary;
+pub mod sweep;
+pub mod target;
+pub mod units;
+pub mod worker;
 
 /// `sqliosim bench ARGS…`; `args[0]` is the display name ("sqliosim bench").
-pub fn main(_args: Vec<OsString>) -> anyhow::Result<Outcome> {
-    anyhow::bail!("`sqliosim bench` is not available yet")
+pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
+    cmd::run_with(&args, &mut std::io::stdout().lock())
 }

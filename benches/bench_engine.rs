@@ -1,0 +1,72 @@
+//! Hot paths of capacity runs: stamping and checking an 8 KiB block, recording a latency,
+//! and one 8 KiB O_DIRECT read round trip through each engine back end (on a file in the
+//! build's target directory, so on the real filesystem).
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use sqliosim::bench::engine::{Engine, EngineConfig, EngineKind, Op, OpKind};
+use sqliosim::bench::latency::ThreadStats;
+use sqliosim::bench::stamp;
+use std::hint::black_box;
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::Arc;
+
+fn stamping(c: &mut Criterion) {
+    let mut block = vec![0x5au8; 8192];
+    c.bench_function("stamp 8 KiB", |b| {
+        b.iter(|| stamp::stamp(black_box(&mut block), 1 << 20, 42, 7))
+    });
+    stamp::stamp(&mut block, 1 << 20, 42, 7);
+    c.bench_function("check 8 KiB", |b| {
+        b.iter(|| stamp::check(black_box(&block), 1 << 20, 42))
+    });
+    let mut stats = ThreadStats::default();
+    let mut i = 0u64;
+    c.bench_function("record latency", |b| {
+        b.iter(|| {
+            i += 1;
+            stats.record(OpKind::Read, black_box(50_000 + i % 1000), 8192, 0)
+        })
+    });
+}
+
+fn round_trips(c: &mut Criterion) {
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
+    let path = dir.path().join("engine.dat");
+    std::fs::write(&path, vec![1u8; 16 << 20]).expect("write test file");
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path)
+        .expect("open O_DIRECT");
+    let files: Arc<[std::fs::File]> = Arc::from(vec![file]);
+    for kind in [EngineKind::Uring, EngineKind::Psync] {
+        let cfg = EngineConfig {
+            kind,
+            depth: 1,
+            slot_len: 8192,
+        };
+        let mut engine = Engine::new(&cfg, files.clone()).expect("engine");
+        let mut done = Vec::with_capacity(1);
+        let mut n = 0u64;
+        c.bench_function(&format!("8 KiB read QD1 {}", kind.name()), |b| {
+            b.iter(|| {
+                n = (n + 7919) % 2048;
+                let op = Op {
+                    kind: OpKind::Read,
+                    file: 0,
+                    offset: n * 8192,
+                    slot: 0,
+                    len: 8192,
+                    user_data: n,
+                };
+                engine.submit(op).expect("submit");
+                done.clear();
+                engine.reap(1, &mut done).expect("reap");
+                black_box(&done);
+            })
+        });
+    }
+}
+
+criterion_group!(benches, stamping, round_trips);
+criterion_main!(benches);

@@ -1,0 +1,139 @@
+//! `sqliosim bench`: parses the command line, runs every combination of the matrix (and
+//! every pass), prints the reports, and keeps the JSON, CSV and HTML files up to date.
+
+pub mod args;
+pub mod plan;
+
+use crate::bench::error::BenchError;
+use crate::bench::out::{export, html, text};
+use crate::bench::run::{self, RunResult};
+use crate::bench::summary::Summary;
+use crate::bench::sweep::{self, CellResult};
+use crate::bench::{signals, sqlio};
+use crate::exit::Outcome;
+use anyhow::Context;
+use args::BenchArgs;
+use clap::Parser;
+use plan::Plan;
+use std::ffi::OsString;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Parses `args` with clap; `Ok(None)` when help or version was printed.
+pub fn parse<T: Parser>(args: &[OsString], out: &mut dyn Write) -> anyhow::Result<Option<T>> {
+    match T::try_parse_from(args) {
+        Ok(a) => Ok(Some(a)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
+            // A closed pipe (`| head`) is not an error for help text.
+            let _ = write!(out, "{}", e.render());
+            Ok(None)
+        }
+        Err(e) => Err(anyhow::anyhow!("{}", e.render().to_string().trim_end())),
+    }
+}
+
+/// Runs `sqliosim bench` with `args`, writing the console report to `out`.
+pub fn run_with(args: &[OsString], out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let Some(a) = parse::<BenchArgs>(args, out)? else {
+        return Ok(Outcome::Clean);
+    };
+    let plan = plan::plan(&a)?;
+    let stop = signals::stop_flag();
+    execute(&plan, &a, &stop, out)
+}
+
+fn execute(
+    plan: &Plan,
+    a: &BenchArgs,
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
+    let sweep = plan.cells.len() > 1;
+    let mut done: Vec<CellResult> = Vec::new();
+    let mut interrupted = false;
+    for cell in &plan.cells {
+        let job = cell.apply(&plan.base);
+        let mut runs: Vec<RunResult> = Vec::new();
+        for _ in 0..plan.repeat {
+            let r = run::run(&job, stop).map_err(BenchError::into_anyhow)?;
+            interrupted |= r.interrupted;
+            if !sweep {
+                writeln!(out, "{}", text::run_report(&Summary::of(&r)))?;
+                if a.sqlio_output {
+                    writeln!(out, "{}", sqlio::output::block_for_run(&r))?;
+                }
+            }
+            runs.push(r);
+            if interrupted {
+                break;
+            }
+        }
+        let c = CellResult::of(*cell, &runs);
+        if sweep {
+            let row = text::sweep_table(std::slice::from_ref(&c));
+            write!(
+                out,
+                "{}",
+                row.lines()
+                    .nth(1)
+                    .map(|l| format!("{l}\n"))
+                    .unwrap_or_default()
+            )?;
+            out.flush()?;
+        }
+        done.push(c);
+        write_files(a, &done, interrupted)?;
+        if interrupted || stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    finish(&done, plan, interrupted, out)
+}
+
+fn finish(
+    done: &[CellResult],
+    plan: &Plan,
+    interrupted: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
+    if plan.cells.len() > 1 || plan.repeat > 1 {
+        writeln!(out, "\n{}", text::sweep_table(done))?;
+        writeln!(out, "{}", text::saturation_report(&sweep::saturation(done)))?;
+    }
+    if interrupted {
+        writeln!(
+            out,
+            "interrupted: {} of {} combination(s) measured",
+            done.len(),
+            plan.cells.len()
+        )?;
+    }
+    let bad = done.iter().any(|c| c.errors > 0 || c.verify_failures > 0);
+    Ok(if bad {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+fn write_files(a: &BenchArgs, done: &[CellResult], interrupted: bool) -> anyhow::Result<()> {
+    let sat = sweep::saturation(done);
+    if let Some(p) = &a.json {
+        std::fs::write(p, export::json(done, &sat, interrupted))
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    if let Some(p) = &a.csv {
+        std::fs::write(p, export::csv(done)).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if let Some(p) = &a.html {
+        let page = html::page(done, &sat, &text::sweep_table(done))
+            .map_err(|e| anyhow::anyhow!("drawing {}: {e}", p.display()))?;
+        std::fs::write(p, page).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,205 @@
+//! DiskSpd switches (the common subset: `-c -d -W -C -r -s -w -t -F -o -b -S -L -D -Z -g -z
+//! -R`, sizes with K/M/G suffixes) and the settings they mean. Switches that only tune
+//! Windows (affinity, priority, ETW) are accepted and reported as without effect.
+
+use crate::bench::units::{bad, parse_size, BadValue};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `-Rtext` (default).
+    Text,
+    /// `-Rxml`.
+    Xml,
+}
+
+/// Parsed DiskSpd command line, with DiskSpd's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiskspdArgs {
+    /// `-c`: create targets of this size.
+    pub create: Option<u64>,
+    /// `-d` seconds.
+    pub duration: f64,
+    /// `-W` seconds.
+    pub warmup: f64,
+    /// `-C` seconds.
+    pub cooldown: f64,
+    /// `-r`: random, with this alignment (0 = block size).
+    pub random: Option<u64>,
+    /// `-w` percentage of writes.
+    pub write_pct: u8,
+    /// `-t` threads per target.
+    pub threads: u32,
+    /// `-F` total threads (overrides `-t`, spread over targets).
+    pub total_threads: Option<u32>,
+    /// `-o` outstanding per thread.
+    pub outstanding: u32,
+    /// `-b` block size.
+    pub block: u64,
+    /// `-Su` / `-Sh`: no software cache (O_DIRECT).
+    pub no_cache: bool,
+    /// `-Sw` / `-Sh`: write-through (O_DSYNC).
+    pub write_through: bool,
+    /// `-L`.
+    pub latency: bool,
+    /// `-D` interval in ms, for the IOPS standard deviation.
+    pub iops_interval_ms: Option<u64>,
+    /// `-Z`: zero-filled write buffers.
+    pub zeros: bool,
+    /// `-g`: (value, in IOPS rather than bytes per ms).
+    pub throughput: Option<(f64, bool)>,
+    /// `-z` seed.
+    pub seed: u64,
+    /// `-R`.
+    pub format: Format,
+    /// Targets as written.
+    pub targets: Vec<String>,
+    /// Accepted switches without effect here.
+    pub ignored: Vec<String>,
+    /// `--engine` (ours).
+    pub engine: String,
+    /// `--force` (ours).
+    pub force: bool,
+    /// The command line, for the "Command Line:" echo.
+    pub command_line: String,
+}
+
+fn defaults() -> DiskspdArgs {
+    DiskspdArgs {
+        create: None,
+        duration: 10.0,
+        warmup: 5.0,
+        cooldown: 0.0,
+        random: None,
+        write_pct: 0,
+        threads: 1,
+        total_threads: None,
+        outstanding: 2,
+        block: 64 << 10,
+        no_cache: false,
+        write_through: false,
+        latency: false,
+        iops_interval_ms: None,
+        zeros: false,
+        throughput: None,
+        seed: 0,
+        format: Format::Text,
+        targets: Vec::new(),
+        ignored: Vec::new(),
+        engine: "uring".into(),
+        force: false,
+        command_line: String::new(),
+    }
+}
+
+fn count(sw: &str, v: &str) -> Result<u32, BadValue> {
+    v.parse::<u32>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| bad(sw, v, "a positive whole number"))
+}
+
+fn secs(sw: &str, v: &str) -> Result<f64, BadValue> {
+    v.parse::<u32>()
+        .map(f64::from)
+        .map_err(|_| bad(sw, v, "whole seconds"))
+}
+
+fn caching(a: &mut DiskspdArgs, v: &str) -> Result<(), BadValue> {
+    let v = if v.is_empty() { "u" } else { v };
+    for c in v.chars() {
+        match c {
+            'u' => a.no_cache = true,
+            'w' => a.write_through = true,
+            'h' => (a.no_cache, a.write_through) = (true, true),
+            'b' | 'r' => a.no_cache = false,
+            _ => {
+                return Err(bad(
+                    "-S",
+                    v,
+                    "b, h, r, u, w or a combination such as uw (m is not supported)",
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn throughput(v: &str) -> Result<(f64, bool), BadValue> {
+    let (n, iops) = match v.strip_suffix('i') {
+        Some(n) => (n, true),
+        None => (v, false),
+    };
+    let n: f64 = n.parse().ok().filter(|x: &f64| *x > 0.0).ok_or_else(|| {
+        bad(
+            "-g",
+            v,
+            "bytes per ms, or IOPS with a trailing i (e.g. -g500i)",
+        )
+    })?;
+    Ok((n, iops))
+}
+
+/// Applies one switch (without its leading `-` or `/`).
+fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BadValue> {
+    let (k, v) = s.split_at(1);
+    match k {
+        "c" => a.create = Some(parse_size("-c", v)?),
+        "d" => a.duration = secs("-d", v)?,
+        "W" => a.warmup = secs("-W", v)?,
+        "C" => a.cooldown = secs("-C", v)?,
+        "r" if v.is_empty() => a.random = Some(0),
+        "r" => a.random = Some(parse_size("-r", v).map_err(|_| bad("-r", v, "an alignment such as 4K (-rs and -rd are not supported)"))?),
+        "s" => a.random = None,
+        "w" => a.write_pct = v.parse().ok().filter(|p| *p <= 100).ok_or_else(|| bad("-w", v, "a write percentage from 0 to 100"))?,
+        "t" => a.threads = count("-t", v)?,
+        "F" => a.total_threads = Some(count("-F", v)?),
+        "o" | "O" => a.outstanding = count("-o", v)?,
+        "b" => a.block = parse_size("-b", v)?,
+        "S" => caching(a, v)?,
+        "h" if v.is_empty() => caching(a, "h")?,
+        "L" if v.is_empty() => a.latency = true,
+        "D" => a.iops_interval_ms = Some(if v.is_empty() { 1000 } else { u64::from(count("-D", v)?) }),
+        "Z" if v.is_empty() => a.zeros = true,
+        "Z" if v == "r" => a.zeros = false,
+        "Z" => a.ignored.push(format!("-{s}")),
+        "g" => a.throughput = Some(throughput(v)?),
+        "z" => a.seed = if v.is_empty() { 0 } else { v.parse().map_err(|_| bad("-z", v, "a numeric seed"))? },
+        "R" => {
+            a.format = match v.trim_start_matches('p') {
+                "text" => Format::Text,
+                "xml" => Format::Xml,
+                _ => return Err(bad("-R", v, "text or xml")),
+            }
+        }
+        "a" | "n" | "x" | "v" | "P" | "I" | "l" | "e" | "N" | "y" => a.ignored.push(format!("-{s}")),
+        _ => return Err(bad(&format!("-{s}"), s, "a DiskSpd switch: -b -c -C -d -D -F -g -L -o -r -R -s -S -t -w -W -z -Z (-B, -f, -i, -j, -T, -X are not supported)")),
+    }
+    Ok(())
+}
+
+/// Parses DiskSpd's switches (after the display name) plus `--engine` and `--force`.
+pub fn parse(args: &[String]) -> Result<DiskspdArgs, BadValue> {
+    let mut a = defaults();
+    a.command_line = std::iter::once("diskspd")
+        .chain(args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut it = args.iter();
+    while let Some(s) = it.next() {
+        match s.as_str() {
+            "--engine" => a.engine = it.next().cloned().unwrap_or_default(),
+            "--force" => a.force = true,
+            x if x.starts_with('-') && x.len() > 1 => switch(&mut a, &x[1..])?,
+            x => a.targets.push(x.to_string()),
+        }
+    }
+    if a.targets.is_empty() {
+        return Err(bad(
+            "target",
+            "",
+            "at least one target file, e.g. testfile.dat",
+        ));
+    }
+    Ok(a)
+}

@@ -1,0 +1,186 @@
+//! `sqliosim diskspd`: runs a capacity job from DiskSpd switches and prints DiskSpd's text
+//! or XML result layout. Like DiskSpd, a target is opened cached unless `-Su`/`-Sh` is given;
+//! our honesty warnings go to stderr.
+
+pub mod args;
+pub mod text;
+pub mod xml;
+
+use crate::bench::engine::EngineKind;
+use crate::bench::error::BenchError;
+use crate::bench::job::{DataMode, Job, Pattern, Target};
+use crate::bench::run::{self, RunResult};
+use crate::bench::signals;
+use crate::bench::sqlio::args::DriveMap;
+use crate::exit::Outcome;
+use std::ffi::OsString;
+use std::io::Write;
+
+/// What the renderers need besides the switches.
+pub struct Report {
+    /// The run.
+    pub result: RunResult,
+    /// Host name.
+    pub host: String,
+    /// Start time, UTC.
+    pub start_time: String,
+}
+
+impl Report {
+    /// "io_uring" or "psync threads", for the input-parameter echo.
+    pub fn engine_line(&self) -> &'static str {
+        match self.result.engine {
+            EngineKind::Uring => "io_uring",
+            EngineKind::Psync => "psync threads",
+        }
+    }
+}
+
+/// `sqliosim diskspd ARGS…`; `args[0]` is the display name ("sqliosim diskspd").
+pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
+    run_with(
+        &args,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )
+}
+
+fn size_of(path: &std::path::Path, create: Option<u64>) -> anyhow::Result<u64> {
+    if let Some(c) = create {
+        return Ok(c);
+    }
+    match std::fs::metadata(path) {
+        Ok(m) => Ok(m.len()),
+        Err(_) => anyhow::bail!(
+            "{}: the target does not exist; give -c<size> to create it",
+            path.display()
+        ),
+    }
+}
+
+/// Builds the job from parsed switches.
+pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
+    let map = DriveMap::default();
+    let mut targets = Vec::new();
+    for t in &a.targets {
+        let path = map.resolve(t).map_err(anyhow::Error::msg)?;
+        targets.push(Target {
+            size: size_of(&path, a.create)?,
+            path,
+        });
+    }
+    let per_target = match a.total_threads {
+        Some(f) => (f / targets.len() as u32).max(1),
+        None => a.threads,
+    };
+    let block_size =
+        u32::try_from(a.block).map_err(|_| anyhow::anyhow!("-b: {} is too large", a.block))?;
+    let threads = per_target * targets.len() as u32;
+    let rate_iops = a.throughput.map(|(v, iops)| {
+        let per_thread = if iops {
+            v
+        } else {
+            v * 1000.0 / f64::from(block_size)
+        };
+        per_thread * f64::from(threads)
+    });
+    let engine = EngineKind::from_name(&a.engine).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--engine: {:?} is not valid; expected uring or psync",
+            a.engine
+        )
+    })?;
+    Ok(Job {
+        targets,
+        threads_per_target: per_target,
+        depth: a.outstanding,
+        block_size,
+        read_pct: 100 - a.write_pct,
+        pattern: if a.random.is_some() {
+            Pattern::Random
+        } else {
+            Pattern::Sequential
+        },
+        warmup_s: a.warmup,
+        duration_s: a.duration,
+        cooldown_s: a.cooldown,
+        direct: a.no_cache,
+        write_through: a.write_through,
+        data: if a.zeros {
+            DataMode::Zeros
+        } else {
+            DataMode::Random
+        },
+        rate_iops,
+        engine,
+        force: a.force,
+        seed: a.seed,
+        ..Job::with_defaults(Default::default(), 0)
+    })
+}
+
+fn host() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn now_utc() -> String {
+    let f = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
+    time::OffsetDateTime::now_utc()
+        .format(&f)
+        .unwrap_or_default()
+}
+
+/// Runs `sqliosim diskspd` with `args`, the report to `out`, notes to `err`.
+pub fn run_with(
+    args: &[OsString],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
+    let strings: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    if strings.is_empty() || strings.iter().any(|s| s == "-?" || s == "--help") {
+        let _ = write!(out, "{USAGE}");
+        return Ok(Outcome::Clean);
+    }
+    let a = args::parse(&strings)?;
+    for s in &a.ignored {
+        writeln!(
+            err,
+            "sqliosim diskspd: note: {s} is accepted for compatibility and has no effect"
+        )?;
+    }
+    let job = job_of(&a)?;
+    let start_time = now_utc();
+    let result = run::run(&job, &signals::stop_flag()).map_err(BenchError::into_anyhow)?;
+    let rep = Report {
+        result,
+        host: host(),
+        start_time,
+    };
+    match a.format {
+        args::Format::Text => write!(out, "{}", text::render(&a, &rep))?,
+        args::Format::Xml => write!(out, "{}", xml::render(&a, &rep)?)?,
+    }
+    for w in &rep.result.warnings {
+        writeln!(err, "sqliosim diskspd: warning: {w}")?;
+    }
+    let bad = rep.result.total.errors > 0 || rep.result.total.verify_failures > 0;
+    Ok(if bad {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+const USAGE: &str = "Usage: sqliosim diskspd [switches] target [target ...]
+DiskSpd switches: -c<size> -d<s> -W<s> -C<s> -r[align] -s -w<pct> -t<n> -F<n> -o<n>
+  -b<size> -S[u|w|h|b] -L -D[ms] -Z -Zr -g<bytes/ms>[i] -z[seed] -Rtext|-Rxml
+Sizes take K/M/G suffixes. Ours: --engine uring|psync, --force
+Defaults (as DiskSpd): -d10 -W5 -C0 -b64K -o2 -t1, sequential, reads, cached
+";

@@ -1,0 +1,204 @@
+//! The asynchronous I/O engine shared by capacity runs (and, later, the simulation's
+//! MaxOutstandingIO): one engine per worker thread, a fixed number of aligned buffer slots, and
+//! a `submit` / `reap` API that carries a caller-chosen `user_data` through each operation.
+//!
+//! Two back ends sit behind [`Engine`]: io_uring ([`uring`]) with batched submission, registered
+//! buffers and registered files, and a pread/pwrite fallback ([`psync`]) used when io_uring is
+//! refused (EPERM, ENOSYS, EOPNOTSUPP) or when asked for. Dispatch is a plain `match`, not a
+//! trait object, so the hot path has no indirect call.
+
+mod buffers;
+mod psync;
+mod uring;
+
+pub use buffers::AlignedBuffers;
+
+use std::fs::File;
+use std::sync::Arc;
+
+/// Which back end to use, or which one a built engine ended up with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// io_uring, one ring per engine.
+    Uring,
+    /// pread/pwrite: inline at depth 1, otherwise a pool of `depth` helper threads.
+    Psync,
+}
+
+impl EngineKind {
+    /// Parses a command-line name: `uring` (or `io_uring`) or `psync`.
+    pub fn from_name(name: &str) -> Option<EngineKind> {
+        match name {
+            "uring" | "io_uring" | "" => Some(EngineKind::Uring),
+            "psync" => Some(EngineKind::Psync),
+            _ => None,
+        }
+    }
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Uring => "uring",
+            EngineKind::Psync => "psync",
+        }
+    }
+}
+
+/// Direction of one operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// Read `len` bytes at `offset` into the slot's buffer.
+    Read,
+    /// Write `len` bytes from the slot's buffer at `offset`.
+    Write,
+}
+
+/// One operation to submit.
+#[derive(Debug, Clone, Copy)]
+pub struct Op {
+    /// Read or write.
+    pub kind: OpKind,
+    /// Index into the files the engine was built with.
+    pub file: u32,
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Buffer slot (0..depth); must not be in flight already.
+    pub slot: u32,
+    /// Length in bytes, at most the slot length.
+    pub len: u32,
+    /// Handed back unchanged in the [`Completion`].
+    pub user_data: u64,
+}
+
+/// The outcome of one operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// The `user_data` of the [`Op`].
+    pub user_data: u64,
+    /// Bytes transferred, or the errno.
+    pub result: Result<u32, i32>,
+}
+
+/// How to build an engine.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineConfig {
+    /// Requested back end; io_uring falls back to psync when the kernel refuses it.
+    pub kind: EngineKind,
+    /// Maximum operations in flight, and the number of buffer slots.
+    pub depth: u32,
+    /// Length of each buffer slot in bytes (a multiple of 4096 is safest for O_DIRECT).
+    pub slot_len: usize,
+}
+
+/// Errors from building or driving an engine.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The aligned buffers could not be mapped.
+    #[error("cannot allocate {bytes} bytes of aligned I/O buffers: {cause}")]
+    Buffers {
+        /// Requested size.
+        bytes: usize,
+        /// The OS error.
+        cause: std::io::Error,
+    },
+    /// io_uring could not be set up (and no fallback was allowed).
+    #[error("io_uring setup failed: {0}")]
+    Setup(std::io::Error),
+    /// Submitting or waiting failed.
+    #[error("I/O submission failed: {0}")]
+    Submit(std::io::Error),
+    /// A psync helper thread could not be started.
+    #[error("cannot start an I/O helper thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// A per-thread I/O engine: aligned buffers plus an io_uring ring or a psync pool.
+pub enum Engine {
+    /// The io_uring back end.
+    Uring(uring::UringEngine),
+    /// The pread/pwrite back end.
+    Psync(psync::PsyncEngine),
+}
+
+impl Engine {
+    /// Builds an engine over `files`; io_uring falls back to psync when the kernel refuses it.
+    pub fn new(cfg: &EngineConfig, files: Arc<[File]>) -> Result<Engine, EngineError> {
+        assert!(cfg.depth > 0, "engine depth must be at least 1");
+        let buffers = AlignedBuffers::new(cfg.depth as usize, cfg.slot_len)?;
+        if cfg.kind == EngineKind::Psync {
+            return Ok(Engine::Psync(psync::PsyncEngine::new(files, buffers)?));
+        }
+        match uring::UringEngine::new(files.clone(), buffers) {
+            Ok(engine) => Ok(Engine::Uring(engine)),
+            Err((err, buffers)) if uring::is_refusal(&err) => {
+                Ok(Engine::Psync(psync::PsyncEngine::new(files, buffers)?))
+            }
+            Err((err, _)) => Err(EngineError::Setup(err)),
+        }
+    }
+
+    /// The back end actually in use.
+    pub fn kind(&self) -> EngineKind {
+        match self {
+            Engine::Uring(_) => EngineKind::Uring,
+            Engine::Psync(_) => EngineKind::Psync,
+        }
+    }
+
+    /// The buffer of `slot`, to read what a completed read brought in.
+    pub fn buffer(&self, slot: u32) -> &[u8] {
+        self.buffers().slot(slot)
+    }
+
+    /// The buffer of `slot`, to prepare a write; the slot must not be in flight.
+    pub fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
+        match self {
+            Engine::Uring(e) => e.buffers_mut().slot_mut(slot),
+            Engine::Psync(e) => e.buffers_mut().slot_mut(slot),
+        }
+    }
+
+    fn buffers(&self) -> &AlignedBuffers {
+        match self {
+            Engine::Uring(e) => e.buffers(),
+            Engine::Psync(e) => e.buffers(),
+        }
+    }
+
+    /// Queues one operation; io_uring sends queued operations in one batch at the next `reap`.
+    pub fn submit(&mut self, op: Op) -> Result<(), EngineError> {
+        match self {
+            Engine::Uring(e) => e.submit(op),
+            Engine::Psync(e) => e.submit(op),
+        }
+    }
+
+    /// Sends what is queued and waits for at least `min` completions (capped at what is in
+    /// flight), appending every completion available to `out`.
+    pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        match self {
+            Engine::Uring(e) => e.reap(min, out),
+            Engine::Psync(e) => e.reap(min, out),
+        }
+    }
+
+    /// Operations submitted and not yet reaped.
+    pub fn in_flight(&self) -> usize {
+        match self {
+            Engine::Uring(e) => e.in_flight(),
+            Engine::Psync(e) => e.in_flight(),
+        }
+    }
+
+    /// Waits for every operation in flight (used before stopping).
+    pub fn drain(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        while self.in_flight() > 0 {
+            self.reap(self.in_flight(), out)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

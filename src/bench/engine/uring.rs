@@ -1,0 +1,208 @@
+//! The io_uring back end: one ring per engine, operations queued on the submission ring and
+//! sent in one `io_uring_enter` together with the wait for completions, registered files and
+//! registered buffers (READ_FIXED / WRITE_FIXED) when the kernel accepts them.
+
+use super::{AlignedBuffers, Completion, EngineError, Op, OpKind};
+use io_uring::{opcode, squeue, types, IoUring};
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+
+/// An io_uring ring plus the buffers and files its operations use.
+pub struct UringEngine {
+    ring: IoUring,
+    buffers: AlignedBuffers,
+    files: Arc<[File]>,
+    fixed_files: bool,
+    fixed_buffers: bool,
+    in_flight: usize,
+}
+
+/// True when `err` means io_uring is refused or missing here, so psync should take over.
+pub fn is_refusal(err: &io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::EPERM | libc::ENOSYS | libc::EOPNOTSUPP | libc::EACCES)
+    )
+}
+
+/// Builds a ring with COOP_TASKRUN (5.19+), which spares an inter-processor interrupt per
+/// completion, and TASKRUN_FLAG, which tells `reap` when completion work is pending. Older
+/// kernels reject the flags with EINVAL, so retry without them. (SINGLE_ISSUER with
+/// DEFER_TASKRUN was measured too: no more IOPS and about 30 % more CPU per I/O here.)
+fn build_ring(entries: u32) -> io::Result<IoUring> {
+    match IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_taskrun_flag()
+        .build(entries)
+    {
+        Ok(ring) => Ok(ring),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => IoUring::new(entries),
+        Err(e) => Err(e),
+    }
+}
+
+impl UringEngine {
+    /// Builds the ring; on failure the buffers are handed back for the fallback.
+    pub fn new(
+        files: Arc<[File]>,
+        mut buffers: AlignedBuffers,
+    ) -> Result<Self, (io::Error, AlignedBuffers)> {
+        let entries = (buffers.slots() as u32).next_power_of_two().max(2);
+        let ring = match build_ring(entries) {
+            Ok(ring) => ring,
+            Err(e) => return Err((e, buffers)),
+        };
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+        let fixed_files = ring.submitter().register_files(&fds).is_ok();
+        let iovecs = buffers.iovecs();
+        // SAFETY: the iovecs point into `buffers`, which the engine owns and keeps mapped until
+        // after the ring is dropped (fields drop after `Drop::drop` has drained the ring).
+        let fixed_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        // Registering the ring fd saves an fd lookup per enter; harmless if refused.
+        let _ = ring.submitter().register_ring_fd();
+        Ok(UringEngine {
+            ring,
+            buffers,
+            files,
+            fixed_files,
+            fixed_buffers,
+            in_flight: 0,
+        })
+    }
+
+    /// The buffer slots.
+    pub fn buffers(&self) -> &AlignedBuffers {
+        &self.buffers
+    }
+
+    /// The buffer slots, writable.
+    pub fn buffers_mut(&mut self) -> &mut AlignedBuffers {
+        &mut self.buffers
+    }
+
+    /// Operations submitted and not yet reaped.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    fn entry(&mut self, op: &Op) -> squeue::Entry {
+        assert!(
+            (op.len as usize) <= self.buffers.slot_len(),
+            "op longer than its buffer slot"
+        );
+        let buf = self.buffers.slot_ptr(op.slot);
+        let (idx, raw) = (op.file, self.files[op.file as usize].as_raw_fd());
+        let slot = op.slot as u16;
+        macro_rules! rw {
+            ($fd:expr) => {
+                match (op.kind, self.fixed_buffers) {
+                    (OpKind::Read, true) => opcode::ReadFixed::new($fd, buf, op.len, slot)
+                        .offset(op.offset)
+                        .build(),
+                    (OpKind::Write, true) => opcode::WriteFixed::new($fd, buf, op.len, slot)
+                        .offset(op.offset)
+                        .build(),
+                    (OpKind::Read, false) => opcode::Read::new($fd, buf, op.len)
+                        .offset(op.offset)
+                        .build(),
+                    (OpKind::Write, false) => opcode::Write::new($fd, buf, op.len)
+                        .offset(op.offset)
+                        .build(),
+                }
+            };
+        }
+        let entry = if self.fixed_files {
+            rw!(types::Fixed(idx))
+        } else {
+            rw!(types::Fd(raw))
+        };
+        entry.user_data(op.user_data)
+    }
+
+    /// Queues `op` on the submission ring; it reaches the kernel at the next `reap`.
+    pub fn submit(&mut self, op: Op) -> Result<(), EngineError> {
+        assert!(
+            self.in_flight < self.buffers.slots(),
+            "more operations than buffer slots"
+        );
+        let entry = self.entry(&op);
+        // The ring has at least `slots` entries and at most `slots` operations are in flight,
+        // so the queue has room; flush defensively if it does not.
+        if self.ring.submission().is_full() {
+            self.ring.submit().map_err(EngineError::Submit)?;
+        }
+        // SAFETY: the entry's buffer is a slot of `self.buffers` and its fd belongs to
+        // `self.files`; both outlive the operation because `Drop` waits for every completion.
+        unsafe { self.ring.submission().push(&entry) }
+            .map_err(|_| EngineError::Submit(io::Error::other("submission queue full")))?;
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Sends queued operations and waits for at least `min` completions.
+    pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let want = min.min(self.in_flight);
+        let mut got = self.drain_cq(out);
+        loop {
+            let need = want.saturating_sub(got);
+            // With COOP_TASKRUN, completion work waits for the next enter that asks for
+            // events; the TASKRUN flag says such work is pending.
+            let queued = !self.ring.submission().is_empty() || self.ring.submission().taskrun();
+            if need == 0 && !queued {
+                return Ok(());
+            }
+            match self.ring.submit_and_wait(need) {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINTR | libc::EBUSY | libc::EAGAIN)
+                    ) => {}
+                Err(e) => return Err(EngineError::Submit(e)),
+            }
+            got += self.drain_cq(out);
+            if got >= want && self.ring.submission().is_empty() {
+                return Ok(());
+            }
+        }
+    }
+
+    fn drain_cq(&mut self, out: &mut Vec<Completion>) -> usize {
+        let before = out.len();
+        for cqe in self.ring.completion() {
+            let res = cqe.result();
+            let result = if res < 0 { Err(-res) } else { Ok(res as u32) };
+            out.push(Completion {
+                user_data: cqe.user_data(),
+                result,
+            });
+        }
+        let got = out.len() - before;
+        self.in_flight -= got;
+        got
+    }
+}
+
+impl Drop for UringEngine {
+    fn drop(&mut self) {
+        let mut sink = Vec::new();
+        while self.in_flight > 0 {
+            sink.clear();
+            if self.reap(self.in_flight, &mut sink).is_err() {
+                // The kernel may still write into the buffers: leak them rather than free
+                // memory that an operation in flight could touch.
+                let buffers = std::mem::replace(&mut self.buffers, leak_placeholder());
+                std::mem::forget(buffers);
+                return;
+            }
+        }
+    }
+}
+
+fn leak_placeholder() -> AlignedBuffers {
+    // A one-page mapping stands in for the leaked buffers; if even that fails, abort is the
+    // only way left to keep the kernel from writing into freed memory.
+    AlignedBuffers::new(1, 4096).unwrap_or_else(|_| std::process::abort())
+}

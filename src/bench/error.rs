@@ -1,0 +1,77 @@
+//! Errors of the capacity-run modes. Each names the file, switch or value at fault.
+
+use super::engine::EngineError;
+use super::units::BadValue;
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// Anything that stops a capacity run before or while it measures.
+#[derive(Debug, Error)]
+pub enum BenchError {
+    /// A switch value that does not parse.
+    #[error(transparent)]
+    Value(#[from] BadValue),
+    /// A combination of switches that cannot work.
+    #[error("{0}")]
+    Usage(String),
+    /// An OS call on a test file failed.
+    #[error("{op} {path}: {cause}")]
+    Io {
+        /// What was attempted ("open", "fill", …).
+        op: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        cause: std::io::Error,
+    },
+    /// The file exists, has data, and was not created by `sqliosim bench`.
+    #[error(
+        "{path} exists and was not created by sqliosim bench (no SQLIOSIM-BENCH header); \
+         pass --force to overwrite it"
+    )]
+    NotOurs {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Ctrl-C arrived while the test file was being filled.
+    #[error(
+        "filling {path} was interrupted at {} MiB; the next run carries on from there",
+        done >> 20
+    )]
+    FillInterrupted {
+        /// The file.
+        path: PathBuf,
+        /// Bytes of the file written so far.
+        done: u64,
+    },
+    /// The I/O engine failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// A worker thread panicked.
+    #[error("worker thread {0} panicked")]
+    WorkerPanicked(usize),
+}
+
+impl BenchError {
+    /// Wraps an OS error on `path`.
+    pub fn io(op: &'static str, path: &std::path::Path, cause: std::io::Error) -> BenchError {
+        BenchError::Io {
+            op,
+            path: path.to_path_buf(),
+            cause,
+        }
+    }
+}
+
+impl BenchError {
+    /// For the command's caller: a panicked worker is an internal failure (exit code 3),
+    /// everything else a usage or environment error (exit code 2).
+    pub fn into_anyhow(self) -> anyhow::Error {
+        match self {
+            BenchError::WorkerPanicked(i) => anyhow::Error::new(crate::exit::Internal(format!(
+                "bench worker thread {i} panicked"
+            ))),
+            e => anyhow::Error::new(e),
+        }
+    }
+}

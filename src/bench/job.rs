@@ -1,0 +1,163 @@
+//! Validated settings of one capacity run, whichever front end (bench, SQLIO, DiskSpd)
+//! produced them, and the checks that make a combination runnable.
+
+use super::engine::EngineKind;
+use super::error::BenchError;
+use super::target::DATA_OFFSET;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Random or sequential offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    /// Uniform random block-aligned offsets.
+    Random,
+    /// Consecutive blocks, each thread starting at its own share of the file.
+    Sequential,
+}
+
+impl Pattern {
+    /// The name used in tables and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Random => "random",
+            Pattern::Sequential => "sequential",
+        }
+    }
+}
+
+/// What write buffers hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataMode {
+    /// Incompressible random bytes, stamped per 4 KiB sector.
+    Random,
+    /// Zeros (compressible, unstamped; incompatible with `--verify`).
+    Zeros,
+}
+
+/// One test file and the size it must have.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Target {
+    /// Path of the file.
+    pub path: PathBuf,
+    /// Total file size in bytes (header included).
+    pub size: u64,
+}
+
+/// Everything a run needs, validated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Job {
+    /// Test files.
+    pub targets: Vec<Target>,
+    /// Worker threads per file.
+    pub threads_per_target: u32,
+    /// Outstanding I/O per thread.
+    pub depth: u32,
+    /// Bytes per I/O.
+    pub block_size: u32,
+    /// Share of reads, 0..=100.
+    pub read_pct: u8,
+    /// Random or sequential.
+    pub pattern: Pattern,
+    /// Seconds of warm-up (not measured).
+    pub warmup_s: f64,
+    /// Seconds measured.
+    pub duration_s: f64,
+    /// Seconds of cool-down (not measured).
+    pub cooldown_s: f64,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// O_DSYNC.
+    pub write_through: bool,
+    /// Write-buffer content.
+    pub data: DataMode,
+    /// Check the stamps of what is read.
+    pub verify: bool,
+    /// Total IOPS cap over all threads.
+    pub rate_iops: Option<f64>,
+    /// Requested I/O engine.
+    pub engine: EngineKind,
+    /// Overwrite files that are not ours.
+    pub force: bool,
+    /// Seed of the offset and read/write choices.
+    pub seed: u64,
+}
+
+impl Job {
+    /// Number of worker threads over all files.
+    pub fn threads(&self) -> u32 {
+        self.threads_per_target * self.targets.len() as u32
+    }
+
+    /// Checks that the combination can run; the message names the switch at fault.
+    pub fn validate(&self) -> Result<(), BenchError> {
+        let usage = |m: String| Err(BenchError::Usage(m));
+        if self.targets.is_empty() {
+            return usage("no test file: give --file PATH or --dir DIR".into());
+        }
+        if self.block_size == 0 || !self.block_size.is_multiple_of(512) {
+            return usage(format!(
+                "block size {} is not a multiple of 512 bytes",
+                self.block_size
+            ));
+        }
+        if self.threads_per_target == 0 || self.depth == 0 {
+            return usage("threads and outstanding I/O must be at least 1".into());
+        }
+        if self.read_pct > 100 {
+            return usage(format!("read percentage {} is above 100", self.read_pct));
+        }
+        if self.verify && (self.data == DataMode::Zeros || !self.block_size.is_multiple_of(4096)) {
+            return usage(
+                "--verify needs --data random and a block size that is a multiple of 4K".into(),
+            );
+        }
+        for t in &self.targets {
+            if t.size < DATA_OFFSET + u64::from(self.block_size) {
+                return usage(format!(
+                    "{}: size {} leaves no room for one {}-byte block after the 1 MiB header area",
+                    t.path.display(),
+                    t.size,
+                    self.block_size
+                ));
+            }
+        }
+        if self.rate_iops.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+            return usage("--rate-iops must be a positive number of I/Os per second".into());
+        }
+        if self.duration_s <= 0.0 {
+            return usage("the measured duration must be above zero".into());
+        }
+        Ok(())
+    }
+
+    /// Whether writes get 4 KiB stamps.
+    pub fn stamps_writes(&self) -> bool {
+        self.data == DataMode::Random && self.block_size.is_multiple_of(4096)
+    }
+
+    /// A job with common defaults on one file, for tests and front ends to adjust.
+    pub fn with_defaults(path: PathBuf, size: u64) -> Job {
+        Job {
+            targets: vec![Target { path, size }],
+            threads_per_target: 1,
+            depth: 1,
+            block_size: 8192,
+            read_pct: 100,
+            pattern: Pattern::Random,
+            warmup_s: 0.0,
+            duration_s: 10.0,
+            cooldown_s: 0.0,
+            direct: true,
+            write_through: false,
+            data: DataMode::Random,
+            verify: false,
+            rate_iops: None,
+            engine: EngineKind::Uring,
+            force: false,
+            seed: 0x5eed,
+        }
+    }
+}

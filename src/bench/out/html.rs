@@ -1,0 +1,123 @@
+//! A self-contained HTML page for a sweep: IOPS and latency against total queue depth, one
+//! curve per (block size, pattern, rw, threads), drawn as inline SVG with plotters, plus the
+//! table and the saturation points.
+
+use crate::bench::sweep::{CellResult, Saturation};
+use plotters::prelude::*;
+
+type Curve = (String, Vec<(f64, f64)>);
+
+fn curves(cells: &[CellResult], y: impl Fn(&CellResult) -> f64) -> Vec<Curve> {
+    let mut out: Vec<Curve> = Vec::new();
+    for c in cells {
+        let name = format!(
+            "{}K {} {} t{}",
+            c.cell.block_size / 1024,
+            c.cell.pattern.name(),
+            c.rw_name(),
+            c.cell.threads
+        );
+        let point = (f64::from(c.queue_depth).log2(), y(c));
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, pts)) => pts.push(point),
+            None => out.push((name, vec![point])),
+        }
+    }
+    for (_, pts) in &mut out {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    out
+}
+
+/// Draws `curves` as an SVG line chart with a log2 queue-depth axis.
+pub fn chart(title: &str, y_desc: &str, curves: &[Curve]) -> Result<String, String> {
+    let xmax = curves
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.0))
+        .fold(1.0, f64::max);
+    let ymax = curves
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.1))
+        .fold(1.0, f64::max)
+        * 1.1;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 380)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..xmax.max(1.0), 0f64..ymax)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_desc("total queue depth")
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (i, (name, pts)) in curves.iter().enumerate() {
+            let style = Palette99::pick(i).stroke_width(2);
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), style))
+                .map_err(|e| e.to_string())?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
+        chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.8))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The whole page.
+pub fn page(cells: &[CellResult], sat: &[Saturation], table: &str) -> Result<String, String> {
+    let iops = chart(
+        "IOPS against queue depth",
+        "IOPS",
+        &curves(cells, |c| c.iops),
+    )?;
+    let p99 = |c: &CellResult| c.latency.as_ref().and_then(|l| l.at(99.0)).unwrap_or(0.0);
+    let avg = |c: &CellResult| c.latency.as_ref().map(|l| l.avg_us).unwrap_or(0.0);
+    let lat_avg = chart(
+        "mean latency against queue depth",
+        "latency (us)",
+        &curves(cells, avg),
+    )?;
+    let lat_p99 = chart(
+        "p99 latency against queue depth",
+        "latency (us)",
+        &curves(cells, p99),
+    )?;
+    let sat_rows: String = sat
+        .iter()
+        .map(|s| {
+            format!(
+                "<tr><td>{}K</td><td>{}</td><td>{}</td><td>{}</td><td>{}x{}</td><td>{:.0}</td><td>{:.1}</td><td>{:.1}</td><td>{:.0} @ QD {}</td></tr>\n",
+                s.block_size / 1024, s.pattern, s.rw, s.queue_depth, s.threads, s.outstanding, s.iops, s.avg_us, s.p99_us, s.best_iops, s.best_queue_depth
+            )
+        })
+        .collect();
+    Ok(format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sqliosim bench</title>\n<style>\
+         body{{font-family:sans-serif;margin:2em;color:#222}} table{{border-collapse:collapse}} \
+         td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}} pre{{background:#f6f6f6;padding:1em}}\
+         </style></head><body>\n<h1>sqliosim bench</h1>\n<h2>Saturation</h2>\n<table><tr><th>block</th><th>pattern</th>\
+         <th>rw</th><th>QD</th><th>threads x out</th><th>IOPS</th><th>avg us</th><th>p99 us</th><th>best</th></tr>\n{sat_rows}</table>\n\
+         <h2>Curves</h2>\n{iops}\n{lat_avg}\n{lat_p99}\n<h2>All results</h2>\n<pre>{}</pre>\n</body></html>\n",
+        escape(table)
+    ))
+}

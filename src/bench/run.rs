@@ -1,0 +1,228 @@
+//! Runs one job: prepares and opens the files, starts one worker per thread behind a barrier,
+//! times the warm-up / measured / cool-down phases, samples CPU at the window's edges, and
+//! merges the per-thread statistics once every worker has drained.
+
+use super::cpu::{CpuSample, CpuUsage};
+use super::engine::EngineKind;
+use super::error::BenchError;
+use super::honest::{self, DirectIo};
+use super::job::Job;
+use super::latency::ThreadStats;
+use super::target::{self, OpenMode};
+use super::worker::{Assignment, Phases, Worker};
+use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Facts about one test file, stated with every result.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TargetInfo {
+    /// Path as given.
+    pub path: String,
+    /// File size in bytes.
+    pub size: u64,
+    /// Direct-I/O facts.
+    pub direct_io: DirectIo,
+}
+
+/// What one run measured.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// The job that ran.
+    pub job: Job,
+    /// The engine used (psync if any worker fell back).
+    pub engine: EngineKind,
+    /// Files and their direct-I/O facts.
+    pub targets: Vec<TargetInfo>,
+    /// Warnings (direct I/O not honoured, file smaller than RAM, interruption).
+    pub warnings: Vec<String>,
+    /// Seconds actually measured (shorter when interrupted).
+    pub measured_s: f64,
+    /// Ctrl-C (or a stop request) ended the run early.
+    pub interrupted: bool,
+    /// CPU used during the measured window.
+    pub cpu: CpuUsage,
+    /// Per-thread statistics, in thread order.
+    pub threads: Vec<ThreadStats>,
+    /// All threads merged.
+    pub total: ThreadStats,
+}
+
+/// Open files (shared by every engine), their stamp seeds, and their facts.
+type Opened = (Arc<[File]>, Vec<u64>, Vec<TargetInfo>);
+
+fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
+    let mut files = Vec::new();
+    let mut seeds = Vec::new();
+    let mut infos = Vec::new();
+    let write = job.read_pct < 100;
+    for t in &job.targets {
+        let p = target::prepare(&t.path, t.size, job.force, job.direct, stop)?;
+        let mode = OpenMode {
+            direct: job.direct,
+            dsync: job.write_through,
+            write,
+        };
+        let f = target::open(&t.path, mode)?;
+        let direct_io = honest::probe(&f, job.direct);
+        infos.push(TargetInfo {
+            path: t.path.display().to_string(),
+            size: t.size.min(p.size),
+            direct_io,
+        });
+        seeds.push(p.seed);
+        files.push(f);
+    }
+    Ok((Arc::from(files), seeds, infos))
+}
+
+/// Sleeps until `when` or until `stop` is raised; returns false when stopped.
+fn sleep_until(when: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= when {
+            return true;
+        }
+        std::thread::sleep((when - now).min(Duration::from_millis(20)));
+    }
+}
+
+/// Runs `job` to its end, or until `stop` is raised (then reports what was measured).
+pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
+    job.validate()?;
+    let (files, seeds, infos) = open_targets(job, stop)?;
+    let n = job.threads() as usize;
+    let gate = Gate {
+        ready: Barrier::new(n + 1),
+        go: Barrier::new(n + 1),
+        phases: OnceLock::new(),
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|thread| {
+                let per = job.threads_per_target as usize;
+                let file = thread / per;
+                let at = Assignment {
+                    thread,
+                    file: file as u32,
+                    rank: (thread % per) as u32,
+                    file_seed: seeds[file],
+                    file_size: infos[file].size,
+                };
+                let (files, gate) = (files.clone(), &gate);
+                s.spawn(move || work(job, at, files, gate, stop))
+            })
+            .collect();
+        gate.ready.wait();
+        let p = *gate.phases.get_or_init(|| Phases::starting_now(job));
+        gate.go.wait();
+        let (measured_s, cpu, interrupted) = time_window(&p, stop);
+        let outcomes = handles
+            .into_iter()
+            .enumerate()
+            .map(|(i, h)| {
+                h.join()
+                    .map_err(|_| BenchError::WorkerPanicked(i))
+                    .and_then(|r| r)
+            })
+            .collect();
+        assemble(job, infos, outcomes, measured_s, cpu, interrupted)
+    })
+}
+
+/// Start line of a run: every worker builds its engine, then all start together.
+struct Gate {
+    ready: Barrier,
+    go: Barrier,
+    phases: OnceLock<Phases>,
+}
+
+/// One worker thread: build the engine, pass both barriers whatever happens (so a failed
+/// engine cannot leave the others waiting), then run.
+fn work(
+    job: &Job,
+    at: Assignment,
+    files: Arc<[File]>,
+    gate: &Gate,
+    stop: &AtomicBool,
+) -> Result<(ThreadStats, EngineKind), BenchError> {
+    let thread = at.thread;
+    let worker = Worker::new(job, at, files);
+    gate.ready.wait();
+    gate.go.wait();
+    let w = worker?;
+    let kind = w.engine_kind();
+    let p = gate
+        .phases
+        .get()
+        .copied()
+        .ok_or(BenchError::WorkerPanicked(thread))?;
+    w.run(&p, stop).map(|st| (st, kind))
+}
+
+/// Samples CPU at the edges of the measured window; returns (seconds measured, CPU, stopped).
+fn time_window(p: &Phases, stop: &AtomicBool) -> (f64, CpuUsage, bool) {
+    if !sleep_until(p.measure_start, stop) {
+        return (0.0, CpuUsage::default(), true);
+    }
+    let before = CpuSample::now();
+    let completed = sleep_until(p.measure_end, stop);
+    let after = CpuSample::now();
+    let end = if completed {
+        p.measure_end
+    } else {
+        Instant::now().min(p.measure_end)
+    };
+    let measured = end.saturating_duration_since(p.measure_start).as_secs_f64();
+    let interrupted = !completed || !sleep_until(p.end, stop);
+    (measured, before.usage_until(&after), interrupted)
+}
+
+fn assemble(
+    job: &Job,
+    targets: Vec<TargetInfo>,
+    outcomes: Vec<Result<(ThreadStats, EngineKind), BenchError>>,
+    measured_s: f64,
+    cpu: CpuUsage,
+    interrupted: bool,
+) -> Result<RunResult, BenchError> {
+    let mut threads = Vec::with_capacity(outcomes.len());
+    let mut engine = job.engine;
+    for o in outcomes {
+        let (st, kind) = o?;
+        if kind == EngineKind::Psync {
+            engine = EngineKind::Psync;
+        }
+        threads.push(st);
+    }
+    let mut total = ThreadStats::default();
+    threads.iter().for_each(|t| total.merge(t));
+    let ram = target::ram_bytes();
+    let mut warnings: Vec<String> = targets
+        .iter()
+        .flat_map(|t| honest::warnings(&t.path, &t.direct_io, t.size, ram))
+        .collect();
+    if job.engine == EngineKind::Uring && engine == EngineKind::Psync {
+        warnings.push("io_uring was refused by the kernel; the psync engine ran instead".into());
+    }
+    if interrupted {
+        warnings.push(format!(
+            "interrupted: results cover the first {measured_s:.2} s measured"
+        ));
+    }
+    Ok(RunResult {
+        job: job.clone(),
+        engine,
+        targets,
+        warnings,
+        measured_s,
+        interrupted,
+        cpu,
+        threads,
+        total,
+    })
+}

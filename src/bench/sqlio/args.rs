@@ -1,0 +1,269 @@
+//! SQLIO v1.5 switches as written in existing scripts (`-kW -t4 -s60 -o8 -b64 -frandom -BH
+//! -LS -Fparam.txt file.dat`), the `-F` parameter file, and the drive-letter rule that maps
+//! `E:\testfile.dat` onto a Linux directory.
+//!
+//! Drive rule: `X:\dir\name` becomes `<dir of X>/dir/name`, where the directory of drive X
+//! comes from `--drive-map X=/path` (repeatable, ours) or else the environment variable
+//! `SQLIOSIM_DRIVE_X`. A path without a drive letter is used as is (backslashes become `/`).
+
+use crate::bench::units::{bad, BadValue};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One test file as the script names it, and where it lives here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SqlioFile {
+    /// The name as written (shown in the output, so parsers see the same text).
+    pub shown: String,
+    /// The Linux path after drive mapping.
+    pub path: PathBuf,
+    /// Threads from the parameter file, if any.
+    pub threads: Option<u32>,
+    /// Size in MB from the parameter file, if any.
+    pub size_mb: Option<u64>,
+}
+
+/// The parsed SQLIO command line, with SQLIO's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SqlioArgs {
+    /// `-kW`.
+    pub write: bool,
+    /// `-t`.
+    pub threads: u32,
+    /// `-s`.
+    pub secs: u64,
+    /// `-o`.
+    pub outstanding: u32,
+    /// `-b`, KB.
+    pub block_kb: u32,
+    /// `-fsequential` (numeric stripe factors run random).
+    pub sequential: bool,
+    /// `-B` mode letter: N, Y, H or S.
+    pub buffering: char,
+    /// `-LS` / `-LP`.
+    pub latency: bool,
+    /// `-F` file name, as written.
+    pub param_file: Option<String>,
+    /// Test files.
+    pub files: Vec<SqlioFile>,
+    /// Switches accepted for compatibility but without effect here.
+    pub ignored: Vec<String>,
+    /// `--engine` (ours).
+    pub engine: String,
+    /// `--force` (ours).
+    pub force: bool,
+}
+
+/// Drive letter → directory, from `--drive-map` and `SQLIOSIM_DRIVE_<LETTER>`.
+#[derive(Debug, Clone, Default)]
+pub struct DriveMap {
+    map: BTreeMap<char, PathBuf>,
+}
+
+impl DriveMap {
+    /// Adds `X=/dir`.
+    pub fn add(&mut self, spec: &str) -> Result<(), BadValue> {
+        let (l, d) = spec
+            .split_once('=')
+            .ok_or_else(|| bad("--drive-map", spec, "LETTER=DIRECTORY, e.g. E=/mnt/data"))?;
+        let mut c = l.chars();
+        match (c.next(), c.next()) {
+            (Some(x), None) if x.is_ascii_alphabetic() => {
+                self.map.insert(x.to_ascii_uppercase(), PathBuf::from(d));
+                Ok(())
+            }
+            _ => Err(bad(
+                "--drive-map",
+                spec,
+                "LETTER=DIRECTORY, e.g. E=/mnt/data",
+            )),
+        }
+    }
+
+    /// Maps a Windows-style name; unmapped drive letters are an error naming the variable.
+    pub fn resolve(&self, name: &str) -> Result<PathBuf, String> {
+        let b = name.as_bytes();
+        if b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic() {
+            let letter = (b[0] as char).to_ascii_uppercase();
+            let rest = name[2..].trim_start_matches(['\\', '/']).replace('\\', "/");
+            let dir = self
+                .map
+                .get(&letter)
+                .cloned()
+                .or_else(|| std::env::var_os(format!("SQLIOSIM_DRIVE_{letter}")).map(PathBuf::from))
+                .ok_or_else(|| {
+                    format!("{name}: drive {letter}: is not mapped; set SQLIOSIM_DRIVE_{letter}=/some/dir or pass --drive-map {letter}=/some/dir")
+                })?;
+            return Ok(dir.join(rest));
+        }
+        Ok(PathBuf::from(name.replace('\\', "/")))
+    }
+}
+
+fn num<T: std::str::FromStr>(switch: &str, v: &str, expected: &'static str) -> Result<T, BadValue> {
+    v.parse().map_err(|_| bad(switch, v, expected))
+}
+
+fn defaults() -> SqlioArgs {
+    SqlioArgs {
+        write: false,
+        threads: 1,
+        secs: 30,
+        outstanding: 1,
+        block_kb: 2,
+        sequential: false,
+        buffering: 'N',
+        latency: false,
+        param_file: None,
+        files: Vec::new(),
+        ignored: Vec::new(),
+        engine: "uring".into(),
+        force: false,
+    }
+}
+
+/// Applies one `-X…` switch.
+fn switch(a: &mut SqlioArgs, s: &str, drives: &mut Vec<char>) -> Result<(), BadValue> {
+    let (k, v) = s[1..].split_at(1.min(s.len() - 1));
+    match k {
+        "k" => match v.to_ascii_uppercase().as_str() {
+            "R" => a.write = false,
+            "W" => a.write = true,
+            _ => return Err(bad("-k", v, "R (read) or W (write)")),
+        },
+        "t" => a.threads = num("-t", v, "a thread count from 1 to 256").ok().filter(|t| (1..=256).contains(t)).ok_or_else(|| bad("-t", v, "a thread count from 1 to 256"))?,
+        "s" => a.secs = num("-s", v, "seconds")?,
+        "o" => a.outstanding = num::<u32>("-o", v, "outstanding I/Os per thread (at least 1)")?.max(1),
+        "b" => a.block_kb = num::<u32>("-b", v, "an I/O size in KB").ok().filter(|b| *b > 0).ok_or_else(|| bad("-b", v, "an I/O size in KB"))?,
+        "f" => match v.to_ascii_lowercase().as_str() {
+            "random" => a.sequential = false,
+            "sequential" => a.sequential = true,
+            n if n.parse::<u32>().is_ok() => a.sequential = false,
+            _ => return Err(bad("-f", v, "random, sequential or a stripe factor")),
+        },
+        "B" => match v.to_ascii_uppercase().as_str() {
+            m @ ("N" | "Y" | "H" | "S") => a.buffering = m.chars().next().unwrap_or('N'),
+            _ => return Err(bad("-B", v, "N (none), Y (all), H (hardware) or S (software)")),
+        },
+        "L" => match v.chars().next().map(|c| c.to_ascii_uppercase()) {
+            Some('S' | 'P') => a.latency = true,
+            _ => return Err(bad("-L", v, "S (system timer) or P (processor timer), optionally followed by i")),
+        },
+        "F" if !v.is_empty() => a.param_file = Some(v.to_string()),
+        "d" if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphabetic()) => drives.extend(v.chars()),
+        "p" | "a" | "U" | "i" | "S" | "v" | "6" => a.ignored.push(s.to_string()),
+        _ => return Err(bad(s, s, "one of -k -t -s -d -f -p -a -o -b -i -m -L -U -B -S -v -64 -F (-R and -m are not supported)")),
+    }
+    Ok(())
+}
+
+/// Parses SQLIO's switches (after the display name) plus our `--drive-map`, `--engine`,
+/// `--force`; then reads the parameter file and maps drive letters.
+pub fn parse(args: &[String]) -> Result<SqlioArgs, String> {
+    let mut a = defaults();
+    let mut drives = Vec::new();
+    let mut names = Vec::new();
+    let mut map = DriveMap::default();
+    let mut it = args.iter();
+    while let Some(s) = it.next() {
+        match s.as_str() {
+            "--drive-map" => map
+                .add(it.next().map(String::as_str).unwrap_or(""))
+                .map_err(|e| e.to_string())?,
+            "--engine" => a.engine = it.next().cloned().unwrap_or_default(),
+            "--force" => a.force = true,
+            x if x.starts_with("--drive-map=") => map.add(&x[12..]).map_err(|e| e.to_string())?,
+            x if x.starts_with('-') && x.len() > 1 => {
+                switch(&mut a, x, &mut drives).map_err(|e| e.to_string())?
+            }
+            x => names.push(x.to_string()),
+        }
+    }
+    let listed = match &a.param_file {
+        Some(p) => read_param_file(&map, p)?,
+        None => Vec::new(),
+    };
+    a.files = if listed.is_empty() {
+        plain_files(&map, &names, &drives)?
+    } else {
+        listed
+    };
+    Ok(a)
+}
+
+fn plain_files(
+    map: &DriveMap,
+    names: &[String],
+    drives: &[char],
+) -> Result<Vec<SqlioFile>, String> {
+    let names = if names.is_empty() {
+        vec!["testfile.dat".to_string()]
+    } else {
+        names.to_vec()
+    };
+    let mut shown = Vec::new();
+    for n in &names {
+        if drives.is_empty() {
+            shown.push(n.clone());
+        } else {
+            shown.extend(
+                drives
+                    .iter()
+                    .map(|d| format!("{d}:\\{}", n.trim_start_matches('\\'))),
+            );
+        }
+    }
+    shown
+        .into_iter()
+        .map(|s| {
+            Ok(SqlioFile {
+                path: map.resolve(&s)?,
+                shown: s,
+                threads: None,
+                size_mb: None,
+            })
+        })
+        .collect()
+}
+
+/// Reads `param.txt`: `<file> <threads> [<mask> [<size MB>]]` per line, `#` comments.
+pub fn read_param_file(map: &DriveMap, name: &str) -> Result<Vec<SqlioFile>, String> {
+    let path = map.resolve(name)?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("-F{name}: cannot read {}: {e}", path.display()))?;
+    parse_param_text(map, name, &text)
+}
+
+/// Parses the text of a parameter file.
+pub fn parse_param_text(map: &DriveMap, name: &str, text: &str) -> Result<Vec<SqlioFile>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let at = |what: &str| {
+            format!(
+                "{name} line {}: {what} (expected <file> <threads> [<mask> [<size MB>]])",
+                i + 1
+            )
+        };
+        let threads: u32 = f
+            .get(1)
+            .and_then(|t| t.parse().ok())
+            .filter(|t| (1..=256).contains(t))
+            .ok_or_else(|| at("bad thread count"))?;
+        let size_mb = match f.get(3) {
+            Some(s) => Some(s.parse::<u64>().map_err(|_| at("bad size"))?),
+            None => None,
+        };
+        out.push(SqlioFile {
+            path: map.resolve(f[0])?,
+            shown: f[0].to_string(),
+            threads: Some(threads),
+            size_mb,
+        });
+    }
+    Ok(out)
+}

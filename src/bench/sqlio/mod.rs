@@ -1,0 +1,155 @@
+//! `sqliosim sqlio`: runs a capacity job from SQLIO v1.5 switches and prints SQLIO's output
+//! block, so scripts and parsers written for SQLIO work unchanged. Our own warnings (direct
+//! I/O not honoured, file smaller than RAM) go to stderr to keep the block intact.
+
+pub mod args;
+pub mod output;
+
+use crate::bench::engine::EngineKind;
+use crate::bench::error::BenchError;
+use crate::bench::job::{DataMode, Job, Pattern, Target};
+use crate::bench::{run, signals, target};
+use crate::exit::Outcome;
+use std::ffi::OsString;
+use std::io::Write;
+
+/// `sqliosim sqlio ARGS…`; `args[0]` is the display name ("sqliosim sqlio").
+pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
+    run_with(
+        &args,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )
+}
+
+/// The file size to use: the parameter file's, else the existing file's, else 1 GiB.
+fn size_of(f: &args::SqlioFile) -> (u64, bool) {
+    if let Some(mb) = f.size_mb {
+        return (mb << 20, true);
+    }
+    match std::fs::metadata(&f.path) {
+        Ok(m) if m.len() > target::DATA_OFFSET => (m.len(), false),
+        _ => (1 << 30, false),
+    }
+}
+
+/// Builds the job and the header lines from parsed switches.
+pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
+    let threads = a.files.first().and_then(|f| f.threads).unwrap_or(a.threads);
+    if a.files
+        .iter()
+        .any(|f| f.threads.unwrap_or(a.threads) != threads)
+    {
+        anyhow::bail!("-F: every file in the parameter file must use the same thread count here");
+    }
+    let engine = EngineKind::from_name(&a.engine).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--engine: {:?} is not valid; expected uring or psync",
+            a.engine
+        )
+    })?;
+    let sizes: Vec<(u64, bool)> = a.files.iter().map(size_of).collect();
+    let job = Job {
+        targets: a
+            .files
+            .iter()
+            .zip(&sizes)
+            .map(|(f, s)| Target {
+                path: f.path.clone(),
+                size: s.0,
+            })
+            .collect(),
+        threads_per_target: threads,
+        depth: a.outstanding,
+        block_size: a.block_kb * 1024,
+        read_pct: if a.write { 0 } else { 100 },
+        pattern: if a.sequential {
+            Pattern::Sequential
+        } else {
+            Pattern::Random
+        },
+        warmup_s: 0.0,
+        duration_s: a.secs as f64,
+        direct: matches!(a.buffering, 'N' | 'H'),
+        write_through: matches!(a.buffering, 'N' | 'S'),
+        data: DataMode::Random,
+        engine,
+        force: a.force,
+        ..Job::with_defaults(Default::default(), 0)
+    };
+    let header = output::Header {
+        param_file: a.param_file.clone(),
+        files: a
+            .files
+            .iter()
+            .zip(&sizes)
+            .map(|(f, s)| (f.shown.clone(), threads, s.0 >> 20, s.1))
+            .collect(),
+        write: a.write,
+        secs: a.secs,
+        block_kb: a.block_kb,
+        sequential: a.sequential,
+        outstanding: a.outstanding,
+        buffering: a.buffering,
+        latency: a.latency,
+    };
+    Ok((job, header))
+}
+
+/// Runs `sqliosim sqlio` with `args`, the block to `out`, notes to `err`.
+pub fn run_with(
+    args: &[OsString],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
+    let strings: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    if strings
+        .iter()
+        .any(|s| s == "-?" || s == "--help" || s == "-h")
+    {
+        let _ = write!(out, "{USAGE}");
+        return Ok(Outcome::Clean);
+    }
+    let a = args::parse(&strings).map_err(anyhow::Error::msg)?;
+    for s in &a.ignored {
+        writeln!(
+            err,
+            "sqliosim sqlio: note: {s} is accepted for compatibility and has no effect"
+        )?;
+    }
+    let (job, header) = job_of(&a)?;
+    let stop = signals::stop_flag();
+    let r = run::run(&job, &stop).map_err(BenchError::into_anyhow)?;
+    write!(
+        out,
+        "{}",
+        output::render(&header, &output::figures(&r.total, r.measured_s))
+    )?;
+    for w in &r.warnings {
+        writeln!(err, "sqliosim sqlio: warning: {w}")?;
+    }
+    let bad = r.total.errors > 0 || r.total.verify_failures > 0;
+    if let Some(e) = &r.total.first_error {
+        writeln!(
+            err,
+            "sqliosim sqlio: {} I/O error(s); first: {e}",
+            r.total.errors
+        )?;
+    }
+    Ok(if bad {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+const USAGE: &str = "Usage: sqliosim sqlio [switches] [file ...]
+SQLIO v1.5 switches: -kR|-kW -t<threads> -s<secs> -o<outstanding> -b<KB>
+  -frandom|-fsequential -BN|-BY|-BH|-BS -LS|-LP -F<paramfile> -d<drives>
+Ours: --drive-map X=/dir (or SQLIOSIM_DRIVE_X=/dir), --engine uring|psync, --force
+Defaults: -kR -t1 -s30 -f64 (runs random) -b2 -BN testfile.dat
+";

@@ -1,0 +1,134 @@
+//! The figures of one run in a serialisable form (JSON, CSV, tables): IOPS, MB/s, latency
+//! summaries for reads, writes and both, CPU time per I/O, the per-second timeline, and the
+//! facts that make the numbers honest.
+
+use super::latency::LatencySummary;
+use super::run::{RunResult, TargetInfo};
+use serde::Serialize;
+
+/// Summary of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Files, sizes and direct-I/O facts.
+    pub targets: Vec<TargetInfo>,
+    /// Bytes per I/O.
+    pub block_size: u32,
+    /// "random" or "sequential".
+    pub pattern: &'static str,
+    /// Share of reads.
+    pub read_pct: u8,
+    /// Worker threads.
+    pub threads: u32,
+    /// Outstanding I/O per thread.
+    pub outstanding: u32,
+    /// Total queue depth (threads × outstanding).
+    pub queue_depth: u32,
+    /// Engine used.
+    pub engine: &'static str,
+    /// O_DIRECT requested.
+    pub direct: bool,
+    /// O_DSYNC requested.
+    pub write_through: bool,
+    /// Seconds measured.
+    pub measured_s: f64,
+    /// Ended early by Ctrl-C.
+    pub interrupted: bool,
+    /// Completed I/Os.
+    pub ios: u64,
+    /// I/O per second.
+    pub iops: f64,
+    /// Megabytes (10^6) per second.
+    pub mb_per_s: f64,
+    /// Mebibytes per second.
+    pub mib_per_s: f64,
+    /// Read latency, µs.
+    pub read_latency: Option<LatencySummary>,
+    /// Write latency, µs.
+    pub write_latency: Option<LatencySummary>,
+    /// All latencies, µs.
+    pub latency: Option<LatencySummary>,
+    /// Process CPU seconds (user + system) during the window.
+    pub cpu_s: f64,
+    /// Process CPU microseconds per I/O.
+    pub cpu_us_per_io: f64,
+    /// Failed operations.
+    pub errors: u64,
+    /// Reads that failed verification.
+    pub verify_failures: u64,
+    /// I/Os completed in each second of the window.
+    pub timeline: Vec<u64>,
+    /// Honesty warnings.
+    pub warnings: Vec<String>,
+}
+
+impl Summary {
+    /// Summarises `r`.
+    pub fn of(r: &RunResult) -> Summary {
+        let t = &r.total;
+        let secs = r.measured_s.max(1e-9);
+        let ios = t.ios();
+        let cpu_s = r.cpu.process_s();
+        Summary {
+            targets: r.targets.clone(),
+            block_size: r.job.block_size,
+            pattern: r.job.pattern.name(),
+            read_pct: r.job.read_pct,
+            threads: r.job.threads(),
+            outstanding: r.job.depth,
+            queue_depth: r.job.threads() * r.job.depth,
+            engine: r.engine.name(),
+            direct: r.job.direct,
+            write_through: r.job.write_through,
+            measured_s: r.measured_s,
+            interrupted: r.interrupted,
+            ios,
+            iops: if r.measured_s > 0.0 {
+                ios as f64 / secs
+            } else {
+                0.0
+            },
+            mb_per_s: if r.measured_s > 0.0 {
+                t.bytes() as f64 / secs / 1e6
+            } else {
+                0.0
+            },
+            mib_per_s: if r.measured_s > 0.0 {
+                t.bytes() as f64 / secs / 1048576.0
+            } else {
+                0.0
+            },
+            read_latency: LatencySummary::of(&t.read),
+            write_latency: LatencySummary::of(&t.write),
+            latency: LatencySummary::of(&t.total()),
+            cpu_s,
+            cpu_us_per_io: if ios > 0 {
+                cpu_s * 1e6 / ios as f64
+            } else {
+                0.0
+            },
+            errors: t.errors,
+            verify_failures: t.verify_failures,
+            timeline: t.timeline.clone(),
+            warnings: r.warnings.clone(),
+        }
+    }
+
+    /// The workload in words: "8 KiB random read" and so on.
+    pub fn rw_name(&self) -> String {
+        match self.read_pct {
+            100 => "read".into(),
+            0 => "write".into(),
+            p => format!("mix{p}"),
+        }
+    }
+
+    /// Latency at percentile `p` over all I/O, µs (0 when nothing completed).
+    pub fn pct(&self, p: f64) -> f64 {
+        self.latency.as_ref().and_then(|l| l.at(p)).unwrap_or(0.0)
+    }
+
+    /// Mean latency over all I/O, µs.
+    pub fn avg(&self) -> f64 {
+        self.latency.as_ref().map(|l| l.avg_us).unwrap_or(0.0)
+    }
+}

@@ -1,0 +1,221 @@
+//! Test files: the `SQLIOSIM-BENCH` header that marks files we created, creating and filling
+//! them with stamped incompressible data, and opening them with the requested flags.
+//!
+//! Layout: the first 4 KiB hold a text header (`SQLIOSIM-BENCH v1`, the seed, the size);
+//! the rest of the first MiB is unused, so that I/O starts 1 MiB-aligned like a partition;
+//! the measured region is `[1 MiB, size)` rounded down to whole blocks.
+
+use super::engine::AlignedBuffers;
+use super::error::BenchError;
+use super::stamp;
+use rand::{Rng, SeedableRng};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Where measured I/O begins.
+pub const DATA_OFFSET: u64 = 1 << 20;
+/// First line of the header.
+pub const MAGIC: &str = "SQLIOSIM-BENCH v1";
+const FILL_CHUNK: usize = 1 << 20;
+
+/// How the file is opened for a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenMode {
+    /// O_DIRECT.
+    pub direct: bool,
+    /// O_DSYNC (write-through).
+    pub dsync: bool,
+    /// Open for writing too.
+    pub write: bool,
+}
+
+/// What `prepare` found or did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    /// The seed in the file's header (stamps carry it).
+    pub seed: u64,
+    /// Size of the file now.
+    pub size: u64,
+    /// Bytes written to create or extend it (0 when it was ready).
+    pub filled: u64,
+}
+
+/// Opens `path` with the flags of `mode`.
+pub fn open(path: &Path, mode: OpenMode) -> Result<File, BenchError> {
+    let mut flags = 0;
+    if mode.direct {
+        flags |= libc::O_DIRECT;
+    }
+    if mode.dsync {
+        flags |= libc::O_DSYNC;
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(mode.write)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| BenchError::io("open", path, e))
+}
+
+fn header_text(seed: u64, size: u64) -> Vec<u8> {
+    let text = format!(
+        "{MAGIC}\nseed={seed}\nsize={size}\ndata_offset={DATA_OFFSET}\n\
+         This file was created by `sqliosim bench`; its blocks carry 4 KiB stamps.\n"
+    );
+    let mut b = text.into_bytes();
+    b.resize(stamp::SECTOR, 0);
+    b
+}
+
+/// Reads the header of `file`: `Some(seed)` when it is one of ours.
+pub fn read_seed(file: &File) -> Option<u64> {
+    let mut b = vec![0u8; 512];
+    let n = file.read_at(&mut b, 0).ok()?;
+    let text = std::str::from_utf8(&b[..n]).ok().or_else(|| {
+        let end = b.iter().position(|&c| c == 0).unwrap_or(n);
+        std::str::from_utf8(&b[..end]).ok()
+    })?;
+    let mut lines = text.lines();
+    if lines.next()? != MAGIC {
+        return None;
+    }
+    lines
+        .find_map(|l| l.strip_prefix("seed="))
+        .and_then(|s| s.parse().ok())
+}
+
+/// Makes `path` a bench file of at least `size` bytes: creates and fills it when missing,
+/// extends it when ours and short, refuses a foreign non-empty file unless `force`.
+///
+/// The header is written before the data, so a fill cut short by `stop` leaves a file that is
+/// ours and shorter than asked: the next run carries on from where this one stopped.
+pub fn prepare(
+    path: &Path,
+    size: u64,
+    force: bool,
+    direct: bool,
+    stop: &AtomicBool,
+) -> Result<Prepared, BenchError> {
+    let existing = std::fs::metadata(path).ok();
+    if let Some(m) = &existing {
+        if !m.is_file() {
+            return Err(BenchError::Usage(format!(
+                "{} is not a regular file; sqliosim bench tests regular files",
+                path.display()
+            )));
+        }
+    }
+    let old_len = existing.map(|m| m.len()).unwrap_or(0);
+    let probe = if old_len > 0 {
+        Some(File::open(path).map_err(|e| BenchError::io("open", path, e))?)
+    } else {
+        None
+    };
+    let ours = probe.as_ref().and_then(read_seed);
+    let (seed, fill_from) = match ours {
+        Some(seed) => (seed, old_len.max(DATA_OFFSET)),
+        None if old_len == 0 || force => (rand::rng().random::<u64>(), DATA_OFFSET),
+        None => {
+            return Err(BenchError::NotOurs {
+                path: path.to_path_buf(),
+            })
+        }
+    };
+    let size = size.max(old_len);
+    if ours.is_some() && fill_from >= size {
+        return Ok(Prepared {
+            seed,
+            size,
+            filled: 0,
+        });
+    }
+    let file = open_for_fill(path, direct)?;
+    if ours.is_none() {
+        // Taking over an empty or (with --force) foreign file: drop its old content so that
+        // an interrupted fill cannot leave unstamped blocks behind a valid header.
+        file.set_len(0)
+            .map_err(|e| BenchError::io("truncate", path, e))?;
+        write_header(&file, path, seed, size)?;
+    }
+    let filled = fill(&file, path, seed, fill_from / 4096 * 4096, size, stop)?;
+    write_header(&file, path, seed, size)?;
+    file.sync_data()
+        .map_err(|e| BenchError::io("sync", path, e))?;
+    Ok(Prepared { seed, size, filled })
+}
+
+fn open_for_fill(path: &Path, direct: bool) -> Result<File, BenchError> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(true).create(true);
+    if direct {
+        // Filling through the page cache would leave the file cached and flatter the first
+        // read run; fall back to buffered only where O_DIRECT is refused.
+        if let Ok(f) = o.clone().custom_flags(libc::O_DIRECT).open(path) {
+            return Ok(f);
+        }
+    }
+    o.open(path).map_err(|e| BenchError::io("create", path, e))
+}
+
+/// Writes the header through an aligned buffer, as O_DIRECT requires.
+fn write_header(file: &File, path: &Path, seed: u64, size: u64) -> Result<(), BenchError> {
+    let mut buf = AlignedBuffers::new(1, stamp::SECTOR)?;
+    buf.slot_mut(0).copy_from_slice(&header_text(seed, size));
+    file.write_all_at(buf.slot(0), 0)
+        .map_err(|e| BenchError::io("write header", path, e))
+}
+
+/// Writes stamped random data over `[from, to)`; returns the bytes written.
+fn fill(
+    file: &File,
+    path: &Path,
+    seed: u64,
+    from: u64,
+    to: u64,
+    stop: &AtomicBool,
+) -> Result<u64, BenchError> {
+    let mut buf = AlignedBuffers::new(1, FILL_CHUNK)?;
+    rand::rngs::SmallRng::seed_from_u64(seed).fill(buf.slot_mut(0));
+    let mut off = from;
+    while off < to {
+        let len = ((to - off) as usize).min(FILL_CHUNK) / 4096 * 4096;
+        if len == 0 {
+            break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            let _ = file.sync_data();
+            return Err(BenchError::FillInterrupted {
+                path: path.to_path_buf(),
+                done: off,
+            });
+        }
+        let chunk = &mut buf.slot_mut(0)[..len];
+        stamp::stamp(chunk, off, seed, 0);
+        file.write_all_at(chunk, off)
+            .map_err(|e| BenchError::io("fill", path, e))?;
+        off += len as u64;
+    }
+    if off < to {
+        file.set_len(to)
+            .map_err(|e| BenchError::io("extend", path, e))?;
+    }
+    Ok(off - from)
+}
+
+/// Installed RAM in bytes, from `/proc/meminfo` (0 when unknown).
+pub fn ram_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,51 @@
+//! Creating, recognising, extending and refusing test files.
+
+use super::*;
+
+static GO: AtomicBool = AtomicBool::new(false);
+
+#[test]
+fn creates_fills_and_recognises_its_files() {
+    let dir = tempfile::tempdir_in(".").expect("tempdir");
+    let path = dir.path().join("b.dat");
+    let p = prepare(&path, 3 << 20, false, true, &GO).expect("create");
+    assert_eq!(p.size, 3 << 20);
+    assert_eq!(p.filled, 2 << 20);
+    let f = File::open(&path).expect("open");
+    assert_eq!(read_seed(&f), Some(p.seed));
+    let mut block = vec![0u8; 8192];
+    f.read_exact_at(&mut block, DATA_OFFSET + 8192)
+        .expect("read");
+    assert_eq!(stamp::check(&block, DATA_OFFSET + 8192, p.seed), Ok(()));
+    let again = prepare(&path, 3 << 20, false, true, &GO).expect("reuse");
+    assert_eq!((again.seed, again.filled), (p.seed, 0));
+    let grown = prepare(&path, 4 << 20, false, true, &GO).expect("extend");
+    assert_eq!(
+        (grown.seed, grown.filled, grown.size),
+        (p.seed, 1 << 20, 4 << 20)
+    );
+}
+
+#[test]
+fn refuses_foreign_files_without_force() {
+    let dir = tempfile::tempdir_in(".").expect("tempdir");
+    let path = dir.path().join("precious.db");
+    std::fs::write(&path, b"customer data").expect("write");
+    let err = prepare(&path, 2 << 20, false, true, &GO).expect_err("must refuse");
+    assert!(matches!(err, BenchError::NotOurs { .. }), "{err}");
+    assert_eq!(std::fs::read(&path).expect("read"), b"customer data");
+    let p = prepare(&path, 2 << 20, true, true, &GO).expect("forced");
+    assert_eq!(read_seed(&File::open(&path).expect("open")), Some(p.seed));
+}
+
+#[test]
+fn an_interrupted_fill_leaves_a_file_the_next_run_continues() {
+    let dir = tempfile::tempdir_in(".").expect("tempdir");
+    let path = dir.path().join("i.dat");
+    let stop = AtomicBool::new(true);
+    let err = prepare(&path, 4 << 20, false, true, &stop).expect_err("stopped");
+    assert!(matches!(err, BenchError::FillInterrupted { .. }), "{err}");
+    let seed = read_seed(&File::open(&path).expect("open")).expect("header written first");
+    let p = prepare(&path, 4 << 20, false, true, &GO).expect("continue");
+    assert_eq!((p.seed, p.size, p.filled), (seed, 4 << 20, 3 << 20));
+}

@@ -1,0 +1,288 @@
+//! One worker thread of a capacity run: its own engine, `depth` operations kept in flight,
+//! offsets and read/write choices from a seeded generator, latencies recorded only for
+//! completions inside the measured window, stamps written and (with `--verify`) checked.
+
+use super::engine::{Completion, Engine, EngineConfig, EngineKind, Op, OpKind};
+use super::error::BenchError;
+use super::job::{DataMode, Job, Pattern};
+use super::latency::ThreadStats;
+use super::stamp;
+use super::target::DATA_OFFSET;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// After this many failed operations a worker stops issuing: the run reports them.
+const MAX_ERRORS: u64 = 100;
+
+/// Phase boundaries shared by all workers of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct Phases {
+    /// Warm-up begins.
+    pub start: Instant,
+    /// Measurement begins.
+    pub measure_start: Instant,
+    /// Measurement ends (cool-down begins).
+    pub measure_end: Instant,
+    /// Cool-down ends.
+    pub end: Instant,
+}
+
+impl Phases {
+    /// Phases of `job` starting now.
+    pub fn starting_now(job: &Job) -> Phases {
+        let start = Instant::now();
+        let measure_start = start + Duration::from_secs_f64(job.warmup_s);
+        let measure_end = measure_start + Duration::from_secs_f64(job.duration_s);
+        let end = measure_end + Duration::from_secs_f64(job.cooldown_s);
+        Phases {
+            start,
+            measure_start,
+            measure_end,
+            end,
+        }
+    }
+}
+
+/// Where one worker works.
+pub struct Assignment {
+    /// Index of the worker over the whole run.
+    pub thread: usize,
+    /// Index of its file in the engine's file list.
+    pub file: u32,
+    /// Index among the workers of the same file.
+    pub rank: u32,
+    /// The file's stamp seed.
+    pub file_seed: u64,
+    /// The file's size.
+    pub file_size: u64,
+}
+
+/// Per-slot state of an operation in flight.
+#[derive(Clone, Copy)]
+struct Slot {
+    kind: OpKind,
+    offset: u64,
+    issued: Instant,
+}
+
+/// A running worker: engine, generators and statistics.
+pub struct Worker<'a> {
+    job: &'a Job,
+    at: Assignment,
+    engine: Engine,
+    rng: SmallRng,
+    slots: Vec<Slot>,
+    idle: Vec<u32>,
+    blocks: u64,
+    next_seq_block: u64,
+    writes: u64,
+    interval: Option<Duration>,
+    next_due: Instant,
+    stats: ThreadStats,
+}
+
+impl<'a> Worker<'a> {
+    /// Builds the worker's engine and fills its write buffers.
+    pub fn new(job: &'a Job, at: Assignment, files: Arc<[File]>) -> Result<Self, BenchError> {
+        let cfg = EngineConfig {
+            kind: job.engine,
+            depth: job.depth,
+            slot_len: job.block_size as usize,
+        };
+        let mut engine = Engine::new(&cfg, files)?;
+        let mut rng = SmallRng::seed_from_u64(
+            job.seed ^ (at.thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        if job.data == DataMode::Random {
+            for s in 0..job.depth {
+                rng.fill(engine.buffer_mut(s));
+            }
+        }
+        let blocks = (at.file_size - DATA_OFFSET) / u64::from(job.block_size);
+        let next_seq_block = blocks * u64::from(at.rank) / u64::from(job.threads_per_target);
+        let interval = job
+            .rate_iops
+            .filter(|r| *r > 0.0)
+            .map(|r| Duration::from_secs_f64(f64::from(job.threads()) / r));
+        let now = Instant::now();
+        let slots = vec![
+            Slot {
+                kind: OpKind::Read,
+                offset: 0,
+                issued: now
+            };
+            job.depth as usize
+        ];
+        let idle = (0..job.depth).rev().collect();
+        let (writes, stats) = (0, ThreadStats::default());
+        Ok(Worker {
+            job,
+            at,
+            engine,
+            rng,
+            slots,
+            idle,
+            blocks,
+            next_seq_block,
+            writes,
+            interval,
+            next_due: now,
+            stats,
+        })
+    }
+
+    /// The engine actually used (io_uring may have fallen back to psync).
+    pub fn engine_kind(&self) -> EngineKind {
+        self.engine.kind()
+    }
+
+    fn next_offset(&mut self) -> u64 {
+        let block = match self.job.pattern {
+            Pattern::Random => self.rng.random_range(0..self.blocks),
+            Pattern::Sequential => {
+                let b = self.next_seq_block;
+                self.next_seq_block = (b + 1) % self.blocks;
+                b
+            }
+        };
+        DATA_OFFSET + block * u64::from(self.job.block_size)
+    }
+
+    fn next_kind(&mut self) -> OpKind {
+        match self.job.read_pct {
+            100 => OpKind::Read,
+            0 => OpKind::Write,
+            pct => {
+                if self.rng.random_range(0..100u8) < pct {
+                    OpKind::Read
+                } else {
+                    OpKind::Write
+                }
+            }
+        }
+    }
+
+    fn issue(&mut self, slot: u32) -> Result<(), BenchError> {
+        let (kind, offset) = (self.next_kind(), self.next_offset());
+        if kind == OpKind::Write && self.job.stamps_writes() {
+            self.writes += 1;
+            let (seed, seq) = (self.at.file_seed, self.writes);
+            stamp::stamp(self.engine.buffer_mut(slot), offset, seed, seq);
+        }
+        let issued = Instant::now();
+        self.slots[slot as usize] = Slot {
+            kind,
+            offset,
+            issued,
+        };
+        let op = Op {
+            kind,
+            file: self.at.file,
+            offset,
+            slot,
+            len: self.job.block_size,
+            user_data: u64::from(slot),
+        };
+        self.engine.submit(op)?;
+        Ok(())
+    }
+
+    /// Issues idle slots while the rate limit allows; returns the time to wait otherwise.
+    fn issue_idle(&mut self, now: Instant) -> Result<Option<Duration>, BenchError> {
+        while let Some(&slot) = self.idle.last() {
+            if let Some(iv) = self.interval {
+                if now < self.next_due {
+                    return Ok(Some(self.next_due - now));
+                }
+                self.next_due = self
+                    .next_due
+                    .max(now.checked_sub(iv * self.job.depth).unwrap_or(now))
+                    + iv;
+            }
+            self.idle.pop();
+            self.issue(slot)?;
+        }
+        Ok(None)
+    }
+
+    fn complete(&mut self, c: Completion, now: Instant, phases: &Phases, cutoff: Instant) {
+        let slot = c.user_data as u32;
+        let s = self.slots[slot as usize];
+        self.idle.push(slot);
+        let len = self.job.block_size;
+        match c.result {
+            Ok(n) if n == len => {}
+            Ok(n) => {
+                return self.stats.record_error(format!(
+                    "short {:?} at offset {}: {n} of {len} bytes",
+                    s.kind, s.offset
+                ))
+            }
+            Err(errno) => {
+                let e = std::io::Error::from_raw_os_error(errno);
+                return self
+                    .stats
+                    .record_error(format!("{:?} at offset {} failed: {e}", s.kind, s.offset));
+            }
+        }
+        if s.kind == OpKind::Read && self.job.verify {
+            let buf = &self.engine.buffer(slot)[..len as usize];
+            if let Err(m) = stamp::check(buf, s.offset, self.at.file_seed) {
+                self.stats.record_mismatch(format!(
+                    "{}: {m}",
+                    self.job.targets[self.at.file as usize].path.display()
+                ));
+            }
+        }
+        if now >= phases.measure_start && now < phases.measure_end && now <= cutoff {
+            let lat = now.saturating_duration_since(s.issued).as_nanos() as u64;
+            let second = (now - phases.measure_start).as_secs() as usize;
+            self.stats.record(s.kind, lat, u64::from(len), second);
+        }
+    }
+
+    /// Runs until the phases end or `stop` is raised, then waits for what is in flight.
+    pub fn run(mut self, phases: &Phases, stop: &AtomicBool) -> Result<ThreadStats, BenchError> {
+        let mut done = Vec::with_capacity(self.job.depth as usize);
+        let mut cutoff = phases.end;
+        let mut stopping = false;
+        let mut now = Instant::now();
+        loop {
+            let wait = if stopping {
+                None
+            } else {
+                self.issue_idle(now)?
+            };
+            if self.engine.in_flight() == 0 {
+                if stopping {
+                    break;
+                }
+                std::thread::sleep(wait.unwrap_or_default());
+                now = Instant::now();
+                continue;
+            }
+            let min = if wait.is_some() { 0 } else { 1 };
+            self.engine.reap(min, &mut done)?;
+            now = Instant::now();
+            if done.is_empty() {
+                std::thread::sleep(wait.unwrap_or_default().min(Duration::from_micros(50)));
+            }
+            for c in done.drain(..) {
+                self.complete(c, now, phases, cutoff);
+            }
+            if !stopping
+                && (now >= phases.end
+                    || stop.load(Ordering::Relaxed)
+                    || self.stats.errors >= MAX_ERRORS)
+            {
+                stopping = true;
+                cutoff = now;
+            }
+        }
+        Ok(self.stats)
+    }
+}

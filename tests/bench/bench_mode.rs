@@ -1,0 +1,272 @@
+//! `sqliosim bench`: sweeps and their files, options, refusals, help.
+
+use super::*;
+
+#[test]
+fn sweep_writes_csv_json_html_and_finds_saturation() {
+    let dir = tmp();
+    let p = |n: &str| dir.path().join(n).to_str().expect("utf-8").to_string();
+    let (file, csv, json, html) = (p("s.dat"), p("r.csv"), p("r.json"), p("r.html"));
+    let (outcome, text) = bench_out(&[
+        "sqliosim bench",
+        "--file",
+        &file,
+        "--size",
+        "8M",
+        "--threads",
+        "1,2",
+        "--outstanding",
+        "1,...,4",
+        "--rw",
+        "read,write",
+        "--duration",
+        "0.15",
+        "--warmup",
+        "0",
+        "--csv",
+        &csv,
+        "--json",
+        &json,
+        "--html",
+        &html,
+    ]);
+    assert_eq!(outcome, Outcome::Clean, "{text}");
+    assert!(
+        text.contains("saturation (smallest queue depth within 5% of the best IOPS):"),
+        "{text}"
+    );
+    let csv = std::fs::read_to_string(&csv).expect("csv");
+    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 3, "{csv}");
+    assert!(csv.starts_with("block_size,pattern,rw,"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid JSON");
+    assert_eq!(v["results"].as_array().map(Vec::len), Some(12));
+    assert_eq!(v["saturation"].as_array().map(Vec::len), Some(2));
+    let html = std::fs::read_to_string(&html).expect("html");
+    assert!(html.contains("<svg") && html.contains("IOPS against queue depth"));
+}
+
+#[test]
+fn dir_repeat_and_sequential_write_through() {
+    let dir = tmp();
+    let d = dir.path().to_str().expect("utf-8");
+    let (outcome, text) = bench_out(&[
+        "sqliosim bench",
+        "--dir",
+        d,
+        "--size",
+        "4M",
+        "--rw",
+        "write",
+        "--pattern",
+        "sequential",
+        "--block-size",
+        "64K",
+        "--outstanding",
+        "2",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+        "--repeat",
+        "2",
+        "--write-through",
+        "--data",
+        "zeros",
+    ]);
+    assert_eq!(outcome, Outcome::Clean, "{text}");
+    assert!(dir.path().join("sqliosim-bench.dat").exists());
+    assert!(
+        text.contains("64 KiB sequential write") && text.contains("write-through"),
+        "{text}"
+    );
+    assert!(text.contains("spread%"), "{text}");
+}
+
+#[test]
+fn refuses_a_file_it_did_not_create() {
+    let dir = tmp();
+    let file = dir.path().join("data.mdf");
+    std::fs::write(&file, vec![7u8; 4 << 20]).expect("write");
+    let f = file.to_str().expect("utf-8");
+    let err = bench::cmd::run_with(
+        &os(&["sqliosim bench", "--file", f, "--duration", "0.1"]),
+        &mut Vec::new(),
+    )
+    .expect_err("must refuse");
+    assert!(err.to_string().contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&file).expect("read"), vec![7u8; 4 << 20]);
+}
+
+#[test]
+fn bad_options_name_the_option() {
+    for (opt, val, want) in [
+        ("--pattern", "zigzag", "random or sequential"),
+        ("--rw", "trim", "read, write or mix"),
+        ("--engine", "aio", "uring or psync"),
+        ("--outstanding", "0", "positive integers"),
+        ("--block-size", "12Q", "a size"),
+    ] {
+        let err = bench::cmd::run_with(
+            &os(&["sqliosim bench", "--file", "x.dat", opt, val]),
+            &mut Vec::new(),
+        )
+        .expect_err("bad value");
+        let msg = err.to_string();
+        assert!(msg.contains(opt) && msg.contains(want), "{msg}");
+    }
+    let err = bench::cmd::run_with(
+        &os(&[
+            "sqliosim bench",
+            "--file",
+            "x.dat",
+            "--verify",
+            "--data",
+            "zeros",
+        ]),
+        &mut Vec::new(),
+    )
+    .expect_err("verify+zeros");
+    assert!(err.to_string().contains("--verify"), "{err}");
+}
+
+#[test]
+fn help_is_not_an_error() {
+    let (outcome, text) = bench_out(&["sqliosim bench", "--help"]);
+    assert_eq!(outcome, Outcome::Clean);
+    assert!(text.contains("--outstanding"));
+}
+
+#[test]
+fn verify_reports_a_corrupted_block_as_a_finding() {
+    let dir = tmp();
+    let file = dir.path().join("v.dat");
+    let f = file.to_str().expect("utf-8");
+    // 1 MiB header area + 8 blocks of 8 KiB: random reads hit every block many times.
+    let base = [
+        "sqliosim bench",
+        "--file",
+        f,
+        "--size",
+        "1088K",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+        "--verify",
+    ];
+    let (outcome, text) = bench_out(&base);
+    assert_eq!(outcome, Outcome::Clean, "{text}");
+    {
+        use std::os::unix::fs::FileExt;
+        let h = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&file)
+            .expect("open");
+        h.write_all_at(b"bit rot", (1 << 20) + 5 * 8192 + 100)
+            .expect("corrupt");
+        h.sync_all().expect("sync");
+    }
+    let (outcome, text) = bench_out(&base);
+    assert_eq!(outcome, Outcome::Findings, "{text}");
+    assert!(text.contains("did not match their stamp"), "{text}");
+}
+
+#[test]
+fn rate_limit_and_sqlio_block() {
+    let dir = tmp();
+    let f = dir.path().join("r.dat");
+    let f = f.to_str().expect("utf-8");
+    let (outcome, text) = bench_out(&[
+        "sqliosim bench",
+        "--file",
+        f,
+        "--size",
+        "4M",
+        "--outstanding",
+        "4",
+        "--rate-iops",
+        "500",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+        "--sqlio-output",
+    ]);
+    assert_eq!(outcome, Outcome::Clean, "{text}");
+    assert!(
+        text.contains("sqlio v1.5.SG") && text.contains("IOs/sec:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_stop_request_ends_the_run_and_keeps_what_was_measured() {
+    use sqliosim::bench::{job::Job, run};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tmp();
+    let mut job = Job::with_defaults(dir.path().join("i.dat"), 4 << 20);
+    job.duration_s = 60.0;
+    job.depth = 2;
+    let stop = AtomicBool::new(false);
+    let r = std::thread::scope(|s| {
+        let h = s.spawn(|| run::run(&job, &stop));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        stop.store(true, Ordering::SeqCst);
+        h.join().expect("no panic")
+    })
+    .expect("run");
+    assert!(r.interrupted);
+    assert!(r.measured_s < job.duration_s);
+    assert!(
+        r.warnings.iter().any(|w| w.starts_with("interrupted")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+/// tmpfs accepts O_DIRECT without enforcing it: the result must say so.
+#[test]
+fn tmpfs_is_flagged_as_not_honouring_direct_io() {
+    let shm = std::path::Path::new("/dev/shm");
+    let is_tmpfs = rustix::fs::statfs(shm)
+        .map(|s| s.f_type as u64 == 0x0102_1994)
+        .unwrap_or(false);
+    if !is_tmpfs {
+        eprintln!("skipped: /dev/shm is not tmpfs here");
+        return;
+    }
+    let dir = tempfile::tempdir_in(shm).expect("tempdir in /dev/shm");
+    let f = dir.path().join("t.dat");
+    let f = f.to_str().expect("utf-8");
+    let (outcome, text) = bench_out(&[
+        "sqliosim bench",
+        "--file",
+        f,
+        "--size",
+        "2M",
+        "--duration",
+        "0.1",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(outcome, Outcome::Clean, "{text}");
+    assert!(text.contains("direct I/O NOT honoured"), "{text}");
+    assert!(
+        text.contains("warning: direct I/O not honoured") && text.contains("tmpfs"),
+        "{text}"
+    );
+}
+
+/// Through the binary: exit code 2 for a bad switch in each mode, 0 for help.
+#[test]
+fn the_binary_maps_bad_switches_to_exit_code_2() {
+    let bin = || assert_cmd::Command::cargo_bin("sqliosim").expect("binary");
+    bin().args(["bench", "--help"]).assert().success();
+    bin()
+        .args(["bench", "--file", "x.dat", "--pattern", "zigzag"])
+        .assert()
+        .code(2);
+    bin().args(["sqlio", "-kQ"]).assert().code(2);
+    bin().args(["diskspd", "-w150", "t.dat"]).assert().code(2);
+}
