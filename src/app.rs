@@ -8,6 +8,7 @@ use clap::error::ErrorKind;
 use clap::Parser;
 use std::ffi::OsString;
 
+mod beside;
 mod console;
 mod faults;
 mod selftest;

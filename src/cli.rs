@@ -130,8 +130,10 @@ pub struct RunArgs {
     /// Write an evidence bundle (logs, dumps, summary) to FILE (.tar.gz). [default: none]
     #[arg(long, value_name = "FILE")]
     pub bundle: Option<PathBuf>,
-    /// Benchmark specification to run with the simulation. [default: none]
-    #[arg(long, value_name = "SPEC")]
+    /// A capacity run beside the simulation, in the same process: `sqliosim bench` options in
+    /// one quoted string, e.g. --bench "--file /mnt/x/bench.dat --size 1G --rw read
+    /// --duration 30". Its report follows the simulation's. [default: none]
+    #[arg(long, value_name = "BENCH OPTIONS", allow_hyphen_values = true)]
     pub bench: Option<String>,
     /// Fault injection specification (for tests).
     #[arg(long, value_name = "SPEC", hide = true)]

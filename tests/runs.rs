@@ -116,3 +116,38 @@ fn two_directories_get_a_data_and_log_file_each() {
         String::from_utf8_lossy(&v.stderr)
     );
 }
+
+#[test]
+fn a_capacity_run_beside_the_simulation_reports_both() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/quick.cfg.ini");
+    let bench = format!(
+        "--file {} --size 16M --block-size 8K --pattern random --rw read --duration 2",
+        dir.path().join("bench.dat").display()
+    );
+    let out = bin()
+        .arg("-cfg")
+        .arg(&config)
+        .arg("-dir")
+        .arg(dir.path())
+        .args(["-d", "3", "--bench", &bench])
+        .output()
+        .expect("run");
+    assert_clean(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Capacity run beside the simulation"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("IOPS"), "{stdout}");
+    // Bad bench options are a usage error before anything runs.
+    let out = bin()
+        .arg("-cfg")
+        .arg(&config)
+        .arg("-dir")
+        .arg(dir.path())
+        .args(["-d", "3", "--bench", "--bogus"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+}

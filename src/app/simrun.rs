@@ -49,6 +49,11 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         }
     };
     let seed = plan.seed;
+    let beside = settings
+        .bench
+        .as_deref()
+        .map(super::beside::start)
+        .transpose()?;
     let result = crate::sched::simulate(plan, backend.as_ref(), sink, &tick);
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -65,14 +70,17 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if let Some(out) = &settings.bundle {
         write_bundle(settings, out)?;
     }
+    let bench = beside.map(super::beside::Beside::finish).transpose()?;
     if outcome.worker_panicked {
         return Err(Internal("a worker thread panicked; the results are incomplete".into()).into());
     }
-    Ok(if outcome.findings > 0 {
-        Outcome::Findings
-    } else {
-        Outcome::Clean
-    })
+    Ok(
+        if outcome.findings > 0 || bench == Some(Outcome::Findings) {
+            Outcome::Findings
+        } else {
+            Outcome::Clean
+        },
+    )
 }
 
 /// The disk (direct or buffered I/O), or, with the hidden `--fault-injection SPEC`, files in
