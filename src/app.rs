@@ -9,7 +9,10 @@ use clap::Parser;
 use std::ffi::OsString;
 
 mod console;
+mod faults;
+mod selftest;
 mod simrun;
+mod verify;
 
 /// Runs one invocation of the tool with the full argument vector (program name first).
 pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
@@ -74,11 +77,11 @@ fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
 }
 
 /// `sqliosim verify ARGS…` (offline scan); `args[0]` is the display name.
-pub fn verify_main(_args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
-    anyhow::bail!("`sqliosim verify` is not available yet")
+pub fn verify_main(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
+    verify::main(args)
 }
 
 /// `sqliosim selftest ARGS…`; `args[0]` is the display name.
-pub fn selftest_main(_args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
-    anyhow::bail!("`sqliosim selftest` is not available yet")
+pub fn selftest_main(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
+    selftest::main(args)
 }

@@ -86,7 +86,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Put the test files in DIR (SQLIOSim -dir); repeatable, each DIR gets its own set. The
-    /// configuration's [FileN] are created there by name; without [FileN], sqliosim.mdx and
+    /// configuration's FileN sections are created there by name; without any, sqliosim.mdx and
     /// sqliosim.ldx. [default: relative names beside the configuration file]
     #[arg(long, value_name = "DIR")]
     pub dir: Vec<PathBuf>,

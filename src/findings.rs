@@ -146,6 +146,56 @@ pub struct Finding {
     /// What is wrong, for findings that are not a page verdict (log chain, WAL rule).
     #[serde(default)]
     pub detail: Option<String>,
+    /// Pages the request covered (1 for a page; more for a failed multi-page request).
+    #[serde(default = "one")]
+    pub page_count: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Finding {
+    /// A finding about one page with nothing but its identity and verdict filled in; the
+    /// caller adds retries, evidence and bytes.
+    pub fn page(
+        seed: u64,
+        path: PathBuf,
+        file_id: u32,
+        page_id: u64,
+        actor: ActorKind,
+        actor_id: u16,
+        verdict: Verdict,
+    ) -> Finding {
+        let errno = match verdict {
+            Verdict::IoError { errno } => Some(errno),
+            _ => None,
+        };
+        Finding {
+            seq: 0,
+            time_us: crate::page::layout::now_us(),
+            seed,
+            class: FindingClass::from_verdict(verdict.kind(), true),
+            path,
+            file_id,
+            page_id,
+            offset: page_id * crate::page::PAGE_SIZE as u64,
+            actor,
+            actor_id,
+            expected: None,
+            verdict,
+            retries: Vec::new(),
+            persistent: true,
+            received_header: None,
+            history: Vec::new(),
+            received: None,
+            expected_image: None,
+            dump: None,
+            errno,
+            detail: None,
+            page_count: 1,
+        }
+    }
 }
 
 /// Severity of a log entry, as SQLIOSim's TYPE attribute.

@@ -271,3 +271,24 @@ fn other_subcommands_receive_their_arguments_raw() {
             .stdout(contains("passed through as given").not());
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Mutated configuration files either resolve (exit 0 with --dry-run) or stop with a
+    /// message and exit 2; never a panic (exit 101) or an internal failure.
+    #[test]
+    fn mutated_files_exit_0_or_2(cut in 0usize..1300, junk in "[\\[\\]=;A-Za-z0-9\\n:\\\\-]{0,80}") {
+        let dir = scratch();
+        let mut text = std::fs::read_to_string(format!("{SAMPLES}/sqliosim.sparse.cfg.ini")).unwrap_or_default();
+        text.truncate(cut.min(text.len()));
+        text.push_str(&junk);
+        std::fs::write(dir.path().join("t.ini"), &text).expect("write");
+        let out = sqliosim(dir.path()).args(["-cfg", "t.ini", "--dry-run"]).output().expect("run");
+        let code = out.status.code();
+        proptest::prop_assert!(code == Some(0) || code == Some(2), "exit {:?} for {:?}", code, text);
+        if code == Some(2) {
+            proptest::prop_assert!(String::from_utf8_lossy(&out.stderr).contains("sqliosim: error: "));
+        }
+    }
+}

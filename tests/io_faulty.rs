@@ -296,4 +296,87 @@ fn next_request_to_a_file_and_random_faults_are_seeded() {
     b.inject(Fault::LostWrite, Target::File(p("a.mdx").to_path_buf()));
     write_ok(&*st, &o, 12);
     assert_eq!(b.fired()[0].page, 12);
+    b.inject(Fault::LostWrite, Target::at_offset("a.mdx", 13 * PS + 4096));
+    write_ok(&*st, &o, 12);
+    assert_eq!(b.armed(), 1, "a write elsewhere leaves the fault armed");
+    write_ok(&*st, &o, 13);
+    assert_eq!((b.armed(), b.fired()[1].page), (0, 13));
+}
+
+#[test]
+fn catalogue_has_one_fault_per_class_with_unique_names() {
+    let all = Fault::catalogue();
+    let names: std::collections::HashSet<&str> = all.iter().map(Fault::name).collect();
+    assert_eq!(names.len(), all.len());
+    assert!(all
+        .iter()
+        .any(|f| f.applies_to(OpKind::Write) && !f.applies_to(OpKind::Read)));
+}
+
+#[test]
+fn zero_retries_means_persistent_after_one_read() {
+    let (b, st, o) = setup();
+    write_ok(&*st, &o, 2);
+    b.inject(Fault::ReadEio, at(2));
+    let mut buf = sqliosim::io::AlignedBuf::new(8192).expect("mmap");
+    let policy = sqliosim::engine::retry::RetryPolicy {
+        retries: 0,
+        sleep: std::time::Duration::ZERO,
+    };
+    let r =
+        sqliosim::engine::retry::read_verified(&*st, &mut buf, 2 * PS, &o.expect_page(2), &policy);
+    assert!(r.persistent && r.retries.is_empty());
+    assert_eq!(r.received.as_deref().map(<[u8]>::len), Some(8192));
+    assert_eq!(r.expected_image.as_deref().map(<[u8]>::len), Some(8192));
+}
+
+#[test]
+fn faults_on_requests_that_are_not_page_aligned() {
+    let (b, st, _) = setup();
+    let old = vec![1u8; 3 * PS as usize];
+    st.write_at(&old, 0).expect("write");
+    // 8 KB at offset 4 KB covers the second half of page 0 and the first half of page 1.
+    b.inject(Fault::TornWrite(Tear::Bytes(512)), at(1));
+    st.write_at(&vec![2u8; PS as usize], 4096).expect("write");
+    let data = b.contents(p("a.mdx")).expect("file");
+    assert!(
+        data[4096..8192].iter().all(|&x| x == 2),
+        "page 0's part stored whole"
+    );
+    assert!(
+        data[8192..8704].iter().all(|&x| x == 2),
+        "512 bytes of page 1's part kept"
+    );
+    assert!(
+        data[8704..3 * PS as usize].iter().all(|&x| x == 1),
+        "the rest of page 1 is old"
+    );
+    b.inject(Fault::StaleRead, at(1));
+    let mut buf = vec![0u8; 1024];
+    assert_eq!(st.read_at(&mut buf, PS + 256).expect("read"), 1024);
+    assert!(
+        buf.iter().all(|&x| x == 1),
+        "the previous version of the bytes read"
+    );
+    b.inject(Fault::MisdirectedWrite(Misdirect::Page(2)), at(1));
+    st.write_at(&[9u8; 512], PS + 1024).expect("write");
+    let data = b.contents(p("a.mdx")).expect("file");
+    assert!(data[2 * PS as usize + 1024..2 * PS as usize + 1536]
+        .iter()
+        .all(|&x| x == 9));
+}
+
+#[test]
+fn random_faults_limited_to_one_file() {
+    let (b, st, o) = setup();
+    let other = b.open_faulty(p("b.mdx"));
+    let o2 = Oracle::new(RUN, 2, 16);
+    b.set_random_on("b.mdx", 1.0, vec![Fault::LostWrite]);
+    for page in 0..4 {
+        write_ok(&*st, &o, page);
+        write_ok(&*other, &o2, page);
+    }
+    let fired = b.fired();
+    assert_eq!(fired.len(), 4);
+    assert!(fired.iter().all(|f| f.path == p("b.mdx")));
 }

@@ -15,7 +15,7 @@ fn random_file(w: &mut Worker<'_>) -> usize {
 /// Pauses after every `delay_after_cycles` cycles; false when the phase ended.
 fn pace(w: &Worker<'_>, plan: &BatchPlan, cycles: u32) -> bool {
     let every = plan.delay_after_cycles.max(1);
-    if cycles % every == 0 {
+    if cycles.is_multiple_of(every) {
         w.pause(plan.delay)
     } else {
         !w.sh.stop.phase_over()
@@ -49,51 +49,13 @@ pub fn audit(w: &mut Worker<'_>, plan: &BatchPlan) {
     }
 }
 
-/// ReadAheadUser: reads `BuffersRAMin..=BuffersRAMax` consecutive pages per cycle.
-pub fn read_ahead(w: &mut Worker<'_>, plan: &BatchPlan) {
-    let mut cycles = 0u32;
-    while !w.sh.stop.phase_over() {
-        let file = random_file(w);
-        let pages = *w.sh.files[file].pages.read();
-        let n = w.between(plan.min_pages.max(1), plan.max_pages.max(1)).min(pages.saturating_sub(1));
-        if n > 0 {
-            let start = w.between(1, pages - n);
-            if w.sh.plan.force_read_ahead {
-                w.read_run(file, start, n);
-            } else {
-                read_uncached(w, file, start, n);
-            }
-            for p in start..start + n {
-                w.sh.pool.insert_clean(PageKey { file, page: p });
-            }
-        }
-        cycles += 1;
-        if !pace(w, plan, cycles) {
-            break;
-        }
-    }
-}
-
-/// Reads only the pages of a range that are not in the buffer pool.
-fn read_uncached(w: &mut Worker<'_>, file: usize, start: u64, n: u64) {
-    let mut run: Option<u64> = None;
-    for page in start..=start + n {
-        let cached = page < start + n && w.sh.pool.lookup(PageKey { file, page });
-        let end = page == start + n || cached;
-        match (end, run) {
-            (false, None) => run = Some(page),
-            (true, Some(s)) => {
-                w.read_run(file, s, page - s);
-                run = None;
-            }
-            _ => {}
-        }
-    }
-}
-
-/// BulkUpdateUser: logs one small record, then writes `BuffersBUMin..=BuffersBUMax`
-/// consecutive pages in one gather write.
-pub fn bulk_update(w: &mut Worker<'_>, plan: &BatchPlan) {
+/// Runs `body` once per cycle on a random run of `BuffersMin..=BuffersMax` pages (at most
+/// what the worker's buffer holds) of a random data file, pacing as the plan says.
+fn each_cycle(
+    w: &mut Worker<'_>,
+    plan: &BatchPlan,
+    mut body: impl FnMut(&mut Worker<'_>, usize, u64, u64),
+) {
     let mut cycles = 0u32;
     while !w.sh.stop.phase_over() {
         let file = random_file(w);
@@ -104,12 +66,54 @@ pub fn bulk_update(w: &mut Worker<'_>, plan: &BatchPlan) {
             .min(w.max_pages() as u64);
         if n > 0 {
             let start = w.between(1, pages - n);
-            let lsn = w.sh.log_of(file).map_or(0, |l| l.wal.append(BULK_LOG_BYTES));
-            w.write_run(file, start, n, lsn);
+            body(w, file, start, n);
         }
         cycles += 1;
         if !pace(w, plan, cycles) {
             break;
         }
     }
+}
+
+/// ReadAheadUser: reads `BuffersRAMin..=BuffersRAMax` consecutive pages per cycle (with
+/// ForceReadAhead=FALSE, only those not already in the buffer pool).
+pub fn read_ahead(w: &mut Worker<'_>, plan: &BatchPlan) {
+    each_cycle(w, plan, |w, file, start, n| {
+        let hit_ratio = if w.sh.plan.force_read_ahead { 0.0 } else { 1.0 };
+        read_misses(w, file, start, n, hit_ratio);
+    });
+}
+
+/// Reads the pages of `start..start + n` that the buffer pool does not serve, in contiguous
+/// runs, and caches them: a cached page is served with probability `hit_ratio`.
+pub fn read_misses(w: &mut Worker<'_>, file: usize, start: u64, n: u64, hit_ratio: f64) {
+    let mut run: Option<u64> = None;
+    for page in start..=start + n {
+        let miss = page < start + n && {
+            let cached = hit_ratio > 0.0 && w.sh.pool.lookup(PageKey { file, page });
+            !(cached && (hit_ratio >= 1.0 || w.chance(hit_ratio)))
+        };
+        match (miss, run) {
+            (true, None) => run = Some(page),
+            (false, Some(s)) => {
+                w.read_run(file, s, page - s);
+                for p in s..page {
+                    w.sh.pool.insert_clean(PageKey { file, page: p });
+                }
+                run = None;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// BulkUpdateUser: logs one small record, then writes `BuffersBUMin..=BuffersBUMax`
+/// consecutive pages in one gather write.
+pub fn bulk_update(w: &mut Worker<'_>, plan: &BatchPlan) {
+    each_cycle(w, plan, |w, file, start, n| {
+        let lsn =
+            w.sh.log_of(file)
+                .map_or(0, |l| l.wal.append(BULK_LOG_BYTES));
+        w.write_run(file, start, n, lsn);
+    });
 }

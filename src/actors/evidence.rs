@@ -1,8 +1,6 @@
 //! Turning a bad read or a failed write into a finding: re-read to tell transient from
 //! persistent, then gather the evidence (expected state, headers, history, both images).
 
-use std::path::PathBuf;
-
 use std::time::Duration;
 
 use super::worker::Worker;
@@ -13,19 +11,62 @@ use crate::page::{layout, ActorKind, ExpectedState, Verdict, PAGE_SIZE};
 
 /// A history entry for an operation done now.
 pub fn history(actor: ActorKind, op: &str, generation: u64, ok: bool) -> HistoryEntry {
-    HistoryEntry { time_us: layout::now_us(), op: op.to_string(), actor, generation, ok }
+    HistoryEntry {
+        time_us: layout::now_us(),
+        op: op.to_string(),
+        actor,
+        generation,
+        ok,
+    }
 }
 
 /// Re-reads `page` up to the configured number of times (the caller still holds its latch),
 /// classifies the problem and reports it.
-pub fn triage_and_report(w: &mut Worker<'_>, file: usize, page: u64, first: Verdict, received: Vec<u8>) {
-    let f = &w.sh.files[file];
+pub fn triage_and_report(
+    w: &mut Worker<'_>,
+    file: usize,
+    page: u64,
+    first: Verdict,
+    received: Vec<u8>,
+) {
+    let sh = w.sh;
+    // Another reader may be triaging the same page right now: wait for it, so a persistent
+    // problem it reports is seen as already reported here.
+    let _triage = sh.triage.lock(page);
+    let f = &sh.files[file];
     let exp = f.oracle.expect_page(page);
-    let policy = retry::RetryPolicy { retries: w.sh.plan.read_retries, sleep: Duration::from_millis(2) };
-    let out = retry::triage(f.storage.as_ref(), page * PAGE_SIZE as u64, &exp, &policy, first, &received);
-    let mut finding = build(w, file, page, out.first, out.retries, out.persistent, exp.state, received);
+    if f.already_reported(page, exp.state) {
+        // A persistent problem already reported for this page and this expected content:
+        // every later read would report it again and flood the log.
+        return;
+    }
+    let policy = retry::RetryPolicy {
+        retries: w.sh.plan.read_retries,
+        sleep: Duration::from_millis(2),
+    };
+    let out = retry::triage(
+        f.storage.as_ref(),
+        page * PAGE_SIZE as u64,
+        &exp,
+        &policy,
+        first,
+        &received,
+    );
+    let mut finding = build(
+        w,
+        file,
+        page,
+        out.first,
+        out.retries,
+        out.persistent,
+        exp.state,
+        received,
+    );
     if let Some(image) = out.expected_image {
         finding.expected_image = Some(image);
+    }
+    if finding.persistent {
+        f.mark_reported(page, exp.state);
     }
     w.sh.report(finding);
 }
@@ -50,82 +91,100 @@ pub fn build(
     } else {
         expected_image((w.sh.run_id, file as u32, page), gen, header.as_ref())
     };
-    let errno = match verdict {
-        Verdict::IoError { errno } => Some(errno),
-        _ => None,
-    };
-    Finding {
-        seq: 0,
-        time_us: layout::now_us(),
-        seed: w.sh.plan.seed,
-        class: FindingClass::from_verdict(verdict.kind(), persistent),
-        path: f.path.clone(),
-        file_id: file as u32,
-        page_id: page,
-        offset: page * PAGE_SIZE as u64,
-        actor: w.kind,
-        actor_id: w.id,
-        expected,
+    let mut finding = Finding::page(
+        w.sh.plan.seed,
+        f.path.clone(),
+        file as u32,
+        page,
+        w.kind,
+        w.id,
         verdict,
-        retries,
-        persistent,
-        received_header: header,
-        history: f.history_of(page),
-        received: Some(received),
-        expected_image: Some(image),
-        dump: None,
-        errno,
-        detail: None,
-    }
+    );
+    finding.class = FindingClass::from_verdict(finding.verdict.kind(), persistent);
+    finding.expected = expected;
+    finding.retries = retries;
+    finding.persistent = persistent;
+    finding.received_header = header;
+    finding.history = f.history_of(page);
+    finding.received = Some(received);
+    finding.expected_image = Some(image);
+    finding
 }
 
-/// Reports a failed data-page write.
-pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e: &std::io::Error) {
-    let errno = e.raw_os_error().unwrap_or(libc::EIO);
-    let mut finding = build(w, file, first, Verdict::IoError { errno }, Vec::new(), true, None, Vec::new());
-    finding.class = FindingClass::WriteError;
+/// Reports a multi-page read request that failed as a whole (I/O error or short transfer);
+/// `persistent` when some page was still bad when read alone.
+pub fn report_request(
+    w: &mut Worker<'_>,
+    file: usize,
+    first: u64,
+    n: u64,
+    v: Verdict,
+    persistent: bool,
+) {
+    let what = format!(
+        "read of {n} pages from page {first} failed as a whole: {}; each page read alone: {}",
+        v.describe(),
+        if persistent {
+            "some still bad"
+        } else {
+            "all right"
+        }
+    );
+    let mut finding = build(w, file, first, v, Vec::new(), persistent, None, Vec::new());
+    finding.page_count = n as u32;
+    finding.detail = Some(what);
     finding.received = None;
     finding.expected_image = None;
-    if n > 1 {
-        finding.history.push(history(w.kind, &format!("write of {n} pages failed"), 0, false));
-    }
     w.sh.report(finding);
 }
 
-/// Reports a failed log write or flush.
-pub fn report_log_error(w: &mut Worker<'_>, file: usize, e: &std::io::Error) {
+/// Reports a failed write: `n` data pages from `first`, or (n = 0) a log write or flush, or a
+/// resize.
+pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e: &std::io::Error) {
     let errno = e.raw_os_error().unwrap_or(libc::EIO);
-    let mut finding = build(w, file, 0, Verdict::IoError { errno }, Vec::new(), true, None, Vec::new());
+    let mut finding = build(
+        w,
+        file,
+        first,
+        Verdict::IoError { errno },
+        Vec::new(),
+        true,
+        None,
+        Vec::new(),
+    );
     finding.class = FindingClass::WriteError;
     finding.received = None;
     finding.expected_image = None;
+    if n > 0 {
+        finding.page_count = n as u32;
+        finding.detail = Some(format!("write of {n} pages from page {first} failed: {e}"));
+    }
     w.sh.report(finding);
 }
 
 /// A finding about the log that is not a page read (chain broken, WAL rule broken).
-pub fn log_finding(w: &Worker<'_>, file: usize, class: FindingClass, offset: u64, what: String) -> Finding {
+pub fn log_finding(
+    w: &Worker<'_>,
+    file: usize,
+    class: FindingClass,
+    offset: u64,
+    what: String,
+) -> Finding {
     let f = &w.sh.files[file];
-    Finding {
-        seq: 0,
-        time_us: layout::now_us(),
-        seed: w.sh.plan.seed,
-        class,
-        path: PathBuf::from(&f.path),
-        file_id: file as u32,
-        page_id: offset / PAGE_SIZE as u64,
-        offset,
-        actor: w.kind,
-        actor_id: w.id,
-        expected: None,
-        verdict: Verdict::Garbage { first_bytes: [0; 16] },
-        retries: Vec::new(),
-        persistent: true,
-        received_header: None,
-        history: Vec::new(),
-        received: None,
-        expected_image: None,
-        dump: None,
-        errno: None,
-        detail: Some(what),
-    }
+    let page = offset / PAGE_SIZE as u64;
+    let mut finding = Finding::page(
+        w.sh.plan.seed,
+        f.path.clone(),
+        file as u32,
+        page,
+        w.kind,
+        w.id,
+        Verdict::Garbage {
+            first_bytes: [0; 16],
+        },
+    );
+    finding.class = class;
+    finding.offset = offset;
+    finding.detail = Some(what);
+    finding
 }

@@ -6,5 +6,6 @@ pub mod evidence;
 pub mod random;
 pub mod shared;
 pub mod shrink;
+pub mod sync;
 pub mod system;
 pub mod worker;

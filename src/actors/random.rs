@@ -16,7 +16,13 @@ pub struct Region {
 }
 
 /// Picks a region of `min..=max` pages inside a file of `pages` pages (page 0 excluded).
-pub fn pick_region(w: &mut Worker<'_>, file: usize, pages: u64, min: u64, max: u64) -> Option<Region> {
+pub fn pick_region(
+    w: &mut Worker<'_>,
+    file: usize,
+    pages: u64,
+    min: u64,
+    max: u64,
+) -> Option<Region> {
     let usable = pages.checked_sub(1).filter(|&u| u > 0)?;
     let len = w.between(min.max(1), max.max(1)).min(usable);
     let start = w.between(1, pages - len);
@@ -46,7 +52,8 @@ pub fn run(w: &mut Worker<'_>) {
 fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::sched::plan::RandomPlan) {
     let chain = w.between(1, r.len.min(w.max_pages() as u64));
     let start = r.start + w.between(0, r.len - chain);
-    read_chain(w, r.file, start, chain);
+    let ratio = w.sh.plan.cache_hit_ratio;
+    super::batch::read_misses(w, r.file, start, chain, ratio);
     let mut last_lsn = 0;
     for page in start..start + chain {
         if !w.chance(plan.write_ratio) {
@@ -59,7 +66,9 @@ fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::sched::plan::RandomPla
         let Some(log) = w.sh.log_of(r.file) else {
             continue;
         };
-        let lsn = log.wal.append(w.between(u64::from(plan.min_log), u64::from(plan.max_log)) as u32);
+        let lsn = log
+            .wal
+            .append(w.between(u64::from(plan.min_log), u64::from(plan.max_log)) as u32);
         last_lsn = lsn;
         if !w.sh.pool.mark_dirty(PageKey { file: r.file, page }, lsn) {
             // The pool is full of dirty pages: write this one through.
@@ -69,28 +78,5 @@ fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::sched::plan::RandomPla
     if last_lsn > 0 {
         // Commit: the log must be durable before the transaction counts as done.
         w.flush_log(r.file, last_lsn);
-    }
-}
-
-/// Reads the pages of a chain that are not served from the buffer pool, in contiguous runs.
-fn read_chain(w: &mut Worker<'_>, file: usize, start: u64, n: u64) {
-    let ratio = w.sh.plan.cache_hit_ratio;
-    let mut run_start = None;
-    for page in start..=start + n {
-        let miss = page < start + n && {
-            let cached = w.sh.pool.lookup(PageKey { file, page });
-            !(cached && w.chance(ratio))
-        };
-        match (miss, run_start) {
-            (true, None) => run_start = Some(page),
-            (false, Some(s)) => {
-                w.read_run(file, s, page - s);
-                for p in s..page {
-                    w.sh.pool.insert_clean(PageKey { file, page: p });
-                }
-                run_start = None;
-            }
-            _ => {}
-        }
     }
 }

@@ -56,11 +56,39 @@ pub struct Shared {
     pub findings: AtomicU64,
     /// Start of the run.
     pub start: Instant,
+    /// The durability journal, if the run keeps one.
+    pub journal: super::sync::JournalSlot,
+    /// Serialises the triage of a bad page (striped by page number), so two readers that see
+    /// the same persistent problem at once report it once.
+    pub triage: TriageLocks,
+}
+
+/// Stripes of the triage lock.
+const TRIAGE_STRIPES: usize = 64;
+
+/// One mutex per stripe of pages; held while a bad page is re-read and reported.
+#[derive(Debug)]
+pub struct TriageLocks([parking_lot::Mutex<()>; TRIAGE_STRIPES]);
+
+impl Default for TriageLocks {
+    fn default() -> TriageLocks {
+        TriageLocks(std::array::from_fn(|_| parking_lot::Mutex::new(())))
+    }
+}
+
+impl TriageLocks {
+    /// Locks the stripe of `page`. Held only around re-reads of that page, never while waiting
+    /// for a latch, so it cannot deadlock with the page latches.
+    pub fn lock(&self, page: u64) -> parking_lot::MutexGuard<'_, ()> {
+        self.0[(page % TRIAGE_STRIPES as u64) as usize].lock()
+    }
 }
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").field("run_id", &self.run_id).finish_non_exhaustive()
+        f.debug_struct("Shared")
+            .field("run_id", &self.run_id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -77,7 +105,8 @@ impl Shared {
 
     /// Sends a log message.
     pub fn message(&self, severity: Severity, user: &str, func: &str, text: impl Into<String>) {
-        self.sink.emit(Event::Message(Message::new(severity, user, func, text)));
+        self.sink
+            .emit(Event::Message(Message::new(severity, user, func, text)));
     }
 
     /// Number of findings so far.

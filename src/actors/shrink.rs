@@ -22,7 +22,13 @@ pub struct Resize {
 /// otherwise either; `steps` increments, clamped to the limits.
 pub fn decide(current: u64, min: u64, max: u64, increment: u64, steps: u64, grow: bool) -> u64 {
     let delta = increment.saturating_mul(steps.max(1));
-    let grow = if current <= min { true } else if current >= max { false } else { grow };
+    let grow = if current <= min {
+        true
+    } else if current >= max {
+        false
+    } else {
+        grow
+    };
     if grow {
         current.saturating_add(delta).min(max)
     } else {
@@ -32,22 +38,24 @@ pub fn decide(current: u64, min: u64, max: u64, increment: u64, steps: u64, grow
 
 /// Runs the shrink user until the phase ends.
 pub fn run(w: &mut Worker<'_>) {
-    let candidates: Vec<usize> = w
-        .sh
-        .data
-        .iter()
-        .copied()
-        .filter(|&i| {
-            let p = &w.sh.plan.files[i];
-            p.shrinkable && p.increment_pages > 0 && p.max_pages > p.initial_pages
-        })
-        .collect();
+    let candidates: Vec<usize> =
+        w.sh.data
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let p = &w.sh.plan.files[i];
+                p.shrinkable && p.increment_pages > 0 && p.max_pages > p.initial_pages
+            })
+            .collect();
     if candidates.is_empty() {
         return;
     }
     let plan = w.sh.plan.shrink.clone();
     loop {
-        let wait = w.between(plan.min_interval.as_millis() as u64, plan.max_interval.as_millis() as u64);
+        let wait = w.between(
+            plan.min_interval.as_millis() as u64,
+            plan.max_interval.as_millis() as u64,
+        );
         if !w.pause(std::time::Duration::from_millis(wait)) {
             break;
         }
@@ -63,7 +71,14 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
     let fp = &sh.plan.files[file];
     let f = &sh.files[file];
     let mut size = f.pages.write();
-    let to = decide(*size, fp.initial_pages, fp.max_pages, fp.increment_pages, steps, grow);
+    let to = decide(
+        *size,
+        fp.initial_pages,
+        fp.max_pages,
+        fp.increment_pages,
+        steps,
+        grow,
+    );
     let from = *size;
     let res = if to > from {
         let prep = Prepare {
@@ -76,8 +91,13 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
             force: false,
             open: OpenOptions::default(),
         };
-        extend(f.storage.as_ref(), from, to, &prep).map(|_| f.oracle.resize(to))
+        extend(f.storage.as_ref(), from, to, &prep).map(|_| {
+            f.oracle.resize(to);
+            super::sync::resize(sh, file, to);
+        })
     } else {
+        // Journal the smaller size first: after a crash the pages beyond it are not owed.
+        super::sync::resize(sh, file, to);
         sh.pool.drop_from(file, to);
         f.oracle.resize(to);
         f.storage.set_len(to * PAGE_SIZE as u64)
@@ -90,12 +110,17 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
                 Severity::Info,
                 "Shrink User",
                 "ShrinkUser::Resize",
-                format!("{} {verb} from {} MB to {} MB", f.path.display(), from / 128, to / 128),
+                format!(
+                    "{} {verb} from {} MB to {} MB",
+                    f.path.display(),
+                    from / 128,
+                    to / 128
+                ),
             );
         }
         Err(e) => {
             drop(size);
-            super::evidence::report_log_error(w, file, &e);
+            super::evidence::report_write_error(w, file, 0, 0, &e);
         }
     }
 }
@@ -106,8 +131,16 @@ mod tests {
 
     #[test]
     fn decide_stays_within_limits_and_turns_at_the_ends() {
-        assert_eq!(decide(100, 100, 200, 10, 3, false), 130, "at the minimum it grows");
-        assert_eq!(decide(200, 100, 200, 10, 3, true), 170, "at the maximum it shrinks");
+        assert_eq!(
+            decide(100, 100, 200, 10, 3, false),
+            130,
+            "at the minimum it grows"
+        );
+        assert_eq!(
+            decide(200, 100, 200, 10, 3, true),
+            170,
+            "at the maximum it shrinks"
+        );
         assert_eq!(decide(150, 100, 200, 10, 9, true), 200);
         assert_eq!(decide(150, 100, 200, 10, 9, false), 100);
     }

@@ -51,6 +51,18 @@ pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
         let _ = w.flush_log_index(i);
         check_log_chain(w, i, file, RECENT_LOG_BLOCKS);
     }
+    let t = std::time::Instant::now();
+    if super::sync::sync_point(w.sh) {
+        for &f in &w.sh.data {
+            w.stats.record(
+                f,
+                w.kind,
+                crate::stats::OpKind::Sync,
+                0,
+                t.elapsed().as_nanos() as u64,
+            );
+        }
+    }
     written
 }
 
@@ -105,12 +117,15 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
     match scan_chain(wal.storage().as_ref(), &spec) {
         Ok(report) => {
             if let Some(p) = report.problem {
-                let what = format!("log block at LSN {} (offset 0x{:X}): {}", p.lsn, p.offset, p.error);
+                let what = format!(
+                    "log block at LSN {} (offset 0x{:X}): {}",
+                    p.lsn, p.offset, p.error
+                );
                 let f = evidence::log_finding(w, file, FindingClass::LogCorruption, p.offset, what);
                 w.sh.report(f);
             }
         }
-        Err(e) => evidence::report_log_error(w, file, &e),
+        Err(e) => evidence::report_write_error(w, file, 0, 0, &e),
     }
 }
 
@@ -135,14 +150,24 @@ impl Worker<'_> {
         match log.wal.flush_all() {
             Ok(ios) => {
                 for io in ios {
-                    let op = if io.is_sync { crate::stats::OpKind::Sync } else { crate::stats::OpKind::Write };
-                    self.stats.record(log.file, crate::page::ActorKind::LogWriter, op, io.bytes, io.latency_ns);
+                    let op = if io.is_sync {
+                        crate::stats::OpKind::Sync
+                    } else {
+                        crate::stats::OpKind::Write
+                    };
+                    self.stats.record(
+                        log.file,
+                        crate::page::ActorKind::LogWriter,
+                        op,
+                        io.bytes,
+                        io.latency_ns,
+                    );
                 }
                 true
             }
             Err(e) => {
                 let file = log.file;
-                evidence::report_log_error(self, file, &e);
+                evidence::report_write_error(self, file, 0, 0, &e);
                 false
             }
         }
@@ -160,6 +185,9 @@ mod tests {
     #[test]
     fn runs_split_on_gaps_files_and_length() {
         let dirty = [k(0, 1), k(0, 2), k(0, 3), k(0, 5), k(1, 6), k(1, 7)];
-        assert_eq!(runs(&dirty, 2), vec![(0, 1, 2, 20), (0, 3, 1, 30), (0, 5, 1, 50), (1, 6, 2, 70)]);
+        assert_eq!(
+            runs(&dirty, 2),
+            vec![(0, 1, 2, 20), (0, 3, 1, 30), (0, 5, 1, 50), (1, 6, 2, 70)]
+        );
     }
 }

@@ -30,6 +30,22 @@ pub struct Worker<'a> {
     max_pages: usize,
 }
 
+/// The transfer problem of a read request, if any: an error, fewer bytes than asked, or a
+/// sector the read left untouched (still holding the bytes-not-read pattern).
+fn request_problem(res: &std::io::Result<usize>, buf: &[u8]) -> Option<Verdict> {
+    match res {
+        Err(e) => Some(Verdict::IoError {
+            errno: e.raw_os_error().unwrap_or(libc::EIO),
+        }),
+        Ok(got) if *got < buf.len() => Some(Verdict::ShortRead { bytes: *got as u32 }),
+        Ok(_) => buf
+            .chunks(PAGE_SIZE)
+            .enumerate()
+            .find_map(|(i, p)| retry::bytes_not_read(p).map(|at| i * PAGE_SIZE + at))
+            .map(|at| Verdict::ShortRead { bytes: at as u32 }),
+    }
+}
+
 /// What a read of a run of pages found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReadOutcome {
@@ -42,9 +58,15 @@ pub struct ReadOutcome {
 impl<'a> Worker<'a> {
     /// A worker with room for runs of `max_pages` pages; its seed is derived from the run seed
     /// and its identity, so every thread's choices are reproducible.
-    pub fn new(sh: &'a Shared, kind: ActorKind, id: u16, max_pages: usize) -> std::io::Result<Worker<'a>> {
+    pub fn new(
+        sh: &'a Shared,
+        kind: ActorKind,
+        id: u16,
+        max_pages: usize,
+    ) -> std::io::Result<Worker<'a>> {
         let max_pages = max_pages.max(1);
-        let seed = crate::page::fill::splitmix64(sh.plan.seed ^ ((kind as u64) << 32) ^ u64::from(id));
+        let seed =
+            crate::page::fill::splitmix64(sh.plan.seed ^ ((kind as u64) << 32) ^ u64::from(id));
         Ok(Worker {
             sh,
             kind,
@@ -87,22 +109,44 @@ impl<'a> Worker<'a> {
         }
         let _latch = f.oracle.read_latch_range(first, n);
         retry::fill_bnr(&mut self.buf[..n as usize * PAGE_SIZE]);
+        let bytes = n as usize * PAGE_SIZE;
         let res = self.run_io(file, first, n, true);
+        let transfer = request_problem(&res, &self.buf[..bytes]);
+        if let (Some(v), true) = (&transfer, n > 1) {
+            // The request as a whole failed: say so once, then judge each page on its own read.
+            let out = self.reread_singly(file, first, n);
+            evidence::report_request(self, file, first, n, v.clone(), out.bad > 0);
+            return out;
+        }
         let mut out = ReadOutcome { pages: n, bad: 0 };
         for i in 0..n {
             let page = first + i;
             let at = i as usize * PAGE_SIZE;
-            let verdict = match &res {
-                Err(e) => Verdict::IoError { errno: e.raw_os_error().unwrap_or(libc::EIO) },
-                Ok(got) if *got < at + PAGE_SIZE => Verdict::ShortRead { bytes: got.saturating_sub(at) as u32 },
-                Ok(_) => match retry::bytes_not_read(&self.buf[at..at + PAGE_SIZE]) {
-                    Some(at_byte) => Verdict::ShortRead { bytes: at_byte as u32 },
-                    None => self.check_page(file, at, page),
-                },
+            let verdict = match &transfer {
+                Some(v) => v.clone(),
+                None => self.check_page(file, at, page),
             };
             if !verdict.is_ok() {
                 out.bad += 1;
                 let received = self.buf[at..at + PAGE_SIZE].to_vec();
+                evidence::triage_and_report(self, file, page, verdict, received);
+            }
+        }
+        out
+    }
+
+    /// Reads each page of a run alone and verifies it (after a failed multi-page request).
+    fn reread_singly(&mut self, file: usize, first: u64, n: u64) -> ReadOutcome {
+        let mut out = ReadOutcome { pages: n, bad: 0 };
+        let f = &self.sh.files[file];
+        for i in 0..n {
+            let page = first + i;
+            let exp = f.oracle.expect_page(page);
+            let slot = &mut self.buf[i as usize * PAGE_SIZE..(i as usize + 1) * PAGE_SIZE];
+            let verdict = retry::read_once(f.storage.as_ref(), slot, page * PAGE_SIZE as u64, &exp);
+            if !verdict.is_ok() {
+                out.bad += 1;
+                let received = slot.to_vec();
                 evidence::triage_and_report(self, file, page, verdict, received);
             }
         }
@@ -125,7 +169,9 @@ impl<'a> Worker<'a> {
         }
         let _latch = f.oracle.write_latch_range(first, n);
         let now = layout::now_us();
-        let gens: Vec<u64> = (first..first + n).map(|p| f.oracle.begin_write(p)).collect();
+        let gens: Vec<u64> = (first..first + n)
+            .map(|p| f.oracle.begin_write(p))
+            .collect();
         for (i, g) in gens.iter().enumerate() {
             let st = PageStamp {
                 run_id: sh.run_id,
@@ -143,7 +189,10 @@ impl<'a> Worker<'a> {
         let ok = res.is_ok();
         for (i, g) in gens.iter().enumerate() {
             f.oracle.complete_write(first + i as u64, *g, ok);
-            f.remember(first + i as u64, evidence::history(self.kind, "write", *g, ok));
+            f.remember(
+                first + i as u64,
+                evidence::history(self.kind, "write", *g, ok),
+            );
         }
         if let Err(e) = res {
             evidence::report_write_error(self, file, first, n, &e);
@@ -165,7 +214,13 @@ impl<'a> Worker<'a> {
                         "write-ahead rule broken: page {page} carries LSN {} but the log is durable only up to {durable}",
                         st.lsn
                     );
-                    let f = evidence::log_finding(self, file, crate::findings::FindingClass::WalViolation, page * PAGE_SIZE as u64, what);
+                    let f = evidence::log_finding(
+                        self,
+                        file,
+                        crate::findings::FindingClass::WalViolation,
+                        page * PAGE_SIZE as u64,
+                        what,
+                    );
                     self.sh.report(f);
                 }
             }
@@ -181,13 +236,18 @@ impl<'a> Worker<'a> {
         match log.wal.flush_to(lsn) {
             Ok(ios) => {
                 for io in ios {
-                    let op = if io.is_sync { OpKind::Sync } else { OpKind::Write };
-                    self.stats.record(log.file, ActorKind::LogWriter, op, io.bytes, io.latency_ns);
+                    let op = if io.is_sync {
+                        OpKind::Sync
+                    } else {
+                        OpKind::Write
+                    };
+                    self.stats
+                        .record(log.file, ActorKind::LogWriter, op, io.bytes, io.latency_ns);
                 }
                 true
             }
             Err(e) => {
-                evidence::report_log_error(self, log.file, &e);
+                evidence::report_write_error(self, log.file, 0, 0, &e);
                 false
             }
         }
@@ -213,7 +273,15 @@ impl<'a> Worker<'a> {
 
     /// One request of `count` pages (buffer slots from `slot`) at `page`, under the throttle
     /// and the in-flight table, with its statistics recorded.
-    fn timed_io(&mut self, file: usize, page: u64, slot: usize, count: usize, read: bool, vectored: bool) -> std::io::Result<usize> {
+    fn timed_io(
+        &mut self,
+        file: usize,
+        page: u64,
+        slot: usize,
+        count: usize,
+        read: bool,
+        vectored: bool,
+    ) -> std::io::Result<usize> {
         let sh = self.sh;
         let throttle = &sh.throttles[file];
         let waited_before = throttle.throttled();
@@ -221,7 +289,8 @@ impl<'a> Worker<'a> {
         if throttle.throttled() > waited_before {
             self.stats.throttled(file);
         }
-        self.stats.outstanding(file, throttle.max_outstanding() as u64);
+        self.stats
+            .outstanding(file, throttle.max_outstanding() as u64);
         let buf = &mut self.buf[slot * PAGE_SIZE..(slot + count) * PAGE_SIZE];
         let storage = sh.files[file].storage.as_ref();
         let off = page * PAGE_SIZE as u64;
@@ -235,7 +304,9 @@ impl<'a> Worker<'a> {
             (true, false) => storage.read_at(buf, off),
             (false, true) => {
                 let slices: Vec<&[u8]> = buf.chunks(PAGE_SIZE).collect();
-                storage.write_vectored_at(&slices, off).map(|_| count * PAGE_SIZE)
+                storage
+                    .write_vectored_at(&slices, off)
+                    .map(|_| count * PAGE_SIZE)
             }
             (false, false) => storage.write_at(buf, off).map(|_| count * PAGE_SIZE),
         };
@@ -249,7 +320,13 @@ impl<'a> Worker<'a> {
             (false, true) => OpKind::GatherWrite,
         };
         match &res {
-            Ok(_) => self.stats.record(file, self.kind, op, (count * PAGE_SIZE) as u64, took.as_nanos() as u64),
+            Ok(_) => self.stats.record(
+                file,
+                self.kind,
+                op,
+                (count * PAGE_SIZE) as u64,
+                took.as_nanos() as u64,
+            ),
             Err(_) => self.stats.record_error(file, self.kind, op),
         }
         res

@@ -6,10 +6,12 @@ use std::io::Write;
 use crate::findings::{Event, EventSink, Severity};
 use crate::sched::SimOutcome;
 
-/// Prints findings and warnings to stderr; informational messages stay in the log.
+/// Prints findings and warnings to stderr; informational messages stay in the log. Past the
+/// error cap findings are only counted (the log says how many), so a dying disk cannot flood
+/// the terminal.
 #[derive(Debug, Default)]
 pub struct ConsoleSink {
-    lock: parking_lot::Mutex<()>,
+    printed: parking_lot::Mutex<u64>,
 }
 
 impl EventSink for ConsoleSink {
@@ -30,16 +32,36 @@ impl EventSink for ConsoleSink {
                 } else if f.persistent {
                     format!("; persistent after {} re-reads", f.retries.len())
                 } else {
-                    format!("; transient: re-read {} returned the right page", f.retries.len())
+                    format!(
+                        "; transient: re-read {} returned the right page",
+                        f.retries.len()
+                    )
                 },
                 f.seed
             ),
             Event::Message(m) if m.severity != Severity::Info => {
-                format!("{}: {}", if m.severity == Severity::Error { "ERROR" } else { "WARNING" }, m.text)
+                format!(
+                    "{}: {}",
+                    if m.severity == Severity::Error {
+                        "ERROR"
+                    } else {
+                        "WARNING"
+                    },
+                    m.text
+                )
             }
             Event::Message(_) => return,
         };
-        let _g = self.lock.lock();
+        let mut printed = self.printed.lock();
+        if matches!(event, Event::Finding(_)) {
+            *printed += 1;
+            if *printed > crate::report::DEFAULT_ERROR_CAP {
+                if *printed == crate::report::DEFAULT_ERROR_CAP + 1 {
+                    let _ = writeln!(std::io::stderr(), "ERROR: more than {} integrity errors: further ones are counted, not printed (see the error log)", crate::report::DEFAULT_ERROR_CAP);
+                }
+                return;
+            }
+        }
         let _ = writeln!(std::io::stderr(), "{text}");
     }
 }
@@ -72,7 +94,9 @@ pub fn summary_text(o: &SimOutcome, seed: u64) -> String {
         ));
     }
     s.push_str(&match (o.findings, o.stopped) {
-        (0, crate::sched::stop::StopReason::Signal) => "Stopped by signal: no integrity errors found so far.\n".to_string(),
+        (0, crate::sched::stop::StopReason::Signal) => {
+            "Stopped by signal: no integrity errors found so far.\n".to_string()
+        }
         (0, _) => "Verdict: CLEAN - no integrity errors found.\n".to_string(),
         (n, _) => format!("Verdict: {n} INTEGRITY ERROR(S) found - see the error log.\n"),
     });

@@ -1,44 +1,174 @@
 //! `sqliosim run` after the configuration is resolved: choose the storage backend, fan the
 //! events out to the reporters, show progress, simulate, and map the outcome.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::console::{summary_text, ConsoleSink};
 use crate::config::RunSettings;
 use crate::exit::{Internal, Outcome};
-use crate::findings::{EventSink, Fanout};
-use crate::io::{Backend, BufferedBackend, DirectBackend};
+use crate::findings::{Event, EventSink, Fanout, Message, Severity};
+use crate::io::{Backend, BufferedBackend, DirectBackend, FaultyBackend};
+use crate::report::bundle::BundleFile;
+use crate::report::{Evidence, EvidenceOptions, RunInfo};
 use crate::sched::from_settings::plan_from;
+use crate::sched::plan::SimPlan;
 
 /// Runs the simulation for resolved settings.
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let plan = plan_from(settings);
-    for f in &plan.files {
-        if let Some(dir) = f.path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create the directory {}: {e}", dir.display()))?;
-        }
-    }
-    let backend: Box<dyn Backend> = if plan.direct { Box::new(DirectBackend::new()) } else { Box::new(BufferedBackend::new()) };
-    let sinks: Vec<Arc<dyn EventSink>> = vec![Arc::new(ConsoleSink::default())];
+    make_dirs(&plan, settings)?;
+    let (backend, faulty) = choose_backend(settings, &plan)?;
+    let evidence = Arc::new(open_evidence(settings)?);
+    let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
+    evidence.system_info(crate::report::sysinfo::capture(&paths));
+    let sinks: Vec<Arc<dyn EventSink>> = vec![Arc::new(ConsoleSink::default()), evidence.clone()];
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(sinks));
+    for line in settings.echo().lines() {
+        sink.emit(Event::Message(Message::new(
+            Severity::Info,
+            "System",
+            "Config::Echo",
+            line,
+        )));
+    }
     let bar = progress_bar();
+    let last_json = parking_lot::Mutex::new(Instant::now());
     let tick = |line: &str| {
         if let Some(b) = &bar {
             b.set_message(line.to_string());
         }
+        // Keep the JSON summary current, so a killed run still leaves its findings there.
+        let mut last = last_json.lock();
+        if last.elapsed() >= Duration::from_secs(10) {
+            evidence.update(None);
+            *last = Instant::now();
+        }
     };
     let seed = plan.seed;
-    let outcome = crate::sched::simulate(plan, backend.as_ref(), sink, &tick)?;
+    let result = crate::sched::simulate(plan, backend.as_ref(), sink, &tick);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    if let Some(n) = faulty.map(|f| f.armed()).filter(|&n| n > 0) {
+        eprintln!("sqliosim: warning: {n} injected fault(s) never fired: no request of their kind reached their page after they were armed (a request meets at most one armed fault)");
+    }
+    let outcome = result?;
+    evidence
+        .finish(Some(&outcome.summary))
+        .map_err(|e| anyhow::anyhow!("writing the evidence failed: {e}"))?;
     print!("{}", summary_text(&outcome, seed));
+    println!("Error log: {}", settings.error_log.display());
+    if let Some(out) = &settings.bundle {
+        write_bundle(settings, out)?;
+    }
     if outcome.worker_panicked {
         return Err(Internal("a worker thread panicked; the results are incomplete".into()).into());
     }
-    Ok(if outcome.findings > 0 { Outcome::Findings } else { Outcome::Clean })
+    Ok(if outcome.findings > 0 {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+/// The disk (direct or buffered I/O), or, with the hidden `--fault-injection SPEC`, files in
+/// memory that misbehave as SPEC says (see `faults.rs`); the faulty backend is also returned,
+/// to ask afterwards which faults never fired.
+fn choose_backend(
+    settings: &RunSettings,
+    plan: &SimPlan,
+) -> anyhow::Result<(Box<dyn Backend>, Option<FaultyBackend>)> {
+    if let Some(spec) = &settings.fault_injection {
+        let spec = super::faults::FaultSpec::parse(spec)?;
+        let backend = FaultyBackend::new(plan.seed);
+        if let Some(&data) = plan.data_files().first() {
+            spec.arm(&backend, &plan.files[data].path);
+        }
+        return Ok((Box::new(backend.clone()), Some(backend)));
+    }
+    let disk: Box<dyn Backend> = if plan.direct {
+        Box::new(DirectBackend::new())
+    } else {
+        Box::new(BufferedBackend::new())
+    };
+    Ok((disk, None))
+}
+
+fn make_dirs(plan: &crate::sched::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
+    let dirs = plan
+        .files
+        .iter()
+        .filter_map(|f| f.path.parent())
+        .chain(settings.error_log.parent());
+    for dir in dirs {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow::anyhow!("cannot create the directory {}: {e}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Refuses to overwrite an existing file that does not carry `marker` near its start (a log or
+/// summary of ours), unless forced: the tool overwrites only what it created.
+pub fn ensure_ours(path: &Path, marker: &str, force: bool) -> anyhow::Result<()> {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return Ok(());
+    };
+    let mut head = Vec::new();
+    let _ = f.by_ref().take(4096).read_to_end(&mut head);
+    if force || head.is_empty() || String::from_utf8_lossy(&head).contains(marker) {
+        return Ok(());
+    }
+    anyhow::bail!("{}: the file exists and was not written by sqliosim; refusing to overwrite it. Choose another path, remove it, or pass --force", path.display())
+}
+
+/// The XML log, the page dumps beside it, and the JSON summary when asked for.
+fn open_evidence(settings: &RunSettings) -> anyhow::Result<Evidence> {
+    ensure_ours(&settings.error_log, "SQLIOSIM_LOG", settings.force)?;
+    if let Some(json) = &settings.json {
+        ensure_ours(json, "sqliosim-summary", settings.force)?;
+    }
+    let dumps = settings.error_log.parent().map(|d| d.join("dumps"));
+    let opts = EvidenceOptions {
+        log: Some(settings.error_log.clone()),
+        dump_dir: dumps,
+        json: settings.json.clone(),
+        ..EvidenceOptions::default()
+    };
+    let run = RunInfo {
+        seed: Some(settings.seed),
+        run_id: None,
+        command_line: std::env::args().collect(),
+        config: serde_json::to_value(&settings.config).unwrap_or_default(),
+    };
+    Evidence::create(opts, run).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write the error log {}: {e}",
+            settings.error_log.display()
+        )
+    })
+}
+
+/// `--bundle`: the configuration, log, JSON, dumps and report in one archive.
+fn write_bundle(settings: &RunSettings, out: &Path) -> anyhow::Result<()> {
+    let input = settings
+        .json
+        .clone()
+        .unwrap_or_else(|| settings.error_log.clone());
+    let mut extra = Vec::new();
+    if let crate::config::ConfigSource::File(p) | crate::config::ConfigSource::WorkingDir(p) =
+        &settings.source
+    {
+        extra.push(BundleFile::disk(p, "config"));
+    }
+    crate::report::bundle::write_for(&input, None, &extra, out)
+        .map_err(|e| anyhow::anyhow!("cannot write the bundle {}: {e}", out.display()))?;
+    println!("Evidence bundle: {}", out.display());
+    Ok(())
 }
 
 /// A progress line on a terminal; none when stdout is not one.
@@ -48,7 +178,10 @@ fn progress_bar() -> Option<ProgressBar> {
         return None;
     }
     let bar = ProgressBar::new_spinner();
-    bar.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     Some(bar)
 }

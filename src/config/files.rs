@@ -226,7 +226,7 @@ pub fn check_file_set(files: &[(FileSpec, Origin)], file: &str) -> Result<(), Co
 }
 
 /// SQLIOSim lowers Increment so that Increment × MaxExtends < MaxMemoryMB / data files; a file
-/// whose Increment drops to 0 is no longer shrinkable. Each change is reported.
+/// whose Increment drops to 0 is no longer shrinkable. Changes to shrinkable files are reported.
 pub fn adjust_increments(
     files: &mut [(FileSpec, Origin)],
     max_memory_mb: u64,
@@ -251,13 +251,16 @@ pub fn adjust_increments(
         if lowered == 0 && spec.shrinkable {
             message.push_str("; the file is not shrinkable");
         }
+        // A file that is not shrinkable never uses its Increment, so the change is not news.
+        if spec.shrinkable {
+            w.push(Warning {
+                file: origin.file.clone(),
+                line: (origin.line > 0).then_some(origin.line),
+                message,
+            });
+        }
         spec.increment_mb = lowered;
         spec.shrinkable &= lowered > 0;
-        w.push(Warning {
-            file: origin.file.clone(),
-            line: (origin.line > 0).then_some(origin.line),
-            message,
-        });
     }
 }
 

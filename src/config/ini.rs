@@ -165,6 +165,14 @@ mod tests {
     }
 
     #[test]
+    fn accepts_crlf_and_a_byte_order_mark() {
+        let (ini, w) = read("\u{feff}[CONFIG]\r\nTestCycles = 3\r\n", "t.ini");
+        assert!(w.is_empty());
+        let entry = ini.section("CONFIG").and_then(|s| s.get("TestCycles"));
+        assert_eq!(entry.map(|e| (e.value.as_str(), e.line)), Some(("3", 2)));
+    }
+
+    #[test]
     fn warns_about_odd_lines() {
         let (_, w) = read("A=1\n[S]\njunk\nK=1\nk=2\n[s]\n", "t.ini");
         let text: Vec<String> = w.iter().map(ToString::to_string).collect();

@@ -13,6 +13,7 @@ mod host;
 mod ini;
 mod keys;
 mod model;
+mod pages;
 mod parse;
 mod reader;
 mod save;

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 /// A ratio written as percent × 100, as SQLIOSim does: 1000 = 10 %, 10000 = 100 %.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
 pub struct Ratio(u16);
 
 impl Ratio {
@@ -15,6 +16,11 @@ impl Ratio {
     /// A ratio from its ×100 value; `None` above 10000.
     pub fn new(hundredths_of_percent: u16) -> Option<Self> {
         (hundredths_of_percent <= Self::MAX).then_some(Ratio(hundredths_of_percent))
+    }
+
+    /// A ratio from its ×100 value, values above 10000 taken as 10000 (for built-in defaults).
+    pub fn clamped(hundredths_of_percent: u16) -> Self {
+        Ratio(hundredths_of_percent.min(Self::MAX))
     }
 
     /// The value as written in the INI file (percent × 100).
@@ -34,7 +40,7 @@ impl Ratio {
 }
 
 /// The whole configuration file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Config {
     /// `[CONFIG]`.
     pub general: General,
@@ -54,7 +60,7 @@ pub struct Config {
 }
 
 /// `[CONFIG]`: global behaviour.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct General {
     /// `ErrorFile`: XML error log name, default `sqliosim.log.xml`; `-log` overrides it.
     pub error_file: String,
@@ -101,7 +107,7 @@ pub struct General {
 }
 
 /// `[RandomUser]`: OLTP-style random readers/writers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RandomUser {
     /// `UserCount`: threads, default -1 = min(CPUCount*2, 8); 0 = none; at most CPUCount*1023-100.
     pub user_count: u32,
@@ -133,7 +139,7 @@ pub struct RandomUser {
 }
 
 /// `[AuditUser]`: DBCC-style readers that validate pages.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct AuditUser {
     /// `UserCount`: threads, default 2; -1 = min(CPUCount*2, 8); 0 = none (the end-of-cycle
     /// audit still runs).
@@ -147,7 +153,7 @@ pub struct AuditUser {
 }
 
 /// `[ReadAheadUser]`: sequential read-ahead scanners.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ReadAheadUser {
     /// `UserCount`: threads, default 2; -1 = automatic; 0 = none.
     pub user_count: u32,
@@ -162,7 +168,7 @@ pub struct ReadAheadUser {
 }
 
 /// `[BulkUpdateUser]`: SELECT INTO / BULK INSERT-style writers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct BulkUpdateUser {
     /// `UserCount`: threads, default -1 = min(CPUCount*2, 8); 0 = none.
     pub user_count: u32,
@@ -177,7 +183,7 @@ pub struct BulkUpdateUser {
 }
 
 /// `[ShrinkUser]`: grows and shrinks shrinkable files.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ShrinkUser {
     /// `MinShrinkInterval`: shortest gap in seconds between operations, default 120; ≤ max.
     pub min_shrink_interval_s: u32,
@@ -190,7 +196,7 @@ pub struct ShrinkUser {
 }
 
 /// One `[FileN]` section.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct FileSpec {
     /// `FileName`: required. As written after parsing; absolute after `RunSettings::resolve`.
     pub path: PathBuf,

@@ -107,9 +107,7 @@ fn general(v: &View, host: &Host, warnings: &mut Vec<Warning>) -> Result<General
         .max()
         .map_or("UseScatterGather", |(_, k)| k);
     let g = General {
-        error_file: v
-            .entry("ErrorFile")
-            .map_or("sqliosim.log.xml".into(), |e| e.value.clone()),
+        error_file: error_file(v)?,
         cpu_count,
         affinity: v.mask("Affinity", mask_cpus)?,
         io_affinity: v.mask("IOAffinity", mask_cpus)?,
@@ -134,11 +132,18 @@ fn general(v: &View, host: &Host, warnings: &mut Vec<Warning>) -> Result<General
         delete_files_at_shutdown: v.boolean("DeleteFilesAtShutdown", false)?,
         stamp_files: v.boolean("StampFiles", false)?,
     };
-    if v.entry("ErrorFile").is_some_and(|e| e.value.is_empty()) {
-        let e = v.entry("ErrorFile").expect("checked above");
-        return Err(v.bad(e, "expected a file name for the XML error log"));
-    }
     Ok(scatter_gather_forces_no_buffering(v, g, warnings))
+}
+
+/// `ErrorFile`, default `sqliosim.log.xml`; an empty value is an error.
+fn error_file(v: &View) -> Result<String, ConfigError> {
+    match v.entry("ErrorFile") {
+        None => Ok("sqliosim.log.xml".into()),
+        Some(e) if e.value.is_empty() => {
+            Err(v.bad(e, "expected a file name for the XML error log"))
+        }
+        Some(e) => Ok(e.value.clone()),
+    }
 }
 
 /// The longest TestCycleDuration (and `-d`) accepted: a year, in seconds.

@@ -71,7 +71,7 @@ impl<'a> View<'a> {
 
     /// A ratio written as percent × 100 (0..=10000).
     pub fn ratio(&self, key: &str, default: u16) -> Result<Ratio, ConfigError> {
-        let fallback = Ratio::new(default).unwrap_or(Ratio::new(Ratio::MAX).expect("MAX is valid"));
+        let fallback = Ratio::clamped(default);
         let Some(e) = self.entry(key) else {
             return Ok(fallback);
         };

@@ -1,7 +1,7 @@
 //! Writes a [`Config`] back as SQLIOSim INI text with every key (`-save`). The text parses back
 //! to the same configuration; booleans are written `TRUE`/`FALSE` as Microsoft's samples do.
 
-use super::model::{Config, Ratio};
+use super::model::{Config, General, Ratio};
 use std::fmt::Write;
 
 /// The configuration as INI text, every section and key present.
@@ -10,9 +10,16 @@ pub fn to_ini(c: &Config) -> String {
         "; sqliosim configuration written by -save: the resolved values of a run,\n\
          ; every key present. Ratios are percent x 100 (1000 = 10 %).\n",
     );
-    let g = &c.general;
+    config_section(&mut out, &c.general);
+    users(&mut out, c);
+    file_sections(&mut out, c);
+    out
+}
+
+/// `[CONFIG]`.
+fn config_section(out: &mut String, g: &General) {
     section(
-        &mut out,
+        out,
         "CONFIG",
         &[
             ("ErrorFile", g.error_file.clone()),
@@ -36,10 +43,13 @@ pub fn to_ini(c: &Config) -> String {
             ("StampFiles", b(g.stamp_files)),
         ],
     );
-    users(&mut out, c);
+}
+
+/// `[File1]`..`[FileN]`.
+fn file_sections(out: &mut String, c: &Config) {
     for (i, f) in c.files.iter().enumerate() {
         section(
-            &mut out,
+            out,
             &format!("File{}", i + 1),
             &[
                 ("FileName", f.path.to_string_lossy().into_owned()),
@@ -52,10 +62,9 @@ pub fn to_ini(c: &Config) -> String {
             ],
         );
     }
-    out
 }
 
-/// The five user sections.
+/// `[RandomUser]`, then the other user sections.
 fn users(out: &mut String, c: &Config) {
     let ru = &c.random;
     section(
@@ -77,6 +86,11 @@ fn users(out: &mut String, c: &Config) {
             ("CPUCyclesMax", ru.cpu_cycles_max.to_string()),
         ],
     );
+    other_users(out, c);
+}
+
+/// `[AuditUser]`, `[ReadAheadUser]`, `[BulkUpdateUser]` and `[ShrinkUser]`.
+fn other_users(out: &mut String, c: &Config) {
     let a = &c.audit;
     section(
         out,

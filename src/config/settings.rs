@@ -4,9 +4,10 @@
 //! that need the final file list.
 
 use super::error::{ConfigError, Warning};
-use super::files::{self, Origin};
+use super::files;
 use super::host::Host;
-use super::model::{Config, FileSpec, PAGES_PER_MB};
+use super::model::Config;
+use super::pages;
 use super::parse::{self, MAX_DURATION_S, MAX_FILE_MB};
 use super::reader::View;
 use std::path::{Path, PathBuf};
@@ -62,7 +63,7 @@ pub struct Overrides {
 }
 
 /// Where the configuration came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub enum ConfigSource {
     /// `-cfg FILE` (absolute path).
     File(PathBuf),
@@ -99,7 +100,7 @@ impl Env {
 }
 
 /// Everything a run needs, resolved: the simulation codes against this.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RunSettings {
     /// The resolved configuration: overrides applied, `files` absolute, Increments adjusted,
     /// `general.error_file` equal to `error_log`.
@@ -209,7 +210,7 @@ fn resolve_config(
         shrink.max_extends,
         w,
     );
-    check_page_counts(&parsed, &placed, &l.name)?;
+    pages::check_page_counts(&parsed, &placed, &l.name)?;
     let data_dir = dirs.first().cloned().unwrap_or_else(|| l.base.clone());
     let error_log = error_log(o, env, &parsed, &data_dir, &l.name)?;
     let mut config = parsed.config;
@@ -355,57 +356,4 @@ fn error_log(
         files::name_part(written)
     };
     Ok(data_dir.join(leaf))
-}
-
-/// Page counts (largest region, read-ahead, bulk update, audit batch) must fit the smallest
-/// data file and the buffer pool.
-fn check_page_counts(
-    p: &parse::Parsed,
-    files: &[(FileSpec, Origin)],
-    name: &str,
-) -> Result<(), ConfigError> {
-    let Some((file_pages, smallest)) = files::smallest_data_pages(files) else {
-        return Ok(());
-    };
-    let c = &p.config;
-    let pool_pages = c.general.max_memory_mb * PAGES_PER_MB;
-    let checks = [
-        (
-            "RandomUser",
-            "MaxIOChainLength",
-            c.random.max_io_chain_length,
-        ),
-        ("AuditUser", "BuffersValidated", c.audit.buffers_validated),
-        ("ReadAheadUser", "BuffersRAMax", c.read_ahead.buffers_max),
-        ("BulkUpdateUser", "BuffersBUMax", c.bulk_update.buffers_max),
-    ];
-    for (section, key, pages) in checks {
-        let pages = u64::from(pages);
-        let reason = if pages > file_pages {
-            format!(
-                "the smallest data file, {}, has {file_pages} pages ({} MB) at its initial size",
-                smallest.path.display(),
-                smallest.initial_size_mb
-            )
-        } else if pages > pool_pages {
-            format!(
-                "MaxMemoryMB={} holds {pool_pages} pages of 8 KB",
-                c.general.max_memory_mb
-            )
-        } else {
-            continue;
-        };
-        let limit = file_pages.min(pool_pages);
-        let view = View::new(name, section, p.ini.section(section));
-        let allowed = format!("expected at most {limit} pages: {reason}");
-        return Err(match view.entry(key) {
-            Some(e) => view.bad(e, allowed),
-            None => ConfigError::Rule {
-                file: name.into(),
-                line: view.line_of(key),
-                message: format!("[{section}] {key}={pages} (the default): {allowed}"),
-            },
-        });
-    }
-    Ok(())
 }

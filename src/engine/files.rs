@@ -1,7 +1,7 @@
 //! The data and log files of a run: creating them (only over files that are ours), sizing,
 //! growing and shrinking, and the ring of recent operations kept for evidence.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ use parking_lot::{Mutex, RwLock};
 use super::oracle::Oracle;
 use crate::findings::HistoryEntry;
 use crate::io::{AlignedBuf, Backend, OpenOptions, Storage};
-use crate::page::{FileHeader, FileRole, HeaderError, PAGE_SIZE};
+use crate::page::{ExpectedState, FileHeader, FileRole, HeaderError, PAGE_SIZE};
 
 /// Operations kept per file for the evidence of a finding (like SQL Server's ring of the
 /// last 2,048 writes).
@@ -66,31 +66,73 @@ pub struct Prepare {
 }
 
 /// Checks that `path` is absent, empty or ours; returns the header when ours.
-pub fn check_ownership(backend: &dyn Backend, path: &Path, force: bool) -> Result<Option<FileHeader>, FileError> {
+pub fn check_ownership(
+    backend: &dyn Backend,
+    path: &Path,
+    force: bool,
+) -> Result<Option<FileHeader>, FileError> {
     if !backend.exists(path) {
         return Ok(None);
     }
-    let storage = backend.open(path, OpenOptions { create: false, direct: false, write_through: false })?;
-    let len = storage.len().map_err(|source| FileError::Os { path: path.into(), what: "stat", source })?;
+    let storage = backend.open(
+        path,
+        OpenOptions {
+            create: false,
+            direct: false,
+            write_through: false,
+        },
+    )?;
+    let len = storage.len().map_err(|source| FileError::Os {
+        path: path.into(),
+        what: "stat",
+        source,
+    })?;
     if len == 0 {
         return Ok(None);
     }
-    let mut page = AlignedBuf::new(PAGE_SIZE).map_err(|source| FileError::Os { path: path.into(), what: "allocate", source })?;
+    let mut page = AlignedBuf::new(PAGE_SIZE).map_err(|source| FileError::Os {
+        path: path.into(),
+        what: "allocate",
+        source,
+    })?;
     let n = storage
         .read_at(&mut page, 0)
-        .map_err(|source| FileError::Os { path: path.into(), what: "read header page", source })?;
+        .map_err(|source| FileError::Os {
+            path: path.into(),
+            what: "read header page",
+            source,
+        })?;
     match FileHeader::decode(&page[..n]) {
         Ok(h) => Ok(Some(h)),
         Err(_) if force => Ok(None),
-        Err(why) => Err(FileError::NotOurs { path: path.into(), why }),
+        Err(why) => Err(FileError::NotOurs {
+            path: path.into(),
+            why,
+        }),
     }
 }
 
 /// Creates (or recreates) a file of the set: header page, then the initial size.
-pub fn create(backend: &dyn Backend, path: &Path, p: &Prepare) -> Result<Arc<dyn Storage>, FileError> {
+pub fn create(
+    backend: &dyn Backend,
+    path: &Path,
+    p: &Prepare,
+) -> Result<Arc<dyn Storage>, FileError> {
     check_ownership(backend, path, p.force)?;
-    let os = |what: &'static str| move |source| FileError::Os { path: path.into(), what, source };
-    let storage = backend.open(path, OpenOptions { create: true, ..p.open })?;
+    let os = |what: &'static str| {
+        move |source| FileError::Os {
+            path: path.into(),
+            what,
+            source,
+        }
+    };
+    let storage = backend.open(
+        path,
+        OpenOptions {
+            create: true,
+            ..p.open
+        },
+    )?;
     storage.set_len(0).map_err(os("truncate"))?;
     let header = FileHeader {
         run_id: p.run_id,
@@ -146,19 +188,32 @@ pub struct SimFile {
     /// Expected state of every page (data files).
     pub oracle: Oracle,
     history: Mutex<VecDeque<(u64, HistoryEntry)>>,
+    reported: Mutex<HashMap<u64, ExpectedState>>,
 }
 
 impl SimFile {
     /// Wraps an open file of `pages` pages.
-    pub fn new(index: usize, path: PathBuf, role: FileRole, storage: Arc<dyn Storage>, run_id: u64, pages: u64) -> SimFile {
+    pub fn new(
+        index: usize,
+        path: PathBuf,
+        role: FileRole,
+        storage: Arc<dyn Storage>,
+        run_id: u64,
+        pages: u64,
+    ) -> SimFile {
         SimFile {
             index,
             path,
             role,
             storage,
             pages: RwLock::new(pages),
-            oracle: Oracle::new(run_id, index as u32, if role == FileRole::Data { pages } else { 0 }),
+            oracle: Oracle::new(
+                run_id,
+                index as u32,
+                if role == FileRole::Data { pages } else { 0 },
+            ),
             history: Mutex::new(VecDeque::with_capacity(HISTORY_LEN)),
+            reported: Mutex::new(HashMap::new()),
         }
     }
 
@@ -169,6 +224,20 @@ impl SimFile {
             h.pop_front();
         }
         h.push_back((page, entry));
+    }
+
+    /// True when a persistent problem of `page` was already reported while the page was
+    /// expected to hold `state`.
+    pub fn already_reported(&self, page: u64, state: Option<ExpectedState>) -> bool {
+        let r = self.reported.lock();
+        !r.is_empty() && state.is_some() && r.get(&page) == state.as_ref()
+    }
+
+    /// Notes a persistent problem of `page` reported while it was expected to hold `state`.
+    pub fn mark_reported(&self, page: u64, state: Option<ExpectedState>) {
+        if let Some(s) = state {
+            self.reported.lock().insert(page, s);
+        }
     }
 
     /// The remembered operations on `page` and the file-wide ones, oldest first (at most 16).

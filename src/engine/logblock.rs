@@ -112,7 +112,11 @@ fn payload_key(b: &LogBlock) -> u64 {
 
 /// Writes block `b` into `buf` (exactly `b.len` bytes): header, regenerable payload, checksum.
 pub fn encode(buf: &mut [u8], b: &LogBlock) {
-    assert_eq!(buf.len(), b.len as usize, "log block buffer must be the block length");
+    assert_eq!(
+        buf.len(),
+        b.len as usize,
+        "log block buffer must be the block length"
+    );
     let key = payload_key(b);
     for (i, w) in buf[LOG_HEADER_LEN..].chunks_exact_mut(8).enumerate() {
         w.copy_from_slice(&payload_word(key, i).to_le_bytes());
@@ -151,10 +155,15 @@ pub fn peek(buf: &[u8]) -> Result<LogBlock, LogBlockError> {
 }
 
 /// Verifies a whole block read from where LSN `expected_lsn` should be.
-pub fn verify(buf: &[u8], run_id: u64, file_id: u32, expected_lsn: u64) -> Result<LogBlock, LogBlockError> {
+pub fn verify(
+    buf: &[u8],
+    run_id: u64,
+    file_id: u32,
+    expected_lsn: u64,
+) -> Result<LogBlock, LogBlockError> {
     let b = peek(buf)?;
     let len = b.len as usize;
-    if len < LOG_HEADER_LEN || len > buf.len() || len % LOG_ALIGN != 0 {
+    if len < LOG_HEADER_LEN || len > buf.len() || !len.is_multiple_of(LOG_ALIGN) {
         return Err(LogBlockError::Checksum {
             stored: u32_at(buf, OFF_CRC),
             calculated: checksum(&buf[..LOG_HEADER_LEN]),
@@ -165,10 +174,17 @@ pub fn verify(buf: &[u8], run_id: u64, file_id: u32, expected_lsn: u64) -> Resul
         return Err(LogBlockError::Checksum { stored, calculated });
     }
     if b.run_id != run_id || b.file_id != file_id {
-        return Err(LogBlockError::Foreign { run: b.run_id, file: b.file_id });
+        return Err(LogBlockError::Foreign {
+            run: b.run_id,
+            file: b.file_id,
+        });
     }
     if b.lsn != expected_lsn {
-        return Err(LogBlockError::WrongLsn { found: b.lsn, found_wrap: b.wrap, expected: expected_lsn });
+        return Err(LogBlockError::WrongLsn {
+            found: b.lsn,
+            found_wrap: b.wrap,
+            expected: expected_lsn,
+        });
     }
     let key = payload_key(&b);
     for (i, w) in buf[LOG_HEADER_LEN..len].chunks_exact(8).enumerate() {
@@ -190,7 +206,15 @@ mod tests {
     use super::*;
 
     fn block(lsn: u64) -> LogBlock {
-        LogBlock { run_id: 9, file_id: 2, len: 1024, lsn, prev_lsn: 512, wrap: 0, time_us: 1 }
+        LogBlock {
+            run_id: 9,
+            file_id: 2,
+            len: 1024,
+            lsn,
+            prev_lsn: 512,
+            wrap: 0,
+            time_us: 1,
+        }
     }
 
     #[test]
@@ -199,11 +223,20 @@ mod tests {
         assert_eq!(verify(&buf, 9, 2, 4096), Err(LogBlockError::NeverWritten));
         encode(&mut buf, &block(4096));
         assert_eq!(verify(&buf, 9, 2, 4096), Ok(block(4096)));
-        assert!(matches!(verify(&buf, 9, 2, 8192), Err(LogBlockError::WrongLsn { found: 4096, .. })));
-        assert!(matches!(verify(&buf, 8, 2, 4096), Err(LogBlockError::Foreign { .. })));
+        assert!(matches!(
+            verify(&buf, 9, 2, 8192),
+            Err(LogBlockError::WrongLsn { found: 4096, .. })
+        ));
+        assert!(matches!(
+            verify(&buf, 8, 2, 4096),
+            Err(LogBlockError::Foreign { .. })
+        ));
         let mut flipped = buf.clone();
         flipped[700] ^= 0x10;
-        assert!(matches!(verify(&flipped, 9, 2, 4096), Err(LogBlockError::Checksum { .. })));
+        assert!(matches!(
+            verify(&flipped, 9, 2, 4096),
+            Err(LogBlockError::Checksum { .. })
+        ));
         let mut garbage = buf.clone();
         garbage[0] = b'X';
         assert_eq!(verify(&garbage, 9, 2, 4096), Err(LogBlockError::BadMagic));

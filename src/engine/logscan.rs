@@ -61,7 +61,11 @@ pub fn scan_chain(storage: &dyn Storage, spec: &ChainSpec) -> io::Result<ChainRe
                     report.problem = Some(LogProblem {
                         lsn,
                         offset,
-                        error: LogBlockError::WrongLsn { found: block.prev_lsn, found_wrap: block.wrap, expected: lsn },
+                        error: LogBlockError::WrongLsn {
+                            found: block.prev_lsn,
+                            found_wrap: block.wrap,
+                            expected: lsn,
+                        },
                     });
                     break;
                 }
@@ -96,5 +100,10 @@ fn read_block(
     if len > LOG_ALIGN {
         storage.read_at(&mut buf[LOG_ALIGN..len], offset + LOG_ALIGN as u64)?;
     }
-    Ok(logblock::verify(&buf[..len], spec.run_id, spec.file_id, lsn))
+    Ok(logblock::verify(
+        &buf[..len],
+        spec.run_id,
+        spec.file_id,
+        lsn,
+    ))
 }

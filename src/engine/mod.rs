@@ -2,9 +2,11 @@
 //! write-ahead log.
 
 pub mod files;
+pub mod journal;
 pub mod logblock;
 pub mod logscan;
 pub mod oracle;
 pub mod pool;
 pub mod retry;
+pub mod scan;
 pub mod wal;

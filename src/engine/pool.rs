@@ -139,16 +139,29 @@ impl BufferPool {
         v
     }
 
-    /// Up to `n` dirty pages in clock order, for the lazy writer.
+    /// Up to `n` dirty pages in clock order, for the lazy writer: the hand sweeps on, giving
+    /// a recently used dirty page a second chance (its bit is cleared) before choosing it.
     pub fn lazy_victims(&self, n: usize) -> Vec<(PageKey, u64)> {
-        let g = self.inner.lock();
+        let mut g = self.inner.lock();
         let len = g.frames.len();
-        (0..len)
-            .map(|k| &g.frames[(g.hand + k) % len])
-            .filter(|f| f.dirty && !f.referenced)
-            .filter_map(|f| f.key.map(|k| (k, f.lsn)))
-            .take(n)
-            .collect()
+        let mut out = Vec::new();
+        for _ in 0..2 * len {
+            if out.len() >= n {
+                break;
+            }
+            let i = g.hand;
+            g.hand = (g.hand + 1) % len;
+            let f = &mut g.frames[i];
+            if !f.dirty {
+                continue;
+            }
+            if f.referenced {
+                f.referenced = false;
+            } else if let Some(k) = f.key {
+                out.push((k, f.lsn));
+            }
+        }
+        out
     }
 
     /// Forgets every page of `file` from page `from` on (the file shrank).
@@ -188,7 +201,12 @@ impl Inner {
             if let Some(old) = f.key.take() {
                 self.map.remove(&old);
             }
-            *f = Frame { key: Some(key), dirty: false, lsn: 0, referenced: true };
+            *f = Frame {
+                key: Some(key),
+                dirty: false,
+                lsn: 0,
+                referenced: true,
+            };
             self.map.insert(key, i);
             return Some(i);
         }
@@ -229,6 +247,12 @@ mod tests {
         assert!(pool.under_pressure());
         assert!(!pool.mark_dirty(k(99), 1));
         assert!(!pool.insert_clean(k(98)));
+        let victims = pool.lazy_victims(4);
+        assert_eq!(
+            victims.len(),
+            4,
+            "recently used dirty pages get a second chance, then go"
+        );
         pool.drop_from(0, 8);
         assert_eq!(pool.dirty_count(), 8);
         assert!(pool.insert_clean(k(98)));

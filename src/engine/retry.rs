@@ -177,3 +177,46 @@ fn reread<S: Storage + ?Sized>(
     }
     verdicts
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pattern_marks_sectors_not_read() {
+        let mut page = vec![0u8; PAGE_SIZE];
+        fill_bnr(&mut page);
+        assert_eq!(bytes_not_read(&page), Some(0));
+        page[..3 * SECTOR_SIZE].fill(1);
+        assert_eq!(bytes_not_read(&page), Some(3 * SECTOR_SIZE));
+        page[5 * SECTOR_SIZE + 100] = 0;
+        assert_eq!(
+            bytes_not_read(&page),
+            Some(3 * SECTOR_SIZE),
+            "first untouched sector"
+        );
+        page.fill(7);
+        assert_eq!(bytes_not_read(&page), None);
+    }
+
+    #[test]
+    fn transfer_verdicts() {
+        let page = vec![0u8; PAGE_SIZE];
+        let eio = Err(std::io::Error::from_raw_os_error(libc::EIO));
+        assert_eq!(
+            transfer_verdict(&eio, &page),
+            Some(Verdict::IoError { errno: libc::EIO })
+        );
+        assert_eq!(
+            transfer_verdict(&Ok(512), &page),
+            Some(Verdict::ShortRead { bytes: 512 })
+        );
+        assert_eq!(transfer_verdict(&Ok(PAGE_SIZE), &page), None);
+        let mut silent = page.clone();
+        fill_bnr(&mut silent[4096..]);
+        assert_eq!(
+            transfer_verdict(&Ok(PAGE_SIZE), &silent),
+            Some(Verdict::ShortRead { bytes: 4096 })
+        );
+    }
+}

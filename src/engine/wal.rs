@@ -57,10 +57,19 @@ pub struct Wal {
 
 impl Wal {
     /// A log over `storage`, whose log area is `file_len - LOG_AREA_START` bytes.
-    pub fn new(storage: Arc<dyn Storage>, run_id: u64, file_id: u32, file_len: u64, write_through: bool) -> io::Result<Wal> {
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        run_id: u64,
+        file_id: u32,
+        file_len: u64,
+        write_through: bool,
+    ) -> io::Result<Wal> {
         let area_len = file_len.saturating_sub(LOG_AREA_START) / 512 * 512;
         if area_len < 64 * 1024 {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "log file too small: at least 72 KB needed"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "log file too small: at least 72 KB needed",
+            ));
         }
         Ok(Wal {
             storage,
@@ -68,11 +77,23 @@ impl Wal {
             file_id,
             area_len,
             write_through,
-            pending: Mutex::new(Pending { next_lsn: 0, prev_lsn: NO_PREV, blocks: Vec::new() }),
+            pending: Mutex::new(Pending {
+                next_lsn: 0,
+                prev_lsn: NO_PREV,
+                blocks: Vec::new(),
+            }),
             writer: Mutex::new(MmapMut::map_anon(GROUP_BYTES)?),
             durable_end: AtomicU64::new(0),
             last_block: AtomicU64::new(NO_PREV),
         })
+    }
+
+    /// Continues an existing log whose newest block ends at `end`: new blocks start on the next
+    /// lap, so every one of them has a higher LSN than anything already in the file.
+    pub fn continue_after(&self, end: u64) {
+        let start = end.div_ceil(self.area_len) * self.area_len;
+        self.pending.lock().next_lsn = start;
+        self.durable_end.store(start, Ordering::Release);
     }
 
     /// Length of the circular log area.
@@ -102,7 +123,9 @@ impl Wal {
 
     /// Appends a log record of about `bytes` bytes; returns its LSN.
     pub fn append(&self, bytes: u32) -> u64 {
-        let len = logblock::block_len(bytes).min(GROUP_BYTES as u32).min(self.area_len as u32);
+        let len = logblock::block_len(bytes)
+            .min(GROUP_BYTES as u32)
+            .min(self.area_len as u32);
         let mut p = self.pending.lock();
         let within = p.next_lsn % self.area_len;
         if within + u64::from(len) > self.area_len {
@@ -145,10 +168,15 @@ impl Wal {
         if !self.write_through {
             let t = Instant::now();
             self.storage.sync_data()?;
-            ios.push(LogIo { bytes: 0, latency_ns: t.elapsed().as_nanos() as u64, is_sync: true });
+            ios.push(LogIo {
+                bytes: 0,
+                latency_ns: t.elapsed().as_nanos() as u64,
+                is_sync: true,
+            });
         }
         self.last_block.store(last.lsn, Ordering::Release);
-        self.durable_end.store(last.lsn + u64::from(last.len), Ordering::Release);
+        self.durable_end
+            .store(last.lsn + u64::from(last.len), Ordering::Release);
         Ok(ios)
     }
 
@@ -167,8 +195,13 @@ impl Wal {
             at += len;
         }
         let t = Instant::now();
-        self.storage.write_at(&buf[..at], self.offset_of(group[0].lsn))?;
-        Ok(LogIo { bytes: at as u64, latency_ns: t.elapsed().as_nanos() as u64, is_sync: false })
+        self.storage
+            .write_at(&buf[..at], self.offset_of(group[0].lsn))?;
+        Ok(LogIo {
+            bytes: at as u64,
+            latency_ns: t.elapsed().as_nanos() as u64,
+            is_sync: false,
+        })
     }
 }
 
@@ -202,7 +235,15 @@ mod tests {
     use super::*;
 
     fn b(lsn: u64, len: u32) -> LogBlock {
-        LogBlock { run_id: 1, file_id: 1, len, lsn, prev_lsn: 0, wrap: (lsn / 8192) as u32, time_us: 0 }
+        LogBlock {
+            run_id: 1,
+            file_id: 1,
+            len,
+            lsn,
+            prev_lsn: 0,
+            wrap: (lsn / 8192) as u32,
+            time_us: 0,
+        }
     }
 
     #[test]
@@ -229,7 +270,16 @@ mod tests {
         let backend = crate::io::BufferedBackend::new();
         let path = dir.path().join("w.ldx");
         let len = 8192 + 64 * 1024;
-        let storage = crate::io::Backend::open(&backend, &path, crate::io::OpenOptions { create: true, direct: false, write_through: false }).expect("open");
+        let storage = crate::io::Backend::open(
+            &backend,
+            &path,
+            crate::io::OpenOptions {
+                create: true,
+                direct: false,
+                write_through: false,
+            },
+        )
+        .expect("open");
         storage.set_len(len).expect("size");
         let wal = Wal::new(std::sync::Arc::clone(&storage), 7, 1, len, false).expect("wal");
         let mut last = 0;
@@ -241,8 +291,15 @@ mod tests {
         }
         wal.flush_all().expect("flush");
         assert!(wal.durable_end() > last);
-        assert!(wal.durable_end() > 2 * wal.area_len(), "the log wrapped at least twice");
-        assert_eq!(storage.len().expect("len"), len, "no write past the end of the file");
+        assert!(
+            wal.durable_end() > 2 * wal.area_len(),
+            "the log wrapped at least twice"
+        );
+        assert_eq!(
+            storage.len().expect("len"),
+            len,
+            "no write past the end of the file"
+        );
         let spec = crate::engine::logscan::ChainSpec {
             run_id: 7,
             file_id: 1,

@@ -8,7 +8,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustix::fs::{AtFlags, StatxFlags, CWD};
+use rustix::fd::AsFd;
+use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags, CWD};
 
 use super::file::FileStorage;
 use super::{Backend, DirectIoInfo, IoError, OpenOptions, Storage};
@@ -129,15 +130,20 @@ pub fn filesystem_name(path: &Path) -> String {
 }
 
 /// statx DIOALIGN (memory, offset) for `path`, when the kernel and filesystem report it.
+/// Directories report none, so for a file not created yet an unnamed temporary file
+/// (O_TMPFILE, gone when closed) is probed in the directory that will hold it.
 pub fn dio_align(path: &Path) -> Option<(u32, u32)> {
     let target = existing(path);
-    let st = rustix::fs::statx(
-        CWD,
-        target.as_path(),
-        AtFlags::empty(),
-        StatxFlags::DIOALIGN,
-    )
-    .ok()?;
+    if !target.is_dir() {
+        return statx_dio(CWD, target.as_path(), AtFlags::empty());
+    }
+    let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(target.as_path(), flags, Mode::from_raw_mode(0o600)).ok()?;
+    statx_dio(&fd, Path::new(""), AtFlags::EMPTY_PATH)
+}
+
+fn statx_dio<Fd: AsFd>(fd: Fd, path: &Path, flags: AtFlags) -> Option<(u32, u32)> {
+    let st = rustix::fs::statx(fd, path, flags, StatxFlags::DIOALIGN).ok()?;
     let reported = st.stx_mask & StatxFlags::DIOALIGN.bits() != 0;
     (reported && st.stx_dio_mem_align != 0 && st.stx_dio_offset_align != 0)
         .then_some((st.stx_dio_mem_align, st.stx_dio_offset_align))

@@ -50,11 +50,14 @@ impl Storage for FileStorage {
         let mut done = 0;
         while done < buf.len() {
             let at = offset + done as u64;
-            let n = no_eintr(|| rustix::io::pread(&self.file, &mut buf[done..], at))?;
-            if n == 0 {
-                break;
+            match no_eintr(|| rustix::io::pread(&self.file, &mut buf[done..], at)) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                // A direct read that stopped at an unaligned end of file cannot be continued
+                // (the rest is misaligned): what was read is the answer.
+                Err(e) if done > 0 && e.raw_os_error() == Some(libc::EINVAL) => break,
+                Err(e) => return Err(e),
             }
-            done += n;
         }
         Ok(done)
     }

@@ -1,13 +1,18 @@
 //! The verifier: a pure function from (bytes read, what was expected) to a [`Verdict`].
 //!
-//! Order of decisions: all zero → never written; a valid self-consistent page → identity and
-//! generation checks (foreign run, misdirected, stale, future); otherwise sector analysis
-//! tells torn writes and zeroed sectors from bit-level damage and garbage.
+//! Order of decisions: all zero → never written; a valid self-consistent page (magic and
+//! checksum right) → identity and generation checks (foreign run, misdirected, stale, future);
+//! otherwise the header is read leniently and each sector is classified (zero, an intact
+//! sector of some generation, damaged): intact sectors of two generations are a torn write,
+//! intact sectors plus zero sectors are zeroed sectors (or a torn first write), and after a
+//! failed write any mix within the generations it may have left is accepted. Anything else is
+//! a checksum mismatch diffed bit by bit against the regenerated image, or garbage when
+//! nothing of the page is ours. docs/page-format.md lists every rule.
 
 use super::image::image_like;
 use super::layout::{
     has_data_magic, page_checksum, read_stamp, read_stamp_lenient, stored_checksum, PageStamp,
-    PAGE_SIZE,
+    PAGE_MAGIC, PAGE_SIZE,
 };
 use super::sectors::{
     bit_diff, image_checksum, is_zero, sector_matches, stamp_of, widen, zero_mask, SECTORS,
@@ -79,20 +84,50 @@ fn verify_valid(st: &PageStamp, exp: &Expect) -> Verdict {
     }
 }
 
-/// The generation to compare sectors against: the header's when it names this page, else the
-/// expected one.
-fn reference_generation(header: &PageStamp, exp: &Expect) -> u64 {
-    if header.page_id == exp.page_id && header.file_id == exp.file_id {
-        header.generation
-    } else {
-        exp.state.map_or(0, ExpectedState::max_issued)
+/// Generations to read the 32-bit sector stamps against, best first: the newest issued (when
+/// an expectation is known), the header's, none (the stamp's 32 bits as they are), and last
+/// the header's with one of its high 32 bits flipped: offline, those bits exist only in the
+/// header, so a flip there is found by the sectors it makes recognisable again.
+fn references(header: &PageStamp, exp: &Expect) -> Vec<u64> {
+    let mut refs = Vec::with_capacity(35);
+    refs.extend(exp.state.map(ExpectedState::max_issued).filter(|g| *g > 0));
+    refs.push(header.generation);
+    refs.push(0);
+    refs.extend((32..64).map(|b| header.generation ^ (1 << b)));
+    refs.dedup();
+    refs
+}
+
+/// The sector map under the first reference generation that recognises any sector.
+fn best_sector_map(
+    page: &[u8],
+    header: &PageStamp,
+    exp: &Expect,
+    run: u64,
+) -> (Vec<SectorContent>, u64) {
+    let refs = references(header, exp);
+    let mut map = sector_map(page, header, exp, run, refs[0]);
+    for &r in &refs[1..] {
+        if map
+            .iter()
+            .any(|s| matches!(s, SectorContent::Generation(_)))
+        {
+            break;
+        }
+        map = sector_map(page, header, exp, run, r);
     }
+    (map, refs[0])
 }
 
 /// Classifies each sector: zero, a valid sector of some generation, or damaged. Sector 0
 /// belongs to a generation only if the (leniently read) header says the same generation.
-fn sector_map(page: &[u8], header: &PageStamp, exp: &Expect, run: u64) -> Vec<SectorContent> {
-    let reference = reference_generation(header, exp);
+fn sector_map(
+    page: &[u8],
+    header: &PageStamp,
+    exp: &Expect,
+    run: u64,
+    reference: u64,
+) -> Vec<SectorContent> {
     let id = (run, exp.file_id, exp.page_id);
     let zeros = zero_mask(page);
     (0..SECTORS)
@@ -117,12 +152,17 @@ fn sector_map(page: &[u8], header: &PageStamp, exp: &Expect, run: u64) -> Vec<Se
 fn verify_damaged(page: &[u8], exp: &Expect) -> Verdict {
     let header = read_stamp_lenient(page);
     let run = exp.run_id.unwrap_or(header.run_id);
-    let map = sector_map(page, &header, exp, run);
+    let (map, reference) = best_sector_map(page, &header, exp, run);
     let gens = distinct_generations(&map);
-    if !map.contains(&SectorContent::Damaged) && !gens.is_empty() {
+    let intact = !map.contains(&SectorContent::Damaged);
+    let mixed = gens.len() >= 2 || map.contains(&SectorContent::Zero);
+    if intact && mixed && !gens.is_empty() {
         return verify_mix(map, &gens, exp);
     }
     if gens.is_empty() && !has_data_magic(page) {
+        if damaged_blank(page, &map, exp) {
+            return mismatch_with(page, &[0u8; PAGE_SIZE]);
+        }
         let mut first_bytes = [0u8; 16];
         first_bytes.copy_from_slice(&page[..16]);
         return Verdict::Garbage { first_bytes };
@@ -130,7 +170,7 @@ fn verify_damaged(page: &[u8], exp: &Expect) -> Verdict {
     // Compare with the generation the intact sectors agree on (the header may be the damage).
     let g = match gens.as_slice() {
         [g] => *g,
-        _ => reference_generation(&header, exp),
+        _ => reference,
     };
     checksum_mismatch(page, (run, exp.file_id, exp.page_id), g)
 }
@@ -147,7 +187,7 @@ fn verify_mix(map: Vec<SectorContent>, gens: &[u64], exp: &Expect) -> Verdict {
             };
         }
     }
-    if gens.len() >= 2 || first_write(exp, gens[0]) {
+    if gens.len() >= 2 || (first_write(exp, gens[0]) && is_suffix(zeros)) {
         return Verdict::TornWrite { sectors: map };
     }
     Verdict::ZeroedSectors {
@@ -176,6 +216,13 @@ fn zero_bits(map: &[SectorContent]) -> u16 {
         .fold(0, |m, (i, _)| m | (1 << i))
 }
 
+/// True when the zero sectors are the last ones of the page: what a write torn over a
+/// never-written page leaves (devices persist a prefix of a write). Zero sectors elsewhere are
+/// zeroed sectors, even on a page written once.
+fn is_suffix(zeros: u16) -> bool {
+    zeros != 0 && (zeros >> zeros.trailing_zeros()).count_ones() == 16 - zeros.trailing_zeros()
+}
+
 /// True when generation `g` was this page's first write, so zero sectors are its old content.
 fn first_write(exp: &Expect, g: u64) -> bool {
     match exp.state {
@@ -186,13 +233,39 @@ fn first_write(exp: &Expect, g: u64) -> bool {
     }
 }
 
+/// A page that may be never written, mostly zero, and nothing of ours: damage to a blank
+/// page (a flipped bit in an unwritten region), diffed against zeros rather than "garbage".
+fn damaged_blank(page: &[u8], map: &[SectorContent], exp: &Expect) -> bool {
+    let zero_ok = exp.state.is_none_or(|s| s.min_acceptable() == 0);
+    let zeros = map.iter().filter(|s| **s == SectorContent::Zero).count();
+    zero_ok && zeros * 2 >= SECTORS && page[..PAGE_MAGIC.len()] != PAGE_MAGIC
+}
+
 /// Damage that is neither a tear nor zeroed sectors: compare with the expected image.
 fn checksum_mismatch(page: &[u8], id: (u64, u32, u64), g: u64) -> Verdict {
-    let image = image_like(id, g, page);
+    mismatch_with(page, &image_like(id, g, page))
+}
+
+fn mismatch_with(page: &[u8], image: &[u8]) -> Verdict {
     Verdict::ChecksumMismatch {
         stored: stored_checksum(page),
         calculated: page_checksum(page),
-        expected: image_checksum(&image),
-        diff: bit_diff(page, &image),
+        expected: image_checksum(image),
+        diff: bit_diff(page, image),
+    }
+}
+
+#[cfg(test)]
+mod suffix_tests {
+    use super::is_suffix;
+
+    #[test]
+    fn only_trailing_runs_of_zero_sectors_are_suffixes() {
+        assert!(is_suffix(0xFF00));
+        assert!(is_suffix(0x8000));
+        assert!(is_suffix(0xFFFE));
+        assert!(!is_suffix(0x0008), "sector 3 alone");
+        assert!(!is_suffix(0x7F00), "does not reach the last sector");
+        assert!(!is_suffix(0));
     }
 }

@@ -1,9 +1,43 @@
-//! Evidence: XML error log, dumps, JSON summary, system information, `sqliosim report`.
+//! Evidence: the SQLIOSim-compatible XML log, page dumps, the JSON summary, system
+//! information, and `sqliosim report` (terminal summary, HTML page, evidence bundle).
+//!
+//! During a run, [`Evidence`] is the [`crate::findings::EventSink`] that writes the log, the
+//! dumps and the JSON summary under the error cap. After (or during) a run, [`reader::load`]
+//! reads a log or summary back, cut short or not, for the terminal summary, [`html::render`]
+//! and [`bundle::write`]. This module never depends on `actors` or `sched`.
 
-use crate::exit::Outcome;
-use std::ffi::OsString;
+pub mod blockdev;
+pub mod bundle;
+pub mod cap;
+pub mod charts;
+mod cli;
+pub mod clock;
+pub mod console;
+pub mod dump;
+mod dumptext;
+pub mod entry;
+pub mod error;
+pub mod evidence;
+mod finding_xml;
+pub mod html;
+pub mod json;
+mod jsonfix;
+pub mod logparse;
+pub mod logw;
+pub mod reader;
+mod summary_lines;
+pub mod sysinfo;
+pub mod xml;
+
+pub use cap::DEFAULT_ERROR_CAP;
+pub use clock::LogClock;
+pub use dump::{DumpFiles, DumpWriter};
+pub use error::ReportError;
+pub use evidence::{Evidence, EvidenceOptions, RunInfo};
+pub use json::JsonReport;
+pub use sysinfo::SystemInfo;
 
 /// `sqliosim report ARGS…`; `args[0]` is the display name ("sqliosim report").
-pub fn main(_args: Vec<OsString>) -> anyhow::Result<Outcome> {
-    anyhow::bail!("`sqliosim report` is not available yet")
+pub fn main(args: Vec<std::ffi::OsString>) -> anyhow::Result<crate::exit::Outcome> {
+    cli::main(args)
 }

@@ -34,8 +34,17 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         max_memory_mb: g.max_memory_mb,
         read_retries: READ_RETRIES,
         force: s.force,
+        journal: true,
+        resume: s.resume,
+        long_io: super::monitor::LONG_IO,
         random: random(c),
-        audit: batch(c.audit.user_count, c.audit.buffers_validated, c.audit.buffers_validated, c.audit.delay_after_cycles, c.audit.audit_delay_ms),
+        audit: batch(
+            c.audit.user_count,
+            c.audit.buffers_validated,
+            c.audit.buffers_validated,
+            c.audit.delay_after_cycles,
+            c.audit.audit_delay_ms,
+        ),
         read_ahead: batch(
             c.read_ahead.user_count,
             c.read_ahead.buffers_min,
@@ -64,7 +73,11 @@ fn files(c: &Config) -> Vec<FilePlan> {
         .iter()
         .map(|f| FilePlan {
             path: f.path.clone(),
-            role: if f.log_file { FileRole::Log } else { FileRole::Data },
+            role: if f.log_file {
+                FileRole::Log
+            } else {
+                FileRole::Data
+            },
             initial_pages: f.initial_pages().max(2),
             max_pages: f.max_pages().max(f.initial_pages()).max(2),
             increment_pages: f.increment_mb * PAGES_PER_MB,

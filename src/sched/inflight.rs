@@ -11,6 +11,10 @@ use parking_lot::Mutex;
 pub struct Inflight {
     origin: Instant,
     slots: Box<[AtomicU64]>,
+    /// Which I/O holds each slot (a sequence number), so a long I/O is reported once even if
+    /// the next one in the same slot started in the same microsecond.
+    ids: Box<[AtomicU64]>,
+    next_id: AtomicU64,
     free: Mutex<Vec<usize>>,
     warned: Box<[AtomicU64]>,
     long_total: AtomicU64,
@@ -29,6 +33,8 @@ impl Inflight {
         Inflight {
             origin: Instant::now(),
             slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            ids: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            next_id: AtomicU64::new(1),
             free: Mutex::new((0..n).rev().collect()),
             warned: (0..n).map(|_| AtomicU64::new(0)).collect(),
             long_total: AtomicU64::new(0),
@@ -40,6 +46,10 @@ impl Inflight {
         let slot = self.free.lock().pop();
         if let Some(s) = slot {
             let now = self.origin.elapsed().as_micros() as u64 + 1;
+            self.ids[s].store(
+                self.next_id.fetch_add(1, Ordering::Relaxed),
+                Ordering::Release,
+            );
             self.slots[s].store(now, Ordering::Release);
         }
         InflightGuard { table: self, slot }
@@ -50,9 +60,18 @@ impl Inflight {
         let now = self.origin.elapsed().as_micros() as u64 + 1;
         let limit = limit.as_micros() as u64;
         let mut n = 0;
-        for (slot, warned) in self.slots.iter().zip(self.warned.iter()) {
+        for ((slot, id), warned) in self
+            .slots
+            .iter()
+            .zip(self.ids.iter())
+            .zip(self.warned.iter())
+        {
             let start = slot.load(Ordering::Acquire);
-            if start != 0 && now - start.min(now) > limit && warned.swap(start, Ordering::AcqRel) != start {
+            if start == 0 || now - start.min(now) < limit {
+                continue;
+            }
+            let id = id.load(Ordering::Acquire);
+            if warned.swap(id, Ordering::AcqRel) != id {
                 n += 1;
             }
         }
@@ -88,7 +107,11 @@ mod tests {
         assert_eq!(t.newly_long(Duration::ZERO), 0, "reported once only");
         drop(g);
         let _g2 = t.begin();
-        assert_eq!(t.newly_long(Duration::ZERO), 1, "a new I/O in the same slot counts again");
+        assert_eq!(
+            t.newly_long(Duration::ZERO),
+            1,
+            "a new I/O in the same slot counts again"
+        );
         assert_eq!(t.long_total(), 2);
     }
 }

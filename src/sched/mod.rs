@@ -9,6 +9,7 @@ pub mod inflight;
 pub mod monitor;
 pub mod plan;
 pub mod progress;
+pub mod resume;
 pub mod run;
 pub mod setup;
 pub mod stop;
@@ -42,14 +43,29 @@ pub struct SimOutcome {
 
 /// Runs the simulation of `plan` on `backend`; `on_tick` receives a progress line about once a
 /// second during the main phase. SIGINT and SIGTERM stop the run cleanly.
-pub fn simulate(plan: SimPlan, backend: &dyn Backend, sink: Arc<dyn EventSink>, on_tick: &(dyn Fn(&str) + Sync)) -> anyhow::Result<SimOutcome> {
-    let sh = setup::build(plan, backend, sink)?;
-    let signals = register_signals(&sh.stop);
+pub fn simulate(
+    plan: SimPlan,
+    backend: &dyn Backend,
+    sink: Arc<dyn EventSink>,
+    on_tick: &(dyn Fn(&str) + Sync),
+) -> anyhow::Result<SimOutcome> {
+    // Signals are caught from the start: a Ctrl-C while the files are being created still
+    // ends the run cleanly.
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let signals = register_signals(&flag);
+    let sh = match setup::build(plan, backend, sink, stop::Stop::with_signal(flag)) {
+        Ok(sh) => sh,
+        Err(e) => {
+            unregister(signals);
+            return Err(e);
+        }
+    };
     let started = Instant::now();
     let result = run::run_cycles(&sh, on_tick);
-    for id in signals {
-        signal_hook::low_level::unregister(id);
+    if !sh.stop.run_stopped() || sh.stop.reason() == StopReason::Signal {
+        crate::actors::sync::end(&sh);
     }
+    unregister(signals);
     let metas: Vec<FileMeta> = sh
         .files
         .iter()
@@ -64,12 +80,22 @@ pub fn simulate(plan: SimPlan, backend: &dyn Backend, sink: Arc<dyn EventSink>, 
     let summary = result.stats.summary(&metas, started.elapsed());
     for f in &summary.files {
         for line in file_summary_lines(f) {
-            sh.message(Severity::Info, "Display Monitor", SQLIOSIM_SUMMARY_FUNC, line);
+            sh.message(
+                Severity::Info,
+                "Display Monitor",
+                SQLIOSIM_SUMMARY_FUNC,
+                line,
+            );
         }
     }
     let long = sh.inflight.long_total();
     if long > 0 {
-        sh.message(Severity::Warning, "Display Monitor", "CheckForLongIO", format!("{long} I/O requests were outstanding for more than 15 sec. during the run"));
+        sh.message(
+            Severity::Warning,
+            "Display Monitor",
+            "CheckForLongIO",
+            format!("{long} I/O requests were outstanding for more than 15 sec. during the run"),
+        );
     }
     if sh.plan.delete_at_shutdown {
         for f in &sh.files {
@@ -86,9 +112,15 @@ pub fn simulate(plan: SimPlan, backend: &dyn Backend, sink: Arc<dyn EventSink>, 
     })
 }
 
-fn register_signals(stop: &stop::Stop) -> Vec<signal_hook::SigId> {
+fn register_signals(flag: &Arc<std::sync::atomic::AtomicBool>) -> Vec<signal_hook::SigId> {
     [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
         .into_iter()
-        .filter_map(|sig| signal_hook::flag::register(sig, stop.signal_flag()).ok())
+        .filter_map(|sig| signal_hook::flag::register(sig, Arc::clone(flag)).ok())
         .collect()
+}
+
+fn unregister(ids: Vec<signal_hook::SigId>) {
+    for id in ids {
+        signal_hook::low_level::unregister(id);
+    }
 }

@@ -120,6 +120,12 @@ pub struct SimPlan {
     pub read_retries: u32,
     /// Overwrite files that were not created by this tool.
     pub force: bool,
+    /// Keep the durability journal beside the first data file.
+    pub journal: bool,
+    /// Open the existing file set, verify it, and carry on (instead of creating files).
+    pub resume: bool,
+    /// An I/O outstanding longer than this is reported once (SQLIOSim: 15 s).
+    pub long_io: Duration,
     /// [RandomUser].
     pub random: RandomPlan,
     /// [AuditUser] (min_pages = max_pages = BuffersValidated).

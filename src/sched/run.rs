@@ -2,6 +2,7 @@
 //! checkpoint, audit pass and summaries — each phase a scope of worker threads whose
 //! statistics are merged when they end.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -38,7 +39,10 @@ pub struct Collector {
 
 impl Collector {
     fn new(start: Instant) -> Collector {
-        Collector { stats: Mutex::new(RunStats::new(start)), panicked: Mutex::new(false) }
+        Collector {
+            stats: Mutex::new(RunStats::new(start)),
+            panicked: Mutex::new(false),
+        }
     }
 
     fn absorb(&self, s: &ThreadStats) {
@@ -97,20 +101,33 @@ pub fn run_cycles(sh: &Shared, on_tick: &(dyn Fn(&str) + Sync)) -> SimResult {
 }
 
 fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) + Sync)) {
-    sh.message(Severity::Info, "System", "Cycle::Start", format!("Starting test cycle {cycle}"));
-    phase(sh, col, "initial update", true, |scope| {
+    sh.message(
+        Severity::Info,
+        "System",
+        "Cycle::Start",
+        format!("Starting test cycle {cycle}"),
+    );
+    phase(sh, "initial update", true, None, |scope| {
         for (i, &file) in sh.data.iter().enumerate() {
-            spawn(scope, sh, col, ActorKind::Init, i as u16, SWEEP_PAGES, move |w| initial_update(w, file));
+            spawn(
+                scope,
+                sh,
+                col,
+                ActorKind::Init,
+                i as u16,
+                SWEEP_PAGES,
+                move |w| initial_update(w, file),
+            );
         }
     });
-    phase(sh, col, "initial checkpoint", true, |scope| {
+    phase(sh, "initial checkpoint", true, None, |scope| {
         spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
             system::checkpoint(w);
         });
     });
     main_phase(sh, col, on_tick);
     if !sh.stop.run_stopped() {
-        phase(sh, col, "final checkpoint", true, |scope| {
+        phase(sh, "final checkpoint", true, None, |scope| {
             spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
                 system::checkpoint(w);
             });
@@ -119,23 +136,39 @@ fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) +
     }
 }
 
-/// Runs `body`'s threads to completion with throttling lifted when `burst` and AllowIOBursts.
-fn phase<'e>(sh: &'e Shared, col: &'e Collector, name: &str, burst: bool, body: impl for<'s> FnOnce(&'s thread::Scope<'s, 'e>)) {
+/// The progress callback and the length of a timed phase (the main phase).
+pub type Timed<'a> = (&'a (dyn Fn(&str) + Sync), Duration);
+
+/// Runs `body`'s threads to completion with throttling lifted when `burst` and AllowIOBursts,
+/// with the Display Monitor watching for long I/O (and, for a timed phase, ending it on time
+/// and feeding the progress line).
+fn phase<'e>(
+    sh: &'e Shared,
+    name: &str,
+    burst: bool,
+    timed: Option<Timed<'_>>,
+    body: impl for<'s> FnOnce(&'s thread::Scope<'s, 'e>),
+) {
     if sh.stop.run_stopped() {
         return;
     }
     sh.stop.begin_phase();
-    sh.burst.store(burst && sh.plan.allow_io_bursts, std::sync::atomic::Ordering::Relaxed);
+    sh.burst
+        .store(burst && sh.plan.allow_io_bursts, Ordering::Relaxed);
     let t = Instant::now();
-    thread::scope(|scope| body(scope));
-    sh.burst.store(false, std::sync::atomic::Ordering::Relaxed);
+    let workers_done = AtomicBool::new(false);
+    thread::scope(|outer| {
+        outer.spawn(|| super::monitor::monitor(sh, &workers_done, timed));
+        thread::scope(|scope| body(scope));
+        workers_done.store(true, Ordering::Release);
+    });
+    sh.burst.store(false, Ordering::Relaxed);
     sh.message(
         Severity::Info,
         "System",
         "Cycle::Phase",
         format!("Phase '{name}' done in {:.1} s", t.elapsed().as_secs_f64()),
     );
-    let _ = col;
 }
 
 /// Writes every page of a data file once (generation 1 of this cycle's pages).
@@ -152,45 +185,101 @@ fn initial_update(w: &mut Worker<'_>, file: usize) {
 fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
     let plan = &sh.plan;
     let max_chain = plan.random.max_chain.max(1) as usize;
-    phase(sh, col, "main", false, |scope| {
-        for id in 0..plan.random.users {
-            spawn(scope, sh, col, ActorKind::RandomUser, id as u16, max_chain, random::run);
-        }
-        let specs = [
-            (ActorKind::AuditUser, &plan.audit),
-            (ActorKind::ReadAheadUser, &plan.read_ahead),
-            (ActorKind::BulkUpdateUser, &plan.bulk),
-        ];
-        for (kind, bp) in specs {
-            for id in 0..bp.users {
-                let pages = bp.max_pages.clamp(1, 1024) as usize;
-                spawn(scope, sh, col, kind, id as u16, pages, move |w| match kind {
-                    ActorKind::AuditUser => batch::audit(w, bp),
-                    ActorKind::ReadAheadUser => batch::read_ahead(w, bp),
-                    _ => batch::bulk_update(w, bp),
-                });
+    phase(
+        sh,
+        "main",
+        false,
+        Some((on_tick, sh.plan.cycle_duration)),
+        |scope| {
+            for id in 0..plan.random.users {
+                spawn(
+                    scope,
+                    sh,
+                    col,
+                    ActorKind::RandomUser,
+                    id as u16,
+                    max_chain,
+                    random::run,
+                );
             }
-        }
-        spawn(scope, sh, col, ActorKind::ShrinkUser, 0, 1, shrink::run);
-        spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, system::checkpointer);
-        spawn(scope, sh, col, ActorKind::LazyWriter, 0, SWEEP_PAGES, system::lazy_writer);
-        spawn(scope, sh, col, ActorKind::LogWriter, 0, 1, system::log_writer);
-        scope.spawn(|| super::monitor::monitor(sh, on_tick));
-    });
+            let specs = [
+                (ActorKind::AuditUser, &plan.audit),
+                (ActorKind::ReadAheadUser, &plan.read_ahead),
+                (ActorKind::BulkUpdateUser, &plan.bulk),
+            ];
+            for (kind, bp) in specs {
+                for id in 0..bp.users {
+                    let pages = bp.max_pages.clamp(1, 1024) as usize;
+                    spawn(
+                        scope,
+                        sh,
+                        col,
+                        kind,
+                        id as u16,
+                        pages,
+                        move |w| match kind {
+                            ActorKind::AuditUser => batch::audit(w, bp),
+                            ActorKind::ReadAheadUser => batch::read_ahead(w, bp),
+                            _ => batch::bulk_update(w, bp),
+                        },
+                    );
+                }
+            }
+            spawn(scope, sh, col, ActorKind::ShrinkUser, 0, 1, shrink::run);
+            spawn(
+                scope,
+                sh,
+                col,
+                ActorKind::Checkpoint,
+                0,
+                SWEEP_PAGES,
+                system::checkpointer,
+            );
+            spawn(
+                scope,
+                sh,
+                col,
+                ActorKind::LazyWriter,
+                0,
+                SWEEP_PAGES,
+                system::lazy_writer,
+            );
+            spawn(
+                scope,
+                sh,
+                col,
+                ActorKind::LogWriter,
+                0,
+                1,
+                system::log_writer,
+            );
+        },
+    );
 }
 
 fn audit_phase(sh: &Shared, col: &Collector) {
-    phase(sh, col, "audit", false, |scope| {
+    phase(sh, "audit", false, None, |scope| {
         for (i, &file) in sh.data.iter().enumerate() {
-            spawn(scope, sh, col, ActorKind::AuditUser, 1000 + i as u16, SWEEP_PAGES, move |w| {
-                let n = system::audit_pass(w, file);
-                w.sh.message(
-                    Severity::Info,
-                    "Audit User",
-                    "AuditPass",
-                    format!("Audit pass verified {n} pages of {}", w.sh.files[file].path.display()),
-                );
-            });
+            spawn(
+                scope,
+                sh,
+                col,
+                ActorKind::AuditUser,
+                1000 + i as u16,
+                SWEEP_PAGES,
+                move |w| {
+                    let n = system::audit_pass(w, file);
+                    w.sh.message(
+                        Severity::Info,
+                        "Audit User",
+                        "AuditPass",
+                        format!(
+                            "Audit pass verified {n} pages of {}",
+                            w.sh.files[file].path.display()
+                        ),
+                    );
+                },
+            );
         }
         spawn(scope, sh, col, ActorKind::LogWriter, 1000, 1, |w| {
             for i in 0..w.sh.logs.len() {
@@ -200,9 +289,4 @@ fn audit_phase(sh: &Shared, col: &Collector) {
             }
         });
     });
-}
-
-/// The main phase ends after this long.
-pub fn phase_length(sh: &Shared) -> Duration {
-    sh.plan.cycle_duration
 }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::actors::shared::{LogFile, Shared};
+use crate::actors::sync::Journal;
 use crate::engine::files::{self, Prepare, SimFile};
+use crate::engine::journal::{JournalFile, JournalWriter, JOURNAL_NAME};
 use crate::engine::pool::BufferPool;
 use crate::engine::wal::Wal;
 use crate::findings::{EventSink, Severity};
@@ -22,9 +24,86 @@ use crate::stats::LiveCounters;
 const FRAMES_PER_MB: u64 = 128;
 
 /// Creates the files and everything the actors share.
-pub fn build(plan: SimPlan, backend: &dyn Backend, sink: Arc<dyn EventSink>) -> anyhow::Result<Shared> {
+pub fn build(
+    plan: SimPlan,
+    backend: &dyn Backend,
+    sink: Arc<dyn EventSink>,
+    stop: Stop,
+) -> anyhow::Result<Shared> {
+    let (run_id, sim_files) = if plan.resume {
+        super::resume::open_files(&plan, backend)?
+    } else {
+        create_files(&plan, backend)?
+    };
+    let mut logs = Vec::new();
+    for &i in &plan.log_files() {
+        let f = &sim_files[i];
+        let len = *f.pages.read() * PAGE_SIZE as u64;
+        let wal = Wal::new(
+            Arc::clone(&f.storage),
+            run_id,
+            i as u32,
+            len,
+            plan.write_through,
+        )
+        .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
+        logs.push(LogFile { file: i, wal });
+    }
+    let users = user_threads(&plan);
+    let ceiling = if plan.max_outstanding_io == 0 {
+        users.max(1)
+    } else {
+        plan.max_outstanding_io
+    };
+    let throttles = plan
+        .files
+        .iter()
+        .map(|_| Throttle::new(plan.target_io, ceiling))
+        .collect();
+    // The pool never needs more frames than the data files can have pages.
+    let data_pages: u64 = plan
+        .data_files()
+        .iter()
+        .map(|&i| plan.files[i].max_pages)
+        .sum();
+    let frames = (plan.max_memory_mb * FRAMES_PER_MB).min(data_pages) as usize;
+    let data = plan.data_files();
+    let shared = Shared {
+        run_id,
+        files: sim_files,
+        data,
+        logs,
+        pool: BufferPool::new(frames),
+        stop,
+        gate: Gate::new(plan.max_outstanding_io),
+        throttles,
+        inflight: Inflight::new(users * 4 + 16),
+        live: Arc::new(LiveCounters::new()),
+        sink,
+        burst: AtomicBool::new(false),
+        findings: AtomicU64::new(0),
+        start: Instant::now(),
+        journal: None,
+        triage: Default::default(),
+        plan,
+    };
+    let mut shared = shared;
+    shared.journal = start_journal(&shared);
+    if shared.plan.resume {
+        super::resume::restore(&shared)?;
+    }
+    warn_direct_io(&shared, backend);
+    Ok(shared)
+}
+
+/// Creates every file of the plan (over files that are ours, or with --force).
+fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, Vec<SimFile>)> {
     let run_id = rand::random::<u64>() | 1;
-    let open = OpenOptions { create: true, direct: plan.direct, write_through: plan.write_through };
+    let open = OpenOptions {
+        create: true,
+        direct: plan.direct,
+        write_through: plan.write_through,
+    };
     let mut sim_files = Vec::with_capacity(plan.files.len());
     for (i, fp) in plan.files.iter().enumerate() {
         if plan.delete_at_startup {
@@ -42,44 +121,49 @@ pub fn build(plan: SimPlan, backend: &dyn Backend, sink: Arc<dyn EventSink>) -> 
             open,
         };
         let storage = files::create(backend, &fp.path, &prep)?;
-        sim_files.push(SimFile::new(i, fp.path.clone(), fp.role, storage, run_id, fp.initial_pages));
+        sim_files.push(SimFile::new(
+            i,
+            fp.path.clone(),
+            fp.role,
+            storage,
+            run_id,
+            fp.initial_pages,
+        ));
     }
-    let mut logs = Vec::new();
-    for &i in &plan.log_files() {
-        let f = &sim_files[i];
-        let len = fp_len(&plan, i);
-        let wal = Wal::new(Arc::clone(&f.storage), run_id, i as u32, len, plan.write_through)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
-        logs.push(LogFile { file: i, wal });
-    }
-    let users = user_threads(&plan);
-    let ceiling = if plan.max_outstanding_io == 0 { users.max(1) } else { plan.max_outstanding_io };
-    let throttles = plan.files.iter().map(|_| Throttle::new(plan.target_io, ceiling)).collect();
-    let frames = (plan.max_memory_mb * FRAMES_PER_MB) as usize;
-    let data = plan.data_files();
-    let shared = Shared {
-        run_id,
-        files: sim_files,
-        data,
-        logs,
-        pool: BufferPool::new(frames),
-        stop: Stop::new(),
-        gate: Gate::new(plan.max_outstanding_io),
-        throttles,
-        inflight: Inflight::new(users * 4 + 16),
-        live: Arc::new(LiveCounters::new()),
-        sink,
-        burst: AtomicBool::new(false),
-        findings: AtomicU64::new(0),
-        start: Instant::now(),
-        plan,
-    };
-    warn_direct_io(&shared, backend);
-    Ok(shared)
+    Ok((run_id, sim_files))
 }
 
-fn fp_len(plan: &SimPlan, i: usize) -> u64 {
-    plan.files[i].initial_pages * PAGE_SIZE as u64
+/// Creates the journal beside the first data file (a warning when it cannot be written).
+fn start_journal(sh: &Shared) -> crate::actors::sync::JournalSlot {
+    if !sh.plan.journal {
+        return None;
+    }
+    let first = sh.data.first().map(|&i| &sh.files[i])?;
+    let path = first.path.parent()?.join(JOURNAL_NAME);
+    let files = sh
+        .files
+        .iter()
+        .map(|f| JournalFile {
+            file_id: f.index as u32,
+            role: f.role,
+            path: f.path.clone(),
+        })
+        .collect();
+    match JournalWriter::create(&path, sh.run_id, files) {
+        Ok(w) => Some(parking_lot::Mutex::new(Journal::new(w, sh.files.len()))),
+        Err(e) => {
+            sh.message(
+                Severity::Warning,
+                "System",
+                "Journal",
+                format!(
+                    "cannot create the journal {}: {e}; crash verification will lack it",
+                    path.display()
+                ),
+            );
+            None
+        }
+    }
 }
 
 /// Threads a main phase runs (users plus the system actors).

@@ -30,6 +30,14 @@ impl Stop {
         Stop::default()
     }
 
+    /// A stop signal that also watches `flag` (set by a signal handler).
+    pub fn with_signal(flag: Arc<AtomicBool>) -> Stop {
+        Stop {
+            signal: flag,
+            ..Stop::default()
+        }
+    }
+
     /// The flag that signal handlers set (register it with signal-hook).
     pub fn signal_flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.signal)

@@ -26,7 +26,11 @@ pub struct Gate {
 impl Gate {
     /// A gate for `max` holders (0: unlimited).
     pub fn new(max: usize) -> Gate {
-        Gate { max, held: Mutex::new(0), cv: Condvar::new() }
+        Gate {
+            max,
+            held: Mutex::new(0),
+            cv: Condvar::new(),
+        }
     }
 
     fn acquire(&self) {
@@ -90,7 +94,9 @@ impl Throttle {
 
     /// Waits for room to post one I/O (unless `burst`), then for the process-wide gate.
     pub fn enter<'a>(&'a self, gate: &'a Gate, burst: bool) -> Permit<'a> {
-        if !burst && self.outstanding.load(Ordering::Acquire) >= self.allowed.load(Ordering::Acquire) {
+        if !burst
+            && self.outstanding.load(Ordering::Acquire) >= self.allowed.load(Ordering::Acquire)
+        {
             self.throttled.fetch_add(1, Ordering::Relaxed);
             let mut g = self.lock.lock();
             while self.outstanding.load(Ordering::Acquire) >= self.allowed.load(Ordering::Acquire) {
@@ -100,7 +106,10 @@ impl Throttle {
         gate.acquire();
         let now = self.outstanding.fetch_add(1, Ordering::AcqRel) + 1;
         self.max_outstanding.fetch_max(now, Ordering::Relaxed);
-        Permit { throttle: self, gate }
+        Permit {
+            throttle: self,
+            gate,
+        }
     }
 
     /// Records the duration of a completed I/O and releases its permit.
@@ -111,7 +120,8 @@ impl Throttle {
         self.avg_us.store(avg, Ordering::Relaxed);
         let allowed = self.allowed.load(Ordering::Relaxed);
         if avg > self.target_us {
-            self.allowed.store(allowed.saturating_sub(1).max(1), Ordering::Relaxed);
+            self.allowed
+                .store(allowed.saturating_sub(1).max(1), Ordering::Relaxed);
         } else if allowed < self.ceiling {
             self.allowed.store(allowed + 1, Ordering::Relaxed);
         }

@@ -19,6 +19,16 @@ pub struct LiveCounters {
     throttles: AtomicU64,
     latency_ns: AtomicU64,
     findings: AtomicU64,
+    /// I/Os by latency: bucket i counts latencies below 2^i µs (the last one everything above).
+    lat_log2: [AtomicU64; LAT_BUCKETS],
+}
+
+/// Buckets of the coarse live latency histogram.
+const LAT_BUCKETS: usize = 32;
+
+fn lat_bucket(latency_ns: u64) -> usize {
+    let us = latency_ns / 1000;
+    ((64 - us.leading_zeros()) as usize).min(LAT_BUCKETS - 1)
 }
 
 /// A copy of the live totals at one moment.
@@ -42,6 +52,8 @@ pub struct LiveSnapshot {
     pub latency_ns: u64,
     /// Integrity findings reported (see [`LiveCounters::add_finding`]).
     pub findings: u64,
+    /// I/Os by latency, bucket i: below 2^i µs.
+    pub lat_log2: [u64; LAT_BUCKETS],
 }
 
 impl LiveCounters {
@@ -61,6 +73,7 @@ impl LiveCounters {
             self.syncs.fetch_add(1, Relaxed);
         }
         self.latency_ns.fetch_add(latency_ns, Relaxed);
+        self.lat_log2[lat_bucket(latency_ns)].fetch_add(1, Relaxed);
     }
 
     pub(crate) fn add_error(&self) {
@@ -88,6 +101,7 @@ impl LiveCounters {
             throttles: self.throttles.load(Relaxed),
             latency_ns: self.latency_ns.load(Relaxed),
             findings: self.findings.load(Relaxed),
+            lat_log2: std::array::from_fn(|i| self.lat_log2[i].load(Relaxed)),
         }
     }
 }
@@ -104,6 +118,21 @@ impl LiveSnapshot {
             0 => 0.0,
             n => self.latency_ns as f64 / n as f64 / 1e6,
         }
+    }
+
+    /// Upper bound of the 99th-percentile latency in ms (to a factor of two: the live
+    /// histogram has power-of-two buckets); 0 when no I/O was counted.
+    pub fn p99_ms_bound(&self) -> f64 {
+        let total: u64 = self.lat_log2.iter().sum();
+        let want = total - total / 100;
+        let mut seen = 0;
+        for (i, n) in self.lat_log2.iter().enumerate() {
+            seen += n;
+            if total > 0 && seen >= want {
+                return (1u64 << i) as f64 / 1000.0;
+            }
+        }
+        0.0
     }
 
     /// Operations per second, when this snapshot is a difference over `secs` seconds.
@@ -140,6 +169,32 @@ impl Sub for LiveSnapshot {
             throttles: self.throttles.saturating_sub(e.throttles),
             latency_ns: self.latency_ns.saturating_sub(e.latency_ns),
             findings: self.findings.saturating_sub(e.findings),
+            lat_log2: std::array::from_fn(|i| self.lat_log2[i].saturating_sub(e.lat_log2[i])),
         }
+    }
+}
+
+#[cfg(test)]
+mod p99_tests {
+    use super::*;
+
+    #[test]
+    fn p99_bound_covers_the_slowest_percent() {
+        let live = LiveCounters::new();
+        for _ in 0..990 {
+            live.add_io(true, false, 8192, 50_000);
+        }
+        for _ in 0..10 {
+            live.add_io(true, false, 8192, 5_000_000);
+        }
+        let s = live.snapshot();
+        let p99 = s.p99_ms_bound();
+        assert!((0.05..=0.128).contains(&p99), "{p99}");
+        for _ in 0..20 {
+            live.add_io(true, false, 8192, 5_000_000);
+        }
+        let p99 = live.snapshot().p99_ms_bound();
+        assert!((5.0..=8.2).contains(&p99), "{p99}");
+        assert_eq!(LiveSnapshot::default().p99_ms_bound(), 0.0);
     }
 }

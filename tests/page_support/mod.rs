@@ -40,10 +40,20 @@ pub fn stamp_for(o: &Oracle, page: u64, generation: u64) -> PageStamp {
 /// whether the write succeeded.
 pub fn write_page(st: &dyn Storage, o: &Oracle, page: u64) -> (u64, std::io::Result<()>) {
     let mut buf = AlignedBuf::new(PAGE_SIZE).expect("mmap");
+    write_page_with(st, o, page, &mut buf)
+}
+
+/// [`write_page`] with the caller's (aligned, one page) buffer.
+pub fn write_page_with(
+    st: &dyn Storage,
+    o: &Oracle,
+    page: u64,
+    buf: &mut [u8],
+) -> (u64, std::io::Result<()>) {
     let _latch = o.write_latch(page);
     let g = o.begin_write(page);
-    stamp_page(&mut buf, &stamp_for(o, page, g));
-    let r = st.write_at(&buf, page * PS);
+    stamp_page(&mut buf[..PAGE_SIZE], &stamp_for(o, page, g));
+    let r = st.write_at(&buf[..PAGE_SIZE], page * PS);
     o.complete_write(page, g, r.is_ok());
     (g, r)
 }
@@ -58,8 +68,13 @@ pub fn write_ok(st: &dyn Storage, o: &Oracle, page: u64) -> u64 {
 /// Reads and verifies `page` under its read latch, with retries and triage.
 pub fn read_page(st: &dyn Storage, o: &Oracle, page: u64) -> ReadOutcome {
     let mut buf = AlignedBuf::new(PAGE_SIZE).expect("mmap");
+    read_page_with(st, o, page, &mut buf)
+}
+
+/// [`read_page`] with the caller's (aligned, one page) buffer.
+pub fn read_page_with(st: &dyn Storage, o: &Oracle, page: u64, buf: &mut [u8]) -> ReadOutcome {
     let _latch = o.read_latch(page);
-    read_verified(st, &mut buf, page * PS, &o.expect_page(page), &policy())
+    read_verified(st, buf, page * PS, &o.expect_page(page), &policy())
 }
 
 /// A path for an in-memory file.

@@ -55,7 +55,19 @@ impl FaultyBackend {
 
     /// From now on each request draws, with `probability`, one of `faults` that applies to it.
     pub fn set_random(&self, probability: f64, faults: Vec<Fault>) {
-        self.shared.plan.lock().set_random(probability, faults);
+        self.shared
+            .plan
+            .lock()
+            .set_random(probability, faults, None);
+    }
+
+    /// As [`FaultyBackend::set_random`], but only requests to the file `path` draw faults.
+    pub fn set_random_on(&self, path: impl Into<PathBuf>, probability: f64, faults: Vec<Fault>) {
+        let only = Some(path.into());
+        self.shared
+            .plan
+            .lock()
+            .set_random(probability, faults, only);
     }
 
     /// Disarms every armed fault and stops random faults (the logs are kept).

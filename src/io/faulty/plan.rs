@@ -41,7 +41,8 @@ pub enum Misdirect {
 pub enum Fault {
     /// The write of the target page is acknowledged but never stored.
     LostWrite,
-    /// Only the first part of the target page is stored; the rest keeps its old content.
+    /// Only the first part of the target page is stored; the rest keeps its old content. The
+    /// other pages of a multi-page request are stored whole, so exactly one page is torn.
     TornWrite(Tear),
     /// The target page's data is stored somewhere else; its own location keeps old content.
     MisdirectedWrite(Misdirect),
@@ -75,6 +76,46 @@ pub enum OpKind {
 }
 
 impl Fault {
+    /// One fault of every class (random placement), e.g. for a self-test that injects each.
+    pub fn catalogue() -> Vec<Fault> {
+        vec![
+            Fault::LostWrite,
+            Fault::TornWrite(Tear::Sectors512),
+            Fault::TornWrite(Tear::At4096),
+            Fault::MisdirectedWrite(Misdirect::OtherPage),
+            Fault::MisdirectedWrite(Misdirect::OtherFile),
+            Fault::BitFlip(None),
+            Fault::StaleRead,
+            Fault::ZeroedSector(None),
+            Fault::ReadEio,
+            Fault::WriteEio,
+            Fault::ShortRead { silent: false },
+            Fault::ShortRead { silent: true },
+            Fault::Latency(Duration::from_millis(50)),
+        ]
+    }
+
+    /// Stable snake_case name of the fault class.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Fault::LostWrite => "lost_write",
+            Fault::TornWrite(Tear::At4096) => "torn_write_4k",
+            Fault::TornWrite(_) => "torn_write_512",
+            Fault::MisdirectedWrite(Misdirect::OtherFile | Misdirect::File(_)) => {
+                "misdirected_write_file"
+            }
+            Fault::MisdirectedWrite(_) => "misdirected_write_page",
+            Fault::BitFlip(_) => "bit_flip",
+            Fault::StaleRead => "stale_read",
+            Fault::ZeroedSector(_) => "zeroed_sector",
+            Fault::ReadEio => "read_eio",
+            Fault::WriteEio => "write_eio",
+            Fault::ShortRead { silent: false } => "short_read",
+            Fault::ShortRead { silent: true } => "silent_short_read",
+            Fault::Latency(_) => "latency_spike",
+        }
+    }
+
     /// True when this fault acts on requests of kind `op`.
     pub fn applies_to(&self, op: OpKind) -> bool {
         match self {
@@ -105,6 +146,14 @@ pub enum Target {
 }
 
 impl Target {
+    /// The page of `path` holding byte `offset`.
+    pub fn at_offset(path: impl Into<PathBuf>, offset: u64) -> Target {
+        Target::Page {
+            path: path.into(),
+            page: offset / PAGE_SIZE as u64,
+        }
+    }
+
     /// The page of the request `[first, first + count)` on `path` this target hits, if any.
     fn hit(&self, path: &Path, first: u64, count: u64) -> Option<u64> {
         match self {
@@ -163,12 +212,21 @@ pub struct FiredFault {
     pub time_us: u64,
 }
 
+/// Faults drawn at random: probability per request, the faults, and the file they are
+/// limited to (`None`: every file).
+#[derive(Debug)]
+struct RandomFaults {
+    probability: f64,
+    faults: Vec<Fault>,
+    only: Option<PathBuf>,
+}
+
 /// Armed faults, random-fault settings, the generator and the logs.
 #[derive(Debug)]
 pub(crate) struct Plan {
     pub(crate) rng: SmallRng,
     armed: Vec<(Fault, Target)>,
-    random: Option<(f64, Vec<Fault>)>,
+    random: Option<RandomFaults>,
     pub(crate) fired: Vec<FiredFault>,
     pub(crate) skipped: Vec<(Fault, PathBuf, u64)>,
 }
@@ -197,8 +255,17 @@ impl Plan {
         self.random = None;
     }
 
-    pub(crate) fn set_random(&mut self, probability: f64, faults: Vec<Fault>) {
-        self.random = Some((probability.clamp(0.0, 1.0), faults));
+    pub(crate) fn set_random(
+        &mut self,
+        probability: f64,
+        faults: Vec<Fault>,
+        only: Option<PathBuf>,
+    ) {
+        self.random = Some(RandomFaults {
+            probability: probability.clamp(0.0, 1.0),
+            faults,
+            only,
+        });
     }
 
     /// The fault (and page) that acts on this request, if any: an armed fault first (oldest
@@ -211,7 +278,7 @@ impl Plan {
         len: usize,
     ) -> Option<(Fault, u64)> {
         let first = offset / PAGE_SIZE as u64;
-        let count = (len.div_ceil(PAGE_SIZE) as u64).max(1);
+        let count = (offset + len.max(1) as u64 - 1) / PAGE_SIZE as u64 - first + 1;
         let hit = self
             .armed
             .iter()
@@ -221,13 +288,16 @@ impl Plan {
         if let Some((i, page)) = hit {
             return Some((self.armed.remove(i).0, page));
         }
-        self.draw(op, first, count)
+        self.draw(op, path, first, count)
     }
 
-    fn draw(&mut self, op: OpKind, first: u64, count: u64) -> Option<(Fault, u64)> {
-        let (p, faults) = self.random.as_ref()?;
-        let usable: Vec<&Fault> = faults.iter().filter(|f| f.applies_to(op)).collect();
-        if usable.is_empty() || !self.rng.random_bool(*p) {
+    fn draw(&mut self, op: OpKind, path: &Path, first: u64, count: u64) -> Option<(Fault, u64)> {
+        let r = self.random.as_ref()?;
+        if r.only.as_ref().is_some_and(|only| only != path) {
+            return None;
+        }
+        let usable: Vec<&Fault> = r.faults.iter().filter(|f| f.applies_to(op)).collect();
+        if usable.is_empty() || !self.rng.random_bool(r.probability) {
             return None;
         }
         let fault = usable[self.rng.random_range(0..usable.len())].clone();

@@ -133,8 +133,7 @@ impl FaultyStorage {
     }
 
     fn write_fault(&self, fault: Fault, page: u64, buf: &[u8], offset: u64) -> io::Result<()> {
-        let ps = to_usize(page * PS - offset);
-        let pe = (ps + PAGE_SIZE).min(buf.len());
+        let Span { ps, pe, skew } = span(page, offset, buf.len());
         if fault == Fault::WriteEio {
             self.log(fault, page, OpKind::Write, Detail::None);
             return Err(io::Error::from_raw_os_error(libc::EIO));
@@ -145,19 +144,19 @@ impl FaultyStorage {
         let detail = match &fault {
             Fault::TornWrite(t) => {
                 let keep = self.tear_len(*t).min(part.len());
-                self.file.store(page * PS, &part[..keep]);
+                self.file.store(page * PS + skew as u64, &part[..keep]);
                 Detail::KeptBytes(keep)
             }
             Fault::MisdirectedWrite(m) => match self.landing(m, page) {
                 Some((file, dest)) => {
-                    file.store(dest * PS, part);
+                    file.store(dest * PS + skew as u64, part);
                     Detail::Landed {
                         path: file.path.clone(),
                         page: dest,
                     }
                 }
                 None => {
-                    self.file.store(page * PS, part);
+                    self.file.store(page * PS + skew as u64, part);
                     self.skip(fault, page);
                     return Ok(());
                 }
@@ -251,7 +250,7 @@ impl FaultyStorage {
         buf: &mut [u8],
         offset: u64,
     ) -> io::Result<usize> {
-        let ps = to_usize(page * PS - offset);
+        let sp = span(page, offset, buf.len());
         let detail = match &fault {
             Fault::ReadEio => {
                 self.log(fault, page, OpKind::Read, Detail::None);
@@ -259,7 +258,7 @@ impl FaultyStorage {
             }
             Fault::ShortRead { silent } => {
                 let keep = self.rand_below(SECTORS_PER_PAGE) * SECTOR_SIZE;
-                let n = self.copy_out(buf, offset, ps + keep);
+                let n = self.copy_out(buf, offset, sp.ps + keep);
                 self.log(fault.clone(), page, OpKind::Read, Detail::Transferred(keep));
                 return Ok(if *silent { buf.len() } else { n });
             }
@@ -269,7 +268,7 @@ impl FaultyStorage {
         let n = self.copy_out(buf, offset, usize::MAX);
         let detail = match detail {
             Some(d) => Some(d),
-            None if fault == Fault::StaleRead => self.stale(buf, ps, page),
+            None if fault == Fault::StaleRead => self.stale(buf, sp, page),
             None => None,
         };
         match detail {
@@ -280,15 +279,33 @@ impl FaultyStorage {
     }
 
     /// Puts the previous version of `page` into the read buffer, when there is one.
-    fn stale(&self, buf: &mut [u8], ps: usize, page: u64) -> Option<Detail> {
+    fn stale(&self, buf: &mut [u8], sp: Span, page: u64) -> Option<Detail> {
         let prev = self.file.prev.lock();
-        let old = prev.get(&page)?;
-        let pe = (ps + PAGE_SIZE).min(buf.len());
-        if buf[ps..pe] == old[..pe - ps] {
+        let old = &prev.get(&page)?[sp.skew..sp.skew + (sp.pe - sp.ps)];
+        if buf[sp.ps..sp.pe] == *old {
             return None;
         }
-        buf[ps..pe].copy_from_slice(&old[..pe - ps]);
+        buf[sp.ps..sp.pe].copy_from_slice(old);
         Some(Detail::None)
+    }
+}
+
+/// Where one page lies in a request: its range in the buffer, and the offset within the page
+/// of the range's first byte (requests need not be page aligned, e.g. log writes).
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    ps: usize,
+    pe: usize,
+    skew: usize,
+}
+
+fn span(page: u64, offset: u64, len: usize) -> Span {
+    let start = (page * PS).max(offset);
+    let end = ((page + 1) * PS).min(offset + len as u64).max(start);
+    Span {
+        ps: to_usize(start - offset),
+        pe: to_usize(end - offset),
+        skew: to_usize(start - page * PS),
     }
 }
 
@@ -346,6 +363,11 @@ impl Storage for FaultyStorage {
 
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.file.data.write().resize(to_usize(len), 0);
+        // Pages cut off lose their history: after a regrow they were never written.
+        self.file
+            .prev
+            .lock()
+            .retain(|page, _| (page + 1) * PS <= len);
         Ok(())
     }
 

@@ -1,0 +1,203 @@
+//! The hidden `sqliosim run --fault-injection SPEC` option: a run on files held in memory by the
+//! faulty backend, with faults armed from SPEC, so the whole command line (reporting, exit
+//! code) can be tested without a faulty disk.
+//!
+//! SPEC is a comma-separated list of items, all aimed at the first data file:
+//!
+//! - `KIND@PAGE` arms one fault that fires on the first request of its kind covering PAGE.
+//!   KIND is `lost`, `torn512` (a random number of 512-byte sectors kept), `torn4k` (the first
+//!   4 KB kept), `misdirect` (to a random other page; `misdirect@P>D` to page D), `flip` (one
+//!   bit flipped at rest), `zero` (one sector zeroed at rest), `stale` (the previous version
+//!   read once), `eio-read`, `eio-write`, `short` (a read that transfers part of a page but
+//!   claims the full length) or `delay` (100 ms added).
+//! - `random=P:KIND+KIND…` draws, for each request, one of those kinds that applies to it with
+//!   probability P (0..=1).
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::io::faulty::{Fault, Misdirect, Target, Tear};
+use crate::io::FaultyBackend;
+
+/// What is wrong with a SPEC.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SpecError {
+    /// The SPEC has no item.
+    #[error("--fault-injection: the specification is empty; e.g. lost@10,flip@220")]
+    Empty,
+    /// An item is not `KIND@PAGE` or `random=P:KINDS`.
+    #[error("--fault-injection: {0:?} is not KIND@PAGE or random=P:KIND+KIND (e.g. lost@10, random=0.001:lost+flip)")]
+    Item(String),
+    /// Unknown fault kind.
+    #[error("--fault-injection: unknown fault kind {0:?}; known: lost, torn512, torn4k, misdirect, flip, zero, stale, eio-read, eio-write, short, delay")]
+    Kind(String),
+    /// A page or probability that does not parse or is out of range.
+    #[error("--fault-injection: bad number in {item:?}: {why}")]
+    Number {
+        /// The item.
+        item: String,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+/// A parsed SPEC.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FaultSpec {
+    /// Faults armed at a page of the first data file.
+    pub armed: Vec<(Fault, u64)>,
+    /// Probability per request and the kinds drawn from.
+    pub random: Option<(f64, Vec<Fault>)>,
+}
+
+impl FaultSpec {
+    /// Parses SPEC.
+    pub fn parse(spec: &str) -> Result<FaultSpec, SpecError> {
+        let mut out = FaultSpec::default();
+        for item in spec.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            if let Some(rest) = item.strip_prefix("random=") {
+                out.random = Some(parse_random(item, rest)?);
+            } else {
+                out.armed.push(parse_armed(item)?);
+            }
+        }
+        if out.armed.is_empty() && out.random.is_none() {
+            return Err(SpecError::Empty);
+        }
+        Ok(out)
+    }
+
+    /// Arms the faults on `backend`, aimed at `data_file`.
+    pub fn arm(&self, backend: &FaultyBackend, data_file: &Path) {
+        for (fault, page) in &self.armed {
+            let target = Target::Page {
+                path: data_file.to_path_buf(),
+                page: *page,
+            };
+            backend.inject(fault.clone(), target);
+        }
+        if let Some((p, kinds)) = &self.random {
+            backend.set_random(*p, kinds.clone());
+        }
+    }
+}
+
+fn number<T: std::str::FromStr>(item: &str, text: &str, what: &str) -> Result<T, SpecError> {
+    text.trim().parse().map_err(|_| SpecError::Number {
+        item: item.to_string(),
+        why: format!("{text:?} is not a valid {what}"),
+    })
+}
+
+/// `KIND@PAGE` or `misdirect@PAGE>DEST`.
+fn parse_armed(item: &str) -> Result<(Fault, u64), SpecError> {
+    let (kind, at) = item
+        .split_once('@')
+        .ok_or_else(|| SpecError::Item(item.to_string()))?;
+    let (page, dest) = match at.split_once('>') {
+        Some((p, d)) if kind == "misdirect" => (p, Some(number::<u64>(item, d, "page")?)),
+        Some(_) => return Err(SpecError::Item(item.to_string())),
+        None => (at, None),
+    };
+    let page: u64 = number(item, page, "page")?;
+    if page == 0 {
+        return Err(SpecError::Number {
+            item: item.to_string(),
+            why: "page 0 is the file header, which the workload never rereads".into(),
+        });
+    }
+    let fault = match (kind_of(kind)?, dest) {
+        (Fault::MisdirectedWrite(_), Some(d)) => Fault::MisdirectedWrite(Misdirect::Page(d)),
+        (f, _) => f,
+    };
+    Ok((fault, page))
+}
+
+/// `P:KIND+KIND…` after `random=`.
+fn parse_random(item: &str, rest: &str) -> Result<(f64, Vec<Fault>), SpecError> {
+    let (p, kinds) = rest
+        .split_once(':')
+        .ok_or_else(|| SpecError::Item(item.to_string()))?;
+    let p: f64 = number(item, p, "probability")?;
+    if !(0.0..=1.0).contains(&p) {
+        return Err(SpecError::Number {
+            item: item.to_string(),
+            why: format!("probability {p} is not within 0..=1"),
+        });
+    }
+    let kinds = kinds
+        .split('+')
+        .map(|k| kind_of(k.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((p, kinds))
+}
+
+/// The fault a kind name stands for.
+pub fn kind_of(name: &str) -> Result<Fault, SpecError> {
+    Ok(match name {
+        "lost" => Fault::LostWrite,
+        "torn512" | "torn" => Fault::TornWrite(Tear::Sectors512),
+        "torn4k" => Fault::TornWrite(Tear::At4096),
+        "misdirect" => Fault::MisdirectedWrite(Misdirect::OtherPage),
+        "flip" => Fault::BitFlip(None),
+        "zero" => Fault::ZeroedSector(None),
+        "stale" => Fault::StaleRead,
+        "eio-read" => Fault::ReadEio,
+        "eio-write" => Fault::WriteEio,
+        "short" => Fault::ShortRead { silent: true },
+        "delay" => Fault::Latency(Duration::from_millis(100)),
+        other => return Err(SpecError::Kind(other.to_string())),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_parse_to_faults_at_pages() {
+        let s = FaultSpec::parse("lost@10, torn4k@80,misdirect@150>5,random=0.5:flip+eio-read")
+            .expect("valid");
+        assert_eq!(
+            s.armed,
+            vec![
+                (Fault::LostWrite, 10),
+                (Fault::TornWrite(Tear::At4096), 80),
+                (Fault::MisdirectedWrite(Misdirect::Page(5)), 150),
+            ]
+        );
+        assert_eq!(
+            s.random,
+            Some((0.5, vec![Fault::BitFlip(None), Fault::ReadEio]))
+        );
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_wrong() {
+        assert_eq!(FaultSpec::parse(" , "), Err(SpecError::Empty));
+        assert_eq!(
+            FaultSpec::parse("lost10"),
+            Err(SpecError::Item("lost10".into()))
+        );
+        assert_eq!(
+            FaultSpec::parse("melt@3"),
+            Err(SpecError::Kind("melt".into()))
+        );
+        assert!(matches!(
+            FaultSpec::parse("lost@x"),
+            Err(SpecError::Number { .. })
+        ));
+        assert!(matches!(
+            FaultSpec::parse("lost@0"),
+            Err(SpecError::Number { .. })
+        ));
+        assert!(matches!(
+            FaultSpec::parse("random=2:lost"),
+            Err(SpecError::Number { .. })
+        ));
+        assert_eq!(
+            FaultSpec::parse("flip@3>4"),
+            Err(SpecError::Item("flip@3>4".into()))
+        );
+    }
+}

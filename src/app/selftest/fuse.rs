@@ -1,0 +1,205 @@
+//! The self-test's kernel half (`--fuse`): each fault class injected by a faultfs mount, under
+//! a simulation doing real O_DIRECT I/O through the kernel's FUSE module.
+//!
+//! Every page is its own request (no scatter/gather), so a fault hits exactly its page.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::faultfs::{find_binary, unavailable, Daemon};
+use super::plan::{selftest_plan, DATA, DATA_PAGES};
+use super::Row;
+use crate::findings::{FindingClass as C, MemorySink};
+use crate::io::DirectBackend;
+
+/// One fault class through faultfs.
+struct Case {
+    name: &'static str,
+    /// faultfs `inject` arguments (none for the clean run).
+    spec: Option<&'static str>,
+    /// Armed only once the initial update has written every page (damage at rest).
+    late: bool,
+    cycles: u32,
+    page: u64,
+    expect: &'static [(C, u64)],
+}
+
+const fn case(
+    name: &'static str,
+    spec: &'static str,
+    page: u64,
+    expect: &'static [(C, u64)],
+) -> Case {
+    Case {
+        name,
+        spec: Some(spec),
+        late: false,
+        cycles: 1,
+        page,
+        expect,
+    }
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "none (clean run)",
+        spec: None,
+        late: false,
+        cycles: 1,
+        page: 0,
+        expect: &[],
+    },
+    case(
+        "lost write",
+        "lost file=sqliosim.mdx page=10",
+        10,
+        &[(C::LostWrite, 10)],
+    ),
+    case(
+        "torn write (512 B kept)",
+        "torn file=sqliosim.mdx page=80 keep=512",
+        80,
+        &[(C::TornWrite, 80)],
+    ),
+    case(
+        "torn write (4 KB kept)",
+        "torn file=sqliosim.mdx page=90 keep=4096",
+        90,
+        &[(C::TornWrite, 90)],
+    ),
+    case(
+        "misdirected write (to page 200)",
+        "misdirect file=sqliosim.mdx page=300 shift=-819200",
+        300,
+        &[(C::MisdirectedWrite, 200), (C::LostWrite, 300)],
+    ),
+    Case {
+        late: true,
+        ..case(
+            "bit flip at rest",
+            "flip file=sqliosim.mdx page=220 byte=1806240 bit=3",
+            220,
+            &[(C::BitRot, 220)],
+        )
+    },
+    case(
+        "bit flip on every read",
+        "flip-read file=sqliosim.mdx page=230 byte=1888356 bit=6",
+        230,
+        &[(C::BitRot, 230)],
+    ),
+    Case {
+        late: true,
+        cycles: 2,
+        ..case(
+            "stale read (previous generation)",
+            "stale file=sqliosim.mdx page=600",
+            600,
+            &[(C::StaleRead, 600)],
+        )
+    },
+    case(
+        "EIO on read",
+        "eio-read file=sqliosim.mdx page=360",
+        360,
+        &[(C::ReadError, 360)],
+    ),
+    case(
+        "EIO on write",
+        "eio-write file=sqliosim.mdx page=430",
+        430,
+        &[(C::WriteError, 430)],
+    ),
+];
+
+/// Runs every case through faultfs; Err says why they cannot run here.
+pub fn run(seed: u64) -> Result<Vec<Row>, String> {
+    if let Some(why) = unavailable() {
+        return Err(format!("FUSE is not usable here: {why}"));
+    }
+    let bin = find_binary()?;
+    let work = std::env::temp_dir().join(format!("sqliosim-selftest-{}", std::process::id()));
+    let rows = CASES
+        .iter()
+        .enumerate()
+        .map(|(i, c)| run_case(c, &bin, &work.join(format!("s{i:02}")), seed))
+        .collect::<Result<Vec<Row>, String>>();
+    let _ = std::fs::remove_dir_all(&work);
+    rows
+}
+
+fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, String> {
+    let (backing, mnt) = make_dirs(dir)?;
+    let daemon = Daemon::mount(bin, &backing, &mnt)?;
+    let early = match (case.spec, case.late) {
+        (Some(spec), false) => Some(daemon.inject(spec)?),
+        _ => None,
+    };
+    let mut plan = selftest_plan(&mnt, seed, Duration::from_secs(1), false);
+    plan.cycles = case.cycles;
+    plan.journal = true;
+    let sink = Arc::new(MemorySink::default());
+    let (result, late) = std::thread::scope(|s| {
+        let sim =
+            s.spawn(|| crate::sched::simulate(plan, &DirectBackend::new(), sink.clone(), &|_| {}));
+        let late = match (case.spec, case.late) {
+            (Some(spec), true)
+                if wait_initial_update(&backing.join(DATA), || sim.is_finished()) =>
+            {
+                Some(daemon.inject(spec))
+            }
+            _ => None,
+        };
+        (sim.join(), late)
+    });
+    let id = match late {
+        Some(r) => Some(r?),
+        None => early,
+    };
+    result
+        .map_err(|_| "the simulation panicked".to_string())?
+        .map_err(|e| format!("the simulation on {} failed: {e:#}", mnt.display()))?;
+    let fired = match (case.spec, id) {
+        (None, _) => true,
+        (Some(_), Some(id)) => daemon.fired(id) > 0,
+        (Some(_), None) => false,
+    };
+    drop(daemon);
+    Ok(Row::judge(
+        "faultfs",
+        case.name,
+        case.page,
+        case.expect,
+        &sink.findings(),
+        fired,
+    ))
+}
+
+/// Creates `dir/backing` and `dir/mnt`.
+fn make_dirs(dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+    let (backing, mnt) = (dir.join("backing"), dir.join("mnt"));
+    for d in [&backing, &mnt] {
+        std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    }
+    Ok((backing, mnt))
+}
+
+/// Waits until the last data page holds something in the backing file (the initial update
+/// has written every page once); false when the simulation ended first or it takes too long.
+fn wait_initial_update(path: &Path, finished: impl Fn() -> bool) -> bool {
+    use std::os::unix::fs::FileExt;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut buf = vec![0u8; crate::page::PAGE_SIZE];
+    let at = (DATA_PAGES - 1) * buf.len() as u64;
+    while !finished() && Instant::now() < deadline {
+        let written = std::fs::File::open(path)
+            .and_then(|f| f.read_at(&mut buf, at))
+            .is_ok_and(|n| n == buf.len() && buf.iter().any(|&b| b != 0));
+        if written {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}

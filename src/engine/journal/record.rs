@@ -1,0 +1,219 @@
+//! Journal records: their byte layout, encoding and tolerant decoding (a torn or damaged tail
+//! ends the decoding, it is never an error).
+
+use std::path::PathBuf;
+
+use super::{JournalFile, HEADER, MAGIC};
+use crate::page::FileRole;
+
+/// A journal record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// A new run: its id and files.
+    Start {
+        /// Run id.
+        run_id: u64,
+        /// The files.
+        files: Vec<JournalFile>,
+    },
+    /// These pages of this file are durable at least at these generations.
+    Durable {
+        /// File id.
+        file_id: u32,
+        /// (page, generation) pairs.
+        pages: Vec<(u64, u64)>,
+    },
+    /// The file now has this many pages.
+    Resize {
+        /// File id.
+        file_id: u32,
+        /// Pages.
+        pages: u64,
+    },
+    /// The log of this file is durable up to here.
+    Log {
+        /// File id of the log file.
+        file_id: u32,
+        /// LSN of the last durable block.
+        last_block: u64,
+        /// End of the durable log.
+        durable_end: u64,
+    },
+    /// The run ended cleanly.
+    End,
+}
+
+fn put_u32(v: &mut Vec<u8>, x: u32) {
+    v.extend_from_slice(&x.to_le_bytes());
+}
+
+fn put_u64(v: &mut Vec<u8>, x: u64) {
+    v.extend_from_slice(&x.to_le_bytes());
+}
+
+impl Record {
+    fn kind(&self) -> u8 {
+        match self {
+            Record::Start { .. } => 1,
+            Record::Durable { .. } => 2,
+            Record::Resize { .. } => 3,
+            Record::Log { .. } => 4,
+            Record::End => 5,
+        }
+    }
+
+    fn payload(&self) -> Vec<u8> {
+        let mut v = Vec::new();
+        match self {
+            Record::Start { run_id, files } => {
+                put_u64(&mut v, *run_id);
+                put_u32(&mut v, files.len() as u32);
+                for f in files {
+                    put_u32(&mut v, f.file_id);
+                    v.push(if f.role == FileRole::Log { 2 } else { 1 });
+                    let p = f.path.to_string_lossy();
+                    put_u32(&mut v, p.len() as u32);
+                    v.extend_from_slice(p.as_bytes());
+                }
+            }
+            Record::Durable { file_id, pages } => {
+                put_u32(&mut v, *file_id);
+                put_u32(&mut v, pages.len() as u32);
+                for (p, g) in pages {
+                    put_u64(&mut v, *p);
+                    put_u64(&mut v, *g);
+                }
+            }
+            Record::Resize { file_id, pages } => {
+                put_u32(&mut v, *file_id);
+                put_u64(&mut v, *pages);
+            }
+            Record::Log {
+                file_id,
+                last_block,
+                durable_end,
+            } => {
+                put_u32(&mut v, *file_id);
+                put_u64(&mut v, *last_block);
+                put_u64(&mut v, *durable_end);
+            }
+            Record::End => {}
+        }
+        v
+    }
+
+    /// The record as bytes: magic, kind, payload length, CRC32 of the payload, payload.
+    pub fn encode(&self) -> Vec<u8> {
+        let payload = self.payload();
+        let mut v = Vec::with_capacity(HEADER + payload.len());
+        v.extend_from_slice(&MAGIC);
+        v.push(self.kind());
+        v.extend_from_slice(&[0, 0, 0]);
+        put_u32(&mut v, payload.len() as u32);
+        put_u32(&mut v, crc32fast::hash(&payload));
+        v.extend_from_slice(&payload);
+        v
+    }
+}
+
+/// A cursor over a payload that fails instead of panicking on short input.
+struct Cursor<'a>(&'a [u8]);
+
+impl Cursor<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Some(a)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Some(u64::from_le_bytes(a))
+    }
+}
+
+fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
+    let mut c = Cursor(payload);
+    Some(match kind {
+        1 => {
+            let run_id = c.u64()?;
+            let n = c.u32()?;
+            let mut files = Vec::new();
+            for _ in 0..n {
+                let file_id = c.u32()?;
+                let role = if c.u8()? == 2 {
+                    FileRole::Log
+                } else {
+                    FileRole::Data
+                };
+                let len = c.u32()? as usize;
+                let path = PathBuf::from(String::from_utf8_lossy(c.take(len)?).into_owned());
+                files.push(JournalFile {
+                    file_id,
+                    role,
+                    path,
+                });
+            }
+            Record::Start { run_id, files }
+        }
+        2 => {
+            let file_id = c.u32()?;
+            let n = c.u32()? as usize;
+            let mut pages = Vec::with_capacity(n.min(payload.len() / 16));
+            for _ in 0..n {
+                pages.push((c.u64()?, c.u64()?));
+            }
+            Record::Durable { file_id, pages }
+        }
+        3 => Record::Resize {
+            file_id: c.u32()?,
+            pages: c.u64()?,
+        },
+        4 => Record::Log {
+            file_id: c.u32()?,
+            last_block: c.u64()?,
+            durable_end: c.u64()?,
+        },
+        5 => Record::End,
+        _ => return None,
+    })
+}
+
+/// Decodes every whole, valid record of a journal; returns them and whether a damaged or
+/// torn tail was dropped.
+pub fn decode_all(bytes: &[u8]) -> (Vec<Record>, bool) {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let Some(rec) = decode_one(&bytes[at..]) else {
+            return (out, true);
+        };
+        at += rec.1;
+        out.push(rec.0);
+    }
+    (out, false)
+}
+
+fn decode_one(b: &[u8]) -> Option<(Record, usize)> {
+    if b.len() < HEADER || b[..8] != MAGIC {
+        return None;
+    }
+    let len = u32::from_le_bytes([b[12], b[13], b[14], b[15]]) as usize;
+    let crc = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
+    let payload = b.get(HEADER..HEADER + len)?;
+    if crc32fast::hash(payload) != crc {
+        return None;
+    }
+    Some((decode_payload(b[8], payload)?, HEADER + len))
+}

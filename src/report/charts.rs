@@ -1,0 +1,205 @@
+//! SVG charts for the HTML report, drawn with plotters' SVG backend.
+
+use plotters::prelude::*;
+
+use crate::findings::Finding;
+use crate::stats::{Latency, TimelinePoint};
+
+const W: u32 = 900;
+const H: u32 = 320;
+type Res = Result<(), Box<dyn std::error::Error>>;
+
+/// A chart, or a placeholder saying why there is none.
+fn svg(draw: impl FnOnce(&mut String) -> Res) -> String {
+    let mut out = String::new();
+    match draw(&mut out) {
+        Ok(()) => out,
+        Err(e) => placeholder(&format!("chart unavailable: {e}")),
+    }
+}
+
+/// An SVG box with a one-line note.
+pub fn placeholder(text: &str) -> String {
+    format!(
+        "<svg xmlns='http://www.w3.org/2000/svg' width='{W}' height='60'><text x='10' y='35' font-family='sans-serif' font-size='14'>{}</text></svg>",
+        html_escape(text)
+    )
+}
+
+pub(crate) fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('\'', "&#39;")
+        .replace('"', "&quot;")
+}
+
+fn max_of(v: impl Iterator<Item = f64>) -> f64 {
+    v.fold(0.0, f64::max).max(1e-9) * 1.1
+}
+
+/// One or more series over the run time.
+pub fn time_chart(title: &str, y_label: &str, series: &[(&str, Vec<(f64, f64)>)]) -> String {
+    if series.iter().all(|(_, s)| s.is_empty()) {
+        return placeholder(&format!("{title}: no data"));
+    }
+    svg(|out| {
+        let root = SVGBackend::with_string(out, (W, H)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let x_max = max_of(series.iter().flat_map(|(_, s)| s.iter().map(|p| p.0))).max(1.0);
+        let y_max = max_of(series.iter().flat_map(|(_, s)| s.iter().map(|p| p.1)));
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+        chart
+            .configure_mesh()
+            .x_desc("seconds since start")
+            .y_desc(y_label)
+            .draw()?;
+        for (i, (name, pts)) in series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
+                .label(*name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    })
+}
+
+/// IOPS and MB/s charts over the run, from the timeline.
+pub fn timeline_charts(points: &[TimelinePoint]) -> [String; 2] {
+    let mid = |p: &TimelinePoint| p.t_s as f64 + p.width_s as f64 / 2.0;
+    let iops: Vec<(f64, f64)> = points.iter().map(|p| (mid(p), p.iops)).collect();
+    let rd: Vec<(f64, f64)> = points.iter().map(|p| (mid(p), p.read_mb_s)).collect();
+    let wr: Vec<(f64, f64)> = points.iter().map(|p| (mid(p), p.write_mb_s)).collect();
+    [
+        time_chart("IOPS over time", "IOPS", &[("IOPS", iops)]),
+        time_chart("MB/s over time", "MB/s", &[("read", rd), ("write", wr)]),
+    ]
+}
+
+const PERCENTILES: [&str; 6] = ["min", "p50", "p90", "p99", "p99.9", "max"];
+
+/// (name, [(percentile index, latency ms)]) of the series that have data.
+fn percentile_points(series: &[(String, Latency)]) -> Vec<(&str, Vec<(f64, f64)>)> {
+    series
+        .iter()
+        .filter(|(_, l)| l.count > 0)
+        .map(|(name, l)| {
+            let v = [l.min_us, l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us];
+            let pts = v
+                .iter()
+                .enumerate()
+                .map(|(x, us)| (x as f64, (us / 1000.0).max(1e-3)));
+            (name.as_str(), pts.collect())
+        })
+        .collect()
+}
+
+/// Latency percentiles (min … max, log scale) of each named series (files or actors).
+pub fn percentile_chart(title: &str, series: &[(String, Latency)]) -> String {
+    let lines = percentile_points(series);
+    if lines.is_empty() {
+        return placeholder(&format!("{title}: no data"));
+    }
+    let ys = || lines.iter().flat_map(|(_, p)| p.iter().map(|p| p.1));
+    let y_max = max_of(ys());
+    let y_min = (ys().fold(f64::MAX, f64::min) / 2.0).clamp(1e-3, y_max / 10.0);
+    svg(|out| {
+        let root = SVGBackend::with_string(out, (W, H)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(60)
+            .build_cartesian_2d(-0.2f64..5.2f64, (y_min..y_max).log_scale())?;
+        let label = |x: &f64| {
+            PERCENTILES
+                .get(x.round() as usize)
+                .map_or(String::new(), |s| s.to_string())
+        };
+        chart
+            .configure_mesh()
+            .x_labels(6)
+            .x_label_formatter(&label)
+            .y_desc("latency (ms, log)")
+            .draw()?;
+        for (i, (name, pts)) in lines.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
+                .label(*name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    })
+}
+
+/// When each finding happened (seconds since `origin_us`), one row per class.
+pub fn findings_chart(findings: &[Finding], origin_us: u64) -> String {
+    if findings.is_empty() {
+        return placeholder("Findings over time: none");
+    }
+    let mut classes: Vec<&str> = findings.iter().map(|f| f.class.as_str()).collect();
+    classes.sort_unstable();
+    classes.dedup();
+    let t = |f: &Finding| f.time_us.saturating_sub(origin_us) as f64 / 1e6;
+    svg(|out| {
+        let root =
+            SVGBackend::with_string(out, (W, 120 + 30 * classes.len() as u32)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let x_max = max_of(findings.iter().map(t)).max(1.0);
+        let mut chart = ChartBuilder::on(&root)
+            .caption("Findings over time", ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(140)
+            .build_cartesian_2d(0f64..x_max, -0.5f64..classes.len() as f64 - 0.5)?;
+        chart
+            .configure_mesh()
+            .y_labels(classes.len())
+            .y_label_formatter(&|y| {
+                let i = y.round();
+                if (y - i).abs() < 1e-6 && i >= 0.0 {
+                    classes
+                        .get(i as usize)
+                        .map_or(String::new(), |s| s.to_string())
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("seconds since start")
+            .draw()?;
+        let row = |f: &Finding| {
+            classes
+                .iter()
+                .position(|c| *c == f.class.as_str())
+                .unwrap_or(0) as f64
+        };
+        chart.draw_series(
+            findings
+                .iter()
+                .map(|f| Circle::new((t(f), row(f)), 5, RED.filled())),
+        )?;
+        root.present()?;
+        Ok(())
+    })
+}

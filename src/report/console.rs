@@ -1,0 +1,93 @@
+//! The terminal summary of `sqliosim report`.
+
+use std::fmt::Write;
+
+use super::reader::{InputKind, Loaded};
+
+/// The verdict line: PASSED or FAILED and why.
+pub fn verdict(l: &Loaded) -> String {
+    let n = l.integrity_errors();
+    let state = match (l.truncated, l.complete) {
+        (true, _) => " (the file was cut short: the run was killed or is still going)",
+        (false, false) => " (no final summary: the run did not finish)",
+        _ => "",
+    };
+    if n == 0 {
+        format!("Verdict: PASSED: no integrity errors{state}")
+    } else {
+        format!("Verdict: FAILED: {n} integrity error(s){state}")
+    }
+}
+
+/// The whole terminal summary.
+pub fn render(l: &Loaded) -> String {
+    let mut s = String::new();
+    let kind = match l.kind {
+        InputKind::XmlLog => "XML log",
+        InputKind::Json => "JSON summary",
+    };
+    let _ = writeln!(s, "sqliosim report: {} ({kind})", l.path.display());
+    let _ = writeln!(s, "{}", verdict(l));
+    if let Some(j) = &l.json {
+        let seed = j.seed.map_or_else(|| "unknown".into(), |v| format!("{v}"));
+        let _ = writeln!(s, "Tool {} {}, seed {seed}", j.tool.name, j.tool.version);
+    }
+    if !l.by_class.is_empty() {
+        s.push_str("\nIntegrity errors by class:\n");
+        for (class, n) in &l.by_class {
+            let _ = writeln!(s, "  {class:<20} {n}");
+        }
+    }
+    for f in l.findings.iter().take(20) {
+        let _ = writeln!(
+            s,
+            "  #{:<4} {} page {} offset 0x{:X}: {}",
+            f.seq,
+            f.path.display(),
+            f.page_id,
+            f.offset,
+            super::finding_xml::what(f)
+        );
+    }
+    if l.findings.len() > 20 {
+        let _ = writeln!(s, "  … and {} more", l.findings.len() - 20);
+    }
+    let _ = writeln!(
+        s,
+        "\nOther errors: {}, warnings: {}",
+        l.other_errors.len(),
+        l.warnings.len()
+    );
+    for e in l.other_errors.iter().take(10) {
+        let _ = writeln!(s, "  {e}");
+    }
+    files_table(&mut s, l);
+    s
+}
+
+fn files_table(s: &mut String, l: &Loaded) {
+    let Some(sum) = &l.summary else {
+        s.push_str("\nNo statistics in this file.\n");
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "\n{:<40} {:>10} {:>10} {:>9} {:>8} {:>9} {:>9} {:>9}",
+        "File", "Reads", "Writes", "IOPS", "MB/s", "p50 ms", "p99 ms", "max ms"
+    );
+    for f in &sum.files {
+        let io = &f.io;
+        let _ = writeln!(
+            s,
+            "{:<40} {:>10} {:>10} {:>9.1} {:>8.2} {:>9.3} {:>9.3} {:>9.3}",
+            f.path,
+            io.reads + io.scatter_reads,
+            io.writes + io.gather_writes,
+            io.iops,
+            io.mb_per_s,
+            io.latency.p50_us / 1000.0,
+            io.latency.p99_us / 1000.0,
+            io.latency.max_us / 1000.0
+        );
+    }
+}

@@ -1,0 +1,301 @@
+//! The evidence sink: every event of a run goes to the XML log, the page dumps and the JSON
+//! summary, under the error cap.
+//!
+//! It implements [`EventSink`], so workers can emit into it directly from any thread. A
+//! failure to write evidence does not stop the run; the first one is kept and handed back by
+//! [`Evidence::finish`] (or [`Evidence::take_error`]).
+
+use std::path::PathBuf;
+
+use parking_lot::Mutex;
+
+use crate::findings::{Event, EventSink, Finding, Message, Severity};
+use crate::stats::Summary;
+
+use super::cap::{Admit, ErrorCap, DEFAULT_ERROR_CAP};
+use super::clock::LogClock;
+use super::dump::DumpWriter;
+use super::error::ReportError;
+use super::json::{write_atomic, JsonReport};
+use super::logw::LogWriter;
+use super::sysinfo::SystemInfo;
+
+/// Where the evidence goes and how much of it.
+#[derive(Debug, Clone)]
+pub struct EvidenceOptions {
+    /// The XML log (`sqliosim.log.xml`); `None`: no log.
+    pub log: Option<PathBuf>,
+    /// Directory for page dumps; `None`: no dumps.
+    pub dump_dir: Option<PathBuf>,
+    /// The JSON summary; `None`: none.
+    pub json: Option<PathBuf>,
+    /// Errors logged in full before the rest are only counted.
+    pub error_cap: u64,
+    /// Time zone of the log's TIME and DATE.
+    pub clock: LogClock,
+}
+
+impl Default for EvidenceOptions {
+    fn default() -> Self {
+        EvidenceOptions {
+            log: Some(PathBuf::from("sqliosim.log.xml")),
+            dump_dir: Some(PathBuf::from("dumps")),
+            json: None,
+            error_cap: DEFAULT_ERROR_CAP,
+            clock: LogClock::local(),
+        }
+    }
+}
+
+/// What the run tells the JSON summary about itself.
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    /// The seed of the run.
+    pub seed: Option<u64>,
+    /// The run id of the file set.
+    pub run_id: Option<u64>,
+    /// The command line.
+    pub command_line: Vec<String>,
+    /// The effective configuration.
+    pub config: serde_json::Value,
+}
+
+struct State {
+    log: Option<LogWriter>,
+    dumps: Option<DumpWriter>,
+    cap: ErrorCap,
+    doc: JsonReport,
+    json: Option<PathBuf>,
+    error: Option<ReportError>,
+    /// The run already sent the per-file summary lines as messages.
+    summary_logged: bool,
+}
+
+/// The sink that writes the evidence of a run.
+pub struct Evidence {
+    state: Mutex<State>,
+}
+
+impl Evidence {
+    /// Opens the log (writing `ErrorLog.xslt` next to it) and writes a first JSON summary.
+    pub fn create(opts: EvidenceOptions, run: RunInfo) -> Result<Evidence, ReportError> {
+        let log = match &opts.log {
+            Some(p) => Some(LogWriter::create(p, opts.clock, run.run_id)?),
+            None => None,
+        };
+        let mut doc = JsonReport::new();
+        doc.seed = run.seed;
+        doc.run_id = run.run_id;
+        doc.command_line = run.command_line;
+        doc.config = run.config;
+        doc.started_us = super::clock::now_us();
+        doc.error_cap = opts.error_cap;
+        doc.log = opts.log.clone();
+        doc.dump_dir = opts.dump_dir.clone();
+        let mut st = State {
+            log,
+            dumps: opts.dump_dir.map(DumpWriter::new),
+            cap: ErrorCap::new(opts.error_cap),
+            doc,
+            json: opts.json,
+            error: None,
+            summary_logged: false,
+        };
+        st.write_json()?;
+        Ok(Evidence {
+            state: Mutex::new(st),
+        })
+    }
+
+    /// Records the system information (log entries and JSON).
+    pub fn system_info(&self, info: SystemInfo) {
+        let mut st = self.state.lock();
+        for line in super::sysinfo::describe(&info) {
+            st.log_message(&Message::new(Severity::Info, "System", "SystemInfo", line));
+        }
+        st.doc.system = Some(info);
+        st.rewrite_json();
+    }
+
+    /// Rewrites the JSON summary with the statistics so far (call it periodically).
+    pub fn update(&self, stats: Option<&Summary>) {
+        let mut st = self.state.lock();
+        if let Some(s) = stats {
+            st.doc.stats = Some(s.clone());
+        }
+        st.rewrite_json();
+    }
+
+    /// The findings logged in full so far.
+    pub fn findings(&self) -> Vec<Finding> {
+        self.state.lock().doc.findings.clone()
+    }
+
+    /// All findings so far, suppressed ones included.
+    pub fn findings_total(&self) -> u64 {
+        self.state.lock().doc.findings_total
+    }
+
+    /// The first failure to write evidence, if any.
+    pub fn take_error(&self) -> Option<ReportError> {
+        self.state.lock().error.take()
+    }
+
+    /// Logs the per-file summaries (unless the run already sent them as messages) and the
+    /// suppressed count, closes the log and writes the final JSON. Returns the first evidence-writing failure of the run, if any.
+    pub fn finish(&self, stats: Option<&Summary>) -> Result<(), ReportError> {
+        let mut st = self.state.lock();
+        if let Some(s) = stats.filter(|_| !st.summary_logged) {
+            for f in &s.files {
+                for line in crate::stats::file_summary_lines(f) {
+                    let m = Message::new(
+                        Severity::Info,
+                        "Display Monitor",
+                        crate::stats::SQLIOSIM_SUMMARY_FUNC,
+                        line,
+                    );
+                    st.log_message(&m);
+                }
+            }
+        }
+        if let Some(s) = stats {
+            st.doc.stats = Some(s.clone());
+        }
+        st.log_suppressed();
+        st.doc.complete = true;
+        st.doc.outcome = if st.doc.findings_total > 0 {
+            "findings"
+        } else {
+            "clean"
+        }
+        .into();
+        st.rewrite_json();
+        if let Some(log) = &st.log {
+            if let Err(e) = log.sync() {
+                st.keep(e);
+            }
+        }
+        st.error.take().map_or(Ok(()), Err)
+    }
+}
+
+impl State {
+    fn keep(&mut self, e: ReportError) {
+        self.error.get_or_insert(e);
+    }
+
+    fn write_json(&mut self) -> Result<(), ReportError> {
+        let Some(path) = &self.json else {
+            return Ok(());
+        };
+        self.doc.updated_us = super::clock::now_us();
+        self.doc.suppressed = self.cap.suppressed().clone();
+        write_atomic(path, &self.doc)
+    }
+
+    fn rewrite_json(&mut self) {
+        if let Err(e) = self.write_json() {
+            self.keep(e);
+        }
+    }
+
+    fn log_message(&mut self, m: &Message) {
+        if let Some(log) = &mut self.log {
+            if let Err(e) = log.message(m) {
+                self.keep(e);
+            }
+        }
+    }
+
+    fn admit(&mut self, class: &str) -> bool {
+        self.doc.errors_total += 1;
+        match self.cap.admit(class) {
+            Admit::Yes => true,
+            Admit::FirstSuppressed => {
+                let text = format!(
+                    "Error cap of {} reached: further errors are counted but neither logged in full nor dumped.",
+                    self.cap.cap()
+                );
+                self.log_message(&Message::new(Severity::Warning, "System", "ErrorCap", text));
+                false
+            }
+            Admit::Suppressed => false,
+        }
+    }
+
+    fn log_suppressed(&mut self) {
+        let n = self.cap.suppressed_total();
+        if n == 0 {
+            return;
+        }
+        let by: Vec<String> = self
+            .cap
+            .suppressed()
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let text = format!(
+            "{n} further errors were suppressed after the error cap of {} ({}).",
+            self.cap.cap(),
+            by.join(", ")
+        );
+        self.log_message(&Message::new(Severity::Warning, "System", "ErrorCap", text));
+    }
+
+    fn finding(&mut self, mut f: Finding) {
+        self.doc.findings_total += 1;
+        if !self.admit(f.class.as_str()) {
+            return;
+        }
+        let dump = match (&mut self.dumps, f.persistent) {
+            (Some(d), true) if f.received.is_some() || f.expected_image.is_some() => {
+                Some(d.write(&f))
+            }
+            _ => None,
+        };
+        let dump = match dump {
+            Some(Ok(files)) => Some(files.text),
+            Some(Err(e)) => {
+                self.keep(e);
+                None
+            }
+            None => None,
+        };
+        f.dump = dump.clone().or(f.dump);
+        if let Some(log) = &mut self.log {
+            let r = log
+                .finding(&f)
+                .and_then(|_| dump.map_or(Ok(()), |d| log.dump_written(&d)));
+            if let Err(e) = r {
+                self.keep(e);
+            }
+        }
+        f.received = None;
+        f.expected_image = None;
+        self.doc.findings.push(f);
+        // Each rewrite serialises every finding: with a raised cap, rewrite at powers of two
+        // past 256 and leave the rest to the periodic update, so a flood stays linear.
+        let n = self.doc.findings.len();
+        if n <= 256 || n.is_power_of_two() {
+            self.rewrite_json();
+        }
+    }
+}
+
+impl EventSink for Evidence {
+    fn emit(&self, event: Event) {
+        let mut st = self.state.lock();
+        match event {
+            Event::Finding(f) => st.finding(*f),
+            Event::Message(m) if m.severity == Severity::Error => {
+                if st.admit("error_message") {
+                    st.log_message(&m);
+                }
+            }
+            Event::Message(m) => {
+                st.summary_logged |= m.func == crate::stats::SQLIOSIM_SUMMARY_FUNC;
+                st.log_message(&m)
+            }
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The self-contained HTML report: verdict, charts (inline SVG), tables, findings with links
+//! to their dumps. No scripts, no external resources.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::findings::Finding;
+use crate::stats::{Latency, OpTotals, Summary};
+
+use super::charts::{findings_chart, html_escape as esc, percentile_chart, timeline_charts};
+use super::reader::Loaded;
+use super::sysinfo::SystemInfo;
+
+/// Everything the page shows.
+#[derive(Debug, Clone, Default)]
+pub struct HtmlInput<'a> {
+    /// Page title (the evidence file).
+    pub title: String,
+    /// The verdict line.
+    pub verdict: String,
+    /// Whether the run found integrity errors (colours the verdict).
+    pub failed: bool,
+    /// Statistics, if known.
+    pub summary: Option<&'a Summary>,
+    /// Findings logged in full.
+    pub findings: &'a [Finding],
+    /// Integrity errors by class (suppressed ones included).
+    pub by_class: BTreeMap<String, u64>,
+    /// Machine and storage, if known.
+    pub system: Option<&'a SystemInfo>,
+    /// Run start, microseconds since the Unix epoch (origin of the findings chart).
+    pub origin_us: u64,
+}
+
+/// The report of a run from its statistics and findings.
+pub fn render(summary: &Summary, findings: &[Finding]) -> String {
+    let mut by_class = BTreeMap::new();
+    for f in findings {
+        *by_class.entry(f.class.as_str().to_string()).or_insert(0) += 1;
+    }
+    let failed = !findings.is_empty();
+    render_input(&HtmlInput {
+        title: "sqliosim run".into(),
+        verdict: if failed {
+            format!("FAILED: {} integrity error(s)", findings.len())
+        } else {
+            "PASSED: no integrity errors".into()
+        },
+        failed,
+        summary: Some(summary),
+        findings,
+        by_class,
+        system: None,
+        origin_us: findings.iter().map(|f| f.time_us).min().unwrap_or(0),
+    })
+}
+
+/// The report of a log or JSON summary read back.
+pub fn render_loaded(l: &Loaded) -> String {
+    let json = l.json.as_ref();
+    let first = l
+        .findings
+        .iter()
+        .map(|f| f.time_us)
+        .min()
+        .unwrap_or(u64::MAX);
+    render_input(&HtmlInput {
+        title: l.path.display().to_string(),
+        verdict: super::console::verdict(l),
+        failed: l.integrity_errors() > 0,
+        summary: l.summary.as_ref(),
+        findings: &l.findings,
+        by_class: l.by_class.clone(),
+        system: json.and_then(|j| j.system.as_ref()),
+        // A finding cannot precede the start; if one does, the clocks disagree: use it.
+        origin_us: json.map_or(first, |j| j.started_us.min(first)),
+    })
+}
+
+const STYLE: &str = "body{font-family:sans-serif;font-size:14px;margin:20px;color:#222}\
+table{border-collapse:collapse;margin:8px 0 20px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
+th{background:#eee}td.l,th.l{text-align:left}.pass{background:#dff5df;color:#135d13}.fail{background:#fde2e2;color:#8b0000}\
+.verdict{font-size:20px;font-weight:bold;padding:10px;border-radius:4px}.chart{margin:10px 0}";
+
+/// The page.
+pub fn render_input(inp: &HtmlInput) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>sqliosim report: {}</title><style>{STYLE}</style></head><body>\n", esc(&inp.title));
+    let _ = writeln!(s, "<h1>sqliosim report</h1><p>{}</p>", esc(&inp.title));
+    let class = if inp.failed { "fail" } else { "pass" };
+    let _ = writeln!(
+        s,
+        "<div class='verdict {class}' id='verdict'>{}</div>",
+        esc(&inp.verdict)
+    );
+    by_class_table(&mut s, &inp.by_class);
+    let _ = writeln!(
+        s,
+        "<h2>Findings</h2><div class='chart'>{}</div>",
+        findings_chart(inp.findings, inp.origin_us)
+    );
+    findings_table(&mut s, inp.findings);
+    if let Some(sum) = inp.summary {
+        stats_section(&mut s, sum);
+    } else {
+        s.push_str("<p>No statistics in this file.</p>\n");
+    }
+    if let Some(sys) = inp.system {
+        system_table(&mut s, sys);
+    }
+    s.push_str("</body></html>\n");
+    s
+}
+
+fn by_class_table(s: &mut String, by: &BTreeMap<String, u64>) {
+    if by.is_empty() {
+        return;
+    }
+    s.push_str("<h2>Integrity errors by class</h2><table><tr><th class='l'>Class</th><th>Count</th></tr>\n");
+    for (c, n) in by {
+        let _ = writeln!(s, "<tr><td class='l'>{}</td><td>{n}</td></tr>", esc(c));
+    }
+    s.push_str("</table>\n");
+}
+
+fn stats_section(s: &mut String, sum: &Summary) {
+    let _ = writeln!(s, "<h2>Throughput</h2>");
+    if sum.timeline.is_empty() {
+        s.push_str("<p>No timeline in this file (XML logs carry only the final summary).</p>\n");
+    } else {
+        for c in timeline_charts(&sum.timeline) {
+            let _ = writeln!(s, "<div class='chart'>{c}</div>");
+        }
+    }
+    let files: Vec<(String, Latency)> = sum
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.io.latency))
+        .collect();
+    let actors: Vec<(String, Latency)> = sum
+        .actors
+        .iter()
+        .map(|a| (a.name.clone(), a.io.latency))
+        .collect();
+    let _ = writeln!(
+        s,
+        "<h2>Latency</h2><div class='chart'>{}</div>",
+        percentile_chart("Latency percentiles per file", &files)
+    );
+    let _ = writeln!(
+        s,
+        "<div class='chart'>{}</div>",
+        percentile_chart("Latency percentiles per actor", &actors)
+    );
+    let rows: Vec<(String, &OpTotals)> =
+        sum.files.iter().map(|f| (f.path.clone(), &f.io)).collect();
+    totals_table(s, "Per file", &rows);
+    let rows: Vec<(String, &OpTotals)> =
+        sum.actors.iter().map(|a| (a.name.clone(), &a.io)).collect();
+    totals_table(s, "Per actor", &rows);
+}
+
+fn totals_table(s: &mut String, title: &str, rows: &[(String, &OpTotals)]) {
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "<h3>{title}</h3><table><tr><th class='l'>Name</th><th>Reads</th><th>Scatter reads</th><th>Writes</th><th>Gather writes</th><th>Syncs</th><th>Errors</th><th>IOPS</th><th>MB/s</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th></tr>");
+    for (name, t) in rows {
+        let l = &t.latency;
+        let _ = write!(s, "<tr><td class='l'>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.2}</td>", esc(name), t.reads, t.scatter_reads, t.writes, t.gather_writes, t.syncs, t.errors, t.iops, t.mb_per_s);
+        for us in [l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us] {
+            let _ = write!(s, "<td>{:.3}</td>", us / 1000.0);
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+}
+
+fn findings_table(s: &mut String, findings: &[Finding]) {
+    if findings.is_empty() {
+        s.push_str("<p>No findings.</p>\n");
+        return;
+    }
+    s.push_str("<table id='findings'><tr><th>#</th><th class='l'>Time (UTC)</th><th class='l'>Class</th><th class='l'>File</th><th>Page</th><th>Offset</th><th class='l'>Verdict</th><th>Re-reads</th><th class='l'>Dump</th></tr>\n");
+    for f in findings {
+        let dump = f.dump.as_ref().map_or_else(String::new, |d| {
+            let d = esc(&d.display().to_string());
+            format!("<a href='{d}'>{d}</a>")
+        });
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td class='l'>{}</td><td class='l'>{}</td><td class='l'>{}</td><td>{}</td><td>0x{:X}</td><td class='l'>{}</td><td>{}{}</td><td class='l'>{dump}</td></tr>",
+            f.seq,
+            super::clock::iso_utc(f.time_us),
+            f.class.as_str(),
+            esc(&f.path.display().to_string()),
+            f.page_id,
+            f.offset,
+            esc(&super::finding_xml::what(f)),
+            f.retries.len(),
+            if f.persistent { " (persistent)" } else { "" }
+        );
+    }
+    s.push_str("</table>\n");
+}
+
+fn system_table(s: &mut String, sys: &SystemInfo) {
+    s.push_str("<h2>System</h2><table>\n");
+    for line in super::sysinfo::describe(sys) {
+        let _ = writeln!(s, "<tr><td class='l'>{}</td></tr>", esc(&line));
+    }
+    s.push_str("</table>\n");
+}

@@ -1,0 +1,120 @@
+//! The JSON summary: configuration, seed, versions, system information, statistics and every
+//! finding, rewritten atomically (temporary file + rename) so a killed run leaves a valid file.
+//! The schema is documented in docs/json-schema.md.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::findings::Finding;
+use crate::stats::Summary;
+
+use super::error::ReportError;
+use super::sysinfo::SystemInfo;
+
+/// Value of the `schema` field; bumped on incompatible changes.
+pub const SCHEMA: &str = "sqliosim-summary/1";
+
+/// The tool that wrote the file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ToolInfo {
+    /// "sqliosim".
+    pub name: String,
+    /// Crate version.
+    pub version: String,
+    /// Page format version.
+    pub page_format: u16,
+}
+
+impl Default for ToolInfo {
+    fn default() -> Self {
+        ToolInfo {
+            name: "sqliosim".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            page_format: crate::page::layout::FORMAT_VERSION,
+        }
+    }
+}
+
+/// The whole JSON summary document.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JsonReport {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Tool and versions.
+    pub tool: ToolInfo,
+    /// The command line of the run.
+    pub command_line: Vec<String>,
+    /// Seed that drives every random choice of the run.
+    pub seed: Option<u64>,
+    /// Run id of the file set.
+    pub run_id: Option<u64>,
+    /// Run start, microseconds since the Unix epoch.
+    pub started_us: u64,
+    /// Last rewrite, microseconds since the Unix epoch.
+    pub updated_us: u64,
+    /// False while the run is going on (or when it was killed).
+    pub complete: bool,
+    /// "running", "clean" or "findings".
+    pub outcome: String,
+    /// The effective configuration, as the caller describes it.
+    pub config: serde_json::Value,
+    /// Machine and storage.
+    pub system: Option<SystemInfo>,
+    /// Statistics, as of `updated_us`.
+    pub stats: Option<Summary>,
+    /// Findings logged in full (at most the error cap).
+    pub findings: Vec<Finding>,
+    /// All integrity findings, including suppressed ones.
+    pub findings_total: u64,
+    /// All errors (findings and ERROR messages), including suppressed ones.
+    pub errors_total: u64,
+    /// The error cap.
+    pub error_cap: u64,
+    /// Errors past the cap, by class.
+    pub suppressed: BTreeMap<String, u64>,
+    /// The XML log, if any.
+    pub log: Option<PathBuf>,
+    /// Directory of the page dumps, if any.
+    pub dump_dir: Option<PathBuf>,
+}
+
+impl JsonReport {
+    /// An empty document of the current schema.
+    pub fn new() -> JsonReport {
+        JsonReport {
+            schema: SCHEMA.into(),
+            outcome: "running".into(),
+            ..JsonReport::default()
+        }
+    }
+}
+
+/// Writes `value` as pretty JSON to `path` atomically: a temporary file in the same directory,
+/// then a rename over the old file.
+pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), ReportError> {
+    let text = serde_json::to_vec_pretty(value)?;
+    let name = path.file_name().map_or_else(
+        || "summary.json".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, &text).map_err(|e| ReportError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| ReportError::io(path, e))
+}
+
+/// Parses a JSON summary; a document cut short is repaired as far as it goes.
+pub fn parse(text: &str) -> Result<(JsonReport, bool), serde_json::Error> {
+    match serde_json::from_str::<JsonReport>(text) {
+        Ok(r) => Ok((r, false)),
+        Err(e) if e.is_eof() => super::jsonfix::candidates(text)
+            .iter()
+            .find_map(|c| serde_json::from_str(c).ok())
+            .map(|r| (r, true))
+            .ok_or(e),
+        Err(e) => Err(e),
+    }
+}

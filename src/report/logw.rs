@@ -1,0 +1,92 @@
+//! Turning messages and findings into ENTRY elements of the XML log.
+
+use std::path::Path;
+
+use crate::findings::{Finding, Message, Severity};
+
+use super::clock::LogClock;
+use super::entry::{current_tid, render, Entry};
+use super::error::ReportError;
+use super::finding_xml::{description, write_finding};
+use super::xml::XmlLog;
+
+/// SQLIOSim's Func for validation failures.
+pub const VALIDATE_FUNC: &str = "CBUF::ValidateBuffer";
+/// SQLIOSim's Func for dump notices.
+pub const DUMP_FUNC: &str = "ErrorDumpHandler";
+
+/// Writes messages and findings as SQLIOSim ENTRY elements.
+#[derive(Debug)]
+pub struct LogWriter {
+    log: XmlLog,
+    run_id: Option<u64>,
+}
+
+impl LogWriter {
+    /// Creates the log at `path`; `run_id` is the expected run id shown in findings.
+    pub fn create(
+        path: &Path,
+        clock: LogClock,
+        run_id: Option<u64>,
+    ) -> Result<LogWriter, ReportError> {
+        Ok(LogWriter {
+            log: XmlLog::create(path, clock)?,
+            run_id,
+        })
+    }
+
+    fn write(
+        &mut self,
+        e: &Entry,
+        detail: Option<&dyn Fn(&mut super::entry::Out)>,
+    ) -> Result<(), ReportError> {
+        let bytes = render(e, self.log.clock(), detail);
+        self.log.append(&bytes)
+    }
+
+    /// Logs a message.
+    pub fn message(&mut self, m: &Message) -> Result<(), ReportError> {
+        self.write(&Entry::from_message(m), None)
+    }
+
+    /// Logs an integrity finding with its structured FINDING element.
+    pub fn finding(&mut self, f: &Finding) -> Result<(), ReportError> {
+        let e = Entry {
+            severity: Severity::Error,
+            time_us: f.time_us,
+            tid: current_tid(),
+            user: f.actor.name().to_string(),
+            file: "page/verify.rs".into(),
+            func: VALIDATE_FUNC.into(),
+            errno: f.errno,
+            text: description(f),
+        };
+        let run_id = self.run_id;
+        self.write(&e, Some(&|w| write_finding(w, f, run_id)))
+    }
+
+    /// Logs SQLIOSim's "Dump file successfully written" notice.
+    pub fn dump_written(&mut self, dump: &Path) -> Result<(), ReportError> {
+        let e = Entry {
+            severity: Severity::Error,
+            time_us: super::clock::now_us(),
+            tid: current_tid(),
+            user: "System".into(),
+            file: "report/dump.rs".into(),
+            func: DUMP_FUNC.into(),
+            errno: Some(0),
+            text: format!("Dump file successfully written: {}", dump.display()),
+        };
+        self.write(&e, None)
+    }
+
+    /// Forces the log to stable storage.
+    pub fn sync(&self) -> Result<(), ReportError> {
+        self.log.sync()
+    }
+
+    /// Path of the log.
+    pub fn path(&self) -> &Path {
+        self.log.path()
+    }
+}

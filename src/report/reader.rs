@@ -1,0 +1,162 @@
+//! Loading the evidence of a run for `sqliosim report`: an XML log (ours or SQLIOSim's) or a
+//! JSON summary, complete or cut short.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::findings::Finding;
+use crate::stats::Summary;
+
+use super::error::ReportError;
+use super::json::{self, JsonReport};
+use super::logparse::{parse_log, LogEntry};
+use super::summary_lines::summary_from_lines;
+
+/// What kind of file was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// An XML error log.
+    XmlLog,
+    /// A JSON summary.
+    Json,
+}
+
+/// The evidence of a run, as far as the file holds it.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The file read.
+    pub path: PathBuf,
+    /// XML log or JSON summary.
+    pub kind: InputKind,
+    /// The file was cut short (a killed run); what could be read is here.
+    pub truncated: bool,
+    /// The run finished and wrote its final summary.
+    pub complete: bool,
+    /// Integrity findings, in full.
+    pub findings: Vec<Finding>,
+    /// Integrity errors found (logged in full or not), by class.
+    pub by_class: BTreeMap<String, u64>,
+    /// Error entries that are not integrity findings (their descriptions).
+    pub other_errors: Vec<String>,
+    /// Warning entries (their descriptions).
+    pub warnings: Vec<String>,
+    /// Statistics, if the file has them.
+    pub summary: Option<Summary>,
+    /// The JSON document, when the input was one.
+    pub json: Option<JsonReport>,
+}
+
+impl Loaded {
+    /// Total integrity errors.
+    pub fn integrity_errors(&self) -> u64 {
+        self.by_class.values().sum()
+    }
+}
+
+/// Reads an XML log or a JSON summary; an unreadable file is an error.
+pub fn load(path: &Path) -> Result<Loaded, ReportError> {
+    let bytes = std::fs::read(path).map_err(|e| ReportError::io(path, e))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    let unreadable = |reason: String| ReportError::Unreadable {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if trimmed.starts_with('{') {
+        let (doc, truncated) = json::parse(trimmed).map_err(|e| unreadable(e.to_string()))?;
+        return Ok(from_json(path, doc, truncated));
+    }
+    if trimmed.starts_with('<') {
+        let parsed = parse_log(trimmed).map_err(unreadable)?;
+        return Ok(from_log(path, parsed.entries, parsed.truncated));
+    }
+    Err(unreadable("it starts with neither '<' nor '{'".into()))
+}
+
+fn from_json(path: &Path, doc: JsonReport, truncated: bool) -> Loaded {
+    let mut by_class: BTreeMap<String, u64> = BTreeMap::new();
+    for f in &doc.findings {
+        *by_class.entry(f.class.as_str().into()).or_default() += 1;
+    }
+    for (class, n) in doc.suppressed.iter().filter(|(c, _)| *c != "error_message") {
+        *by_class.entry(class.clone()).or_default() += n;
+    }
+    Loaded {
+        path: path.to_path_buf(),
+        kind: InputKind::Json,
+        truncated,
+        complete: doc.complete && !truncated,
+        findings: doc.findings.clone(),
+        by_class,
+        other_errors: Vec::new(),
+        warnings: Vec::new(),
+        summary: doc.stats.clone(),
+        json: Some(doc),
+    }
+}
+
+/// An ERROR entry that reports bad page contents (ours carry FINDING; SQLIOSim's say so).
+fn integrity_class(e: &LogEntry) -> Option<String> {
+    if let Some(f) = &e.finding {
+        return Some(f.class.as_str().into());
+    }
+    let t = e.text.as_str();
+    (t.starts_with("Buffer validation failed") || e.attr("Func") == super::logw::VALIDATE_FUNC)
+        .then(|| "validation_failed".to_string())
+}
+
+fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
+    let mut l = Loaded {
+        path: path.to_path_buf(),
+        kind: InputKind::XmlLog,
+        truncated,
+        complete: false,
+        findings: Vec::new(),
+        by_class: BTreeMap::new(),
+        other_errors: Vec::new(),
+        warnings: Vec::new(),
+        summary: None,
+        json: None,
+    };
+    let mut summary_lines = Vec::new();
+    for e in entries {
+        match e.attr("TYPE") {
+            "ERROR" => match integrity_class(&e) {
+                Some(c) => {
+                    *l.by_class.entry(c).or_default() += 1;
+                    l.findings.extend(e.finding);
+                }
+                None if e.attr("Func") == super::logw::DUMP_FUNC => {}
+                None => l.other_errors.push(e.text),
+            },
+            "WARNING" => {
+                add_suppressed(&mut l.by_class, &e.text);
+                l.warnings.push(e.text);
+            }
+            _ if e.attr("Func") == crate::stats::SQLIOSIM_SUMMARY_FUNC => {
+                summary_lines.push(e.text)
+            }
+            _ => {}
+        }
+    }
+    l.complete = !summary_lines.is_empty() && !truncated;
+    l.summary = summary_from_lines(&summary_lines);
+    l
+}
+
+/// Adds the classes counted in our final "N further errors were suppressed … (class n, …)."
+fn add_suppressed(by_class: &mut BTreeMap<String, u64>, text: &str) {
+    if !text.contains("further errors were suppressed") {
+        return;
+    }
+    let Some(list) = text.rsplit_once('(').map(|(_, l)| l.trim_end_matches(").")) else {
+        return;
+    };
+    for item in list.split(", ") {
+        if let Some((class, n)) = item.rsplit_once(' ') {
+            if let (Ok(n), true) = (n.parse::<u64>(), class != "error_message") {
+                *by_class.entry(class.to_string()).or_default() += n;
+            }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! `sqliosim run --resume`: open an existing file set instead of creating one, verify every
+//! page first (against the journal when there is one), take what was found as the expected
+//! state, and carry on — so a burn-in can span a reboot or a deliberate power pull.
+
+use anyhow::Context;
+
+use crate::actors::shared::Shared;
+use crate::engine::files::{check_ownership, SimFile};
+use crate::engine::journal::{JournalState, JOURNAL_NAME};
+use crate::engine::scan::{acceptable, scan_data, scan_log};
+use crate::findings::Severity;
+use crate::io::{Backend, OpenOptions};
+use crate::page::{ExpectedState, Verdict, PAGE_SIZE};
+use crate::sched::plan::SimPlan;
+
+/// Opens the files of the plan, which must all exist and belong to one earlier run.
+pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, Vec<SimFile>)> {
+    let open = OpenOptions {
+        create: false,
+        direct: plan.direct,
+        write_through: plan.write_through,
+    };
+    let mut run_id = None;
+    let mut files = Vec::new();
+    for (i, fp) in plan.files.iter().enumerate() {
+        let header = check_ownership(backend, &fp.path, false)?
+            .ok_or_else(|| anyhow::anyhow!("cannot resume: {} does not exist or is empty; run without --resume to create the file set", fp.path.display()))?;
+        if header.file_id != i as u32 || header.role != fp.role {
+            anyhow::bail!("cannot resume: {} is file {} ({:?}) of its set, the configuration makes it file {i} ({:?})", fp.path.display(), header.file_id, header.role, fp.role);
+        }
+        if *run_id.get_or_insert(header.run_id) != header.run_id {
+            anyhow::bail!(
+                "cannot resume: {} belongs to another run than the other files",
+                fp.path.display()
+            );
+        }
+        let storage = backend.open(&fp.path, open)?;
+        let pages = storage
+            .len()
+            .with_context(|| format!("{}: stat", fp.path.display()))?
+            / PAGE_SIZE as u64;
+        files.push(SimFile::new(
+            i,
+            fp.path.clone(),
+            fp.role,
+            storage,
+            header.run_id,
+            pages,
+        ));
+    }
+    Ok((run_id.unwrap_or(1), files))
+}
+
+/// Verifies the existing pages and log, reports what is wrong, and makes what was found the
+/// expected state; then journals it.
+pub fn restore(sh: &Shared) -> anyhow::Result<()> {
+    let journal = journal_of(sh);
+    let mut bad = 0u64;
+    for &i in &sh.data {
+        bad += restore_data(sh, i, journal.as_ref())?;
+    }
+    for log in &sh.logs {
+        let f = &sh.files[log.file];
+        let bytes =
+            std::fs::read(&f.path).with_context(|| format!("cannot read {}", f.path.display()))?;
+        let header = crate::page::FileHeader::decode(&bytes)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
+        let durable = journal
+            .as_ref()
+            .and_then(|j| j.log.get(log.file).copied().flatten());
+        let scan = scan_log(&bytes, &header, durable);
+        for issue in scan.issues {
+            bad += 1;
+            sh.report(issue.into_finding(sh.plan.seed, &f.path, log.file as u32));
+        }
+        log.wal.continue_after(scan.newest_end);
+    }
+    sh.message(
+        Severity::Info,
+        "System",
+        "Resume",
+        format!(
+            "Resumed run {:016x}: existing files verified, {bad} problem(s) found",
+            sh.run_id
+        ),
+    );
+    crate::actors::sync::sync_point(sh);
+    Ok(())
+}
+
+fn journal_of(sh: &Shared) -> Option<JournalState> {
+    let first = sh.data.first().map(|&i| &sh.files[i])?;
+    let st = JournalState::load(&first.path.parent()?.join(JOURNAL_NAME)).ok()?;
+    (st.run_id == sh.run_id).then_some(st)
+}
+
+fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> anyhow::Result<u64> {
+    let f = &sh.files[file];
+    let header = crate::page::FileHeader {
+        run_id: sh.run_id,
+        file_id: file as u32,
+        page_size: PAGE_SIZE as u32,
+        role: f.role,
+        tool_version: String::new(),
+        created_us: 0,
+    };
+    let mut bad = 0;
+    // Every page now must hold what was found; a bad one is reported and stays unknown until
+    // its next write.
+    scan_data(f.storage.as_ref(), &header, journal, |b| {
+        let durable = journal.map_or(0, |j| j.durable_gen(file as u32, b.page));
+        let state = match b.verdict {
+            Verdict::Ok { generation: 0 } => ExpectedState::NeverWritten,
+            Verdict::Ok { generation }
+            | Verdict::FutureGeneration {
+                found: generation, ..
+            } => ExpectedState::Written { generation },
+            _ => ExpectedState::Unknown {
+                old: 0,
+                issued: durable.max(found_generation(&b.received)),
+            },
+        };
+        f.oracle.set(b.page, state);
+        if !acceptable(&b.verdict) {
+            bad += 1;
+            sh.report(b.into_finding(sh.plan.seed, &f.path, file as u32));
+        }
+    })
+    .with_context(|| format!("cannot read {}", f.path.display()))?;
+    Ok(bad)
+}
+
+fn found_generation(bytes: &[u8]) -> u64 {
+    crate::page::layout::read_stamp(bytes).map_or(0, |s| s.generation)
+}

@@ -1,0 +1,94 @@
+//! Helpers for tests that run the real binary on real files: a small configuration, running
+//! and killing `sqliosim run`, and damaging pages from outside.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+/// Page size of the data files.
+pub const PAGE: u64 = 8192;
+
+/// Writes a small configuration into `dir` (files in `dir`) and returns its path.
+pub fn small_config(dir: &Path, cycles: u32, cycle_s: u32, write_through: bool) -> PathBuf {
+    let text = format!(
+        "[CONFIG]\nStopOnError=FALSE\nTestCycles={cycles}\nTestCycleDuration={cycle_s}\nMaxMemoryMB=4\nWriteThrough={write_through}\n\
+         [RandomUser]\nUserCount=2\nMinIOChainLength=4\nMaxIOChainLength=32\nSleepAfter=1\n\
+         [AuditUser]\nUserCount=1\nAuditDelay=10\n[ReadAheadUser]\nUserCount=1\nRADelay=10\n\
+         [BulkUpdateUser]\nUserCount=1\nBUDelay=5\n\
+         [ShrinkUser]\nMinShrinkInterval=1\nMaxShrinkInterval=2\nMinExtends=1\nMaxExtends=2\n\
+         [File1]\nFileName=sqliosim.mdx\nInitialSize=8\nMaxSize=12\nIncrement=1\nShrinkable=TRUE\nLogFile=FALSE\n\
+         [File2]\nFileName=sqliosim.ldx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n"
+    );
+    let path = dir.join("crash.cfg.ini");
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+/// The sqliosim binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sqliosim"))
+}
+
+/// Starts `sqliosim run` with `config` in `dir`, output discarded.
+pub fn start_run(config: &Path, dir: &Path, seed: u64) -> Child {
+    bin()
+        .args(["run", "--config"])
+        .arg(config)
+        .arg("--dir")
+        .arg(dir)
+        .args(["--seed", &seed.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start sqliosim run")
+}
+
+/// Runs `sqliosim verify --dir dir`.
+pub fn verify(dir: &Path) -> Output {
+    bin()
+        .args(["verify", "--dir"])
+        .arg(dir)
+        .output()
+        .expect("run sqliosim verify")
+}
+
+/// Findings printed on stderr as (class, page).
+pub fn findings(out: &Output) -> Vec<(String, u64)> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("ERROR #")?;
+            let (_, rest) = rest.split_once(": ")?;
+            let (class, rest) = rest.split_once(" on ")?;
+            let page = rest
+                .split(" page ")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?;
+            Some((class.to_string(), page))
+        })
+        .collect()
+}
+
+/// Reads one page of a file.
+pub fn read_page(path: &Path, page: u64) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path).expect("open");
+    let mut buf = vec![0u8; PAGE as usize];
+    f.read_exact_at(&mut buf, page * PAGE).expect("read page");
+    buf
+}
+
+/// Writes one page of a file (buffered, then synced).
+pub fn write_page(path: &Path, page: u64, bytes: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open");
+    f.write_all_at(bytes, page * PAGE).expect("write page");
+    f.sync_all().expect("sync");
+}

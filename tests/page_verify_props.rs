@@ -1,0 +1,123 @@
+//! Properties of the verifier alone, over random pages and random damage.
+
+use proptest::prelude::*;
+use sqliosim::page::{
+    stamp_page, verify, ActorKind, Expect, ExpectedState, PageStamp, SectorContent, Verdict,
+    VerdictKind, PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE,
+};
+
+fn stamp(run_id: u64, file_id: u32, page_id: u64, generation: u64, lsn: u64) -> Vec<u8> {
+    let mut p = vec![0u8; PAGE_SIZE];
+    let st = PageStamp {
+        run_id,
+        file_id,
+        page_id,
+        generation,
+        lsn,
+        writer_kind: ActorKind::LazyWriter,
+        writer_id: 1,
+        write_time_us: lsn.wrapping_mul(3),
+    };
+    stamp_page(&mut p, &st);
+    p
+}
+
+prop_compose! {
+    fn ids()(run in any::<u64>(), file in 0..64u32, page in 0..1u64 << 40, generation in 2..1u64 << 40, lsn in any::<u64>())
+        -> (u64, u32, u64, u64, u64) {
+        (run, file, page, generation, lsn)
+    }
+}
+
+proptest! {
+    #[test]
+    fn a_stamped_page_verifies(id in ids()) {
+        let (run, file, page, g, lsn) = id;
+        let exp = Expect::known(run, file, page, ExpectedState::Written { generation: g });
+        prop_assert_eq!(verify(&stamp(run, file, page, g, lsn), &exp), Verdict::Ok { generation: g });
+    }
+
+    /// Any single flipped bit, header included, is a single-bit checksum mismatch at its byte.
+    #[test]
+    fn any_single_bit_flip_is_found_exactly(id in ids(), bit in 0..PAGE_SIZE * 8) {
+        let (run, file, page, g, lsn) = id;
+        let mut p = stamp(run, file, page, g, lsn);
+        p[bit / 8] ^= 1 << (bit % 8);
+        let exp = Expect::known(run, file, page, ExpectedState::Written { generation: g });
+        match verify(&p, &exp) {
+            Verdict::ChecksumMismatch { diff, .. } => {
+                prop_assert!(diff.single_bit(), "{:?}", diff);
+                prop_assert_eq!(diff.first_bad_byte, Some((bit / 8) as u32));
+                prop_assert_eq!(diff.sectors, 1 << (bit / 8 / SECTOR_SIZE));
+            }
+            other => prop_assert!(false, "bit {}: {:?}", bit, other),
+        }
+    }
+
+    /// The same for the 64 header bytes alone, hit more often (offline too).
+    #[test]
+    fn any_single_bit_flip_in_the_header_is_found_exactly(id in ids(), bit in 0..64 * 8usize) {
+        let (run, file, page, g, lsn) = id;
+        let mut p = stamp(run, file, page, g, lsn);
+        p[bit / 8] ^= 1 << (bit % 8);
+        let live = Expect::known(run, file, page, ExpectedState::Written { generation: g });
+        for exp in [live, Expect::offline(Some(run), file, page)] {
+            match verify(&p, &exp) {
+                Verdict::ChecksumMismatch { diff, .. } => {
+                    prop_assert!(diff.single_bit(), "bit {}: {:?}", bit, diff);
+                    prop_assert_eq!(diff.first_bad_byte, Some((bit / 8) as u32));
+                }
+                other => prop_assert!(false, "bit {}: {:?}", bit, other),
+            }
+        }
+    }
+
+    /// A write torn after any number of sectors shows the two generations in order.
+    #[test]
+    fn any_prefix_tear_is_a_torn_write(id in ids(), k in 1..SECTORS_PER_PAGE, behind in 1..5u64) {
+        let (run, file, page, g, lsn) = id;
+        let new = stamp(run, file, page, g, lsn);
+        let old = stamp(run, file, page, g.saturating_sub(behind).max(1), lsn / 2);
+        let mut p = old.clone();
+        p[..k * SECTOR_SIZE].copy_from_slice(&new[..k * SECTOR_SIZE]);
+        let exp = Expect::known(run, file, page, ExpectedState::Written { generation: g });
+        let want: Vec<SectorContent> = (0..SECTORS_PER_PAGE)
+            .map(|s| SectorContent::Generation(if s < k { g } else { g.saturating_sub(behind).max(1) }))
+            .collect();
+        prop_assert_eq!(verify(&p, &exp), Verdict::TornWrite { sectors: want });
+    }
+
+    /// Zeroing any proper, non-empty set of sectors is reported with exactly that set.
+    #[test]
+    fn any_zeroed_sector_set_is_named(id in ids(), mask in 1..u16::MAX) {
+        let (run, file, page, g, lsn) = id;
+        let mut p = stamp(run, file, page, g, lsn);
+        for s in (0..SECTORS_PER_PAGE).filter(|s| mask & (1 << s) != 0) {
+            p[s * SECTOR_SIZE..(s + 1) * SECTOR_SIZE].fill(0);
+        }
+        let exp = Expect::known(run, file, page, ExpectedState::Written { generation: g });
+        prop_assert_eq!(verify(&p, &exp), Verdict::ZeroedSectors { generation: g, sectors: mask });
+    }
+
+    /// Older generations are stale by exactly the distance; newer ones are from the future.
+    #[test]
+    fn generations_are_ordered(id in ids(), found in 1..1u64 << 41) {
+        let (run, file, page, g, lsn) = id;
+        let exp = Expect::known(run, file, page, ExpectedState::Written { generation: g });
+        let kind = verify(&stamp(run, file, page, found, lsn), &exp).kind();
+        let want = match found.cmp(&g) {
+            std::cmp::Ordering::Less => VerdictKind::Stale,
+            std::cmp::Ordering::Equal => VerdictKind::Ok,
+            std::cmp::Ordering::Greater => VerdictKind::FutureGeneration,
+        };
+        prop_assert_eq!(kind, want);
+    }
+
+    /// Random bytes are never mistaken for a page of ours.
+    #[test]
+    fn noise_is_never_ok(bytes in prop::collection::vec(1..=255u8, PAGE_SIZE), id in ids()) {
+        let (run, file, page, g, _) = id;
+        let exp = Expect::known(run, file, page, ExpectedState::Written { generation: g });
+        prop_assert_eq!(verify(&bytes, &exp).kind(), VerdictKind::Garbage);
+    }
+}

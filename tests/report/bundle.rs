@@ -1,0 +1,61 @@
+//! The evidence bundle holds the log, stylesheet, JSON, dumps, summary and report.
+
+use std::io::Read;
+
+use super::fixtures;
+
+fn members(path: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let f = std::fs::File::open(path).unwrap();
+    let mut a = tar::Archive::new(flate2::read::GzDecoder::new(f));
+    a.entries()
+        .unwrap()
+        .map(|e| {
+            let mut e = e.unwrap();
+            let name = e.path().unwrap().display().to_string();
+            let mut data = Vec::new();
+            e.read_to_end(&mut data).unwrap();
+            (name, data)
+        })
+        .collect()
+}
+
+#[test]
+fn bundle_from_json_has_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    fixtures::run(dir.path(), &fixtures::every_class(), 50);
+    let out = dir.path().join("evidence.tar.gz");
+    let html = dir.path().join("report.html");
+    let args = [
+        "sqliosim report".into(),
+        dir.path().join("summary.json").into_os_string(),
+        "--html".into(),
+        html.clone().into_os_string(),
+        "--bundle".into(),
+        out.clone().into_os_string(),
+    ];
+    let outcome = sqliosim::report::main(args.to_vec()).unwrap();
+    assert_eq!(outcome, sqliosim::exit::Outcome::Findings);
+    let m = members(&out);
+    let names: Vec<&str> = m.iter().map(|(n, _)| n.as_str()).collect();
+    for want in [
+        "summary.json",
+        "sqliosim.log.xml",
+        "ErrorLog.xslt",
+        "config.json",
+        "system-info.json",
+        "summary.txt",
+        "report.html",
+        "dumps/sqliosim.mdx.10.1.received",
+        "dumps/sqliosim.mdx.10.1.txt",
+    ] {
+        assert!(
+            names.contains(&format!("sqliosim-evidence/{want}").as_str()),
+            "{want} missing from {names:?}"
+        );
+    }
+    let (_, received) = m
+        .iter()
+        .find(|(n, _)| n.ends_with("10.1.received"))
+        .unwrap();
+    assert_eq!(received.len(), sqliosim::page::PAGE_SIZE);
+}

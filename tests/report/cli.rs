@@ -1,0 +1,70 @@
+//! `sqliosim report` through the binary: exit codes 0 (clean), 1 (integrity errors),
+//! 2 (unreadable input).
+
+use assert_cmd::Command;
+use predicates::str::contains;
+
+use super::fixtures;
+
+fn report() -> Command {
+    let mut c = Command::cargo_bin("sqliosim").unwrap();
+    c.arg("report");
+    c
+}
+
+#[test]
+fn exit_codes_follow_the_evidence() {
+    let clean = tempfile::tempdir().unwrap();
+    fixtures::run(clean.path(), &[], 50);
+    report()
+        .arg(clean.path().join("sqliosim.log.xml"))
+        .assert()
+        .code(0)
+        .stdout(contains("Verdict: PASSED"));
+    let bad = tempfile::tempdir().unwrap();
+    fixtures::run(bad.path(), &fixtures::every_class(), 50);
+    report()
+        .arg(bad.path().join("summary.json"))
+        .assert()
+        .code(1)
+        .stdout(contains("Verdict: FAILED: 14 integrity error(s)"));
+    let junk = bad.path().join("junk.bin");
+    std::fs::write(&junk, [0u8, 1, 2, 3]).unwrap();
+    report()
+        .arg(&junk)
+        .assert()
+        .code(2)
+        .stderr(contains("not a sqliosim/SQLIOSim XML log or JSON summary"));
+    report()
+        .arg(bad.path().join("missing.xml"))
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn reads_a_sqliosim_log() {
+    // SQLIOSim's own entries, verbatim from its documentation, in a root of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("sqliosim.log.xml");
+    let text = r"<LOG>
+<ENTRY TYPE='ERROR' TIME='17:21:48' DATE='03/04/08' TID='5080' User='CPU Idle User' File='e:\yukon\buffer.cpp' Line='791' Func='CBUF::ValidateBuffer' HRESULT='0x80070467' SYSTEXT='While accessing the hard disk, a disk operation failed even after retries.'>
+<EXTENDED_DESCRIPTION>Buffer validation failed on F:\sqliosim.mdx Page: 87366, offset 0x8</EXTENDED_DESCRIPTION>
+</ENTRY>
+<ENTRY TYPE='INFO' TIME='02:57:30' DATE='11/08/25' TID='9080' User='Display Monitor' File='FileIO.cpp' Func='CLogicalFile::OutputSummary' HRESULT='' SYSTEXT=''>
+<EXTENDED_DESCRIPTION>********** Final Summary for file E:\sqliosim.mdx **********</EXTENDED_DESCRIPTION>
+</ENTRY>
+<ENTRY TYPE='INFO' TIME='02:57:30' DATE='11/08/25' TID='9080' User='Display Monitor' File='FileIO.cpp' Func='CLogicalFile::OutputSummary' HRESULT='' SYSTEXT=''>
+<EXTENDED_DESCRIPTION>Reads = 75414, Scatter Reads = 88286, Writes = 3295, Gather Writes = 54845, Total IO Time (ms) = 44936446</EXTENDED_DESCRIPTION>
+</ENTRY>
+</LOG>
+";
+    std::fs::write(&log, text).unwrap();
+    let l = sqliosim::report::reader::load(&log).unwrap();
+    assert_eq!(l.by_class.get("validation_failed"), Some(&1));
+    let s = l.summary.unwrap();
+    assert_eq!(
+        (s.files[0].path.as_str(), s.files[0].io.scatter_reads),
+        (r"E:\sqliosim.mdx", 88286)
+    );
+    report().arg(&log).assert().code(1);
+}

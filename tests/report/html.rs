@@ -1,0 +1,142 @@
+//! The HTML report: self-contained, charts present, and rendered by headless Chromium without
+//! script errors. Set SQLIOSIM_REQUIRE_CHROMIUM=1 (CI) to fail instead of skipping when
+//! Chromium is missing, and SQLIOSIM_UPDATE_SCREENSHOT=1 to refresh docs/report-screenshot.png.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::fixtures;
+
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|n| std::env::split_paths(&path).map(move |d| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Runs headless Chromium on `page` with `extra` arguments; (stdout, stderr).
+fn run_chromium(bin: &Path, page: &Path, profile: &Path, extra: &[String]) -> (String, String) {
+    let mut cmd = Command::new("timeout");
+    cmd.arg("180").arg(bin);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]);
+    cmd.arg(format!("--user-data-dir={}", profile.display()));
+    cmd.args(extra).arg(format!("file://{}", page.display()));
+    let out = cmd.output().expect("chromium runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn report(dir: &Path) -> PathBuf {
+    fixtures::run(dir, &fixtures::every_class(), 50);
+    let html = dir.join("report.html");
+    let args = [
+        "sqliosim report".into(),
+        dir.join("summary.json").into_os_string(),
+        "--html".into(),
+        html.clone().into_os_string(),
+    ];
+    sqliosim::report::main(args.to_vec()).unwrap();
+    html
+}
+
+#[test]
+fn html_is_self_contained_with_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = std::fs::read_to_string(report(dir.path())).unwrap();
+    // IOPS, MB/s, latency per file and per actor, findings over time.
+    assert_eq!(page.matches("<svg").count(), 5, "charts");
+    // No scripts and nothing loaded from elsewhere (the SVG namespace URI is not a resource).
+    assert!(!page.contains("<script") && !page.contains(" src=") && !page.contains("<link"));
+    assert!(page.contains("FAILED: 14 integrity error(s)"));
+    assert!(page.contains("id='findings'") && page.contains("sqliosim.mdx.10.1.txt</a>"));
+    // From an XML log: no timeline, but the findings and per-file latency.
+    let html = dir.path().join("from-log.html");
+    let args = [
+        "sqliosim report".into(),
+        dir.path().join("sqliosim.log.xml").into_os_string(),
+        "--html".into(),
+        html.clone().into_os_string(),
+    ];
+    sqliosim::report::main(args.to_vec()).unwrap();
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.contains("No timeline in this file"));
+    assert_eq!(page.matches("<svg").count(), 3);
+}
+
+#[test]
+fn html_renders_in_headless_chromium() {
+    let Some(bin) = chromium() else {
+        assert!(
+            std::env::var("SQLIOSIM_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
+            "chromium is required but not installed"
+        );
+        println!("SKIPPED: chromium not installed");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = report(dir.path());
+    let profile = dir.path().join("profile");
+    let (dom, err) = run_chromium(&bin, &page, &profile, &["--dump-dom".into()]);
+    assert!(!err.contains("Uncaught"), "script errors: {err}");
+    assert_eq!(dom.matches("<svg").count(), 5, "charts in the rendered DOM");
+    assert!(dom.contains("id=\"verdict\""), "verdict in the DOM");
+    let png = dir.path().join("shot.png");
+    let shot = [
+        format!("--screenshot={}", png.display()),
+        "--window-size=1280,2000".into(),
+    ];
+    let (_, err) = run_chromium(&bin, &page, &profile, &shot);
+    assert!(!err.contains("Uncaught"), "script errors: {err}");
+    let bytes = std::fs::read(&png).expect("screenshot written");
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000,
+        "screenshot of {} bytes",
+        bytes.len()
+    );
+    if std::env::var("SQLIOSIM_UPDATE_SCREENSHOT").as_deref() == Ok("1") {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report-screenshot.png");
+        std::fs::write(docs, bytes).unwrap();
+    }
+}
+
+#[test]
+fn log_stylesheet_renders_a_table_in_chromium() {
+    let Some(bin) = chromium() else {
+        assert!(
+            std::env::var("SQLIOSIM_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
+            "chromium is required but not installed"
+        );
+        println!("SKIPPED: chromium not installed");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fixtures::run(dir.path(), &fixtures::every_class()[10..11], 50);
+    let log = dir.path().join("sqliosim.log.xml");
+    let profile = dir.path().join("profile");
+    // Browsers load a file:// stylesheet only when allowed to.
+    let args = ["--allow-file-access-from-files".into(), "--dump-dom".into()];
+    let (dom, _) = run_chromium(&bin, &log, &profile, &args);
+    assert!(
+        dom.contains("<th>Date</th>") && dom.contains("<th>Description</th>"),
+        "{dom}"
+    );
+    assert!(dom.contains("<tr class=\"ERROR\">"), "{dom}");
+    assert!(
+        dom.contains("Error: 0x00000005 Error Text: Input/output error Description: Read failed on /data/sqliosim.mdx Page: 21"),
+        "{dom}"
+    );
+}

@@ -1,0 +1,14 @@
+//! Evidence tests: the XML log, dumps, error cap, JSON summary, reader, HTML report, bundle and
+//! system information.
+
+mod bundle;
+mod cap;
+mod cli;
+mod fixtures;
+mod html;
+mod json;
+mod killed;
+mod snapshots;
+mod sysinfo;
+mod truncation;
+mod xml_log;

@@ -1,0 +1,118 @@
+//! Whole runs of the real binary on this machine: the quick configuration, the built-in
+//! default, and a multi-directory run finish clean, and every actor's I/O is in the statistics.
+
+mod crash_support;
+
+use std::path::Path;
+
+use crash_support::bin;
+
+fn actors_with_io(json: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(json).expect("json summary");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    v["stats"]["actors"]
+        .as_array()
+        .expect("actors")
+        .iter()
+        .filter(|a| {
+            let io = &a["io"];
+            ["reads", "scatter_reads", "writes", "gather_writes"]
+                .iter()
+                .map(|k| io[*k].as_u64().unwrap_or(0))
+                .sum::<u64>()
+                > 0
+        })
+        .map(|a| a["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn assert_clean(out: &std::process::Output) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Verdict: CLEAN"), "{stdout}");
+}
+
+#[test]
+fn quick_config_is_clean_and_every_actor_does_io() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let json = dir.path().join("quick.json");
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/quick.cfg.ini");
+    let out = bin()
+        .arg("-cfg")
+        .arg(&config)
+        .arg("-dir")
+        .arg(dir.path())
+        .args(["-d", "8"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run");
+    assert_clean(&out);
+    let actors = actors_with_io(&json);
+    for a in [
+        "Initial Update",
+        "Random User",
+        "Audit User",
+        "Read Ahead User",
+        "Bulk Update User",
+        "Checkpoint",
+        "Lazy Writer",
+        "Log Writer",
+    ] {
+        assert!(actors.iter().any(|x| x == a), "{a} did no I/O: {actors:?}");
+    }
+}
+
+#[test]
+fn built_in_default_is_clean() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let json = dir.path().join("default.json");
+    let out = bin()
+        .args(["run", "--duration", "5", "--dir"])
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run");
+    assert_clean(&out);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("built-in default"));
+    assert!(actors_with_io(&json).len() >= 6);
+}
+
+#[test]
+fn two_directories_get_a_data_and_log_file_each() {
+    let a = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let b = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let out = bin()
+        .arg("-dir")
+        .arg(a.path())
+        .arg("-dir")
+        .arg(b.path())
+        .args(["-size", "16", "-d", "3"])
+        .output()
+        .expect("run");
+    assert_clean(&out);
+    for d in [a.path(), b.path()] {
+        for f in ["sqliosim.mdx", "sqliosim.ldx"] {
+            let len = std::fs::metadata(d.join(f)).expect("file exists").len();
+            assert!(len >= 8 * 1024 * 1024, "{}/{f}: {len} bytes", d.display());
+        }
+    }
+    let v = bin()
+        .arg("verify")
+        .arg("--dir")
+        .arg(a.path())
+        .output()
+        .expect("verify");
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+}

@@ -1,0 +1,261 @@
+//! The simulation through its real actors: clean runs stay clean, and faults injected by the
+//! faulty backend are each reported with the right class at the right page.
+
+mod sim_support;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sim_support::small_plan;
+use sqliosim::findings::{FindingClass, MemorySink};
+use sqliosim::io::faulty::{Fault, Misdirect, Target, Tear};
+use sqliosim::io::{Backend, DirectBackend, FaultyBackend};
+use sqliosim::sched::simulate;
+
+fn no_tick(_: &str) {}
+
+#[test]
+fn clean_run_on_a_real_file_has_no_findings_and_every_actor_does_io() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let plan = small_plan(dir.path(), 4, Duration::from_secs(2));
+    let sink = Arc::new(MemorySink::default());
+    let out = simulate(plan, &DirectBackend::new(), sink.clone(), &no_tick).expect("simulate");
+    assert_eq!(sink.findings(), vec![], "a clean disk gives no finding");
+    assert_eq!(out.findings, 0);
+    let names: BTreeSet<String> = out
+        .summary
+        .actors
+        .iter()
+        .filter(|a| a.io.data_ops() > 0)
+        .map(|a| a.name.clone())
+        .collect();
+    for actor in [
+        "Random User",
+        "Audit User",
+        "Read Ahead User",
+        "Bulk Update User",
+        "Checkpoint",
+        "Log Writer",
+        "Initial Update",
+    ] {
+        assert!(names.contains(actor), "{actor} did no I/O: {names:?}");
+    }
+    let summaries = sink
+        .messages()
+        .iter()
+        .filter(|m| m.text.starts_with("********** Final Summary for file"))
+        .count();
+    assert_eq!(summaries, 2, "one final summary per file");
+}
+
+fn page_target(path: &std::path::Path, page: u64) -> Target {
+    Target::Page {
+        path: path.to_path_buf(),
+        page,
+    }
+}
+
+/// A plan whose main phase only reads, so a fault hitting the initial update stays visible.
+fn read_only_plan(dir: &std::path::Path) -> sqliosim::sched::plan::SimPlan {
+    let mut plan = small_plan(dir, 8, Duration::from_millis(500));
+    plan.journal = false;
+    plan.random.write_ratio = 0.0;
+    plan.bulk.users = 0;
+    plan.files[0].shrinkable = false;
+    plan
+}
+
+#[test]
+fn every_injected_fault_is_reported_with_its_class_at_its_page() {
+    let dir = PathBuf::from("/virtual");
+    let plan = read_only_plan(&dir);
+    let data = plan.files[0].path.clone();
+    let backend = FaultyBackend::new(7);
+    // One fault per 64-page request of the initial update, so none hides another.
+    let faults = [
+        (10, Fault::LostWrite, FindingClass::LostWrite),
+        (80, Fault::TornWrite(Tear::At4096), FindingClass::TornWrite),
+        (
+            150,
+            Fault::MisdirectedWrite(Misdirect::Page(5)),
+            FindingClass::LostWrite,
+        ),
+        (220, Fault::BitFlip(None), FindingClass::BitRot),
+        (
+            290,
+            Fault::ZeroedSector(Some(3)),
+            FindingClass::ZeroedSectors,
+        ),
+        (360, Fault::ReadEio, FindingClass::ReadError),
+        (430, Fault::WriteEio, FindingClass::WriteError),
+        (
+            500,
+            Fault::ShortRead { silent: true },
+            FindingClass::ShortRead,
+        ),
+    ];
+    for (page, fault, _) in &faults {
+        backend.inject(fault.clone(), page_target(&data, *page));
+    }
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    // A finding about a whole request counts for the injected page inside it.
+    let found: BTreeSet<(u64, FindingClass)> = sink
+        .findings()
+        .iter()
+        .map(|f| {
+            let page = faults
+                .iter()
+                .map(|(p, _, _)| *p)
+                .find(|p| {
+                    f.page_count > 1 && *p >= f.page_id && *p < f.page_id + u64::from(f.page_count)
+                })
+                .unwrap_or(f.page_id);
+            (page, f.class)
+        })
+        .collect();
+    let mut expected: BTreeSet<(u64, FindingClass)> =
+        faults.iter().map(|(p, _, c)| (*p, *c)).collect();
+    expected.insert((5, FindingClass::MisdirectedWrite));
+    assert_eq!(found, expected, "fired: {:#?}", backend.fired());
+    assert_eq!(backend.armed(), 0, "every armed fault fired");
+}
+
+#[test]
+fn stop_on_error_stops_at_the_first_finding() {
+    let dir = PathBuf::from("/virtual");
+    let mut plan = read_only_plan(&dir);
+    plan.stop_on_error = true;
+    plan.cycles = 3;
+    plan.cycle_duration = Duration::from_secs(30);
+    let data = plan.files[0].path.clone();
+    let backend = FaultyBackend::new(9);
+    backend.inject(Fault::BitFlip(None), page_target(&data, 33));
+    let sink = Arc::new(MemorySink::default());
+    let started = std::time::Instant::now();
+    let out = simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    assert!(out.findings >= 1);
+    assert_eq!(out.cycles, 1, "no further cycle starts after the error");
+    assert_eq!(out.stopped, sqliosim::sched::stop::StopReason::Error);
+    assert!(
+        started.elapsed() < Duration::from_secs(30) * 3,
+        "the run did not go on to its end"
+    );
+}
+
+#[test]
+fn shrink_and_grow_change_the_file_size_without_false_alarms() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let plan = small_plan(dir.path(), 2, Duration::from_secs(3));
+    let path = plan.files[0].path.clone();
+    let sink = Arc::new(MemorySink::default());
+    let out = simulate(plan, &DirectBackend::new(), sink.clone(), &no_tick).expect("simulate");
+    assert_eq!(out.findings, 0, "{:#?}", sink.findings());
+    let resizes: Vec<String> = sink
+        .messages()
+        .iter()
+        .filter(|m| m.user == "Shrink User")
+        .map(|m| m.text.clone())
+        .collect();
+    assert!(!resizes.is_empty(), "the shrink user resized the file");
+    let len = std::fs::metadata(&path).expect("stat").len();
+    assert!(
+        resizes.iter().any(|r| r.contains("grew")) || len != 2 * 1024 * 1024,
+        "{resizes:?}"
+    );
+    let _ = DirectBackend::new().exists(&path);
+}
+
+#[test]
+fn slow_ios_are_throttled_and_reported_once_as_long() {
+    let dir = PathBuf::from("/virtual");
+    let mut plan = small_plan(&dir, 2, Duration::from_secs(2));
+    plan.journal = false;
+    plan.target_io = Duration::from_millis(1);
+    plan.long_io = Duration::from_millis(300);
+    let data = plan.files[0].path.clone();
+    let backend = FaultyBackend::new(3);
+    // Every request is slow: the running average rises above the 1 ms target.
+    backend.set_random(1.0, vec![Fault::Latency(Duration::from_millis(5))]);
+    // One request is stuck for much longer than the long-I/O limit.
+    backend.inject(
+        Fault::Latency(Duration::from_millis(1500)),
+        page_target(&data, 40),
+    );
+    let sink = Arc::new(MemorySink::default());
+    let out = simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    assert_eq!(out.findings, 0, "slowness is not corruption");
+    let throttled: u64 = out.summary.files.iter().map(|f| f.throttled).sum();
+    assert!(throttled > 0, "I/O was throttled");
+    let long: Vec<String> = sink
+        .messages()
+        .iter()
+        .filter(|m| m.func == "CheckForLongIO")
+        .map(|m| m.text.clone())
+        .collect();
+    assert!(
+        long.iter()
+            .any(|t| t.contains("outstanding for more than 0.3 sec")),
+        "{long:?}"
+    );
+}
+
+#[test]
+fn max_outstanding_io_caps_concurrency_and_scatter_gather_decides_request_shape() {
+    for scatter in [true, false] {
+        let dir = PathBuf::from("/virtual");
+        let mut plan = small_plan(&dir, 2, Duration::from_millis(800));
+        plan.journal = false;
+        plan.max_outstanding_io = 2;
+        plan.scatter_gather = scatter;
+        let sink = Arc::new(MemorySink::default());
+        let out = simulate(plan, &FaultyBackend::new(5), sink, &no_tick).expect("simulate");
+        let data = &out.summary.files[0];
+        assert!(
+            data.io_request_blocks <= 2,
+            "at most 2 I/Os outstanding, saw {}",
+            data.io_request_blocks
+        );
+        let vectored = data.io.scatter_reads + data.io.gather_writes;
+        if scatter {
+            assert!(vectored > 0, "multi-page runs are vectored requests");
+        } else {
+            assert_eq!(vectored, 0, "one request per page");
+            assert!(data.io.reads > 0 && data.io.writes > 0);
+        }
+    }
+}
+
+#[test]
+fn random_stale_reads_are_each_reported_as_transient_stale_reads_and_nothing_else() {
+    let dir = PathBuf::from("/virtual");
+    let mut plan = small_plan(&dir, 2, Duration::from_millis(1500));
+    plan.journal = false;
+    plan.cycles = 2;
+    plan.files[0].shrinkable = false;
+    let backend = FaultyBackend::new(11);
+    backend.set_random(0.01, vec![Fault::StaleRead]);
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    let fired: BTreeSet<u64> = backend
+        .fired()
+        .iter()
+        .filter(|f| f.fault == Fault::StaleRead)
+        .map(|f| f.page)
+        .collect();
+    let found: BTreeSet<u64> = sink.findings().iter().map(|f| f.page_id).collect();
+    assert!(!fired.is_empty(), "some stale reads fired");
+    assert!(
+        sink.findings()
+            .iter()
+            .all(|f| f.class == FindingClass::StaleRead && !f.persistent),
+        "{:#?}",
+        sink.findings()
+    );
+    assert_eq!(
+        found, fired,
+        "every stale read reported, at its page, and nothing else"
+    );
+}
