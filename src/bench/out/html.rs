@@ -83,6 +83,19 @@ fn escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// One table row per saturation point.
+fn saturation_rows(sat: &[Saturation]) -> String {
+    sat
+        .iter()
+        .map(|s| {
+            format!(
+                "<tr><td>{}K</td><td class='l'>{}</td><td class='l'>{}</td><td>{}</td><td>{}x{}</td><td>{:.0}</td><td>{:.1}</td><td>{:.1}</td><td>{:.0} @ QD {}</td></tr>\n",
+                s.block_size / 1024, s.pattern, s.rw, s.queue_depth, s.threads, s.outstanding, s.iops, s.avg_us, s.p99_us, s.best_iops, s.best_queue_depth
+            )
+        })
+        .collect()
+}
+
 /// The whole page.
 pub fn page(cells: &[CellResult], sat: &[Saturation], table: &str) -> Result<String, String> {
     let iops = chart(
@@ -102,22 +115,26 @@ pub fn page(cells: &[CellResult], sat: &[Saturation], table: &str) -> Result<Str
         "latency (us)",
         &curves(cells, p99),
     )?;
-    let sat_rows: String = sat
-        .iter()
-        .map(|s| {
-            format!(
-                "<tr><td>{}K</td><td>{}</td><td>{}</td><td>{}</td><td>{}x{}</td><td>{:.0}</td><td>{:.1}</td><td>{:.1}</td><td>{:.0} @ QD {}</td></tr>\n",
-                s.block_size / 1024, s.pattern, s.rw, s.queue_depth, s.threads, s.outstanding, s.iops, s.avg_us, s.p99_us, s.best_iops, s.best_queue_depth
-            )
-        })
-        .collect();
-    Ok(format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>sqliosim bench</title>\n<style>\
-         body{{font-family:sans-serif;margin:2em;color:#222}} table{{border-collapse:collapse}} \
-         td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}} pre{{background:#f6f6f6;padding:1em}}\
-         </style></head><body>\n<h1>sqliosim bench</h1>\n<h2>Saturation</h2>\n<table><tr><th>block</th><th>pattern</th>\
-         <th>rw</th><th>QD</th><th>threads x out</th><th>IOPS</th><th>avg us</th><th>p99 us</th><th>best</th></tr>\n{sat_rows}</table>\n\
-         <h2>Curves</h2>\n{iops}\n{lat_avg}\n{lat_p99}\n<h2>All results</h2>\n<pre>{}</pre>\n</body></html>\n",
+    let sat_rows = saturation_rows(sat);
+    let mut page = format!(
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>sqliosim bench</title>\
+         <style>{STYLE}</style></head><body>\n<h1>sqliosim bench</h1>\n"
+    );
+    page.push_str("<h2>Saturation</h2>\n<table><tr><th>block</th><th class='l'>pattern</th><th class='l'>rw</th>");
+    page.push_str("<th>QD</th><th>threads x out</th><th>IOPS</th><th>avg us</th><th>p99 us</th><th>best</th></tr>\n");
+    page.push_str(&sat_rows);
+    page.push_str("</table>\n<h2>Curves</h2>\n");
+    for svg in [iops, lat_avg, lat_p99] {
+        page.push_str(&format!("<div class='chart'>{svg}</div>\n"));
+    }
+    page.push_str(&format!(
+        "<h2>All results</h2>\n<pre>{}</pre>\n</body></html>\n",
         escape(table)
-    ))
+    ));
+    Ok(page)
 }
+
+/// The look of `sqliosim report`'s page (src/report/html.rs), so both reports read alike.
+const STYLE: &str = "body{font-family:sans-serif;font-size:14px;margin:20px;color:#222}\
+table{border-collapse:collapse;margin:8px 0 20px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
+th{background:#eee}td.l,th.l{text-align:left}.chart{margin:10px 0}pre{background:#f6f6f6;padding:1em}";
