@@ -100,6 +100,17 @@ impl<'a> Worker<'a> {
     /// Reads `n` pages from `first` of data file `file` and verifies each; findings are reported.
     pub fn read_run(&mut self, file: usize, first: u64, n: u64) -> ReadOutcome {
         let sh = self.sh;
+        if n > 1 && !sh.plan.scatter_gather {
+            // Without scatter/gather every page is a request of its own (SQLIOSim's rule),
+            // so a failure is the failure of that page alone.
+            return (first..first + n).fold(ReadOutcome::default(), |acc, p| {
+                let o = self.read_run(file, p, 1);
+                ReadOutcome {
+                    pages: acc.pages + o.pages,
+                    bad: acc.bad + o.bad,
+                }
+            });
+        }
         let f = &sh.files[file];
         let size = f.pages.read();
         let first = first.max(1);
@@ -159,6 +170,12 @@ impl<'a> Worker<'a> {
         let sh = self.sh;
         if lsn > 0 && !self.flush_log(file, lsn) {
             return 0;
+        }
+        if n > 1 && !sh.plan.scatter_gather {
+            // One request per page: the log is already durable past `lsn`.
+            return (first..first + n)
+                .map(|p| self.write_run(file, p, 1, lsn))
+                .sum();
         }
         let f = &sh.files[file];
         let size = f.pages.read();
@@ -253,22 +270,11 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Does the I/O for a run of pages held in the buffer: one vectored request with
-    /// scatter/gather, else one request per page (as SQLIOSim does). Returns the bytes moved.
+    /// Does the I/O for a run of pages held in the buffer: one request, vectored when it covers
+    /// several pages (without scatter/gather the callers split runs into single pages).
+    /// Returns the bytes moved.
     fn run_io(&mut self, file: usize, first: u64, n: u64, read: bool) -> std::io::Result<usize> {
-        let vectored = n > 1 && self.sh.plan.scatter_gather;
-        if vectored || n == 1 {
-            return self.timed_io(file, first, 0, n as usize, read, vectored);
-        }
-        let mut total = 0;
-        for i in 0..n as usize {
-            let got = self.timed_io(file, first + i as u64, i, 1, read, false)?;
-            total += got;
-            if got < PAGE_SIZE {
-                break;
-            }
-        }
-        Ok(total)
+        self.timed_io(file, first, 0, n as usize, read, n > 1)
     }
 
     /// One request of `count` pages (buffer slots from `slot`) at `page`, under the throttle

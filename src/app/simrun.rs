@@ -62,9 +62,11 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         eprintln!("sqliosim: warning: {n} injected fault(s) never fired: no request of their kind reached their page after they were armed (a request meets at most one armed fault)");
     }
     let outcome = result?;
-    evidence
-        .finish(Some(&outcome.summary))
-        .map_err(|e| anyhow::anyhow!("writing the evidence failed: {e}"))?;
+    // A failure to write evidence must not hide the verdict: findings still exit 1.
+    let evidence_error = evidence.finish(Some(&outcome.summary)).err();
+    if let Some(e) = &evidence_error {
+        eprintln!("sqliosim: warning: writing the evidence failed: {e}");
+    }
     print!("{}", summary_text(&outcome, seed));
     println!("Error log: {}", settings.error_log.display());
     if let Some(out) = &settings.bundle {
@@ -74,13 +76,13 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if outcome.worker_panicked {
         return Err(Internal("a worker thread panicked; the results are incomplete".into()).into());
     }
-    Ok(
-        if outcome.findings > 0 || bench == Some(Outcome::Findings) {
-            Outcome::Findings
-        } else {
-            Outcome::Clean
-        },
-    )
+    if outcome.findings > 0 || bench == Some(Outcome::Findings) {
+        return Ok(Outcome::Findings);
+    }
+    match evidence_error {
+        Some(e) => Err(anyhow::anyhow!("writing the evidence failed: {e}")),
+        None => Ok(Outcome::Clean),
+    }
 }
 
 /// The disk (direct or buffered I/O), or, with the hidden `--fault-injection SPEC`, files in
