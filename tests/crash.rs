@@ -48,30 +48,17 @@ fn external_damage_is_reported_at_exactly_the_damaged_pages() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let config = small_config(dir.path(), 1, 2, false);
     // A first, clean run, and a copy of a page as it was then.
-    let out = bin()
-        .args(["run", "--config"])
-        .arg(&config)
-        .arg("--dir")
-        .arg(dir.path())
+    let out = run_cmd(&config, dir.path())
         .args(["--seed", "3"])
         .output()
         .expect("run");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let data = dir.path().join("sqliosim.mdx");
     let old_copy = read_page(&data, 50);
     let clean = verify(dir.path());
     assert_eq!(clean.status.code(), Some(0), "clean after a clean run");
     // A second run rewrites every page (new generations), then the damage.
-    let out = bin()
-        .args(["run", "--config"])
-        .arg(&config)
-        .arg("--dir")
-        .arg(dir.path())
+    let out = run_cmd(&config, dir.path())
         .args(["--seed", "4"])
         .output()
         .expect("run");
@@ -154,30 +141,14 @@ fn resume_after_a_kill_verifies_first_then_carries_on_cleanly() {
     let data = dir.path().join("sqliosim.mdx");
     let before = sqliosim::page::FileHeader::decode(&read_page(&data, 0)).expect("header");
     let resume = |seed: &str| {
-        bin()
-            .args([
-                "run",
-                "--resume",
-                "--cycles",
-                "1",
-                "--duration",
-                "2",
-                "--config",
-            ])
-            .arg(&config)
-            .arg("--dir")
-            .arg(dir.path())
+        run_cmd(&config, dir.path())
+            .args(["--resume", "--cycles", "1", "--duration", "2"])
             .args(["--seed", seed])
             .output()
             .expect("resume")
     };
     let out = resume("22");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let after = sqliosim::page::FileHeader::decode(&read_page(&data, 0)).expect("header");
     assert_eq!(before.run_id, after.run_id, "the same file set carried on");
     assert_eq!(verify(dir.path()).status.code(), Some(0));
@@ -199,11 +170,8 @@ fn resume_after_a_kill_verifies_first_then_carries_on_cleanly() {
 fn resume_refuses_a_missing_file_set() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let config = small_config(dir.path(), 1, 1, false);
-    let out = bin()
-        .args(["run", "--resume", "--config"])
-        .arg(&config)
-        .arg("--dir")
-        .arg(dir.path())
+    let out = run_cmd(&config, dir.path())
+        .arg("--resume")
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
@@ -219,11 +187,7 @@ fn a_killed_run_leaves_a_log_and_json_that_report_reads() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let config = small_config(dir.path(), 0, 2, false);
     let json = dir.path().join("summary.json");
-    let mut child = bin()
-        .args(["run", "--config"])
-        .arg(&config)
-        .arg("--dir")
-        .arg(dir.path())
+    let mut child = run_cmd(&config, dir.path())
         .arg("--json")
         .arg(&json)
         .stdout(std::process::Stdio::null())
@@ -254,11 +218,7 @@ fn a_killed_run_leaves_a_log_and_json_that_report_reads() {
 fn ctrl_c_stops_the_users_and_still_writes_the_summary_and_log() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let config = small_config(dir.path(), 0, 60, false);
-    let child = bin()
-        .args(["run", "--config"])
-        .arg(&config)
-        .arg("--dir")
-        .arg(dir.path())
+    let child = run_cmd(&config, dir.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -267,13 +227,7 @@ fn ctrl_c_stops_the_users_and_still_writes_the_summary_and_log() {
     let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
     rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
     let out = child.wait_with_output().expect("wait");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = assert_success(&out);
     assert!(stdout.contains("Stopped by signal"), "{stdout}");
     let log = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
     let doc = roxmltree::Document::parse(&log).expect("the log is well-formed XML");

@@ -5,7 +5,7 @@ mod crash_support;
 
 use std::path::Path;
 
-use crash_support::bin;
+use crash_support::{assert_exit, assert_success, bin, verify};
 
 fn actors_with_io(json: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(json).expect("json summary");
@@ -27,13 +27,7 @@ fn actors_with_io(json: &Path) -> Vec<String> {
 }
 
 fn assert_clean(out: &std::process::Output) {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = assert_success(out);
     assert!(stdout.contains("Verdict: CLEAN"), "{stdout}");
 }
 
@@ -103,18 +97,7 @@ fn two_directories_get_a_data_and_log_file_each() {
             assert!(len >= 8 * 1024 * 1024, "{}/{f}: {len} bytes", d.display());
         }
     }
-    let v = bin()
-        .arg("verify")
-        .arg("--dir")
-        .arg(a.path())
-        .output()
-        .expect("verify");
-    assert_eq!(
-        v.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&v.stderr)
-    );
+    assert_exit(&verify(a.path()), 0);
 }
 
 #[test]

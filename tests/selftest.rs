@@ -1,7 +1,10 @@
 //! `sqliosim selftest` through the binary: every fault class injected in memory is detected
 //! with the right verdict, the table says so row by row, and the exit code is 0.
 
+mod crash_support;
+
 use assert_cmd::Command;
+use crash_support::{assert_success, bin};
 
 /// The table rows of a self-test's stdout (lines after the header, before the summary).
 fn rows(stdout: &str) -> Vec<&str> {
@@ -15,18 +18,11 @@ fn rows(stdout: &str) -> Vec<&str> {
 
 #[test]
 fn every_fault_in_memory_is_detected_and_the_exit_code_is_0() {
-    let out = Command::cargo_bin("sqliosim")
-        .expect("binary")
+    let out = bin()
         .args(["selftest", "--seed", "11"])
         .output()
         .expect("run selftest");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = assert_success(&out);
     let rows = rows(&stdout);
     assert!(
         rows.len() >= 11,
@@ -83,20 +79,13 @@ fn with_fuse_the_faultfs_rows_are_detected_too() {
     if !faultfs::fuse_or_skip("selftest --fuse") {
         return;
     }
-    let bin = fuse_bin();
-    let out = Command::cargo_bin("sqliosim")
-        .expect("binary")
-        .env("FAULTFS_BIN", &bin)
+    let faultfs = fuse_bin();
+    let out = bin()
+        .env("FAULTFS_BIN", &faultfs)
         .args(["selftest", "--fuse", "--seed", "5"])
         .output()
         .expect("run selftest --fuse");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = assert_success(&out);
     let rows = rows(&stdout);
     let fuse: Vec<&&str> = rows.iter().filter(|r| r.starts_with("faultfs ")).collect();
     assert!(fuse.len() >= 10, "a faultfs row per fault class:\n{stdout}");
@@ -108,8 +97,7 @@ fn with_fuse_the_faultfs_rows_are_detected_too() {
 
 #[test]
 fn with_fuse_but_no_faultfs_binary_it_says_so() {
-    let out = Command::cargo_bin("sqliosim")
-        .expect("binary")
+    let out = bin()
         .env("FAULTFS_BIN", "/nonexistent/faultfs")
         .args(["selftest", "--fuse", "--seed", "3"])
         .output()

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -30,13 +31,41 @@ pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sqliosim"))
 }
 
-/// Starts `sqliosim run` with `config` in `dir`, output discarded.
-pub fn start_run(config: &Path, dir: &Path, seed: u64) -> Child {
-    bin()
-        .args(["run", "--config"])
+/// `sqliosim run --config config --dir dir`, ready for more arguments.
+pub fn run_cmd(config: &Path, dir: &Path) -> Command {
+    let mut cmd = bin();
+    cmd.args(["run", "--config"])
         .arg(config)
         .arg("--dir")
-        .arg(dir)
+        .arg(dir);
+    cmd
+}
+
+/// Asserts the exit code of `out`, showing its stderr when it differs.
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Asserts that `out` exited 0, showing its stdout and stderr when not; returns its stdout.
+pub fn assert_success(out: &Output) -> Cow<'_, str> {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Starts `sqliosim run` with `config` in `dir`, output discarded.
+pub fn start_run(config: &Path, dir: &Path, seed: u64) -> Child {
+    run_cmd(config, dir)
         .args(["--seed", &seed.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
