@@ -1,46 +1,13 @@
 //! Verdicts without an expected state (offline scans), on blank pages, the expected image
 //! kept for dumps, and the file header page.
 
+mod common;
+
+use common::*;
 use sqliosim::page::{
-    expected_image, stamp_page, verify, ActorKind, Expect, ExpectedState, FileHeader, FileRole,
-    PageStamp, Verdict, VerdictKind, PAGE_SIZE, SECTOR_SIZE,
+    expected_image, verify, Expect, ExpectedState, FileHeader, FileRole, Verdict, VerdictKind,
+    PAGE_SIZE,
 };
-
-const RUN: u64 = 0x5EED_CAFE;
-
-fn page(file: u32, page_id: u64, generation: u64) -> Vec<u8> {
-    page_of_run(RUN, file, page_id, generation)
-}
-
-fn page_of_run(run_id: u64, file_id: u32, page_id: u64, generation: u64) -> Vec<u8> {
-    let mut p = vec![0u8; PAGE_SIZE];
-    let st = PageStamp {
-        run_id,
-        file_id,
-        page_id,
-        generation,
-        lsn: 1000 + generation,
-        writer_kind: ActorKind::Checkpoint,
-        writer_id: 2,
-        write_time_us: 1_750_000_000_000_000,
-    };
-    stamp_page(&mut p, &st);
-    p
-}
-
-fn written(generation: u64) -> Expect {
-    Expect::known(RUN, 1, 7, ExpectedState::Written { generation })
-}
-
-fn at(state: ExpectedState) -> Expect {
-    Expect::known(RUN, 1, 7, state)
-}
-
-fn tear(new: &[u8], old: &[u8], k: usize) -> Vec<u8> {
-    let mut p = old.to_vec();
-    p[..k * SECTOR_SIZE].copy_from_slice(&new[..k * SECTOR_SIZE]);
-    p
-}
 
 fn mismatch(v: Verdict) -> sqliosim::page::BitDiff {
     match v {

@@ -1,48 +1,14 @@
 //! One test per verdict of the verifier, each built from real stamped page bytes, live (with
 //! an expected state) and offline (the page judged on what it says about itself).
 
+mod common;
+
+use common::*;
 use sqliosim::page::layout::{OFF_CHECKSUM, OFF_GENERATION, OFF_LSN, OFF_MAGIC};
 use sqliosim::page::{
-    stamp_page, verify, ActorKind, Expect, ExpectedState, FileHeader, FileRole, PageStamp,
-    SectorContent, Verdict, VerdictKind, PAGE_SIZE, SECTOR_SIZE,
+    verify, Expect, ExpectedState, FileHeader, FileRole, SectorContent, Verdict, VerdictKind,
+    PAGE_SIZE, SECTOR_SIZE,
 };
-
-const RUN: u64 = 0x5EED_CAFE;
-
-fn page(file: u32, page_id: u64, generation: u64) -> Vec<u8> {
-    page_of_run(RUN, file, page_id, generation)
-}
-
-fn page_of_run(run_id: u64, file_id: u32, page_id: u64, generation: u64) -> Vec<u8> {
-    let mut p = vec![0u8; PAGE_SIZE];
-    let st = PageStamp {
-        run_id,
-        file_id,
-        page_id,
-        generation,
-        lsn: 1000 + generation,
-        writer_kind: ActorKind::Checkpoint,
-        writer_id: 2,
-        write_time_us: 1_750_000_000_000_000,
-    };
-    stamp_page(&mut p, &st);
-    p
-}
-
-fn written(generation: u64) -> Expect {
-    Expect::known(RUN, 1, 7, ExpectedState::Written { generation })
-}
-
-fn at(state: ExpectedState) -> Expect {
-    Expect::known(RUN, 1, 7, state)
-}
-
-/// First `k` sectors from `new`, the rest from `old`.
-fn tear(new: &[u8], old: &[u8], k: usize) -> Vec<u8> {
-    let mut p = old.to_vec();
-    p[..k * SECTOR_SIZE].copy_from_slice(&new[..k * SECTOR_SIZE]);
-    p
-}
 
 fn gens(map: &[(u64, usize)]) -> Vec<SectorContent> {
     map.iter()

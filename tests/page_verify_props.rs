@@ -2,13 +2,12 @@
 
 use proptest::prelude::*;
 use sqliosim::page::{
-    stamp_page, verify, ActorKind, Expect, ExpectedState, PageStamp, SectorContent, Verdict,
-    VerdictKind, PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE,
+    verify, ActorKind, Expect, ExpectedState, PageStamp, SectorContent, Verdict, VerdictKind,
+    PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE,
 };
 
 fn stamp(run_id: u64, file_id: u32, page_id: u64, generation: u64, lsn: u64) -> Vec<u8> {
-    let mut p = vec![0u8; PAGE_SIZE];
-    let st = PageStamp {
+    PageStamp {
         run_id,
         file_id,
         page_id,
@@ -17,9 +16,8 @@ fn stamp(run_id: u64, file_id: u32, page_id: u64, generation: u64, lsn: u64) -> 
         writer_kind: ActorKind::LazyWriter,
         writer_id: 1,
         write_time_us: lsn.wrapping_mul(3),
-    };
-    stamp_page(&mut p, &st);
-    p
+    }
+    .image()
 }
 
 prop_compose! {

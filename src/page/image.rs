@@ -8,8 +8,8 @@
 //! finds it), so the diff still shows the one bit and not zero or hundreds.
 
 use super::layout::{
-    page_checksum, put, read_stamp_lenient, stamp_page, stored_checksum, ActorKind, PageStamp,
-    OFF_CHECKSUM, OFF_LSN, OFF_WRITER_ID, OFF_WRITE_TIME, PAGE_SIZE,
+    page_checksum, put, read_stamp_lenient, stored_checksum, ActorKind, PageStamp, OFF_CHECKSUM,
+    OFF_LSN, OFF_WRITER_ID, OFF_WRITE_TIME, PAGE_SIZE,
 };
 use super::verdict::{Expect, ExpectedState};
 
@@ -22,19 +22,7 @@ const UNREGENERABLE: [(usize, usize); 2] = [
 /// The image of page (run, file, page) at `generation`, with the unregenerable header fields
 /// taken from `received` (and a single damaged bit in them repaired from its checksum).
 pub fn image_like(id: (u64, u32, u64), generation: u64, received: &[u8]) -> Vec<u8> {
-    let (run_id, file_id, page_id) = id;
-    let mut page = vec![0u8; PAGE_SIZE];
-    let st = PageStamp {
-        run_id,
-        file_id,
-        page_id,
-        generation,
-        lsn: 0,
-        writer_kind: ActorKind::Init,
-        writer_id: 0,
-        write_time_us: 0,
-    };
-    stamp_page(&mut page, &st);
+    let mut page = PageStamp::bare(id, generation, ActorKind::Init).image();
     if received.len() >= PAGE_SIZE {
         for (a, b) in UNREGENERABLE {
             page[a..b].copy_from_slice(&received[a..b]);

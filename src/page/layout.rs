@@ -135,6 +135,31 @@ pub struct PageStamp {
     pub write_time_us: u64,
 }
 
+impl PageStamp {
+    /// The stamp of page `id` = (run, file, page) at `generation` written by `writer_kind`,
+    /// with the fields that cannot be regenerated (LSN, writer id, write time) zero.
+    pub fn bare(id: (u64, u32, u64), generation: u64, writer_kind: ActorKind) -> PageStamp {
+        let (run_id, file_id, page_id) = id;
+        PageStamp {
+            run_id,
+            file_id,
+            page_id,
+            generation,
+            lsn: 0,
+            writer_kind,
+            writer_id: 0,
+            write_time_us: 0,
+        }
+    }
+
+    /// A new page holding the complete image this stamp describes (see [`stamp_page`]).
+    pub fn image(&self) -> Vec<u8> {
+        let mut page = vec![0u8; PAGE_SIZE];
+        stamp_page(&mut page, self);
+        page
+    }
+}
+
 pub(crate) fn get_u16(b: &[u8], off: usize) -> u16 {
     u16::from_le_bytes([b[off], b[off + 1]])
 }

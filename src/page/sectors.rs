@@ -3,8 +3,8 @@
 
 use super::fill;
 use super::layout::{
-    get_u32, page_checksum, sector_stamp, stamp_page, PageStamp, HEADER_LEN, PAGE_SIZE,
-    SECTORS_PER_PAGE, SECTOR_SIZE, STAMP_OFFSET,
+    get_u32, page_checksum, sector_stamp, PageStamp, HEADER_LEN, PAGE_SIZE, SECTORS_PER_PAGE,
+    SECTOR_SIZE, STAMP_OFFSET,
 };
 use super::verdict::BitDiff;
 
@@ -67,20 +67,15 @@ pub fn sector_matches(page: &[u8], s: usize, id: (u64, u32, u64), generation: u6
 /// The image a page of this identity and generation should have, taking the fields that
 /// cannot be regenerated (LSN, writer, write time) from `like` when it has a valid header.
 pub fn expected_image(id: (u64, u32, u64), generation: u64, like: Option<&PageStamp>) -> Vec<u8> {
-    let (run_id, file_id, page_id) = id;
-    let mut page = vec![0u8; PAGE_SIZE];
-    let st = PageStamp {
-        run_id,
-        file_id,
-        page_id,
-        generation,
-        lsn: like.map_or(0, |l| l.lsn),
-        writer_kind: like.map_or(super::ActorKind::Verifier, |l| l.writer_kind),
-        writer_id: like.map_or(0, |l| l.writer_id),
-        write_time_us: like.map_or(0, |l| l.write_time_us),
-    };
-    stamp_page(&mut page, &st);
-    page
+    let bare = PageStamp::bare(id, generation, super::ActorKind::Verifier);
+    let st = like.map_or(bare, |l| PageStamp {
+        lsn: l.lsn,
+        writer_kind: l.writer_kind,
+        writer_id: l.writer_id,
+        write_time_us: l.write_time_us,
+        ..bare
+    });
+    st.image()
 }
 
 /// Bit-level difference between what was read and what was expected.

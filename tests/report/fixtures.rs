@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 use sqliosim::findings::{
     Event, EventSink, Finding, FindingClass, HistoryEntry, Message, Severity,
 };
-use sqliosim::page::layout::stamp_page;
 use sqliosim::page::sectors::expected_image;
 use sqliosim::page::{
     verify, ActorKind, Expect, ExpectedState, PageStamp, Verdict, PAGE_SIZE, SECTOR_SIZE,
@@ -23,8 +22,7 @@ pub fn page(page_id: u64, generation: u64) -> Vec<u8> {
 }
 
 pub fn page_of(run_id: u64, file_id: u32, page_id: u64, generation: u64) -> Vec<u8> {
-    let mut p = vec![0u8; PAGE_SIZE];
-    let st = PageStamp {
+    PageStamp {
         run_id,
         file_id,
         page_id,
@@ -33,9 +31,8 @@ pub fn page_of(run_id: u64, file_id: u32, page_id: u64, generation: u64) -> Vec<
         writer_kind: ActorKind::Checkpoint,
         writer_id: 2,
         write_time_us: T0 + generation,
-    };
-    stamp_page(&mut p, &st);
-    p
+    }
+    .image()
 }
 
 fn written(g: u64) -> ExpectedState {
