@@ -12,6 +12,7 @@ pub mod cpu;
 pub mod diskspd;
 pub mod engine;
 pub mod error;
+mod front;
 pub mod honest;
 pub mod job;
 pub mod latency;

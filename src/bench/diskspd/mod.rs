@@ -10,8 +10,8 @@ use crate::bench::engine::EngineKind;
 use crate::bench::error::BenchError;
 use crate::bench::job::{DataMode, Job, Pattern, Target};
 use crate::bench::run::{self, RunResult};
-use crate::bench::signals;
 use crate::bench::sqlio::args::DriveMap;
+use crate::bench::{front, signals};
 use crate::exit::Outcome;
 use std::ffi::OsString;
 use std::io::Write;
@@ -84,12 +84,7 @@ pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
         };
         per_thread * f64::from(threads)
     });
-    let engine = EngineKind::from_name(&a.engine).ok_or_else(|| {
-        anyhow::anyhow!(
-            "--engine: {:?} is not valid; expected uring or psync",
-            a.engine
-        )
-    })?;
+    let engine = front::engine_of(&a.engine)?;
     Ok(Job {
         targets,
         threads_per_target: per_target,
@@ -139,22 +134,13 @@ pub fn run_with(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
-    let strings: Vec<String> = args
-        .iter()
-        .skip(1)
-        .map(|s| s.to_string_lossy().into_owned())
-        .collect();
+    let strings = front::arg_strings(args);
     if strings.is_empty() || strings.iter().any(|s| s == "-?" || s == "--help") {
         let _ = write!(out, "{USAGE}");
         return Ok(Outcome::Clean);
     }
     let a = args::parse(&strings)?;
-    for s in &a.ignored {
-        writeln!(
-            err,
-            "sqliosim diskspd: note: {s} is accepted for compatibility and has no effect"
-        )?;
-    }
+    front::note_ignored(err, "diskspd", &a.ignored)?;
     let job = job_of(&a)?;
     let start_time = now_utc();
     let result = run::run(&job, &signals::stop_flag()).map_err(BenchError::into_anyhow)?;
@@ -167,15 +153,8 @@ pub fn run_with(
         args::Format::Text => write!(out, "{}", text::render(&a, &rep))?,
         args::Format::Xml => write!(out, "{}", xml::render(&a, &rep)?)?,
     }
-    for w in &rep.result.warnings {
-        writeln!(err, "sqliosim diskspd: warning: {w}")?;
-    }
-    let bad = rep.result.total.errors > 0 || rep.result.total.verify_failures > 0;
-    Ok(if bad {
-        Outcome::Findings
-    } else {
-        Outcome::Clean
-    })
+    front::warn_all(err, "diskspd", &rep.result.warnings)?;
+    Ok(front::outcome_of(&rep.result.total))
 }
 
 const USAGE: &str = "Usage: sqliosim diskspd [switches] target [target ...]

@@ -5,10 +5,9 @@
 pub mod args;
 pub mod output;
 
-use crate::bench::engine::EngineKind;
 use crate::bench::error::BenchError;
 use crate::bench::job::{DataMode, Job, Pattern, Target};
-use crate::bench::{run, signals, target};
+use crate::bench::{front, run, signals, target};
 use crate::exit::Outcome;
 use std::ffi::OsString;
 use std::io::Write;
@@ -42,12 +41,7 @@ pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
     {
         anyhow::bail!("-F: every file in the parameter file must use the same thread count here");
     }
-    let engine = EngineKind::from_name(&a.engine).ok_or_else(|| {
-        anyhow::anyhow!(
-            "--engine: {:?} is not valid; expected uring or psync",
-            a.engine
-        )
-    })?;
+    let engine = front::engine_of(&a.engine)?;
     let sizes: Vec<(u64, bool)> = a.files.iter().map(size_of).collect();
     let job = Job {
         targets: a
@@ -102,11 +96,7 @@ pub fn run_with(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
-    let strings: Vec<String> = args
-        .iter()
-        .skip(1)
-        .map(|s| s.to_string_lossy().into_owned())
-        .collect();
+    let strings = front::arg_strings(args);
     if strings
         .iter()
         .any(|s| s == "-?" || s == "--help" || s == "-h")
@@ -115,12 +105,7 @@ pub fn run_with(
         return Ok(Outcome::Clean);
     }
     let a = args::parse(&strings).map_err(anyhow::Error::msg)?;
-    for s in &a.ignored {
-        writeln!(
-            err,
-            "sqliosim sqlio: note: {s} is accepted for compatibility and has no effect"
-        )?;
-    }
+    front::note_ignored(err, "sqlio", &a.ignored)?;
     let (job, header) = job_of(&a)?;
     let stop = signals::stop_flag();
     let r = run::run(&job, &stop).map_err(BenchError::into_anyhow)?;
@@ -129,10 +114,7 @@ pub fn run_with(
         "{}",
         output::render(&header, &output::figures(&r.total, r.measured_s))
     )?;
-    for w in &r.warnings {
-        writeln!(err, "sqliosim sqlio: warning: {w}")?;
-    }
-    let bad = r.total.errors > 0 || r.total.verify_failures > 0;
+    front::warn_all(err, "sqlio", &r.warnings)?;
     if let Some(e) = &r.total.first_error {
         writeln!(
             err,
@@ -140,11 +122,7 @@ pub fn run_with(
             r.total.errors
         )?;
     }
-    Ok(if bad {
-        Outcome::Findings
-    } else {
-        Outcome::Clean
-    })
+    Ok(front::outcome_of(&r.total))
 }
 
 const USAGE: &str = "Usage: sqliosim sqlio [switches] [file ...]

@@ -1,0 +1,60 @@
+//! What the SQLIO and DiskSpd front ends share: their switches as strings, the engine switch,
+//! notes and warnings on stderr, and the outcome of a finished run.
+
+use std::ffi::OsString;
+use std::io::Write;
+
+use crate::bench::engine::EngineKind;
+use crate::bench::latency::ThreadStats;
+use crate::exit::Outcome;
+
+/// The switches after the display name (`args[0]`), as strings.
+pub(crate) fn arg_strings(args: &[OsString]) -> Vec<String> {
+    args.iter()
+        .skip(1)
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The engine named by `--engine`.
+pub(crate) fn engine_of(name: &str) -> anyhow::Result<EngineKind> {
+    EngineKind::from_name(name).ok_or_else(|| {
+        anyhow::anyhow!("--engine: {:?} is not valid; expected uring or psync", name)
+    })
+}
+
+/// One note on `err` per switch `tool` accepts for compatibility and ignores.
+pub(crate) fn note_ignored(
+    err: &mut dyn Write,
+    tool: &str,
+    ignored: &[String],
+) -> std::io::Result<()> {
+    for s in ignored {
+        writeln!(
+            err,
+            "sqliosim {tool}: note: {s} is accepted for compatibility and has no effect"
+        )?;
+    }
+    Ok(())
+}
+
+/// The run's warnings on `err`, one a line.
+pub(crate) fn warn_all(
+    err: &mut dyn Write,
+    tool: &str,
+    warnings: &[String],
+) -> std::io::Result<()> {
+    for w in warnings {
+        writeln!(err, "sqliosim {tool}: warning: {w}")?;
+    }
+    Ok(())
+}
+
+/// Findings when any I/O failed or any read-back did not verify, else clean.
+pub(crate) fn outcome_of(total: &ThreadStats) -> Outcome {
+    if total.errors > 0 || total.verify_failures > 0 {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    }
+}
