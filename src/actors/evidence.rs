@@ -71,6 +71,19 @@ pub fn triage_and_report(
     w.sh.report(finding);
 }
 
+/// A finding about `page` of `file` by this worker, under the run's seed.
+fn page_finding(w: &Worker<'_>, file: usize, page: u64, verdict: Verdict) -> Finding {
+    Finding::page(
+        w.sh.plan.seed,
+        w.sh.files[file].path.clone(),
+        file as u32,
+        page,
+        w.kind,
+        w.id,
+        verdict,
+    )
+}
+
 /// Builds the finding for `page`, with both images for the dump.
 #[allow(clippy::too_many_arguments)]
 pub fn build(
@@ -91,15 +104,7 @@ pub fn build(
     } else {
         expected_image((w.sh.run_id, file as u32, page), gen, header.as_ref())
     };
-    let mut finding = Finding::page(
-        w.sh.plan.seed,
-        f.path.clone(),
-        file as u32,
-        page,
-        w.kind,
-        w.id,
-        verdict,
-    );
+    let mut finding = page_finding(w, file, page, verdict);
     finding.class = FindingClass::from_verdict(finding.verdict.kind(), persistent);
     finding.expected = expected;
     finding.retries = retries;
@@ -170,19 +175,11 @@ pub fn log_finding(
     offset: u64,
     what: String,
 ) -> Finding {
-    let f = &w.sh.files[file];
     let page = offset / PAGE_SIZE as u64;
-    let mut finding = Finding::page(
-        w.sh.plan.seed,
-        f.path.clone(),
-        file as u32,
-        page,
-        w.kind,
-        w.id,
-        Verdict::Garbage {
-            first_bytes: [0; 16],
-        },
-    );
+    let verdict = Verdict::Garbage {
+        first_bytes: [0; 16],
+    };
+    let mut finding = page_finding(w, file, page, verdict);
     finding.class = class;
     finding.offset = offset;
     finding.detail = Some(what);
