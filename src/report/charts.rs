@@ -1,5 +1,6 @@
 //! SVG charts for the HTML report, drawn with plotters' SVG backend.
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::findings::Finding;
@@ -38,6 +39,50 @@ fn max_of(v: impl Iterator<Item = f64>) -> f64 {
     v.fold(0.0, f64::max).max(1e-9) * 1.1
 }
 
+/// The frame every chart here shares: the caption, margin and label areas (the y labels
+/// `y_area` pixels wide).
+fn frame<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    y_area: u32,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(y_area);
+    b
+}
+
+/// Draws each named series as a line in its own colour with a legend entry (and a dot on
+/// each point when `dots`), then the legend.
+fn draw_lines<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    lines: &[(&str, Vec<(f64, f64)>)],
+    dots: bool,
+) -> Res
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (i, (name, pts)) in lines.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
+            .label(*name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        if dots {
+            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
 /// One or more series over the run time.
 pub fn time_chart(title: &str, y_label: &str, series: &[(&str, Vec<(f64, f64)>)]) -> String {
     if series.iter().all(|(_, s)| s.is_empty()) {
@@ -48,29 +93,13 @@ pub fn time_chart(title: &str, y_label: &str, series: &[(&str, Vec<(f64, f64)>)]
         root.fill(&WHITE)?;
         let x_max = max_of(series.iter().flat_map(|(_, s)| s.iter().map(|p| p.0))).max(1.0);
         let y_max = max_of(series.iter().flat_map(|(_, s)| s.iter().map(|p| p.1)));
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+        let mut chart = frame(&root, title, 60).build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
         chart
             .configure_mesh()
             .x_desc("seconds since start")
             .y_desc(y_label)
             .draw()?;
-        for (i, (name, pts)) in series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
-                .label(*name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        draw_lines(&mut chart, series, false)?;
         root.present()?;
         Ok(())
     })
@@ -118,11 +147,7 @@ pub fn percentile_chart(title: &str, series: &[(String, Latency)]) -> String {
     svg(|out| {
         let root = SVGBackend::with_string(out, (W, H)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
+        let mut chart = frame(&root, title, 60)
             .build_cartesian_2d(-0.2f64..5.2f64, (y_min..y_max).log_scale())?;
         let label = |x: &f64| {
             PERCENTILES
@@ -135,19 +160,7 @@ pub fn percentile_chart(title: &str, series: &[(String, Latency)]) -> String {
             .x_label_formatter(&label)
             .y_desc("latency (ms, log)")
             .draw()?;
-        for (i, (name, pts)) in lines.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
-                .label(*name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        draw_lines(&mut chart, &lines, true)?;
         root.present()?;
         Ok(())
     })
@@ -167,11 +180,7 @@ pub fn findings_chart(findings: &[Finding], origin_us: u64) -> String {
             SVGBackend::with_string(out, (W, 120 + 30 * classes.len() as u32)).into_drawing_area();
         root.fill(&WHITE)?;
         let x_max = max_of(findings.iter().map(t)).max(1.0);
-        let mut chart = ChartBuilder::on(&root)
-            .caption("Findings over time", ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(140)
+        let mut chart = frame(&root, "Findings over time", 140)
             .build_cartesian_2d(0f64..x_max, -0.5f64..classes.len() as f64 - 0.5)?;
         chart
             .configure_mesh()
