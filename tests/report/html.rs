@@ -15,6 +15,20 @@ fn chromium() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// Chromium, or `None` after saying the test is skipped; without it the test fails when
+/// SQLIOSIM_REQUIRE_CHROMIUM=1.
+fn chromium_or_skip() -> Option<PathBuf> {
+    let bin = chromium();
+    if bin.is_none() {
+        assert!(
+            std::env::var("SQLIOSIM_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
+            "chromium is required but not installed"
+        );
+        println!("SKIPPED: chromium not installed");
+    }
+    bin
+}
+
 /// Runs headless Chromium on `page` with `extra` arguments; (stdout, stderr).
 fn run_chromium(bin: &Path, page: &Path, profile: &Path, extra: &[String]) -> (String, String) {
     let mut cmd = Command::new("timeout");
@@ -79,12 +93,7 @@ fn html_is_self_contained_with_charts() {
 
 #[test]
 fn html_renders_in_headless_chromium() {
-    let Some(bin) = chromium() else {
-        assert!(
-            std::env::var("SQLIOSIM_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
-            "chromium is required but not installed"
-        );
-        println!("SKIPPED: chromium not installed");
+    let Some(bin) = chromium_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -115,12 +124,7 @@ fn html_renders_in_headless_chromium() {
 
 #[test]
 fn log_stylesheet_renders_a_table_in_chromium() {
-    let Some(bin) = chromium() else {
-        assert!(
-            std::env::var("SQLIOSIM_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
-            "chromium is required but not installed"
-        );
-        println!("SKIPPED: chromium not installed");
+    let Some(bin) = chromium_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
