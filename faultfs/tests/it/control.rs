@@ -80,13 +80,8 @@ fn mount_start_finds_the_built_binary() {
     if !faultfs::fuse_or_skip("mount_start_finds_the_built_binary") {
         return;
     }
-    let dir = tempfile::Builder::new()
-        .prefix("faultfs-test-")
-        .tempdir_in(".")
-        .expect("tempdir");
-    let (backing, mnt) = (dir.path().join("b"), dir.path().join("m"));
-    std::fs::create_dir(&backing).expect("mkdir");
-    std::fs::create_dir(&mnt).expect("mkdir");
+    let dir = test_dir();
+    let (backing, mnt) = backing_and_mountpoint(dir.path());
     let mount = faultfs::Mount::start(&backing, &mnt).expect("binary found beside the test");
     assert_eq!(mount.inject("lost page=0").expect("inject"), 1);
     let canonical = mount.mountpoint().to_path_buf();

@@ -27,13 +27,8 @@ fn sigterm_unmounts_and_exits_cleanly() {
     if !faultfs::fuse_or_skip("sigterm_unmounts_and_exits_cleanly") {
         return;
     }
-    let dir = tempfile::Builder::new()
-        .prefix("faultfs-test-")
-        .tempdir_in(".")
-        .expect("tempdir");
-    let (backing, mnt) = (dir.path().join("b"), dir.path().join("m"));
-    std::fs::create_dir(&backing).expect("mkdir");
-    std::fs::create_dir(&mnt).expect("mkdir");
+    let dir = test_dir();
+    let (backing, mnt) = backing_and_mountpoint(dir.path());
     let mnt = mnt.canonicalize().expect("canonical");
     let mut child = Command::new(env!("CARGO_BIN_EXE_faultfs"))
         .args([&backing, &mnt])
@@ -58,10 +53,7 @@ fn daemon_that_cannot_mount_is_reported() {
     if !faultfs::fuse_or_skip("daemon_that_cannot_mount_is_reported") {
         return;
     }
-    let dir = tempfile::Builder::new()
-        .prefix("faultfs-test-")
-        .tempdir_in(".")
-        .expect("tempdir");
+    let dir = test_dir();
     let bin = Path::new(env!("CARGO_BIN_EXE_faultfs"));
     let missing = dir.path().join("no-such-backing");
     let err = faultfs::Mount::start_with_binary(bin, &missing, dir.path()).err();

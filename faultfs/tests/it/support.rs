@@ -20,19 +20,30 @@ pub struct Fixture {
     _dir: TempDir,
 }
 
+/// A fresh scratch directory under the package directory.
+pub fn test_dir() -> TempDir {
+    tempfile::Builder::new()
+        .prefix("faultfs-test-")
+        .tempdir_in(".")
+        .expect("tempdir under the package directory")
+}
+
+/// `dir/backing` and `dir/mnt`, created empty: a backing directory and a mount point.
+pub fn backing_and_mountpoint(dir: &Path) -> (PathBuf, PathBuf) {
+    let backing = dir.join("backing");
+    let mnt = dir.join("mnt");
+    std::fs::create_dir(&backing).expect("mkdir backing");
+    std::fs::create_dir(&mnt).expect("mkdir mnt");
+    (backing, mnt)
+}
+
 /// Mounts a fresh faultfs with extra daemon arguments, or `None` when FUSE is unavailable.
 pub fn fixture_with(test: &str, args: &[&str]) -> Option<Fixture> {
     if !fuse_or_skip(test) {
         return None;
     }
-    let dir = tempfile::Builder::new()
-        .prefix("faultfs-test-")
-        .tempdir_in(".")
-        .expect("tempdir under the package directory");
-    let backing = dir.path().join("backing");
-    let mnt = dir.path().join("mnt");
-    std::fs::create_dir(&backing).expect("mkdir backing");
-    std::fs::create_dir(&mnt).expect("mkdir mnt");
+    let dir = test_dir();
+    let (backing, mnt) = backing_and_mountpoint(dir.path());
     let bin = Path::new(env!("CARGO_BIN_EXE_faultfs"));
     let mount = Mount::start_with_args(bin, &backing, &mnt, args).expect("mount faultfs");
     Some(Fixture {
