@@ -6,8 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::direct::{direct_io_info, open_file, os_error, remove_file};
-use super::file::FileStorage;
+use super::direct::DirectBackend;
 use super::{Backend, DirectIoInfo, IoError, OpenOptions, Storage};
 
 /// Opens files without O_DIRECT, whatever `OpenOptions::direct` says.
@@ -21,21 +20,26 @@ impl BufferedBackend {
     }
 }
 
+/// The direct backend with O_DIRECT always off: files are opened, removed and described
+/// the same way in both.
 impl Backend for BufferedBackend {
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError> {
-        let file = open_file(path, opts, 0).map_err(|e| os_error(path, "cannot open", e))?;
-        Ok(Arc::new(FileStorage::new(file, path.to_path_buf())))
+        let opts = OpenOptions {
+            direct: false,
+            ..opts
+        };
+        DirectBackend.open(path, opts)
     }
 
     fn remove(&self, path: &Path) -> Result<(), IoError> {
-        remove_file(path)
+        DirectBackend.remove(path)
     }
 
     fn exists(&self, path: &Path) -> bool {
-        path.exists()
+        DirectBackend.exists(path)
     }
 
     fn direct_io_info(&self, path: &Path) -> DirectIoInfo {
-        direct_io_info(path)
+        DirectBackend.direct_io_info(path)
     }
 }

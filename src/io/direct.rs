@@ -40,12 +40,8 @@ impl DirectBackend {
     }
 }
 
-/// Opens `path` with the given extra open(2) flags; shared with the buffered backend.
-pub(crate) fn open_file(
-    path: &Path,
-    opts: OpenOptions,
-    flags: i32,
-) -> std::io::Result<std::fs::File> {
+/// Opens `path` with the given extra open(2) flags.
+fn open_file(path: &Path, opts: OpenOptions, flags: i32) -> std::io::Result<std::fs::File> {
     let dsync = if opts.write_through { libc::O_DSYNC } else { 0 };
     std::fs::OpenOptions::new()
         .read(true)
@@ -56,7 +52,7 @@ pub(crate) fn open_file(
         .open(path)
 }
 
-pub(crate) fn os_error(path: &Path, what: &'static str, source: std::io::Error) -> IoError {
+fn os_error(path: &Path, what: &'static str, source: std::io::Error) -> IoError {
     IoError::Os {
         path: path.to_path_buf(),
         what,
@@ -94,7 +90,7 @@ impl Backend for DirectBackend {
 }
 
 /// Removes a file; a missing file is not an error.
-pub(crate) fn remove_file(path: &Path) -> Result<(), IoError> {
+fn remove_file(path: &Path) -> Result<(), IoError> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(os_error(path, "cannot remove", e))
