@@ -40,7 +40,10 @@ fn sigkill_at_random_moments_then_verify_finds_nothing() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    println!("crash suite: {n} kills, 0 false alarms");
+    // Straight to fd 2, past the harness's capture: CI logs show the count of a passing run.
+    let line =
+        format!("crash suite: {n} SIGKILLs at random moments, each verified: 0 false alarms\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
 #[test]
