@@ -131,6 +131,34 @@ fn an_old_generation_restored_is_a_lost_write() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The verification that opens a resumed run knows the journal too.
+    let out = bin()
+        .args([
+            "run",
+            "--resume",
+            "--cycles",
+            "1",
+            "--duration",
+            "1",
+            "--config",
+        ])
+        .arg(&config)
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .expect("resume");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        findings(&out),
+        vec![("lost_write".to_string(), page)],
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -53,11 +53,10 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
 
 /// Verifies the existing pages and log, reports what is wrong, and makes what was found the
 /// expected state; then journals it.
-pub fn restore(sh: &Shared) -> anyhow::Result<()> {
-    let journal = journal_of(sh);
+pub fn restore(sh: &Shared, journal: Option<&JournalState>) -> anyhow::Result<()> {
     let mut bad = 0u64;
     for &i in &sh.data {
-        bad += restore_data(sh, i, journal.as_ref())?;
+        bad += restore_data(sh, i, journal)?;
     }
     for log in &sh.logs {
         let f = &sh.files[log.file];
@@ -88,7 +87,8 @@ pub fn restore(sh: &Shared) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn journal_of(sh: &Shared) -> Option<JournalState> {
+/// The journal of this file set left by the run being resumed, if any.
+pub fn journal_of(sh: &Shared) -> Option<JournalState> {
     let first = sh.data.first().map(|&i| &sh.files[i])?;
     let st = JournalState::load(&first.path.parent()?.join(JOURNAL_NAME)).ok()?;
     (st.run_id == sh.run_id).then_some(st)

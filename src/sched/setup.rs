@@ -88,9 +88,15 @@ pub fn build(
         plan,
     };
     let mut shared = shared;
+    // Resuming: read what the old journal says before the new one replaces it.
+    let prior = if shared.plan.resume {
+        super::resume::journal_of(&shared)
+    } else {
+        None
+    };
     shared.journal = start_journal(&shared);
     if shared.plan.resume {
-        super::resume::restore(&shared)?;
+        super::resume::restore(&shared, prior.as_ref())?;
     }
     warn_direct_io(&shared, backend);
     Ok(shared)
