@@ -91,16 +91,15 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
             force: false,
             open: OpenOptions::default(),
         };
-        extend(f.storage.as_ref(), from, to, &prep).map(|_| {
-            f.oracle.resize(to);
-            super::sync::resize(sh, file, to);
+        super::sync::resize(sh, file, to, || {
+            extend(f.storage.as_ref(), from, to, &prep).map(|_| f.oracle.resize(to))
         })
     } else {
-        // Journal the smaller size first: after a crash the pages beyond it are not owed.
-        super::sync::resize(sh, file, to);
-        sh.pool.drop_from(file, to);
-        f.oracle.resize(to);
-        f.storage.set_len(to * PAGE_SIZE as u64)
+        super::sync::resize(sh, file, to, || {
+            sh.pool.drop_from(file, to);
+            f.oracle.resize(to);
+            f.storage.set_len(to * PAGE_SIZE as u64)
+        })
     };
     match res {
         Ok(()) => {

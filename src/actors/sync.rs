@@ -82,10 +82,13 @@ pub fn sync_point(sh: &Shared) -> bool {
     append(sh, &mut j, &records)
 }
 
-/// Journals a new file size (before a shrink truncates, after a grow extends).
-pub fn resize(sh: &Shared, file: usize, pages: u64) -> bool {
+/// Journals a new file size and applies it with `apply`, holding the journal meanwhile so that
+/// no sync point journals pages of the old size after the new size is recorded. A shrink is
+/// journaled before it truncates (after a crash the pages beyond the size are not owed); a
+/// grow adds only never-written pages, which nothing owes either.
+pub fn resize<T>(sh: &Shared, file: usize, pages: u64, apply: impl FnOnce() -> T) -> T {
     let Some(j) = &sh.journal else {
-        return true;
+        return apply();
     };
     let mut j = j.lock();
     if let Some(v) = j.journaled.get_mut(file) {
@@ -98,7 +101,8 @@ pub fn resize(sh: &Shared, file: usize, pages: u64) -> bool {
             file_id: file as u32,
             pages,
         }],
-    )
+    );
+    apply()
 }
 
 /// Marks the end of a clean run.
