@@ -1,6 +1,6 @@
 //! A small line-oriented INI reader that keeps the line number of every section and key.
 //!
-//! rust-ini (a dependency) parses the same syntax but throws line numbers away, and every error
+//! rust-ini parses the same syntax but throws line numbers away, and every error
 //! and warning we give has to name the line, so we read the lines ourselves. The syntax is the
 //! one Windows' profile API accepts for SQLIOSim: `[Section]` headers, `Key=Value` lines,
 //! whole-line `;` comments (we also allow `#`), names compared without regard to letter case,
