@@ -6,7 +6,6 @@ use std::time::Duration;
 use super::worker::Worker;
 use crate::engine::retry;
 use crate::findings::{Finding, FindingClass, HistoryEntry};
-use crate::page::sectors::expected_image;
 use crate::page::{layout, ActorKind, ExpectedState, Verdict, PAGE_SIZE};
 
 /// A history entry for an operation done now.
@@ -62,9 +61,7 @@ pub fn triage_and_report(
         exp.state,
         received,
     );
-    if let Some(image) = out.expected_image {
-        finding.expected_image = Some(image);
-    }
+    finding.expected_image = out.expected_image;
     if finding.persistent {
         f.mark_reported(page, exp.state);
     }
@@ -84,7 +81,8 @@ fn page_finding(w: &Worker<'_>, file: usize, page: u64, verdict: Verdict) -> Fin
     )
 }
 
-/// Builds the finding for `page`, with both images for the dump.
+/// Builds the finding for `page`; `received` (empty when no bytes were read) is kept for the
+/// dump, and the caller adds the expected image it has (triage regenerates it).
 #[allow(clippy::too_many_arguments)]
 pub fn build(
     w: &Worker<'_>,
@@ -98,12 +96,6 @@ pub fn build(
 ) -> Finding {
     let f = &w.sh.files[file];
     let header = layout::read_stamp(&received);
-    let gen = expected.map_or(0, ExpectedState::min_acceptable);
-    let image = if gen == 0 {
-        vec![0u8; PAGE_SIZE]
-    } else {
-        expected_image((w.sh.run_id, file as u32, page), gen, header.as_ref())
-    };
     let mut finding = page_finding(w, file, page, verdict);
     finding.class = FindingClass::from_verdict(finding.verdict.kind(), persistent);
     finding.expected = expected;
@@ -111,8 +103,7 @@ pub fn build(
     finding.persistent = persistent;
     finding.received_header = header;
     finding.history = f.history_of(page);
-    finding.received = Some(received);
-    finding.expected_image = Some(image);
+    finding.received = (!received.is_empty()).then_some(received);
     finding
 }
 
@@ -138,8 +129,6 @@ pub fn report_request(
     let mut finding = build(w, file, first, v, Vec::new(), persistent, None, Vec::new());
     finding.page_count = n as u32;
     finding.detail = Some(what);
-    finding.received = None;
-    finding.expected_image = None;
     w.sh.report(finding);
 }
 
@@ -158,8 +147,6 @@ pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e
         Vec::new(),
     );
     finding.class = FindingClass::WriteError;
-    finding.received = None;
-    finding.expected_image = None;
     if n > 0 {
         finding.page_count = n as u32;
         finding.detail = Some(format!("write of {n} pages from page {first} failed: {e}"));
