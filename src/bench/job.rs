@@ -79,6 +79,9 @@ pub struct Job {
     pub rate_iops: Option<f64>,
     /// Requested I/O engine.
     pub engine: EngineKind,
+    /// io_uring: operations sent per `io_uring_enter` while refilling the queue (1 = each as
+    /// soon as it is ready, like fio's default `iodepth_batch_submit`).
+    pub submit_batch: u32,
     /// Overwrite files that are not ours.
     pub force: bool,
     /// Seed of the offset and read/write choices.
@@ -102,6 +105,9 @@ impl Job {
                 "block size {} is not a multiple of 512 bytes",
                 self.block_size
             ));
+        }
+        if self.submit_batch == 0 {
+            return usage("--submit-batch must be at least 1".into());
         }
         if self.threads_per_target == 0 || self.depth == 0 {
             return usage("threads and outstanding I/O must be at least 1".into());
@@ -156,6 +162,7 @@ impl Job {
             verify: false,
             rate_iops: None,
             engine: EngineKind::Uring,
+            submit_batch: 1,
             force: false,
             seed: 0x5eed,
         }

@@ -92,6 +92,7 @@ impl<'a> Worker<'a> {
             kind: job.engine,
             depth: job.depth,
             slot_len: job.block_size as usize,
+            submit_batch: job.submit_batch,
         };
         let mut engine = Engine::new(&cfg, files)?;
         let mut rng = SmallRng::seed_from_u64(

@@ -78,6 +78,10 @@ pub struct BenchArgs {
     /// I/O engine: uring (falls back to psync when refused) or psync.
     #[arg(long, value_name = "uring|psync", default_value = "uring")]
     pub engine: String,
+    /// io_uring: operations sent to the kernel per system call while refilling the queue
+    /// (1 keeps the device busiest; larger batches spend less CPU per I/O).
+    #[arg(long = "submit-batch", value_name = "N", default_value_t = 1)]
+    pub submit_batch: u32,
     /// Overwrite a file that sqliosim bench did not create.
     #[arg(long)]
     pub force: bool,

@@ -144,6 +144,7 @@ pub fn plan(a: &BenchArgs) -> Result<Plan, BenchError> {
         verify: a.verify,
         rate_iops: a.rate_iops,
         engine: engine(&a.engine)?,
+        submit_batch: a.submit_batch,
         force: a.force,
         seed: a.seed,
         ..Job::with_defaults(PathBuf::new(), 0)

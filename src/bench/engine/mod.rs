@@ -89,6 +89,9 @@ pub struct EngineConfig {
     pub depth: u32,
     /// Length of each buffer slot in bytes (a multiple of 4096 is safest for O_DIRECT).
     pub slot_len: usize,
+    /// io_uring: send queued operations to the kernel once this many are queued (fio's
+    /// `iodepth_batch_submit`); `submit` flushes at 1, `reap` flushes whatever is left.
+    pub submit_batch: u32,
 }
 
 /// Errors from building or driving an engine.
@@ -129,7 +132,8 @@ impl Engine {
         if cfg.kind == EngineKind::Psync {
             return Ok(Engine::Psync(psync::PsyncEngine::new(files, buffers)?));
         }
-        match uring::UringEngine::new(files.clone(), buffers) {
+        let batch = cfg.submit_batch.max(1) as usize;
+        match uring::UringEngine::new(files.clone(), buffers, batch) {
             Ok(engine) => Ok(Engine::Uring(engine)),
             Err((err, buffers)) if uring::is_refusal(&err) => {
                 Ok(Engine::Psync(psync::PsyncEngine::new(files, buffers)?))
@@ -166,7 +170,8 @@ impl Engine {
         }
     }
 
-    /// Queues one operation; io_uring sends queued operations in one batch at the next `reap`.
+    /// Queues one operation; io_uring sends queued operations once `submit_batch` of them are
+    /// queued, and whatever is left at the next `reap`.
     pub fn submit(&mut self, op: Op) -> Result<(), EngineError> {
         match self {
             Engine::Uring(e) => e.submit(op),

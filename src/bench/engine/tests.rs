@@ -20,6 +20,7 @@ fn round_trip(kind: EngineKind, depth: u32) {
         kind,
         depth,
         slot_len: 8192,
+        submit_batch: 1,
     };
     let mut engine = Engine::new(&cfg, files(&dir)).expect("engine");
     for slot in 0..depth {
@@ -88,6 +89,7 @@ fn errors_come_back_as_errno() {
             kind,
             depth: 1,
             slot_len: 4096,
+            submit_batch: 1,
         };
         let mut engine =
             Engine::new(&cfg, Arc::from(vec![ro.try_clone().expect("dup")])).expect("engine");
