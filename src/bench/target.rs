@@ -1,7 +1,7 @@
 //! Test files: the `SQLIOSIM-BENCH` header that marks files we created, creating and filling
 //! them with stamped incompressible data, and opening them with the requested flags.
 //!
-//! Layout: the first 4 KiB hold a text header (`SQLIOSIM-BENCH v1`, the seed, the size);
+//! Layout: the first 4 KiB hold a text header (`SQLIOSIM-BENCH v2`, the seed, the size);
 //! the rest of the first MiB is unused, so that I/O starts 1 MiB-aligned like a partition;
 //! the measured region is `[1 MiB, size)` rounded down to whole blocks.
 
@@ -17,7 +17,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Where measured I/O begins.
 pub const DATA_OFFSET: u64 = 1 << 20;
 /// First line of the header.
-pub const MAGIC: &str = "SQLIOSIM-BENCH v1";
+pub const MAGIC: &str = "SQLIOSIM-BENCH v2";
+/// First line of the header of files from before the stamp checksum changed: still ours, but
+/// their stamps no longer check, so they are filled again as if new.
+const MAGIC_V1: &str = "SQLIOSIM-BENCH v1";
 const FILL_CHUNK: usize = 1 << 20;
 
 /// How the file is opened for a run.
@@ -69,21 +72,42 @@ fn header_text(seed: u64, size: u64) -> Vec<u8> {
     b
 }
 
-/// Reads the header of `file`: `Some(seed)` when it is one of ours.
-pub fn read_seed(file: &File) -> Option<u64> {
+/// What the first bytes of an existing file say about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Header {
+    /// A current bench file with this seed.
+    Ours(u64),
+    /// A bench file from before the stamp format changed (`SQLIOSIM-BENCH v1`).
+    OursOld,
+    /// Anything else.
+    Foreign,
+}
+
+/// Reads the header of `file`.
+pub fn read_header(file: &File) -> Header {
     let mut b = vec![0u8; 512];
-    let n = file.read_at(&mut b, 0).ok()?;
-    let text = std::str::from_utf8(&b[..n]).ok().or_else(|| {
-        let end = b.iter().position(|&c| c == 0).unwrap_or(n);
-        std::str::from_utf8(&b[..end]).ok()
-    })?;
+    let Ok(n) = file.read_at(&mut b, 0) else {
+        return Header::Foreign;
+    };
+    let end = b[..n].iter().position(|&c| c == 0).unwrap_or(n);
+    let text = String::from_utf8_lossy(&b[..end]);
     let mut lines = text.lines();
-    if lines.next()? != MAGIC {
-        return None;
+    match lines.next() {
+        Some(MAGIC) => lines
+            .find_map(|l| l.strip_prefix("seed="))
+            .and_then(|s| s.parse().ok())
+            .map_or(Header::Foreign, Header::Ours),
+        Some(MAGIC_V1) => Header::OursOld,
+        _ => Header::Foreign,
     }
-    lines
-        .find_map(|l| l.strip_prefix("seed="))
-        .and_then(|s| s.parse().ok())
+}
+
+/// Reads the header of `file`: `Some(seed)` when it is a current bench file of ours.
+pub fn read_seed(file: &File) -> Option<u64> {
+    match read_header(file) {
+        Header::Ours(seed) => Some(seed),
+        Header::OursOld | Header::Foreign => None,
+    }
 }
 
 /// Makes `path` a bench file of at least `size` bytes: creates and fills it when missing,
@@ -113,10 +137,16 @@ pub fn prepare(
     } else {
         None
     };
-    let ours = probe.as_ref().and_then(read_seed);
+    let header = probe.as_ref().map_or(Header::Foreign, read_header);
+    let ours = match header {
+        Header::Ours(seed) => Some(seed),
+        Header::OursOld | Header::Foreign => None,
+    };
     let (seed, fill_from) = match ours {
         Some(seed) => (seed, old_len.max(DATA_OFFSET)),
-        None if old_len == 0 || force => (rand::rng().random::<u64>(), DATA_OFFSET),
+        None if old_len == 0 || force || header == Header::OursOld => {
+            (rand::rng().random::<u64>(), DATA_OFFSET)
+        }
         None => {
             return Err(BenchError::NotOurs {
                 path: path.to_path_buf(),
@@ -178,6 +208,7 @@ fn fill(
 ) -> Result<u64, BenchError> {
     let mut buf = AlignedBuffers::new(1, FILL_CHUNK)?;
     rand::rngs::SmallRng::seed_from_u64(seed).fill(buf.slot_mut(0));
+    let mut crcs = stamp::PayloadCrcs::default();
     let mut off = from;
     while off < to {
         let len = ((to - off) as usize).min(FILL_CHUNK) / 4096 * 4096;
@@ -192,7 +223,7 @@ fn fill(
             });
         }
         let chunk = &mut buf.slot_mut(0)[..len];
-        stamp::stamp(chunk, off, seed, 0);
+        stamp::stamp_cached(chunk, off, seed, 0, &mut crcs);
         file.write_all_at(chunk, off)
             .map_err(|e| BenchError::io("fill", path, e))?;
         off += len as u64;

@@ -76,6 +76,7 @@ pub struct Worker<'a> {
     engine: Engine,
     rng: SmallRng,
     slots: Vec<Slot>,
+    crcs: Vec<stamp::PayloadCrcs>,
     idle: Vec<u32>,
     blocks: u64,
     next_seq_block: u64,
@@ -119,6 +120,7 @@ impl<'a> Worker<'a> {
             job.depth as usize
         ];
         let idle = (0..job.depth).rev().collect();
+        let crcs = vec![stamp::PayloadCrcs::default(); job.depth as usize];
         let (writes, stats) = (0, ThreadStats::default());
         Ok(Worker {
             job,
@@ -126,6 +128,7 @@ impl<'a> Worker<'a> {
             engine,
             rng,
             slots,
+            crcs,
             idle,
             blocks,
             next_seq_block,
@@ -169,10 +172,13 @@ impl<'a> Worker<'a> {
 
     fn issue(&mut self, slot: u32) -> Result<(), BenchError> {
         let (kind, offset) = (self.next_kind(), self.next_offset());
-        if kind == OpKind::Write && self.job.stamps_writes() {
+        let cache = &mut self.crcs[slot as usize];
+        if kind == OpKind::Read {
+            cache.invalidate();
+        } else if self.job.stamps_writes() {
             self.writes += 1;
             let (seed, seq) = (self.at.file_seed, self.writes);
-            stamp::stamp(self.engine.buffer_mut(slot), offset, seed, seq);
+            stamp::stamp_cached(self.engine.buffer_mut(slot), offset, seed, seq, cache);
         }
         let issued = Instant::now();
         self.slots[slot as usize] = Slot {

@@ -80,9 +80,7 @@ fn target_size(path: &Path, size: Option<u64>) -> u64 {
         return s;
     }
     let ours = std::fs::File::open(path)
-        .ok()
-        .and_then(|f| target::read_seed(&f))
-        .is_some();
+        .is_ok_and(|f| target::read_header(&f) != target::Header::Foreign);
     match std::fs::metadata(path) {
         Ok(m) if ours => m.len(),
         _ => 1 << 30,

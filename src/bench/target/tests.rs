@@ -49,3 +49,20 @@ fn an_interrupted_fill_leaves_a_file_the_next_run_continues() {
     let p = prepare(&path, 4 << 20, false, true, &GO).expect("continue");
     assert_eq!((p.seed, p.size, p.filled), (seed, 4 << 20, 3 << 20));
 }
+
+#[test]
+fn a_version_1_file_is_ours_and_filled_again_with_current_stamps() {
+    let dir = tempfile::tempdir_in(".").expect("tempdir");
+    let path = dir.path().join("old.dat");
+    let mut old = b"SQLIOSIM-BENCH v1\nseed=7\nsize=3145728\n".to_vec();
+    old.resize(3 << 20, 0xAB);
+    std::fs::write(&path, &old).expect("write");
+    assert_eq!(read_header(&File::open(&path).expect("open")), Header::OursOld);
+    let p = prepare(&path, 2 << 20, false, true, &GO).expect("no --force needed");
+    assert_eq!((p.size, p.filled), (3 << 20, 2 << 20));
+    let f = File::open(&path).expect("open");
+    assert_eq!(read_header(&f), Header::Ours(p.seed));
+    let mut block = vec![0u8; 8192];
+    f.read_exact_at(&mut block, (3 << 20) - 8192).expect("read");
+    assert_eq!(stamp::check(&block, (3 << 20) - 8192, p.seed), Ok(()));
+}
