@@ -119,7 +119,7 @@ pub enum EngineError {
 /// A per-thread I/O engine: aligned buffers plus an io_uring ring or a psync pool.
 pub enum Engine {
     /// The io_uring back end.
-    Uring(uring::UringEngine),
+    Uring(Box<uring::UringEngine>),
     /// The pread/pwrite back end.
     Psync(psync::PsyncEngine),
 }
@@ -134,7 +134,7 @@ impl Engine {
         }
         let batch = cfg.submit_batch.max(1) as usize;
         match uring::UringEngine::new(files.clone(), buffers, batch) {
-            Ok(engine) => Ok(Engine::Uring(engine)),
+            Ok(engine) => Ok(Engine::Uring(Box::new(engine))),
             Err((err, buffers)) if uring::is_refusal(&err) => {
                 Ok(Engine::Psync(psync::PsyncEngine::new(files, buffers)?))
             }
