@@ -33,6 +33,23 @@ pub enum BenchError {
         /// The file.
         path: PathBuf,
     },
+    /// A block device without our header, and the run would write to it or check stamps.
+    #[error(
+        "{path} is a block device without a SQLIOSIM-BENCH header; {}",
+        if *verify {
+            "--verify needs a device prepared by sqliosim bench: run once with --force (which \
+             overwrites the device) or drop --verify"
+        } else {
+            "writing would destroy its contents: pass --force to overwrite it, or run \
+             --rw read, which reads it without writing"
+        }
+    )]
+    DeviceNotOurs {
+        /// The device.
+        path: PathBuf,
+        /// The refusal is for `--verify` (otherwise for writing).
+        verify: bool,
+    },
     /// Ctrl-C arrived while the test file was being filled.
     #[error(
         "filling {path} was interrupted at {} MiB; the next run carries on from there",

@@ -34,12 +34,34 @@ pub fn fs_name(magic: u64) -> (&'static str, bool) {
     }
 }
 
+/// What a block device says of direct I/O: (description, enforcing, logical block size).
+/// A loop device whose backing file is read through the page cache
+/// (`/sys/dev/block/M:m/loop/dio` is 0) does not give direct-I/O figures.
+fn device_facts(rdev: u64) -> (&'static str, bool, u32) {
+    let sys = format!(
+        "/sys/dev/block/{}:{}",
+        rustix::fs::major(rdev),
+        rustix::fs::minor(rdev)
+    );
+    let loop_dio = std::fs::read_to_string(format!("{sys}/loop/dio")).ok();
+    let (name, enforcing) = match loop_dio.as_deref().map(str::trim) {
+        Some("0") => (
+            "a loop device that reads its backing file through the page cache (losetup --direct-io=on avoids it)",
+            false,
+        ),
+        Some(_) => ("loop device with direct I/O", true),
+        None => ("block device", true),
+    };
+    let block = std::fs::read_to_string(format!("{sys}/queue/logical_block_size"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    (name, enforcing, block)
+}
+
 /// Probes `file` (opened with O_DIRECT when `requested`).
 pub fn probe(file: &File, requested: bool) -> DirectIo {
-    let magic = rustix::fs::fstatfs(file)
-        .map(|s| s.f_type as u64)
-        .unwrap_or(0);
-    let (name, enforcing) = fs_name(magic);
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let sx = rustix::fs::statx(
         file,
         "",
@@ -52,6 +74,25 @@ pub fn probe(file: &File, requested: bool) -> DirectIo {
         }
         _ => (0, 0),
     };
+    let device = file
+        .metadata()
+        .ok()
+        .filter(|m| m.file_type().is_block_device());
+    if let Some(m) = device {
+        // The device node lives on devtmpfs, whose magic says nothing about the device.
+        let (name, enforcing, block) = device_facts(m.rdev());
+        return DirectIo {
+            requested,
+            honoured: requested && enforcing,
+            filesystem: name.to_string(),
+            dio_mem_align: mem,
+            dio_offset_align: if off > 0 { off } else { block },
+        };
+    }
+    let magic = rustix::fs::fstatfs(file)
+        .map(|s| s.f_type as u64)
+        .unwrap_or(0);
+    let (name, enforcing) = fs_name(magic);
     // DIOALIGN is the positive proof; kernels older than 6.1 do not report it, so a known
     // enforcing filesystem counts too.
     let honoured = requested && enforcing && (mem > 0 || magic != 0);

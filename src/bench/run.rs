@@ -58,7 +58,13 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
     let mut infos = Vec::new();
     let write = job.read_pct < 100;
     for t in &job.targets {
-        let p = target::prepare(&t.path, t.size, job.force, job.direct, stop)?;
+        let access = target::Access {
+            force: job.force,
+            direct: job.direct,
+            write,
+            verify: job.verify,
+        };
+        let p = target::prepare(&t.path, t.size, access, stop)?;
         let mode = OpenMode {
             direct: job.direct,
             dsync: job.write_through,

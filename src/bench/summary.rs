@@ -53,8 +53,12 @@ pub struct Summary {
     pub cpu_us_per_io: f64,
     /// Failed operations.
     pub errors: u64,
+    /// The first failed operation, if any.
+    pub first_error: Option<String>,
     /// Reads that failed verification.
     pub verify_failures: u64,
+    /// The first verification failures (up to ten per thread), naming file and offset.
+    pub verify_samples: Vec<String>,
     /// I/Os completed in each second of the window.
     pub timeline: Vec<u64>,
     /// Honesty warnings.
@@ -107,7 +111,9 @@ impl Summary {
                 0.0
             },
             errors: t.errors,
+            first_error: t.first_error.clone(),
             verify_failures: t.verify_failures,
+            verify_samples: t.verify_samples.clone(),
             timeline: t.timeline.clone(),
             warnings: r.warnings.clone(),
         }

@@ -75,8 +75,13 @@ fn header_text(seed: u64, size: u64) -> Vec<u8> {
 /// What the first bytes of an existing file say about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Header {
-    /// A current bench file with this seed.
-    Ours(u64),
+    /// A current bench file (or device) with this seed and prepared size.
+    Ours {
+        /// Seed of its stamps.
+        seed: u64,
+        /// The `size=` line: how far it was prepared (0 when missing).
+        size: u64,
+    },
     /// A bench file from before the stamp format changed (`SQLIOSIM-BENCH v1`).
     OursOld,
     /// Anything else.
@@ -92,11 +97,19 @@ pub fn read_header(file: &File) -> Header {
     let end = b[..n].iter().position(|&c| c == 0).unwrap_or(n);
     let text = String::from_utf8_lossy(&b[..end]);
     let mut lines = text.lines();
-    match lines.next() {
-        Some(MAGIC) => lines
-            .find_map(|l| l.strip_prefix("seed="))
+    let field = |text: &str, key: &str| -> Option<u64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
             .and_then(|s| s.parse().ok())
-            .map_or(Header::Foreign, Header::Ours),
+    };
+    match lines.next() {
+        Some(MAGIC) => match field(&text, "seed=") {
+            Some(seed) => Header::Ours {
+                seed,
+                size: field(&text, "size=").unwrap_or(0),
+            },
+            None => Header::Foreign,
+        },
         Some(MAGIC_V1) => Header::OursOld,
         _ => Header::Foreign,
     }
@@ -105,28 +118,130 @@ pub fn read_header(file: &File) -> Header {
 /// Reads the header of `file`: `Some(seed)` when it is a current bench file of ours.
 pub fn read_seed(file: &File) -> Option<u64> {
     match read_header(file) {
-        Header::Ours(seed) => Some(seed),
+        Header::Ours { seed, .. } => Some(seed),
         Header::OursOld | Header::Foreign => None,
     }
 }
 
+/// What a run will do with its target, which decides what preparing it may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    /// Overwrite what is not ours.
+    pub force: bool,
+    /// Fill with O_DIRECT.
+    pub direct: bool,
+    /// The run writes.
+    pub write: bool,
+    /// The run checks stamps of what it reads.
+    pub verify: bool,
+}
+
+/// True when `path` is a block device.
+pub fn is_block_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+}
+
+/// Size of the block device at `path` in bytes (its end, as `lseek` reports it).
+pub fn device_size(path: &Path) -> Result<u64, BenchError> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = File::open(path).map_err(|e| BenchError::io("open", path, e))?;
+    f.seek(SeekFrom::End(0))
+        .map_err(|e| BenchError::io("size", path, e))
+}
+
+/// The size a run on `path` uses when none is given: an existing bench file's size, a
+/// block device's prepared size (its header) or whole size, else 1 GiB for a new file.
+pub fn default_size(path: &Path) -> u64 {
+    let header = File::open(path).map_or(Header::Foreign, |f| read_header(&f));
+    if is_block_device(path) {
+        return match header {
+            Header::Ours { size, .. } if size > 0 => size,
+            _ => device_size(path).unwrap_or(0),
+        };
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if header != Header::Foreign => m.len(),
+        _ => 1 << 30,
+    }
+}
+
+/// Makes a block device ready for a run over `[0, size)`, `size` capped at the device.
+///
+/// A device is never written unless it carries our header or `force` is given. A device
+/// that is not ours can still be read (`--rw read` without `--verify`): nothing is written
+/// and the run reads whatever is there, as fio would.
+fn prepare_device(
+    path: &Path,
+    size: u64,
+    access: Access,
+    stop: &AtomicBool,
+) -> Result<Prepared, BenchError> {
+    let whole = device_size(path)?;
+    let size = size.min(whole) / 4096 * 4096;
+    if size < DATA_OFFSET + 4096 {
+        return Err(BenchError::Usage(format!(
+            "{}: the device ({whole} bytes, using {size}) leaves no room after the 1 MiB \
+             header area",
+            path.display()
+        )));
+    }
+    let probe = File::open(path).map_err(|e| BenchError::io("open", path, e))?;
+    let (seed, fill_from) = match read_header(&probe) {
+        Header::Ours { seed, size: done } => (seed, done.max(DATA_OFFSET)),
+        Header::OursOld => (rand::rng().random::<u64>(), DATA_OFFSET),
+        Header::Foreign if access.force => (rand::rng().random::<u64>(), DATA_OFFSET),
+        Header::Foreign if !access.write && !access.verify => {
+            return Ok(Prepared {
+                seed: 0,
+                size,
+                filled: 0,
+            })
+        }
+        Header::Foreign => {
+            return Err(BenchError::DeviceNotOurs {
+                path: path.to_path_buf(),
+                verify: access.verify,
+            })
+        }
+    };
+    if fill_from >= size {
+        return Ok(Prepared {
+            seed,
+            size,
+            filled: 0,
+        });
+    }
+    let file = open_for_fill(path, access.direct)?;
+    write_header(&file, path, seed, fill_from)?;
+    let filled = fill(&file, path, seed, fill_from, size, stop)?;
+    write_header(&file, path, seed, size)?;
+    file.sync_data()
+        .map_err(|e| BenchError::io("sync", path, e))?;
+    Ok(Prepared { seed, size, filled })
+}
+
 /// Makes `path` a bench file of at least `size` bytes: creates and fills it when missing,
-/// extends it when ours and short, refuses a foreign non-empty file unless `force`.
+/// extends it when ours and short, refuses a foreign non-empty file unless `force`. Block
+/// devices are handled by [`prepare_device`].
 ///
 /// The header is written before the data, so a fill cut short by `stop` leaves a file that is
 /// ours and shorter than asked: the next run carries on from where this one stopped.
 pub fn prepare(
     path: &Path,
     size: u64,
-    force: bool,
-    direct: bool,
+    access: Access,
     stop: &AtomicBool,
 ) -> Result<Prepared, BenchError> {
+    let Access { force, direct, .. } = access;
     let existing = std::fs::metadata(path).ok();
     if let Some(m) = &existing {
+        if is_block_device(path) {
+            return prepare_device(path, size, access, stop);
+        }
         if !m.is_file() {
             return Err(BenchError::Usage(format!(
-                "{} is not a regular file; sqliosim bench tests regular files",
+                "{} is neither a regular file nor a block device",
                 path.display()
             )));
         }
@@ -139,7 +254,7 @@ pub fn prepare(
     };
     let header = probe.as_ref().map_or(Header::Foreign, read_header);
     let ours = match header {
-        Header::Ours(seed) => Some(seed),
+        Header::Ours { seed, .. } => Some(seed),
         Header::OursOld | Header::Foreign => None,
     };
     let (seed, fill_from) = match ours {

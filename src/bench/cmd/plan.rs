@@ -74,17 +74,9 @@ fn block(switch: &str, s: &str) -> Result<u32, BadValue> {
         .ok_or_else(|| bad(switch, s, "a block size up to 4G"))
 }
 
-/// Size to use for `path`: `--size`, else the existing bench file's size, else 1 GiB.
+/// Size to use for `path`: `--size`, else what [`target::default_size`] finds.
 fn target_size(path: &Path, size: Option<u64>) -> u64 {
-    if let Some(s) = size {
-        return s;
-    }
-    let ours = std::fs::File::open(path)
-        .is_ok_and(|f| target::read_header(&f) != target::Header::Foreign);
-    match std::fs::metadata(path) {
-        Ok(m) if ours => m.len(),
-        _ => 1 << 30,
-    }
+    size.unwrap_or_else(|| target::default_size(path))
 }
 
 fn engine(s: &str) -> Result<EngineKind, BadValue> {

@@ -89,8 +89,9 @@ pub struct EngineConfig {
     pub depth: u32,
     /// Length of each buffer slot in bytes (a multiple of 4096 is safest for O_DIRECT).
     pub slot_len: usize,
-    /// io_uring: send queued operations to the kernel once this many are queued (fio's
-    /// `iodepth_batch_submit`); `submit` flushes at 1, `reap` flushes whatever is left.
+    /// io_uring: send queued operations to the kernel in groups of this many (fio's
+    /// `iodepth_batch_submit`): a full group goes when the next operation is queued, and
+    /// `reap` sends whatever is left together with its wait.
     pub submit_batch: u32,
 }
 
@@ -170,8 +171,8 @@ impl Engine {
         }
     }
 
-    /// Queues one operation; io_uring sends queued operations once `submit_batch` of them are
-    /// queued, and whatever is left at the next `reap`.
+    /// Queues one operation; io_uring sends queued operations in groups of `submit_batch`,
+    /// and whatever is left at the next `reap`.
     pub fn submit(&mut self, op: Op) -> Result<(), EngineError> {
         match self {
             Engine::Uring(e) => e.submit(op),

@@ -1,5 +1,5 @@
 //! The io_uring back end: one ring per engine, operations queued on the submission ring and
-//! sent once `batch` of them are queued (the rest with the next wait for completions),
+//! sent in groups of `batch` (the rest with the next wait for completions),
 //! registered files and registered buffers (READ_FIXED / WRITE_FIXED) when the kernel accepts
 //! them.
 //!
@@ -134,8 +134,8 @@ impl UringEngine {
         entry.user_data(op.user_data)
     }
 
-    /// Queues `op` on the submission ring; the queue goes to the kernel once `batch` operations
-    /// are waiting, else at the next `reap`.
+    /// Queues `op` on the submission ring; what is queued goes to the kernel when `batch`
+    /// operations are waiting and another arrives, else at the next `reap`.
     pub fn submit(&mut self, op: Op) -> Result<(), EngineError> {
         assert!(
             self.in_flight < self.buffers.slots(),
@@ -144,8 +144,11 @@ impl UringEngine {
         let entry = self.entry(&op);
         // The ring has at least `slots` entries and at most `slots` operations are in flight,
         // so the queue has room; flush defensively if it does not.
-        if self.ring.submission().is_full() {
-            self.ring.submit().map_err(EngineError::Submit)?;
+        // A full batch goes out when the next operation arrives, not when it fills: the last
+        // operation before a wait then travels with the wait in a single `io_uring_enter`
+        // (one system call per I/O at queue depth 1).
+        if self.queued >= self.batch || self.ring.submission().is_full() {
+            self.flush()?;
         }
         // SAFETY: the entry's buffer is a slot of `self.buffers` and its fd belongs to
         // `self.files`; both outlive the operation because `Drop` waits for every completion.
@@ -153,9 +156,6 @@ impl UringEngine {
             .map_err(|_| EngineError::Submit(io::Error::other("submission queue full")))?;
         self.in_flight += 1;
         self.queued += 1;
-        if self.queued >= self.batch {
-            self.flush()?;
-        }
         Ok(())
     }
 

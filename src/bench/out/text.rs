@@ -88,12 +88,18 @@ pub fn run_report(s: &Summary) -> String {
     o.push_str(&latency_table(s));
     let line: Vec<String> = s.timeline.iter().map(u64::to_string).collect();
     let _ = writeln!(o, "\nI/Os per second: {}", line.join(" "));
+    if let Some(e) = &s.first_error {
+        let _ = writeln!(o, "ERRORS: {} failed I/O(s); first: {e}", s.errors);
+    }
     if s.verify_failures > 0 {
         let _ = writeln!(
             o,
             "VERIFY: {} read(s) did not match their stamp",
             s.verify_failures
         );
+        for m in &s.verify_samples {
+            let _ = writeln!(o, "  {m}");
+        }
     }
     for w in &s.warnings {
         let _ = writeln!(o, "warning: {w}");

@@ -3,12 +3,19 @@
 use super::*;
 
 static GO: AtomicBool = AtomicBool::new(false);
+const NEW: Access = Access {
+    force: false,
+    direct: true,
+    write: true,
+    verify: false,
+};
+const FORCED: Access = Access { force: true, ..NEW };
 
 #[test]
 fn creates_fills_and_recognises_its_files() {
     let dir = tempfile::tempdir_in(".").expect("tempdir");
     let path = dir.path().join("b.dat");
-    let p = prepare(&path, 3 << 20, false, true, &GO).expect("create");
+    let p = prepare(&path, 3 << 20, NEW, &GO).expect("create");
     assert_eq!(p.size, 3 << 20);
     assert_eq!(p.filled, 2 << 20);
     let f = File::open(&path).expect("open");
@@ -17,9 +24,9 @@ fn creates_fills_and_recognises_its_files() {
     f.read_exact_at(&mut block, DATA_OFFSET + 8192)
         .expect("read");
     assert_eq!(stamp::check(&block, DATA_OFFSET + 8192, p.seed), Ok(()));
-    let again = prepare(&path, 3 << 20, false, true, &GO).expect("reuse");
+    let again = prepare(&path, 3 << 20, NEW, &GO).expect("reuse");
     assert_eq!((again.seed, again.filled), (p.seed, 0));
-    let grown = prepare(&path, 4 << 20, false, true, &GO).expect("extend");
+    let grown = prepare(&path, 4 << 20, NEW, &GO).expect("extend");
     assert_eq!(
         (grown.seed, grown.filled, grown.size),
         (p.seed, 1 << 20, 4 << 20)
@@ -31,10 +38,10 @@ fn refuses_foreign_files_without_force() {
     let dir = tempfile::tempdir_in(".").expect("tempdir");
     let path = dir.path().join("precious.db");
     std::fs::write(&path, b"customer data").expect("write");
-    let err = prepare(&path, 2 << 20, false, true, &GO).expect_err("must refuse");
+    let err = prepare(&path, 2 << 20, NEW, &GO).expect_err("must refuse");
     assert!(matches!(err, BenchError::NotOurs { .. }), "{err}");
     assert_eq!(std::fs::read(&path).expect("read"), b"customer data");
-    let p = prepare(&path, 2 << 20, true, true, &GO).expect("forced");
+    let p = prepare(&path, 2 << 20, FORCED, &GO).expect("forced");
     assert_eq!(read_seed(&File::open(&path).expect("open")), Some(p.seed));
 }
 
@@ -43,10 +50,10 @@ fn an_interrupted_fill_leaves_a_file_the_next_run_continues() {
     let dir = tempfile::tempdir_in(".").expect("tempdir");
     let path = dir.path().join("i.dat");
     let stop = AtomicBool::new(true);
-    let err = prepare(&path, 4 << 20, false, true, &stop).expect_err("stopped");
+    let err = prepare(&path, 4 << 20, NEW, &stop).expect_err("stopped");
     assert!(matches!(err, BenchError::FillInterrupted { .. }), "{err}");
     let seed = read_seed(&File::open(&path).expect("open")).expect("header written first");
-    let p = prepare(&path, 4 << 20, false, true, &GO).expect("continue");
+    let p = prepare(&path, 4 << 20, NEW, &GO).expect("continue");
     assert_eq!((p.seed, p.size, p.filled), (seed, 4 << 20, 3 << 20));
 }
 
@@ -57,11 +64,20 @@ fn a_version_1_file_is_ours_and_filled_again_with_current_stamps() {
     let mut old = b"SQLIOSIM-BENCH v1\nseed=7\nsize=3145728\n".to_vec();
     old.resize(3 << 20, 0xAB);
     std::fs::write(&path, &old).expect("write");
-    assert_eq!(read_header(&File::open(&path).expect("open")), Header::OursOld);
-    let p = prepare(&path, 2 << 20, false, true, &GO).expect("no --force needed");
+    assert_eq!(
+        read_header(&File::open(&path).expect("open")),
+        Header::OursOld
+    );
+    let p = prepare(&path, 2 << 20, NEW, &GO).expect("no --force needed");
     assert_eq!((p.size, p.filled), (3 << 20, 2 << 20));
     let f = File::open(&path).expect("open");
-    assert_eq!(read_header(&f), Header::Ours(p.seed));
+    assert_eq!(
+        read_header(&f),
+        Header::Ours {
+            seed: p.seed,
+            size: 3 << 20
+        }
+    );
     let mut block = vec![0u8; 8192];
     f.read_exact_at(&mut block, (3 << 20) - 8192).expect("read");
     assert_eq!(stamp::check(&block, (3 << 20) - 8192, p.seed), Ok(()));
