@@ -50,6 +50,16 @@ pub enum BenchError {
         /// The refusal is for `--verify` (otherwise for writing).
         verify: bool,
     },
+    /// `--verify` on a target an earlier run wrote without stamps.
+    #[error(
+        "{path}: an earlier run wrote blocks without stamps (--data zeros, or blocks or offsets \
+         that are not multiples of 4 KiB), so --verify would report them; pass --force to fill \
+         it again with stamped data, or drop --verify"
+    )]
+    StampsBroken {
+        /// The file or device.
+        path: PathBuf,
+    },
     /// Ctrl-C arrived while the test file was being filled.
     #[error(
         "filling {path} was interrupted at {} MiB; the next run carries on from there",

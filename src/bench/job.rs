@@ -82,6 +82,10 @@ pub struct Job {
     /// io_uring: operations sent per `io_uring_enter` while refilling the queue (1 = each as
     /// soon as it is ready, like fio's default `iodepth_batch_submit`).
     pub submit_batch: u32,
+    /// Measured I/O starts at this file offset (at least the 1 MiB header area).
+    pub base_offset: u64,
+    /// Measured I/O stays below this file offset (`None`: the end of the file).
+    pub max_offset: Option<u64>,
     /// Overwrite files that are not ours.
     pub force: bool,
     /// Seed of the offset and read/write choices.
@@ -115,15 +119,26 @@ impl Job {
         if self.read_pct > 100 {
             return usage(format!("read percentage {} is above 100", self.read_pct));
         }
-        if self.verify && (self.data == DataMode::Zeros || !self.block_size.is_multiple_of(4096)) {
+        if self.verify && !self.stamps_writes() {
             return usage(
-                "--verify needs --data random and a block size that is a multiple of 4K".into(),
+                "--verify needs --data random, and a block size and base offset that are \
+                 multiples of 4K"
+                    .into(),
             );
         }
+        if self.base_offset < DATA_OFFSET || !self.base_offset.is_multiple_of(512) {
+            return usage(format!(
+                "base offset {} must be a multiple of 512 and at least 1 MiB (the first MiB \
+                 holds the file's header)",
+                self.base_offset
+            ));
+        }
         for t in &self.targets {
-            if t.size < DATA_OFFSET + u64::from(self.block_size) {
+            let (start, end) = self.region(t.size);
+            if end < start + u64::from(self.block_size) {
                 return usage(format!(
-                    "{}: size {} leaves no room for one {}-byte block after the 1 MiB header area",
+                    "{}: the region [{start}, {end}) of a {}-byte file has no room for one \
+                     {}-byte block (the first MiB holds the file's header)",
                     t.path.display(),
                     t.size,
                     self.block_size
@@ -139,9 +154,17 @@ impl Job {
         Ok(())
     }
 
+    /// The measured region `[start, end)` of a file of `size` bytes.
+    pub fn region(&self, size: u64) -> (u64, u64) {
+        let end = self.max_offset.map_or(size, |m| m.min(size));
+        (self.base_offset, end.max(self.base_offset))
+    }
+
     /// Whether writes get 4 KiB stamps.
     pub fn stamps_writes(&self) -> bool {
-        self.data == DataMode::Random && self.block_size.is_multiple_of(4096)
+        self.data == DataMode::Random
+            && self.block_size.is_multiple_of(4096)
+            && self.base_offset.is_multiple_of(4096)
     }
 
     /// A job with common defaults on one file, for tests and front ends to adjust.
@@ -163,6 +186,8 @@ impl Job {
             rate_iops: None,
             engine: EngineKind::Uring,
             submit_batch: 1,
+            base_offset: DATA_OFFSET,
+            max_offset: None,
             force: false,
             seed: 0x5eed,
         }

@@ -63,6 +63,7 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
             direct: job.direct,
             write,
             verify: job.verify,
+            unstamped_writes: write && !job.stamps_writes(),
         };
         let p = target::prepare(&t.path, t.size, access, stop)?;
         let mode = OpenMode {

@@ -62,9 +62,10 @@ pub fn open(path: &Path, mode: OpenMode) -> Result<File, BenchError> {
         .map_err(|e| BenchError::io("open", path, e))
 }
 
-fn header_text(seed: u64, size: u64) -> Vec<u8> {
+fn header_text(seed: u64, size: u64, intact: bool) -> Vec<u8> {
+    let stamps = if intact { "intact" } else { "broken" };
     let text = format!(
-        "{MAGIC}\nseed={seed}\nsize={size}\ndata_offset={DATA_OFFSET}\n\
+        "{MAGIC}\nseed={seed}\nsize={size}\ndata_offset={DATA_OFFSET}\nstamps={stamps}\n\
          This file was created by `sqliosim bench`; its blocks carry 4 KiB stamps.\n"
     );
     let mut b = text.into_bytes();
@@ -81,6 +82,9 @@ pub enum Header {
         seed: u64,
         /// The `size=` line: how far it was prepared (0 when missing).
         size: u64,
+        /// False once a run wrote data without stamps (`stamps=broken`): `--verify` would
+        /// report those blocks, so it is refused until the file is filled again.
+        intact: bool,
     },
     /// A bench file from before the stamp format changed (`SQLIOSIM-BENCH v1`).
     OursOld,
@@ -107,6 +111,7 @@ pub fn read_header(file: &File) -> Header {
             Some(seed) => Header::Ours {
                 seed,
                 size: field(&text, "size=").unwrap_or(0),
+                intact: !text.lines().any(|l| l == "stamps=broken"),
             },
             None => Header::Foreign,
         },
@@ -134,6 +139,42 @@ pub struct Access {
     pub write: bool,
     /// The run checks stamps of what it reads.
     pub verify: bool,
+    /// The run writes blocks without stamps (`--data zeros`, or blocks or offsets that are
+    /// not multiples of 4 KiB): the header then says so before the first write.
+    pub unstamped_writes: bool,
+}
+
+/// What an existing header lets a run do: the seed and how far the target is prepared, or
+/// `None` when it must be (re)filled from the start; refuses what must not happen.
+fn reusable(path: &Path, header: Header, access: Access) -> Result<Option<(u64, u64)>, BenchError> {
+    match header {
+        Header::Ours { intact: false, .. } if access.verify && !access.force => {
+            Err(BenchError::StampsBroken {
+                path: path.to_path_buf(),
+            })
+        }
+        Header::Ours { intact: false, .. } if access.verify => Ok(None),
+        Header::Ours { seed, size, .. } => Ok(Some((seed, size))),
+        Header::OursOld | Header::Foreign => Ok(None),
+    }
+}
+
+/// Marks the header's stamps as broken before a run that writes unstamped blocks.
+fn mark_unstamped(path: &Path, access: Access, p: &Prepared) -> Result<(), BenchError> {
+    if !access.unstamped_writes || p.seed == 0 {
+        return Ok(());
+    }
+    let probe = File::open(path).map_err(|e| BenchError::io("open", path, e))?;
+    if let Header::Ours {
+        intact: true, size, ..
+    } = read_header(&probe)
+    {
+        let file = open_for_fill(path, access.direct)?;
+        write_header(&file, path, p.seed, size, false)?;
+        file.sync_data()
+            .map_err(|e| BenchError::io("sync", path, e))?;
+    }
+    Ok(())
 }
 
 /// True when `path` is a block device.
@@ -187,38 +228,42 @@ fn prepare_device(
         )));
     }
     let probe = File::open(path).map_err(|e| BenchError::io("open", path, e))?;
-    let (seed, fill_from) = match read_header(&probe) {
-        Header::Ours { seed, size: done } => (seed, done.max(DATA_OFFSET)),
-        Header::OursOld => (rand::rng().random::<u64>(), DATA_OFFSET),
-        Header::Foreign if access.force => (rand::rng().random::<u64>(), DATA_OFFSET),
-        Header::Foreign if !access.write && !access.verify => {
+    let header = read_header(&probe);
+    let (seed, fill_from) = match (reusable(path, header, access)?, header) {
+        (Some((seed, done)), _) => (seed, done.max(DATA_OFFSET)),
+        (None, Header::Ours { .. } | Header::OursOld) => (rand::rng().random::<u64>(), DATA_OFFSET),
+        (None, Header::Foreign) if access.force => (rand::rng().random::<u64>(), DATA_OFFSET),
+        (None, Header::Foreign) if !access.write && !access.verify => {
             return Ok(Prepared {
                 seed: 0,
                 size,
                 filled: 0,
             })
         }
-        Header::Foreign => {
+        (None, Header::Foreign) => {
             return Err(BenchError::DeviceNotOurs {
                 path: path.to_path_buf(),
                 verify: access.verify,
             })
         }
     };
-    if fill_from >= size {
-        return Ok(Prepared {
+    let prepared = if fill_from >= size {
+        Prepared {
             seed,
             size,
             filled: 0,
-        });
-    }
-    let file = open_for_fill(path, access.direct)?;
-    write_header(&file, path, seed, fill_from)?;
-    let filled = fill(&file, path, seed, fill_from, size, stop)?;
-    write_header(&file, path, seed, size)?;
-    file.sync_data()
-        .map_err(|e| BenchError::io("sync", path, e))?;
-    Ok(Prepared { seed, size, filled })
+        }
+    } else {
+        let file = open_for_fill(path, access.direct)?;
+        write_header(&file, path, seed, fill_from, true)?;
+        let filled = fill(&file, path, seed, fill_from, size, stop)?;
+        write_header(&file, path, seed, size, true)?;
+        file.sync_data()
+            .map_err(|e| BenchError::io("sync", path, e))?;
+        Prepared { seed, size, filled }
+    };
+    mark_unstamped(path, access, &prepared)?;
+    Ok(prepared)
 }
 
 /// Makes `path` a bench file of at least `size` bytes: creates and fills it when missing,
@@ -253,13 +298,10 @@ pub fn prepare(
         None
     };
     let header = probe.as_ref().map_or(Header::Foreign, read_header);
-    let ours = match header {
-        Header::Ours { seed, .. } => Some(seed),
-        Header::OursOld | Header::Foreign => None,
-    };
+    let ours = reusable(path, header, access)?.map(|(seed, _)| seed);
     let (seed, fill_from) = match ours {
         Some(seed) => (seed, old_len.max(DATA_OFFSET)),
-        None if old_len == 0 || force || header == Header::OursOld => {
+        None if old_len == 0 || force || header != Header::Foreign => {
             (rand::rng().random::<u64>(), DATA_OFFSET)
         }
         None => {
@@ -269,26 +311,29 @@ pub fn prepare(
         }
     };
     let size = size.max(old_len);
-    if ours.is_some() && fill_from >= size {
-        return Ok(Prepared {
+    let prepared = if ours.is_some() && fill_from >= size {
+        Prepared {
             seed,
             size,
             filled: 0,
-        });
-    }
-    let file = open_for_fill(path, direct)?;
-    if ours.is_none() {
-        // Taking over an empty or (with --force) foreign file: drop its old content so that
-        // an interrupted fill cannot leave unstamped blocks behind a valid header.
-        file.set_len(0)
-            .map_err(|e| BenchError::io("truncate", path, e))?;
-        write_header(&file, path, seed, size)?;
-    }
-    let filled = fill(&file, path, seed, fill_from / 4096 * 4096, size, stop)?;
-    write_header(&file, path, seed, size)?;
-    file.sync_data()
-        .map_err(|e| BenchError::io("sync", path, e))?;
-    Ok(Prepared { seed, size, filled })
+        }
+    } else {
+        let file = open_for_fill(path, direct)?;
+        if ours.is_none() {
+            // Taking over an empty, old or (with --force) foreign file: drop its old content
+            // so that an interrupted fill cannot leave unstamped blocks behind a valid header.
+            file.set_len(0)
+                .map_err(|e| BenchError::io("truncate", path, e))?;
+            write_header(&file, path, seed, size, true)?;
+        }
+        let filled = fill(&file, path, seed, fill_from / 4096 * 4096, size, stop)?;
+        write_header(&file, path, seed, size, true)?;
+        file.sync_data()
+            .map_err(|e| BenchError::io("sync", path, e))?;
+        Prepared { seed, size, filled }
+    };
+    mark_unstamped(path, access, &prepared)?;
+    Ok(prepared)
 }
 
 fn open_for_fill(path: &Path, direct: bool) -> Result<File, BenchError> {
@@ -305,9 +350,16 @@ fn open_for_fill(path: &Path, direct: bool) -> Result<File, BenchError> {
 }
 
 /// Writes the header through an aligned buffer, as O_DIRECT requires.
-fn write_header(file: &File, path: &Path, seed: u64, size: u64) -> Result<(), BenchError> {
+fn write_header(
+    file: &File,
+    path: &Path,
+    seed: u64,
+    size: u64,
+    intact: bool,
+) -> Result<(), BenchError> {
     let mut buf = AlignedBuffers::new(1, stamp::SECTOR)?;
-    buf.slot_mut(0).copy_from_slice(&header_text(seed, size));
+    buf.slot_mut(0)
+        .copy_from_slice(&header_text(seed, size, intact));
     file.write_all_at(buf.slot(0), 0)
         .map_err(|e| BenchError::io("write header", path, e))
 }

@@ -7,7 +7,6 @@ use super::error::BenchError;
 use super::job::{DataMode, Job, Pattern};
 use super::latency::ThreadStats;
 use super::stamp;
-use super::target::DATA_OFFSET;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::fs::File;
@@ -78,6 +77,7 @@ pub struct Worker<'a> {
     slots: Vec<Slot>,
     crcs: Vec<stamp::PayloadCrcs>,
     idle: Vec<u32>,
+    base: u64,
     blocks: u64,
     next_seq_block: u64,
     writes: u64,
@@ -104,7 +104,8 @@ impl<'a> Worker<'a> {
                 rng.fill(engine.buffer_mut(s));
             }
         }
-        let blocks = (at.file_size - DATA_OFFSET) / u64::from(job.block_size);
+        let (base, end) = job.region(at.file_size);
+        let blocks = (end - base) / u64::from(job.block_size);
         let next_seq_block = blocks * u64::from(at.rank) / u64::from(job.threads_per_target);
         let interval = job
             .rate_iops
@@ -130,6 +131,7 @@ impl<'a> Worker<'a> {
             slots,
             crcs,
             idle,
+            base,
             blocks,
             next_seq_block,
             writes,
@@ -153,7 +155,7 @@ impl<'a> Worker<'a> {
                 b
             }
         };
-        DATA_OFFSET + block * u64::from(self.job.block_size)
+        self.base + block * u64::from(self.job.block_size)
     }
 
     fn next_kind(&mut self) -> OpKind {

@@ -270,3 +270,86 @@ fn the_binary_maps_bad_switches_to_exit_code_2() {
     bin().args(["sqlio", "-kQ"]).assert().code(2);
     bin().args(["diskspd", "-w150", "t.dat"]).assert().code(2);
 }
+
+/// The write sequence number in the stamp of each 4 KiB sector of `file` (0 = from the fill).
+fn sector_sequences(file: &std::path::Path) -> Vec<u64> {
+    let bytes = std::fs::read(file).expect("read");
+    bytes[1 << 20..]
+        .chunks_exact(4096)
+        .map(|s| u64::from_le_bytes(s[24..32].try_into().expect("8 bytes")))
+        .collect()
+}
+
+#[test]
+fn offset_and_max_offset_keep_every_write_inside_the_region() {
+    let dir = tmp();
+    let file = dir.path().join("r.dat");
+    let f = file.to_str().expect("utf-8");
+    let run = |extra: &[&str]| {
+        let base = [
+            "sqliosim bench",
+            "--file",
+            f,
+            "--size",
+            "4M",
+            "--rw",
+            "write",
+            "--outstanding",
+            "4",
+            "--duration",
+            "0.3",
+            "--warmup",
+            "0",
+        ];
+        let mut out = Vec::new();
+        let args = os(&[&base[..], extra].concat());
+        bench::cmd::run_with(&args, &mut out).map(|o| (o, String::from_utf8(out).expect("utf-8")))
+    };
+    let (outcome, text) = run(&["--offset", "2M", "--max-offset", "3M"]).expect("runs");
+    assert_eq!(outcome, Outcome::Clean, "{text}");
+    let seqs = sector_sequences(&file);
+    assert_eq!(seqs.len(), 768, "3 MiB after the header area");
+    let (inside, outside): (Vec<_>, Vec<_>) = seqs
+        .iter()
+        .enumerate()
+        .partition(|(i, _)| (256..512).contains(i));
+    assert!(
+        outside.iter().all(|(_, s)| **s == 0),
+        "a write left the region"
+    );
+    let written = inside.iter().filter(|(_, s)| **s > 0).count();
+    assert!(written > 200, "only {written} of 256 sectors written");
+
+    let (outcome, text) =
+        run(&["--offset", "2M", "--pattern", "sequential", "--verify"]).expect("runs");
+    assert_eq!(outcome, Outcome::Clean, "{text}");
+    let e = run(&["--offset", "512K"]).expect_err("inside the header area");
+    assert!(e.to_string().contains("at least 1 MiB"), "{e}");
+    let e = run(&["--offset", "3M", "--max-offset", "3M"]).expect_err("empty region");
+    assert!(e.to_string().contains("no room for one"), "{e}");
+}
+
+#[test]
+fn a_zeros_run_marks_the_file_and_verify_then_needs_a_refill() {
+    let dir = tmp();
+    let file = dir.path().join("z.dat");
+    let f = file.to_str().expect("utf-8");
+    let base = [
+        "sqliosim bench",
+        "--file",
+        f,
+        "--size",
+        "2M",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+    ];
+    let (outcome, text) = bench_out(&[&base[..], &["--rw", "write", "--data", "zeros"]].concat());
+    assert_eq!(outcome, Outcome::Clean, "{text}");
+    let e = bench::cmd::run_with(&os(&[&base[..], &["--verify"]].concat()), &mut Vec::new())
+        .expect_err("stamps are broken");
+    assert!(e.to_string().contains("without stamps"), "{e}");
+    let (outcome, text) = bench_out(&[&base[..], &["--verify", "--force"]].concat());
+    assert_eq!(outcome, Outcome::Clean, "refilled, then verified: {text}");
+}

@@ -81,6 +81,13 @@ fn defaults_and_the_remaining_switches() {
     );
     let g = args::parse(&strings(&["-c1G", "-b8K", "-g8192", "t.dat"])).expect("parse");
     assert_eq!(job_of(&g).expect("job").rate_iops, Some(1000.0));
+    let r = args::parse(&strings(&["-c1G", "-B4M", "-f512M", "-fr", "t.dat"])).expect("parse");
+    assert_eq!((r.base_offset, r.max_offset), (4 << 20, Some(512 << 20)));
+    assert_eq!(r.ignored, ["-fr"]);
+    let job = job_of(&r).expect("job");
+    assert_eq!(job.region(1 << 30), (4 << 20, 512 << 20));
+    let low = args::parse(&strings(&["-c1G", "-B4K", "t.dat"])).expect("parse");
+    assert_eq!(job_of(&low).expect("job").region(1 << 30).0, 1 << 20);
 }
 
 #[test]

@@ -82,6 +82,12 @@ pub struct BenchArgs {
     /// (1 keeps the device busiest; larger batches spend less CPU per I/O).
     #[arg(long = "submit-batch", value_name = "N", default_value_t = 1)]
     pub submit_batch: u32,
+    /// Measured I/O starts at this file offset (K/M/G suffix; at least 1M, the header area).
+    #[arg(long = "offset", value_name = "SIZE", default_value = "1M")]
+    pub offset: String,
+    /// Measured I/O stays below this file offset (K/M/G suffix; default: the end).
+    #[arg(long = "max-offset", value_name = "SIZE")]
+    pub max_offset: Option<String>,
     /// Overwrite a file that sqliosim bench did not create.
     #[arg(long)]
     pub force: bool,

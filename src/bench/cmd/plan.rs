@@ -135,6 +135,12 @@ pub fn plan(a: &BenchArgs) -> Result<Plan, BenchError> {
         rate_iops: a.rate_iops,
         engine: engine(&a.engine)?,
         submit_batch: a.submit_batch,
+        base_offset: parse_size("--offset", &a.offset)?,
+        max_offset: a
+            .max_offset
+            .as_deref()
+            .map(|s| parse_size("--max-offset", s))
+            .transpose()?,
         force: a.force,
         seed: a.seed,
         ..Job::with_defaults(PathBuf::new(), 0)

@@ -1,5 +1,5 @@
 //! DiskSpd switches (the common subset: `-c -d -W -C -r -s -w -t -F -o -b -S -L -D -Z -g -z
-//! -R`, sizes with K/M/G suffixes) and the settings they mean. Switches that only tune
+//! -R -B -f`, sizes with K/M/G suffixes) and the settings they mean. Switches that only tune
 //! Windows (affinity, priority, ETW) are accepted and reported as without effect.
 
 use crate::bench::units::{bad, parse_size, BadValue};
@@ -50,6 +50,10 @@ pub struct DiskspdArgs {
     pub throughput: Option<(f64, bool)>,
     /// `-z` seed.
     pub seed: u64,
+    /// `-B`: base offset of the I/O region.
+    pub base_offset: u64,
+    /// `-f<size>`: only the first `size` bytes of each target are used.
+    pub max_offset: Option<u64>,
     /// `-R`.
     pub format: Format,
     /// Targets as written.
@@ -83,6 +87,8 @@ fn defaults() -> DiskspdArgs {
         zeros: false,
         throughput: None,
         seed: 0,
+        base_offset: 0,
+        max_offset: None,
         format: Format::Text,
         targets: Vec::new(),
         ignored: Vec::new(),
@@ -164,6 +170,10 @@ fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BadValue> {
         "Z" if v == "r" => a.zeros = false,
         "Z" => a.ignored.push(format!("-{s}")),
         "g" => a.throughput = Some(throughput(v)?),
+        "B" => a.base_offset = parse_size("-B", v)?,
+        // -f<size> limits the region; -fr, -fs, -ft, -fd… are Windows access hints.
+        "f" if v.starts_with(|c: char| c.is_ascii_digit()) => a.max_offset = Some(parse_size("-f", v)?),
+        "f" => a.ignored.push(format!("-{s}")),
         "z" => a.seed = if v.is_empty() { 0 } else { v.parse().map_err(|_| bad("-z", v, "a numeric seed"))? },
         "R" => {
             a.format = match v.trim_start_matches('p') {
@@ -173,7 +183,7 @@ fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BadValue> {
             }
         }
         "a" | "n" | "x" | "v" | "P" | "I" | "l" | "e" | "N" | "y" => a.ignored.push(format!("-{s}")),
-        _ => return Err(bad(&format!("-{s}"), s, "a DiskSpd switch: -b -c -C -d -D -F -g -L -o -r -R -s -S -t -w -W -z -Z (-B, -f, -i, -j, -T, -X are not supported)")),
+        _ => return Err(bad(&format!("-{s}"), s, "a DiskSpd switch: -b -c -C -d -D -F -g -L -o -r -R -s -S -t -w -W -z -Z -B -f (-i, -j, -T, -X are not supported)")),
     }
     Ok(())
 }

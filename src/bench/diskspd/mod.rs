@@ -49,6 +49,9 @@ fn size_of(path: &std::path::Path, create: Option<u64>) -> anyhow::Result<u64> {
     if let Some(c) = create {
         return Ok(c);
     }
+    if crate::bench::target::is_block_device(path) {
+        return Ok(crate::bench::target::default_size(path));
+    }
     match std::fs::metadata(path) {
         Ok(m) => Ok(m.len()),
         Err(_) => anyhow::bail!(
@@ -108,6 +111,10 @@ pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
         },
         rate_iops,
         engine,
+        // DiskSpd's offsets count from the start of the target; the first MiB holds our
+        // header, so a smaller base offset starts there (a note says so).
+        base_offset: a.base_offset.max(crate::bench::target::DATA_OFFSET),
+        max_offset: a.max_offset,
         force: a.force,
         seed: a.seed,
         ..Job::with_defaults(Default::default(), 0)
@@ -141,6 +148,14 @@ pub fn run_with(
     }
     let a = args::parse(&strings)?;
     front::note_ignored(err, "diskspd", &a.ignored)?;
+    if a.base_offset < crate::bench::target::DATA_OFFSET && a.base_offset > 0 {
+        writeln!(
+            err,
+            "sqliosim diskspd: note: -B{} is below 1 MiB, which holds the target's header; \
+             I/O starts at 1 MiB",
+            a.base_offset
+        )?;
+    }
     let job = job_of(&a)?;
     let start_time = now_utc();
     let result = run::run(&job, &signals::stop_flag()).map_err(BenchError::into_anyhow)?;

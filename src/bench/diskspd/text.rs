@@ -91,6 +91,11 @@ fn target_params(o: &mut String, a: &DiskspdArgs, path: &str, rep: &Report) {
         ),
     };
     let _ = writeln!(o, "\t\tblock size: {}", a.block);
+    let job = &rep.result.job;
+    let _ = writeln!(o, "\t\tbase file offset: {}", job.base_offset);
+    if let Some(max) = job.max_offset {
+        let _ = writeln!(o, "\t\tmax file size: {max}");
+    }
     let align = a.random.filter(|r| *r > 0).unwrap_or(a.block);
     let kind = match a.random {
         Some(_) => "using random I/O (alignment: ",

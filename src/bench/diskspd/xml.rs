@@ -43,7 +43,14 @@ fn target_profile(w: &mut W, a: &DiskspdArgs, path: &str, size: u64) -> io::Resu
     w.create_element("Target").write_inner_content(|w| {
         leaf(w, "Path", path)?;
         leaf(w, "BlockSize", a.block)?;
-        leaf(w, "BaseFileOffset", 0)?;
+        leaf(
+            w,
+            "BaseFileOffset",
+            a.base_offset.max(crate::bench::target::DATA_OFFSET),
+        )?;
+        if let Some(max) = a.max_offset {
+            leaf(w, "MaxFileSize", max)?;
+        }
         leaf(w, "DisableOSCache", a.no_cache)?;
         leaf(w, "WriteThrough", a.write_through)?;
         w.create_element("WriteBufferContent")

@@ -26,6 +26,9 @@ fn size_of(f: &args::SqlioFile) -> (u64, bool) {
     if let Some(mb) = f.size_mb {
         return (mb << 20, true);
     }
+    if target::is_block_device(&f.path) {
+        return (target::default_size(&f.path), false);
+    }
     match std::fs::metadata(&f.path) {
         Ok(m) if m.len() > target::DATA_OFFSET => (m.len(), false),
         _ => (1 << 30, false),

@@ -8,6 +8,7 @@ const NEW: Access = Access {
     direct: true,
     write: true,
     verify: false,
+    unstamped_writes: false,
 };
 const FORCED: Access = Access { force: true, ..NEW };
 
@@ -75,10 +76,57 @@ fn a_version_1_file_is_ours_and_filled_again_with_current_stamps() {
         read_header(&f),
         Header::Ours {
             seed: p.seed,
-            size: 3 << 20
+            size: 3 << 20,
+            intact: true
         }
     );
     let mut block = vec![0u8; 8192];
     f.read_exact_at(&mut block, (3 << 20) - 8192).expect("read");
     assert_eq!(stamp::check(&block, (3 << 20) - 8192, p.seed), Ok(()));
+}
+
+#[test]
+fn unstamped_writes_mark_the_header_and_verify_is_refused_until_refilled() {
+    let dir = tempfile::tempdir_in(".").expect("tempdir");
+    let path = dir.path().join("z.dat");
+    let first = prepare(&path, 2 << 20, NEW, &GO).expect("create");
+    let zeros = Access {
+        unstamped_writes: true,
+        ..NEW
+    };
+    prepare(&path, 2 << 20, zeros, &GO).expect("a zeros run may go on");
+    let header = read_header(&File::open(&path).expect("open"));
+    assert_eq!(
+        header,
+        Header::Ours {
+            seed: first.seed,
+            size: 2 << 20,
+            intact: false
+        }
+    );
+    let verify = Access {
+        verify: true,
+        write: false,
+        ..NEW
+    };
+    let err = prepare(&path, 2 << 20, verify, &GO).expect_err("stamps are broken");
+    assert!(matches!(err, BenchError::StampsBroken { .. }), "{err}");
+    // A run that neither verifies nor writes unstamped data leaves the mark alone.
+    prepare(&path, 2 << 20, NEW, &GO).expect("plain run");
+    assert_eq!(read_header(&File::open(&path).expect("open")), header);
+    let again = prepare(
+        &path,
+        2 << 20,
+        Access {
+            force: true,
+            ..verify
+        },
+        &GO,
+    )
+    .expect("refill");
+    assert_eq!(again.filled, 1 << 20);
+    assert!(matches!(
+        read_header(&File::open(&path).expect("open")),
+        Header::Ours { intact: true, .. }
+    ));
 }
