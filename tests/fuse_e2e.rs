@@ -10,7 +10,7 @@
 
 mod fuse_support;
 
-use fuse_support::{describe, findings, Reported, Rig, Shape, DATA};
+use fuse_support::{config_text, describe, findings, Reported, Rig, Shape, DATA};
 
 /// When a scenario's fault is armed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -299,4 +299,29 @@ fn xml_log_entries_are_read_even_without_the_closing_root_tag() {
     );
     let closed = format!("{log}</LOG>\n");
     assert_eq!(fuse_support::report::xml_findings(&closed), got);
+}
+
+/// A filesystem that refuses O_DIRECT (faultfs --refuse-direct fails such opens with EINVAL,
+/// through the kernel): the run stops with exit code 2 and says what to change, and with
+/// buffered I/O configured the same mount runs clean.
+#[test]
+fn a_filesystem_that_refuses_direct_io_is_named_with_the_way_out() {
+    if !faultfs::fuse_or_skip("fuse_e2e") {
+        return;
+    }
+    let rig = Rig::with_daemon_args("nodirect", Shape::default(), &["--refuse-direct"]);
+    let out = rig.run();
+    let text = describe(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("refused direct I/O (O_DIRECT)")
+            && stderr.contains("NoBuffering=FALSE and UseScatterGather=FALSE"),
+        "{text}"
+    );
+    assert!(!stderr.contains("panicked"), "{text}");
+    let buffered = config_text(Shape::default()).replace("NoBuffering=TRUE", "NoBuffering=FALSE");
+    rig.set_config(&buffered);
+    let out = rig.run();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
 }

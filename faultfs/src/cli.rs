@@ -7,12 +7,14 @@ use crate::spec::{parse_fault, FaultSpec};
 /// Usage text printed for `--help` and after a usage error.
 pub const USAGE: &str = "\
 usage: faultfs BACKING_DIR MOUNTPOINT [--threads N] [--seed N] [--fault SPEC]... [--verbose]
+               [--refuse-direct]
 
 Mounts a FUSE filesystem at MOUNTPOINT whose files pass through to BACKING_DIR and
 which injects storage faults on command. Control: MOUNTPOINT/.faultfs-control
 (write `inject KIND key=value...`, `clear [ID]`, `seed N`; read for status).
 --fault SPEC arms a fault at mount time; SPEC is the text after `inject`,
-e.g. --fault 'lost file=data.mdf page=5'. See faultfs/README.md.";
+e.g. --fault 'lost file=data.mdf page=5'. --refuse-direct fails every open with O_DIRECT
+(EINVAL), like a filesystem without direct I/O. See faultfs/README.md.";
 
 /// Validated settings of one daemon run.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +31,8 @@ pub struct Options {
     pub faults: Vec<FaultSpec>,
     /// Log fault firings and rejected requests to stderr.
     pub verbose: bool,
+    /// Fail opens with O_DIRECT with EINVAL.
+    pub refuse_direct: bool,
 }
 
 /// What the command line asks for.
@@ -44,12 +48,14 @@ pub enum Parsed {
 pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, String> {
     let mut positional = Vec::new();
     let (mut threads, mut seed, mut faults, mut verbose) = (2, 0, Vec::new(), false);
+    let mut refuse_direct = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         match arg.as_str() {
             "-h" | "--help" => return Ok(Parsed::Help),
             "-v" | "--verbose" => verbose = true,
+            "--refuse-direct" => refuse_direct = true,
             "--threads" => threads = number(&value("--threads")?, "--threads")?,
             "--seed" => seed = number(&value("--seed")?, "--seed")?,
             "--fault" => {
@@ -74,6 +80,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, Str
         seed,
         faults,
         verbose,
+        refuse_direct,
     }))
 }
 

@@ -30,7 +30,8 @@ pub fn serve(opts: Options) -> Result<()> {
             bail!("--fault {id}: `flip` acts at once; send it to the control file after mounting");
         }
     }
-    let fs = FaultFs::new(backing, table, opts.verbose);
+    let mut fs = FaultFs::new(backing, table, opts.verbose);
+    fs.refuse_direct = opts.refuse_direct;
     // Block the stop signals before fuser starts its threads, so they inherit the mask.
     sys::block_stop_signals().context("blocking signals")?;
     let mut session = Session::new(fs, &opts.mountpoint, &config(opts.threads))

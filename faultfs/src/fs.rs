@@ -56,6 +56,8 @@ pub struct FaultFs {
     pub faults: Mutex<FaultTable>,
     /// Log each fault that fires and each rejected request to stderr.
     pub verbose: bool,
+    /// Refuse opens with O_DIRECT (EINVAL), as filesystems without direct I/O support do.
+    pub refuse_direct: bool,
 }
 
 impl FaultFs {
@@ -69,6 +71,7 @@ impl FaultFs {
             next_fh: AtomicU64::new(1),
             faults: Mutex::new(faults),
             verbose,
+            refuse_direct: false,
         }
     }
 

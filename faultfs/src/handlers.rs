@@ -76,6 +76,7 @@ impl FaultFs {
         if name == CONTROL_NAME {
             return Err(Errno::EEXIST);
         }
+        self.check_open_flags(flags)?;
         let mut o = backing_options(flags);
         o.write(true).mode(mode);
         if flags & libc::O_EXCL != 0 {
@@ -89,6 +90,17 @@ impl FaultFs {
         Ok((attr, self.add_handle(Handle::File(ino, Arc::new(file)))))
     }
 
+    /// With `--refuse-direct`, an open asking for O_DIRECT fails with EINVAL.
+    fn check_open_flags(&self, flags: i32) -> Result<(), Errno> {
+        if self.refuse_direct && flags & libc::O_DIRECT != 0 {
+            if self.verbose {
+                eprintln!("faultfs: refused an O_DIRECT open (--refuse-direct)");
+            }
+            return Err(Errno::EINVAL);
+        }
+        Ok(())
+    }
+
     /// Opens the control file or a backing file; returns the handle number.
     pub fn do_open(&self, ino: INodeNo, flags: i32) -> Result<u64, Errno> {
         if ino.0 == CONTROL_INO {
@@ -96,6 +108,7 @@ impl FaultFs {
             return Ok(self.add_handle(Handle::Control(h)));
         }
         let name = self.name_of(ino.0).ok_or(Errno::ENOENT)?;
+        self.check_open_flags(flags)?;
         let file = backing_options(flags)
             .open(self.backing_path(&name))
             .map_err(Errno::from)?;

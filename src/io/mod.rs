@@ -95,7 +95,7 @@ pub trait Backend: Send + Sync {
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
     /// The filesystem refused O_DIRECT.
-    #[error("{path}: the {filesystem} filesystem refused direct I/O (O_DIRECT): {source}; set NoBuffering=FALSE in the configuration (or pass --buffered) to run with buffered I/O")]
+    #[error("{path}: the {filesystem} filesystem refused direct I/O (O_DIRECT): {source}; set NoBuffering=FALSE and UseScatterGather=FALSE in [CONFIG] to run with buffered I/O")]
     DirectRefused {
         /// File that was opened.
         path: PathBuf,

@@ -120,6 +120,11 @@ pub struct Rig {
 impl Rig {
     /// Mounts a fresh faultfs and writes the configuration for `shape`.
     pub fn new(name: &str, shape: Shape) -> Rig {
+        Rig::with_daemon_args(name, shape, &[])
+    }
+
+    /// Like [`Rig::new`], with extra faultfs arguments such as `--refuse-direct`.
+    pub fn with_daemon_args(name: &str, shape: Shape, args: &[&str]) -> Rig {
         let dir = tempfile::Builder::new()
             .prefix(&format!("fuse-{name}-"))
             .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
@@ -131,13 +136,18 @@ impl Rig {
         let cfg = dir.path().join("e2e.cfg.ini");
         std::fs::write(&cfg, config_text(shape)).expect("write config");
         let mount =
-            Mount::start_with_binary(&faultfs_bin(), &backing, &mnt).expect("mount faultfs");
+            Mount::start_with_args(&faultfs_bin(), &backing, &mnt, args).expect("mount faultfs");
         Rig {
             mount,
             backing,
             cfg,
             dir,
         }
+    }
+
+    /// Replaces the run's configuration file.
+    pub fn set_config(&self, text: &str) {
+        std::fs::write(&self.cfg, text).expect("write config");
     }
 
     /// The data directory of the run: the mount root.
