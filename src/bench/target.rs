@@ -256,10 +256,7 @@ fn prepare_device(
     } else {
         let file = open_for_fill(path, access.direct)?;
         write_header(&file, path, seed, fill_from, true)?;
-        let filled = fill(&file, path, seed, fill_from, size, stop)?;
-        write_header(&file, path, seed, size, true)?;
-        file.sync_data()
-            .map_err(|e| BenchError::io("sync", path, e))?;
+        let filled = fill_and_seal(&file, path, seed, fill_from, size, stop)?;
         Prepared { seed, size, filled }
     };
     mark_unstamped(path, access, &prepared)?;
@@ -326,14 +323,27 @@ pub fn prepare(
                 .map_err(|e| BenchError::io("truncate", path, e))?;
             write_header(&file, path, seed, size, true)?;
         }
-        let filled = fill(&file, path, seed, fill_from / 4096 * 4096, size, stop)?;
-        write_header(&file, path, seed, size, true)?;
-        file.sync_data()
-            .map_err(|e| BenchError::io("sync", path, e))?;
+        let filled = fill_and_seal(&file, path, seed, fill_from / 4096 * 4096, size, stop)?;
         Prepared { seed, size, filled }
     };
     mark_unstamped(path, access, &prepared)?;
     Ok(prepared)
+}
+
+/// Fills `[from, size)`, then records `size` in the header and syncs; returns bytes written.
+fn fill_and_seal(
+    file: &File,
+    path: &Path,
+    seed: u64,
+    from: u64,
+    size: u64,
+    stop: &AtomicBool,
+) -> Result<u64, BenchError> {
+    let filled = fill(file, path, seed, from, size, stop)?;
+    write_header(file, path, seed, size, true)?;
+    file.sync_data()
+        .map_err(|e| BenchError::io("sync", path, e))?;
+    Ok(filled)
 }
 
 fn open_for_fill(path: &Path, direct: bool) -> Result<File, BenchError> {
