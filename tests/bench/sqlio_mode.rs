@@ -51,7 +51,7 @@ fn bad_switches_name_the_switch_and_what_is_allowed() {
     let e = args::parse(&strings(&["-t0"])).expect_err("bad -t");
     assert!(e.contains("-t"), "{e}");
     let e = args::parse(&strings(&["-Rx"])).expect_err("raw drives");
-    assert!(e.contains("not supported"), "{e}");
+    assert!(e.contains("-R") && e.contains("/dev/sdb"), "{e}");
 }
 
 #[test]

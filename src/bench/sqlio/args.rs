@@ -152,6 +152,7 @@ fn switch(a: &mut SqlioArgs, s: &str, drives: &mut Vec<char>) -> Result<(), BadV
         "F" if !v.is_empty() => a.param_file = Some(v.to_string()),
         "d" if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphabetic()) => drives.extend(v.chars()),
         "p" | "a" | "U" | "i" | "S" | "v" | "6" => a.ignored.push(s.to_string()),
+        "R" => return Err(bad("-R", v, "nothing here: raw drives are named as the file instead, e.g. /dev/sdb (a device without a sqliosim header is only read; -kW needs --force)")),
         _ => return Err(bad(s, s, "one of -k -t -s -d -f -p -a -o -b -i -m -L -U -B -S -v -64 -F (-R and -m are not supported)")),
     }
     Ok(())
