@@ -44,6 +44,7 @@ fn round_trips(c: &mut Criterion) {
             kind,
             depth: 1,
             slot_len: 8192,
+            submit_batch: 1,
         };
         let mut engine = Engine::new(&cfg, files.clone()).expect("engine");
         let mut done = Vec::with_capacity(1);
