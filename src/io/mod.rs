@@ -1,18 +1,21 @@
 //! The storage layer: one trait is the only door to the disk.
 //!
 //! [`Backend`] opens and removes files; [`Storage`] is one open file. Backends: `direct`
-//! (O_DIRECT, O_DSYNC on request), `buffered`, and `faulty` (in memory, injects faults on
+//! (O_DIRECT, O_DSYNC on request), `buffered`, `engine` (the same files, their reads and writes
+//! carried by one shared io_uring/psync engine), and `faulty` (in memory, injects faults on
 //! command, for tests and the self-test).
 
 pub mod align;
 pub mod buffered;
 pub mod direct;
+pub mod engine;
 pub mod faulty;
 pub mod file;
 
 pub use align::{AlignedBuf, BufPool, Frame, BUF_ALIGN};
 pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
+pub use engine::{EngineBackend, IoService};
 pub use faulty::{FaultyBackend, FaultyStorage};
 
 use std::io;

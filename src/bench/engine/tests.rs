@@ -154,7 +154,10 @@ fn external_round_trip(kind: EngineKind) {
         mem,
         user_data: 1,
     };
-    assert_eq!(run(&mut engine, op(OpKind::Write, 0, buf(&mut one))), Ok(4096));
+    assert_eq!(
+        run(&mut engine, op(OpKind::Write, 0, buf(&mut one))),
+        Ok(4096)
+    );
     let list = iov(&mut a, &mut b);
     let mem = ExtMem::Iov {
         iov: list.as_ptr(),
@@ -174,7 +177,10 @@ fn external_round_trip(kind: EngineKind) {
     assert_eq!(run(&mut engine, op(OpKind::Read, 0, mem)), Ok(8192));
     assert!(a.iter().all(|&x| x == 7) && b.iter().all(|&x| x == 8));
     let mut one = vec![0u8; 4096];
-    assert_eq!(run(&mut engine, op(OpKind::Read, 8192, buf(&mut one))), Ok(4096));
+    assert_eq!(
+        run(&mut engine, op(OpKind::Read, 8192, buf(&mut one))),
+        Ok(4096)
+    );
     assert!(one.iter().all(|&x| x == 9));
     let efd = rustix::event::eventfd(3, rustix::event::EventfdFlags::CLOEXEC).expect("eventfd");
     let mut count = vec![0u8; 8];
@@ -184,7 +190,10 @@ fn external_round_trip(kind: EngineKind) {
         ..op(OpKind::Read, NO_OFFSET, mem)
     };
     assert_eq!(run(&mut engine, read), Ok(8));
-    assert_eq!(u64::from_ne_bytes(count[..].try_into().expect("8 bytes")), 3);
+    assert_eq!(
+        u64::from_ne_bytes(count[..].try_into().expect("8 bytes")),
+        3
+    );
 }
 
 #[test]

@@ -72,8 +72,8 @@ impl UringEngine {
         let iovecs = buffers.iovecs();
         // SAFETY: the iovecs point into `buffers`, which the engine owns and keeps mapped until
         // after the ring is dropped (fields drop after `Drop::drop` has drained the ring).
-        let fixed_buffers = buffers.slot_len() > 0
-            && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let fixed_buffers =
+            buffers.slot_len() > 0 && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
         // Registering the ring fd saves an fd lookup per enter; harmless if refused.
         let _ = ring.submitter().register_ring_fd();
         Ok(UringEngine {
@@ -164,15 +164,15 @@ impl UringEngine {
         );
         let fd = types::Fd(op.fd);
         let entry = match (op.kind, op.mem) {
-            (OpKind::Read, ExtMem::Buf { ptr, len }) => opcode::Read::new(fd, ptr, len)
-                .offset(op.offset)
-                .build(),
-            (OpKind::Write, ExtMem::Buf { ptr, len }) => opcode::Write::new(fd, ptr, len)
-                .offset(op.offset)
-                .build(),
-            (OpKind::Read, ExtMem::Iov { iov, count }) => opcode::Readv::new(fd, iov, count)
-                .offset(op.offset)
-                .build(),
+            (OpKind::Read, ExtMem::Buf { ptr, len }) => {
+                opcode::Read::new(fd, ptr, len).offset(op.offset).build()
+            }
+            (OpKind::Write, ExtMem::Buf { ptr, len }) => {
+                opcode::Write::new(fd, ptr, len).offset(op.offset).build()
+            }
+            (OpKind::Read, ExtMem::Iov { iov, count }) => {
+                opcode::Readv::new(fd, iov, count).offset(op.offset).build()
+            }
             (OpKind::Write, ExtMem::Iov { iov, count }) => opcode::Writev::new(fd, iov, count)
                 .offset(op.offset)
                 .build(),
@@ -278,7 +278,9 @@ impl Drop for UringEngine {
                 if self.external {
                     // Caller-owned memory cannot be leaked from here: stopping the process is
                     // the only way to keep the kernel from writing into memory handed back.
-                    eprintln!("sqliosim: io_uring failed with caller-owned I/O in flight; aborting");
+                    eprintln!(
+                        "sqliosim: io_uring failed with caller-owned I/O in flight; aborting"
+                    );
                     std::process::abort();
                 }
                 // The kernel may still write into the buffers: leak them rather than free
