@@ -92,6 +92,11 @@ pub trait Backend: Send + Sync {
     fn exists(&self, path: &Path) -> bool;
     /// Direct-I/O facts for the filesystem holding `path` (or its parent directory).
     fn direct_io_info(&self, path: &Path) -> DirectIoInfo;
+    /// True when the backend itself holds requests beyond MaxOutstandingIO (an engine of that
+    /// depth with a queue in front), so the simulation needs no gate of its own.
+    fn caps_outstanding_io(&self) -> bool {
+        false
+    }
 }
 
 /// A storage error that names the file and says what to do.

@@ -69,6 +69,10 @@ impl Backend for EngineBackend {
     fn direct_io_info(&self, path: &Path) -> DirectIoInfo {
         DirectBackend.direct_io_info(path)
     }
+
+    fn caps_outstanding_io(&self) -> bool {
+        true
+    }
 }
 
 /// One open file whose reads and writes go through the I/O service.
