@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::AsFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sqliosim::bench::engine::EngineKind;
@@ -33,6 +33,13 @@ fn filled(len: usize, seed: u8) -> AlignedBuf {
         *b = (i as u8).wrapping_mul(31).wrapping_add(seed);
     }
     buf
+}
+
+/// A file of `len` bytes of `byte` in `d`.
+fn file_of(d: &tempfile::TempDir, name: &str, len: usize, byte: u8) -> PathBuf {
+    let path = d.path().join(name);
+    std::fs::write(&path, vec![byte; len]).expect("write the test file");
+    path
 }
 
 fn on_disk(path: &Path) -> Vec<u8> {
@@ -128,10 +135,8 @@ fn many_callers_never_put_more_than_the_depth_in_flight() {
 fn reads_past_the_end_return_what_is_there_like_file_storage() {
     for kind in KINDS {
         let d = dir();
-        let aligned = d.path().join("aligned.mdx");
-        std::fs::write(&aligned, vec![5u8; 12288]).expect("write");
-        let unaligned = d.path().join("unaligned.mdx");
-        std::fs::write(&unaligned, vec![6u8; 10000]).expect("write");
+        let aligned = file_of(&d, "aligned.mdx", 12288, 5);
+        let unaligned = file_of(&d, "unaligned.mdx", 10000, 6);
         let b = backend(kind, 4);
         for (path, len) in [(&aligned, 12288), (&unaligned, 10000)] {
             let ours = b.open(path, OpenOptions::default()).expect("open");
@@ -158,8 +163,7 @@ fn reads_past_the_end_return_what_is_there_like_file_storage() {
 fn errors_come_back_as_the_same_io_errors() {
     for kind in KINDS {
         let d = dir();
-        let path = d.path().join("err.mdx");
-        std::fs::write(&path, vec![0u8; 16384]).expect("write");
+        let path = file_of(&d, "err.mdx", 16384, 0);
         let b = backend(kind, 2);
         // A write to a file opened read-only: EBADF, as pwrite reports it.
         let ro = File::open(&path).expect("open read-only");

@@ -170,12 +170,4 @@ fn each_engine_carries_a_clean_run_and_the_run_reports_it() {
         let log = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
         assert!(log.contains(&format!("I/O engine: {engine}")), "{engine}");
     }
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let config = small_config(dir.path(), 1, 1, false);
-    let out = run_cmd(&config, dir.path())
-        .args(["--engine", "aio"])
-        .output()
-        .expect("run");
-    assert_exit(&out, 2);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("expected one of uring, psync, sync"));
 }

@@ -81,22 +81,10 @@ impl Backend for DirectBackend {
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError> {
         Ok(Arc::new(open_storage(path, opts)?))
     }
-
-    fn remove(&self, path: &Path) -> Result<(), IoError> {
-        remove_file(path)
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        path.exists()
-    }
-
-    fn direct_io_info(&self, path: &Path) -> DirectIoInfo {
-        direct_io_info(path)
-    }
 }
 
 /// Removes a file; a missing file is not an error.
-fn remove_file(path: &Path) -> Result<(), IoError> {
+pub(crate) fn remove_file(path: &Path) -> Result<(), IoError> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(os_error(path, "cannot remove", e))

@@ -83,15 +83,26 @@ pub struct DirectIoInfo {
 }
 
 /// Opens and removes files. The only way the engine reaches the disk.
+///
+/// Every backend opens files its own way; removing them, testing that they exist and the
+/// direct-I/O facts default to the real filesystem's, which the direct, buffered and
+/// engine-backed backends share. A backend not on the real filesystem (the in-memory faulty
+/// one) overrides all three.
 pub trait Backend: Send + Sync {
     /// Opens (and with `opts.create`, creates) a file.
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError>;
     /// Removes a file; a missing file is not an error.
-    fn remove(&self, path: &Path) -> Result<(), IoError>;
+    fn remove(&self, path: &Path) -> Result<(), IoError> {
+        direct::remove_file(path)
+    }
     /// True when the file exists.
-    fn exists(&self, path: &Path) -> bool;
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
     /// Direct-I/O facts for the filesystem holding `path` (or its parent directory).
-    fn direct_io_info(&self, path: &Path) -> DirectIoInfo;
+    fn direct_io_info(&self, path: &Path) -> DirectIoInfo {
+        direct::direct_io_info(path)
+    }
     /// True when the backend itself holds requests beyond MaxOutstandingIO (an engine of that
     /// depth with a queue in front), so the simulation needs no gate of its own.
     fn caps_outstanding_io(&self) -> bool {

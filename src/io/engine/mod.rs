@@ -17,13 +17,14 @@ use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::direct::{self, DirectBackend};
+use super::direct;
 use super::file::FileStorage;
-use super::{Backend, DirectIoInfo, IoError, OpenOptions, Storage};
+use super::{Backend, IoError, OpenOptions, Storage};
 use crate::bench::engine::{EngineError, EngineKind};
 
-/// Opens files like [`DirectBackend`] (or, when `buffered`, like the buffered backend) and
-/// routes their reads and writes through one [`IoService`].
+/// Opens files like the direct backend (or, when `buffered`, like the buffered backend) and
+/// routes their reads and writes through one [`IoService`]; removes and describes them as both
+/// do (the `Backend` defaults).
 #[derive(Debug, Clone)]
 pub struct EngineBackend {
     service: Arc<IoService>,
@@ -56,18 +57,6 @@ impl Backend for EngineBackend {
             file: direct::open_storage(path, opts)?,
             service: Arc::clone(&self.service),
         }))
-    }
-
-    fn remove(&self, path: &Path) -> Result<(), IoError> {
-        DirectBackend.remove(path)
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        DirectBackend.exists(path)
-    }
-
-    fn direct_io_info(&self, path: &Path) -> DirectIoInfo {
-        DirectBackend.direct_io_info(path)
     }
 
     fn caps_outstanding_io(&self) -> bool {
