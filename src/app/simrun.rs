@@ -13,7 +13,7 @@ use crate::bench::engine::EngineKind;
 use crate::config::{IoEngine, RunSettings};
 use crate::exit::{Internal, Outcome};
 use crate::findings::{Event, EventSink, Fanout, Message, Severity};
-use crate::io::{Backend, BufferedBackend, DirectBackend, EngineBackend, FaultyBackend};
+use crate::io::{Backend, BufferedBackend, DirectBackend, EngineBackend, FaultyBackend, IoService};
 use crate::report::bundle::BundleFile;
 use crate::report::{Evidence, EvidenceOptions, IoEngineInfo, RunInfo};
 use crate::sched::from_settings::plan_from;
@@ -151,12 +151,13 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
     })
 }
 
-/// The engine's depth: MaxOutstandingIO, or with no cap (0) more than the threads of the run
-/// can ever have outstanding, since each waits for its own request.
+/// The engine's depth: MaxOutstandingIO, bounded by more than the threads of the run can ever
+/// have outstanding (each waits for its own request), which is also the depth with no cap (0).
 fn engine_depth(plan: &SimPlan) -> usize {
+    let bound = (crate::sched::setup::user_threads(plan) * 4 + 16).min(IoService::MAX_DEPTH);
     match plan.max_outstanding_io {
-        0 => crate::sched::setup::user_threads(plan) * 4 + 16,
-        n => n,
+        0 => bound,
+        n => n.min(bound),
     }
 }
 

@@ -32,6 +32,8 @@ impl IoEngineInfo {
                 };
                 let why = if max == 0 {
                     "MaxOutstandingIO = 0: 4 per thread + 16".to_string()
+                } else if depth < max {
+                    format!("MaxOutstandingIO = {max}, more than the threads can have outstanding")
                 } else {
                     "MaxOutstandingIO".to_string()
                 };
@@ -69,6 +71,10 @@ mod tests {
         assert_eq!(
             info("uring", "psync", Some(52), 0).describe(),
             "psync (uring refused), one engine for every thread, depth 52 (MaxOutstandingIO = 0: 4 per thread + 16)"
+        );
+        assert_eq!(
+            info("uring", "uring", Some(52), 140000).describe(),
+            "uring, one engine for every thread, depth 52 (MaxOutstandingIO = 140000, more than the threads can have outstanding)"
         );
         assert_eq!(
             info("sync", "sync", None, 8).describe(),

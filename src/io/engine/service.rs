@@ -95,10 +95,14 @@ impl std::fmt::Debug for IoService {
 }
 
 impl IoService {
-    /// Starts a service whose engine keeps at most `depth` requests in flight; io_uring falls
-    /// back to psync when the kernel refuses it.
+    /// The deepest engine a service builds: io_uring rings have at most 32768 entries, and
+    /// the psync back end starts a helper thread per request in flight.
+    pub const MAX_DEPTH: usize = 16384;
+
+    /// Starts a service whose engine keeps at most `depth` (1..=`MAX_DEPTH`) requests in
+    /// flight; io_uring falls back to psync when the kernel refuses it.
     pub fn start(kind: EngineKind, depth: usize) -> Result<IoService, EngineError> {
-        let depth = depth.max(1);
+        let depth = depth.clamp(1, Self::MAX_DEPTH);
         let wake = eventfd(0, EventfdFlags::CLOEXEC).map_err(|e| EngineError::Setup(e.into()))?;
         // One more operation than the depth: the read of the wake-up eventfd.
         let cfg = EngineConfig {
