@@ -6,7 +6,7 @@
 //! SQLIOSim run unchanged. The other subcommands take their arguments raw and parse them
 //! themselves.
 
-use crate::config::Overrides;
+use crate::config::{IoEngine, Overrides};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -135,6 +135,13 @@ pub struct RunArgs {
     /// --duration 30". Its report follows the simulation's. [default: none]
     #[arg(long, value_name = "BENCH OPTIONS", allow_hyphen_values = true)]
     pub bench: Option<String>,
+    /// How the simulation's disk I/O is carried: `uring`, one io_uring engine shared by every
+    /// thread with MaxOutstandingIO requests in flight at most (psync when the kernel refuses
+    /// io_uring); `psync`, the same engine with pread/pwrite helper threads; `sync`, each
+    /// thread's own pread/pwrite, MaxOutstandingIO held by a gate. The engine used is printed at
+    /// start and recorded in the log and the JSON summary. [default: uring]
+    #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
+    pub engine: Option<IoEngine>,
     /// Fault injection specification (for tests).
     #[arg(long, value_name = "SPEC", hide = true)]
     pub fault_injection: Option<String>,
@@ -166,9 +173,16 @@ impl RunArgs {
             bundle: self.bundle.clone(),
             bench: self.bench.clone(),
             fault_injection: self.fault_injection.clone(),
+            engine: self.engine,
             dry_run: self.dry_run,
         }
     }
+}
+
+/// Parses an `--engine` name.
+fn parse_engine(text: &str) -> Result<IoEngine, String> {
+    IoEngine::from_name(text)
+        .ok_or_else(|| format!("{text:?}: expected one of {}", IoEngine::NAMES.join(", ")))
 }
 
 /// Parses `60`, `60s`, `5m` or `2h` into seconds.

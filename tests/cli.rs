@@ -68,6 +68,7 @@ fn help_run_explains_every_option_with_its_default() {
         "--resume",
         "--bundle",
         "--bench",
+        "--engine",
         "--dry-run",
     ];
     let mut out = out;
@@ -232,6 +233,11 @@ fn bad_values_exit_2_naming_file_line_and_key() {
         .assert()
         .code(2)
         .stderr(contains("cannot read the configuration file"));
+    sqliosim(dir.path())
+        .args(["run", "--engine", "aio", "--dry-run"])
+        .assert()
+        .code(2)
+        .stderr(contains("\"aio\": expected one of uring, psync, sync"));
 }
 
 #[test]

@@ -5,7 +5,7 @@ mod crash_support;
 
 use std::path::Path;
 
-use crash_support::{assert_exit, assert_success, bin, verify};
+use crash_support::{assert_exit, assert_success, bin, run_cmd, small_config, verify};
 
 fn actors_with_io(json: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(json).expect("json summary");
@@ -133,4 +133,41 @@ fn a_capacity_run_beside_the_simulation_reports_both() {
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn each_engine_carries_a_clean_run_and_the_run_reports_it() {
+    for engine in ["uring", "psync", "sync"] {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+        let config = small_config(dir.path(), 1, 2, false);
+        let text = std::fs::read_to_string(&config).expect("config");
+        let text = text.replace("[CONFIG]\n", "[CONFIG]\nMaxOutstandingIO=3\n");
+        std::fs::write(&config, text).expect("config");
+        let json = dir.path().join("engine.json");
+        let out = run_cmd(&config, dir.path())
+            .args(["--engine", engine, "--json"])
+            .arg(&json)
+            .output()
+            .expect("run");
+        let stdout = assert_success(&out);
+        assert!(stdout.contains("Verdict: CLEAN"), "{stdout}");
+        assert!(
+            stdout.contains(&format!("I/O engine = {engine}")),
+            "{engine}: {stdout}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid");
+        assert_eq!(v["findings_total"], 0, "{engine}");
+        assert_eq!(v["io_engine"]["requested"], engine);
+        assert_eq!(v["io_engine"]["used"], engine, "{engine} is available here");
+        assert_eq!(v["io_engine"]["max_outstanding_io"], 3);
+        let depth = if engine == "sync" {
+            serde_json::Value::Null
+        } else {
+            3.into()
+        };
+        assert_eq!(v["io_engine"]["depth"], depth, "{engine}");
+        let log = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
+        assert!(log.contains(&format!("I/O engine: {engine}")), "{engine}");
+    }
 }

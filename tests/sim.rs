@@ -247,6 +247,29 @@ fn max_outstanding_io_caps_concurrency_and_scatter_gather_decides_request_shape(
 }
 
 #[test]
+fn through_the_engine_max_outstanding_io_is_its_depth_and_the_run_stays_clean() {
+    use sqliosim::bench::engine::EngineKind;
+    use sqliosim::io::EngineBackend;
+    for kind in [EngineKind::Uring, EngineKind::Psync] {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+        let mut plan = small_plan(dir.path(), 2, Duration::from_millis(800));
+        plan.max_outstanding_io = 2;
+        let backend = EngineBackend::start(kind, 2, false).expect("engine");
+        let sink = Arc::new(MemorySink::default());
+        let out = run(plan, &backend, sink.clone());
+        assert_eq!(
+            sink.findings(),
+            vec![],
+            "{kind:?}: a clean disk gives no finding"
+        );
+        let data = &out.summary.files[0];
+        assert!(data.io.reads > 0 && data.io.gather_writes > 0, "{kind:?}");
+        let hw = backend.service().high_water();
+        assert!((1..=2).contains(&hw), "{kind:?}: {hw} in flight, depth 2");
+    }
+}
+
+#[test]
 fn random_stale_reads_are_each_reported_as_transient_stale_reads_and_nothing_else() {
     let dir = PathBuf::from("/virtual");
     let mut plan = small_plan(&dir, 2, Duration::from_millis(1500));

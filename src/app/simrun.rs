@@ -1,5 +1,6 @@
-//! `sqliosim run` after the configuration is resolved: choose the storage backend, fan the
-//! events out to the reporters, show progress, simulate, and map the outcome.
+//! `sqliosim run` after the configuration is resolved: choose the storage backend and the
+//! engine that carries its I/O, fan the events out to the reporters, show progress, simulate,
+//! and map the outcome.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,12 +9,13 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::console::{summary_text, ConsoleSink};
-use crate::config::RunSettings;
+use crate::bench::engine::EngineKind;
+use crate::config::{IoEngine, RunSettings};
 use crate::exit::{Internal, Outcome};
 use crate::findings::{Event, EventSink, Fanout, Message, Severity};
-use crate::io::{Backend, BufferedBackend, DirectBackend, FaultyBackend};
+use crate::io::{Backend, BufferedBackend, DirectBackend, EngineBackend, FaultyBackend, IoService};
 use crate::report::bundle::BundleFile;
-use crate::report::{Evidence, EvidenceOptions, RunInfo};
+use crate::report::{Evidence, EvidenceOptions, IoEngineInfo, RunInfo};
 use crate::sched::from_settings::plan_from;
 use crate::sched::plan::SimPlan;
 
@@ -21,8 +23,14 @@ use crate::sched::plan::SimPlan;
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let plan = plan_from(settings);
     make_dirs(&plan, settings)?;
-    let (backend, faulty) = choose_backend(settings, &plan)?;
+    let Chosen {
+        backend,
+        faulty,
+        engine,
+    } = choose_backend(settings, &plan)?;
+    println!("I/O engine = {}", engine.describe());
     let evidence = Arc::new(open_evidence(settings)?);
+    evidence.io_engine(engine);
     let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
     evidence.system_info(crate::report::sysinfo::capture(&paths));
     let sinks: Vec<Arc<dyn EventSink>> = vec![Arc::new(ConsoleSink::default()), evidence.clone()];
@@ -85,27 +93,72 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     }
 }
 
-/// The disk (direct or buffered I/O), or, with the hidden `--fault-injection SPEC`, files in
-/// memory that misbehave as SPEC says (see `faults.rs`); the faulty backend is also returned,
-/// to ask afterwards which faults never fired.
-fn choose_backend(
-    settings: &RunSettings,
-    plan: &SimPlan,
-) -> anyhow::Result<(Box<dyn Backend>, Option<FaultyBackend>)> {
+/// The backend of a run, with what carries its I/O.
+struct Chosen {
+    backend: Box<dyn Backend>,
+    /// The fault-injection backend, to ask afterwards which faults never fired.
+    faulty: Option<FaultyBackend>,
+    engine: IoEngineInfo,
+}
+
+/// The disk (direct or buffered I/O) through the `--engine` asked for, or, with the hidden
+/// `--fault-injection SPEC`, files in memory that misbehave as SPEC says (see `faults.rs`).
+fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chosen> {
+    let mut engine = IoEngineInfo {
+        requested: settings.engine.name().into(),
+        used: settings.engine.name().into(),
+        depth: None,
+        max_outstanding_io: plan.max_outstanding_io as u64,
+    };
     if let Some(spec) = &settings.fault_injection {
         let spec = super::faults::FaultSpec::parse(spec)?;
         let backend = FaultyBackend::new(plan.seed);
         if let Some(&data) = plan.data_files().first() {
             spec.arm(&backend, &plan.files[data].path);
         }
-        return Ok((Box::new(backend.clone()), Some(backend)));
+        engine.used = "memory".into();
+        return Ok(Chosen {
+            backend: Box::new(backend.clone()),
+            faulty: Some(backend),
+            engine,
+        });
     }
-    let disk: Box<dyn Backend> = if plan.direct {
-        Box::new(DirectBackend::new())
-    } else {
-        Box::new(BufferedBackend::new())
+    let kind = match settings.engine {
+        IoEngine::Uring => EngineKind::Uring,
+        IoEngine::Psync => EngineKind::Psync,
+        IoEngine::Sync => {
+            let disk: Box<dyn Backend> = if plan.direct {
+                Box::new(DirectBackend::new())
+            } else {
+                Box::new(BufferedBackend::new())
+            };
+            return Ok(Chosen {
+                backend: disk,
+                faulty: None,
+                engine,
+            });
+        }
     };
-    Ok((disk, None))
+    let depth = engine_depth(plan);
+    let backend = EngineBackend::start(kind, depth, !plan.direct)
+        .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?;
+    engine.used = backend.service().kind().name().into();
+    engine.depth = Some(depth as u64);
+    Ok(Chosen {
+        backend: Box::new(backend),
+        faulty: None,
+        engine,
+    })
+}
+
+/// The engine's depth: MaxOutstandingIO, bounded by more than the threads of the run can ever
+/// have outstanding (each waits for its own request), which is also the depth with no cap (0).
+fn engine_depth(plan: &SimPlan) -> usize {
+    let bound = (crate::sched::setup::user_threads(plan) * 4 + 16).min(IoService::MAX_DEPTH);
+    match plan.max_outstanding_io {
+        0 => bound,
+        n => n.min(bound),
+    }
 }
 
 fn make_dirs(plan: &crate::sched::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {

@@ -31,6 +31,6 @@ pub use model::{
 pub use parse::{parse, Parsed, MAX_DURATION_S, MAX_FILE_MB};
 pub use save::to_ini;
 pub use settings::{
-    ConfigSource, Env, Overrides, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
+    ConfigSource, Env, IoEngine, Overrides, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
     DEFAULT_DATA_DIR, WORKING_DIR_CONFIG,
 };

@@ -25,6 +25,44 @@ pub const DEFAULT_DATA_DIR: &str = "sqliosim-data";
 /// The file SQLIOSim reads from the working directory when no `-cfg` is given.
 pub const WORKING_DIR_CONFIG: &str = "sqliosim.cfg.ini";
 
+/// How `sqliosim run` carries its disk I/O (`--engine`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoEngine {
+    /// One io_uring engine shared by every thread, MaxOutstandingIO deep (psync when io_uring
+    /// is refused).
+    #[default]
+    Uring,
+    /// The same engine with pread/pwrite helper threads.
+    Psync,
+    /// Each thread's own pread/pwrite; MaxOutstandingIO held by a gate.
+    Sync,
+}
+
+impl IoEngine {
+    /// Every name, as typed on the command line.
+    pub const NAMES: [&'static str; 3] = ["uring", "psync", "sync"];
+
+    /// Parses a command-line name.
+    pub fn from_name(name: &str) -> Option<IoEngine> {
+        match name {
+            "uring" | "io_uring" => Some(IoEngine::Uring),
+            "psync" => Some(IoEngine::Psync),
+            "sync" => Some(IoEngine::Sync),
+            _ => None,
+        }
+    }
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoEngine::Uring => "uring",
+            IoEngine::Psync => "psync",
+            IoEngine::Sync => "sync",
+        }
+    }
+}
+
 /// What the command line asks for; `None`/empty/false = not given. Pure data, built by `app`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overrides {
@@ -58,6 +96,8 @@ pub struct Overrides {
     pub bench: Option<String>,
     /// `--fault-injection`: fault specification (tests only).
     pub fault_injection: Option<String>,
+    /// `--engine`: how the disk I/O is carried.
+    pub engine: Option<IoEngine>,
     /// `--dry-run`: resolve, echo and save, then stop.
     pub dry_run: bool,
 }
@@ -131,6 +171,8 @@ pub struct RunSettings {
     pub bench: Option<String>,
     /// Fault specification (tests only).
     pub fault_injection: Option<String>,
+    /// How the disk I/O is carried (`--engine`, default uring).
+    pub engine: IoEngine,
     /// Resolve, echo and save only.
     pub dry_run: bool,
 }
@@ -243,6 +285,7 @@ fn resolve_loaded(
         bundle: abs(&o.bundle),
         bench: o.bench.clone(),
         fault_injection: o.fault_injection.clone(),
+        engine: o.engine.unwrap_or_default(),
         dry_run: o.dry_run,
     };
     Ok((settings, w))

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::direct::DirectBackend;
-use super::{Backend, DirectIoInfo, IoError, OpenOptions, Storage};
+use super::{Backend, IoError, OpenOptions, Storage};
 
 /// Opens files without O_DIRECT, whatever `OpenOptions::direct` says.
 #[derive(Debug, Default, Clone, Copy)]
@@ -20,8 +20,8 @@ impl BufferedBackend {
     }
 }
 
-/// The direct backend with O_DIRECT always off: files are opened, removed and described
-/// the same way in both.
+/// The direct backend with O_DIRECT always off: files are removed and described the same way
+/// in both (the `Backend` defaults).
 impl Backend for BufferedBackend {
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError> {
         let opts = OpenOptions {
@@ -29,17 +29,5 @@ impl Backend for BufferedBackend {
             ..opts
         };
         DirectBackend.open(path, opts)
-    }
-
-    fn remove(&self, path: &Path) -> Result<(), IoError> {
-        DirectBackend.remove(path)
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        DirectBackend.exists(path)
-    }
-
-    fn direct_io_info(&self, path: &Path) -> DirectIoInfo {
-        DirectBackend.direct_io_info(path)
     }
 }

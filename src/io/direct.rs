@@ -60,37 +60,31 @@ fn os_error(path: &Path, what: &'static str, source: std::io::Error) -> IoError 
     }
 }
 
+/// Opens `path` as the direct backend does (O_DIRECT when `opts.direct`), for every backend
+/// that reaches a real file: the same flags, mode and errors everywhere.
+pub(crate) fn open_storage(path: &Path, opts: OpenOptions) -> Result<FileStorage, IoError> {
+    let flags = if opts.direct { libc::O_DIRECT } else { 0 };
+    match open_file(path, opts, flags) {
+        Ok(file) => Ok(FileStorage::new(file, path.to_path_buf())),
+        Err(e) if opts.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            Err(IoError::DirectRefused {
+                path: path.to_path_buf(),
+                filesystem: filesystem_name(path),
+                source: e,
+            })
+        }
+        Err(e) => Err(os_error(path, "cannot open", e)),
+    }
+}
+
 impl Backend for DirectBackend {
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError> {
-        let flags = if opts.direct { libc::O_DIRECT } else { 0 };
-        match open_file(path, opts, flags) {
-            Ok(file) => Ok(Arc::new(FileStorage::new(file, path.to_path_buf()))),
-            Err(e) if opts.direct && e.raw_os_error() == Some(libc::EINVAL) => {
-                Err(IoError::DirectRefused {
-                    path: path.to_path_buf(),
-                    filesystem: filesystem_name(path),
-                    source: e,
-                })
-            }
-            Err(e) => Err(os_error(path, "cannot open", e)),
-        }
-    }
-
-    fn remove(&self, path: &Path) -> Result<(), IoError> {
-        remove_file(path)
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        path.exists()
-    }
-
-    fn direct_io_info(&self, path: &Path) -> DirectIoInfo {
-        direct_io_info(path)
+        Ok(Arc::new(open_storage(path, opts)?))
     }
 }
 
 /// Removes a file; a missing file is not an error.
-fn remove_file(path: &Path) -> Result<(), IoError> {
+pub(crate) fn remove_file(path: &Path) -> Result<(), IoError> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(os_error(path, "cannot remove", e))

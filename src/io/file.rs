@@ -41,7 +41,8 @@ fn no_eintr<T>(mut op: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
     }
 }
 
-fn write_zero() -> io::Error {
+/// The error of a write that moved no bytes (shared with the engine-backed storage).
+pub(crate) fn write_zero() -> io::Error {
     io::Error::new(io::ErrorKind::WriteZero, "write transferred no bytes")
 }
 

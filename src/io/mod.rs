@@ -1,18 +1,21 @@
 //! The storage layer: one trait is the only door to the disk.
 //!
 //! [`Backend`] opens and removes files; [`Storage`] is one open file. Backends: `direct`
-//! (O_DIRECT, O_DSYNC on request), `buffered`, and `faulty` (in memory, injects faults on
+//! (O_DIRECT, O_DSYNC on request), `buffered`, `engine` (the same files, their reads and writes
+//! carried by one shared io_uring/psync engine), and `faulty` (in memory, injects faults on
 //! command, for tests and the self-test).
 
 pub mod align;
 pub mod buffered;
 pub mod direct;
+pub mod engine;
 pub mod faulty;
 pub mod file;
 
 pub use align::{AlignedBuf, BufPool, Frame, BUF_ALIGN};
 pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
+pub use engine::{EngineBackend, IoService};
 pub use faulty::{FaultyBackend, FaultyStorage};
 
 use std::io;
@@ -80,15 +83,31 @@ pub struct DirectIoInfo {
 }
 
 /// Opens and removes files. The only way the engine reaches the disk.
+///
+/// Every backend opens files its own way; removing them, testing that they exist and the
+/// direct-I/O facts default to the real filesystem's, which the direct, buffered and
+/// engine-backed backends share. A backend not on the real filesystem (the in-memory faulty
+/// one) overrides all three.
 pub trait Backend: Send + Sync {
     /// Opens (and with `opts.create`, creates) a file.
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError>;
     /// Removes a file; a missing file is not an error.
-    fn remove(&self, path: &Path) -> Result<(), IoError>;
+    fn remove(&self, path: &Path) -> Result<(), IoError> {
+        direct::remove_file(path)
+    }
     /// True when the file exists.
-    fn exists(&self, path: &Path) -> bool;
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
     /// Direct-I/O facts for the filesystem holding `path` (or its parent directory).
-    fn direct_io_info(&self, path: &Path) -> DirectIoInfo;
+    fn direct_io_info(&self, path: &Path) -> DirectIoInfo {
+        direct::direct_io_info(path)
+    }
+    /// True when the backend itself holds requests beyond MaxOutstandingIO (an engine of that
+    /// depth with a queue in front), so the simulation needs no gate of its own.
+    fn caps_outstanding_io(&self) -> bool {
+        false
+    }
 }
 
 /// A storage error that names the file and says what to do.

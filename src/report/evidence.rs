@@ -16,6 +16,7 @@ use super::cap::{Admit, ErrorCap, DEFAULT_ERROR_CAP};
 use super::clock::LogClock;
 use super::dump::DumpWriter;
 use super::error::ReportError;
+use super::io_engine::IoEngineInfo;
 use super::json::{write_atomic, JsonReport};
 use super::logw::LogWriter;
 use super::sysinfo::SystemInfo;
@@ -114,6 +115,15 @@ impl Evidence {
             st.log_message(&Message::new(Severity::Info, "System", "SystemInfo", line));
         }
         st.doc.system = Some(info);
+        st.rewrite_json();
+    }
+
+    /// Records what carries the run's disk I/O (a log entry and the JSON).
+    pub fn io_engine(&self, info: IoEngineInfo) {
+        let mut st = self.state.lock();
+        let text = format!("I/O engine: {}", info.describe());
+        st.log_message(&Message::new(Severity::Info, "System", "IoEngine", text));
+        st.doc.io_engine = Some(info);
         st.rewrite_json();
     }
 

@@ -11,6 +11,7 @@ use crate::findings::Finding;
 use crate::stats::Summary;
 
 use super::error::ReportError;
+use super::io_engine::IoEngineInfo;
 use super::sysinfo::SystemInfo;
 
 /// Value of the `schema` field; bumped on incompatible changes.
@@ -64,6 +65,8 @@ pub struct JsonReport {
     pub config: serde_json::Value,
     /// Machine and storage.
     pub system: Option<SystemInfo>,
+    /// What carried the disk I/O.
+    pub io_engine: Option<IoEngineInfo>,
     /// Statistics, as of `updated_us`.
     pub stats: Option<Summary>,
     /// Findings logged in full (at most the error cap).

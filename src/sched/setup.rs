@@ -75,7 +75,13 @@ pub fn build(
         logs,
         pool: BufferPool::new(frames),
         stop,
-        gate: Gate::new(plan.max_outstanding_io),
+        // An engine-backed backend queues what is beyond its depth (MaxOutstandingIO) itself;
+        // a gate in front would only move the wait from its queue to the gate.
+        gate: Gate::new(if backend.caps_outstanding_io() {
+            0
+        } else {
+            plan.max_outstanding_io
+        }),
         throttles,
         inflight: Inflight::new(users * 4 + 16),
         live: Arc::new(LiveCounters::new()),

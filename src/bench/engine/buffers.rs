@@ -12,10 +12,11 @@ pub struct AlignedBuffers {
 }
 
 impl AlignedBuffers {
-    /// Maps `slots × slot_len` bytes (each slot rounded up to 4096) of zeroed memory.
+    /// Maps `slots × slot_len` bytes (each slot rounded up to 4096) of zeroed memory. With a
+    /// `slot_len` of 0 (an engine that only carries caller-owned memory) one page is mapped.
     pub fn new(slots: usize, slot_len: usize) -> Result<Self, EngineError> {
-        let stride = slot_len.div_ceil(4096).max(1) * 4096;
-        let bytes = stride * slots.max(1);
+        let stride = slot_len.div_ceil(4096) * 4096;
+        let bytes = (stride * slots.max(1)).max(4096);
         let map =
             MmapMut::map_anon(bytes).map_err(|cause| EngineError::Buffers { bytes, cause })?;
         Ok(AlignedBuffers {

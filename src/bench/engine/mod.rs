@@ -1,6 +1,11 @@
-//! The asynchronous I/O engine shared by capacity runs (and, later, the simulation's
-//! MaxOutstandingIO): one engine per worker thread, a fixed number of aligned buffer slots, and
-//! a `submit` / `reap` API that carries a caller-chosen `user_data` through each operation.
+//! The asynchronous I/O engine shared by capacity runs and the simulation's I/O service
+//! (`crate::io::engine`): a fixed number of aligned buffer slots, and a `submit` / `reap` API
+//! that carries a caller-chosen `user_data` through each operation.
+//!
+//! Capacity runs use the slots ([`Op`], [`Engine::submit`]): one engine per worker thread, the
+//! buffers registered with the kernel. The simulation brings its own memory and file
+//! descriptors ([`ExtOp`], the unsafe [`Engine::submit_external`]): single buffers and
+//! scatter/gather lists, on any open file.
 //!
 //! Two back ends sit behind [`Engine`]: io_uring ([`uring`]) with batched submission, registered
 //! buffers and registered files, and a pread/pwrite fallback ([`psync`]) used when io_uring is
@@ -14,6 +19,7 @@ mod uring;
 pub use buffers::AlignedBuffers;
 
 use std::fs::File;
+use std::os::fd::RawFd;
 use std::sync::Arc;
 
 /// Which back end to use, or which one a built engine ended up with.
@@ -71,6 +77,45 @@ pub struct Op {
     pub user_data: u64,
 }
 
+/// The offset of an [`ExtOp`] on a file without a position (an eventfd, a pipe): read(2) and
+/// write(2) instead of pread(2) and pwrite(2). io_uring reads -1 the same way.
+pub const NO_OFFSET: u64 = u64::MAX;
+
+/// Caller-owned memory of an [`ExtOp`].
+#[derive(Debug, Clone, Copy)]
+pub enum ExtMem {
+    /// One buffer of `len` bytes at `ptr`.
+    Buf {
+        /// Start of the buffer.
+        ptr: *mut u8,
+        /// Its length.
+        len: u32,
+    },
+    /// A scatter/gather list: `count` iovecs at `iov` (at most IOV_MAX, 1024).
+    Iov {
+        /// The first iovec.
+        iov: *const libc::iovec,
+        /// How many.
+        count: u32,
+    },
+}
+
+/// One operation on caller-owned memory and a caller-owned file descriptor; see
+/// [`Engine::submit_external`] for what the caller must guarantee.
+#[derive(Debug, Clone, Copy)]
+pub struct ExtOp {
+    /// Read or write.
+    pub kind: OpKind,
+    /// An open file descriptor.
+    pub fd: RawFd,
+    /// Byte offset in the file, or [`NO_OFFSET`].
+    pub offset: u64,
+    /// The memory to read into or write from.
+    pub mem: ExtMem,
+    /// Handed back unchanged in the [`Completion`].
+    pub user_data: u64,
+}
+
 /// The outcome of one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Completion {
@@ -118,6 +163,8 @@ pub enum EngineError {
 }
 
 /// A per-thread I/O engine: aligned buffers plus an io_uring ring or a psync pool.
+// One engine per thread, built once: boxing the ring would put an indirection on every submit.
+#[allow(clippy::large_enum_variant)]
 pub enum Engine {
     /// The io_uring back end.
     Uring(Box<uring::UringEngine>),
@@ -177,6 +224,30 @@ impl Engine {
         match self {
             Engine::Uring(e) => e.submit(op),
             Engine::Psync(e) => e.submit(op),
+        }
+    }
+
+    /// Queues one operation on caller-owned memory, as `submit` does for a slot. io_uring uses
+    /// the plain READ/WRITE/READV/WRITEV opcodes (the memory is not registered); psync runs
+    /// pread/pwrite/preadv/pwritev (read/write for [`NO_OFFSET`]) in a helper thread, or inline
+    /// at depth 1 — so at depth 1 a read that waits for data (an eventfd) blocks `submit`.
+    /// Slot and external operations share the `depth` operations in flight. Like the kernel, an
+    /// external operation may complete with fewer bytes than asked; the caller continues it.
+    ///
+    /// # Safety
+    ///
+    /// From this call until the completion carrying `op.user_data` has been reaped (or the
+    /// engine has been dropped, which waits for every operation in flight):
+    /// - the memory `op.mem` describes — for `Iov`, the iovec array as well as every buffer it
+    ///   points to — must stay allocated, and nobody else may touch it (the kernel writes into
+    ///   it for a read and reads it for a write);
+    /// - `op.fd` must stay open and refer to the same file.
+    pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), EngineError> {
+        match self {
+            // SAFETY: the caller upholds the contract above, which is the back ends' contract.
+            Engine::Uring(e) => unsafe { e.submit_external(op) },
+            // SAFETY: as above.
+            Engine::Psync(e) => unsafe { e.submit_external(op) },
         }
     }
 

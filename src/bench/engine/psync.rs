@@ -1,8 +1,9 @@
 //! The pread/pwrite fallback: at depth 1 each operation runs inline in `submit` (no thread
 //! hand-off, like fio's psync); at higher depths a pool of `depth` helper threads, one blocking
-//! call each, keeps up to `depth` operations in flight.
+//! call each, keeps up to `depth` operations in flight. Caller-owned scatter/gather lists go
+//! through preadv/pwritev.
 
-use super::{AlignedBuffers, Completion, EngineError, Op, OpKind};
+use super::{AlignedBuffers, Completion, EngineError, ExtMem, ExtOp, Op, OpKind, NO_OFFSET};
 use crossbeam::channel::{self, Receiver, Sender};
 use std::collections::VecDeque;
 use std::fs::File;
@@ -10,14 +11,95 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// One blocking call for a helper thread; the pointer targets a slot of the engine's buffers.
+/// One blocking call for a helper thread; the memory is a slot of the engine's buffers or
+/// caller-owned memory under the contract of `Engine::submit_external`.
 struct Job {
     kind: OpKind,
     fd: i32,
-    ptr: usize,
-    len: u32,
+    mem: JobMem,
     offset: u64,
     user_data: u64,
+}
+
+/// Where a job's bytes are (addresses as integers, so a job can cross to a helper thread).
+#[derive(Clone, Copy)]
+enum JobMem {
+    /// One buffer.
+    Buf { ptr: usize, len: u32 },
+    /// `count` iovecs at `iov`.
+    Iov { iov: usize, count: u32 },
+}
+
+impl Job {
+    /// Performs the job: bytes moved, or the errno.
+    fn run(&self) -> Result<u32, i32> {
+        match self.mem {
+            JobMem::Buf { ptr, len } => self.run_buf(ptr, len as usize),
+            JobMem::Iov { iov, count } => self.run_iov(iov, count),
+        }
+    }
+
+    /// pread/pwrite (read/write without an offset), retrying on EINTR and continuing after
+    /// short transfers until `len` bytes moved or the end of the file.
+    fn run_buf(&self, ptr: usize, len: usize) -> Result<u32, i32> {
+        let mut done = 0usize;
+        while done < len {
+            let p = (ptr + done) as *mut libc::c_void;
+            let off = self.offset.wrapping_add(done as u64) as libc::off_t;
+            // SAFETY: `p..p+len-done` lies in memory the engine or the caller keeps valid and
+            // untouched while the job is in flight; `fd` stays open for as long.
+            let n = unsafe {
+                match (self.kind, self.offset == NO_OFFSET) {
+                    (OpKind::Read, false) => libc::pread(self.fd, p, len - done, off),
+                    (OpKind::Write, false) => libc::pwrite(self.fd, p, len - done, off),
+                    (OpKind::Read, true) => libc::read(self.fd, p, len - done),
+                    (OpKind::Write, true) => libc::write(self.fd, p, len - done),
+                }
+            };
+            match n {
+                n if n < 0 => match last_errno() {
+                    libc::EINTR => continue,
+                    errno => return Err(errno),
+                },
+                0 => break, // end of file: report the short transfer
+                n => done += n as usize,
+            }
+        }
+        Ok(done as u32)
+    }
+
+    /// One preadv/pwritev, retried on EINTR; a short transfer is reported as such (the caller
+    /// continues it, as with io_uring's READV/WRITEV).
+    fn run_iov(&self, iov: usize, count: u32) -> Result<u32, i32> {
+        let iov = iov as *const libc::iovec;
+        loop {
+            // SAFETY: the iovec array and the buffers it names are kept valid and untouched
+            // by the caller while the job is in flight; `fd` stays open for as long.
+            let n = unsafe {
+                match self.kind {
+                    OpKind::Read => {
+                        libc::preadv(self.fd, iov, count as i32, self.offset as libc::off_t)
+                    }
+                    OpKind::Write => {
+                        libc::pwritev(self.fd, iov, count as i32, self.offset as libc::off_t)
+                    }
+                }
+            };
+            if n >= 0 {
+                return Ok(n as u32);
+            }
+            match last_errno() {
+                libc::EINTR => continue,
+                errno => return Err(errno),
+            }
+        }
+    }
+}
+
+fn last_errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
 }
 
 /// A pread/pwrite engine, inline or with a helper pool.
@@ -35,38 +117,6 @@ struct Pool {
     threads: Vec<JoinHandle<()>>,
 }
 
-/// Performs one pread/pwrite, retrying on EINTR and continuing after short transfers.
-fn run_job(job: &Job) -> Result<u32, i32> {
-    let mut done = 0usize;
-    let len = job.len as usize;
-    while done < len {
-        let ptr = (job.ptr + done) as *mut libc::c_void;
-        let off = (job.offset + done as u64) as libc::off_t;
-        // SAFETY: `ptr..ptr+len` lies inside a buffer slot that the engine keeps mapped and
-        // does not hand out while the operation is in flight; `fd` stays open via `files`.
-        let n = unsafe {
-            match job.kind {
-                OpKind::Read => libc::pread(job.fd, ptr, len - done, off),
-                OpKind::Write => libc::pwrite(job.fd, ptr, len - done, off),
-            }
-        };
-        if n < 0 {
-            let errno = std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO);
-            if errno == libc::EINTR {
-                continue;
-            }
-            return Err(errno);
-        }
-        if n == 0 {
-            break; // end of file: report the short transfer
-        }
-        done += n as usize;
-    }
-    Ok(done as u32)
-}
-
 fn spawn_pool(depth: usize) -> Result<Pool, EngineError> {
     let (job_tx, job_rx) = channel::bounded::<Job>(depth);
     let (res_tx, res_rx) = channel::bounded::<Completion>(depth);
@@ -77,7 +127,7 @@ fn spawn_pool(depth: usize) -> Result<Pool, EngineError> {
             .name(format!("psync-{i}"))
             .spawn(move || {
                 for job in rx.iter() {
-                    let result = run_job(&job);
+                    let result = job.run();
                     if tx
                         .send(Completion {
                             user_data: job.user_data,
@@ -134,28 +184,60 @@ impl PsyncEngine {
     /// Runs `op` inline, or hands it to a helper thread.
     pub fn submit(&mut self, op: Op) -> Result<(), EngineError> {
         assert!(
-            self.in_flight < self.buffers.slots(),
-            "more operations than buffer slots"
-        );
-        assert!(
             (op.len as usize) <= self.buffers.slot_len(),
             "op longer than its buffer slot"
         );
         let job = Job {
             kind: op.kind,
             fd: self.files[op.file as usize].as_raw_fd(),
-            ptr: self.buffers.slot_ptr(op.slot) as usize,
-            len: op.len,
+            mem: JobMem::Buf {
+                ptr: self.buffers.slot_ptr(op.slot) as usize,
+                len: op.len,
+            },
             offset: op.offset,
             user_data: op.user_data,
         };
+        self.start(job)
+    }
+
+    /// Runs an operation on caller-owned memory inline, or hands it to a helper thread.
+    ///
+    /// # Safety
+    ///
+    /// As [`super::Engine::submit_external`]: the memory and fd of `op` stay valid until its
+    /// completion is reaped.
+    pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), EngineError> {
+        let mem = match op.mem {
+            ExtMem::Buf { ptr, len } => JobMem::Buf {
+                ptr: ptr as usize,
+                len,
+            },
+            ExtMem::Iov { iov, count } => JobMem::Iov {
+                iov: iov as usize,
+                count,
+            },
+        };
+        self.start(Job {
+            kind: op.kind,
+            fd: op.fd,
+            mem,
+            offset: op.offset,
+            user_data: op.user_data,
+        })
+    }
+
+    fn start(&mut self, job: Job) -> Result<(), EngineError> {
+        assert!(
+            self.in_flight < self.buffers.slots(),
+            "more operations than the engine's depth"
+        );
         self.in_flight += 1;
         match self.pool.as_ref().and_then(|p| p.jobs.as_ref()) {
             Some(jobs) => jobs.send(job).map_err(|_| pool_gone()),
             None => {
                 self.done.push_back(Completion {
                     user_data: job.user_data,
-                    result: run_job(&job),
+                    result: job.run(),
                 });
                 Ok(())
             }

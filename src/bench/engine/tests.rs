@@ -113,3 +113,95 @@ fn errors_come_back_as_errno() {
         );
     }
 }
+
+/// Writes two pages from caller memory (one buffer, then a two-iovec list) and reads them
+/// back the same two ways, then reads an eventfd without an offset.
+fn external_round_trip(kind: EngineKind) {
+    let dir = tempfile::tempdir_in(".").expect("tempdir");
+    let cfg = EngineConfig {
+        kind,
+        depth: 2,
+        slot_len: 0,
+        submit_batch: 1,
+    };
+    let files = files(&dir);
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&files[0]);
+    let mut engine = Engine::new(&cfg, Arc::from(Vec::new())).expect("engine");
+    let mut one = vec![7u8; 4096];
+    let (mut a, mut b) = (vec![8u8; 4096], vec![9u8; 4096]);
+    let iov = |a: &mut [u8], b: &mut [u8]| {
+        [a, b].map(|s| libc::iovec {
+            iov_base: s.as_mut_ptr().cast(),
+            iov_len: s.len(),
+        })
+    };
+    let mut out = Vec::new();
+    let mut run = |engine: &mut Engine, op: ExtOp| {
+        // SAFETY: the memory and the file outlive the drain below.
+        unsafe { engine.submit_external(op) }.expect("submit");
+        out.clear();
+        engine.drain(&mut out).expect("drain");
+        out[0].result
+    };
+    let buf = |v: &mut Vec<u8>| ExtMem::Buf {
+        ptr: v.as_mut_ptr(),
+        len: v.len() as u32,
+    };
+    let op = |kind, offset, mem| ExtOp {
+        kind,
+        fd,
+        offset,
+        mem,
+        user_data: 1,
+    };
+    assert_eq!(
+        run(&mut engine, op(OpKind::Write, 0, buf(&mut one))),
+        Ok(4096)
+    );
+    let list = iov(&mut a, &mut b);
+    let mem = ExtMem::Iov {
+        iov: list.as_ptr(),
+        count: 2,
+    };
+    assert_eq!(run(&mut engine, op(OpKind::Write, 4096, mem)), Ok(8192));
+    let disk = std::fs::read(dir.path().join("engine.dat")).expect("read back");
+    assert!(disk[..4096].iter().all(|&x| x == 7));
+    assert!(disk[4096..8192].iter().all(|&x| x == 8));
+    assert!(disk[8192..12288].iter().all(|&x| x == 9));
+    let (mut a, mut b) = (vec![0u8; 4096], vec![0u8; 4096]);
+    let list = iov(&mut a, &mut b);
+    let mem = ExtMem::Iov {
+        iov: list.as_ptr(),
+        count: 2,
+    };
+    assert_eq!(run(&mut engine, op(OpKind::Read, 0, mem)), Ok(8192));
+    assert!(a.iter().all(|&x| x == 7) && b.iter().all(|&x| x == 8));
+    let mut one = vec![0u8; 4096];
+    assert_eq!(
+        run(&mut engine, op(OpKind::Read, 8192, buf(&mut one))),
+        Ok(4096)
+    );
+    assert!(one.iter().all(|&x| x == 9));
+    let efd = rustix::event::eventfd(3, rustix::event::EventfdFlags::CLOEXEC).expect("eventfd");
+    let mut count = vec![0u8; 8];
+    let mem = buf(&mut count);
+    let read = ExtOp {
+        fd: std::os::fd::AsRawFd::as_raw_fd(&efd),
+        ..op(OpKind::Read, NO_OFFSET, mem)
+    };
+    assert_eq!(run(&mut engine, read), Ok(8));
+    assert_eq!(
+        u64::from_ne_bytes(count[..].try_into().expect("8 bytes")),
+        3
+    );
+}
+
+#[test]
+fn uring_carries_caller_memory() {
+    external_round_trip(EngineKind::Uring);
+}
+
+#[test]
+fn psync_carries_caller_memory() {
+    external_round_trip(EngineKind::Psync);
+}

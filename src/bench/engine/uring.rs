@@ -1,7 +1,7 @@
 //! The io_uring back end: one ring per engine, operations queued on the submission ring and
 //! sent in groups of `batch` (the rest with the next wait for completions),
 //! registered files and registered buffers (READ_FIXED / WRITE_FIXED) when the kernel accepts
-//! them.
+//! them; caller-owned memory goes through the plain READ / WRITE / READV / WRITEV opcodes.
 //!
 //! Why the batch is small by default: an `io_uring_enter` carrying 32 operations plugs the
 //! block queue and reaches the device as one batch, so a device that completes in batches
@@ -9,7 +9,7 @@
 //! soon as it is ready keeps the device busy; on these machines 8 KB random writes at QD32 went
 //! from about 67k to 84k IOPS (docs/performance.md).
 
-use super::{AlignedBuffers, Completion, EngineError, Op, OpKind};
+use super::{AlignedBuffers, Completion, EngineError, ExtMem, ExtOp, Op, OpKind};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::fs::File;
 use std::io;
@@ -26,6 +26,8 @@ pub struct UringEngine {
     in_flight: usize,
     queued: usize,
     batch: usize,
+    /// Set by the first operation on caller-owned memory (see `Drop`).
+    external: bool,
 }
 
 /// True when `err` means io_uring is refused or missing here, so psync should take over.
@@ -66,11 +68,12 @@ impl UringEngine {
             Err(e) => return Err((e, buffers)),
         };
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
-        let fixed_files = ring.submitter().register_files(&fds).is_ok();
+        let fixed_files = !fds.is_empty() && ring.submitter().register_files(&fds).is_ok();
         let iovecs = buffers.iovecs();
         // SAFETY: the iovecs point into `buffers`, which the engine owns and keeps mapped until
         // after the ring is dropped (fields drop after `Drop::drop` has drained the ring).
-        let fixed_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let fixed_buffers =
+            buffers.slot_len() > 0 && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
         // Registering the ring fd saves an fd lookup per enter; harmless if refused.
         let _ = ring.submitter().register_ring_fd();
         Ok(UringEngine {
@@ -82,6 +85,7 @@ impl UringEngine {
             in_flight: 0,
             queued: 0,
             batch: batch.max(1),
+            external: false,
         })
     }
 
@@ -142,6 +146,49 @@ impl UringEngine {
             "more operations than buffer slots"
         );
         let entry = self.entry(&op);
+        // SAFETY: the entry's buffer is a slot of `self.buffers` and its fd belongs to
+        // `self.files`; both outlive the operation because `Drop` waits for every completion.
+        unsafe { self.push(&entry) }
+    }
+
+    /// Queues an operation on caller-owned memory with the plain (unregistered) opcodes.
+    ///
+    /// # Safety
+    ///
+    /// As [`super::Engine::submit_external`]: the memory and fd of `op` stay valid until its
+    /// completion is reaped.
+    pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), EngineError> {
+        assert!(
+            self.in_flight < self.buffers.slots(),
+            "more operations than the engine's depth"
+        );
+        let fd = types::Fd(op.fd);
+        let entry = match (op.kind, op.mem) {
+            (OpKind::Read, ExtMem::Buf { ptr, len }) => {
+                opcode::Read::new(fd, ptr, len).offset(op.offset).build()
+            }
+            (OpKind::Write, ExtMem::Buf { ptr, len }) => {
+                opcode::Write::new(fd, ptr, len).offset(op.offset).build()
+            }
+            (OpKind::Read, ExtMem::Iov { iov, count }) => {
+                opcode::Readv::new(fd, iov, count).offset(op.offset).build()
+            }
+            (OpKind::Write, ExtMem::Iov { iov, count }) => opcode::Writev::new(fd, iov, count)
+                .offset(op.offset)
+                .build(),
+        };
+        self.external = true;
+        // SAFETY: the caller keeps the memory and the fd valid until the completion is reaped.
+        unsafe { self.push(&entry.user_data(op.user_data)) }
+    }
+
+    /// Puts `entry` on the submission ring and sends the queue once `batch` are waiting.
+    ///
+    /// # Safety
+    ///
+    /// The memory and file the entry names stay valid until its completion is reaped.
+    #[inline]
+    unsafe fn push(&mut self, entry: &squeue::Entry) -> Result<(), EngineError> {
         // The ring has at least `slots` entries and at most `slots` operations are in flight,
         // so the queue has room; flush defensively if it does not.
         // A full batch goes out when the next operation arrives, not when it fills: the last
@@ -150,9 +197,8 @@ impl UringEngine {
         if self.queued >= self.batch || self.ring.submission().is_full() {
             self.flush()?;
         }
-        // SAFETY: the entry's buffer is a slot of `self.buffers` and its fd belongs to
-        // `self.files`; both outlive the operation because `Drop` waits for every completion.
-        unsafe { self.ring.submission().push(&entry) }
+        // SAFETY: passed on from the caller.
+        unsafe { self.ring.submission().push(entry) }
             .map_err(|_| EngineError::Submit(io::Error::other("submission queue full")))?;
         self.in_flight += 1;
         self.queued += 1;
@@ -229,6 +275,14 @@ impl Drop for UringEngine {
         while self.in_flight > 0 {
             sink.clear();
             if self.reap(self.in_flight, &mut sink).is_err() {
+                if self.external {
+                    // Caller-owned memory cannot be leaked from here: stopping the process is
+                    // the only way to keep the kernel from writing into memory handed back.
+                    eprintln!(
+                        "sqliosim: io_uring failed with caller-owned I/O in flight; aborting"
+                    );
+                    std::process::abort();
+                }
                 // The kernel may still write into the buffers: leak them rather than free
                 // memory that an operation in flight could touch.
                 let buffers = std::mem::replace(&mut self.buffers, leak_placeholder());
