@@ -163,8 +163,6 @@ pub enum EngineError {
 }
 
 /// A per-thread I/O engine: aligned buffers plus an io_uring ring or a psync pool.
-// One engine per thread, built once: boxing the ring would put an indirection on every submit.
-#[allow(clippy::large_enum_variant)]
 pub enum Engine {
     /// The io_uring back end.
     Uring(Box<uring::UringEngine>),
