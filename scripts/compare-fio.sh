@@ -6,7 +6,8 @@
 #   FILE     test file (default ./compare-fio.dat); created by sqliosim bench if missing
 #   SECONDS  measured seconds per run (default 10); each run also warms up 1 s
 #   ROUNDS   how many times to run every row (default 1); with more than one, the medians
-#            of the ratios are printed at the end (shared machines are noisy)
+#            of the ratios are printed at the end (shared machines are noisy). Odd rounds run
+#            sqliosim first and even rounds fio first: use an even number for a fair median.
 # Environment: SQLIOSIM (default target/release/sqliosim), SIZE (default 2G), FIO (default fio)
 #
 # Both tools use io_uring, O_DIRECT, one job/thread, and the same region of the file:
@@ -45,11 +46,18 @@ printf '%-20s %12s %12s %7s %14s %14s %7s\n' row "sqliosim IOPS" "fio IOPS" rati
 for round in $(seq "$ROUNDS"); do
 for row in "${ROWS[@]}"; do
   IFS='|' read -r name rw pattern bs qd fiorw <<<"$row"
-  "$SQLIOSIM" bench --file "$FILE" --rw "$rw" --pattern "$pattern" --block-size "$bs" \
-    --outstanding "$qd" --duration "$SECS" --warmup 1 --engine uring --json "$TMP/s.json" >/dev/null
-  "$FIO" --name=cmp --filename="$FILE" --offset=1M --size="$REGION" --rw="$fiorw" --bs="$bs" \
-    --direct=1 --ioengine=io_uring --iodepth="$qd" --time_based --runtime="$SECS" --ramp_time=1 \
-    --randrepeat=0 --norandommap --group_reporting --output-format=json >"$TMP/f.json"
+  run_sqliosim() {
+    "$SQLIOSIM" bench --file "$FILE" --rw "$rw" --pattern "$pattern" --block-size "$bs" \
+      --outstanding "$qd" --duration "$SECS" --warmup 1 --engine uring --json "$TMP/s.json" >/dev/null
+  }
+  run_fio() {
+    "$FIO" --name=cmp --filename="$FILE" --offset=1M --size="$REGION" --rw="$fiorw" --bs="$bs" \
+      --direct=1 --ioengine=io_uring --iodepth="$qd" --time_based --runtime="$SECS" --ramp_time=1 \
+      --randrepeat=0 --norandommap --group_reporting --output-format=json >"$TMP/f.json"
+  }
+  # The second tool of a pair finds caches below the guest (the host's page cache) warmed by
+  # the first, so the order alternates: odd rounds run sqliosim first, even rounds fio first.
+  if [ $((round % 2)) -eq 1 ]; then run_sqliosim; run_fio; else run_fio; run_sqliosim; fi
   python3 - "$name" "$TMP/s.json" "$TMP/f.json" "$TMP/rows.tsv" <<'PY'
 import json, sys
 name, s_path, f_path, rows = sys.argv[1:5]

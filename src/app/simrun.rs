@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::console::{summary_text, ConsoleSink};
-use crate::bench::engine::EngineKind;
 use crate::config::{IoEngine, RunSettings};
 use crate::exit::{Internal, Outcome};
 use crate::findings::{Event, EventSink, Fanout, Message, Severity};
+use crate::io::aio::EngineKind;
 use crate::io::{Backend, BufferedBackend, DirectBackend, EngineBackend, FaultyBackend, IoService};
 use crate::report::bundle::BundleFile;
 use crate::report::{Evidence, EvidenceOptions, IoEngineInfo, RunInfo};

@@ -1,6 +1,7 @@
 //! Capacity runs: `sqliosim bench`, and the SQLIO- and DiskSpd-compatible front ends.
 //!
-//! Layout: [`engine`] (io_uring / psync, reusable by the simulation), [`job`] (validated
+//! Layout: [`engine`] (io_uring / psync: `crate::io::aio`, which the simulation's I/O service
+//! uses too; re-exported here under its old name), [`job`] (validated
 //! settings), [`target`] (test files and their header), [`worker`] and [`run`] (threads and
 //! phases), [`latency`] and [`cpu`] (statistics), [`summary`] (figures), then the front ends.
 
@@ -10,7 +11,7 @@ use std::ffi::OsString;
 pub mod cmd;
 pub mod cpu;
 pub mod diskspd;
-pub mod engine;
+pub use crate::io::aio as engine;
 pub mod error;
 mod front;
 pub mod honest;

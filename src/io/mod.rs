@@ -5,6 +5,7 @@
 //! carried by one shared io_uring/psync engine), and `faulty` (in memory, injects faults on
 //! command, for tests and the self-test).
 
+pub mod aio;
 pub mod align;
 pub mod buffered;
 pub mod direct;

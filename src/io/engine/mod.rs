@@ -20,7 +20,7 @@ use std::sync::Arc;
 use super::direct;
 use super::file::FileStorage;
 use super::{Backend, IoError, OpenOptions, Storage};
-use crate::bench::engine::{EngineError, EngineKind};
+use crate::io::aio::{EngineError, EngineKind};
 
 /// Opens files like the direct backend (or, when `buffered`, like the buffered backend) and
 /// routes their reads and writes through one [`IoService`]; removes and describes them as both

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::bench::engine::{ExtMem, ExtOp, OpKind};
+use crate::io::aio::{ExtMem, ExtOp, OpKind};
 
 /// Most iovecs in one operation (the kernel's IOV_MAX); longer lists continue in another.
 const IOV_MAX: usize = 1024;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::request::{stopped, Request, Step};
 use super::service::Shared;
-use crate::bench::engine::{Completion, Engine, EngineError, ExtMem, ExtOp, OpKind, NO_OFFSET};
+use crate::io::aio::{Completion, Engine, EngineError, ExtMem, ExtOp, OpKind, NO_OFFSET};
 
 /// The `user_data` of the wake-up read; requests use their index in [`Flights`].
 const WAKE: u64 = u64::MAX;

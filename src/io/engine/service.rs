@@ -19,7 +19,7 @@ use rustix::event::{eventfd, EventfdFlags};
 
 use super::request::{stopped, Mem, Reply, Request};
 use super::serve::Service;
-use crate::bench::engine::{Engine, EngineConfig, EngineError, EngineKind, OpKind};
+use crate::io::aio::{Engine, EngineConfig, EngineError, EngineKind, OpKind};
 
 /// Requests not yet taken by the service thread, and whether it should stop.
 #[derive(Debug, Default)]
