@@ -167,7 +167,17 @@ fn each_engine_carries_a_clean_run_and_the_run_reports_it() {
             3.into()
         };
         assert_eq!(v["io_engine"]["depth"], depth, "{engine}");
-        let log = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
+        let log_path = dir.path().join("sqliosim.log.xml");
+        let log = std::fs::read_to_string(&log_path).expect("log");
         assert!(log.contains(&format!("I/O engine: {engine}")), "{engine}");
+        // `sqliosim report` reads it back from the log and from the JSON summary.
+        for input in [&log_path, &json] {
+            let out = bin().arg("report").arg(input).output().expect("report");
+            let text = assert_success(&out);
+            assert!(
+                text.contains(&format!("I/O engine: {engine}")),
+                "{engine}: {text}"
+            );
+        }
     }
 }

@@ -32,6 +32,9 @@ pub fn render(l: &Loaded) -> String {
         let seed = j.seed.map_or_else(|| "unknown".into(), |v| format!("{v}"));
         let _ = writeln!(s, "Tool {} {}, seed {seed}", j.tool.name, j.tool.version);
     }
+    if let Some(e) = &l.io_engine {
+        let _ = writeln!(s, "I/O engine: {e}");
+    }
     if !l.by_class.is_empty() {
         s.push_str("\nIntegrity errors by class:\n");
         for (class, n) in &l.by_class {

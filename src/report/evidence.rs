@@ -122,7 +122,12 @@ impl Evidence {
     pub fn io_engine(&self, info: IoEngineInfo) {
         let mut st = self.state.lock();
         let text = format!("I/O engine: {}", info.describe());
-        st.log_message(&Message::new(Severity::Info, "System", "IoEngine", text));
+        st.log_message(&Message::new(
+            Severity::Info,
+            "System",
+            super::io_engine::LOG_FUNC,
+            text,
+        ));
         st.doc.io_engine = Some(info);
         st.rewrite_json();
     }

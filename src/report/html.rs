@@ -28,6 +28,8 @@ pub struct HtmlInput<'a> {
     pub by_class: BTreeMap<String, u64>,
     /// Machine and storage, if known.
     pub system: Option<&'a SystemInfo>,
+    /// What carried the run's disk I/O, if known.
+    pub io_engine: Option<&'a str>,
     /// Run start, microseconds since the Unix epoch (origin of the findings chart).
     pub origin_us: u64,
 }
@@ -51,6 +53,7 @@ pub fn render(summary: &Summary, findings: &[Finding]) -> String {
         findings,
         by_class,
         system: None,
+        io_engine: None,
         origin_us: findings.iter().map(|f| f.time_us).min().unwrap_or(0),
     })
 }
@@ -72,6 +75,7 @@ pub fn render_loaded(l: &Loaded) -> String {
         findings: &l.findings,
         by_class: l.by_class.clone(),
         system: json.and_then(|j| j.system.as_ref()),
+        io_engine: l.io_engine.as_deref(),
         // A finding cannot precede the start; if one does, the clocks disagree: use it.
         origin_us: json.map_or(first, |j| j.started_us.min(first)),
     })
@@ -104,6 +108,9 @@ pub fn render_input(inp: &HtmlInput) -> String {
         stats_section(&mut s, sum);
     } else {
         s.push_str("<p>No statistics in this file.</p>\n");
+    }
+    if let Some(engine) = inp.io_engine {
+        let _ = writeln!(s, "<p>I/O engine: {}</p>", esc(engine));
     }
     if let Some(sys) = inp.system {
         system_table(&mut s, sys);

@@ -3,6 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The `Func` attribute of the log entry that records the engine (its text is
+/// `I/O engine: ` and the description); `sqliosim report` reads it back.
+pub const LOG_FUNC: &str = "IoEngine";
+
 /// The engine a run asked for and the one that carried its I/O.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

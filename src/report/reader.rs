@@ -44,6 +44,8 @@ pub struct Loaded {
     pub summary: Option<Summary>,
     /// The JSON document, when the input was one.
     pub json: Option<JsonReport>,
+    /// What carried the run's disk I/O, as described at its start.
+    pub io_engine: Option<String>,
 }
 
 impl Loaded {
@@ -91,6 +93,7 @@ fn from_json(path: &Path, doc: JsonReport, truncated: bool) -> Loaded {
         other_errors: Vec::new(),
         warnings: Vec::new(),
         summary: doc.stats.clone(),
+        io_engine: doc.io_engine.as_ref().map(|e| e.describe()),
         json: Some(doc),
     }
 }
@@ -117,6 +120,7 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
         warnings: Vec::new(),
         summary: None,
         json: None,
+        io_engine: None,
     };
     let mut summary_lines = Vec::new();
     for e in entries {
@@ -135,6 +139,10 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
             }
             _ if e.attr("Func") == crate::stats::SQLIOSIM_SUMMARY_FUNC => {
                 summary_lines.push(e.text)
+            }
+            _ if e.attr("Func") == super::io_engine::LOG_FUNC => {
+                let text = e.text.strip_prefix("I/O engine: ").unwrap_or(&e.text);
+                l.io_engine = Some(text.to_string());
             }
             _ => {}
         }
