@@ -11,6 +11,7 @@
 //! the payload CRCs of a buffer until something else is read into it. (Version 1 files used
 //! one CRC over both parts and the magic `SQLBENCH`.)
 
+use crate::page::layout::{get_u32, get_u64};
 use thiserror::Error;
 
 /// Stamp granularity; every block size is a multiple of it.
@@ -77,12 +78,6 @@ impl PayloadCrcs {
     }
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
-}
-
 /// Stamps every sector of `block`, which will be written at file offset `offset`.
 pub fn stamp(block: &mut [u8], offset: u64, seed: u64, seq: u64) {
     stamp_cached(block, offset, seed, seq, &mut PayloadCrcs::default());
@@ -118,11 +113,11 @@ pub fn check(block: &[u8], offset: u64, seed: u64) -> Result<(), Mismatch> {
         if &sector[..8] != MAGIC {
             return Err(Mismatch::NotStamped { offset: at });
         }
-        let found = u64_at(sector, 8);
+        let found = get_u64(sector, 8);
         if found != at {
             return Err(Mismatch::WrongOffset { offset: at, found });
         }
-        let s = u64_at(sector, 16);
+        let s = get_u64(sector, 16);
         if s != seed {
             return Err(Mismatch::WrongSeed {
                 offset: at,
@@ -130,7 +125,7 @@ pub fn check(block: &[u8], offset: u64, seed: u64) -> Result<(), Mismatch> {
                 expected: seed,
             });
         }
-        let expected = u32::from_le_bytes([sector[32], sector[33], sector[34], sector[35]]);
+        let expected = get_u32(sector, HEAD);
         let got = crc_of(sector, crc32fast::hash(&sector[PAYLOAD..]));
         if got != expected {
             return Err(Mismatch::Checksum {

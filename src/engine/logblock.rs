@@ -6,6 +6,7 @@
 //! left from an earlier lap has another LSN and is never taken for a new one.
 
 use crate::page::fill::splitmix64;
+use crate::page::layout::{get_u32, get_u64};
 use crate::page::PAGE_SIZE;
 
 /// Magic at offset 0 of every log block.
@@ -85,16 +86,6 @@ pub enum LogBlockError {
     Payload(usize),
 }
 
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
-}
-
-fn u64_at(b: &[u8], o: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[o..o + 8]);
-    u64::from_le_bytes(a)
-}
-
 fn checksum(b: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(&b[..OFF_CRC]);
@@ -144,13 +135,13 @@ pub fn peek(buf: &[u8]) -> Result<LogBlock, LogBlockError> {
         return Err(LogBlockError::BadMagic);
     }
     Ok(LogBlock {
-        file_id: u32_at(buf, OFF_FILE_ID),
-        len: u32_at(buf, OFF_LEN),
-        lsn: u64_at(buf, OFF_LSN),
-        prev_lsn: u64_at(buf, OFF_PREV),
-        run_id: u64_at(buf, OFF_RUN),
-        wrap: u32_at(buf, OFF_WRAP),
-        time_us: u64_at(buf, OFF_TIME),
+        file_id: get_u32(buf, OFF_FILE_ID),
+        len: get_u32(buf, OFF_LEN),
+        lsn: get_u64(buf, OFF_LSN),
+        prev_lsn: get_u64(buf, OFF_PREV),
+        run_id: get_u64(buf, OFF_RUN),
+        wrap: get_u32(buf, OFF_WRAP),
+        time_us: get_u64(buf, OFF_TIME),
     })
 }
 
@@ -165,11 +156,11 @@ pub fn verify(
     let len = b.len as usize;
     if len < LOG_HEADER_LEN || len > buf.len() || !len.is_multiple_of(LOG_ALIGN) {
         return Err(LogBlockError::Checksum {
-            stored: u32_at(buf, OFF_CRC),
+            stored: get_u32(buf, OFF_CRC),
             calculated: checksum(&buf[..LOG_HEADER_LEN]),
         });
     }
-    let (stored, calculated) = (u32_at(buf, OFF_CRC), checksum(&buf[..len]));
+    let (stored, calculated) = (get_u32(buf, OFF_CRC), checksum(&buf[..len]));
     if stored != calculated {
         return Err(LogBlockError::Checksum { stored, calculated });
     }

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::{JournalFile, HEADER, MAGIC};
+use crate::page::layout::{get_u32, get_u64};
 use crate::page::FileRole;
 
 /// A journal record.
@@ -132,14 +133,10 @@ impl Cursor<'_> {
         self.take(1).map(|b| b[0])
     }
     fn u32(&mut self) -> Option<u32> {
-        self.take(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        self.take(4).map(|b| get_u32(b, 0))
     }
     fn u64(&mut self) -> Option<u64> {
-        let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Some(u64::from_le_bytes(a))
+        self.take(8).map(|b| get_u64(b, 0))
     }
 }
 
@@ -209,8 +206,8 @@ fn decode_one(b: &[u8]) -> Option<(Record, usize)> {
     if b.len() < HEADER || b[..8] != MAGIC {
         return None;
     }
-    let len = u32::from_le_bytes([b[12], b[13], b[14], b[15]]) as usize;
-    let crc = u32::from_le_bytes([b[16], b[17], b[18], b[19]]);
+    let len = get_u32(b, 12) as usize;
+    let crc = get_u32(b, 16);
     let payload = b.get(HEADER..HEADER + len)?;
     if crc32fast::hash(payload) != crc {
         return None;
