@@ -120,14 +120,6 @@ pub fn read_header(file: &File) -> Header {
     }
 }
 
-/// Reads the header of `file`: `Some(seed)` when it is a current bench file of ours.
-pub fn read_seed(file: &File) -> Option<u64> {
-    match read_header(file) {
-        Header::Ours { seed, .. } => Some(seed),
-        Header::OursOld | Header::Foreign => None,
-    }
-}
-
 /// What a run will do with its target, which decides what preparing it may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Access {
@@ -144,9 +136,19 @@ pub struct Access {
     pub unstamped_writes: bool,
 }
 
-/// What an existing header lets a run do: the seed and how far the target is prepared, or
-/// `None` when it must be (re)filled from the start; refuses what must not happen.
-fn reusable(path: &Path, header: Header, access: Access) -> Result<Option<(u64, u64)>, BenchError> {
+/// The header of a target that is reused as it is.
+#[derive(Debug, Clone, Copy)]
+struct Reused {
+    seed: u64,
+    /// How far it is prepared (the header's `size=`).
+    size: u64,
+    /// Its stamps are intact (`stamps=` is not `broken`).
+    intact: bool,
+}
+
+/// What an existing header lets a run do: reuse the target, or `None` when it must be
+/// (re)filled from the start; refuses what must not happen.
+fn reusable(path: &Path, header: Header, access: Access) -> Result<Option<Reused>, BenchError> {
     match header {
         Header::Ours { intact: false, .. } if access.verify && !access.force => {
             Err(BenchError::StampsBroken {
@@ -154,27 +156,27 @@ fn reusable(path: &Path, header: Header, access: Access) -> Result<Option<(u64, 
             })
         }
         Header::Ours { intact: false, .. } if access.verify => Ok(None),
-        Header::Ours { seed, size, .. } => Ok(Some((seed, size))),
+        Header::Ours { seed, size, intact } => Ok(Some(Reused { seed, size, intact })),
         Header::OursOld | Header::Foreign => Ok(None),
     }
 }
 
-/// Marks the header's stamps as broken before a run that writes unstamped blocks.
-fn mark_unstamped(path: &Path, access: Access, p: &Prepared) -> Result<(), BenchError> {
-    if !access.unstamped_writes || p.seed == 0 {
+/// Marks the header's stamps as broken before a run that writes unstamped blocks, unless
+/// they are already marked; `size` is the prepared size the header records.
+fn mark_unstamped(
+    path: &Path,
+    access: Access,
+    seed: u64,
+    size: u64,
+    intact: bool,
+) -> Result<(), BenchError> {
+    if !access.unstamped_writes || !intact {
         return Ok(());
     }
-    let probe = File::open(path).map_err(|e| BenchError::io("open", path, e))?;
-    if let Header::Ours {
-        intact: true, size, ..
-    } = read_header(&probe)
-    {
-        let file = open_for_fill(path, access.direct)?;
-        write_header(&file, path, p.seed, size, false)?;
-        file.sync_data()
-            .map_err(|e| BenchError::io("sync", path, e))?;
-    }
-    Ok(())
+    let file = open_for_fill(path, access.direct)?;
+    write_header(&file, path, seed, size, false)?;
+    file.sync_data()
+        .map_err(|e| BenchError::io("sync", path, e))
 }
 
 /// True when `path` is a block device.
@@ -229,10 +231,15 @@ fn prepare_device(
     }
     let probe = File::open(path).map_err(|e| BenchError::io("open", path, e))?;
     let header = read_header(&probe);
-    let (seed, fill_from) = match (reusable(path, header, access)?, header) {
-        (Some((seed, done)), _) => (seed, done.max(DATA_OFFSET)),
-        (None, Header::Ours { .. } | Header::OursOld) => (rand::rng().random::<u64>(), DATA_OFFSET),
-        (None, Header::Foreign) if access.force => (rand::rng().random::<u64>(), DATA_OFFSET),
+    let new = Reused {
+        seed: rand::rng().random::<u64>(),
+        size: DATA_OFFSET,
+        intact: true,
+    };
+    let r = match (reusable(path, header, access)?, header) {
+        (Some(r), _) => r,
+        (None, Header::Ours { .. } | Header::OursOld) => new,
+        (None, Header::Foreign) if access.force => new,
         (None, Header::Foreign) if !access.write && !access.verify => {
             return Ok(Prepared {
                 seed: 0,
@@ -247,20 +254,17 @@ fn prepare_device(
             })
         }
     };
-    let prepared = if fill_from >= size {
-        Prepared {
-            seed,
-            size,
-            filled: 0,
-        }
+    let (seed, fill_from) = (r.seed, r.size.max(DATA_OFFSET));
+    let (filled, recorded) = if fill_from >= size {
+        (0, r.size)
     } else {
         let file = open_for_fill(path, access.direct)?;
-        write_header(&file, path, seed, fill_from, true)?;
-        let filled = fill_and_seal(&file, path, seed, fill_from, size, stop)?;
-        Prepared { seed, size, filled }
+        write_header(&file, path, seed, fill_from, r.intact)?;
+        let filled = fill_and_seal(&file, path, seed, fill_from, size, r.intact, stop)?;
+        (filled, size)
     };
-    mark_unstamped(path, access, &prepared)?;
-    Ok(prepared)
+    mark_unstamped(path, access, seed, recorded, r.intact)?;
+    Ok(Prepared { seed, size, filled })
 }
 
 /// Makes `path` a bench file of at least `size` bytes: creates and fills it when missing,
@@ -275,10 +279,11 @@ pub fn prepare(
     access: Access,
     stop: &AtomicBool,
 ) -> Result<Prepared, BenchError> {
+    use std::os::unix::fs::FileTypeExt;
     let Access { force, direct, .. } = access;
     let existing = std::fs::metadata(path).ok();
     if let Some(m) = &existing {
-        if is_block_device(path) {
+        if m.file_type().is_block_device() {
             return prepare_device(path, size, access, stop);
         }
         if !m.is_file() {
@@ -295,9 +300,9 @@ pub fn prepare(
         None
     };
     let header = probe.as_ref().map_or(Header::Foreign, read_header);
-    let ours = reusable(path, header, access)?.map(|(seed, _)| seed);
+    let ours = reusable(path, header, access)?;
     let (seed, fill_from) = match ours {
-        Some(seed) => (seed, old_len.max(DATA_OFFSET)),
+        Some(r) => (r.seed, old_len.max(DATA_OFFSET)),
         None if old_len == 0 || force || header != Header::Foreign => {
             (rand::rng().random::<u64>(), DATA_OFFSET)
         }
@@ -308,39 +313,42 @@ pub fn prepare(
         }
     };
     let size = size.max(old_len);
-    let prepared = if ours.is_some() && fill_from >= size {
-        Prepared {
-            seed,
-            size,
-            filled: 0,
+    let intact = ours.is_none_or(|r| r.intact);
+    let (filled, recorded) = match ours {
+        Some(r) if fill_from >= size => (0, r.size),
+        _ => {
+            let file = open_for_fill(path, direct)?;
+            if ours.is_none() {
+                // Taking over an empty, old or (with --force) foreign file: drop its old content
+                // so that an interrupted fill cannot leave unstamped blocks behind a valid header.
+                file.set_len(0)
+                    .map_err(|e| BenchError::io("truncate", path, e))?;
+                write_header(&file, path, seed, size, true)?;
+            }
+            let from = fill_from / 4096 * 4096;
+            (
+                fill_and_seal(&file, path, seed, from, size, intact, stop)?,
+                size,
+            )
         }
-    } else {
-        let file = open_for_fill(path, direct)?;
-        if ours.is_none() {
-            // Taking over an empty, old or (with --force) foreign file: drop its old content
-            // so that an interrupted fill cannot leave unstamped blocks behind a valid header.
-            file.set_len(0)
-                .map_err(|e| BenchError::io("truncate", path, e))?;
-            write_header(&file, path, seed, size, true)?;
-        }
-        let filled = fill_and_seal(&file, path, seed, fill_from / 4096 * 4096, size, stop)?;
-        Prepared { seed, size, filled }
     };
-    mark_unstamped(path, access, &prepared)?;
-    Ok(prepared)
+    mark_unstamped(path, access, seed, recorded, intact)?;
+    Ok(Prepared { seed, size, filled })
 }
 
-/// Fills `[from, size)`, then records `size` in the header and syncs; returns bytes written.
+/// Fills `[from, size)`, then records `size` in the header (keeping whether the stamps
+/// before `from` are `intact`) and syncs; returns bytes written.
 fn fill_and_seal(
     file: &File,
     path: &Path,
     seed: u64,
     from: u64,
     size: u64,
+    intact: bool,
     stop: &AtomicBool,
 ) -> Result<u64, BenchError> {
     let filled = fill(file, path, seed, from, size, stop)?;
-    write_header(file, path, seed, size, true)?;
+    write_header(file, path, seed, size, intact)?;
     file.sync_data()
         .map_err(|e| BenchError::io("sync", path, e))?;
     Ok(filled)

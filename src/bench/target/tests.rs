@@ -12,6 +12,14 @@ const NEW: Access = Access {
 };
 const FORCED: Access = Access { force: true, ..NEW };
 
+/// The seed in the header of a current bench file.
+fn seed_of(f: &File) -> Option<u64> {
+    match read_header(f) {
+        Header::Ours { seed, .. } => Some(seed),
+        Header::OursOld | Header::Foreign => None,
+    }
+}
+
 #[test]
 fn creates_fills_and_recognises_its_files() {
     let dir = tempfile::tempdir_in(".").expect("tempdir");
@@ -20,7 +28,7 @@ fn creates_fills_and_recognises_its_files() {
     assert_eq!(p.size, 3 << 20);
     assert_eq!(p.filled, 2 << 20);
     let f = File::open(&path).expect("open");
-    assert_eq!(read_seed(&f), Some(p.seed));
+    assert_eq!(seed_of(&f), Some(p.seed));
     let mut block = vec![0u8; 8192];
     f.read_exact_at(&mut block, DATA_OFFSET + 8192)
         .expect("read");
@@ -43,7 +51,7 @@ fn refuses_foreign_files_without_force() {
     assert!(matches!(err, BenchError::NotOurs { .. }), "{err}");
     assert_eq!(std::fs::read(&path).expect("read"), b"customer data");
     let p = prepare(&path, 2 << 20, FORCED, &GO).expect("forced");
-    assert_eq!(read_seed(&File::open(&path).expect("open")), Some(p.seed));
+    assert_eq!(seed_of(&File::open(&path).expect("open")), Some(p.seed));
 }
 
 #[test]
@@ -53,7 +61,7 @@ fn an_interrupted_fill_leaves_a_file_the_next_run_continues() {
     let stop = AtomicBool::new(true);
     let err = prepare(&path, 4 << 20, NEW, &stop).expect_err("stopped");
     assert!(matches!(err, BenchError::FillInterrupted { .. }), "{err}");
-    let seed = read_seed(&File::open(&path).expect("open")).expect("header written first");
+    let seed = seed_of(&File::open(&path).expect("open")).expect("header written first");
     let p = prepare(&path, 4 << 20, NEW, &GO).expect("continue");
     assert_eq!((p.seed, p.size, p.filled), (seed, 4 << 20, 3 << 20));
 }
@@ -111,9 +119,19 @@ fn unstamped_writes_mark_the_header_and_verify_is_refused_until_refilled() {
     };
     let err = prepare(&path, 2 << 20, verify, &GO).expect_err("stamps are broken");
     assert!(matches!(err, BenchError::StampsBroken { .. }), "{err}");
-    // A run that neither verifies nor writes unstamped data leaves the mark alone.
+    // A run that neither verifies nor writes unstamped data leaves the mark alone, even when
+    // it extends the file: the blocks written without stamps are still there.
     prepare(&path, 2 << 20, NEW, &GO).expect("plain run");
     assert_eq!(read_header(&File::open(&path).expect("open")), header);
+    prepare(&path, 3 << 20, NEW, &GO).expect("extending run");
+    assert_eq!(
+        read_header(&File::open(&path).expect("open")),
+        Header::Ours {
+            seed: first.seed,
+            size: 3 << 20,
+            intact: false
+        }
+    );
     let again = prepare(
         &path,
         2 << 20,
@@ -124,7 +142,11 @@ fn unstamped_writes_mark_the_header_and_verify_is_refused_until_refilled() {
         &GO,
     )
     .expect("refill");
-    assert_eq!(again.filled, 1 << 20);
+    assert_eq!(
+        again.filled,
+        2 << 20,
+        "the whole 3 MiB file is filled again"
+    );
     assert!(matches!(
         read_header(&File::open(&path).expect("open")),
         Header::Ours { intact: true, .. }
