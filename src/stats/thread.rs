@@ -172,20 +172,6 @@ impl ThreadStats {
             .map_or(0, |f| f.cells[actor as usize][op.index()].ops)
     }
 
-    /// Completed operations of one kind on all files by all actors.
-    pub fn total_ops(&self, op: OpKind) -> u64 {
-        self.files
-            .iter()
-            .flat_map(|f| f.cells.iter())
-            .map(|a| a[op.index()].ops)
-            .sum()
-    }
-
-    /// Number of files seen (highest index + 1).
-    pub fn file_count(&self) -> usize {
-        self.files.len()
-    }
-
     /// The timeline recorded so far.
     pub fn timeline(&self) -> &Timeline {
         &self.timeline

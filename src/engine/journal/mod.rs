@@ -61,15 +61,6 @@ impl JournalWriter {
         Ok(j)
     }
 
-    /// Reopens an existing journal to append to it (resume).
-    pub fn open_append(path: &Path) -> io::Result<JournalWriter> {
-        let file = OpenOptions::new().append(true).open(path)?;
-        Ok(JournalWriter {
-            file,
-            path: path.to_path_buf(),
-        })
-    }
-
     /// Appends records and makes them durable.
     pub fn append(&mut self, records: &[Record]) -> io::Result<()> {
         let mut bytes = Vec::new();

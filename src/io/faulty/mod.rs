@@ -101,20 +101,6 @@ impl FaultyBackend {
         Arc::new(FaultyStorage::new(file, Arc::clone(&self.shared)))
     }
 
-    /// Flips bit `bit` (0..=7) of byte `offset` of a stored file now (damage at rest).
-    pub fn flip_bit_now(&self, path: &Path, offset: u64, bit: u8) {
-        let file = self.file(path);
-        let mut data = file.data.write();
-        if let Some(b) = usize::try_from(offset).ok().and_then(|o| data.get_mut(o)) {
-            *b ^= 1 << (bit & 7);
-        }
-    }
-
-    /// Overwrites stored bytes at `offset` now, extending the file if needed.
-    pub fn overwrite_now(&self, path: &Path, offset: u64, bytes: &[u8]) {
-        self.file(path).store(offset, bytes);
-    }
-
     /// A copy of a stored file's content (`None` when it does not exist).
     pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
         let files = self.shared.files.lock();
