@@ -298,3 +298,89 @@ proptest::proptest! {
         }
     }
 }
+
+/// `text` as Windows saves it: CRLF line endings, in `encoding` (utf-8, utf-8-bom, utf-16le,
+/// utf-16be; the UTF-16 forms with their byte-order mark, as Notepad's "Unicode").
+fn windows_bytes(text: &str, encoding: &str) -> Vec<u8> {
+    let crlf = text.replace("\r\n", "\n").replace('\n', "\r\n");
+    let utf16 = |bom: [u8; 2], unit: fn(u16) -> [u8; 2]| {
+        let mut out = bom.to_vec();
+        crlf.encode_utf16()
+            .for_each(|u| out.extend_from_slice(&unit(u)));
+        out
+    };
+    match encoding {
+        "utf-8" => crlf.into_bytes(),
+        "utf-8-bom" => [&[0xEF, 0xBB, 0xBF][..], crlf.as_bytes()].concat(),
+        "utf-16le" => utf16([0xFF, 0xFE], u16::to_le_bytes),
+        "utf-16be" => utf16([0xFE, 0xFF], u16::to_be_bytes),
+        other => panic!("no such encoding {other}"),
+    }
+}
+
+/// Resolves t.ini (written as `bytes`) the way a user would, with the samples' Windows paths
+/// replaced by -dir; returns (exit code, stdout, stderr).
+fn dry_run(dir: &Path, bytes: &[u8]) -> (Option<i32>, String, String) {
+    std::fs::write(dir.join("t.ini"), bytes).expect("write t.ini");
+    let out = sqliosim(dir)
+        .args([
+            "-cfg",
+            "t.ini",
+            "-dir",
+            "d1",
+            "-size",
+            "20",
+            "--seed",
+            "1",
+            "--dry-run",
+        ])
+        .output()
+        .expect("run");
+    // MaxMemory follows the memory available at the moment: mask it.
+    let mem = regex::Regex::new(r"MaxMemory = \d+ MB").expect("regex");
+    let text = |b: &[u8]| {
+        mem.replace_all(&String::from_utf8_lossy(b), "MaxMemory = N MB")
+            .into_owned()
+    };
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn the_five_samples_read_the_same_in_every_windows_encoding() {
+    let dir = scratch();
+    for sample in ["default", "hwcache", "nothrottle", "seqwrites", "sparse"] {
+        let path = format!("{SAMPLES}/sqliosim.{sample}.cfg.ini");
+        let text = std::fs::read_to_string(&path).expect("the Microsoft sample");
+        let plain = dry_run(dir.path(), text.as_bytes());
+        assert_eq!(plain.0, Some(0), "{sample} as given: {}", plain.2);
+        assert!(plain.1.contains("MaxMemory"), "{sample}: {}", plain.1);
+        for encoding in ["utf-8", "utf-8-bom", "utf-16le", "utf-16be"] {
+            let got = dry_run(dir.path(), &windows_bytes(&text, encoding));
+            assert_eq!(got, plain, "{sample} saved as {encoding} with CRLF");
+        }
+    }
+}
+
+#[test]
+fn a_file_with_nothing_readable_is_refused() {
+    let dir = scratch();
+    let le = windows_bytes(SMALL, "utf-16le");
+    let cases: [(&str, &[u8], &str); 3] = [
+        ("utf-16 without its BOM", &le[2..], "NUL bytes"),
+        ("empty", b"", "the file is empty"),
+        (
+            "not an ini",
+            b"hello\r\nworld\r\n",
+            "the first of them \"hello\"",
+        ),
+    ];
+    for (what, bytes, says) in cases {
+        let (code, stdout, stderr) = dry_run(dir.path(), bytes);
+        assert_eq!(code, Some(2), "{what}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("t.ini") && stderr.contains(says),
+            "{what}: {stderr}"
+        );
+        assert!(!stdout.contains("MaxMemory"), "{what} ran: {stdout}");
+    }
+}

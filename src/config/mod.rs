@@ -7,6 +7,7 @@
 //! block. Nothing here prints: warnings are returned as data.
 
 mod echo;
+mod encoding;
 mod error;
 mod files;
 mod host;

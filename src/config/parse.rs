@@ -27,9 +27,38 @@ pub struct Parsed {
     pub ini: Ini,
 }
 
+/// The error for a file in which no `[section]` could be read: never run it as if it were
+/// empty, on settings the user never chose.
+fn nothing_readable(text: &str, file: &str) -> ConfigError {
+    let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with(';') && !l.starts_with('#'));
+    let found = match first {
+        None if lines == 0 => "the file is empty".to_string(),
+        None => format!("it holds only comments ({lines} lines)"),
+        Some(l) => {
+            let shown: String = l.chars().take(40).collect();
+            format!("{lines} lines, the first of them \"{shown}\"")
+        }
+    };
+    ConfigError::Rule {
+        file: file.to_string(),
+        line: 0,
+        message: format!(
+            "no [section] or Key=Value could be read ({found}); a configuration needs at least \
+             one section such as [CONFIG] or [File1] (UTF-8, or UTF-16 with a byte-order mark)"
+        ),
+    }
+}
+
 /// Parses and checks configuration `text`; `file` names it in messages.
 pub fn parse(text: &str, file: &str, host: &Host) -> Result<Parsed, ConfigError> {
     let (ini, mut warnings) = ini::read(text, file);
+    if ini.sections.is_empty() {
+        return Err(nothing_readable(text, file));
+    }
     warn_unknown(&ini, file, &mut warnings);
     let view = |name: &str| View::new(file, name, ini.section(name));
     let general = general(&view("CONFIG"), host, &mut warnings)?;

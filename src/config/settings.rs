@@ -3,6 +3,7 @@
 //! applied over it (the command line wins), files placed with absolute paths, and the checks
 //! that need the final file list.
 
+use super::encoding;
 use super::error::{ConfigError, Warning};
 use super::files;
 use super::host::Host;
@@ -295,12 +296,14 @@ fn resolve_loaded(
 /// directory, else the built-in default.
 fn load(o: &Overrides, env: &Env) -> Result<Loaded, ConfigError> {
     let read = |path: &Path| {
-        std::fs::read(path)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .map_err(|e| ConfigError::Read {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            })
+        let bytes = std::fs::read(path).map_err(|e| ConfigError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        encoding::decode(&bytes).map_err(|e| ConfigError::Read {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
     };
     if let Some(given) = &o.config {
         let path = env.cwd.join(given);
