@@ -104,8 +104,23 @@ pub struct Cut {
     pub bytes: u64,
     /// Lied-about ranges dropped.
     pub lied: u64,
-    /// For `power-cut torn`: (ino, backing, offset, the sectors to persist, full length).
-    pub torn: Option<(u64, Arc<File>, u64, Vec<u8>, u64)>,
+    /// For `power-cut torn`: the write torn.
+    pub torn: Option<Tear>,
+}
+
+/// The newest cached write, torn by a power cut: its first sectors reach the medium.
+#[derive(Debug)]
+pub struct Tear {
+    /// Inode of the file.
+    pub ino: u64,
+    /// The backing file.
+    pub backing: Arc<File>,
+    /// Offset of the write.
+    pub off: u64,
+    /// The sectors persisted (the first half of the write, rounded down to whole sectors).
+    pub kept: Vec<u8>,
+    /// Length of the whole write.
+    pub len: u64,
 }
 
 /// The whole cache of the daemon.
@@ -341,7 +356,7 @@ impl Cache {
         cut
     }
 
-    fn newest_tearable(&self) -> Option<(u64, Arc<File>, u64, Vec<u8>, u64)> {
+    fn newest_tearable(&self) -> Option<Tear> {
         let (ino, f, off, e) = self
             .files
             .iter()
@@ -350,8 +365,13 @@ impl Cache {
             .max_by_key(|(_, _, _, e)| e.seq)?;
         let len = e.data.len() as u64;
         let keep = (len / 2 / SECTOR).max(1) * SECTOR;
-        let kept = e.data[..keep as usize].to_vec();
-        Some((ino, Arc::clone(&f.backing), off, kept, len))
+        Some(Tear {
+            ino,
+            backing: Arc::clone(&f.backing),
+            off,
+            kept: e.data[..keep as usize].to_vec(),
+            len,
+        })
     }
 
     /// Lied-about ranges: those dropped by power cuts (`lost`), then those still cached.

@@ -146,9 +146,9 @@ fn torn_power_cut_keeps_whole_sectors_of_the_newest_write() {
     c.store(1, &f, 16384, &[2; 8192]);
     c.store(1, &f, 40960, &[3; 512]);
     let cut = c.power_cut(true, |_| "a".into());
-    let (ino, _, off, kept, len) = cut.torn.expect("a write longer than a sector");
-    assert_eq!((ino, off, kept.len(), len), (1, 16384, 4096, 8192));
-    assert!(kept.iter().all(|&b| b == 2));
+    let t = cut.torn.expect("a write longer than a sector");
+    assert_eq!((t.ino, t.off, t.kept.len(), t.len), (1, 16384, 4096, 8192));
+    assert!(t.kept.iter().all(|&b| b == 2));
 }
 
 #[test]

@@ -230,9 +230,10 @@ impl FaultFs {
             cut.writes, cut.bytes, cut.lied
         );
         match &cut.torn {
-            Some((ino, backing, off, kept, len)) => {
-                backing.write_all_at(kept, *off)?;
-                reply += &format!(" torn={}@{off}+{len} kept={}", name(*ino), kept.len());
+            Some(t) => {
+                t.backing.write_all_at(&t.kept, t.off)?;
+                let (at, len, kept) = (t.off, t.len, t.kept.len());
+                reply += &format!(" torn={}@{at}+{len} kept={kept}", name(t.ino));
             }
             None if torn => reply += " torn=none",
             None => {}
