@@ -300,6 +300,13 @@ fn an_honest_cache_loses_only_unacknowledged_writes() {
             "false alarm after a power cut {after} ms into the run ({reply}):\n{}",
             s.context(&v)
         );
+        // In the main phase the cut must have dropped acknowledged, unsynced writes.
+        let dropped = reply
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("dropped_bytes=")?.parse::<u64>().ok());
+        if after > 2000 {
+            assert!(dropped > Some(0), "the cut dropped nothing: {reply}");
+        }
     }
 }
 
