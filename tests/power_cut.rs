@@ -12,8 +12,9 @@
 //!
 //! The journal (sqliosim.journal, beside the data file) is on the faultfs mount too, but the
 //! lie names only the data and log files, so the journal sees an honest write cache: what it
-//! syncs survives. (Once sqliosim can put the journal elsewhere, it should go outside the
-//! mount, and verify be given `--journal`.)
+//! syncs survives. Once `sqliosim run --journal-dir DIR` exists, `Scene::start` should pass
+//! `--journal-dir` = the rig's log directory (off the mount, a truthful device), `verify` get
+//! `--journal` there, and `lie on` may then cover every file of the mount.
 //!
 //! Skipped, with a SKIPPED line, where FUSE is unavailable (failing instead when
 //! SQLIOSIM_REQUIRE_FUSE=1, as in CI).
