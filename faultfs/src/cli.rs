@@ -7,14 +7,17 @@ use crate::spec::{parse_fault, FaultSpec};
 /// Usage text printed for `--help` and after a usage error.
 pub const USAGE: &str = "\
 usage: faultfs BACKING_DIR MOUNTPOINT [--threads N] [--seed N] [--fault SPEC]... [--verbose]
-               [--refuse-direct]
+               [--refuse-direct] [--volatile-cache] [--cache-max MIB]
 
 Mounts a FUSE filesystem at MOUNTPOINT whose files pass through to BACKING_DIR and
 which injects storage faults on command. Control: MOUNTPOINT/.faultfs-control
 (write `inject KIND key=value...`, `clear [ID]`, `seed N`; read for status).
 --fault SPEC arms a fault at mount time; SPEC is the text after `inject`,
 e.g. --fault 'lost file=data.mdf page=5'. --refuse-direct fails every open with O_DIRECT
-(EINVAL), like a filesystem without direct I/O. See faultfs/README.md.";
+(EINVAL), like a filesystem without direct I/O. --volatile-cache holds writes in memory until
+an fsync (or an O_DSYNC write), like a disk's write cache; `power-cut` drops them,
+`lie on` acknowledges flushes without persisting. --cache-max bounds it (MiB, default 64).
+See faultfs/README.md.";
 
 /// Validated settings of one daemon run.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +36,10 @@ pub struct Options {
     pub verbose: bool,
     /// Fail opens with O_DIRECT with EINVAL.
     pub refuse_direct: bool,
+    /// Start with the volatile write cache on.
+    pub volatile_cache: bool,
+    /// Bound of the volatile cache in MiB.
+    pub cache_max_mib: u64,
 }
 
 /// What the command line asks for.
@@ -49,6 +56,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, Str
     let mut positional = Vec::new();
     let (mut threads, mut seed, mut faults, mut verbose) = (2, 0, Vec::new(), false);
     let mut refuse_direct = false;
+    let (mut volatile_cache, mut cache_max_mib) = (false, crate::cache::DEFAULT_MAX_MIB);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
@@ -56,6 +64,8 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, Str
             "-h" | "--help" => return Ok(Parsed::Help),
             "-v" | "--verbose" => verbose = true,
             "--refuse-direct" => refuse_direct = true,
+            "--volatile-cache" => volatile_cache = true,
+            "--cache-max" => cache_max_mib = number(&value("--cache-max")?, "--cache-max")?,
             "--threads" => threads = number(&value("--threads")?, "--threads")?,
             "--seed" => seed = number(&value("--seed")?, "--seed")?,
             "--fault" => {
@@ -72,6 +82,9 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, Str
     if !(1..=64).contains(&threads) {
         return Err("--threads must be 1..=64".into());
     }
+    if !(1..=1 << 20).contains(&cache_max_mib) {
+        return Err("--cache-max must be 1..=1048576 (MiB)".into());
+    }
     let threads = threads as usize;
     Ok(Parsed::Run(Options {
         backing,
@@ -81,6 +94,8 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, Str
         faults,
         verbose,
         refuse_direct,
+        volatile_cache,
+        cache_max_mib,
     }))
 }
 
@@ -121,6 +136,19 @@ mod tests {
     }
 
     #[test]
+    fn cache_options_parse() {
+        let parsed = args(&["b", "m", "--volatile-cache", "--cache-max", "8"]);
+        let Ok(Parsed::Run(o)) = parsed else {
+            panic!("{parsed:?}")
+        };
+        assert_eq!((o.volatile_cache, o.cache_max_mib), (true, 8));
+        let Ok(Parsed::Run(o)) = args(&["b", "m"]) else {
+            panic!("defaults")
+        };
+        assert_eq!((o.volatile_cache, o.cache_max_mib), (false, 64));
+    }
+
+    #[test]
     fn mistakes_are_reported() {
         assert!(args(&["b"]).is_err());
         assert!(args(&["b", "m", "x"]).is_err());
@@ -129,6 +157,7 @@ mod tests {
             .unwrap_err()
             .contains("melt"));
         assert!(args(&["b", "m", "--seed"]).is_err());
+        assert!(args(&["b", "m", "--cache-max", "0"]).is_err());
         assert_eq!(args(&["--help"]), Ok(Parsed::Help));
     }
 }

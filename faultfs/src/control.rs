@@ -60,7 +60,7 @@ impl ControlHandle {
     pub fn read(&mut self, fs: &FaultFs, size: usize) -> Vec<u8> {
         if !self.used {
             self.used = true;
-            self.out = lock(&fs.faults).status().into_bytes();
+            self.out = status(fs).into_bytes();
         }
         let n = size.min(self.out.len());
         self.out.drain(..n).collect()
@@ -102,8 +102,19 @@ pub fn execute(fs: &FaultFs, line: &str) -> Result<String, String> {
             lock(&fs.faults).set_seed(seed);
             Ok(format!("ok seed={seed}\n"))
         }
-        Command::Status => Ok(lock(&fs.faults).status()),
+        Command::Status => Ok(status(fs)),
+        Command::Cache(cmd) => crate::cache::execute(fs, cmd),
     }
+}
+
+/// The status text: the fault table, then the cache line once the cache was used.
+pub fn status(fs: &FaultFs) -> String {
+    let mut text = lock(&fs.faults).status();
+    let c = lock(&fs.cache);
+    if c.in_use() {
+        text.push_str(&c.status());
+    }
+    text
 }
 
 /// Flips bit `bit` of byte `byte` in the backing file of `name`, as bit rot would.

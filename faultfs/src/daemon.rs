@@ -3,6 +3,7 @@
 use anyhow::{bail, Context, Result};
 use fuser::{Config, MountOption, Session, SessionUnmounter};
 
+use crate::cache::Cache;
 use crate::cli::Options;
 use crate::faults::FaultTable;
 use crate::fs::FaultFs;
@@ -32,6 +33,7 @@ pub fn serve(opts: Options) -> Result<()> {
     }
     let mut fs = FaultFs::new(backing, table, opts.verbose);
     fs.refuse_direct = opts.refuse_direct;
+    fs.cache = std::sync::Mutex::new(Cache::new(opts.volatile_cache, opts.cache_max_mib));
     // Block the stop signals before fuser starts its threads, so they inherit the mask.
     sys::block_stop_signals().context("blocking signals")?;
     let mut session = Session::new(fs, &opts.mountpoint, &config(opts.threads))

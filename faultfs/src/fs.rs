@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::cache::{Cache, DEFAULT_MAX_MIB};
 use crate::control::{ControlHandle, CONTROL_INO};
 use crate::faults::FaultTable;
 
@@ -58,6 +59,10 @@ pub struct FaultFs {
     pub verbose: bool,
     /// Refuse opens with O_DIRECT (EINVAL), as filesystems without direct I/O support do.
     pub refuse_direct: bool,
+    /// The volatile write cache (off unless `--volatile-cache` or `cache on`).
+    pub cache: Mutex<Cache>,
+    /// Held across every write-back so that two never reorder bytes on a backing file.
+    pub writeback: Mutex<()>,
 }
 
 impl FaultFs {
@@ -72,6 +77,8 @@ impl FaultFs {
             faults: Mutex::new(faults),
             verbose,
             refuse_direct: false,
+            cache: Mutex::new(Cache::new(false, DEFAULT_MAX_MIB)),
+            writeback: Mutex::new(()),
         }
     }
 
@@ -95,6 +102,11 @@ impl FaultFs {
         names.by_name.insert(name.to_string(), ino);
         names.by_ino.insert(ino, name.to_string());
         ino
+    }
+
+    /// The inode number of `name`, if it has one.
+    pub fn ino_of(&self, name: &str) -> Option<u64> {
+        lock(&self.names).by_name.get(name).copied()
     }
 
     /// The current name of inode `ino`, if it still has one.
@@ -139,13 +151,16 @@ impl FaultFs {
         lock(&self.handles).remove(&fh)
     }
 
-    /// Attributes of a backing file under inode `ino`.
+    /// Attributes of a backing file under inode `ino` (its size includes cached writes).
     pub fn file_attr(&self, ino: u64, name: &str) -> Result<FileAttr, Errno> {
         let meta = std::fs::metadata(self.backing_path(name)).map_err(Errno::from)?;
         if !meta.is_file() {
             return Err(Errno::ENOENT);
         }
-        Ok(attr_from(ino, &meta))
+        let mut attr = attr_from(ino, &meta);
+        // Writes held in the volatile cache may extend the file.
+        attr.size = self.shown_size(ino, attr.size);
+        Ok(attr)
     }
 
     /// Attributes of the root directory, taken from the backing directory.

@@ -60,7 +60,9 @@ impl FaultFs {
         }
         // Check first, so probes for missing names do not fill the inode map.
         let mut attr = self.file_attr(0, name)?;
-        attr.ino = INodeNo(self.ino_for(name));
+        let ino = self.ino_for(name);
+        attr.ino = INodeNo(ino);
+        attr.size = self.shown_size(ino, attr.size);
         Ok(attr)
     }
 
@@ -138,7 +140,7 @@ impl FaultFs {
                         .map_err(Errno::from)?,
                 ),
             };
-            file.set_len(size).map_err(Errno::from)?;
+            self.set_len_through(ino.0, &file, size)?;
         }
         if let Some(mode) = mode {
             use std::os::unix::fs::PermissionsExt;
@@ -170,7 +172,7 @@ impl FaultFs {
             Handle::File(_, file) => {
                 io::check_direct(self, flags, off, size.into())?;
                 let name = self.name_of(ino.0).unwrap_or_default();
-                io::read(self, &file, &name, off, size.into())
+                io::read(self, ino.0, &file, &name, off, size.into())
             }
         }
     }
@@ -189,11 +191,13 @@ impl FaultFs {
             Handle::File(_, file) => {
                 io::check_direct(self, flags, off, data.len() as u64)?;
                 let name = self.name_of(ino.0).unwrap_or_default();
-                let n = io::write(self, &file, &name, off, data)?;
+                let n = io::write(self, ino.0, &file, &name, off, data)?;
                 // O_DSYNC/O_SYNC writes must be durable when acknowledged, as on a disk;
-                // the backing file is buffered, so sync it (O_SYNC includes the O_DSYNC bit).
+                // the backing file is buffered (and the write may be cached), so write it
+                // back and sync it (O_SYNC includes the O_DSYNC bit).
                 if flags & libc::O_DSYNC != 0 {
-                    file.sync_data().map_err(Errno::from)?;
+                    let end = off + data.len() as u64;
+                    self.make_durable(ino.0, &file, off, end, true)?;
                 }
                 Ok(n)
             }

@@ -6,6 +6,7 @@
 use fuser::Errno;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 use std::thread::sleep;
 use std::time::Duration;
 
@@ -45,8 +46,16 @@ pub fn read_full(file: &File, off: u64, len: u64) -> Result<Vec<u8>, Errno> {
     Ok(buf)
 }
 
-/// Serves a read of `name`, applying delay, EIO, stale content and bit flips.
-pub fn read(fs: &FaultFs, file: &File, name: &str, off: u64, len: u64) -> Result<Vec<u8>, Errno> {
+/// Serves a read of `name` (inode `ino`), applying delay, EIO, stale content and bit flips;
+/// the volatile cache's bytes are seen.
+pub fn read(
+    fs: &FaultFs,
+    ino: u64,
+    file: &File,
+    name: &str,
+    off: u64,
+    len: u64,
+) -> Result<Vec<u8>, Errno> {
     let plan = lock(&fs.faults).plan_read(name, off, len);
     if plan.delay_ms > 0 {
         sleep(Duration::from_millis(plan.delay_ms));
@@ -55,7 +64,7 @@ pub fn read(fs: &FaultFs, file: &File, name: &str, off: u64, len: u64) -> Result
         log(fs, format_args!("EIO on read {name}@{off}+{len}"));
         return Err(Errno::EIO);
     }
-    let mut buf = read_full(file, off, len)?;
+    let mut buf = fs.read_through(ino, file, off, len)?;
     for (stale_off, bytes) in &plan.stale {
         overlay(&mut buf, off, *stale_off, bytes);
         log(
@@ -86,29 +95,37 @@ fn overlay(buf: &mut [u8], off: u64, at: u64, bytes: &[u8]) {
     }
 }
 
-/// Serves a write to `name`; returns the length acknowledged (always all of it, unless EIO).
-pub fn write(fs: &FaultFs, file: &File, name: &str, off: u64, data: &[u8]) -> Result<u32, Errno> {
+/// Serves a write to `name` (inode `ino`); returns the length acknowledged (always all of it,
+/// unless EIO). What is stored goes to the volatile cache when it is on.
+pub fn write(
+    fs: &FaultFs,
+    ino: u64,
+    file: &Arc<File>,
+    name: &str,
+    off: u64,
+    data: &[u8],
+) -> Result<u32, Errno> {
     let len = data.len() as u64;
     let plan = lock(&fs.faults).plan_write(name, off, len);
     if plan.delay_ms > 0 {
         sleep(Duration::from_millis(plan.delay_ms));
     }
     for &(id, at, n) in &plan.save_old {
-        let old = read_full(file, at, n)?;
+        let old = fs.read_through(ino, file, at, n)?;
         lock(&fs.faults).save_stale(id, at, old);
     }
     match plan.action {
-        WriteAction::Pass => write_all(file, data, off)?,
+        WriteAction::Pass => fs.store(ino, file, off, data)?,
         WriteAction::Lost => log(fs, format_args!("lost write {name}@{off}+{len}")),
         WriteAction::Torn { keep } => {
-            write_all(file, &data[..keep as usize], off)?;
+            fs.store(ino, file, off, &data[..keep as usize])?;
             log(
                 fs,
                 format_args!("torn write {name}@{off}+{len}, kept {keep}"),
             );
         }
         WriteAction::Misdirect { file: to, offset } => {
-            misdirect(fs, file, name, &to, offset, data)?;
+            misdirect(fs, (ino, file), name, &to, offset, data)?;
             log(
                 fs,
                 format_args!("misdirected {name}@{off}+{len} to {to}@{offset}"),
@@ -122,26 +139,24 @@ pub fn write(fs: &FaultFs, file: &File, name: &str, off: u64, data: &[u8]) -> Re
     Ok(data.len() as u32)
 }
 
+/// Stores a misdirected write at `at` in `to` (this file, `(ino, file)`, if `to` is `name`).
 fn misdirect(
     fs: &FaultFs,
-    file: &File,
+    (ino, file): (u64, &Arc<File>),
     name: &str,
     to: &str,
     at: u64,
     data: &[u8],
 ) -> Result<(), Errno> {
     if to == name {
-        return write_all(file, data, at);
+        return fs.store(ino, file, at, data);
     }
     let other = OpenOptions::new()
+        .read(true)
         .write(true)
         .open(fs.backing_path(to))
         .map_err(Errno::from)?;
-    write_all(&other, data, at)
-}
-
-fn write_all(file: &File, data: &[u8], off: u64) -> Result<(), Errno> {
-    file.write_all_at(data, off).map_err(Errno::from)
+    fs.store(fs.ino_for(to), &Arc::new(other), at, data)
 }
 
 fn log(fs: &FaultFs, what: std::fmt::Arguments<'_>) {

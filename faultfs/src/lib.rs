@@ -2,10 +2,12 @@
 //!
 //! The binary mounts it; end-to-end tests drive it through [`mount::Mount`].
 //! Layers: `spec` (command text) → `faults` (pure decisions) → `io`/`control`
-//! (carry them out) → `ops` (kernel requests) → `daemon` (mount and serve).
+//! (carry them out) → `ops` (kernel requests) → `daemon` (mount and serve). `cache` is the
+//! volatile write cache (power cuts, lying flushes) under `io`.
 
 #![warn(missing_docs)]
 
+pub mod cache;
 pub mod cli;
 pub mod control;
 pub mod daemon;

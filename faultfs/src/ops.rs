@@ -24,6 +24,14 @@ macro_rules! answer {
 }
 
 impl Filesystem for FaultFs {
+    /// A clean unmount writes the volatile cache back, as a disk flushes at an orderly
+    /// shutdown (a `kill -9` of the daemon loses it, like a power cut).
+    fn destroy(&mut self) {
+        if let Err(e) = self.flush_all() {
+            eprintln!("faultfs: writing the volatile cache back at unmount failed: {e}");
+        }
+    }
+
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         answer!(reply, self.do_lookup(parent, name), |a| reply.entry(
             &TTL,
@@ -60,6 +68,7 @@ impl Filesystem for FaultFs {
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let r = root_name(parent, name).and_then(|n| {
+            self.retire(n)?;
             std::fs::remove_file(self.backing_path(n)).map_err(Errno::from)?;
             self.forget_name(n);
             Ok(())
@@ -82,6 +91,7 @@ impl Filesystem for FaultFs {
             if !flags.is_empty() || from == CONTROL_NAME || to == CONTROL_NAME {
                 return Err(Errno::EINVAL);
             }
+            self.retire(to)?;
             std::fs::rename(self.backing_path(from), self.backing_path(to)).map_err(Errno::from)?;
             self.rename_name(from, to);
             Ok(())
@@ -160,14 +170,13 @@ impl Filesystem for FaultFs {
     fn fsync(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         datasync: bool,
         reply: ReplyEmpty,
     ) {
         let r = match self.handle(fh.0) {
-            Ok(Handle::File(_, f)) if datasync => f.sync_data().map_err(Errno::from),
-            Ok(Handle::File(_, f)) => f.sync_all().map_err(Errno::from),
+            Ok(Handle::File(_, f)) => self.sync_file(ino.0, &f, datasync),
             Ok(Handle::Control(_)) => Ok(()),
             Err(e) => Err(e),
         };
@@ -230,7 +239,7 @@ impl Filesystem for FaultFs {
     fn fallocate(
         &self,
         _req: &Request,
-        _ino: INodeNo,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         length: u64,
@@ -239,7 +248,7 @@ impl Filesystem for FaultFs {
     ) {
         let r = self
             .file_handle(fh)
-            .and_then(|f| sys::fallocate(&f, mode, offset, length).map_err(Errno::from));
+            .and_then(|f| self.fallocate_through(ino.0, &f, mode, offset, length));
         answer!(reply, r, |_v| reply.ok());
     }
 }

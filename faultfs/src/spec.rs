@@ -1,7 +1,7 @@
 //! Text of control commands and `--fault` specs → typed values. Pure: no I/O.
 //!
-//! One line is one command: `inject KIND key=value…`, `clear [ID]`, `seed N` or
-//! `status`. The grammar is documented in faultfs/README.md; parsing keeps the
+//! One line is one command: `inject KIND key=value…`, `clear [ID]`, `seed N`,
+//! `status`, or a cache command (`cache`, `lie`, `lied`, `power-cut`: cache/command.rs). The grammar is documented in faultfs/README.md; parsing keeps the
 //! whole vocabulary here so the control file and the command line agree.
 
 use thiserror::Error;
@@ -13,7 +13,7 @@ pub const PAGE_SIZE: u64 = 8192;
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum SpecError {
     /// The first word is not a known command.
-    #[error("unknown command {0:?} (expected inject, clear, seed or status)")]
+    #[error("unknown command {0:?} (expected inject, clear, seed, status, cache, lie, lied or power-cut)")]
     UnknownCommand(String),
     /// The fault kind after `inject` is not known.
     #[error("unknown fault kind {0:?}")]
@@ -144,6 +144,8 @@ pub enum Command {
     Seed(u64),
     /// Report faults and counters.
     Status,
+    /// A command of the volatile cache (`cache`, `lie`, `lied`, `power-cut`).
+    Cache(crate::cache::CacheCommand),
 }
 
 /// Parses one control line.
@@ -156,7 +158,10 @@ pub fn parse_command(line: &str) -> Result<Command, SpecError> {
         "clear" => parse_u64("id", rest.trim()).map(|id| Command::Clear(Some(id))),
         "seed" => parse_u64("seed", rest.trim()).map(Command::Seed),
         "status" => Ok(Command::Status),
-        other => Err(SpecError::UnknownCommand(other.to_string())),
+        other => match crate::cache::parse(other, rest) {
+            Some(cmd) => cmd.map(Command::Cache),
+            None => Err(SpecError::UnknownCommand(other.to_string())),
+        },
     }
 }
 

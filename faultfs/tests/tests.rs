@@ -23,3 +23,6 @@ mod control;
 
 #[path = "it/lifecycle.rs"]
 mod lifecycle;
+
+#[path = "it/power_cut.rs"]
+mod power_cut;

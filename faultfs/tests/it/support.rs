@@ -17,7 +17,7 @@ pub struct Fixture {
     pub mount: Mount,
     /// The backing directory.
     pub backing: PathBuf,
-    _dir: TempDir,
+    pub _dir: TempDir,
 }
 
 /// A fresh scratch directory under the package directory.
