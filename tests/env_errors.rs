@@ -323,3 +323,55 @@ fn bench_refuses_a_block_size_below_the_direct_io_unit() {
         describe(&out)
     );
 }
+
+/// `sqliosim bench` on a faultfs file whose reads fail with `errno`.
+fn bench_on_faultfs(name: &str, errno: i32) -> Option<Output> {
+    if !faultfs::fuse_or_skip(name) {
+        return None;
+    }
+    let rig = Rig::new(name, Shape::default());
+    let file = rig.data_dir().join("bench.dat");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_sqliosim"))
+            .args([
+                "bench",
+                "--size",
+                "8M",
+                "--duration",
+                "0.3",
+                "--warmup",
+                "0",
+            ])
+            .arg("--file")
+            .arg(&file)
+            .output()
+            .expect("run sqliosim bench")
+    };
+    let prepared = run();
+    assert_eq!(prepared.status.code(), Some(0), "{}", describe(&prepared));
+    rig.inject(&format!(
+        "eio-read file=bench.dat off=1048576 count=always errno={errno}"
+    ));
+    Some(run())
+}
+
+#[test]
+fn bench_stops_on_a_refused_request_and_counts_a_real_eio() {
+    let Some(out) = bench_on_faultfs("env_bench_refused", libc::EINVAL) else {
+        return;
+    };
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        stderr.contains("bench.dat: a Read of 8192 bytes at offset")
+            && stderr.contains("the platform refusing the request"),
+        "{}",
+        describe(&out)
+    );
+    let Some(out) = bench_on_faultfs("env_bench_eio", libc::EIO) else {
+        return;
+    };
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(stdout.contains("failed I/O(s)"), "{}", describe(&out));
+}

@@ -209,6 +209,9 @@ fn assemble(
     }
     let mut total = ThreadStats::default();
     threads.iter().for_each(|t| total.merge(t));
+    if let Some(text) = total.refused.take() {
+        return Err(BenchError::Refused(text));
+    }
     let ram = target::ram_bytes();
     let mut warnings: Vec<String> = targets
         .iter()
