@@ -44,8 +44,11 @@ pub enum WriteAction {
         /// Where it lands.
         offset: u64,
     },
-    /// Fail with EIO, store nothing.
-    Eio,
+    /// Fail with this errno (EIO by default), store nothing.
+    Eio {
+        /// The error returned.
+        errno: i32,
+    },
 }
 
 /// What to do with one read request.
@@ -53,8 +56,8 @@ pub enum WriteAction {
 pub struct ReadPlan {
     /// Milliseconds to sleep first.
     pub delay_ms: u64,
-    /// Fail with EIO.
-    pub eio: bool,
+    /// Fail with this errno (EIO by default).
+    pub eio: Option<i32>,
     /// Old bytes to lay over the data read: (absolute offset, bytes).
     pub stale: Vec<(u64, Vec<u8>)>,
     /// Bits to flip in the data read: (absolute byte offset, bit).
@@ -226,7 +229,7 @@ impl FaultTable {
             }
             match f.spec.kind.clone() {
                 Kind::DelayRead { ms } if f.trigger(file, off, len) => plan.delay_ms += ms,
-                Kind::EioRead if f.trigger(file, off, len) => plan.eio = true,
+                Kind::EioRead { errno } if f.trigger(file, off, len) => plan.eio = Some(errno),
                 Kind::Stale if f.saved.is_some() && f.trigger(file, off, len) => {
                     plan.stale.extend(f.saved.take());
                 }
@@ -265,7 +268,7 @@ impl FaultTable {
 fn write_action(kind: &Kind, file: &str, off: u64, len: u64) -> Option<WriteAction> {
     match kind {
         Kind::Lost => Some(WriteAction::Lost),
-        Kind::EioWrite => Some(WriteAction::Eio),
+        Kind::EioWrite { errno } => Some(WriteAction::Eio { errno: *errno }),
         // A write no longer than what is kept cannot tear.
         Kind::Torn { keep } if len > *keep => Some(WriteAction::Torn { keep: *keep }),
         Kind::Misdirect { shift, to } => {
@@ -335,6 +338,9 @@ fn describe(f: &Fault) -> String {
         }
         Kind::DelayRead { ms } | Kind::DelayWrite { ms } => {
             let _ = write!(line, " ms={ms}");
+        }
+        Kind::EioRead { errno } | Kind::EioWrite { errno } if *errno != libc::EIO => {
+            let _ = write!(line, " errno={errno}");
         }
         _ => {}
     }

@@ -29,7 +29,7 @@ fn lost_write_fires_once_on_its_page_only() {
 fn skip_and_count_select_which_writes_fire() {
     let mut t = table_with(&["eio-write skip=1 count=2"]);
     let got: Vec<bool> = (0..5)
-        .map(|i| t.plan_write("x", i * 512, 512).action == WriteAction::Eio)
+        .map(|i| t.plan_write("x", i * 512, 512).action == WriteAction::Eio { errno: libc::EIO })
         .collect();
     assert_eq!(got, [false, true, true, false, false]);
 }
@@ -66,7 +66,10 @@ fn misdirect_lands_shifted_or_in_other_file() {
 fn first_armed_action_wins_and_later_ones_keep_their_count() {
     let mut t = table_with(&["lost", "eio-write"]);
     assert_eq!(t.plan_write("x", 0, 512).action, WriteAction::Lost);
-    assert_eq!(t.plan_write("x", 0, 512).action, WriteAction::Eio);
+    assert_eq!(
+        t.plan_write("x", 0, 512).action,
+        WriteAction::Eio { errno: libc::EIO }
+    );
 }
 
 #[test]
@@ -132,7 +135,7 @@ fn probability_is_seeded_and_roughly_respected() {
         t.arm(parse_fault("eio-read prob=0.25 count=always").expect("spec"))
             .expect("arm");
         (0..400)
-            .filter(|i| t.plan_read("x", i * 512, 512).eio)
+            .filter(|i| t.plan_read("x", i * 512, 512).eio.is_some())
             .count()
     };
     let n = fired(3);

@@ -60,9 +60,9 @@ pub fn read(
     if plan.delay_ms > 0 {
         sleep(Duration::from_millis(plan.delay_ms));
     }
-    if plan.eio {
-        log(fs, format_args!("EIO on read {name}@{off}+{len}"));
-        return Err(Errno::EIO);
+    if let Some(errno) = plan.eio {
+        log(fs, format_args!("errno {errno} on read {name}@{off}+{len}"));
+        return Err(Errno::from_i32(errno));
     }
     let mut buf = fs.read_through(ino, file, off, len)?;
     for (stale_off, bytes) in &plan.stale {
@@ -131,9 +131,12 @@ pub fn write(
                 format_args!("misdirected {name}@{off}+{len} to {to}@{offset}"),
             );
         }
-        WriteAction::Eio => {
-            log(fs, format_args!("EIO on write {name}@{off}+{len}"));
-            return Err(Errno::EIO);
+        WriteAction::Eio { errno } => {
+            log(
+                fs,
+                format_args!("errno {errno} on write {name}@{off}+{len}"),
+            );
+            return Err(Errno::from_i32(errno));
         }
     }
     Ok(data.len() as u32)

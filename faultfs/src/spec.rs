@@ -72,10 +72,16 @@ pub enum Kind {
     },
     /// Return the content the range had before its last write, once per firing.
     Stale,
-    /// Fail reads with EIO.
-    EioRead,
-    /// Fail writes with EIO, storing nothing.
-    EioWrite,
+    /// Fail reads with `errno` (EIO unless `errno=N` says otherwise).
+    EioRead {
+        /// The error returned.
+        errno: i32,
+    },
+    /// Fail writes with `errno` (EIO unless `errno=N` says otherwise), storing nothing.
+    EioWrite {
+        /// The error returned.
+        errno: i32,
+    },
     /// Sleep before serving reads.
     DelayRead {
         /// Milliseconds.
@@ -98,8 +104,8 @@ impl Kind {
             Kind::FlipNow { .. } => "flip",
             Kind::FlipRead { .. } => "flip-read",
             Kind::Stale => "stale",
-            Kind::EioRead => "eio-read",
-            Kind::EioWrite => "eio-write",
+            Kind::EioRead { .. } => "eio-read",
+            Kind::EioWrite { .. } => "eio-write",
             Kind::DelayRead { .. } => "delay-read",
             Kind::DelayWrite { .. } => "delay-write",
         }
@@ -109,7 +115,7 @@ impl Kind {
     pub fn on_read(&self) -> bool {
         matches!(
             self,
-            Kind::FlipRead { .. } | Kind::Stale | Kind::EioRead | Kind::DelayRead { .. }
+            Kind::FlipRead { .. } | Kind::Stale | Kind::EioRead { .. } | Kind::DelayRead { .. }
         )
     }
 }
@@ -214,6 +220,7 @@ struct Params {
     byte: Option<u64>,
     bit: Option<u8>,
     ms: Option<u64>,
+    errno: Option<i32>,
 }
 
 impl Params {
@@ -236,6 +243,7 @@ impl Params {
             "byte" => self.byte = Some(parse_u64(key, value)?),
             "bit" => self.bit = Some(parse_bit(value)?),
             "ms" => self.ms = Some(parse_u64(key, value)?),
+            "errno" => self.errno = Some(parse_errno(value)?),
             _ => return Err(SpecError::BadParam(word.to_string())),
         }
         Ok(())
@@ -267,8 +275,12 @@ fn build_kind(word: &str, p: &Params) -> Result<Kind, SpecError> {
             bit: p.bit,
         },
         "stale" => Kind::Stale,
-        "eio-read" => Kind::EioRead,
-        "eio-write" => Kind::EioWrite,
+        "eio-read" => Kind::EioRead {
+            errno: p.errno.unwrap_or(libc::EIO),
+        },
+        "eio-write" => Kind::EioWrite {
+            errno: p.errno.unwrap_or(libc::EIO),
+        },
         "delay-read" => Kind::DelayRead {
             ms: ms("delay-read")?,
         },
@@ -306,6 +318,14 @@ fn parse_prob(value: &str) -> Result<f64, SpecError> {
     match value.parse::<f64>() {
         Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
         _ => Err(bad("prob", value)),
+    }
+}
+
+/// An errno for `eio-read`/`eio-write`: 1..=4095, as the kernel's error range.
+fn parse_errno(value: &str) -> Result<i32, SpecError> {
+    match value.parse::<i32>() {
+        Ok(e) if (1..4096).contains(&e) => Ok(e),
+        _ => Err(bad("errno", value)),
     }
 }
 
@@ -387,6 +407,18 @@ mod tests {
         ));
         assert!(matches!(
             parse_fault("lost prob=2"),
+            Err(SpecError::BadValue { .. })
+        ));
+        assert_eq!(
+            parse_fault("eio-write errno=22").map(|s| s.kind),
+            Ok(Kind::EioWrite { errno: 22 })
+        );
+        assert_eq!(
+            parse_fault("eio-read").map(|s| s.kind),
+            Ok(Kind::EioRead { errno: libc::EIO })
+        );
+        assert!(matches!(
+            parse_fault("eio-read errno=0"),
             Err(SpecError::BadValue { .. })
         ));
         assert!(matches!(

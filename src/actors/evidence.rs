@@ -1,8 +1,11 @@
 //! Turning a bad read or a failed write into a finding: re-read to tell transient from
 //! persistent, then gather the evidence (expected state, headers, history, both images).
+//! A failed request that is not the device's fault is handed to [`super::failure`] first and
+//! never becomes a finding.
 
 use std::time::Duration;
 
+use super::failure;
 use super::worker::Worker;
 use crate::engine::retry;
 use crate::findings::{Finding, FindingClass, HistoryEntry};
@@ -29,6 +32,11 @@ pub fn triage_and_report(
     received: Vec<u8>,
 ) {
     let sh = w.sh;
+    if let Verdict::IoError { errno } = first {
+        if failure::handled_errno(sh, file, page * PAGE_SIZE as u64, PAGE_SIZE as u64, errno) {
+            return;
+        }
+    }
     // Another reader may be triaging the same page right now: wait for it, so a persistent
     // problem it reports is seen as already reported here.
     let _triage = sh.triage.lock(page);
@@ -117,6 +125,12 @@ pub fn report_request(
     v: Verdict,
     persistent: bool,
 ) {
+    if let Verdict::IoError { errno } = v {
+        let (off, len) = (first * PAGE_SIZE as u64, n * PAGE_SIZE as u64);
+        if failure::handled_errno(w.sh, file, off, len, errno) {
+            return;
+        }
+    }
     let what = format!(
         "read of {n} pages from page {first} failed as a whole: {}; each page read alone: {}",
         v.describe(),
@@ -135,6 +149,16 @@ pub fn report_request(
 /// Reports a failed write: `n` data pages from `first`, or (n = 0) a log write or flush, or a
 /// resize.
 pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e: &std::io::Error) {
+    let failed = failure::Failed {
+        file,
+        what: if n > 0 { "write" } else { "log write or flush" },
+        offset: (n > 0).then_some(first * PAGE_SIZE as u64),
+        len: n * PAGE_SIZE as u64,
+        error: e,
+    };
+    if failure::handled(w.sh, &failed) {
+        return;
+    }
     let errno = e.raw_os_error().unwrap_or(libc::EIO);
     let mut finding = build(
         w,

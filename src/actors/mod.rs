@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod evidence;
+pub mod failure;
 pub mod random;
 pub mod shared;
 pub mod shrink;

@@ -61,6 +61,9 @@ pub struct Shared {
     /// Serialises the triage of a bad page (striped by page number), so two readers that see
     /// the same persistent problem at once report it once.
     pub triage: TriageLocks,
+    /// Errors met while working that are not findings: a stop for a refused request or a
+    /// vanished device, and out-of-space failures.
+    pub env: super::failure::EnvErrors,
 }
 
 /// Stripes of the triage lock.

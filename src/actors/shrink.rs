@@ -1,9 +1,13 @@
 //! ShrinkUser: every MinShrinkInterval..MaxShrinkInterval seconds grows or shrinks a
 //! shrinkable data file by MinExtends..MaxExtends × Increment, within InitialSize..MaxSize.
+//! A growth the filesystem has no room for is a condition: a warning, and the file is not
+//! grown again in this run.
 
+use super::failure::{handled, Failed};
 use super::worker::Worker;
 use crate::engine::files::{extend, Prepare};
 use crate::findings::Severity;
+use crate::io::oserr::{self, ErrorClass};
 use crate::io::OpenOptions;
 use crate::page::{FileRole, PAGE_SIZE};
 
@@ -74,12 +78,15 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
     let to = decide(
         *size,
         fp.initial_pages,
-        fp.max_pages,
+        fp.max_pages.min(f.grow_cap()).max(fp.initial_pages),
         fp.increment_pages,
         steps,
         grow,
     );
     let from = *size;
+    if to == from {
+        return;
+    }
     let res = if to > from {
         let prep = Prepare {
             run_id: sh.run_id,
@@ -117,11 +124,56 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
                 ),
             );
         }
+        Err(e) if to > from && growth_limit(&e) => {
+            drop(size);
+            stop_growing(w, file, from, to, &e);
+        }
         Err(e) => {
             drop(size);
-            super::evidence::report_write_error(w, file, 0, 0, &e);
+            let failed = Failed {
+                file,
+                what: if to > from { "grow" } else { "shrink" },
+                offset: Some(from.min(to) * PAGE_SIZE as u64),
+                len: from.abs_diff(to) * PAGE_SIZE as u64,
+                error: &e,
+            };
+            if !handled(sh, &failed) {
+                super::evidence::report_write_error(w, file, 0, 0, &e);
+            }
         }
     }
+}
+
+/// True when a growth failed because the filesystem has no room for it (no space, quota, or
+/// a file larger than it allows): a limit of the environment, not corruption.
+fn growth_limit(e: &std::io::Error) -> bool {
+    oserr::classify(e) == ErrorClass::NoSpace
+        || matches!(e.raw_os_error(), Some(libc::EFBIG) | Some(libc::EOVERFLOW))
+}
+
+/// After a growth from `from` to `to` pages failed for lack of room: gives back what the
+/// attempt took, journals the size the file kept, warns, and never grows the file again.
+fn stop_growing(w: &Worker<'_>, file: usize, from: u64, to: u64, e: &std::io::Error) {
+    let sh = w.sh;
+    let f = &sh.files[file];
+    f.cap_growth(from);
+    let _ = super::sync::resize(sh, file, from, || {
+        // Best effort: a partial growth (zeros written, blocks allocated) is released.
+        f.storage.set_len(from * PAGE_SIZE as u64)
+    });
+    sh.env.note_no_space(file, "grow");
+    sh.message(
+        Severity::Warning,
+        "Shrink User",
+        "ShrinkUser::Resize",
+        format!(
+            "{}: cannot grow from {} MB to {} MB ({e}); the file stays at {} MB and is not grown again in this run. Out of space is a condition, not corruption",
+            f.path.display(),
+            from / 128,
+            to / 128,
+            from / 128
+        ),
+    );
 }
 
 #[cfg(test)]

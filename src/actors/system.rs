@@ -118,7 +118,19 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
     let storage = wal.storage().as_ref();
     let problem = match scan_chain(storage, &spec) {
         Ok(report) => report.problem,
-        Err(e) => return evidence::report_write_error(w, file, 0, 0, &e),
+        Err(e) => {
+            let failed = super::failure::Failed {
+                file,
+                what: "log read",
+                offset: None,
+                len: 0,
+                error: &e,
+            };
+            if !super::failure::handled(w.sh, &failed) {
+                evidence::report_write_error(w, file, 0, 0, &e);
+            }
+            return;
+        }
     };
     let Some(p) = problem else {
         return;

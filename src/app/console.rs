@@ -93,9 +93,28 @@ pub fn summary_text(o: &SimOutcome, seed: u64) -> String {
             f.throttled
         ));
     }
+    if o.no_space > 0 {
+        s.push_str(&format!(
+            "Out of space: {} request(s) failed for lack of space (see the warnings); a condition, not corruption.\n",
+            o.no_space
+        ));
+    }
+    if let Some(env) = &o.environment {
+        s.push_str(&format!(
+            "Stopped early: {}\n",
+            if env.internal {
+                "a request only a sqliosim bug can make failed (see the error above)"
+            } else {
+                "an environment error, not an integrity finding (see the error above)"
+            }
+        ));
+    }
     s.push_str(&match (o.findings, o.stopped) {
         (0, crate::sched::stop::StopReason::Signal) => {
             "Stopped by signal: no integrity errors found so far.\n".to_string()
+        }
+        (0, crate::sched::stop::StopReason::Environment) => {
+            "Verdict: INCOMPLETE - no integrity errors found before the run stopped.\n".to_string()
         }
         (0, _) => "Verdict: CLEAN - no integrity errors found.\n".to_string(),
         (n, _) => format!("Verdict: {n} INTEGRITY ERROR(S) found - see the error log.\n"),

@@ -71,6 +71,9 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     }
     let outcome = result?;
     // A failure to write evidence must not hide the verdict: findings still exit 1.
+    if let Some(env) = &outcome.environment {
+        evidence.environment_error(&env.text);
+    }
     let evidence_error = evidence.finish(Some(&outcome.summary)).err();
     if let Some(e) = &evidence_error {
         eprintln!("sqliosim: warning: writing the evidence failed: {e}");
@@ -84,8 +87,16 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if outcome.worker_panicked {
         return Err(Internal("a worker thread panicked; the results are incomplete".into()).into());
     }
+    // Errors met while working set the exit status at the end: a tool bug (3) before
+    // integrity findings (1), which come before an environment error (2).
+    if let Some(env) = outcome.environment.as_ref().filter(|e| e.internal) {
+        return Err(Internal(env.text.clone()).into());
+    }
     if outcome.findings > 0 || bench == Some(Outcome::Findings) {
         return Ok(Outcome::Findings);
+    }
+    if let Some(env) = &outcome.environment {
+        return Err(anyhow::anyhow!("{}", env.text));
     }
     match evidence_error {
         Some(e) => Err(anyhow::anyhow!("writing the evidence failed: {e}")),

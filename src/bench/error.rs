@@ -74,6 +74,10 @@ pub enum BenchError {
     /// The I/O engine failed.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// The platform refused a request (EINVAL, EOPNOTSUPP…), or the device, mount or space
+    /// went away while measuring: an environment error, not a failed I/O of the device.
+    #[error("{0}")]
+    Refused(String),
     /// A worker thread panicked.
     #[error("worker thread {0} panicked")]
     WorkerPanicked(usize),

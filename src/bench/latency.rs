@@ -50,6 +50,9 @@ pub struct ThreadStats {
     pub errors: u64,
     /// The first failure, for the report.
     pub first_error: Option<String>,
+    /// The first request the platform refused, or that met a vanished device or a full
+    /// filesystem (not a failed I/O of the device): the run stops and exits 2.
+    pub refused: Option<String>,
     /// Reads whose content did not match its stamp (with `--verify`).
     pub verify_failures: u64,
     /// Descriptions of the first few verification failures.
@@ -71,6 +74,7 @@ impl Default for ThreadStats {
             write_bytes: 0,
             errors: 0,
             first_error: None,
+            refused: None,
             verify_failures: 0,
             verify_samples: Vec::new(),
             timeline: Vec::new(),
@@ -128,6 +132,9 @@ impl ThreadStats {
         self.errors += other.errors;
         if self.first_error.is_none() {
             self.first_error.clone_from(&other.first_error);
+        }
+        if self.refused.is_none() {
+            self.refused.clone_from(&other.refused);
         }
         self.verify_failures += other.verify_failures;
         for s in &other.verify_samples {

@@ -10,6 +10,7 @@ use std::ffi::OsString;
 
 pub mod cmd;
 pub mod cpu;
+pub mod dio;
 pub mod diskspd;
 pub use crate::io::aio as engine;
 pub mod error;

@@ -101,6 +101,7 @@ fn sleep_until(when: Instant, stop: &AtomicBool) -> bool {
 /// Runs `job` to its end, or until `stop` is raised (then reports what was measured).
 pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
     job.validate()?;
+    super::dio::check(job)?;
     let (files, seeds, infos) = open_targets(job, stop)?;
     let n = job.threads() as usize;
     let gate = Gate {
@@ -208,6 +209,9 @@ fn assemble(
     }
     let mut total = ThreadStats::default();
     threads.iter().for_each(|t| total.merge(t));
+    if let Some(text) = total.refused.take() {
+        return Err(BenchError::Refused(text));
+    }
     let ram = target::ram_bytes();
     let mut warnings: Vec<String> = targets
         .iter()

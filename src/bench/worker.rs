@@ -7,6 +7,7 @@ use super::error::BenchError;
 use super::job::{DataMode, Job, Pattern};
 use super::latency::ThreadStats;
 use super::stamp;
+use crate::io::oserr;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::fs::File;
@@ -231,6 +232,21 @@ impl<'a> Worker<'a> {
                     s.kind, s.offset
                 ))
             }
+            Err(errno) if !oserr::classify_errno(errno).is_finding() => {
+                if self.stats.refused.is_none() {
+                    let path = self.job.targets[self.at.file as usize].path.display();
+                    let e = std::io::Error::from_raw_os_error(errno);
+                    self.stats.refused = Some(format!(
+                        "{path}: a {:?} of {len} bytes at offset {} failed: {e}; that is the \
+                         platform refusing the request (or the device or space going away), \
+                         not a failed I/O of the device. What to do: {}",
+                        s.kind,
+                        s.offset,
+                        oserr::advice(Some(errno))
+                    ));
+                }
+                return;
+            }
             Err(errno) => {
                 let e = std::io::Error::from_raw_os_error(errno);
                 return self
@@ -286,7 +302,8 @@ impl<'a> Worker<'a> {
             if !stopping
                 && (now >= phases.end
                     || stop.load(Ordering::Relaxed)
-                    || self.stats.errors >= MAX_ERRORS)
+                    || self.stats.errors >= MAX_ERRORS
+                    || self.stats.refused.is_some())
             {
                 stopping = true;
                 cutoff = now;

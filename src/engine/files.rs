@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -189,6 +190,9 @@ pub struct SimFile {
     pub oracle: Oracle,
     history: Mutex<VecDeque<(u64, HistoryEntry)>>,
     reported: Mutex<HashMap<u64, ExpectedState>>,
+    /// Largest size in pages the file may still grow to (`u64::MAX`: no limit met yet); set
+    /// when the filesystem ran out of space for a growth.
+    grow_cap: AtomicU64,
 }
 
 impl SimFile {
@@ -214,7 +218,18 @@ impl SimFile {
             ),
             history: Mutex::new(VecDeque::with_capacity(HISTORY_LEN)),
             reported: Mutex::new(HashMap::new()),
+            grow_cap: AtomicU64::new(u64::MAX),
         }
+    }
+
+    /// The largest size in pages the file may still grow to (`u64::MAX` when unlimited).
+    pub fn grow_cap(&self) -> u64 {
+        self.grow_cap.load(Ordering::Acquire)
+    }
+
+    /// Stops the file from growing past `pages` for the rest of the run.
+    pub fn cap_growth(&self, pages: u64) {
+        self.grow_cap.fetch_min(pages, Ordering::AcqRel);
     }
 
     /// Remembers an operation on `page` (`u64::MAX` for whole-file operations such as fsync).

@@ -12,6 +12,7 @@ pub mod direct;
 pub mod engine;
 pub mod faulty;
 pub mod file;
+pub mod oserr;
 
 pub use align::{AlignedBuf, BufPool, Frame, BUF_ALIGN};
 pub use buffered::BufferedBackend;

@@ -141,6 +141,11 @@ impl Evidence {
         st.rewrite_json();
     }
 
+    /// Records the environment error that stopped the run (JSON `environment_error`).
+    pub fn environment_error(&self, text: &str) {
+        self.state.lock().doc.environment_error = Some(text.to_string());
+    }
+
     /// The findings logged in full so far.
     pub fn findings(&self) -> Vec<Finding> {
         self.state.lock().doc.findings.clone()
@@ -180,6 +185,8 @@ impl Evidence {
         st.doc.complete = true;
         st.doc.outcome = if st.doc.findings_total > 0 {
             "findings"
+        } else if st.doc.environment_error.is_some() {
+            "environment_error"
         } else {
             "clean"
         }

@@ -59,8 +59,12 @@ pub struct JsonReport {
     pub updated_us: u64,
     /// False while the run is going on (or when it was killed).
     pub complete: bool,
-    /// "running", "clean" or "findings".
+    /// "running", "clean", "findings", or "environment_error" (the run stopped on a refused
+    /// request or a vanished device or mount, with no finding).
     pub outcome: String,
+    /// The environment error that stopped the run, if one did (not a finding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environment_error: Option<String>,
     /// The effective configuration, as the caller describes it.
     pub config: serde_json::Value,
     /// Machine and storage.

@@ -39,6 +39,11 @@ pub struct SimOutcome {
     pub worker_panicked: bool,
     /// Run id of the file set.
     pub run_id: u64,
+    /// The environment error (refused request, vanished device or mount) that stopped the
+    /// run, if one did: not a finding, but the exit status says so.
+    pub environment: Option<crate::actors::failure::EnvStop>,
+    /// Requests that failed for lack of space: a condition, not a finding.
+    pub no_space: u64,
 }
 
 /// Runs the simulation of `plan` on `backend`; `on_tick` receives a progress line about once a
@@ -109,6 +114,8 @@ pub fn simulate(
         stopped: sh.stop.reason(),
         worker_panicked: result.worker_panicked,
         run_id: sh.run_id,
+        environment: sh.env.stop(),
+        no_space: sh.env.no_space(),
     })
 }
 

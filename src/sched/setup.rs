@@ -91,6 +91,7 @@ pub fn build(
         start: Instant::now(),
         journal: None,
         triage: Default::default(),
+        env: Default::default(),
         plan,
     };
     let mut shared = shared;

@@ -1,4 +1,5 @@
-//! The stop signal: set by the cycle timer, by Ctrl-C / SIGTERM, or by StopOnError.
+//! The stop signal: set by the cycle timer, by Ctrl-C / SIGTERM, by StopOnError, or by an
+//! environment error (a refused request, a vanished device or mount).
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -13,6 +14,8 @@ pub enum StopReason {
     Signal = 1,
     /// StopOnError and an integrity error.
     Error = 2,
+    /// The platform refused a request, or the device or mount went away.
+    Environment = 3,
 }
 
 /// Shared stop flags: the phase flag ends the current phase; the run flag ends everything.
@@ -81,6 +84,7 @@ impl Stop {
         match self.reason.load(Ordering::Acquire) {
             1 => StopReason::Signal,
             2 => StopReason::Error,
+            3 => StopReason::Environment,
             _ => StopReason::None,
         }
     }
