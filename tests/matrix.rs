@@ -161,11 +161,7 @@ fn run_cell(cell: &str, dir: &Path, write_through: bool) -> String {
         cmd
     };
     let first = clean(cell, "the simulation", &mut run(&[]));
-    clean(
-        cell,
-        "verify",
-        bin().args(["verify", "--dir"]).arg(dir),
-    );
+    clean(cell, "verify", bin().args(["verify", "--dir"]).arg(dir));
     clean(
         cell,
         "the resumed run",
