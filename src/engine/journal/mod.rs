@@ -21,7 +21,7 @@ pub use service::{Ack, JournalOptions, JournalService, JournalSummary};
 pub use state::JournalState;
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -115,6 +115,13 @@ impl JournalWriter {
         self.len = bytes.len() as u64;
         sync_dir(&self.path)?;
         Ok(self.len)
+    }
+
+    /// Cuts off what a failed append left after the last whole record, so that a last small
+    /// record (Void) may still fit after ENOSPC.
+    pub fn rollback(&mut self) -> io::Result<()> {
+        self.file.set_len(self.len)?;
+        self.file.seek(SeekFrom::Start(self.len)).map(|_| ())
     }
 
     /// Bytes in the journal.

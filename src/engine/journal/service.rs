@@ -388,7 +388,9 @@ impl Thread {
             "{reason} ({:.1} s into the run): the durability check is void from now on; writes acknowledged after the last journal batch are not held to account",
             self.started.elapsed().as_secs_f64()
         );
-        // Recorded if the journal still takes a small write (after ENOSPC it may).
+        // Recorded if the journal still takes a small write: after ENOSPC, once the partial
+        // append is cut off, the last block usually has room.
+        let _ = self.writer.rollback();
         let _ = self.writer.append(&[Record::Void {
             time_us: now_us(),
             reason: reason.clone(),
