@@ -206,4 +206,18 @@ fn a_journal_that_cannot_be_written_voids_the_check_without_failing_the_run() {
         1,
         "said once: {err}"
     );
+    // The Void record fitted once the partial append was cut off: verify says from when.
+    let out = bin()
+        .args(["verify", "--dir"])
+        .arg(dir.path())
+        .arg("--journal-dir")
+        .arg(tiny.0.path())
+        .output()
+        .expect("verify");
+    let text = stdout(&out);
+    assert_success(&out);
+    assert!(
+        text.contains("The journal could not be written from"),
+        "{text}"
+    );
 }

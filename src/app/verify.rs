@@ -267,10 +267,10 @@ fn load_journal(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Jou
         "Journal {}: run {:016x}, {}{}",
         path.display(),
         st.run_id,
-        if st.clean {
-            "clean shutdown"
-        } else {
-            "no clean shutdown (crash or kill)"
+        match (st.clean, st.void.is_some()) {
+            (true, _) => "clean shutdown",
+            (false, true) => "the journal went void: how the run ended is not recorded",
+            (false, false) => "no clean shutdown (crash or kill)",
         },
         if st.torn_tail {
             ", torn tail ignored"
