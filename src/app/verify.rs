@@ -259,6 +259,7 @@ fn load_journal(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Jou
         return Ok(None);
     }
     let Some(path) = journal_path(a, targets) else {
+        println!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.");
         return Ok(None);
     };
     let st = JournalState::load(&path)

@@ -259,7 +259,11 @@ fn say_where_the_journal_is(sh: &Shared, path: &Path) {
             Severity::Warning,
             "System",
             "Journal",
-            "journal on the device under test: a device that loses it weakens the check; use --journal-dir",
+            if sh.plan.journal_dir.is_some() {
+                "journal on the device under test (the --journal-dir is on the same device as a test file): a device that loses it weakens the check; choose a directory on another device"
+            } else {
+                "journal on the device under test: a device that loses it weakens the check; use --journal-dir"
+            },
         );
     }
 }
