@@ -15,10 +15,12 @@
 mod record;
 pub mod service;
 mod state;
+mod summary;
 
 pub use record::{decode_all, Record};
-pub use service::{Ack, JournalOptions, JournalService, JournalSummary};
+pub use service::{Ack, JournalOptions, JournalService};
 pub use state::JournalState;
+pub use summary::JournalSummary;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};

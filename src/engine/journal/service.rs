@@ -8,16 +8,16 @@
 //! says so once (through `warn`), tries to record it, and keeps draining the channel so
 //! that no writer ever waits on a dead journal.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam::channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
-use serde::Serialize;
 
-use super::{JournalState, JournalWriter, Record};
+use super::summary::Status;
+use super::{JournalState, JournalSummary, JournalWriter, Record};
 use crate::page::layout::now_us;
 
 /// Acknowledgements in the channel before a writer waits for the journal thread.
@@ -75,42 +75,6 @@ impl Default for JournalOptions {
             compact_min_bytes: 1 << 20,
         }
     }
-}
-
-/// What the journal did, for the run summary.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct JournalSummary {
-    /// Where it is.
-    pub path: String,
-    /// Its size at the end, bytes.
-    pub bytes: u64,
-    /// Largest size it reached, bytes.
-    pub max_bytes: u64,
-    /// Size of the last snapshot written by a compaction (0: never compacted), bytes.
-    pub snapshot_bytes: u64,
-    /// Compactions done.
-    pub compactions: u64,
-    /// Time spent compacting, milliseconds.
-    pub compaction_ms: f64,
-    /// Batches appended.
-    pub batches: u64,
-    /// Batch interval, milliseconds: acknowledgements younger than this at a cut may be lost
-    /// from the journal.
-    pub batch_interval_ms: u64,
-    /// Why and when (seconds into the run) the journal stopped being written, if it did.
-    pub void: Option<String>,
-}
-
-/// Counters the thread keeps for the summary.
-#[derive(Debug, Default)]
-struct Status {
-    bytes: AtomicU64,
-    max_bytes: AtomicU64,
-    snapshot_bytes: AtomicU64,
-    compactions: AtomicU64,
-    compaction_ns: AtomicU64,
-    batches: AtomicU64,
-    void: Mutex<Option<String>>,
 }
 
 /// The running journal: a channel into its thread.
