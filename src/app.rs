@@ -14,6 +14,7 @@ mod faults;
 mod selftest;
 mod simrun;
 mod verify;
+mod verify_scope;
 
 /// Runs one invocation of the tool with the full argument vector (program name first).
 pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {

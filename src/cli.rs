@@ -127,6 +127,12 @@ pub struct RunArgs {
     /// Continue with the existing test files instead of creating them afresh.
     #[arg(long)]
     pub resume: bool,
+    /// Keep the durability journal (sqliosim.journal) in DIR, ideally on another device than
+    /// the one under test, so that a device losing writes cannot lose the journal's too.
+    /// `verify` and `--resume` need the same --journal-dir. [default: beside the first data
+    /// file]
+    #[arg(long, value_name = "DIR")]
+    pub journal_dir: Option<PathBuf>,
     /// Write an evidence bundle (logs, dumps, summary) to FILE (.tar.gz). [default: none]
     #[arg(long, value_name = "FILE")]
     pub bundle: Option<PathBuf>,
@@ -170,6 +176,7 @@ impl RunArgs {
             },
             force: self.force,
             resume: self.resume,
+            journal_dir: self.journal_dir.clone(),
             bundle: self.bundle.clone(),
             bench: self.bench.clone(),
             fault_injection: self.fault_injection.clone(),

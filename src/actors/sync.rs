@@ -1,57 +1,76 @@
-//! Sync points: make completed writes durable and record them in the journal, so that after a
-//! crash `sqliosim verify` knows which generation every page must hold at least.
+//! Sync points and acknowledgements: what the journal is told, so that after a crash
+//! `sqliosim verify` knows which generation every page must hold at least.
+//!
+//! Acknowledged durability reaches the journal two ways. Continuously: every `O_DSYNC` page
+//! write that completes (WriteThrough=TRUE) and every log flush is queued to the journal
+//! thread, which makes it durable within its batch interval. At sync points (checkpoints,
+//! the end): the generations of every completed write are snapshotted, every file is
+//! `fdatasync`ed, and the pages whose generation changed are journaled.
 
 use parking_lot::Mutex;
 
 use super::shared::Shared;
-use crate::engine::journal::{JournalWriter, Record};
+use crate::engine::journal::{Ack, JournalService, Record};
 use crate::findings::Severity;
 use crate::page::PAGE_SIZE;
 
-/// The journal of a run and what it has recorded so far.
+/// The journal of a run.
 #[derive(Debug)]
 pub struct Journal {
-    writer: JournalWriter,
-    /// Per file index: the generation journaled for each page.
-    journaled: Vec<Vec<u64>>,
+    /// The journal thread.
+    pub service: JournalService,
+    /// Held by sync points and resizes, so that no sync point journals pages of the old size
+    /// after a new size is recorded.
+    order: Mutex<()>,
 }
 
 impl Journal {
-    /// Wraps a journal just created for `files` files.
-    pub fn new(writer: JournalWriter, files: usize) -> Journal {
+    /// Wraps a running journal.
+    pub fn new(service: JournalService) -> Journal {
         Journal {
-            writer,
-            journaled: vec![Vec::new(); files],
+            service,
+            order: Mutex::new(()),
         }
     }
 }
 
 /// The journal, if the run keeps one.
-pub type JournalSlot = Option<Mutex<Journal>>;
+pub type JournalSlot = Option<Journal>;
+
+/// Queues the acknowledgement of `O_DSYNC` writes of pages `first..` of data file `file` (a
+/// push onto the journal thread's channel; no-op without a journal or WriteThrough).
+pub fn acknowledged(sh: &Shared, file: usize, first: u64, gens: Vec<u64>) {
+    if let (Some(j), true) = (&sh.journal, sh.plan.write_through) {
+        j.service.ack(Ack::Pages {
+            file_id: file as u32,
+            first,
+            gens,
+        });
+    }
+}
 
 /// Snapshots the completed generations, fdatasyncs every file, then journals what changed.
-/// Returns false (after a warning) when the journal could not be written.
+/// Returns false (after a warning) when a file could not be synced or the journal written.
 pub fn sync_point(sh: &Shared) -> bool {
     let Some(j) = &sh.journal else {
         return true;
     };
-    let mut j = j.lock();
+    let _order = j.order.lock();
     // Snapshot before the fdatasync: every write counted here completed before the sync began,
     // so the sync makes it durable.
-    let snapshot: Vec<(usize, Vec<u64>)> = sh
+    let mut records: Vec<Record> = sh
         .data
         .iter()
-        .map(|&i| (i, done_generations(sh, i)))
-        .collect();
-    let logs: Vec<Record> = sh
-        .logs
-        .iter()
-        .map(|l| Record::Log {
-            file_id: l.file as u32,
-            last_block: l.wal.last_block(),
-            durable_end: l.wal.durable_end(),
+        .map(|&i| Record::Durable {
+            file_id: i as u32,
+            pages: done_generations(sh, i),
         })
         .collect();
+    records.extend(sh.logs.iter().map(|l| Record::Log {
+        file_id: l.file as u32,
+        last_block: l.wal.last_block(),
+        durable_end: l.wal.durable_end(),
+    }));
     for f in &sh.files {
         if let Err(e) = f.storage.sync_data() {
             warn(
@@ -61,47 +80,22 @@ pub fn sync_point(sh: &Shared) -> bool {
             return false;
         }
     }
-    let mut records = Vec::new();
-    for (i, gens) in snapshot {
-        let old = &mut j.journaled[i];
-        let changed: Vec<(u64, u64)> = gens
-            .iter()
-            .enumerate()
-            .filter(|(p, g)| **g > 0 && old.get(*p) != Some(*g))
-            .map(|(p, g)| (p as u64, *g))
-            .collect();
-        if !changed.is_empty() {
-            records.push(Record::Durable {
-                file_id: i as u32,
-                pages: changed,
-            });
-        }
-        *old = gens;
-    }
-    records.extend(logs);
-    append(sh, &mut j, &records)
+    j.service.commit(records)
 }
 
-/// Journals a new file size and applies it with `apply`, holding the journal meanwhile so that
-/// no sync point journals pages of the old size after the new size is recorded. A shrink is
-/// journaled before it truncates (after a crash the pages beyond the size are not owed); a
-/// grow adds only never-written pages, which nothing owes either.
+/// Journals a new file size and applies it with `apply`, holding the journal order meanwhile
+/// so that no sync point journals pages of the old size after the new size is recorded. A
+/// shrink is journaled before it truncates (after a crash the pages beyond the size are not
+/// owed); a grow adds only never-written pages, which nothing owes either.
 pub fn resize<T>(sh: &Shared, file: usize, pages: u64, apply: impl FnOnce() -> T) -> T {
     let Some(j) = &sh.journal else {
         return apply();
     };
-    let mut j = j.lock();
-    if let Some(v) = j.journaled.get_mut(file) {
-        v.truncate(pages as usize);
-    }
-    append(
-        sh,
-        &mut j,
-        &[Record::Resize {
-            file_id: file as u32,
-            pages,
-        }],
-    );
+    let _order = j.order.lock();
+    j.service.commit(vec![Record::Resize {
+        file_id: file as u32,
+        pages,
+    }]);
     apply()
 }
 
@@ -109,28 +103,20 @@ pub fn resize<T>(sh: &Shared, file: usize, pages: u64, apply: impl FnOnce() -> T
 pub fn end(sh: &Shared) {
     if sync_point(sh) {
         if let Some(j) = &sh.journal {
-            append(sh, &mut j.lock(), &[Record::End]);
+            j.service.commit(vec![Record::End]);
         }
     }
 }
 
-fn append(sh: &Shared, j: &mut Journal, records: &[Record]) -> bool {
-    match j.writer.append(records) {
-        Ok(()) => true,
-        Err(e) => {
-            warn(
-                sh,
-                &format!(
-                    "cannot write the journal {}: {e}",
-                    j.writer.path().display()
-                ),
-            );
-            false
-        }
+/// Writes what the journal thread holds and stops it.
+pub fn finish(sh: &Shared) {
+    if let Some(j) = &sh.journal {
+        j.service.finish();
     }
 }
 
-fn done_generations(sh: &Shared, file: usize) -> Vec<u64> {
+/// (page, generation) of every page of `file` with a completed write.
+fn done_generations(sh: &Shared, file: usize) -> Vec<(u64, u64)> {
     let f = &sh.files[file];
     let pages = f
         .storage
@@ -139,7 +125,8 @@ fn done_generations(sh: &Shared, file: usize) -> Vec<u64> {
         .unwrap_or(0)
         .min(f.oracle.pages());
     (0..pages)
-        .map(|p| f.oracle.expect(p).min_acceptable())
+        .map(|p| (p, f.oracle.expect(p).min_acceptable()))
+        .filter(|(_, g)| *g > 0)
         .collect()
 }
 

@@ -215,6 +215,8 @@ impl<'a> Worker<'a> {
             evidence::report_write_error(self, file, first, n, &e);
             return 0;
         }
+        // Still under the size guard: a resize is journaled after this acknowledgement.
+        super::sync::acknowledged(sh, file, first, gens);
         n
     }
 

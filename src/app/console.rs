@@ -66,6 +66,24 @@ impl EventSink for ConsoleSink {
     }
 }
 
+/// The journal's size and compactions, or that the durability check is void.
+fn journal_line(j: &crate::engine::journal::JournalSummary) -> String {
+    let mut s = format!(
+        "  Journal {}: {:.1} KB (at most {:.1} KB), {} batch(es) every {} ms at most, {} compaction(s) in {:.1} ms\n",
+        j.path,
+        j.bytes as f64 / 1024.0,
+        j.max_bytes as f64 / 1024.0,
+        j.batches,
+        j.batch_interval_ms,
+        j.compactions,
+        j.compaction_ms
+    );
+    if let Some(why) = &j.void {
+        s.push_str(&format!("Durability check VOID: {why}\n"));
+    }
+    s
+}
+
 /// The end-of-run summary printed on stdout.
 pub fn summary_text(o: &SimOutcome, seed: u64) -> String {
     let mut s = String::new();
@@ -108,6 +126,9 @@ pub fn summary_text(o: &SimOutcome, seed: u64) -> String {
                 "an environment error, not an integrity finding (see the error above)"
             }
         ));
+    }
+    if let Some(j) = &o.summary.journal {
+        s.push_str(&journal_line(j));
     }
     s.push_str(&match (o.findings, o.stopped) {
         (0, crate::sched::stop::StopReason::Signal) => {

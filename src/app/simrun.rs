@@ -177,7 +177,8 @@ fn make_dirs(plan: &crate::sched::plan::SimPlan, settings: &RunSettings) -> anyh
         .files
         .iter()
         .filter_map(|f| f.path.parent())
-        .chain(settings.error_log.parent());
+        .chain(settings.error_log.parent())
+        .chain(settings.journal_dir.as_deref());
     for dir in dirs {
         std::fs::create_dir_all(dir)
             .map_err(|e| anyhow::anyhow!("cannot create the directory {}: {e}", dir.display()))?;

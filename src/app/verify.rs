@@ -10,6 +10,7 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::console::ConsoleSink;
+use super::verify_scope::{self, Found};
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
 use crate::engine::scan::{acceptable, scan_data, scan_log};
 use crate::exit::Outcome;
@@ -28,12 +29,19 @@ pub struct VerifyArgs {
     /// Directory holding the files (every file with a sqliosim header is scanned; the journal sqliosim.journal is used when present). Repeatable.
     #[arg(long = "dir", value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
-    /// Files to scan (data and log files created by sqliosim).
+    /// Files to scan (data and log files created by sqliosim): exactly these, copies included.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Journal to check against (default: sqliosim.journal beside the first file).
+    /// A file to scan (same as a FILE argument), e.g. a copy that `--dir` only names. Repeatable.
+    #[arg(long = "file", value_name = "PATH")]
+    pub file_opts: Vec<PathBuf>,
+    /// Journal to check against [default: sqliosim.journal in --journal-dir, else in the first
+    /// --dir that has one, else beside the first file].
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
+    /// Directory of the journal, when the run had --journal-dir.
+    #[arg(long, value_name = "DIR")]
+    pub journal_dir: Option<PathBuf>,
     /// Ignore the journal: check only what each page and block says about itself.
     #[arg(long)]
     pub no_journal: bool,
@@ -73,9 +81,17 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
                 .trim_end()
         ),
     };
+    let mut a = a;
+    a.files.append(&mut a.file_opts);
     let backend = BufferedBackend::new();
-    let targets = discover(&a, &backend)?;
+    let mut targets = discover(&a, &backend)?;
     let journal = load_journal(&a, &targets)?;
+    if a.files.is_empty() {
+        targets = in_scope(targets, journal.as_ref());
+        if targets.is_empty() {
+            anyhow::bail!("none of the files the journal names was found; give them with --file PATH, or --no-journal to check every file with a sqliosim header");
+        }
+    }
     let evidence = Arc::new(open_evidence(&a, &targets)?);
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(vec![
         Arc::new(ConsoleSink::default()),
@@ -194,16 +210,57 @@ fn open_target(path: &Path, backend: &dyn Backend) -> anyhow::Result<Target> {
     })
 }
 
+/// The files of a directory scan that are checked; the others are named, with what they are.
+fn in_scope(targets: Vec<Target>, journal: Option<&JournalState>) -> Vec<Target> {
+    let found: Vec<Found> = targets
+        .iter()
+        .map(|t| Found {
+            path: t.path.clone(),
+            run_id: t.header.run_id,
+            file_id: t.header.file_id,
+        })
+        .collect();
+    let scope = verify_scope::choose(&found, journal);
+    for line in &scope.skipped {
+        println!("{line}");
+    }
+    let mut slots: Vec<Option<Target>> = targets.into_iter().map(Some).collect();
+    scope
+        .check
+        .iter()
+        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+        .collect()
+}
+
+/// The journal to judge against: --journal, --journal-dir, the first --dir that has one, or
+/// beside the first file.
+fn journal_path(a: &VerifyArgs, targets: &[Target]) -> Option<PathBuf> {
+    if let Some(p) = &a.journal {
+        return Some(p.clone());
+    }
+    if let Some(d) = &a.journal_dir {
+        return Some(d.join(JOURNAL_NAME));
+    }
+    let beside = a
+        .files
+        .first()
+        .or(targets.first().map(|t| &t.path))
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    a.dirs
+        .iter()
+        .cloned()
+        .chain(beside)
+        .map(|d| d.join(JOURNAL_NAME))
+        .find(|p| p.exists())
+}
+
 fn load_journal(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<JournalState>> {
     if a.no_journal {
         return Ok(None);
     }
-    let path = match &a.journal {
-        Some(p) => p.clone(),
-        None => match targets[0].path.parent() {
-            Some(dir) if dir.join(JOURNAL_NAME).exists() => dir.join(JOURNAL_NAME),
-            _ => return Ok(None),
-        },
+    let Some(path) = journal_path(a, targets) else {
+        println!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.");
+        return Ok(None);
     };
     let st = JournalState::load(&path)
         .with_context(|| format!("cannot read the journal {}", path.display()))?;
@@ -211,10 +268,10 @@ fn load_journal(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Jou
         "Journal {}: run {:016x}, {}{}",
         path.display(),
         st.run_id,
-        if st.clean {
-            "clean shutdown"
-        } else {
-            "no clean shutdown (crash or kill)"
+        match (st.clean, st.void.is_some()) {
+            (true, _) => "clean shutdown",
+            (false, true) => "the journal went void: how the run ended is not recorded",
+            (false, false) => "no clean shutdown (crash or kill)",
         },
         if st.torn_tail {
             ", torn tail ignored"
@@ -222,7 +279,40 @@ fn load_journal(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Jou
             ""
         }
     );
+    println!("{}", held_to(&st));
     Ok(Some(st))
+}
+
+/// What the device is held to: every write acknowledged up to the last journal batch.
+fn held_to(st: &JournalState) -> String {
+    let at = |us: u64| {
+        time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(us) * 1000)
+            .map(|t| {
+                format!(
+                    "{:02}:{:02}:{:02}.{:03} UTC",
+                    t.hour(),
+                    t.minute(),
+                    t.second(),
+                    t.millisecond()
+                )
+            })
+            .unwrap_or_else(|_| format!("{us} us"))
+    };
+    let mut s = match (st.clean, st.last_mark) {
+        (true, _) => "Held to every write acknowledged as durable during the run (clean shutdown).".to_string(),
+        (false, Some((us, ms))) => format!(
+            "Held to every write acknowledged as durable up to the last journal batch at {} (batches every {ms} ms at most: acknowledgements in the last {ms} ms before the cut may be missing from the journal and are not held).",
+            at(us)
+        ),
+        (false, None) => "Held to the writes journaled at sync points (this journal has no batch marks).".to_string(),
+    };
+    if let Some((us, why)) = &st.void {
+        s.push_str(&format!(
+            "\nThe journal could not be written from {} ({why}): writes acknowledged after that are NOT held; the durability check is void for that part of the run.",
+            at(*us)
+        ));
+    }
+    s
 }
 
 fn scan_one(

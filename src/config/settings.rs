@@ -91,6 +91,8 @@ pub struct Overrides {
     pub force: bool,
     /// `--resume`: continue from existing files instead of starting afresh.
     pub resume: bool,
+    /// `--journal-dir`: where the durability journal lives.
+    pub journal_dir: Option<PathBuf>,
     /// `--bundle`: write an evidence bundle (tar.gz) here.
     pub bundle: Option<PathBuf>,
     /// `--bench`: a benchmark specification to run alongside.
@@ -166,6 +168,8 @@ pub struct RunSettings {
     pub force: bool,
     /// Continue from existing files.
     pub resume: bool,
+    /// Directory of the durability journal (absolute), when not beside the first data file.
+    pub journal_dir: Option<PathBuf>,
     /// Evidence bundle path (absolute), when asked for.
     pub bundle: Option<PathBuf>,
     /// Benchmark specification, when asked for.
@@ -283,6 +287,7 @@ fn resolve_loaded(
         save: abs(&o.save),
         force: o.force,
         resume: o.resume,
+        journal_dir: abs(&o.journal_dir),
         bundle: abs(&o.bundle),
         bench: o.bench.clone(),
         fault_injection: o.fault_injection.clone(),

@@ -55,6 +55,16 @@ pub struct Wal {
     writer: Mutex<MmapMut>,
     durable_end: AtomicU64,
     last_block: AtomicU64,
+    on_flush: std::sync::OnceLock<FlushHook>,
+}
+
+/// Told (last durable block, durable end) after every flush, in flush order.
+pub struct FlushHook(pub Box<dyn Fn(u64, u64) + Send + Sync>);
+
+impl std::fmt::Debug for FlushHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FlushHook")
+    }
 }
 
 impl Wal {
@@ -87,6 +97,7 @@ impl Wal {
             writer: Mutex::new(MmapMut::map_anon(GROUP_BYTES)?),
             durable_end: AtomicU64::new(0),
             last_block: AtomicU64::new(NO_PREV),
+            on_flush: std::sync::OnceLock::new(),
         })
     }
 
@@ -96,6 +107,11 @@ impl Wal {
         let start = end.div_ceil(self.area_len) * self.area_len;
         self.pending.lock().next_lsn = start;
         self.durable_end.store(start, Ordering::Release);
+    }
+
+    /// Sets the hook told of every flush (the journal's); only the first one set counts.
+    pub fn on_flush(&self, hook: FlushHook) {
+        let _ = self.on_flush.set(hook);
     }
 
     /// Length of the circular log area.
@@ -184,6 +200,9 @@ impl Wal {
         self.last_block.store(last.lsn, Ordering::Release);
         self.durable_end
             .store(last.lsn + u64::from(last.len), Ordering::Release);
+        if let Some(hook) = self.on_flush.get() {
+            (hook.0)(last.lsn, last.lsn + u64::from(last.len));
+        }
         Ok(ios)
     }
 

@@ -35,6 +35,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         read_retries: READ_RETRIES,
         force: s.force,
         journal: true,
+        journal_dir: s.journal_dir.clone(),
         resume: s.resume,
         long_io: super::monitor::LONG_IO,
         random: random(c),

@@ -70,6 +70,7 @@ pub fn simulate(
     if !sh.stop.run_stopped() || sh.stop.reason() == StopReason::Signal {
         crate::actors::sync::end(&sh);
     }
+    crate::actors::sync::finish(&sh);
     unregister(signals);
     let metas: Vec<FileMeta> = sh
         .files
@@ -82,7 +83,8 @@ pub fn simulate(
             sparse: sh.plan.files[i].sparse,
         })
         .collect();
-    let summary = result.stats.summary(&metas, started.elapsed());
+    let mut summary = result.stats.summary(&metas, started.elapsed());
+    summary.journal = sh.journal.as_ref().map(|j| j.service.summary());
     for f in &summary.files {
         for line in file_summary_lines(f) {
             sh.message(

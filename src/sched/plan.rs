@@ -122,6 +122,8 @@ pub struct SimPlan {
     pub force: bool,
     /// Keep the durability journal beside the first data file.
     pub journal: bool,
+    /// `--journal-dir`: keep the journal there instead of beside the first data file.
+    pub journal_dir: Option<std::path::PathBuf>,
     /// Open the existing file set, verify it, and carry on (instead of creating files).
     pub resume: bool,
     /// An I/O outstanding longer than this is reported once (SQLIOSim: 15 s).

@@ -6,7 +6,7 @@ use anyhow::Context;
 
 use crate::actors::shared::Shared;
 use crate::engine::files::{check_ownership, SimFile};
-use crate::engine::journal::{JournalState, JOURNAL_NAME};
+use crate::engine::journal::JournalState;
 use crate::engine::scan::{acceptable, scan_data, scan_log};
 use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
@@ -89,8 +89,7 @@ pub fn restore(sh: &Shared, journal: Option<&JournalState>) -> anyhow::Result<()
 
 /// The journal of this file set left by the run being resumed, if any.
 pub fn journal_of(sh: &Shared) -> Option<JournalState> {
-    let first = sh.data.first().map(|&i| &sh.files[i])?;
-    let st = JournalState::load(&first.path.parent()?.join(JOURNAL_NAME)).ok()?;
+    let st = JournalState::load(&super::setup::journal_path(&sh.plan)?).ok()?;
     (st.run_id == sh.run_id).then_some(st)
 }
 

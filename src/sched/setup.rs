@@ -1,6 +1,7 @@
 //! Setting a run up: opening or creating every file (only over files that are ours), the
 //! oracles, logs, buffer pool and throttles.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::time::Instant;
@@ -8,10 +9,13 @@ use std::time::Instant;
 use crate::actors::shared::{LogFile, Shared};
 use crate::actors::sync::Journal;
 use crate::engine::files::{self, Prepare, SimFile};
-use crate::engine::journal::{JournalFile, JournalWriter, JOURNAL_NAME};
+use crate::engine::journal::{
+    Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter, Record,
+    JOURNAL_NAME,
+};
 use crate::engine::pool::BufferPool;
-use crate::engine::wal::Wal;
-use crate::findings::{EventSink, Severity};
+use crate::engine::wal::{FlushHook, Wal};
+use crate::findings::{Event, EventSink, Message, Severity};
 use crate::io::{Backend, OpenOptions};
 use crate::page::{FileRole, PAGE_SIZE};
 use crate::sched::inflight::Inflight;
@@ -146,14 +150,24 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
     Ok((run_id, sim_files))
 }
 
-/// Creates the journal beside the first data file (a warning when it cannot be written).
+/// Where the journal of a plan's file set is: in `--journal-dir`, else beside the first data
+/// file.
+pub fn journal_path(plan: &SimPlan) -> Option<PathBuf> {
+    let first = plan.data_files().first().map(|&i| &plan.files[i])?;
+    let dir = match &plan.journal_dir {
+        Some(d) => d.clone(),
+        None => first.path.parent()?.to_path_buf(),
+    };
+    Some(dir.join(JOURNAL_NAME))
+}
+
+/// Creates the journal and starts its thread (a warning when it cannot be written).
 fn start_journal(sh: &Shared) -> crate::actors::sync::JournalSlot {
     if !sh.plan.journal {
         return None;
     }
-    let first = sh.data.first().map(|&i| &sh.files[i])?;
-    let path = first.path.parent()?.join(JOURNAL_NAME);
-    let files = sh
+    let path = journal_path(&sh.plan)?;
+    let files: Vec<JournalFile> = sh
         .files
         .iter()
         .map(|f| JournalFile {
@@ -162,20 +176,96 @@ fn start_journal(sh: &Shared) -> crate::actors::sync::JournalSlot {
             path: f.path.clone(),
         })
         .collect();
-    match JournalWriter::create(&path, sh.run_id, files) {
-        Ok(w) => Some(parking_lot::Mutex::new(Journal::new(w, sh.files.len()))),
+    let state = JournalState::replay(
+        &[Record::Start {
+            run_id: sh.run_id,
+            files: files.clone(),
+        }],
+        false,
+    );
+    let sink = Arc::clone(&sh.sink);
+    let warn = Box::new(move |text: &str| {
+        sink.emit(Event::Message(Message::new(
+            Severity::Warning,
+            "System",
+            "Journal",
+            text,
+        )));
+    });
+    let started = JournalWriter::create(&path, sh.run_id, files)
+        .and_then(|w| JournalService::start(w, state, journal_options(), warn));
+    match started {
+        Ok(service) => {
+            for log in &sh.logs {
+                let tx = service.sender();
+                let file_id = log.file as u32;
+                log.wal
+                    .on_flush(FlushHook(Box::new(move |last_block, durable_end| {
+                        let _ = tx.send(Ack::Log {
+                            file_id,
+                            last_block,
+                            durable_end,
+                        });
+                    })));
+            }
+            say_where_the_journal_is(sh, &path);
+            Some(Journal::new(service))
+        }
         Err(e) => {
             sh.message(
                 Severity::Warning,
                 "System",
                 "Journal",
                 format!(
-                    "cannot create the journal {}: {e}; crash verification will lack it",
+                    "cannot create the journal {}: {e}; the durability check is void for this run (verify can judge pages only by what they say about themselves)",
                     path.display()
                 ),
             );
             None
         }
+    }
+}
+
+/// Batching and compaction, with two hidden knobs for tests: SQLIOSIM_JOURNAL_BATCH_MS and
+/// SQLIOSIM_JOURNAL_COMPACT_BYTES (compaction threshold, to make compactions frequent).
+fn journal_options() -> JournalOptions {
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    let mut o = JournalOptions::default();
+    if let Some(ms) = env("SQLIOSIM_JOURNAL_BATCH_MS") {
+        o.interval = std::time::Duration::from_millis(ms.max(1));
+    }
+    if let Some(b) = env("SQLIOSIM_JOURNAL_COMPACT_BYTES") {
+        o.compact_min_bytes = b;
+    }
+    o
+}
+
+/// Names the journal in the run header, and warns when it shares a device with the data.
+fn say_where_the_journal_is(sh: &Shared, path: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let dev = |p: &Path| std::fs::metadata(p).ok().map(|m| m.dev());
+    let journal_dev = path.parent().and_then(dev);
+    let shared = sh
+        .files
+        .iter()
+        .any(|f| journal_dev.is_some() && dev(&f.path) == journal_dev);
+    sh.message(
+        Severity::Info,
+        "System",
+        "Journal",
+        format!("Journal: {}", path.display()),
+    );
+    if shared {
+        sh.message(
+            Severity::Warning,
+            "System",
+            "Journal",
+            if sh.plan.journal_dir.is_some() {
+                "journal on the device under test (the --journal-dir is on the same device as a test file): a device that loses it weakens the check; choose a directory on another device"
+            } else {
+                "journal on the device under test: a device that loses it weakens the check; use --journal-dir"
+            },
+        );
     }
 }
 

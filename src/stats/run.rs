@@ -79,6 +79,7 @@ impl RunStats {
             files: file_sums,
             actors: actor_summaries(s, secs),
             timeline: s.timeline.points(),
+            journal: None,
         }
     }
 }

@@ -124,4 +124,7 @@ pub struct Summary {
     pub actors: Vec<ActorSummary>,
     /// IOPS, MB/s and latency per time bucket.
     pub timeline: Vec<TimelinePoint>,
+    /// The durability journal: its size, compactions, and whether it could be written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<crate::engine::journal::JournalSummary>,
 }

@@ -61,6 +61,7 @@ pub fn small_plan(dir: &Path, data_mb: u64, main: Duration) -> SimPlan {
         read_retries: 3,
         force: false,
         journal: true,
+        journal_dir: None,
         resume: false,
         long_io: Duration::from_secs(15),
         random: RandomPlan {

@@ -64,6 +64,7 @@ pub fn selftest_plan(dir: &Path, seed: u64, main: Duration, scatter_gather: bool
         force: false,
         // The journal is a real file beside the data file: none for files in memory.
         journal: false,
+        journal_dir: None,
         resume: false,
         long_io: Duration::from_secs(15),
         random: RandomPlan {

@@ -42,6 +42,22 @@ pub enum Record {
     },
     /// The run ended cleanly.
     End,
+    /// A batch of acknowledgements was journaled at `time_us`; the journal thread writes one
+    /// every `interval_ms` at most, so acknowledgements younger than that may be missing.
+    Mark {
+        /// Wall-clock time of the batch, microseconds since the Unix epoch.
+        time_us: u64,
+        /// The batch interval.
+        interval_ms: u32,
+    },
+    /// The journal could not be written from `time_us` on: nothing acknowledged afterwards
+    /// is held to account.
+    Void {
+        /// When the write failed, microseconds since the Unix epoch.
+        time_us: u64,
+        /// The error.
+        reason: String,
+    },
 }
 
 fn put_u32(v: &mut Vec<u8>, x: u32) {
@@ -60,6 +76,8 @@ impl Record {
             Record::Resize { .. } => 3,
             Record::Log { .. } => 4,
             Record::End => 5,
+            Record::Mark { .. } => 6,
+            Record::Void { .. } => 7,
         }
     }
 
@@ -99,6 +117,18 @@ impl Record {
                 put_u64(&mut v, *durable_end);
             }
             Record::End => {}
+            Record::Mark {
+                time_us,
+                interval_ms,
+            } => {
+                put_u64(&mut v, *time_us);
+                put_u32(&mut v, *interval_ms);
+            }
+            Record::Void { time_us, reason } => {
+                put_u64(&mut v, *time_us);
+                put_u32(&mut v, reason.len() as u32);
+                v.extend_from_slice(reason.as_bytes());
+            }
         }
         v
     }
@@ -183,6 +213,16 @@ fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
             durable_end: c.u64()?,
         },
         5 => Record::End,
+        6 => Record::Mark {
+            time_us: c.u64()?,
+            interval_ms: c.u32()?,
+        },
+        7 => {
+            let time_us = c.u64()?;
+            let len = c.u32()? as usize;
+            let reason = String::from_utf8_lossy(c.take(len)?).into_owned();
+            Record::Void { time_us, reason }
+        }
         _ => return None,
     })
 }

@@ -24,7 +24,14 @@ pub struct JournalState {
     pub clean: bool,
     /// A torn or damaged tail was dropped.
     pub torn_tail: bool,
+    /// The last batch mark: (time in µs since the epoch, batch interval in ms).
+    pub last_mark: Option<(u64, u32)>,
+    /// The journal could not be written from this time (µs since the epoch), for this reason.
+    pub void: Option<(u64, String)>,
 }
+
+/// Pages per Durable record of a snapshot (1 MB of payload).
+const SNAPSHOT_CHUNK: usize = 65536;
 
 impl JournalState {
     /// Replays records (only those after the last Start count).
@@ -39,7 +46,8 @@ impl JournalState {
         st
     }
 
-    fn apply(&mut self, r: &Record) {
+    /// Applies one record, as a replay does.
+    pub fn apply(&mut self, r: &Record) {
         match r {
             Record::Start { run_id, files } => {
                 let n = files
@@ -87,7 +95,94 @@ impl JournalState {
                 }
             }
             Record::End => self.clean = true,
+            Record::Mark {
+                time_us,
+                interval_ms,
+            } => self.last_mark = Some((*time_us, *interval_ms)),
+            Record::Void { time_us, reason } => {
+                self.void.get_or_insert((*time_us, reason.clone()));
+            }
         }
+    }
+
+    /// The pages of `pages` whose generation is higher than the one this state holds, i.e.
+    /// what a Durable record must carry to say something new.
+    pub fn news(&self, file_id: u32, pages: &[(u64, u64)]) -> Vec<(u64, u64)> {
+        pages
+            .iter()
+            .filter(|&&(p, g)| g > self.durable_gen(file_id, p))
+            .copied()
+            .collect()
+    }
+
+    /// Records that rebuild this state from nothing: Start, the file sizes, every durable
+    /// page (16 bytes each), the log positions and the last mark.
+    pub fn snapshot(&self) -> Vec<Record> {
+        let mut out = vec![Record::Start {
+            run_id: self.run_id,
+            files: self.files.clone(),
+        }];
+        for (i, p) in self.pages.iter().enumerate() {
+            if let Some(pages) = p {
+                out.push(Record::Resize {
+                    file_id: i as u32,
+                    pages: *pages,
+                });
+            }
+        }
+        for (i, d) in self.durable.iter().enumerate() {
+            let pages: Vec<(u64, u64)> = d
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| **g > 0)
+                .map(|(p, g)| (p as u64, *g))
+                .collect();
+            for chunk in pages.chunks(SNAPSHOT_CHUNK) {
+                out.push(Record::Durable {
+                    file_id: i as u32,
+                    pages: chunk.to_vec(),
+                });
+            }
+        }
+        for (i, l) in self.log.iter().enumerate() {
+            if let Some((last_block, durable_end)) = l {
+                out.push(Record::Log {
+                    file_id: i as u32,
+                    last_block: *last_block,
+                    durable_end: *durable_end,
+                });
+            }
+        }
+        if let Some((time_us, reason)) = &self.void {
+            out.push(Record::Void {
+                time_us: *time_us,
+                reason: reason.clone(),
+            });
+        }
+        if let Some((time_us, interval_ms)) = self.last_mark {
+            out.push(Record::Mark {
+                time_us,
+                interval_ms,
+            });
+        }
+        out
+    }
+
+    /// Bytes of the snapshot (about 16 per durable page), without building it.
+    pub fn snapshot_len(&self) -> u64 {
+        let pages: u64 = self
+            .durable
+            .iter()
+            .map(|d| d.iter().filter(|g| **g > 0).count() as u64)
+            .sum();
+        let files = self.files.len() as u64;
+        // Start (with paths), per file a Resize, a Durable header per chunk and a Log, a Mark.
+        let paths: u64 = self
+            .files
+            .iter()
+            .map(|f| f.path.as_os_str().len() as u64 + 9)
+            .sum();
+        pages * 16 + files * 3 * 40 + paths + (pages / SNAPSHOT_CHUNK as u64 + 1) * 28 + 100
     }
 
     /// Reads and replays the journal at `path`.

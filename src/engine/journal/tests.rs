@@ -78,3 +78,70 @@ fn a_damaged_record_ends_the_replay() {
     assert_eq!(recs.len(), 1);
     assert!(torn);
 }
+
+#[test]
+fn marks_and_void_round_trip_and_a_snapshot_replays_to_the_same_state() {
+    let recs = vec![
+        Record::Start {
+            run_id: 9,
+            files: files(),
+        },
+        Record::Resize {
+            file_id: 0,
+            pages: 100,
+        },
+        Record::Durable {
+            file_id: 0,
+            pages: vec![(3, 2), (99, 7), (3, 5)],
+        },
+        Record::Log {
+            file_id: 1,
+            last_block: 512,
+            durable_end: 1024,
+        },
+        Record::Mark {
+            time_us: 1_700_000_000_000_000,
+            interval_ms: 10,
+        },
+        Record::Void {
+            time_us: 1_700_000_000_100_000,
+            reason: "ENOSPC".into(),
+        },
+    ];
+    let bytes: Vec<u8> = recs.iter().flat_map(Record::encode).collect();
+    let (decoded, torn) = decode_all(&bytes);
+    assert_eq!((decoded.clone(), torn), (recs, false));
+    let st = JournalState::replay(&decoded, false);
+    assert_eq!(st.last_mark, Some((1_700_000_000_000_000, 10)));
+    assert_eq!(st.void.as_ref().map(|v| v.1.as_str()), Some("ENOSPC"));
+    assert_eq!(st.news(0, &[(3, 5), (3, 6), (4, 1)]), vec![(3, 6), (4, 1)]);
+    let snap = st.snapshot();
+    let again = JournalState::replay(&snap, false);
+    assert_eq!(again, st);
+    let snap_bytes: usize = snap.iter().map(|r| r.encode().len()).sum();
+    assert!(snap_bytes as u64 <= st.snapshot_len(), "{snap_bytes}");
+}
+
+#[test]
+fn a_compaction_replaces_the_journal_and_appends_go_on_in_the_new_file() {
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
+    let path = dir.path().join(JOURNAL_NAME);
+    let mut w = JournalWriter::create(&path, 4, files()).expect("create");
+    for g in 1..50 {
+        w.append(&[Record::Durable {
+            file_id: 0,
+            pages: vec![(1, g)],
+        }])
+        .expect("append");
+    }
+    let before = w.len();
+    let st = JournalState::load(&path).expect("load");
+    let n = w.compact(&st.snapshot()).expect("compact");
+    assert!(n < before / 4, "{n} vs {before}");
+    w.append(&[Record::End]).expect("append");
+    assert!(!compaction_path(&path).exists());
+    let after = JournalState::load(&path).expect("load");
+    assert_eq!(after.durable_gen(0, 1), 49);
+    assert!(after.clean);
+    assert_eq!(std::fs::metadata(&path).expect("stat").len(), w.len());
+}
