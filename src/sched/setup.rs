@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::actors::shared::{LogFile, Shared};
 use crate::actors::sync::Journal;
+use crate::engine::ceiling::Ceiling;
 use crate::engine::files::{self, Prepare, SimFile};
 use crate::engine::journal::{JournalFile, JournalWriter, JOURNAL_NAME};
 use crate::engine::pool::BufferPool;
@@ -133,16 +134,34 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
             open,
         };
         let storage = files::create(backend, &fp.path, &prep)?;
-        sim_files.push(SimFile::new(
+        let mut f = SimFile::new(
             i,
             fp.path.clone(),
             fp.role,
             storage,
             run_id,
             fp.initial_pages,
-        ));
+        );
+        attach_ceiling(&mut f)?;
+        sim_files.push(f);
     }
     Ok((run_id, sim_files))
+}
+
+/// Reads a data file's generation ceiling from its header (a log file has none); returns what
+/// the header records (0: none).
+pub fn attach_ceiling(f: &mut SimFile) -> anyhow::Result<u64> {
+    if f.role != FileRole::Data {
+        return Ok(0);
+    }
+    let (c, on_disk) = Ceiling::open(Arc::clone(&f.storage)).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: cannot read the header page (offset 0, 8192 bytes): {e}",
+            f.path.display()
+        )
+    })?;
+    f.ceiling = Some(c);
+    Ok(on_disk)
 }
 
 /// Creates the journal beside the first data file (a warning when it cannot be written).
