@@ -10,6 +10,7 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::console::ConsoleSink;
+use super::lock::{lock_set, LockError, SetLock};
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
 use crate::engine::scan::{acceptable, scan_data, scan_log};
 use crate::exit::Outcome;
@@ -43,6 +44,10 @@ pub struct VerifyArgs {
     /// Also write a JSON summary of the scan.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Scan even while a run is using the files (its verdict cannot be trusted: pages change
+    /// while they are read).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// One file to scan, with its header.
@@ -75,6 +80,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     };
     let backend = BufferedBackend::new();
     let targets = discover(&a, &backend)?;
+    let _lock = lock_targets(&a, &targets)?;
     let journal = load_journal(&a, &targets)?;
     let evidence = Arc::new(open_evidence(&a, &targets)?);
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(vec![
@@ -101,6 +107,31 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Findings
     })
+}
+
+/// Takes the file set shared, so that no run starts on it during the scan; refuses (exit 2)
+/// while a run has it, unless --force.
+fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<SetLock>> {
+    let paths: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
+    match lock_set(&paths, false, "verify") {
+        Ok(taken) => {
+            for note in &taken.taken_over {
+                eprintln!("sqliosim: note: {note}");
+            }
+            Ok(Some(taken.lock))
+        }
+        Err(e @ LockError::Busy { .. }) if a.force => {
+            eprintln!("sqliosim: warning: {e}. Verifying anyway (--force): the verdict cannot be trusted, pages change while they are read");
+            Ok(None)
+        }
+        Err(e @ LockError::Busy { .. }) => {
+            anyhow::bail!("{e}. Pass --force to verify anyway (the verdict cannot be trusted)")
+        }
+        Err(e) => {
+            eprintln!("sqliosim: warning: {e}; verifying without the lock: a run starting meanwhile is not kept out");
+            Ok(None)
+        }
+    }
 }
 
 /// The scan's own XML log (and dumps beside it), so the evidence of a scan looks like a run's.
