@@ -310,7 +310,11 @@ mod tests {
         assert_eq!(o.expect(3), ExpectedState::NeverWritten);
         o.resize(8);
         assert_eq!(o.expect(3), ExpectedState::NeverWritten);
-        assert_eq!(o.begin_write(3), 1);
+        assert_eq!(
+            o.begin_write(3),
+            2,
+            "grown back, the page starts above the 1 it held"
+        );
     }
 
     #[test]
