@@ -77,19 +77,23 @@ pub fn lock_path(file: &Path) -> PathBuf {
 /// Locks every file of `files` (exclusive for a run, shared for a verify), all or nothing.
 /// `command` is what the holder record says this process is ("run", …).
 pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Taken, LockError> {
-    let mut paths: Vec<PathBuf> = files.iter().map(|f| lock_path(f)).collect();
-    paths.sort();
-    paths.dedup();
     let mut taken = Taken {
         lock: SetLock {
-            files: Vec::with_capacity(paths.len()),
+            files: Vec::with_capacity(files.len()),
             exclusive,
         },
         taken_over: Vec::new(),
     };
-    for (path, file) in paths.iter().zip(files_in_lock_order(files, &paths)) {
-        let f = take_one(path, &file, exclusive)?;
-        let left = read_record(&f, path)?;
+    // Non-blocking locks cannot deadlock, so the files are taken in the set's order (data
+    // files first), and a refusal names the first file in use.
+    let mut seen = Vec::with_capacity(files.len());
+    for file in files {
+        let path = lock_path(file);
+        if seen.contains(&path) {
+            continue;
+        }
+        let f = take_one(&path, file, exclusive)?;
+        let left = read_record(&f, &path)?;
         if let Some(h) = Holder::parse(&left) {
             taken.taken_over.push(format!(
                 "took over the lock {} left by {}, which ended without releasing it (killed or crashed){}",
@@ -99,25 +103,12 @@ pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Tak
             ));
         }
         if exclusive || !left.is_empty() {
-            write_record(&f, path, exclusive.then_some(command))?;
+            write_record(&f, &path, exclusive.then_some(command))?;
         }
         taken.lock.files.push(f);
+        seen.push(path);
     }
     Ok(taken)
-}
-
-/// The file of the set each (sorted) lock path belongs to, for the messages.
-fn files_in_lock_order(files: &[PathBuf], paths: &[PathBuf]) -> Vec<PathBuf> {
-    paths
-        .iter()
-        .map(|p| {
-            files
-                .iter()
-                .find(|f| lock_path(f) == *p)
-                .cloned()
-                .unwrap_or_else(|| p.clone())
-        })
-        .collect()
 }
 
 fn take_one(path: &Path, file: &Path, exclusive: bool) -> Result<File, LockError> {
