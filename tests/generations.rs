@@ -177,3 +177,109 @@ fn an_old_copy_from_before_a_restart_is_stale() {
         }
     );
 }
+
+mod restarts {
+    //! Property: under random writes (completed, failed, lost), shrinks, growths and restarts
+    //! (a new oracle over what the disk shows, with the header's ceiling read back), every
+    //! generation issued to a page is above every one issued to it before.
+
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+    use sqliosim::engine::ceiling::Ceiling;
+    use sqliosim::engine::oracle::Oracle;
+    use sqliosim::io::{AlignedBuf, Backend, FaultyBackend, OpenOptions, Storage};
+    use sqliosim::page::{ExpectedState, FileHeader, FileRole, PAGE_SIZE};
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// A write; `lands` false: the device loses it (the disk keeps the older page).
+        Write {
+            page: u64,
+            ok: bool,
+            lands: bool,
+        },
+        Resize {
+            pages: u64,
+        },
+        Restart,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            8 => (1..12u64, prop::bool::weighted(0.9), prop::bool::weighted(0.7))
+                .prop_map(|(page, ok, lands)| Op::Write { page, ok, lands }),
+            1 => (2..12u64).prop_map(|pages| Op::Resize { pages }),
+            1 => Just(Op::Restart),
+        ]
+    }
+
+    fn file() -> Arc<dyn Storage> {
+        let s = FaultyBackend::new(1)
+            .open(std::path::Path::new("/mem/g.mdx"), OpenOptions::default())
+            .expect("open");
+        let h = FileHeader {
+            run_id: 1,
+            file_id: 0,
+            page_size: PAGE_SIZE as u32,
+            role: FileRole::Data,
+            tool_version: String::new(),
+            created_us: 0,
+        };
+        let mut buf = AlignedBuf::new(PAGE_SIZE).expect("buf");
+        buf.copy_from_slice(&h.encode());
+        s.write_at(&buf, 0).expect("header");
+        s
+    }
+
+    /// A restart: a new oracle over what the disk shows, above the header's ceiling.
+    fn restart(
+        storage: &Arc<dyn Storage>,
+        pages: u64,
+        disk: &HashMap<u64, u64>,
+    ) -> (Oracle, Ceiling) {
+        let (c, on_disk) = Ceiling::open(Arc::clone(storage)).expect("reopen");
+        let o = Oracle::new(1, 0, pages);
+        let mut seen = 0;
+        for (&p, &g) in disk.iter().filter(|(p, _)| **p < pages) {
+            o.set(p, ExpectedState::Written { generation: g });
+            seen = seen.max(g);
+        }
+        o.raise_floor(on_disk.max(seen));
+        (o, c)
+    }
+
+    proptest! {
+        #[test]
+        fn no_generation_is_issued_twice(ops in prop::collection::vec(op(), 1..300)) {
+            let storage = file();
+            let mut pages = 12;
+            let (mut o, mut c) = restart(&storage, pages, &HashMap::new());
+            let mut issued: HashMap<u64, u64> = HashMap::new();
+            let mut disk: HashMap<u64, u64> = HashMap::new();
+            for op in ops {
+                match op {
+                    Op::Write { page, ok, lands } if page < pages => {
+                        let g = o.begin_write(page);
+                        c.reserve(g).expect("reserve");
+                        let before = issued.get(&page).copied().unwrap_or(0);
+                        prop_assert!(g > before, "page {}: {} issued again after {}", page, g, before);
+                        issued.insert(page, g);
+                        o.complete_write(page, g, ok);
+                        if ok && lands {
+                            disk.insert(page, g);
+                        }
+                    }
+                    Op::Resize { pages: to } => {
+                        o.resize(to);
+                        disk.retain(|p, _| *p < to);
+                        pages = to;
+                    }
+                    Op::Restart => (o, c) = restart(&storage, pages, &disk),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
