@@ -11,6 +11,7 @@ use std::ffi::OsString;
 mod beside;
 mod console;
 mod faults;
+mod lock;
 mod selftest;
 mod simrun;
 mod verify;

@@ -189,6 +189,15 @@ impl<'a> Worker<'a> {
         let gens: Vec<u64> = (first..first + n)
             .map(|p| f.oracle.begin_write(p))
             .collect();
+        // No page may carry a generation the header's ceiling does not cover (a restart
+        // starts above the ceiling): the page is not written if the header cannot be.
+        if let Err(e) = f.reserve(gens.iter().copied().max().unwrap_or(0)) {
+            for (i, g) in gens.iter().enumerate() {
+                f.oracle.complete_write(first + i as u64, *g, false);
+            }
+            evidence::report_write_error(self, file, 0, 1, &e);
+            return 0;
+        }
         for (i, g) in gens.iter().enumerate() {
             let st = PageStamp {
                 run_id: sh.run_id,

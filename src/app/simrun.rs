@@ -23,6 +23,8 @@ use crate::sched::plan::SimPlan;
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let plan = plan_from(settings);
     make_dirs(&plan, settings)?;
+    // Before anything of the set is deleted, created or opened: one run per file set.
+    let _lock = lock_files(&plan)?;
     let Chosen {
         backend,
         faulty,
@@ -170,6 +172,17 @@ fn engine_depth(plan: &SimPlan) -> usize {
         0 => bound,
         n => n.min(bound),
     }
+}
+
+/// Locks every file of the plan for this run (exit 2 naming the holder when another process
+/// has it), saying when a lock left by a killed run is taken over.
+fn lock_files(plan: &SimPlan) -> anyhow::Result<super::lock::SetLock> {
+    let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
+    let taken = super::lock::lock_set(&paths, true, "run")?;
+    for note in &taken.taken_over {
+        eprintln!("sqliosim: note: {note}");
+    }
+    Ok(taken.lock)
 }
 
 fn make_dirs(plan: &crate::sched::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {

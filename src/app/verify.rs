@@ -11,6 +11,7 @@ use clap::Parser;
 
 use super::console::ConsoleSink;
 use super::verify_scope::{self, Found};
+use super::lock::{lock_set, LockError, SetLock};
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
 use crate::engine::scan::{acceptable, scan_data, scan_log};
 use crate::exit::Outcome;
@@ -51,6 +52,10 @@ pub struct VerifyArgs {
     /// Also write a JSON summary of the scan.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Scan even while a run is using the files (its verdict cannot be trusted: pages change
+    /// while they are read).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// One file to scan, with its header.
@@ -85,6 +90,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     a.files.append(&mut a.file_opts);
     let backend = BufferedBackend::new();
     let mut targets = discover(&a, &backend)?;
+    let _lock = lock_targets(&a, &targets)?;
     let journal = load_journal(&a, &targets)?;
     if a.files.is_empty() {
         targets = in_scope(targets, journal.as_ref());
@@ -117,6 +123,31 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Findings
     })
+}
+
+/// Takes the file set shared, so that no run starts on it during the scan; refuses (exit 2)
+/// while a run has it, unless --force.
+fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<SetLock>> {
+    let paths: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
+    match lock_set(&paths, false, "verify") {
+        Ok(taken) => {
+            for note in &taken.taken_over {
+                eprintln!("sqliosim: note: {note}");
+            }
+            Ok(Some(taken.lock))
+        }
+        Err(e @ LockError::Busy { .. }) if a.force => {
+            eprintln!("sqliosim: warning: {e}. Verifying anyway (--force): the verdict cannot be trusted, pages change while they are read");
+            Ok(None)
+        }
+        Err(e @ LockError::Busy { .. }) => {
+            anyhow::bail!("{e}. Pass --force to verify anyway (the verdict cannot be trusted)")
+        }
+        Err(e) => {
+            eprintln!("sqliosim: warning: {e}; verifying without the lock: a run starting meanwhile is not kept out");
+            Ok(None)
+        }
+    }
 }
 
 /// The scan's own XML log (and dumps beside it), so the evidence of a scan looks like a run's.

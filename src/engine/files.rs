@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
+use super::ceiling::Ceiling;
 use super::oracle::Oracle;
 use crate::findings::HistoryEntry;
 use crate::io::{AlignedBuf, Backend, OpenOptions, Storage};
@@ -188,6 +189,8 @@ pub struct SimFile {
     pub pages: RwLock<u64>,
     /// Expected state of every page (data files).
     pub oracle: Oracle,
+    /// The durable generation ceiling in the header (data files; see [`Ceiling`]).
+    pub ceiling: Option<Ceiling>,
     history: Mutex<VecDeque<(u64, HistoryEntry)>>,
     reported: Mutex<HashMap<u64, ExpectedState>>,
     /// Largest size in pages the file may still grow to (`u64::MAX`: no limit met yet); set
@@ -216,6 +219,7 @@ impl SimFile {
                 index as u32,
                 if role == FileRole::Data { pages } else { 0 },
             ),
+            ceiling: None,
             history: Mutex::new(VecDeque::with_capacity(HISTORY_LEN)),
             reported: Mutex::new(HashMap::new()),
             grow_cap: AtomicU64::new(u64::MAX),
@@ -230,6 +234,12 @@ impl SimFile {
     /// Stops the file from growing past `pages` for the rest of the run.
     pub fn cap_growth(&self, pages: u64) {
         self.grow_cap.fetch_min(pages, Ordering::AcqRel);
+    }
+
+    /// Makes sure generation `gen` is covered by the file's durable ceiling before a write
+    /// carries it (rewriting the header when it is not).
+    pub fn reserve(&self, gen: u64) -> std::io::Result<()> {
+        self.ceiling.as_ref().map_or(Ok(()), |c| c.reserve(gen))
     }
 
     /// Remembers an operation on `page` (`u64::MAX` for whole-file operations such as fsync).

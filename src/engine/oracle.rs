@@ -67,6 +67,11 @@ pub struct Oracle {
     file_id: u32,
     slots: RwLock<Vec<Slot>>,
     latches: Box<[RwLock<()>]>,
+    /// Every page's next generation is above this: what the file's pages may have held before
+    /// a restart (the header's ceiling) or before a shrink cut them off.
+    floor: AtomicU64,
+    /// The highest generation issued to any page of the file, or the floor if higher.
+    high: AtomicU64,
 }
 
 /// Shared latches over one or more pages (held while a read is verified).
@@ -96,6 +101,8 @@ impl Oracle {
             file_id,
             slots: RwLock::new(slots),
             latches: (0..stripes.max(1)).map(|_| RwLock::new(())).collect(),
+            floor: AtomicU64::new(0),
+            high: AtomicU64::new(0),
         }
     }
 
@@ -120,10 +127,32 @@ impl Oracle {
     }
 
     /// Grows (new pages never written) or shrinks (pages beyond the end forgotten) the file.
+    /// A shrink raises the floor to the highest generation issued, so a page cut off and grown
+    /// again never gets a generation it held before the cut.
     pub fn resize(&self, pages: u64) {
-        self.slots
-            .write()
-            .resize_with(to_index(pages), Slot::default);
+        let mut slots = self.slots.write();
+        if to_index(pages) < slots.len() {
+            self.floor
+                .fetch_max(self.high.load(Ordering::Acquire), Ordering::AcqRel);
+        }
+        slots.resize_with(to_index(pages), Slot::default);
+    }
+
+    /// Makes every page's next generation greater than `floor` (a restart over existing
+    /// pages: `floor` is the most any page may have been issued before).
+    pub fn raise_floor(&self, floor: u64) {
+        self.floor.fetch_max(floor, Ordering::AcqRel);
+        self.high.fetch_max(floor, Ordering::AcqRel);
+    }
+
+    /// Every page's next generation is above this.
+    pub fn floor(&self) -> u64 {
+        self.floor.load(Ordering::Acquire)
+    }
+
+    /// The highest generation issued to any page (or the floor, if higher).
+    pub fn high(&self) -> u64 {
+        self.high.load(Ordering::Acquire)
     }
 
     /// What page `page` must read as. Pages beyond the end read as never written.
@@ -140,14 +169,16 @@ impl Oracle {
     }
 
     /// Marks a write of `page` as issued and returns the generation to stamp: one more than
-    /// any generation issued before, so even after a failed write the next one is newer.
+    /// any generation issued before and than the floor, so even after a failed write, a
+    /// restart or a shrink the next one is newer than anything the page ever held.
     /// The caller holds the page's write latch.
     pub fn begin_write(&self, page: u64) -> u64 {
         let slots = self.slots.read();
         let slot = slot_of(&slots, page);
         let issued = slot.issued.load(Ordering::Acquire);
-        let gen = (issued & GEN_MASK) + 1;
+        let gen = (issued & GEN_MASK).max(self.floor.load(Ordering::Acquire)) + 1;
         assert!(gen < UNKNOWN, "generation overflow on page {page}");
+        self.high.fetch_max(gen, Ordering::AcqRel);
         slot.issued
             .store(gen | IN_FLIGHT | (issued & UNKNOWN), Ordering::Release);
         gen
@@ -279,7 +310,37 @@ mod tests {
         assert_eq!(o.expect(3), ExpectedState::NeverWritten);
         o.resize(8);
         assert_eq!(o.expect(3), ExpectedState::NeverWritten);
-        assert_eq!(o.begin_write(3), 1);
+        assert_eq!(
+            o.begin_write(3),
+            2,
+            "grown back, the page starts above the 1 it held"
+        );
+    }
+
+    #[test]
+    fn a_page_grown_again_after_a_shrink_gets_a_new_generation() {
+        let o = Oracle::new(7, 1, 8);
+        for _ in 0..5 {
+            let g = o.begin_write(6);
+            o.complete_write(6, g, true);
+        }
+        o.resize(4);
+        o.resize(8);
+        assert_eq!(o.expect(6), ExpectedState::NeverWritten);
+        assert_eq!(o.begin_write(6), 6, "above the 5 it held before the cut");
+        assert_eq!(o.begin_write(1), 6, "the floor holds for every page");
+    }
+
+    #[test]
+    fn after_a_raised_floor_every_generation_is_above_it() {
+        let o = Oracle::new(7, 1, 4);
+        o.set(2, ExpectedState::Written { generation: 3 });
+        o.raise_floor(100);
+        o.raise_floor(50);
+        assert_eq!(o.floor(), 100, "the floor never goes down");
+        assert_eq!(o.begin_write(2), 101);
+        assert_eq!(o.begin_write(3), 101);
+        assert_eq!(o.high(), 101);
     }
 
     #[test]

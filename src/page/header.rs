@@ -57,6 +57,8 @@ const OFF_RUN_ID: usize = 32;
 const OFF_PAGE_SIZE: usize = 40;
 const OFF_ROLE: usize = 44;
 const OFF_CREATED: usize = 56;
+/// The generation ceiling of a data file: bytes 24..32, where a data page keeps its generation.
+const OFF_CEILING: usize = 24;
 const OFF_TOOL: usize = 64;
 const TOOL_LEN: usize = 32;
 
@@ -111,5 +113,48 @@ impl FileHeader {
             tool_version: String::from_utf8_lossy(&tool[..end]).into_owned(),
             created_us: get_u64(page, OFF_CREATED),
         })
+    }
+}
+
+/// The generation ceiling recorded in a file header page (0: none recorded). No page of the
+/// file was ever written with a generation above it; see docs/page-format.md §2.1.
+pub fn generation_ceiling(page: &[u8]) -> u64 {
+    if page.len() < PAGE_SIZE {
+        return 0;
+    }
+    get_u64(page, OFF_CEILING)
+}
+
+/// Records `ceiling` in a file header page and recomputes its checksum.
+pub fn set_generation_ceiling(page: &mut [u8], ceiling: u64) {
+    put(page, OFF_CEILING, &ceiling.to_le_bytes());
+    let crc = page_checksum(page);
+    put(page, OFF_CHECKSUM, &crc.to_le_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ceiling_survives_decode_and_keeps_the_header_valid() {
+        let h = FileHeader {
+            run_id: 9,
+            file_id: 1,
+            page_size: PAGE_SIZE as u32,
+            role: FileRole::Data,
+            tool_version: "t".into(),
+            created_us: 5,
+        };
+        let mut p = h.encode();
+        assert_eq!(generation_ceiling(&p), 0, "a new header records none");
+        set_generation_ceiling(&mut p, 0x0012_3456_789A);
+        assert_eq!(generation_ceiling(&p), 0x0012_3456_789A);
+        assert_eq!(FileHeader::decode(&p), Ok(h));
+        p[OFF_CEILING] ^= 1;
+        assert!(matches!(
+            FileHeader::decode(&p),
+            Err(HeaderError::ChecksumMismatch { .. })
+        ));
     }
 }

@@ -13,7 +13,7 @@ pub mod sectors;
 pub mod verdict;
 pub mod verify;
 
-pub use header::{FileHeader, FileRole, HeaderError};
+pub use header::{generation_ceiling, set_generation_ceiling, FileHeader, FileRole, HeaderError};
 pub use image::expected_image;
 pub use layout::{stamp_page, ActorKind, PageStamp, PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE};
 pub use verdict::{BitDiff, Expect, ExpectedState, SectorContent, Verdict, VerdictKind};

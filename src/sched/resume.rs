@@ -5,6 +5,7 @@
 use anyhow::Context;
 
 use crate::actors::shared::Shared;
+use crate::engine::ceiling::STEP;
 use crate::engine::files::{check_ownership, SimFile};
 use crate::engine::journal::JournalState;
 use crate::engine::scan::{acceptable, scan_data, scan_log};
@@ -39,14 +40,9 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
             .len()
             .with_context(|| format!("{}: stat", fp.path.display()))?
             / PAGE_SIZE as u64;
-        files.push(SimFile::new(
-            i,
-            fp.path.clone(),
-            fp.role,
-            storage,
-            header.run_id,
-            pages,
-        ));
+        let mut f = SimFile::new(i, fp.path.clone(), fp.role, storage, header.run_id, pages);
+        super::setup::attach_ceiling(&mut f)?;
+        files.push(f);
     }
     Ok((run_id.unwrap_or(1), files))
 }
@@ -104,6 +100,9 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
         created_us: 0,
     };
     let mut bad = 0;
+    let ceiling = f.ceiling.as_ref().map_or(0, |c| c.reserved());
+    // The most any page is known to have held: durable (journal) or intact on disk.
+    let mut seen = 0u64;
     // Every page now must hold what was found; a bad one is reported and stays unknown until
     // its next write.
     scan_data(f.storage.as_ref(), &header, journal, |b| {
@@ -116,9 +115,10 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
             } => ExpectedState::Written { generation },
             _ => ExpectedState::Unknown {
                 old: 0,
-                issued: durable.max(found_generation(&b.received)),
+                issued: durable.max(plausible(found_generation(&b.received), ceiling)),
             },
         };
+        seen = seen.max(durable).max(state.max_issued());
         f.oracle.set(b.page, state);
         if !acceptable(&b.verdict) {
             bad += 1;
@@ -126,7 +126,49 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
         }
     })
     .with_context(|| format!("cannot read {}", f.path.display()))?;
+    f.oracle.raise_floor(restart_floor(sh, f, ceiling, seen));
     Ok(bad)
+}
+
+/// The generation every page of a restarted file must start above: the header's ceiling
+/// covers every generation ever issued, including writes the device lost. What the pages and
+/// the journal show is taken too, in case the device lost the header's last rewrite (said in
+/// a warning); a file from before ceilings were kept gets a margin of a ceiling step.
+fn restart_floor(sh: &Shared, f: &crate::engine::files::SimFile, ceiling: u64, seen: u64) -> u64 {
+    if ceiling == 0 {
+        sh.message(
+            Severity::Warning,
+            "System",
+            "Resume",
+            format!(
+                "{}: the header records no generation ceiling (made by an older sqliosim): generations restart {} above the newest found, which covers writes lost since only if fewer were issued to a page",
+                f.path.display(),
+                STEP
+            ),
+        );
+        return seen + STEP;
+    }
+    if seen > ceiling {
+        sh.message(
+            Severity::Warning,
+            "System",
+            "Resume",
+            format!(
+                "{}: generation {seen} found, above the ceiling {ceiling} the header page records: the device lost a durable rewrite of the header (offset 0, 8192 bytes)",
+                f.path.display()
+            ),
+        );
+    }
+    ceiling.max(seen)
+}
+
+/// A generation read from a damaged page, if it can be one (a flipped bit can make it huge).
+fn plausible(found: u64, ceiling: u64) -> u64 {
+    if ceiling > 0 && found > ceiling {
+        0
+    } else {
+        found
+    }
 }
 
 fn found_generation(bytes: &[u8]) -> u64 {

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use crate::actors::shared::{LogFile, Shared};
 use crate::actors::sync::Journal;
+use crate::engine::ceiling::Ceiling;
 use crate::engine::files::{self, Prepare, SimFile};
 use crate::engine::journal::{
     Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter, Record,
@@ -138,14 +139,16 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
             open,
         };
         let storage = files::create(backend, &fp.path, &prep)?;
-        sim_files.push(SimFile::new(
+        let mut f = SimFile::new(
             i,
             fp.path.clone(),
             fp.role,
             storage,
             run_id,
             fp.initial_pages,
-        ));
+        );
+        attach_ceiling(&mut f)?;
+        sim_files.push(f);
     }
     Ok((run_id, sim_files))
 }
@@ -159,6 +162,22 @@ pub fn journal_path(plan: &SimPlan) -> Option<PathBuf> {
         None => first.path.parent()?.to_path_buf(),
     };
     Some(dir.join(JOURNAL_NAME))
+}
+
+/// Reads a data file's generation ceiling from its header (a log file has none); returns what
+/// the header records (0: none).
+pub fn attach_ceiling(f: &mut SimFile) -> anyhow::Result<u64> {
+    if f.role != FileRole::Data {
+        return Ok(0);
+    }
+    let (c, on_disk) = Ceiling::open(Arc::clone(&f.storage)).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: cannot read the header page (offset 0, 8192 bytes): {e}",
+            f.path.display()
+        )
+    })?;
+    f.ceiling = Some(c);
+    Ok(on_disk)
 }
 
 /// Creates the journal and starts its thread (a warning when it cannot be written).

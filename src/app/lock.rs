@@ -1,0 +1,286 @@
+//! One run per file set: before a run deletes, creates or opens any file of its set, it takes
+//! an exclusive `flock` on a lock file beside each (`NAME.lock`), and `verify` a shared one,
+//! so a second run, or a verify during a run, refuses instead of reporting the other process's
+//! writes as corruption.
+//!
+//! The kernel drops a flock when its process dies, so a run killed with SIGKILL leaves no lock
+//! behind; the lock file's text (PID, host, start time of the run holding it, emptied when the
+//! run ends) names the holder in a refusal, and says when a lock left by a dead run is taken
+//! over. docs/durability.md "What locking covers" says what it does not cover (hosts that
+//! share a filesystem without sharing its locks).
+
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{flock, FlockOperation};
+
+/// A file of the set is locked by another process.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another sqliosim holds the lock.
+    #[error(
+        "{file} is in use by {holder}; wait for it to finish, stop it, or use another directory"
+    )]
+    Busy {
+        /// The file of the set.
+        file: PathBuf,
+        /// Who holds it, as its lock file says.
+        holder: String,
+    },
+    /// The lock file cannot be created, opened or written.
+    #[error("{path}: cannot {what} the lock file: {source}")]
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// Locks held on a file set; released (and the lock files emptied) when dropped.
+#[derive(Debug)]
+pub struct SetLock {
+    files: Vec<File>,
+    exclusive: bool,
+}
+
+impl Drop for SetLock {
+    fn drop(&mut self) {
+        if self.exclusive {
+            // Emptied, not removed: removing a lock file races with a process that opened it.
+            for f in &self.files {
+                let _ = f.set_len(0);
+            }
+        }
+    }
+}
+
+/// The locks taken, and a note for each lock a dead run had left.
+#[derive(Debug)]
+pub struct Taken {
+    /// Held until dropped.
+    pub lock: SetLock,
+    /// "took over the lock … left by …" notes, to tell the user.
+    pub taken_over: Vec<String>,
+}
+
+/// The lock file of a file of the set: `NAME.lock` beside it.
+pub fn lock_path(file: &Path) -> PathBuf {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    file.with_file_name(name)
+}
+
+/// Locks every file of `files` (exclusive for a run, shared for a verify), all or nothing.
+/// `command` is what the holder record says this process is ("run", …).
+pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Taken, LockError> {
+    let mut taken = Taken {
+        lock: SetLock {
+            files: Vec::with_capacity(files.len()),
+            exclusive,
+        },
+        taken_over: Vec::new(),
+    };
+    // Non-blocking locks cannot deadlock, so the files are taken in the set's order (data
+    // files first), and a refusal names the first file in use.
+    let mut seen = Vec::with_capacity(files.len());
+    for file in files {
+        let path = lock_path(file);
+        if seen.contains(&path) {
+            continue;
+        }
+        let f = take_one(&path, file, exclusive)?;
+        let left = read_record(&f, &path)?;
+        if let Some(h) = Holder::parse(&left) {
+            taken.taken_over.push(format!(
+                "took over the lock {} left by {}, which ended without releasing it (killed or crashed){}",
+                path.display(),
+                h.describe(),
+                h.other_host_warning()
+            ));
+        }
+        if exclusive || !left.is_empty() {
+            write_record(&f, &path, exclusive.then_some(command))?;
+        }
+        taken.lock.files.push(f);
+        seen.push(path);
+    }
+    Ok(taken)
+}
+
+fn take_one(path: &Path, file: &Path, exclusive: bool) -> Result<File, LockError> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|source| LockError::Io {
+            path: path.into(),
+            what: "create",
+            source,
+        })?;
+    let op = if exclusive {
+        FlockOperation::NonBlockingLockExclusive
+    } else {
+        FlockOperation::NonBlockingLockShared
+    };
+    match flock(&f, op) {
+        Ok(()) => Ok(f),
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            let text = read_record(&f, path).unwrap_or_default();
+            let holder = Holder::parse(&text).map_or_else(
+                || "another sqliosim process (a verify, or a run starting up)".to_string(),
+                |h| h.describe(),
+            );
+            Err(LockError::Busy {
+                file: file.into(),
+                holder,
+            })
+        }
+        Err(e) => Err(LockError::Io {
+            path: path.into(),
+            what: "flock",
+            source: e.into(),
+        }),
+    }
+}
+
+fn read_record(mut f: &File, path: &Path) -> Result<String, LockError> {
+    let mut text = String::new();
+    f.rewind()
+        .and_then(|_| f.read_to_string(&mut text))
+        .map_err(|source| LockError::Io {
+            path: path.into(),
+            what: "read",
+            source,
+        })?;
+    Ok(text)
+}
+
+/// Writes this process's record (`Some(command)`), or empties the file (`None`).
+fn write_record(mut f: &File, path: &Path, command: Option<&str>) -> Result<(), LockError> {
+    let io = |source| LockError::Io {
+        path: path.into(),
+        what: "write",
+        source,
+    };
+    f.set_len(0).map_err(io)?;
+    if let Some(command) = command {
+        let text = format!(
+            "pid={}\nhost={}\nsince_us={}\ncommand=sqliosim {command}\n",
+            std::process::id(),
+            host(),
+            crate::page::layout::now_us()
+        );
+        f.rewind().map_err(io)?;
+        f.write_all(text.as_bytes()).map_err(io)?;
+    }
+    Ok(())
+}
+
+fn host() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// What a lock file says about the process that holds (or held) it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Holder {
+    pid: u32,
+    host: String,
+    since_us: u64,
+    command: String,
+}
+
+impl Holder {
+    fn parse(text: &str) -> Option<Holder> {
+        let field = |k: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(k)?.strip_prefix('='))
+                .map(str::trim)
+        };
+        Some(Holder {
+            pid: field("pid")?.parse().ok()?,
+            host: field("host")?.to_string(),
+            since_us: field("since_us")?.parse().ok()?,
+            command: field("command").unwrap_or("sqliosim").to_string(),
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "`{}`, PID {} on host {}, since {}",
+            self.command,
+            self.pid,
+            self.host,
+            crate::report::clock::iso_utc(self.since_us)
+        )
+    }
+
+    fn other_host_warning(&self) -> String {
+        if self.host == host() {
+            String::new()
+        } else {
+            "; it ran on another host: if it still runs there, this filesystem does not share locks between hosts — stop one of them".into()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(dir: &Path) -> Vec<PathBuf> {
+        vec![dir.join("a.mdx"), dir.join("a.ldx")]
+    }
+
+    #[test]
+    fn a_second_exclusive_lock_is_refused_naming_the_holder() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let first = lock_set(&set(dir.path()), true, "run").expect("first");
+        assert!(first.taken_over.is_empty());
+        let err = lock_set(&set(dir.path()), true, "run").expect_err("busy");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("PID {}", std::process::id())),
+            "{text}"
+        );
+        assert!(lock_set(&set(dir.path())[1..], false, "verify").is_err());
+        drop(first);
+        let again = lock_set(&set(dir.path()), false, "verify").expect("free again");
+        assert!(
+            again.taken_over.is_empty(),
+            "a released lock is not taken over"
+        );
+    }
+
+    #[test]
+    fn a_lock_left_by_a_dead_run_is_taken_over_and_said() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let files = set(dir.path());
+        let stale = "pid=4242\nhost=h1\nsince_us=0\ncommand=sqliosim run\n";
+        std::fs::write(lock_path(&files[0]), stale).expect("write");
+        let t = lock_set(&files, true, "run").expect("taken over");
+        assert_eq!(t.taken_over.len(), 1, "{:?}", t.taken_over);
+        assert!(t.taken_over[0].contains("PID 4242 on host h1"));
+        let now = std::fs::read_to_string(lock_path(&files[0])).expect("read");
+        assert!(now.contains(&format!("pid={}", std::process::id())));
+        drop(t);
+        assert_eq!(std::fs::read(lock_path(&files[0])).expect("read").len(), 0);
+    }
+
+    #[test]
+    fn shared_locks_coexist() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let a = lock_set(&set(dir.path()), false, "verify").expect("a");
+        let b = lock_set(&set(dir.path()), false, "verify").expect("b");
+        assert!(lock_set(&set(dir.path()), true, "run").is_err());
+        drop((a, b));
+    }
+}

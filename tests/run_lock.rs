@@ -1,0 +1,122 @@
+//! One run per file set: while `sqliosim run` works on a directory, a second `run`, a
+//! `run --resume` and a `verify` there refuse (exit 2) naming the running process, and the
+//! first run is left to finish clean; a run killed with SIGKILL leaves a lock that the next
+//! run or verify takes over, and says so.
+
+mod crash_support;
+
+use std::path::Path;
+use std::process::{Child, Output};
+use std::time::{Duration, Instant};
+
+use crash_support::*;
+
+/// Waits until the run has taken its lock (its lock file names it).
+fn wait_for_lock(dir: &Path, child: &mut Child) {
+    let lock = dir.join("sqliosim.mdx.lock");
+    let want = format!("pid={}", child.id());
+    let t = Instant::now();
+    while !std::fs::read_to_string(&lock).is_ok_and(|s| s.contains(&want)) {
+        assert!(
+            child.try_wait().expect("try_wait").is_none(),
+            "the run ended early"
+        );
+        assert!(t.elapsed() < Duration::from_secs(30), "no lock after 30 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn assert_refused(out: &Output, pid: u32, what: &str) {
+    assert_exit(out, 2);
+    let err = stderr(out);
+    assert!(
+        err.contains(&format!("PID {pid} on host")) && err.contains("in use by"),
+        "{what}: {err}"
+    );
+}
+
+#[test]
+fn a_second_run_and_a_verify_refuse_while_a_run_works() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 8, false);
+    let mut first = start_run(&config, dir.path(), 1);
+    wait_for_lock(dir.path(), &mut first);
+    let pid = first.id();
+    let out = run_cmd(&config, dir.path())
+        .args(["--seed", "2"])
+        .output()
+        .expect("second run");
+    assert_refused(&out, pid, "a second run");
+    let out = run_cmd(&config, dir.path())
+        .args(["--resume", "--seed", "3"])
+        .output()
+        .expect("resume");
+    assert_refused(&out, pid, "a resume");
+    assert_refused(&verify(dir.path()), pid, "verify");
+    let forced = bin()
+        .args(["verify", "--force", "--dir"])
+        .arg(dir.path())
+        .output()
+        .expect("verify --force");
+    assert!(
+        stderr(&forced).contains("cannot be trusted"),
+        "{}",
+        stderr(&forced)
+    );
+    let out = first.wait_with_output().expect("first run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the first run was left alone: {}",
+        stderr(&out)
+    );
+    assert_exit(&verify(dir.path()), 0);
+}
+
+#[test]
+fn a_lock_left_by_a_killed_run_is_taken_over() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 0, 2, false);
+    let mut run = start_run(&config, dir.path(), 4);
+    wait_for_lock(dir.path(), &mut run);
+    // Let it create the files before the kill, so that it can be resumed.
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = run.id();
+    run.kill().expect("SIGKILL");
+    run.wait().expect("wait");
+    let out = run_cmd(&config, dir.path())
+        .args([
+            "--resume",
+            "--cycles",
+            "1",
+            "--duration",
+            "1",
+            "--seed",
+            "5",
+        ])
+        .output()
+        .expect("resume");
+    assert_exit(&out, 0);
+    let err = stderr(&out);
+    assert!(
+        err.contains("took over the lock") && err.contains(&format!("PID {pid} on host")),
+        "{err}"
+    );
+    let mut run = start_run(&config, dir.path(), 6);
+    wait_for_lock(dir.path(), &mut run);
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = run.id();
+    run.kill().expect("SIGKILL");
+    run.wait().expect("wait");
+    let out = verify(dir.path());
+    assert_exit(&out, 0);
+    let err = stderr(&out);
+    assert!(
+        err.contains("took over the lock") && err.contains(&format!("PID {pid} on host")),
+        "{err}"
+    );
+}
