@@ -35,6 +35,7 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
             );
         }
         let storage = backend.open(&fp.path, open)?;
+        crate::engine::files::check_unit(storage.as_ref(), open.direct)?;
         let pages = storage
             .len()
             .with_context(|| format!("{}: stat", fp.path.display()))?
@@ -46,7 +47,8 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
             storage,
             header.run_id,
             pages,
-        ));
+        )
+        .with_recorded_sector(header.sector_size));
     }
     Ok((run_id.unwrap_or(1), files))
 }
@@ -103,6 +105,7 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
         role: f.role,
         tool_version: String::new(),
         created_us: 0,
+        sector_size: f.sector_size,
     };
     let mut bad = 0;
     // Every page now must hold what was found; a bad one is reported and stays unknown until
