@@ -124,3 +124,59 @@ fn a_device_needing_more_than_a_page_is_refused_before_anything_is_written() {
         "an environment error (exit 2), not an internal one"
     );
 }
+
+/// Runs a read-only main phase on a 4096-unit backend with `fault` armed on data page 80
+/// (hit by the initial update), and returns the findings.
+fn findings_with(fault: sqliosim::io::faulty::Fault) -> Vec<sqliosim::findings::Finding> {
+    let backend = FaultyBackend::new(7);
+    backend.set_dio_align(4096);
+    let mut plan = sim_support::small_plan(Path::new("/torn"), 8, Duration::from_millis(500));
+    plan.journal = false;
+    plan.random.write_ratio = 0.0;
+    plan.bulk.users = 0;
+    plan.files[0].shrinkable = false;
+    let target = sqliosim::io::faulty::Target::Page {
+        path: plan.files[0].path.clone(),
+        page: 80,
+    };
+    backend.inject(fault, target);
+    let sink = Arc::new(MemorySink::default());
+    let out = sqliosim::sched::simulate(plan, &backend, sink.clone(), &|_: &str| {})
+        .expect("simulate");
+    assert!(!out.worker_panicked);
+    assert_eq!(backend.armed(), 0, "the fault fired");
+    sink.findings()
+}
+
+#[test]
+fn a_torn_write_on_a_4kn_device_is_told_in_device_sectors() {
+    use sqliosim::io::faulty::{Fault, Tear};
+    let found = findings_with(Fault::TornWrite(Tear::At4096));
+    let torn: Vec<_> = found
+        .iter()
+        .filter(|f| f.class == sqliosim::findings::FindingClass::TornWrite)
+        .collect();
+    assert_eq!(torn.len(), 1, "{found:#?}");
+    assert_eq!(torn[0].page_id, 80);
+    let detail = torn[0].detail.as_deref().unwrap_or_default();
+    assert!(
+        detail.starts_with("torn write at device sector 1 of 2 (4096-byte sectors); 512-byte stamp map ["),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_tear_inside_a_512_byte_sector_is_a_torn_write_with_its_byte() {
+    use sqliosim::io::faulty::{Fault, Tear};
+    // The initial update is the page's first write: the old image is zeros.
+    let found = findings_with(Fault::TornWrite(Tear::Bytes(3 * 512 + 200)));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.class, sqliosim::findings::FindingClass::TornWrite, "{f:#?}");
+    let text = f.detail.clone().unwrap_or_else(|| f.verdict.describe());
+    assert!(
+        text.contains("inside device sector 0 of 2")
+            && text.contains("torn inside 512-byte sector 3 at page byte 0x"),
+        "{text}"
+    );
+}

@@ -27,6 +27,8 @@ pub struct BadPage {
     pub expected: Option<ExpectedState>,
     /// The bytes read (empty when the page was acceptable).
     pub received: Vec<u8>,
+    /// The file's sector size (its header's), in which a torn write is told.
+    pub sector_size: u32,
 }
 
 impl BadPage {
@@ -44,6 +46,7 @@ impl BadPage {
         f.expected = self.expected;
         f.received_header = crate::page::layout::read_stamp(&self.received);
         f.received = Some(self.received);
+        f.detail = f.verdict.device_detail(self.sector_size);
         f
     }
 }
@@ -118,6 +121,7 @@ pub fn scan_data(
                     verdict,
                     expected: exp.state,
                     received: bytes.to_vec(),
+                    sector_size: h.sector_size,
                 });
             }
         }
