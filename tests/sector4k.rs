@@ -50,7 +50,11 @@ fn mount_4kn(fs: &str, work: &Path) -> Option<Mounted> {
     }
     let image = sparse_image(work, "4kn.img", 1 << 30);
     let dev = LoopDev::attach(&image, true, 4096)?;
-    assert_eq!(dev.logical_block_size(), Some(4096), "losetup --sector-size 4096");
+    assert_eq!(
+        dev.logical_block_size(),
+        Some(4096),
+        "losetup --sector-size 4096"
+    );
     Mounted::new(dev, fs, &work.join("mnt"))
 }
 
@@ -66,7 +70,10 @@ fn run_verify_resume(fs: &str) {
     assert!(!out.contains("ERROR"), "run on {fs} 4Kn:\n{out}");
     let log = mnt.dir().join("sqliosim.ldx");
     assert!(
-        out.contains(&format!("Direct I/O unit of {} = 4096 bytes", log.display())),
+        out.contains(&format!(
+            "Direct I/O unit of {} = 4096 bytes",
+            log.display()
+        )),
         "the header shows the unit:\n{out}"
     );
     assert_eq!(recorded_sector(&log), 4096, "the log header records 4096");
@@ -96,8 +103,8 @@ fn every_transfer_of_a_run_is_whole_4096_byte_sectors() {
     let plan = sim_support::small_plan(Path::new("/4kn"), 2, Duration::from_secs(2));
     let log = plan.files[1].path.clone();
     let sink = Arc::new(MemorySink::default());
-    let out = sqliosim::sched::simulate(plan, &backend, sink.clone(), &|_: &str| {})
-        .expect("simulate");
+    let out =
+        sqliosim::sched::simulate(plan, &backend, sink.clone(), &|_: &str| {}).expect("simulate");
     assert!(!out.worker_panicked);
     assert_eq!(
         out.findings,
@@ -106,7 +113,10 @@ fn every_transfer_of_a_run_is_whole_4096_byte_sectors() {
         sink.findings()
     );
     let bytes = backend.contents(&log).expect("the log exists");
-    assert_eq!(u32::from_le_bytes(bytes[16..20].try_into().expect("4")), 4096);
+    assert_eq!(
+        u32::from_le_bytes(bytes[16..20].try_into().expect("4")),
+        4096
+    );
 }
 
 #[test]
@@ -115,8 +125,7 @@ fn a_device_needing_more_than_a_page_is_refused_before_anything_is_written() {
     backend.set_dio_align(16384);
     let plan = sim_support::small_plan(Path::new("/16k"), 2, Duration::from_secs(1));
     let sink = Arc::new(MemorySink::default());
-    let err = sqliosim::sched::simulate(plan, &backend, sink, &|_: &str| {})
-        .expect_err("refused");
+    let err = sqliosim::sched::simulate(plan, &backend, sink, &|_: &str| {}).expect_err("refused");
     let text = format!("{err:#}");
     assert!(text.contains("units of 16384 bytes"), "{text}");
     assert!(
@@ -141,8 +150,8 @@ fn findings_with(fault: sqliosim::io::faulty::Fault) -> Vec<sqliosim::findings::
     };
     backend.inject(fault, target);
     let sink = Arc::new(MemorySink::default());
-    let out = sqliosim::sched::simulate(plan, &backend, sink.clone(), &|_: &str| {})
-        .expect("simulate");
+    let out =
+        sqliosim::sched::simulate(plan, &backend, sink.clone(), &|_: &str| {}).expect("simulate");
     assert!(!out.worker_panicked);
     assert_eq!(backend.armed(), 0, "the fault fired");
     sink.findings()
@@ -160,7 +169,9 @@ fn a_torn_write_on_a_4kn_device_is_told_in_device_sectors() {
     assert_eq!(torn[0].page_id, 80);
     let detail = torn[0].detail.as_deref().unwrap_or_default();
     assert!(
-        detail.starts_with("torn write at device sector 1 of 2 (4096-byte sectors); 512-byte stamp map ["),
+        detail.starts_with(
+            "torn write at device sector 1 of 2 (4096-byte sectors); 512-byte stamp map ["
+        ),
         "{detail}"
     );
 }
@@ -172,7 +183,11 @@ fn a_tear_inside_a_512_byte_sector_is_a_torn_write_with_its_byte() {
     let found = findings_with(Fault::TornWrite(Tear::Bytes(3 * 512 + 200)));
     assert_eq!(found.len(), 1, "{found:#?}");
     let f = &found[0];
-    assert_eq!(f.class, sqliosim::findings::FindingClass::TornWrite, "{f:#?}");
+    assert_eq!(
+        f.class,
+        sqliosim::findings::FindingClass::TornWrite,
+        "{f:#?}"
+    );
     let text = f.detail.clone().unwrap_or_else(|| f.verdict.describe());
     assert!(
         text.contains("inside device sector 0 of 2")

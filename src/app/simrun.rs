@@ -112,7 +112,11 @@ fn alignment_line(
         crate::page::FileRole::Log => format!(", log blocks in {}-byte units", info.unit()),
         crate::page::FileRole::Data => String::new(),
     };
-    let buffered = if direct { "" } else { " (buffered I/O: not enforced)" };
+    let buffered = if direct {
+        ""
+    } else {
+        " (buffered I/O: not enforced)"
+    };
     format!(
         "Direct I/O unit of {} = {}{buffered}{log}",
         path.display(),

@@ -263,7 +263,10 @@ mod tests {
     fn a_block_shorter_than_the_unit_is_not_accepted() {
         let mut buf = vec![0u8; 1024];
         encode(&mut buf, &block(4096));
-        let w4k = Want { unit: 4096, ..want(9, 4096) };
+        let w4k = Want {
+            unit: 4096,
+            ..want(9, 4096)
+        };
         assert!(matches!(
             verify(&buf, &w4k),
             Err(LogBlockError::Checksum { .. })

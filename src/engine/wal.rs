@@ -320,16 +320,14 @@ mod tests {
         backend.set_dio_align(unit);
         let path = std::path::Path::new("/w.ldx");
         let len = 8192 + 64 * 1024;
-        let storage =
-            crate::io::Backend::open(&backend, path, crate::io::OpenOptions::default())
-                .expect("open");
+        let storage = crate::io::Backend::open(&backend, path, crate::io::OpenOptions::default())
+            .expect("open");
         storage.set_len(len).expect("size");
         assert!(
             storage.write_at(&[0u8; 512], 8192 + 512).is_err() || unit == 512,
             "the backend enforces the unit"
         );
-        let wal =
-            Wal::new(std::sync::Arc::clone(&storage), 7, 1, len, false, unit).expect("wal");
+        let wal = Wal::new(std::sync::Arc::clone(&storage), 7, 1, len, false, unit).expect("wal");
         let mut last = 0;
         for i in 0..200 {
             last = wal.append(500 + (i % 7) * 300);

@@ -124,7 +124,13 @@ pub fn filesystem_name(path: &Path) -> String {
 
 /// statx of `path` (or of the fd itself with `AtFlags::EMPTY_PATH`), asking for DIOALIGN.
 fn statx_dio<Fd: AsFd>(fd: Fd, path: &Path, flags: AtFlags) -> Option<Statx> {
-    rustix::fs::statx(fd, path, flags, StatxFlags::DIOALIGN | StatxFlags::BASIC_STATS).ok()
+    rustix::fs::statx(
+        fd,
+        path,
+        flags,
+        StatxFlags::DIOALIGN | StatxFlags::BASIC_STATS,
+    )
+    .ok()
 }
 
 /// statx of `path`; for a directory (which reports no DIOALIGN), of an unnamed temporary file

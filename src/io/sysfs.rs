@@ -21,7 +21,10 @@ pub fn logical_block_size(major: u32, minor: u32) -> Option<u32> {
 
 fn read_size(dir: &Path) -> Option<u32> {
     let text = std::fs::read_to_string(dir.join("queue/logical_block_size")).ok()?;
-    text.trim().parse().ok().filter(|&n: &u32| n.is_power_of_two())
+    text.trim()
+        .parse()
+        .ok()
+        .filter(|&n: &u32| n.is_power_of_two())
 }
 
 #[cfg(test)]

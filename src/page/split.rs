@@ -148,13 +148,21 @@ mod tests {
         p[..SECTOR_SIZE + 64].copy_from_slice(&old[..SECTOR_SIZE + 64]);
         assert!(matches!(
             split_of(&p, 1, &images(&[4, 5])),
-            Some(SectorContent::Split { first: 4, rest: 5, .. })
+            Some(SectorContent::Split {
+                first: 4,
+                rest: 5,
+                ..
+            })
         ));
         let mut first_write = vec![0u8; PAGE_SIZE];
         first_write[..2 * SECTOR_SIZE + 300].copy_from_slice(&new[..2 * SECTOR_SIZE + 300]);
         assert!(matches!(
             split_of(&first_write, 2, &images(&[0, 5])),
-            Some(SectorContent::Split { first: 5, rest: 0, .. })
+            Some(SectorContent::Split {
+                first: 5,
+                rest: 0,
+                ..
+            })
         ));
     }
 

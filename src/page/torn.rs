@@ -78,7 +78,9 @@ mod tests {
     fn a_4kn_tear_is_told_in_device_sectors_with_the_stamp_map() {
         let text = describe(&half_and_half(), 4096);
         assert!(
-            text.starts_with("torn write at device sector 1 of 2 (4096-byte sectors); 512-byte stamp map [g5 g5"),
+            text.starts_with(
+                "torn write at device sector 1 of 2 (4096-byte sectors); 512-byte stamp map [g5 g5"
+            ),
             "{text}"
         );
     }
@@ -109,7 +111,15 @@ mod tests {
             text.ends_with("torn inside 512-byte sector 4 at page byte 0x8C8: generation 5 before, generation 4 from there"),
             "{text}"
         );
-        let first = [Generation(1), Split { first: 1, rest: 0, at: 8 }, Zero];
+        let first = [
+            Generation(1),
+            Split {
+                first: 1,
+                rest: 0,
+                at: 8,
+            },
+            Zero,
+        ];
         assert!(describe(&first, 512).contains("zeros (never written) from there"));
     }
 }

@@ -40,15 +40,10 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
             .len()
             .with_context(|| format!("{}: stat", fp.path.display()))?
             / PAGE_SIZE as u64;
-        files.push(SimFile::new(
-            i,
-            fp.path.clone(),
-            fp.role,
-            storage,
-            header.run_id,
-            pages,
-        )
-        .with_recorded_sector(header.sector_size));
+        files.push(
+            SimFile::new(i, fp.path.clone(), fp.role, storage, header.run_id, pages)
+                .with_recorded_sector(header.sector_size),
+        );
     }
     Ok((run_id.unwrap_or(1), files))
 }
