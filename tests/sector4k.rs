@@ -1,5 +1,5 @@
 //! 4 KiB-logical-sector ("4Kn") devices, met the way a user meets them: a loop device with
-//! `--sector-size 4096 --direct-io=on`, ext4 or XFS on it, `sqliosim run` with the quick
+//! `--sector-size 4096 --direct-io=on`, ext4, XFS or btrfs on it, `sqliosim run` with the quick
 //! configuration, then `verify` and a `--resume` run — all clean, and the log records 4096 as
 //! its sector size. The same run on the in-memory backend enforcing a 4096-byte unit needs no
 //! root and shows that no direct transfer of the simulation is smaller than a sector.
@@ -94,6 +94,12 @@ fn ext4_on_a_4kn_device_runs_verifies_and_resumes_clean() {
 #[test]
 fn xfs_on_a_4kn_device_runs_verifies_and_resumes_clean() {
     run_verify_resume("xfs");
+}
+
+#[test]
+fn btrfs_on_a_4kn_device_runs_verifies_and_resumes_clean() {
+    // btrfs reports no DIOALIGN: the unit comes from the device it is mounted from.
+    run_verify_resume("btrfs");
 }
 
 #[test]

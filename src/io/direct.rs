@@ -161,11 +161,13 @@ pub fn dio_align(path: &Path) -> Option<(u32, u32)> {
     statx_path(path).as_ref().and_then(dio_of)
 }
 
-/// Direct-I/O facts from a statx answer about a file on `filesystem`.
-fn info_of(st: Option<&Statx>, filesystem: String) -> DirectIoInfo {
+/// Direct-I/O facts from a statx answer about `path` (a file, or the directory it will be in).
+fn info_of(st: Option<&Statx>, path: &Path) -> DirectIoInfo {
+    let filesystem = filesystem_name(path);
     let align = st.and_then(dio_of);
+    let at = existing(path);
     let logical_block =
-        st.and_then(|st| super::sysfs::logical_block_size(st.stx_dev_major, st.stx_dev_minor));
+        st.and_then(|st| super::sysfs::device_block_size(st.stx_dev_major, st.stx_dev_minor, &at));
     DirectIoInfo {
         mem_align: align.map(|a| a.0),
         offset_align: align.map(|a| a.1),
@@ -177,11 +179,11 @@ fn info_of(st: Option<&Statx>, filesystem: String) -> DirectIoInfo {
 
 /// Direct-I/O facts for the filesystem holding `path`.
 pub fn direct_io_info(path: &Path) -> DirectIoInfo {
-    info_of(statx_path(path).as_ref(), filesystem_name(path))
+    info_of(statx_path(path).as_ref(), path)
 }
 
 /// Direct-I/O facts for an open file (what its [`Storage::dio_align`] is decided from).
 pub fn file_io_info(file: &std::fs::File, path: &Path) -> DirectIoInfo {
     let st = statx_dio(file, Path::new(""), AtFlags::EMPTY_PATH);
-    info_of(st.as_ref(), filesystem_name(path))
+    info_of(st.as_ref(), path)
 }
