@@ -44,7 +44,7 @@ fn mounted_from(path: &Path) -> Option<(u32, u32)> {
             let point = Path::new(line.split(' ').nth(4)?);
             let source = line.split(" - ").nth(1)?.split(' ').nth(1)?;
             path.starts_with(point)
-                .then(|| (point.as_os_str().len(), source))
+                .then_some((point.as_os_str().len(), source))
         })
         .max_by_key(|(len, _)| *len)
         .map(|(_, source)| source.to_string())?;
