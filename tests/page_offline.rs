@@ -52,6 +52,7 @@ fn file_header_round_trip_and_damage() {
         role: FileRole::Log,
         tool_version: "sqliosim 0.1.0".into(),
         created_us: 123,
+        sector_size: 512,
     };
     let mut bytes = h.encode();
     assert_eq!(FileHeader::decode(&bytes), Ok(h));

@@ -84,6 +84,7 @@ fn garbage_and_a_file_header_are_not_data_pages() {
         role: FileRole::Data,
         tool_version: "test".into(),
         created_us: 1,
+        sector_size: 512,
     };
     assert_eq!(
         verify(&header.encode(), &written(3)).kind(),

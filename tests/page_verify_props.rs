@@ -85,6 +85,49 @@ proptest! {
         prop_assert_eq!(verify(&p, &exp), Verdict::TornWrite { sectors: want });
     }
 
+    /// A write torn at any byte inside a sector (the new image before it, the previous one or
+    /// zeros after) is a torn write naming that sector and byte, never bit rot. The byte named
+    /// is the first from the boundary where the two images differ.
+    #[test]
+    fn any_tear_inside_a_sector_is_a_torn_write_at_its_byte(
+        id in ids(), s in 0..SECTORS_PER_PAGE, j in 16..488usize, behind in 0..4u64, new_first in any::<bool>()
+    ) {
+        let (run, file, page, g, lsn) = id;
+        // behind 0: the old image is zeros (a torn first write).
+        let old_gen = if behind == 0 { 0 } else { g - behind };
+        prop_assume!(behind <= 1 || s < SECTORS_PER_PAGE - 1 || !new_first);
+        prop_assume!(s > 0 || j >= 80);
+        let new = stamp(run, file, page, g, lsn);
+        let old = if old_gen == 0 { vec![0u8; PAGE_SIZE] } else { stamp(run, file, page, old_gen, lsn / 2) };
+        let (head, tail, head_gen, tail_gen) = if new_first {
+            (&new, &old, g, old_gen)
+        } else {
+            (&old, &new, old_gen, g)
+        };
+        prop_assume!(new_first || s > 0 || old_gen > 0);
+        let cut = s * SECTOR_SIZE + j;
+        let mut p = tail.clone();
+        p[..cut].copy_from_slice(&head[..cut]);
+        let state = if old_gen == 0 {
+            ExpectedState::InFlight { old: 0, new: g }
+        } else {
+            ExpectedState::Written { generation: g }
+        };
+        let exp = Expect::known(run, file, page, state);
+        let at = (j..SECTOR_SIZE)
+            .find(|&i| head[s * SECTOR_SIZE + i] != tail[s * SECTOR_SIZE + i])
+            .expect("images differ");
+        let cell = |gen: u64| if gen == 0 { SectorContent::Zero } else { SectorContent::Generation(gen) };
+        let want: Vec<SectorContent> = (0..SECTORS_PER_PAGE)
+            .map(|i| match i.cmp(&s) {
+                std::cmp::Ordering::Less => cell(head_gen),
+                std::cmp::Ordering::Equal => SectorContent::Split { first: head_gen, rest: tail_gen, at: at as u16 },
+                std::cmp::Ordering::Greater => cell(tail_gen),
+            })
+            .collect();
+        prop_assert_eq!(verify(&p, &exp), Verdict::TornWrite { sectors: want });
+    }
+
     /// Zeroing any proper, non-empty set of sectors is reported with exactly that set.
     #[test]
     fn any_zeroed_sector_set_is_named(id in ids(), mask in 1..u16::MAX) {

@@ -112,6 +112,8 @@ pub fn build(
     finding.received_header = header;
     finding.history = f.history_of(page);
     finding.received = (!received.is_empty()).then_some(received);
+    // A torn write on a device of sectors larger than 512 bytes is told in its sectors.
+    finding.detail = finding.verdict.device_detail(f.sector_size);
     finding
 }
 

@@ -114,6 +114,7 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
         last_block: wal.last_block(),
         durable_end: wal.durable_end(),
         max_blocks,
+        unit: wal.unit(),
     };
     let storage = wal.storage().as_ref();
     let problem = match scan_chain(storage, &spec) {

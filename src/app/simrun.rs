@@ -33,6 +33,12 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     println!("I/O engine = {}", engine.describe());
     let evidence = Arc::new(open_evidence(settings)?);
     evidence.io_engine(engine);
+    for f in &plan.files {
+        let info = backend.direct_io_info(&f.path);
+        let line = alignment_line(&f.path, f.role, &info, plan.direct);
+        println!("{line}");
+        evidence.dio_align(line);
+    }
     let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
     evidence.system_info(crate::report::sysinfo::capture(&paths));
     let sinks: Vec<Arc<dyn EventSink>> = vec![Arc::new(ConsoleSink::default()), evidence.clone()];
@@ -104,6 +110,31 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         Some(e) => Err(anyhow::anyhow!("writing the evidence failed: {e}")),
         None => Ok(Outcome::Clean),
     }
+}
+
+/// The run header's line for one file's direct-I/O unit, e.g. `Direct I/O unit of
+/// m/sqliosim.ldx = 4096 bytes (statx DIOALIGN: offset 4096, memory 512; ext4), log blocks in
+/// 4096-byte units`.
+fn alignment_line(
+    path: &Path,
+    role: crate::page::FileRole,
+    info: &crate::io::DirectIoInfo,
+    direct: bool,
+) -> String {
+    let log = match role {
+        crate::page::FileRole::Log => format!(", log blocks in {}-byte units", info.unit()),
+        crate::page::FileRole::Data => String::new(),
+    };
+    let buffered = if direct {
+        ""
+    } else {
+        " (buffered I/O: not enforced)"
+    };
+    format!(
+        "Direct I/O unit of {} = {}{buffered}{log}",
+        path.display(),
+        info.describe()
+    )
 }
 
 /// The backend of a run, with what carries its I/O.

@@ -31,6 +31,16 @@ pub enum FileError {
         /// What its first page says.
         why: HeaderError,
     },
+    /// The device needs direct I/O in units larger than a page.
+    #[error("{path}: the device needs direct I/O in units of {unit} bytes, more than the {page}-byte page sqliosim reads and writes; put the files on a device with sectors of at most {page} bytes, or set NoBuffering=FALSE and UseScatterGather=FALSE in [CONFIG] to use buffered I/O")]
+    SectorTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The unit the device asks for.
+        unit: u32,
+        /// The page size.
+        page: usize,
+    },
     /// Opening, sizing or writing failed.
     #[error(transparent)]
     Io(#[from] crate::io::IoError),
@@ -135,6 +145,7 @@ pub fn create(
             ..p.open
         },
     )?;
+    check_unit(storage.as_ref(), p.open.direct)?;
     storage.set_len(0).map_err(os("truncate"))?;
     let header = FileHeader {
         run_id: p.run_id,
@@ -143,6 +154,7 @@ pub fn create(
         role: p.role,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         created_us: crate::page::layout::now_us(),
+        sector_size: storage.dio_align(),
     };
     let mut buf = AlignedBuf::new(PAGE_SIZE).map_err(os("allocate"))?;
     buf.copy_from_slice(&header.encode());
@@ -150,6 +162,20 @@ pub fn create(
     extend(storage.as_ref(), 1, p.pages, p).map_err(os("extend"))?;
     storage.sync_data().map_err(os("fdatasync"))?;
     Ok(storage)
+}
+
+/// Refuses a file whose direct-I/O unit is larger than a page: no page-sized transfer of ours
+/// could meet it (buffered I/O has no such limit).
+pub fn check_unit(storage: &dyn Storage, direct: bool) -> Result<(), FileError> {
+    let unit = storage.dio_align();
+    if direct && unit as usize > PAGE_SIZE {
+        return Err(FileError::SectorTooLarge {
+            path: storage.path().to_path_buf(),
+            unit,
+            page: PAGE_SIZE,
+        });
+    }
+    Ok(())
 }
 
 /// Grows a file from `from` to `to` pages: zeros written, space allocated, or a hole.
@@ -191,6 +217,9 @@ pub struct SimFile {
     pub oracle: Oracle,
     /// The durable generation ceiling in the header (data files; see [`Ceiling`]).
     pub ceiling: Option<Ceiling>,
+    /// The unit this run writes the file's log blocks in and reports tears in: the device's
+    /// direct-I/O unit, or a larger one the file's header recorded when it was created.
+    pub sector_size: u32,
     history: Mutex<VecDeque<(u64, HistoryEntry)>>,
     reported: Mutex<HashMap<u64, ExpectedState>>,
     /// Largest size in pages the file may still grow to (`u64::MAX`: no limit met yet); set
@@ -208,7 +237,9 @@ impl SimFile {
         run_id: u64,
         pages: u64,
     ) -> SimFile {
+        let sector_size = storage.dio_align();
         SimFile {
+            sector_size,
             index,
             path,
             role,
@@ -240,6 +271,15 @@ impl SimFile {
     /// carries it (rewriting the header when it is not).
     pub fn reserve(&self, gen: u64) -> std::io::Result<()> {
         self.ceiling.as_ref().map_or(Ok(()), |c| c.reserve(gen))
+    }
+
+    /// The same file, using `recorded` (the sector size its header records) when that is
+    /// larger than the device's unit: an existing log keeps its block unit.
+    pub fn with_recorded_sector(self, recorded: u32) -> SimFile {
+        SimFile {
+            sector_size: self.sector_size.max(recorded),
+            ..self
+        }
     }
 
     /// Remembers an operation on `page` (`u64::MAX` for whole-file operations such as fsync).

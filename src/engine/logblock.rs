@@ -13,8 +13,13 @@ use crate::page::PAGE_SIZE;
 pub const LOG_MAGIC: [u8; 8] = *b"SQLSIMLG";
 /// The log area starts after the file header page.
 pub const LOG_AREA_START: u64 = PAGE_SIZE as u64;
-/// Log block sizes are multiples of this (the sector size).
-pub const LOG_ALIGN: usize = 512;
+/// Log block sizes are multiples of the log's unit: the sector size of the device the log file
+/// was created on (512, or 4096 on a 4 KiB-sector device, as SQL Server writes its log),
+/// recorded in the file's header page. This is the smallest unit, and the most a header page
+/// leaves room for is a page.
+pub const MIN_LOG_UNIT: u32 = 512;
+/// The largest log unit: the log area starts one page into the file.
+pub const MAX_LOG_UNIT: u32 = PAGE_SIZE as u32;
 /// Length of a log block header.
 pub const LOG_HEADER_LEN: usize = 64;
 
@@ -34,7 +39,7 @@ pub struct LogBlock {
     pub run_id: u64,
     /// File id of the log file.
     pub file_id: u32,
-    /// Block length in bytes (header included), a multiple of 512.
+    /// Block length in bytes (header included), a multiple of the log's unit.
     pub len: u32,
     /// LSN of the block's first byte.
     pub lsn: u64,
@@ -145,16 +150,26 @@ pub fn peek(buf: &[u8]) -> Result<LogBlock, LogBlockError> {
     })
 }
 
-/// Verifies a whole block read from where LSN `expected_lsn` should be.
-pub fn verify(
-    buf: &[u8],
-    run_id: u64,
-    file_id: u32,
-    expected_lsn: u64,
-) -> Result<LogBlock, LogBlockError> {
+/// Where a block is expected and in which log: run, file, LSN and the log's unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Want {
+    /// Run id of the file set.
+    pub run_id: u64,
+    /// File id of the log file.
+    pub file_id: u32,
+    /// LSN that must be here.
+    pub lsn: u64,
+    /// The log's unit (block lengths are multiples of it).
+    pub unit: u32,
+}
+
+/// Verifies a whole block read from where `want.lsn` should be.
+pub fn verify(buf: &[u8], want: &Want) -> Result<LogBlock, LogBlockError> {
+    let (run_id, file_id, expected_lsn) = (want.run_id, want.file_id, want.lsn);
     let b = peek(buf)?;
     let len = b.len as usize;
-    if len < LOG_HEADER_LEN || len > buf.len() || !len.is_multiple_of(LOG_ALIGN) {
+    let unit = want.unit.max(MIN_LOG_UNIT) as usize;
+    if len < LOG_HEADER_LEN || len > buf.len() || !len.is_multiple_of(unit) {
         return Err(LogBlockError::Checksum {
             stored: get_u32(buf, OFF_CRC),
             calculated: checksum(&buf[..LOG_HEADER_LEN]),
@@ -186,10 +201,11 @@ pub fn verify(
     Ok(b)
 }
 
-/// Rounds a requested log record size up to a whole number of sectors, header included.
-pub fn block_len(record_bytes: u32) -> u32 {
+/// Rounds a requested log record size up to a whole number of `unit`s, header included.
+pub fn block_len(record_bytes: u32, unit: u32) -> u32 {
+    let unit = unit.max(MIN_LOG_UNIT) as usize;
     let want = (record_bytes as usize).max(LOG_HEADER_LEN + 8);
-    want.div_ceil(LOG_ALIGN) as u32 * LOG_ALIGN as u32
+    (want.div_ceil(unit) * unit) as u32
 }
 
 #[cfg(test)]
@@ -208,36 +224,63 @@ mod tests {
         }
     }
 
+    fn want(run_id: u64, lsn: u64) -> Want {
+        Want {
+            run_id,
+            file_id: 2,
+            lsn,
+            unit: 512,
+        }
+    }
+
     #[test]
     fn round_trip_and_each_failure() {
         let mut buf = vec![0u8; 1024];
-        assert_eq!(verify(&buf, 9, 2, 4096), Err(LogBlockError::NeverWritten));
+        let w = want(9, 4096);
+        assert_eq!(verify(&buf, &w), Err(LogBlockError::NeverWritten));
         encode(&mut buf, &block(4096));
-        assert_eq!(verify(&buf, 9, 2, 4096), Ok(block(4096)));
+        assert_eq!(verify(&buf, &w), Ok(block(4096)));
         assert!(matches!(
-            verify(&buf, 9, 2, 8192),
+            verify(&buf, &want(9, 8192)),
             Err(LogBlockError::WrongLsn { found: 4096, .. })
         ));
         assert!(matches!(
-            verify(&buf, 8, 2, 4096),
+            verify(&buf, &want(8, 4096)),
             Err(LogBlockError::Foreign { .. })
         ));
         let mut flipped = buf.clone();
         flipped[700] ^= 0x10;
         assert!(matches!(
-            verify(&flipped, 9, 2, 4096),
+            verify(&flipped, &w),
             Err(LogBlockError::Checksum { .. })
         ));
         let mut garbage = buf.clone();
         garbage[0] = b'X';
-        assert_eq!(verify(&garbage, 9, 2, 4096), Err(LogBlockError::BadMagic));
+        assert_eq!(verify(&garbage, &w), Err(LogBlockError::BadMagic));
     }
 
     #[test]
-    fn block_len_is_sector_multiple() {
-        assert_eq!(block_len(64), 512);
-        assert_eq!(block_len(512), 512);
-        assert_eq!(block_len(513), 1024);
-        assert_eq!(block_len(8192), 8192);
+    fn a_block_shorter_than_the_unit_is_not_accepted() {
+        let mut buf = vec![0u8; 1024];
+        encode(&mut buf, &block(4096));
+        let w4k = Want {
+            unit: 4096,
+            ..want(9, 4096)
+        };
+        assert!(matches!(
+            verify(&buf, &w4k),
+            Err(LogBlockError::Checksum { .. })
+        ));
+    }
+
+    #[test]
+    fn block_len_is_unit_multiple() {
+        assert_eq!(block_len(64, 512), 512);
+        assert_eq!(block_len(512, 512), 512);
+        assert_eq!(block_len(513, 512), 1024);
+        assert_eq!(block_len(8192, 512), 8192);
+        assert_eq!(block_len(64, 4096), 4096);
+        assert_eq!(block_len(4097, 4096), 8192);
+        assert_eq!(block_len(100, 0), 512, "no unit means 512");
     }
 }

@@ -5,7 +5,7 @@ use std::io;
 
 use memmap2::MmapMut;
 
-use super::logblock::{self, LogBlockError, LOG_ALIGN};
+use super::logblock::{self, LogBlockError, Want, MIN_LOG_UNIT};
 use super::wal::NO_PREV;
 use crate::io::Storage;
 
@@ -35,6 +35,8 @@ pub struct ChainSpec {
     pub durable_end: u64,
     /// Most blocks to check.
     pub max_blocks: usize,
+    /// The log's unit (its sector size): the first read of a block is one unit.
+    pub unit: u32,
 }
 
 /// Result of a chain walk.
@@ -98,23 +100,25 @@ fn read_block(
     spec: &ChainSpec,
     lsn: u64,
 ) -> io::Result<Result<logblock::LogBlock, LogBlockError>> {
-    let n = storage.read_at(&mut buf[..LOG_ALIGN], offset)?;
-    if n < LOG_ALIGN {
+    let unit = spec.unit.max(MIN_LOG_UNIT) as usize;
+    let n = storage.read_at(&mut buf[..unit], offset)?;
+    if n < unit {
         return Ok(Err(LogBlockError::NeverWritten));
     }
-    let header = match logblock::peek(&buf[..LOG_ALIGN]) {
+    let header = match logblock::peek(&buf[..unit]) {
         Ok(h) => h,
         Err(e) => return Ok(Err(e)),
     };
     let room = (spec.area_len - lsn % spec.area_len) as usize;
-    let len = (header.len as usize).clamp(LOG_ALIGN, room.min(buf.len())) / LOG_ALIGN * LOG_ALIGN;
-    if len > LOG_ALIGN {
-        storage.read_at(&mut buf[LOG_ALIGN..len], offset + LOG_ALIGN as u64)?;
+    let len = (header.len as usize).clamp(unit, room.min(buf.len())) / unit * unit;
+    if len > unit {
+        storage.read_at(&mut buf[unit..len], offset + unit as u64)?;
     }
-    Ok(logblock::verify(
-        &buf[..len],
-        spec.run_id,
-        spec.file_id,
+    let want = Want {
+        run_id: spec.run_id,
+        file_id: spec.file_id,
         lsn,
-    ))
+        unit: spec.unit,
+    };
+    Ok(logblock::verify(&buf[..len], &want))
 }

@@ -5,7 +5,7 @@
 use std::io;
 
 use super::journal::JournalState;
-use super::logblock::{self, LOG_ALIGN, LOG_AREA_START};
+use super::logblock::{self, Want, LOG_AREA_START, MIN_LOG_UNIT};
 use super::wal::NO_PREV;
 use crate::findings::{Finding, FindingClass};
 use crate::io::{AlignedBuf, Storage};
@@ -27,6 +27,8 @@ pub struct BadPage {
     pub expected: Option<ExpectedState>,
     /// The bytes read (empty when the page was acceptable).
     pub received: Vec<u8>,
+    /// The file's sector size (its header's), in which a torn write is told.
+    pub sector_size: u32,
 }
 
 impl BadPage {
@@ -44,6 +46,7 @@ impl BadPage {
         f.expected = self.expected;
         f.received_header = crate::page::layout::read_stamp(&self.received);
         f.received = Some(self.received);
+        f.detail = f.verdict.device_detail(self.sector_size);
         f
     }
 }
@@ -118,6 +121,7 @@ pub fn scan_data(
                     verdict,
                     expected: exp.state,
                     received: bytes.to_vec(),
+                    sector_size: h.sector_size,
                 });
             }
         }
@@ -171,9 +175,11 @@ pub struct LogScan {
 }
 
 /// Scans a whole log file held in memory (`bytes`, from offset 0): finds the newest valid
-/// block, walks the chain back, and checks it against the journal's durable position.
+/// block, walks the chain back, and checks it against the journal's durable position. Blocks
+/// are multiples of the sector size the header records (512 for files that record none).
 pub fn scan_log(bytes: &[u8], h: &FileHeader, durable: Option<(u64, u64)>) -> LogScan {
-    let area = (bytes.len() as u64).saturating_sub(LOG_AREA_START) / 512 * 512;
+    let unit = u64::from(log_unit(h));
+    let area = (bytes.len() as u64).saturating_sub(LOG_AREA_START) / unit * unit;
     let mut out = LogScan::default();
     if area == 0 {
         return out;
@@ -202,6 +208,13 @@ pub fn scan_log(bytes: &[u8], h: &FileHeader, durable: Option<(u64, u64)>) -> Lo
     out
 }
 
+/// The unit of a log file's blocks, from its header (512..=8192).
+pub fn log_unit(h: &FileHeader) -> u32 {
+    h.sector_size
+        .clamp(MIN_LOG_UNIT, logblock::MAX_LOG_UNIT)
+        .next_power_of_two()
+}
+
 fn block_at(
     bytes: &[u8],
     h: &FileHeader,
@@ -210,7 +223,13 @@ fn block_at(
 ) -> Result<logblock::LogBlock, logblock::LogBlockError> {
     let off = (LOG_AREA_START + lsn % area) as usize;
     let end = (LOG_AREA_START + area) as usize;
-    logblock::verify(&bytes[off..end.min(bytes.len())], h.run_id, h.file_id, lsn)
+    let want = Want {
+        run_id: h.run_id,
+        file_id: h.file_id,
+        lsn,
+        unit: log_unit(h),
+    };
+    logblock::verify(&bytes[off..end.min(bytes.len())], &want)
 }
 
 fn newest_block(
@@ -221,7 +240,8 @@ fn newest_block(
 ) -> Option<logblock::LogBlock> {
     let mut newest: Option<logblock::LogBlock> = None;
     let mut off = LOG_AREA_START;
-    while off + LOG_ALIGN as u64 <= LOG_AREA_START + area {
+    let unit = u64::from(log_unit(h));
+    while off + unit <= LOG_AREA_START + area {
         let step = match logblock::peek(&bytes[off as usize..]) {
             Ok(b) if (b.lsn % area) + LOG_AREA_START == off => {
                 match block_at(bytes, h, area, b.lsn) {
@@ -232,12 +252,12 @@ fn newest_block(
                         }
                         u64::from(b.len)
                     }
-                    Err(_) => LOG_ALIGN as u64,
+                    Err(_) => unit,
                 }
             }
-            _ => LOG_ALIGN as u64,
+            _ => unit,
         };
-        off += step.max(LOG_ALIGN as u64);
+        off += step.max(unit);
     }
     newest
 }

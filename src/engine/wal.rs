@@ -14,7 +14,7 @@ use std::time::Instant;
 use memmap2::MmapMut;
 use parking_lot::Mutex;
 
-use super::logblock::{self, LogBlock, LOG_AREA_START};
+use super::logblock::{self, LogBlock, LOG_AREA_START, MAX_LOG_UNIT, MIN_LOG_UNIT};
 use crate::io::Storage;
 use crate::page::layout::now_us;
 
@@ -50,6 +50,7 @@ pub struct Wal {
     run_id: u64,
     file_id: u32,
     area_len: u64,
+    unit: u32,
     write_through: bool,
     pending: Mutex<Pending>,
     writer: Mutex<MmapMut>,
@@ -68,15 +69,23 @@ impl std::fmt::Debug for FlushHook {
 }
 
 impl Wal {
-    /// A log over `storage`, whose log area is `file_len - LOG_AREA_START` bytes.
+    /// A log over `storage`, whose log area is `file_len - LOG_AREA_START` bytes, written in
+    /// blocks that are multiples of `unit` (the log's sector size, 512..=8192).
     pub fn new(
         storage: Arc<dyn Storage>,
         run_id: u64,
         file_id: u32,
         file_len: u64,
         write_through: bool,
+        unit: u32,
     ) -> io::Result<Wal> {
-        let area_len = file_len.saturating_sub(LOG_AREA_START) / 512 * 512;
+        if !unit.is_power_of_two() || !(MIN_LOG_UNIT..=MAX_LOG_UNIT).contains(&unit) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("log sector size {unit} is not a power of two from 512 to 8192"),
+            ));
+        }
+        let area_len = file_len.saturating_sub(LOG_AREA_START) / u64::from(unit) * u64::from(unit);
         if area_len < 64 * 1024 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -88,6 +97,7 @@ impl Wal {
             run_id,
             file_id,
             area_len,
+            unit,
             write_through,
             pending: Mutex::new(Pending {
                 next_lsn: 0,
@@ -119,6 +129,12 @@ impl Wal {
         self.area_len
     }
 
+    /// The log's unit: every block length (and so every write's offset and length) is a
+    /// multiple of it.
+    pub fn unit(&self) -> u32 {
+        self.unit
+    }
+
     /// The log file.
     pub fn storage(&self) -> &Arc<dyn Storage> {
         &self.storage
@@ -146,7 +162,7 @@ impl Wal {
 
     /// Appends a log record of about `bytes` bytes; returns its LSN.
     pub fn append(&self, bytes: u32) -> u64 {
-        let len = logblock::block_len(bytes)
+        let len = logblock::block_len(bytes, self.unit)
             .min(GROUP_BYTES as u32)
             .min(self.area_len as u32);
         let mut p = self.pending.lock();
@@ -292,22 +308,45 @@ mod tests {
 
     #[test]
     fn wal_wraps_and_never_writes_past_the_file() {
-        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
-        let backend = crate::io::BufferedBackend::new();
-        let path = dir.path().join("w.ldx");
-        let len = 8192 + 64 * 1024;
+        wraps_with_unit(512);
+    }
+
+    #[test]
+    fn a_4096_unit_log_works_where_only_whole_sectors_are_accepted() {
+        // The faulty backend refuses (EINVAL) any transfer not a multiple of 4096, as a 4Kn
+        // device does: a 512-byte block anywhere fails the flush.
+        wraps_with_unit(4096);
+    }
+
+    #[test]
+    fn a_unit_that_is_not_a_sector_is_refused() {
+        let backend = crate::io::FaultyBackend::new(1);
         let storage = crate::io::Backend::open(
             &backend,
-            &path,
-            crate::io::OpenOptions {
-                create: true,
-                direct: false,
-                write_through: false,
-            },
+            std::path::Path::new("/x.ldx"),
+            crate::io::OpenOptions::default(),
         )
         .expect("open");
+        for unit in [0, 1000, 16384] {
+            assert!(Wal::new(Arc::clone(&storage), 1, 1, 1 << 20, false, unit).is_err());
+        }
+    }
+
+    /// Drives a WAL of the given unit round its area a few times on files that refuse any
+    /// transfer not a multiple of `unit`, and checks the chain.
+    fn wraps_with_unit(unit: u32) {
+        let backend = crate::io::FaultyBackend::new(3);
+        backend.set_dio_align(unit);
+        let path = std::path::Path::new("/w.ldx");
+        let len = 8192 + 64 * 1024;
+        let storage = crate::io::Backend::open(&backend, path, crate::io::OpenOptions::default())
+            .expect("open");
         storage.set_len(len).expect("size");
-        let wal = Wal::new(std::sync::Arc::clone(&storage), 7, 1, len, false).expect("wal");
+        assert!(
+            storage.write_at(&[0u8; 512], 8192 + 512).is_err() || unit == 512,
+            "the backend enforces the unit"
+        );
+        let wal = Wal::new(std::sync::Arc::clone(&storage), 7, 1, len, false, unit).expect("wal");
         let mut last = 0;
         for i in 0..200 {
             last = wal.append(500 + (i % 7) * 300);
@@ -333,6 +372,7 @@ mod tests {
             last_block: wal.last_block(),
             durable_end: wal.durable_end(),
             max_blocks: usize::MAX,
+            unit,
         };
         let report = crate::engine::logscan::scan_chain(storage.as_ref(), &spec).expect("scan");
         assert_eq!(report.problem, None);

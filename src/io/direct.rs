@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustix::fd::AsFd;
-use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags, CWD};
+use rustix::fs::{AtFlags, Mode, OFlags, Statx, StatxFlags, CWD};
 
 use super::file::FileStorage;
 use super::{Backend, DirectIoInfo, IoError, OpenOptions, Storage};
@@ -65,7 +65,10 @@ fn os_error(path: &Path, what: &'static str, source: std::io::Error) -> IoError 
 pub(crate) fn open_storage(path: &Path, opts: OpenOptions) -> Result<FileStorage, IoError> {
     let flags = if opts.direct { libc::O_DIRECT } else { 0 };
     match open_file(path, opts, flags) {
-        Ok(file) => Ok(FileStorage::new(file, path.to_path_buf())),
+        Ok(file) => {
+            let unit = file_io_info(&file, path).unit();
+            Ok(FileStorage::new(file, path.to_path_buf()).with_dio_align(unit))
+        }
         Err(e) if opts.direct && e.raw_os_error() == Some(libc::EINVAL) => {
             Err(IoError::DirectRefused {
                 path: path.to_path_buf(),
@@ -119,34 +122,68 @@ pub fn filesystem_name(path: &Path) -> String {
     }
 }
 
-/// statx DIOALIGN (memory, offset) for `path`, when the kernel and filesystem report it.
-/// Directories report none, so for a file not created yet an unnamed temporary file
-/// (O_TMPFILE, gone when closed) is probed in the directory that will hold it.
-pub fn dio_align(path: &Path) -> Option<(u32, u32)> {
+/// statx of `path` (or of the fd itself with `AtFlags::EMPTY_PATH`), asking for DIOALIGN.
+fn statx_dio<Fd: AsFd>(fd: Fd, path: &Path, flags: AtFlags) -> Option<Statx> {
+    rustix::fs::statx(
+        fd,
+        path,
+        flags,
+        StatxFlags::DIOALIGN | StatxFlags::BASIC_STATS,
+    )
+    .ok()
+}
+
+/// statx of `path`; for a directory (which reports no DIOALIGN), of an unnamed temporary file
+/// (O_TMPFILE, gone when closed) in it, i.e. of a file not created yet.
+fn statx_path(path: &Path) -> Option<Statx> {
     let target = existing(path);
     if !target.is_dir() {
         return statx_dio(CWD, target.as_path(), AtFlags::empty());
     }
     let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
-    let fd = rustix::fs::open(target.as_path(), flags, Mode::from_raw_mode(0o600)).ok()?;
-    statx_dio(&fd, Path::new(""), AtFlags::EMPTY_PATH)
+    match rustix::fs::open(target.as_path(), flags, Mode::from_raw_mode(0o600)) {
+        Ok(fd) => statx_dio(&fd, Path::new(""), AtFlags::EMPTY_PATH),
+        // No O_TMPFILE here (FUSE, some network filesystems): the directory still names the
+        // device, though not the DIOALIGN.
+        Err(_) => statx_dio(CWD, target.as_path(), AtFlags::empty()),
+    }
 }
 
-fn statx_dio<Fd: AsFd>(fd: Fd, path: &Path, flags: AtFlags) -> Option<(u32, u32)> {
-    let st = rustix::fs::statx(fd, path, flags, StatxFlags::DIOALIGN).ok()?;
+/// (memory, offset) DIOALIGN of a statx answer, when the filesystem reported it.
+fn dio_of(st: &Statx) -> Option<(u32, u32)> {
     let reported = st.stx_mask & StatxFlags::DIOALIGN.bits() != 0;
     (reported && st.stx_dio_mem_align != 0 && st.stx_dio_offset_align != 0)
         .then_some((st.stx_dio_mem_align, st.stx_dio_offset_align))
 }
 
-/// Direct-I/O facts for the filesystem holding `path`.
-pub fn direct_io_info(path: &Path) -> DirectIoInfo {
+/// statx DIOALIGN (memory, offset) for `path`, when the kernel and filesystem report it.
+pub fn dio_align(path: &Path) -> Option<(u32, u32)> {
+    statx_path(path).as_ref().and_then(dio_of)
+}
+
+/// Direct-I/O facts from a statx answer about `path` (a file, or the directory it will be in).
+fn info_of(st: Option<&Statx>, path: &Path) -> DirectIoInfo {
     let filesystem = filesystem_name(path);
-    let align = dio_align(path);
+    let align = st.and_then(dio_of);
+    let at = existing(path);
+    let logical_block =
+        st.and_then(|st| super::sysfs::device_block_size(st.stx_dev_major, st.stx_dev_minor, &at));
     DirectIoInfo {
         mem_align: align.map(|a| a.0),
         offset_align: align.map(|a| a.1),
         honoured: align.is_some() && !NOT_HONOURED.contains(&filesystem.as_str()),
         filesystem,
+        logical_block,
     }
+}
+
+/// Direct-I/O facts for the filesystem holding `path`.
+pub fn direct_io_info(path: &Path) -> DirectIoInfo {
+    info_of(statx_path(path).as_ref(), path)
+}
+
+/// Direct-I/O facts for an open file (what its [`Storage::dio_align`] is decided from).
+pub fn file_io_info(file: &std::fs::File, path: &Path) -> DirectIoInfo {
+    let st = statx_dio(file, Path::new(""), AtFlags::EMPTY_PATH);
+    info_of(st.as_ref(), path)
 }

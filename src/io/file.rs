@@ -17,12 +17,25 @@ use super::Storage;
 pub struct FileStorage {
     file: File,
     path: PathBuf,
+    dio_align: u32,
 }
 
 impl FileStorage {
     /// Wraps an open file.
     pub fn new(file: File, path: PathBuf) -> FileStorage {
-        FileStorage { file, path }
+        FileStorage {
+            file,
+            path,
+            dio_align: super::DEFAULT_DIO_ALIGN,
+        }
+    }
+
+    /// The same file with its direct-I/O unit decided (see [`Storage::dio_align`]).
+    pub fn with_dio_align(self, unit: u32) -> FileStorage {
+        FileStorage {
+            dio_align: unit,
+            ..self
+        }
     }
 
     /// The underlying file.
@@ -138,5 +151,9 @@ impl Storage for FileStorage {
 
     fn path(&self) -> &Path {
         &self.path
+    }
+
+    fn dio_align(&self) -> u32 {
+        self.dio_align
     }
 }

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod faulty;
 pub mod file;
 pub mod oserr;
+mod sysfs;
 
 pub use align::{AlignedBuf, BufPool, Frame, BUF_ALIGN};
 pub use buffered::BufferedBackend;
@@ -45,7 +46,8 @@ impl Default for OpenOptions {
     }
 }
 
-/// One open file. All offsets and lengths used by the engine are multiples of 4096.
+/// One open file. Every direct transfer's offset, length and memory address is a multiple of
+/// the file's [`Storage::dio_align`] unit (data pages are 8192 bytes, so any unit up to 8192).
 pub trait Storage: Send + Sync + std::fmt::Debug {
     /// Reads into `buf` at `offset`; returns the bytes read (fewer only at end of file).
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
@@ -69,7 +71,15 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     }
     /// Path the file was opened with.
     fn path(&self) -> &Path;
+    /// The direct-I/O unit of this file, decided once when it was opened: offsets and lengths
+    /// of direct transfers are multiples of it (512 when nothing else is known).
+    fn dio_align(&self) -> u32 {
+        DEFAULT_DIO_ALIGN
+    }
 }
+
+/// The direct-I/O unit assumed when neither statx nor the block device says anything.
+pub const DEFAULT_DIO_ALIGN: u32 = 512;
 
 /// What a backend found out about direct I/O where a file lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +92,39 @@ pub struct DirectIoInfo {
     pub filesystem: String,
     /// False when the filesystem accepts O_DIRECT without honouring it (tmpfs, btrfs, FUSE).
     pub honoured: bool,
+    /// Logical block size of the block device under the filesystem (sysfs), when there is one.
+    pub logical_block: Option<u32>,
+}
+
+impl DirectIoInfo {
+    /// The unit every direct transfer is aligned to in offset and length: statx's offset
+    /// alignment, else the device's logical block size, else 512.
+    pub fn unit(&self) -> u32 {
+        self.offset_align
+            .or(self.logical_block)
+            .unwrap_or(DEFAULT_DIO_ALIGN)
+            .max(DEFAULT_DIO_ALIGN)
+    }
+
+    /// Where [`DirectIoInfo::unit`] comes from, for the run header and the log.
+    pub fn unit_source(&self) -> String {
+        match (self.offset_align, self.mem_align, self.logical_block) {
+            (Some(o), Some(m), _) => format!("statx DIOALIGN: offset {o}, memory {m}"),
+            (_, _, Some(b)) => format!("logical block size of the device: {b}"),
+            _ => "nothing reported: 512 assumed".to_string(),
+        }
+    }
+
+    /// One line for the run header and the log, e.g.
+    /// `4096 bytes (statx DIOALIGN: offset 4096, memory 512; ext4)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} bytes ({}; {})",
+            self.unit(),
+            self.unit_source(),
+            self.filesystem
+        )
+    }
 }
 
 /// Opens and removes files. The only way the engine reaches the disk.

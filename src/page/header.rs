@@ -29,7 +29,13 @@ pub struct FileHeader {
     pub tool_version: String,
     /// Creation time, microseconds since the Unix epoch.
     pub created_us: u64,
+    /// The device's direct-I/O sector (512 or 4096) when the file was created; a log file's
+    /// blocks are multiples of it. Files written before the field existed hold 0: 512.
+    pub sector_size: u32,
 }
+
+/// The sector size a header without the field (an older file) means.
+pub const LEGACY_SECTOR_SIZE: u32 = 512;
 
 /// Why page 0 is not a valid file header.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,6 +59,7 @@ pub enum HeaderError {
 const OFF_VERSION: usize = 8;
 const OFF_KIND: usize = 10;
 const OFF_FILE_ID: usize = 12;
+const OFF_SECTOR: usize = 16;
 const OFF_RUN_ID: usize = 32;
 const OFF_PAGE_SIZE: usize = 40;
 const OFF_ROLE: usize = 44;
@@ -72,6 +79,7 @@ impl FileHeader {
         put(&mut p, OFF_FILE_ID, &self.file_id.to_le_bytes());
         put(&mut p, OFF_RUN_ID, &self.run_id.to_le_bytes());
         put(&mut p, OFF_PAGE_SIZE, &self.page_size.to_le_bytes());
+        put(&mut p, OFF_SECTOR, &self.sector_size.to_le_bytes());
         p[OFF_ROLE] = match self.role {
             FileRole::Data => 1,
             FileRole::Log => 2,
@@ -112,6 +120,10 @@ impl FileHeader {
             },
             tool_version: String::from_utf8_lossy(&tool[..end]).into_owned(),
             created_us: get_u64(page, OFF_CREATED),
+            sector_size: match get_u32(page, OFF_SECTOR) {
+                0 => LEGACY_SECTOR_SIZE,
+                n => n,
+            },
         })
     }
 }
@@ -145,6 +157,7 @@ mod tests {
             role: FileRole::Data,
             tool_version: "t".into(),
             created_us: 5,
+            sector_size: 512,
         };
         let mut p = h.encode();
         assert_eq!(generation_ceiling(&p), 0, "a new header records none");
@@ -156,5 +169,27 @@ mod tests {
             FileHeader::decode(&p),
             Err(HeaderError::ChecksumMismatch { .. })
         ));
+    }
+
+    fn header(sector_size: u32) -> FileHeader {
+        FileHeader {
+            run_id: 5,
+            file_id: 1,
+            page_size: PAGE_SIZE as u32,
+            role: FileRole::Log,
+            tool_version: "t".into(),
+            created_us: 9,
+            sector_size,
+        }
+    }
+
+    #[test]
+    fn sector_size_round_trips_and_old_files_mean_512() {
+        let h = header(4096);
+        assert_eq!(FileHeader::decode(&h.encode()), Ok(h));
+        // A header written before the field existed holds zero there.
+        let old = header(0).encode();
+        assert_eq!(get_u32(&old, OFF_SECTOR), 0);
+        assert_eq!(FileHeader::decode(&old).map(|h| h.sector_size), Ok(512));
     }
 }

@@ -10,6 +10,8 @@ pub mod header;
 pub mod image;
 pub mod layout;
 pub mod sectors;
+pub mod split;
+pub mod torn;
 pub mod verdict;
 pub mod verify;
 

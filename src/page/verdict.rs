@@ -119,6 +119,16 @@ pub enum SectorContent {
     Generation(u64),
     /// Neither zero nor a valid sector of a known generation.
     Damaged,
+    /// A tear inside the sector: bytes `..at` are generation `first`'s, the rest generation
+    /// `rest`'s (0: zero, never written).
+    Split {
+        /// Generation of the bytes before the boundary (0: zero).
+        first: u64,
+        /// Generation of the bytes from the boundary on (0: zero).
+        rest: u64,
+        /// Byte within the sector where `rest` starts.
+        at: u16,
+    },
 }
 
 /// The verifier's answer about one page read.
@@ -299,7 +309,7 @@ impl Verdict {
                 sector_list(diff.sectors),
                 if diff.single_bit() { " (single-bit flip)" } else { "" }
             ),
-            Verdict::TornWrite { sectors } => format!("torn write: sector map {}", torn_map(sectors)),
+            Verdict::TornWrite { sectors } => super::torn::describe(sectors, 512),
             Verdict::Misdirected { found } => format!(
                 "misdirected write: holds file {} page {} generation {}",
                 found.file_id, found.page_id, found.generation
@@ -320,6 +330,24 @@ impl Verdict {
             ),
             Verdict::ShortRead { bytes } => format!("short read: {bytes} bytes transferred"),
         }
+    }
+}
+
+impl Verdict {
+    /// As [`Verdict::describe`], with a torn write told in the device's sectors of
+    /// `sector_size` bytes (the 512-byte stamp map still shown).
+    pub fn describe_for(&self, sector_size: u32) -> String {
+        match self {
+            Verdict::TornWrite { sectors } => super::torn::describe(sectors, sector_size),
+            other => other.describe(),
+        }
+    }
+
+    /// The description to give instead of [`Verdict::describe`] on a device of
+    /// `sector_size`-byte sectors, when it differs (a torn write on a 4 KiB-sector device).
+    pub fn device_detail(&self, sector_size: u32) -> Option<String> {
+        (sector_size > 512 && self.kind() == VerdictKind::TornWrite)
+            .then(|| self.describe_for(sector_size))
     }
 }
 
@@ -344,7 +372,16 @@ pub fn sector_list(mask: u16) -> String {
     }
 }
 
-/// Compact sector map of a torn page, e.g. "[g5 g5 g4 g4 … 0]".
+fn cell(g: u64) -> String {
+    if g == 0 {
+        "0".to_string()
+    } else {
+        format!("g{g}")
+    }
+}
+
+/// Compact sector map of a torn page, e.g. "[g5 g5 g4 g4 … 0]"; a sector torn inside shows
+/// both sides and the byte, e.g. "g5|g4@200".
 pub fn torn_map(sectors: &[SectorContent]) -> String {
     let cells: Vec<String> = sectors
         .iter()
@@ -352,6 +389,9 @@ pub fn torn_map(sectors: &[SectorContent]) -> String {
             SectorContent::Zero => "0".to_string(),
             SectorContent::Generation(g) => format!("g{g}"),
             SectorContent::Damaged => "X".to_string(),
+            SectorContent::Split { first, rest, at } => {
+                format!("{}|{}@{at}", cell(*first), cell(*rest))
+            }
         })
         .collect();
     format!("[{}]", cells.join(" "))

@@ -152,10 +152,13 @@ fn sector_map(
 fn verify_damaged(page: &[u8], exp: &Expect) -> Verdict {
     let header = read_stamp_lenient(page);
     let run = exp.run_id.unwrap_or(header.run_id);
-    let (map, reference) = best_sector_map(page, &header, exp, run);
+    let (mut map, reference) = best_sector_map(page, &header, exp, run);
+    if map.iter().any(|s| !matches!(s, SectorContent::Damaged)) {
+        super::split::refine(page, &mut map, &header, exp, run);
+    }
     let gens = distinct_generations(&map);
     let intact = !map.contains(&SectorContent::Damaged);
-    let mixed = gens.len() >= 2 || map.contains(&SectorContent::Zero);
+    let mixed = gens.len() >= 2 || map.contains(&SectorContent::Zero) || split_zero(&map).is_some();
     if intact && mixed && !gens.is_empty() {
         return verify_mix(map, &gens, exp);
     }
@@ -179,15 +182,17 @@ fn verify_damaged(page: &[u8], exp: &Expect) -> Verdict {
 /// failed write) an acceptable mix.
 fn verify_mix(map: Vec<SectorContent>, gens: &[u64], exp: &Expect) -> Verdict {
     let zeros = zero_bits(&map);
+    let split = split_zero(&map);
     if let Some(ExpectedState::Unknown { old, issued }) = exp.state {
         let in_range = gens.iter().all(|g| (old.max(1)..=issued).contains(g));
-        if in_range && (zeros == 0 || old == 0) {
+        if in_range && ((zeros == 0 && split != Some(true)) || old == 0) {
             return Verdict::Ok {
                 generation: gens[gens.len() - 1],
             };
         }
     }
-    if gens.len() >= 2 || (first_write(exp, gens[0]) && is_suffix(zeros)) {
+    // A sector torn inside is a tear whatever else the page holds.
+    if gens.len() >= 2 || split.is_some() || (first_write(exp, gens[0]) && is_suffix(zeros)) {
         return Verdict::TornWrite { sectors: map };
     }
     Verdict::ZeroedSectors {
@@ -196,13 +201,24 @@ fn verify_mix(map: Vec<SectorContent>, gens: &[u64], exp: &Expect) -> Verdict {
     }
 }
 
+/// `Some(true)` when a sector is torn inside with zeros on one side, `Some(false)` when torn
+/// inside between two generations, `None` when no sector is torn inside.
+fn split_zero(map: &[SectorContent]) -> Option<bool> {
+    map.iter().find_map(|s| match *s {
+        SectorContent::Split { first, rest, .. } => Some(first == 0 || rest == 0),
+        _ => None,
+    })
+}
+
 fn distinct_generations(map: &[SectorContent]) -> Vec<u64> {
     let mut gens: Vec<u64> = map
         .iter()
-        .filter_map(|s| match s {
-            SectorContent::Generation(g) => Some(*g),
-            _ => None,
+        .flat_map(|s| match *s {
+            SectorContent::Generation(g) => vec![g],
+            SectorContent::Split { first, rest, .. } => vec![first, rest],
+            _ => Vec::new(),
         })
+        .filter(|&g| g > 0)
         .collect();
     gens.sort_unstable();
     gens.dedup();

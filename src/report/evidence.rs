@@ -132,6 +132,17 @@ impl Evidence {
         st.rewrite_json();
     }
 
+    /// Records one file's direct-I/O unit (a log entry, `Func` [`super::io_engine::ALIGN_FUNC`]).
+    pub fn dio_align(&self, line: String) {
+        let mut st = self.state.lock();
+        st.log_message(&Message::new(
+            Severity::Info,
+            "System",
+            super::io_engine::ALIGN_FUNC,
+            line,
+        ));
+    }
+
     /// Rewrites the JSON summary with the statistics so far (call it periodically).
     pub fn update(&self, stats: Option<&Summary>) {
         let mut st = self.state.lock();

@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 /// `I/O engine: ` and the description); `sqliosim report` reads it back.
 pub const LOG_FUNC: &str = "IoEngine";
 
+/// The `Func` attribute of the log entries that record each file's direct-I/O unit (their
+/// text is the run header's `Direct I/O unit of …` line).
+pub const ALIGN_FUNC: &str = "DirectIoAlign";
+
 /// The engine a run asked for and the one that carried its I/O.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

@@ -36,11 +36,13 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
             );
         }
         let storage = backend.open(&fp.path, open)?;
+        crate::engine::files::check_unit(storage.as_ref(), open.direct)?;
         let pages = storage
             .len()
             .with_context(|| format!("{}: stat", fp.path.display()))?
             / PAGE_SIZE as u64;
-        let mut f = SimFile::new(i, fp.path.clone(), fp.role, storage, header.run_id, pages);
+        let mut f = SimFile::new(i, fp.path.clone(), fp.role, storage, header.run_id, pages)
+            .with_recorded_sector(header.sector_size);
         super::setup::attach_ceiling(&mut f)?;
         files.push(f);
     }
@@ -98,6 +100,7 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
         role: f.role,
         tool_version: String::new(),
         created_us: 0,
+        sector_size: f.sector_size,
     };
     let mut bad = 0;
     let ceiling = f.ceiling.as_ref().map_or(0, |c| c.reserved());

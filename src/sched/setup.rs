@@ -50,6 +50,7 @@ pub fn build(
             i as u32,
             len,
             plan.write_through,
+            f.sector_size,
         )
         .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
         logs.push(LogFile { file: i, wal });

@@ -109,4 +109,8 @@ impl Storage for EngineStorage {
     fn path(&self) -> &Path {
         self.file.path()
     }
+
+    fn dio_align(&self) -> u32 {
+        self.file.dio_align()
+    }
 }

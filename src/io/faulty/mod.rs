@@ -13,6 +13,7 @@ mod storage;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -29,6 +30,9 @@ use storage::MemFile;
 pub(crate) struct Shared {
     pub(crate) files: Mutex<HashMap<PathBuf, Arc<MemFile>>>,
     pub(crate) plan: Mutex<Plan>,
+    /// The direct-I/O unit the files enforce (0: none, and 512 reported), as a device of
+    /// that logical sector would: a misaligned offset or length fails with EINVAL.
+    pub(crate) dio_align: AtomicU32,
 }
 
 /// In-memory backend that injects faults; cheap to clone (clones share files and faults).
@@ -44,8 +48,16 @@ impl FaultyBackend {
             shared: Arc::new(Shared {
                 files: Mutex::new(HashMap::new()),
                 plan: Mutex::new(Plan::new(seed)),
+                dio_align: AtomicU32::new(0),
             }),
         }
+    }
+
+    /// From now on every file behaves as if on a device of `unit`-byte logical sectors (4096
+    /// for a 4Kn disk): it reports that unit and refuses a read or write whose offset or length
+    /// is not a multiple of it with EINVAL.
+    pub fn set_dio_align(&self, unit: u32) {
+        self.shared.dio_align.store(unit, Ordering::Relaxed);
     }
 
     /// Arms `fault` to fire once on the next request matching `target`.
@@ -138,11 +150,16 @@ impl Backend for FaultyBackend {
     }
 
     fn direct_io_info(&self, _path: &Path) -> DirectIoInfo {
+        let unit = match self.shared.dio_align.load(Ordering::Relaxed) {
+            0 => crate::io::DEFAULT_DIO_ALIGN,
+            unit => unit,
+        };
         DirectIoInfo {
             mem_align: Some(512),
-            offset_align: Some(512),
+            offset_align: Some(unit),
             filesystem: "faulty (in memory)".to_string(),
             honoured: true,
+            logical_block: None,
         }
     }
 }

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -309,8 +310,20 @@ fn span(page: u64, offset: u64, len: usize) -> Span {
     }
 }
 
+impl FaultyStorage {
+    /// EINVAL for a transfer a device of the enforced unit would refuse.
+    fn check_aligned(&self, len: usize, offset: u64) -> io::Result<()> {
+        let unit = u64::from(self.shared.dio_align.load(Ordering::Relaxed));
+        if unit > 0 && (!offset.is_multiple_of(unit) || !(len as u64).is_multiple_of(unit)) {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        Ok(())
+    }
+}
+
 impl Storage for FaultyStorage {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        self.check_aligned(buf.len(), offset)?;
         match self.pick(OpKind::Read, offset, buf.len()) {
             Some((fault, page)) => self.read_fault(fault, page, buf, offset),
             None => Ok(self.copy_out(buf, offset, usize::MAX)),
@@ -318,6 +331,7 @@ impl Storage for FaultyStorage {
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.check_aligned(buf.len(), offset)?;
         match self.pick(OpKind::Write, offset, buf.len()) {
             Some((fault, page)) => self.write_fault(fault, page, buf, offset),
             None => {
@@ -377,5 +391,12 @@ impl Storage for FaultyStorage {
 
     fn path(&self) -> &Path {
         &self.file.path
+    }
+
+    fn dio_align(&self) -> u32 {
+        match self.shared.dio_align.load(Ordering::Relaxed) {
+            0 => crate::io::DEFAULT_DIO_ALIGN,
+            unit => unit,
+        }
     }
 }

@@ -1,0 +1,89 @@
+//! The logical block size of the block device under a file, read from sysfs: the fallback
+//! when the filesystem reports no statx DIOALIGN.
+//!
+//! `/sys/dev/block/MAJ:MIN` links to the device's directory; a partition has no `queue/` of its
+//! own, so its parent disk's is read. A loop device has its own queue (whose logical block size
+//! is what `losetup --sector-size` set). btrfs gives its files anonymous device numbers
+//! (major 0); the device it is mounted from is then the source, in /proc/self/mountinfo, of the
+//! mount holding the path.
+//! Filesystems with no block device at all (tmpfs, FUSE) have none, and the answer is `None`.
+
+use std::path::Path;
+
+/// Logical block size of the block device of a file at `path` whose device number is
+/// `major:minor`, if sysfs knows it.
+pub fn device_block_size(major: u32, minor: u32, path: &Path) -> Option<u32> {
+    if major != 0 {
+        return logical_block_size(major, minor);
+    }
+    let (major, minor) = mounted_from(path)?;
+    (major != 0).then(|| logical_block_size(major, minor))?
+}
+
+/// Logical block size of block device `major:minor`, if sysfs knows it.
+pub fn logical_block_size(major: u32, minor: u32) -> Option<u32> {
+    if major == 0 {
+        return None;
+    }
+    let dev = Path::new("/sys/dev/block").join(format!("{major}:{minor}"));
+    let dir = std::fs::canonicalize(dev).ok()?;
+    let own = read_size(&dir);
+    own.or_else(|| dir.parent().and_then(read_size))
+}
+
+/// The block device the mount holding `path` is mounted from (the source, in
+/// /proc/self/mountinfo, of the longest mount point above it, when that is a device node).
+fn mounted_from(path: &Path) -> Option<(u32, u32)> {
+    use std::os::unix::fs::FileTypeExt;
+    use std::os::unix::fs::MetadataExt;
+    let path = std::fs::canonicalize(path).ok()?;
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let source = info
+        .lines()
+        .filter_map(|line| {
+            let point = Path::new(line.split(' ').nth(4)?);
+            let source = line.split(" - ").nth(1)?.split(' ').nth(1)?;
+            path.starts_with(point)
+                .then_some((point.as_os_str().len(), source))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, source)| source.to_string())?;
+    let meta = std::fs::metadata(&source).ok()?;
+    meta.file_type().is_block_device().then(|| {
+        let rdev = meta.rdev();
+        (libc::major(rdev), libc::minor(rdev))
+    })
+}
+
+fn read_size(dir: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(dir.join("queue/logical_block_size")).ok()?;
+    text.trim()
+        .parse()
+        .ok()
+        .filter(|&n: &u32| n.is_power_of_two())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_device_for_anonymous_numbers() {
+        assert_eq!(logical_block_size(0, 42), None);
+    }
+
+    #[test]
+    fn the_root_device_has_a_power_of_two_block() {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::metadata("/") else {
+            return;
+        };
+        let dev = meta.dev();
+        let (major, minor) = (libc::major(dev), libc::minor(dev));
+        if let Some(n) = logical_block_size(major, minor) {
+            assert!(n >= 512 && n.is_power_of_two(), "{n}");
+            // The mount table leads to the same device (the path taken for btrfs).
+            assert_eq!(device_block_size(0, 0, Path::new("/")), Some(n));
+        }
+    }
+}
