@@ -226,6 +226,7 @@ mod restarts {
             role: FileRole::Data,
             tool_version: String::new(),
             created_us: 0,
+            sector_size: 512,
         };
         let mut buf = AlignedBuf::new(PAGE_SIZE).expect("buf");
         buf.copy_from_slice(&h.encode());
