@@ -9,117 +9,83 @@
 //! SQLIOSIM_REQUIRE_LOOP=1 (as in CI), where they fail instead.
 
 mod crash_support;
+mod loop_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Mutex;
 
 use crash_support::{bin, small_config};
+use loop_support::{is_root, skip, sparse_image, LoopDev, Mounted};
 
-/// `losetup -f` picks the first free device: attach one at a time.
-static LOSETUP: Mutex<()> = Mutex::new(());
-
-/// A filesystem mounted for one cell; unmounted and its loop device detached on drop.
-struct Mounted {
-    mnt: tempfile::TempDir,
-    dev: Option<String>,
-    _image_dir: tempfile::TempDir,
+/// Where a cell's files live: a loop-device filesystem, or a tmpfs (no device under it).
+enum Cell {
+    /// The mount, then (dropped after it) the directory holding the image.
+    Loop {
+        mounted: Mounted,
+        _work: tempfile::TempDir,
+    },
+    Tmpfs(TmpfsMount),
 }
 
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.mnt.path()).status();
-        if let Some(dev) = &self.dev {
-            let _ = Command::new("losetup").arg("-d").arg(dev).status();
+impl Cell {
+    fn dir(&self) -> &Path {
+        match self {
+            Cell::Loop { mounted, .. } => mounted.dir(),
+            Cell::Tmpfs(t) => t.0.path(),
         }
     }
 }
 
-/// Says why a cell cannot run here: fails under SQLIOSIM_REQUIRE_LOOP, else skips.
-fn cannot(why: String) -> Option<Mounted> {
-    assert!(
-        std::env::var_os("SQLIOSIM_REQUIRE_LOOP").is_none(),
-        "SQLIOSIM_REQUIRE_LOOP is set: {why}"
+/// A tmpfs mounted on a temporary directory, unmounted on drop.
+struct TmpfsMount(tempfile::TempDir);
+
+impl Drop for TmpfsMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// A fresh `fs` over a loop device with `sector`-byte sectors and direct I/O on, mounted.
+fn loop_fs(fs: &str, sector: u32, size_mb: u64) -> Option<Cell> {
+    if !is_root() {
+        skip("not root: losetup and mount need it");
+        return None;
+    }
+    let work = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let image = sparse_image(work.path(), &format!("{fs}-{sector}.img"), size_mb << 20);
+    let dev = LoopDev::attach(&image, true, sector)?;
+    assert_eq!(
+        dev.logical_block_size(),
+        Some(sector),
+        "losetup --sector-size"
     );
-    eprintln!("skipped: {why}");
-    None
+    let mounted = Mounted::new(dev, fs, &work.path().join("mnt"))?;
+    Some(Cell::Loop {
+        mounted,
+        _work: work,
+    })
 }
 
-fn ok(cmd: &mut Command) -> Result<(), String> {
-    match cmd.output() {
-        Ok(o) if o.status.success() => Ok(()),
-        other => Err(format!("{cmd:?}: {other:?}")),
-    }
-}
-
-/// Attaches an image of `size_mb` with `sector` -byte logical sectors and direct I/O on.
-fn attach(image: &Path, sector: u32) -> Result<String, String> {
-    let _one = LOSETUP.lock().unwrap_or_else(|e| e.into_inner());
-    let out = Command::new("losetup")
-        .args(["-f", "--show", "--direct-io=on", "--sector-size"])
-        .arg(sector.to_string())
-        .arg(image)
-        .output()
-        .map_err(|e| format!("losetup: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("losetup: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-fn mkfs(fs: &str, dev: &str) -> Command {
-    let mut cmd = Command::new(format!("mkfs.{fs}"));
-    match fs {
-        "ext4" => cmd.arg("-q"),
-        "xfs" => cmd.args(["-q", "-f"]),
-        _ => cmd.args(["-q", "-f"]),
-    };
-    cmd.arg(dev);
-    cmd
-}
-
-/// A fresh `fs` over a loop device with `sector`-byte sectors, mounted in a temporary dir.
-fn loop_fs(fs: &str, sector: u32, size_mb: u64) -> Option<Mounted> {
-    let image_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let image = image_dir.path().join(format!("{fs}-{sector}.img"));
-    let f = std::fs::File::create(&image).expect("create image");
-    f.set_len(size_mb << 20).expect("size image");
-    let dev = match attach(&image, sector) {
-        Ok(dev) => dev,
-        Err(why) => return cannot(format!("cannot attach a loop device here: {why}")),
-    };
+/// A fresh tmpfs of `size_mb`, mounted.
+fn tmpfs(size_mb: u64) -> Option<Cell> {
     let mnt = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("mount point");
-    let cell = Mounted {
-        mnt,
-        dev: Some(dev.clone()),
-        _image_dir: image_dir,
-    };
-    if let Err(why) = ok(&mut mkfs(fs, &dev)) {
-        return cannot(format!("cannot make {fs} here: {why}"));
+    let out = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size_mb}m"), "tmpfs"])
+        .arg(mnt.path())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => Some(Cell::Tmpfs(TmpfsMount(mnt))),
+        other => {
+            skip(&format!("cannot mount tmpfs here: {other:?}"));
+            None
+        }
     }
-    if let Err(why) = ok(Command::new("mount").arg(&dev).arg(cell.mnt.path())) {
-        return cannot(format!("cannot mount {fs} here: {why}"));
-    }
-    Some(cell)
 }
 
-/// A fresh tmpfs mounted in a temporary dir.
-fn tmpfs(size_mb: u64) -> Option<Mounted> {
-    let image_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let mnt = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("mount point");
-    let cell = Mounted {
-        mnt,
-        dev: None,
-        _image_dir: image_dir,
-    };
-    let size = format!("size={size_mb}m");
-    if let Err(why) = ok(Command::new("mount")
-        .args(["-t", "tmpfs", "-o", &size, "tmpfs"])
-        .arg(cell.mnt.path()))
-    {
-        return cannot(format!("cannot mount tmpfs here: {why}"));
-    }
-    Some(cell)
+/// The sector size the header page of `file` records (u32 at offset 16).
+fn recorded_sector(file: &Path) -> u32 {
+    let bytes = std::fs::read(file).expect("read the file");
+    u32::from_le_bytes(bytes[16..20].try_into().expect("4 bytes"))
 }
 
 fn text(out: &Output) -> String {
@@ -194,18 +160,23 @@ fn bench_cell(cell: &str, dir: &Path) {
     clean(cell, "the verifying bench", &mut bench("mix", true));
 }
 
-/// The loop cells: `fs` over `sector`-byte sectors, with direct I/O honoured.
+/// The loop cells: `fs` over `sector`-byte sectors, with direct I/O honoured. The run shows
+/// the sector size as each file's direct-I/O unit, and the log records it in its header.
 fn honoured_cell(fs: &str, sector: u32, write_through: bool) {
     // mkfs.xfs wants 300 MiB at least.
     let Some(m) = loop_fs(fs, sector, 320) else {
         return;
     };
     let cell = format!("{fs} on {sector}-byte sectors");
-    let said = run_cell(&cell, m.mnt.path(), write_through);
+    let said = run_cell(&cell, m.dir(), write_through);
     assert!(
         !warns_unhonoured(&said),
         "{cell}: direct I/O is honoured here, yet the run said otherwise:\n{said}"
     );
+    let log = m.dir().join("sqliosim.ldx");
+    let unit = format!("Direct I/O unit of {} = {sector} bytes", log.display());
+    assert!(said.contains(&unit), "{cell}: no \"{unit}\" in:\n{said}");
+    assert_eq!(recorded_sector(&log), sector, "{cell}: the log header");
 }
 
 #[test]
@@ -234,8 +205,8 @@ fn warns_unhonoured(said: &str) -> bool {
 }
 
 /// Filesystems that accept O_DIRECT without honouring it: the run warns and stays correct.
-fn unhonoured_cell(cell: &str, m: Mounted) {
-    let said = run_cell(cell, m.mnt.path(), false);
+fn unhonoured_cell(cell: &str, m: &Cell) {
+    let said = run_cell(cell, m.dir(), false);
     assert!(
         warns_unhonoured(&said),
         "{cell}: the run did not warn that direct I/O is not honoured:\n{said}"
@@ -243,16 +214,26 @@ fn unhonoured_cell(cell: &str, m: Mounted) {
 }
 
 #[test]
-fn btrfs_warns_and_stays_correct() {
+fn btrfs_on_512_byte_sectors_warns_and_stays_correct() {
     // mkfs.btrfs needs about 114 MiB at least.
+    if let Some(m) = loop_fs("btrfs", 512, 320) {
+        unhonoured_cell("btrfs on 512-byte sectors", &m);
+    }
+}
+
+#[test]
+fn btrfs_on_4096_byte_sectors_warns_and_stays_correct() {
+    // btrfs reports no DIOALIGN: the unit comes from the device it is mounted from.
     if let Some(m) = loop_fs("btrfs", 4096, 320) {
-        unhonoured_cell("btrfs on 4096-byte sectors", m);
+        unhonoured_cell("btrfs on 4096-byte sectors", &m);
+        let log = m.dir().join("sqliosim.ldx");
+        assert_eq!(recorded_sector(&log), 4096, "btrfs on 4Kn: the log header");
     }
 }
 
 #[test]
 fn tmpfs_warns_and_stays_correct() {
     if let Some(m) = tmpfs(160) {
-        unhonoured_cell("tmpfs", m);
+        unhonoured_cell("tmpfs", &m);
     }
 }

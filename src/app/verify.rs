@@ -10,8 +10,8 @@ use anyhow::Context;
 use clap::Parser;
 
 use super::console::ConsoleSink;
-use super::verify_scope::{self, Found};
 use super::lock::{lock_set, LockError, SetLock};
+use super::verify_scope::{self, Found};
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
 use crate::engine::scan::{acceptable, scan_data, scan_log};
 use crate::exit::Outcome;
