@@ -1,9 +1,11 @@
 //! One run per file set: while `sqliosim run` works on a directory, a second `run`, a
 //! `run --resume` and a `verify` there refuse (exit 2) naming the running process, and the
 //! first run is left to finish clean; a run killed with SIGKILL leaves a lock that the next
-//! run or verify takes over, and says so.
+//! run or verify takes over, and says so. The lock holds for a second run started in another
+//! network namespace (a container sharing the filesystem) and through a FUSE mount (faultfs).
 
 mod crash_support;
+mod fuse_support;
 
 use std::path::Path;
 use std::process::{Child, Output};
@@ -118,5 +120,69 @@ fn a_lock_left_by_a_killed_run_is_taken_over() {
     assert!(
         err.contains("took over the lock") && err.contains(&format!("PID {pid} on host")),
         "{err}"
+    );
+}
+
+/// True when this process may create namespaces (`unshare --net` needs root); says why not.
+fn can_unshare() -> bool {
+    let ok = std::process::Command::new("unshare")
+        .args(["--net", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("SQLIOSIM_REQUIRE_LOOP").is_none(),
+            "SQLIOSIM_REQUIRE_LOOP is set (root expected): `unshare --net` failed"
+        );
+        eprintln!("skipped: `unshare --net` is not allowed here (needs root)");
+    }
+    ok
+}
+
+#[test]
+fn a_run_from_another_network_namespace_is_refused() {
+    if !can_unshare() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 6, false);
+    let mut first = start_run(&config, dir.path(), 1);
+    wait_for_lock(dir.path(), &mut first);
+    let out = std::process::Command::new("unshare")
+        .args(["--net", "--"])
+        .arg(env!("CARGO_BIN_EXE_sqliosim"))
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["--seed", "2"])
+        .output()
+        .expect("unshare");
+    assert_refused(&out, first.id(), "a run in another network namespace");
+    let out = first.wait_with_output().expect("first run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn a_second_run_through_a_fuse_mount_is_refused() {
+    if !faultfs::fuse_or_skip("run_lock") {
+        return;
+    }
+    let rig = fuse_support::Rig::new("run-lock", fuse_support::Shape::default());
+    let mut first = rig.spawn();
+    wait_for_lock(rig.data_dir(), &mut first);
+    let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(cfg_dir.path(), 1, 2, false);
+    let out = run_cmd(&config, rig.data_dir())
+        .args(["--seed", "2"])
+        .output()
+        .expect("second run");
+    assert_refused(&out, first.id(), "a second run through faultfs");
+    let out = rig.finish(first);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        fuse_support::describe(&out)
     );
 }
