@@ -6,57 +6,14 @@
 //! Needs root (losetup). Without it the tests print why and pass, unless
 //! SQLIOSIM_REQUIRE_LOOP=1 (as in CI), where they fail instead.
 
+mod loop_support;
+
+use loop_support::LoopDev;
 use sqliosim::bench;
 use sqliosim::exit::Outcome;
 use std::ffi::OsString;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Mutex;
-
-/// `losetup -f` picks the first free device: attach one at a time.
-static LOSETUP: Mutex<()> = Mutex::new(());
-
-/// A loop device over an image file, detached on drop.
-struct LoopDev {
-    dev: PathBuf,
-}
-
-impl LoopDev {
-    /// Attaches `image`; `None` (after saying why) when this machine does not allow it.
-    fn attach(image: &Path, direct_io: bool) -> Option<LoopDev> {
-        let _one = LOSETUP.lock().unwrap_or_else(|e| e.into_inner());
-        let dio = if direct_io { "on" } else { "off" };
-        let out = Command::new("losetup")
-            .args(["-f", "--show", &format!("--direct-io={dio}")])
-            .arg(image)
-            .output();
-        match out {
-            Ok(o) if o.status.success() => Some(LoopDev {
-                dev: PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()),
-            }),
-            other => {
-                let why = format!("cannot attach a loop device here: {other:?}");
-                assert!(
-                    std::env::var_os("SQLIOSIM_REQUIRE_LOOP").is_none(),
-                    "SQLIOSIM_REQUIRE_LOOP is set: {why}"
-                );
-                eprintln!("skipped: {why}");
-                None
-            }
-        }
-    }
-
-    fn path(&self) -> &str {
-        self.dev.to_str().expect("utf-8 device path")
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
-}
 
 fn image(dir: &Path, name: &str, content: &[u8]) -> PathBuf {
     let path = dir.join(name);
@@ -84,10 +41,10 @@ fn device_bytes(dev: &str) -> Vec<u8> {
 fn a_foreign_device_is_read_but_never_written_unless_forced() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let img = image(dir.path(), "foreign.img", b"a filesystem superblock, say");
-    let Some(lo) = LoopDev::attach(&img, true) else {
+    let Some(lo) = LoopDev::attach(&img, true, 512) else {
         return;
     };
-    let dev = lo.path();
+    let dev = lo.path().to_str().expect("utf-8 device path");
     let before = device_bytes(dev);
     let short = ["--duration", "0.2", "--warmup", "0"];
 
@@ -167,11 +124,18 @@ fn a_foreign_device_is_read_but_never_written_unless_forced() {
 fn a_loop_device_through_the_page_cache_is_not_called_direct() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let img = image(dir.path(), "cached.img", b"");
-    let Some(lo) = LoopDev::attach(&img, false) else {
+    let Some(lo) = LoopDev::attach(&img, false, 512) else {
         return;
     };
-    let (outcome, text) =
-        bench(&["--file", lo.path(), "--duration", "0.2", "--warmup", "0"]).expect("read run");
+    let (outcome, text) = bench(&[
+        "--file",
+        lo.path().to_str().expect("utf-8"),
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+    ])
+    .expect("read run");
     assert_eq!(outcome, Outcome::Clean, "{text}");
     assert!(text.contains("direct I/O NOT honoured"), "{text}");
     assert!(text.contains("losetup --direct-io=on"), "{text}");

@@ -14,16 +14,13 @@
 //! loop-device scenarios skip without root unless SQLIOSIM_REQUIRE_LOOP=1.
 
 mod fuse_support;
+mod loop_support;
 
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use fuse_support::{config_text, describe, Rig, Shape};
-
-/// `losetup --find` picks the first free device: attach one at a time.
-static LOSETUP: Mutex<()> = Mutex::new(());
+use loop_support::{sparse_image, LoopDev, Mounted};
 
 fn text(out: &Output) -> (String, String) {
     (
@@ -168,69 +165,6 @@ fn a_mount_that_goes_away_stops_the_run_once() {
     assert!(log.contains("went away"), "the log says so too");
 }
 
-/// A loop device over an image file; with `mount`, an ext4 filesystem on it mounted at
-/// `dir/mnt`. Unmounted and detached on drop.
-struct Loop {
-    dev: String,
-    mnt: Option<PathBuf>,
-}
-
-impl Loop {
-    /// Attaches `image` with `extra` losetup options; `None` after saying why when this machine
-    /// does not allow it.
-    fn attach(image: &Path, extra: &[&str]) -> Option<Loop> {
-        let _one = LOSETUP.lock().unwrap_or_else(|e| e.into_inner());
-        let out = Command::new("losetup")
-            .args(["--find", "--show"])
-            .args(extra)
-            .arg(image)
-            .output();
-        match out {
-            Ok(o) if o.status.success() => Some(Loop {
-                dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
-                mnt: None,
-            }),
-            other => {
-                let why = format!("cannot attach a loop device here: {other:?}");
-                assert!(
-                    std::env::var_os("SQLIOSIM_REQUIRE_LOOP").is_none(),
-                    "SQLIOSIM_REQUIRE_LOOP is set: {why}"
-                );
-                eprintln!("SKIPPED: {why}");
-                None
-            }
-        }
-    }
-
-    /// Makes an ext4 filesystem on the device and mounts it at `mnt`.
-    fn mount_ext4(&mut self, mnt: &Path) {
-        let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
-        assert!(
-            ok(Command::new("mkfs.ext4").args(["-F", "-q", &self.dev])),
-            "mkfs.ext4"
-        );
-        std::fs::create_dir_all(mnt).expect("mkdir mnt");
-        assert!(ok(Command::new("mount").arg(&self.dev).arg(mnt)), "mount");
-        self.mnt = Some(mnt.to_path_buf());
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        if let Some(m) = &self.mnt {
-            let _ = Command::new("umount").arg(m).status();
-        }
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
-}
-
-fn image(dir: &Path, mb: u64) -> PathBuf {
-    let path = dir.join("disk.img");
-    let f = std::fs::File::create(&path).expect("create image");
-    f.set_len(mb << 20).expect("size image");
-    path
-}
-
 /// quick.cfg.ini's shape: a 64 MB data file that grows by 10..40 MB steps towards 300 MB every
 /// second, and a 16 MB log.
 fn growing_config() -> String {
@@ -254,12 +188,14 @@ fn growing_config() -> String {
 #[test]
 fn a_file_that_cannot_grow_for_lack_of_space_is_a_warning() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let img = image(dir.path(), 100);
-    let Some(mut lo) = Loop::attach(&img, &[]) else {
+    let img = sparse_image(dir.path(), "disk.img", 100 << 20);
+    let Some(lo) = LoopDev::attach(&img, false, 512) else {
         return;
     };
-    let mnt = dir.path().join("mnt");
-    lo.mount_ext4(&mnt);
+    let Some(fs) = Mounted::new(lo, "ext4", &dir.path().join("mnt")) else {
+        return;
+    };
+    let mnt = fs.dir();
     let cfg = dir.path().join("grow.cfg.ini");
     std::fs::write(&cfg, growing_config()).expect("write config");
     let out = Command::new(env!("CARGO_BIN_EXE_sqliosim"))
@@ -288,16 +224,17 @@ fn a_file_that_cannot_grow_for_lack_of_space_is_a_warning() {
 #[test]
 fn bench_refuses_a_block_size_below_the_direct_io_unit() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let img = image(dir.path(), 32);
-    let Some(lo) = Loop::attach(&img, &["--sector-size", "4096", "--direct-io=on"]) else {
+    let img = sparse_image(dir.path(), "disk.img", 32 << 20);
+    let Some(lo) = LoopDev::attach(&img, true, 4096) else {
         return;
     };
+    let dev = lo.path().display().to_string();
     let run = |extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_sqliosim"))
             .args([
                 "bench",
                 "--file",
-                &lo.dev,
+                &dev,
                 "--duration",
                 "0.2",
                 "--warmup",
@@ -311,8 +248,7 @@ fn bench_refuses_a_block_size_below_the_direct_io_unit() {
     let (_, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     let want = format!(
-        "block size 512 B is below the 4096-byte direct-I/O unit of {}; use a multiple of 4096",
-        lo.dev
+        "block size 512 B is below the 4096-byte direct-I/O unit of {dev}; use a multiple of 4096"
     );
     assert!(stderr.contains(&want), "{}", describe(&out));
     let out = run(&["--block-size", "4096"]);
