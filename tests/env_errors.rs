@@ -202,7 +202,7 @@ fn a_file_that_cannot_grow_for_lack_of_space_is_a_warning() {
         .arg("-cfg")
         .arg(&cfg)
         .arg("-dir")
-        .arg(&mnt)
+        .arg(mnt)
         .arg("--log")
         .arg(dir.path().join("sqliosim.log.xml"))
         .args(["-d", "4", "--seed", "7"])
