@@ -1,6 +1,7 @@
 //! Journal records: their byte layout, encoding and tolerant decoding (a torn or damaged tail
 //! ends the decoding, it is never an error).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::{JournalFile, HEADER, MAGIC};
@@ -225,6 +226,45 @@ fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
         }
         _ => return None,
     })
+}
+
+/// Merges each run of consecutive Durable records into one per file, keeping the highest
+/// generation of each page: replaying them gives the same state (replay keeps the highest
+/// generation of a page), and a batch then carries each page at most once, so one batch is never
+/// larger than a snapshot however many times a hot page was written while it gathered. Other
+/// records (Resize, Log, Start…) stay where they are: a Durable never moves across them.
+pub fn coalesce_durable(records: Vec<Record>) -> Vec<Record> {
+    let mut out = Vec::with_capacity(records.len());
+    let mut run = PagesByFile::new();
+    for r in records {
+        match r {
+            Record::Durable { file_id, pages } => {
+                let m = run.entry(file_id).or_default();
+                for (p, g) in pages {
+                    let e = m.entry(p).or_insert(g);
+                    *e = (*e).max(g);
+                }
+            }
+            other => {
+                flush_run(&mut run, &mut out);
+                out.push(other);
+            }
+        }
+    }
+    flush_run(&mut run, &mut out);
+    out
+}
+
+/// Per file id, per page, the highest generation of a run of Durable records.
+type PagesByFile = BTreeMap<u32, BTreeMap<u64, u64>>;
+
+fn flush_run(run: &mut PagesByFile, out: &mut Vec<Record>) {
+    for (file_id, pages) in std::mem::take(run) {
+        out.push(Record::Durable {
+            file_id,
+            pages: pages.into_iter().collect(),
+        });
+    }
 }
 
 /// Decodes every whole, valid record of a journal; returns them and whether a damaged or

@@ -301,7 +301,7 @@ impl Thread {
                 b.records.push(r);
             }
         }
-        let ok = self.write(b.records);
+        let ok = self.write(super::record::coalesce_durable(b.records));
         for w in b.waiting {
             let _ = w.send(ok);
         }

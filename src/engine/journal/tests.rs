@@ -145,3 +145,49 @@ fn a_compaction_replaces_the_journal_and_appends_go_on_in_the_new_file() {
     assert!(after.clean);
     assert_eq!(std::fs::metadata(&path).expect("stat").len(), w.len());
 }
+
+#[test]
+fn a_batch_carries_each_page_once_and_replays_the_same() {
+    let d = |pages: Vec<(u64, u64)>| Record::Durable { file_id: 0, pages };
+    let batch = vec![
+        d(vec![(1, 2), (2, 5)]),
+        d(vec![(1, 3)]),
+        Record::Durable {
+            file_id: 2,
+            pages: vec![(7, 1)],
+        },
+        Record::Resize {
+            file_id: 0,
+            pages: 2,
+        },
+        d(vec![(1, 4)]),
+        d(vec![(1, 6), (0, 1)]),
+    ];
+    let merged = record::coalesce_durable(batch.clone());
+    assert_eq!(
+        merged,
+        vec![
+            d(vec![(1, 3), (2, 5)]),
+            Record::Durable {
+                file_id: 2,
+                pages: vec![(7, 1)],
+            },
+            Record::Resize {
+                file_id: 0,
+                pages: 2,
+            },
+            d(vec![(0, 1), (1, 6)]),
+        ]
+    );
+    let start = Record::Start {
+        run_id: 5,
+        files: files(),
+    };
+    let replay = |recs: &[Record]| {
+        let mut s = JournalState::default();
+        s.apply(&start);
+        recs.iter().for_each(|r| s.apply(r));
+        s.durable
+    };
+    assert_eq!(replay(&batch), replay(&merged));
+}
