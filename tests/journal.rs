@@ -4,6 +4,7 @@
 //! and a journal that cannot be written voids the durability check without failing the run.
 
 mod crash_support;
+mod loop_support;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -179,7 +180,7 @@ impl TinyFs {
 
 impl Drop for TinyFs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
+        loop_support::unmount(self.0.path());
     }
 }
 

@@ -41,7 +41,7 @@ struct TmpfsMount(tempfile::TempDir);
 
 impl Drop for TmpfsMount {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
+        loop_support::unmount(self.0.path());
     }
 }
 

@@ -120,8 +120,22 @@ impl Mounted {
 
 impl Drop for Mounted {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dir).status();
+        unmount(&self.dir);
     }
+}
+
+/// Unmounts `dir`. A process that used io_uring on the filesystem releases its files only when
+/// the kernel has torn its ring down, a moment after it exited, and until then the mount is
+/// busy: retry for a few seconds, then detach it lazily so that nothing is left behind.
+pub fn unmount(dir: &Path) {
+    for _ in 0..50 {
+        match Command::new("umount").arg(dir).output() {
+            Ok(o) if o.status.success() => return,
+            Ok(o) if !String::from_utf8_lossy(&o.stderr).contains("busy") => return,
+            _ => std::thread::sleep(std::time::Duration::from_millis(100)),
+        }
+    }
+    let _ = Command::new("umount").arg("-l").arg(dir).status();
 }
 
 /// True when running as root (losetup and mount need it).
