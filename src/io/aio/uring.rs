@@ -290,6 +290,12 @@ impl Drop for UringEngine {
                 return;
             }
         }
+        // Registered files are released now, in this system call, rather than by the kernel's
+        // ring teardown after the process exits: otherwise the filesystem stays busy for a
+        // moment after sqliosim ends, and an `umount` right after it fails.
+        if self.fixed_files {
+            let _ = self.ring.submitter().unregister_files();
+        }
     }
 }
 
