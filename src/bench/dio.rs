@@ -28,18 +28,15 @@ pub fn unit_of(path: &Path) -> Option<Unit> {
     logical_block_size(path).map(|offset| Unit { offset, mem: 0 })
 }
 
+/// The logical block size of a block device node at `path` (the parent disk's for a
+/// partition); `None` for anything else.
 fn logical_block_size(path: &Path) -> Option<u32> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let m = std::fs::metadata(path).ok()?;
     if !m.file_type().is_block_device() {
         return None;
     }
-    let sys = format!(
-        "/sys/dev/block/{}:{}/queue/logical_block_size",
-        rustix::fs::major(m.rdev()),
-        rustix::fs::minor(m.rdev())
-    );
-    std::fs::read_to_string(sys).ok()?.trim().parse().ok()
+    crate::io::sysfs::logical_block_size(rustix::fs::major(m.rdev()), rustix::fs::minor(m.rdev()))
 }
 
 /// Checks `job`'s requests against the direct-I/O unit of each target.

@@ -13,7 +13,7 @@ pub mod engine;
 pub mod faulty;
 pub mod file;
 pub mod oserr;
-mod sysfs;
+pub(crate) mod sysfs;
 
 pub use align::{AlignedBuf, BufPool, Frame, BUF_ALIGN};
 pub use buffered::BufferedBackend;
