@@ -39,6 +39,32 @@ impl Default for ToolInfo {
     }
 }
 
+/// Who ran the run: what a fleet report keys its rows on, with each file's device (model,
+/// serial, firmware) in `system.files`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HostInfo {
+    /// The host name (uname nodename).
+    pub hostname: String,
+    /// /etc/machine-id (systemd's machine id), null where the machine has none.
+    pub machine_id: Option<String>,
+}
+
+/// How a run stopped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StopInfo {
+    /// "completed" (ran its planned course), "signal" (SIGINT or SIGTERM cut it short),
+    /// "findings" (stopped on an integrity finding, StopOnError), or "environment_error".
+    pub reason: String,
+    /// "SIGINT" or "SIGTERM" when `reason` is "signal".
+    pub signal: Option<String>,
+    /// Seconds from the run start to the stop.
+    pub after_s: f64,
+    /// Seconds the run was planned to last (cycles × duration), null when open-ended.
+    pub planned_s: Option<f64>,
+}
+
 /// The whole JSON summary document.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -53,8 +79,19 @@ pub struct JsonReport {
     pub seed: Option<u64>,
     /// Run id of the file set.
     pub run_id: Option<u64>,
+    /// The host that ran it (schema /2; absent in /1 documents).
+    pub host: Option<HostInfo>,
+    /// `sha256:` and the hex SHA-256 of the effective configuration's canonical JSON
+    /// (`serde_json::to_string` of `config`), so a fleet report can tell which hosts ran the
+    /// same configuration (schema /2).
+    pub config_hash: Option<String>,
     /// Run start, microseconds since the Unix epoch.
     pub started_us: u64,
+    /// Run end (the final write), microseconds since the Unix epoch; null while running or when
+    /// the run was killed (schema /2).
+    pub ended_us: Option<u64>,
+    /// How and when the run stopped; null while running or when it was killed (schema /2).
+    pub stop: Option<StopInfo>,
     /// Last rewrite, microseconds since the Unix epoch.
     pub updated_us: u64,
     /// False while the run is going on (or when it was killed).

@@ -112,6 +112,7 @@ fn totals(cells: &[(usize, Cell)], hist: &LatencyHistogram, secs: f64) -> OpTota
         iops: rate(data_ops as f64),
         mb_per_s: rate((bytes_read + bytes_written) as f64) / 1_048_576.0,
         latency: hist.latency(),
+        latency_hdr: Some(hist.to_v2_base64()),
     }
 }
 

@@ -57,6 +57,11 @@ pub struct OpTotals {
     pub mb_per_s: f64,
     /// Latency of every I/O (reads, writes and flushes).
     pub latency: Latency,
+    /// The same latencies as a histogram: HdrHistogram V2 serialization of nanoseconds,
+    /// base64 ([`super::LatencyHistogram::to_v2_base64`]); merged across runs by
+    /// `sqliosim report` (schema /2; absent in /1 documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_hdr: Option<String>,
 }
 
 impl OpTotals {
