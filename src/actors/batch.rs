@@ -1,6 +1,7 @@
 //! The batch users: AuditUser (DBCC-style read and verify), ReadAheadUser (sequential
 //! multi-page reads) and BulkUpdateUser (contiguous multi-page writes, minimally logged).
 
+use super::flight::{After, Flight};
 use super::worker::Worker;
 use crate::engine::pool::PageKey;
 use crate::sched::plan::BatchPlan;
@@ -51,10 +52,10 @@ pub fn audit(w: &mut Worker<'_>, plan: &BatchPlan) {
 
 /// Runs `body` once per cycle on a random run of `BuffersMin..=BuffersMax` pages (at most
 /// what the worker's buffer holds) of a random data file, pacing as the plan says.
-fn each_cycle(
-    w: &mut Worker<'_>,
+fn each_cycle<'a>(
+    w: &mut Worker<'a>,
     plan: &BatchPlan,
-    mut body: impl FnMut(&mut Worker<'_>, usize, u64, u64),
+    mut body: impl FnMut(&mut Worker<'a>, usize, u64, u64),
 ) {
     let mut cycles = 0u32;
     while !w.sh.stop.phase_over() {
@@ -77,11 +78,34 @@ fn each_cycle(
 
 /// ReadAheadUser: reads `BuffersRAMin..=BuffersRAMax` consecutive pages per cycle (with
 /// ForceReadAhead=FALSE, only those not already in the buffer pool).
-pub fn read_ahead(w: &mut Worker<'_>, plan: &BatchPlan) {
+/// Reads are posted without waiting for each (verified as they complete), up to the run's
+/// asynchronous depth across cycles.
+pub fn read_ahead<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
+    let mut flight = Flight::new(w.sh);
     each_cycle(w, plan, |w, file, start, n| {
-        let hit_ratio = if w.sh.plan.force_read_ahead { 0.0 } else { 1.0 };
-        read_misses(w, file, start, n, hit_ratio);
+        flight.reap_ready(w);
+        let force = w.sh.plan.force_read_ahead;
+        for (first, len) in misses(w, file, start, n, force) {
+            flight.read(w, file, first, len, After::Cache);
+        }
     });
+    flight.drain(w);
+}
+
+/// The runs of `start..start + n` to read: all of it with ForceReadAhead, else those pages
+/// the buffer pool does not hold, in contiguous runs.
+fn misses(w: &Worker<'_>, file: usize, start: u64, n: u64, force: bool) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for page in start..start + n {
+        if !force && w.sh.pool.lookup(PageKey { file, page }) {
+            continue;
+        }
+        match out.last_mut() {
+            Some((first, len)) if *first + *len == page => *len += 1,
+            _ => out.push((page, 1)),
+        }
+    }
+    out
 }
 
 /// Reads the pages of `start..start + n` that the buffer pool does not serve, in contiguous
@@ -109,11 +133,16 @@ pub fn read_misses(w: &mut Worker<'_>, file: usize, start: u64, n: u64, hit_rati
 
 /// BulkUpdateUser: logs one small record, then writes `BuffersBUMin..=BuffersBUMax`
 /// consecutive pages in one gather write.
-pub fn bulk_update(w: &mut Worker<'_>, plan: &BatchPlan) {
+/// The writes are posted without waiting for each, up to the run's asynchronous depth
+/// across cycles.
+pub fn bulk_update<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
+    let mut flight = Flight::new(w.sh);
     each_cycle(w, plan, |w, file, start, n| {
+        flight.reap_ready(w);
         let lsn =
             w.sh.log_of(file)
                 .map_or(0, |l| l.wal.append(BULK_LOG_BYTES));
-        w.write_run(file, start, n, lsn);
+        flight.write(w, file, start, n, lsn, After::Nothing);
     });
+    flight.drain(w);
 }

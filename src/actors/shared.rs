@@ -46,6 +46,12 @@ pub struct Shared {
     pub throttles: Vec<Throttle>,
     /// I/Os in flight, for the long-I/O monitor.
     pub inflight: Inflight,
+    /// Most requests one asynchronous actor keeps in flight: MaxOutstandingIO, or with 0 the
+    /// I/O engine's ceiling.
+    pub async_depth: usize,
+    /// Page frames for the asynchronous actors' requests in flight, allocated (and touched)
+    /// at start so memory does not grow with the depth during the run.
+    pub io_frames: Arc<crate::io::BufPool>,
     /// Live counters for the progress line.
     pub live: Arc<LiveCounters>,
     /// Where findings and messages go.

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::evidence;
+use super::flight::{After, Flight};
 use super::worker::Worker;
 use crate::engine::logscan::{check_block, scan_chain, ChainSpec};
 use crate::engine::pool::PageKey;
@@ -31,22 +32,38 @@ pub fn runs(dirty: &[(PageKey, u64)], max: u64) -> Vec<(usize, u64, u64, u64)> {
     out
 }
 
-/// Writes the given dirty pages and marks them clean.
-fn write_dirty(w: &mut Worker<'_>, dirty: &[(PageKey, u64)]) -> u64 {
-    let mut written = 0;
+/// Posts writes of the given dirty pages without waiting for each (at most the run's
+/// asynchronous depth in flight), marks each run clean as its write completes, and waits for
+/// the last. Returns the pages written and the flight's figures.
+fn write_dirty<'a>(w: &mut Worker<'a>, dirty: &[(PageKey, u64)]) -> Flight<'a> {
+    let mut flight = Flight::new(w.sh);
     for (file, first, n, lsn) in runs(dirty, w.max_pages() as u64) {
-        written += w.write_run(file, first, n, lsn);
-        for page in first..first + n {
-            w.sh.pool.mark_clean(PageKey { file, page }, lsn);
+        if w.sh.stop.run_stopped() {
+            break;
         }
+        flight.write(w, file, first, n, lsn, After::Clean(lsn));
     }
-    written
+    flight.drain(w);
+    flight
 }
 
-/// One checkpoint: every dirty page written (log first), then the recent log read back.
+/// One checkpoint: every dirty page written (log first, the writes posted asynchronously),
+/// then the recent log read back.
 pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
     let dirty = w.sh.pool.dirty_pages();
-    let written = write_dirty(w, &dirty);
+    let flight = write_dirty(w, &dirty);
+    if flight.posted > 0 {
+        w.sh.message(
+            crate::findings::Severity::Info,
+            "Checkpoint",
+            "Checkpoint",
+            format!(
+                "Checkpoint wrote {} pages in {} requests, at most {} requests in flight",
+                flight.pages, flight.posted, flight.max_live
+            ),
+        );
+    }
+    let written = flight.pages;
     for i in 0..w.sh.logs.len() {
         let file = w.sh.logs[i].file;
         let _ = w.flush_log_index(i);

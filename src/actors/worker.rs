@@ -147,7 +147,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Reads each page of a run alone and verifies it (after a failed multi-page request).
-    fn reread_singly(&mut self, file: usize, first: u64, n: u64) -> ReadOutcome {
+    pub(super) fn reread_singly(&mut self, file: usize, first: u64, n: u64) -> ReadOutcome {
         let mut out = ReadOutcome { pages: n, bad: 0 };
         let f = &self.sh.files[file];
         for i in 0..n {
@@ -232,7 +232,11 @@ impl<'a> Worker<'a> {
     /// Verifies the page in buffer slot at byte `at`, and checks the write-ahead rule: a page
     /// on disk must never carry an LSN the log has not made durable.
     fn check_page(&self, file: usize, at: usize, page: u64) -> Verdict {
-        let bytes = &self.buf[at..at + PAGE_SIZE];
+        self.check_bytes(file, &self.buf[at..at + PAGE_SIZE], page)
+    }
+
+    /// Verifies `bytes`, read from `page`, as [`Worker::check_page`] does.
+    pub(super) fn check_bytes(&self, file: usize, bytes: &[u8], page: u64) -> Verdict {
         let verdict = verify(bytes, &self.sh.files[file].oracle.expect_page(page));
         if verdict.is_ok() {
             if let (Some(st), Some(log)) = (layout::read_stamp(bytes), self.sh.log_of(file)) {

@@ -183,7 +183,7 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
             });
         }
     };
-    let depth = engine_depth(plan);
+    let depth = engine_depth(plan, kind);
     let backend = EngineBackend::start(kind, depth, !plan.direct)
         .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?;
     engine.used = backend.service().kind().name().into();
@@ -195,13 +195,14 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
     })
 }
 
-/// The engine's depth: MaxOutstandingIO, bounded by more than the threads of the run can ever
-/// have outstanding (each waits for its own request), which is also the depth with no cap (0).
-fn engine_depth(plan: &SimPlan) -> usize {
-    let bound = (crate::sched::setup::user_threads(plan) * 4 + 16).min(IoService::MAX_DEPTH);
-    match plan.max_outstanding_io {
-        0 => bound,
-        n => n.min(bound),
+/// The engine's depth: MaxOutstandingIO (at most [`IoService::MAX_DEPTH`]), or with 0 the
+/// engine's ceiling: [`IoService::UNCAPPED_DEPTH`] for io_uring, the smaller
+/// [`IoService::UNCAPPED_PSYNC_DEPTH`] for psync (a helper thread per request in flight).
+fn engine_depth(plan: &SimPlan, kind: EngineKind) -> usize {
+    match (plan.max_outstanding_io, kind) {
+        (0, EngineKind::Psync) => IoService::UNCAPPED_PSYNC_DEPTH,
+        (0, _) => IoService::UNCAPPED_DEPTH,
+        (n, _) => n.min(IoService::MAX_DEPTH),
     }
 }
 

@@ -10,8 +10,11 @@
 //! accepted), never *corrupt*, unlike fio before its PR #2086.
 //!
 //! Latches are striped: page `p` uses stripe `p % stripes`, so memory does not grow with the
-//! file. Reads take a stripe shared, writes exclusive. A thread holds at most one latch set at
-//! a time; ranges are locked in ascending stripe order, which keeps latching deadlock-free.
+//! file. Reads take a stripe shared, writes exclusive. A thread that waits for a latch holds no
+//! other: a synchronous actor holds at most one latch set at a time (ranges locked in ascending
+//! stripe order), and an asynchronous one, which holds a set per request in flight, only
+//! *tries* further sets and collects its own completions (releasing its sets) before it waits.
+//! Its requests complete without anyone's help, which keeps latching deadlock-free.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -240,6 +243,27 @@ impl Oracle {
         WriteLatch {
             _guards: guards.collect(),
         }
+    }
+
+    /// Takes `count` consecutive pages shared if no stripe is taken exclusive (or wanted by
+    /// a waiting writer); `None` without waiting otherwise. An asynchronous poster, which holds
+    /// several latch sets at once, takes them this way and waits only once it holds none.
+    pub fn try_read_latch_range(&self, first: u64, count: u64) -> Option<ReadLatch<'_>> {
+        let guards: Option<Vec<_>> = self
+            .stripes(first, count)
+            .map(|s| self.latches[s].try_read())
+            .collect();
+        guards.map(|g| ReadLatch { _guards: g })
+    }
+
+    /// Takes `count` consecutive pages exclusive if no stripe is taken; `None` without
+    /// waiting otherwise (see [`Oracle::try_read_latch_range`]).
+    pub fn try_write_latch_range(&self, first: u64, count: u64) -> Option<WriteLatch<'_>> {
+        let guards: Option<Vec<_>> = self
+            .stripes(first, count)
+            .map(|s| self.latches[s].try_write())
+            .collect();
+        guards.map(|g| WriteLatch { _guards: g })
     }
 
     /// The distinct stripes of a page range, ascending.

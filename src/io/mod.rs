@@ -13,6 +13,7 @@ pub mod engine;
 pub mod faulty;
 pub mod file;
 pub mod oserr;
+pub mod post;
 pub(crate) mod sysfs;
 
 pub use align::{AlignedBuf, BufPool, Frame, BUF_ALIGN};
@@ -20,6 +21,7 @@ pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
 pub use engine::{EngineBackend, IoService};
 pub use faulty::{FaultyBackend, FaultyStorage};
+pub use post::{Completion, Completions, PostOp};
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -75,6 +77,26 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// of direct transfers are multiples of it (512 when nothing else is known).
     fn dio_align(&self) -> u32 {
         DEFAULT_DIO_ALIGN
+    }
+    /// Posts `op` without waiting (see [`post`]): its completion, tagged `token`, is pushed
+    /// to `to`. By default the transfer is done on the spot and its completion queued at once.
+    ///
+    /// # Safety
+    /// The memory `op` names must stay valid, and not be touched by the poster, until the
+    /// completion tagged `token` has been pushed to `to`.
+    unsafe fn post(&self, op: PostOp, to: &std::sync::Arc<Completions>, token: u64) {
+        // SAFETY: the caller lends the memory until the completion is queued, below.
+        let result = unsafe { op.run_blocking(self) };
+        to.push(Completion {
+            token,
+            result,
+            done_at: std::time::Instant::now(),
+        });
+    }
+    /// True when [`Storage::post`] returns before the transfer is done (requests really in
+    /// flight at once), false when it transfers on the spot.
+    fn posts_async(&self) -> bool {
+        false
     }
 }
 
@@ -152,6 +174,10 @@ pub trait Backend: Send + Sync {
     /// depth with a queue in front), so the simulation needs no gate of its own.
     fn caps_outstanding_io(&self) -> bool {
         false
+    }
+    /// The most requests the backend's engine carries at once, if it has one.
+    fn depth(&self) -> Option<usize> {
+        None
     }
 }
 

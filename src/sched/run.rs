@@ -171,15 +171,18 @@ fn phase<'e>(
     );
 }
 
-/// Writes every page of a data file once (generation 1 of this cycle's pages).
+/// Writes every page of a data file once (generation 1 of this cycle's pages), posting the
+/// writes without waiting for each (with AllowIOBursts, as many as the depth allows).
 fn initial_update(w: &mut Worker<'_>, file: usize) {
     let pages = *w.sh.files[file].pages.read();
+    let mut flight = crate::actors::flight::Flight::new(w.sh);
     let mut page = 1;
     while page < pages && !w.sh.stop.run_stopped() {
         let n = (w.max_pages() as u64).min(pages - page);
-        w.write_run(file, page, n, 0);
+        flight.write(w, file, page, n, 0, crate::actors::flight::After::Nothing);
         page += n;
     }
+    flight.drain(w);
 }
 
 fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {

@@ -56,11 +56,9 @@ pub fn build(
         logs.push(LogFile { file: i, wal });
     }
     let users = user_threads(&plan);
-    let ceiling = if plan.max_outstanding_io == 0 {
-        users.max(1)
-    } else {
-        plan.max_outstanding_io
-    };
+    let ceiling = async_depth(&plan, backend);
+    let io_frames = io_frames(&plan, ceiling)
+        .map_err(|e| anyhow::anyhow!("cannot allocate the I/O frames for requests in flight: {e}"))?;
     let throttles = plan
         .files
         .iter()
@@ -89,7 +87,10 @@ pub fn build(
             plan.max_outstanding_io
         }),
         throttles,
-        inflight: Inflight::new(users * 4 + 16),
+        // Every asynchronous request holds at least one frame; synchronous ones one each.
+        inflight: Inflight::new(users * 4 + 16 + io_frames.frames()),
+        async_depth: ceiling,
+        io_frames,
         live: Arc::new(LiveCounters::new()),
         sink,
         burst: AtomicBool::new(false),
@@ -292,6 +293,42 @@ fn say_where_the_journal_is(sh: &Shared, path: &Path) {
 /// Threads a main phase runs (users plus the system actors).
 pub fn user_threads(plan: &SimPlan) -> usize {
     plan.random.users + plan.audit.users + plan.read_ahead.users + plan.bulk.users + 4
+}
+
+/// Most requests one asynchronous actor keeps in flight: MaxOutstandingIO, or with 0 the depth
+/// of the backend's engine (its ceiling), or [`UNCAPPED_DEPTH`] for a backend without one.
+pub fn async_depth(plan: &SimPlan, backend: &dyn Backend) -> usize {
+    match plan.max_outstanding_io {
+        0 => backend.depth().unwrap_or(UNCAPPED_DEPTH),
+        n => n,
+    }
+}
+
+/// The depth MaxOutstandingIO=0 stands for where no engine sets one (the `sync` engine, the
+/// in-memory faulty backend): the io_uring engine's ceiling.
+pub const UNCAPPED_DEPTH: usize = crate::io::IoService::UNCAPPED_DEPTH;
+
+/// The I/O frame pool: two page frames per request of the asynchronous depth, at least twice
+/// the largest request (1,024 pages) and at most 65,536 frames (512 MB), within MaxMemoryMB
+/// where that is larger than the floor. Every frame is touched now, so the run's memory does
+/// not grow when the depth is first reached.
+fn io_frames(plan: &SimPlan, depth: usize) -> std::io::Result<Arc<crate::io::BufPool>> {
+    let largest = [64, plan.bulk.max_pages, plan.read_ahead.max_pages, plan.audit.max_pages]
+        .into_iter()
+        .max()
+        .unwrap_or(64)
+        .clamp(64, 1024) as usize;
+    let budget = (plan.max_memory_mb.saturating_mul(FRAMES_PER_MB)) as usize;
+    let frames = depth
+        .saturating_mul(2)
+        .min(65_536)
+        .min(budget.max(2 * largest))
+        .max(2 * largest);
+    let pool = crate::io::BufPool::new(frames, PAGE_SIZE)?;
+    if let Some(mut all) = pool.take_many(frames) {
+        all.iter_mut().for_each(|f| f.fill(0));
+    }
+    Ok(pool)
 }
 
 /// Warns when the filesystem accepts O_DIRECT without honouring it (tmpfs, btrfs, FUSE).

@@ -44,6 +44,18 @@ impl Gate {
         *held += 1;
     }
 
+    fn try_acquire(&self) -> bool {
+        if self.max == 0 {
+            return true;
+        }
+        let mut held = self.held.lock();
+        if *held >= self.max {
+            return false;
+        }
+        *held += 1;
+        true
+    }
+
     fn release(&self) {
         if self.max == 0 {
             return;
@@ -51,6 +63,15 @@ impl Gate {
         *self.held.lock() -= 1;
         self.cv.notify_one();
     }
+}
+
+/// Why [`Throttle::try_enter`] gave no permit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The file's running-average latency has lowered its allowance below what is outstanding.
+    Throttled,
+    /// The process-wide MaxOutstandingIO gate is full.
+    Gate,
 }
 
 /// The per-file throttle.
@@ -110,6 +131,36 @@ impl Throttle {
             throttle: self,
             gate,
         }
+    }
+
+    /// A permit for one more I/O if the per-file allowance (unless `burst`) and the gate have
+    /// room, without waiting; otherwise why not. The asynchronous actors post this way: they
+    /// hold permits of their own, so instead of waiting they collect their completions.
+    pub fn try_enter<'a>(&'a self, gate: &'a Gate, burst: bool) -> Result<Permit<'a>, Refusal> {
+        if !burst
+            && self.outstanding.load(Ordering::Acquire) >= self.allowed.load(Ordering::Acquire)
+        {
+            return Err(Refusal::Throttled);
+        }
+        if !gate.try_acquire() {
+            return Err(Refusal::Gate);
+        }
+        let now = self.outstanding.fetch_add(1, Ordering::AcqRel) + 1;
+        self.max_outstanding.fetch_max(now, Ordering::Relaxed);
+        Ok(Permit {
+            throttle: self,
+            gate,
+        })
+    }
+
+    /// Counts one poster that had to wait for the per-file allowance.
+    pub fn count_throttled(&self) {
+        self.throttled.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// I/Os the per-file throttle allows outstanding now.
+    pub fn allowed(&self) -> usize {
+        self.allowed.load(Ordering::Relaxed)
     }
 
     /// Records the duration of a completed I/O and releases its permit.

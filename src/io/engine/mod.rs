@@ -62,6 +62,10 @@ impl Backend for EngineBackend {
     fn caps_outstanding_io(&self) -> bool {
         true
     }
+
+    fn depth(&self) -> Option<usize> {
+        Some(self.service.depth())
+    }
 }
 
 /// One open file whose reads and writes go through the I/O service.
@@ -88,6 +92,21 @@ impl Storage for EngineStorage {
     fn write_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> std::io::Result<()> {
         self.service
             .write_vectored(self.file.file().as_fd(), bufs, offset)
+    }
+
+    unsafe fn post(
+        &self,
+        op: crate::io::PostOp,
+        to: &Arc<crate::io::Completions>,
+        token: u64,
+    ) {
+        // SAFETY: the caller lends the memory until the completion is pushed; this storage
+        // (and so the file) is held by the poster until then.
+        unsafe { self.service.post(self.file.file().as_fd(), op, to, token) }
+    }
+
+    fn posts_async(&self) -> bool {
+        true
     }
 
     fn sync_data(&self) -> std::io::Result<()> {

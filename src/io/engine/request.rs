@@ -1,7 +1,8 @@
 //! One caller's request to the I/O service and the cell its answer comes back in.
 //!
-//! A request points at memory the caller borrows for the length of its call; the caller blocks
-//! on the [`Reply`] until the service answers, and the service answers only once the kernel is
+//! A request points at memory the caller borrows for the length of its call (or a poster lends
+//! until its completion is queued); the caller blocks on the [`Reply`] until the service
+//! answers, and the service answers only once the kernel is
 //! done with that memory (or never handed it the request). A request dropped unanswered (the
 //! service stopped) answers with an error as it drops, so no caller waits forever.
 
@@ -12,6 +13,29 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 use crate::io::aio::{ExtMem, ExtOp, OpKind};
+use crate::io::post::{Completion, Completions};
+
+/// Where a request's answer goes: to a caller blocked on it, or to a poster's queue.
+#[derive(Debug)]
+pub(super) enum Answer {
+    /// A caller waits on this cell.
+    Caller(Arc<Reply>),
+    /// A poster collects the completion, tagged with its token, when it likes.
+    Posted(Arc<Completions>, u64),
+}
+
+impl Answer {
+    fn give(self, r: io::Result<usize>) {
+        match self {
+            Answer::Caller(reply) => reply.set(r),
+            Answer::Posted(queue, token) => queue.push(Completion {
+                token,
+                result: r,
+                done_at: std::time::Instant::now(),
+            }),
+        }
+    }
+}
 
 /// Most iovecs in one operation (the kernel's IOV_MAX); longer lists continue in another.
 const IOV_MAX: usize = 1024;
@@ -79,7 +103,7 @@ pub(super) struct Request {
     /// Bytes asked for.
     total: usize,
     /// Present until answered.
-    reply: Option<Arc<Reply>>,
+    reply: Option<Answer>,
 }
 
 // SAFETY: the pointers name memory the caller lends for the length of its call, which lasts
@@ -99,7 +123,7 @@ impl Request {
         offset: u64,
         mem: Mem,
         total: usize,
-        reply: Arc<Reply>,
+        reply: Answer,
     ) -> Request {
         Request {
             kind,
@@ -183,7 +207,7 @@ impl Request {
     /// Hands the answer to the caller.
     pub(super) fn answer(mut self, r: io::Result<usize>) {
         if let Some(reply) = self.reply.take() {
-            reply.set(r);
+            reply.give(r);
         }
     }
 }
@@ -191,7 +215,7 @@ impl Request {
 impl Drop for Request {
     fn drop(&mut self) {
         if let Some(reply) = self.reply.take() {
-            reply.set(Err(stopped("the request was abandoned")));
+            reply.give(Err(stopped("the request was abandoned")));
         }
     }
 }
@@ -211,7 +235,7 @@ mod tests {
             .collect();
         let total = lens.iter().sum();
         let mem = Mem::Iov { list, first: 0 };
-        Request::new(OpKind::Read, 0, 100, mem, total, Arc::default())
+        Request::new(OpKind::Read, 0, 100, mem, total, Answer::Caller(Arc::default()))
     }
 
     #[test]
@@ -258,7 +282,7 @@ mod tests {
             ptr: std::ptr::null_mut(),
             len: 1,
         };
-        drop(Request::new(OpKind::Read, 0, 0, mem, 1, reply.clone()));
+        drop(Request::new(OpKind::Read, 0, 0, mem, 1, Answer::Caller(reply.clone())));
         let e = reply.wait().expect_err("abandoned");
         assert!(e.to_string().contains("I/O service stopped"), "{e}");
     }

@@ -17,7 +17,7 @@ use std::thread::JoinHandle;
 use parking_lot::Mutex;
 use rustix::event::{eventfd, EventfdFlags};
 
-use super::request::{stopped, Mem, Reply, Request};
+use super::request::{stopped, Answer, Mem, Reply, Request};
 use super::serve::Service;
 use crate::io::aio::{Engine, EngineConfig, EngineError, EngineKind, OpKind};
 
@@ -98,6 +98,14 @@ impl IoService {
     /// The deepest engine a service builds: io_uring rings have at most 32768 entries, and
     /// the psync back end starts a helper thread per request in flight.
     pub const MAX_DEPTH: usize = 16384;
+
+    /// The depth MaxOutstandingIO=0 gives an io_uring service (SQLIOSim's 0 means "up to about
+    /// 140,000"; 4,096 is deeper than any device queue and keeps the ring small).
+    pub const UNCAPPED_DEPTH: usize = 4096;
+
+    /// The depth MaxOutstandingIO=0 gives a psync service, which starts one helper thread per
+    /// request in flight.
+    pub const UNCAPPED_PSYNC_DEPTH: usize = 256;
 
     /// Starts a service whose engine keeps at most `depth` (1..=`MAX_DEPTH`) requests in
     /// flight; io_uring falls back to psync when the kernel refuses it.
@@ -231,11 +239,49 @@ impl IoService {
             return Ok(0);
         }
         let reply = Arc::new(Reply::default());
-        let req = Request::new(kind, fd.as_raw_fd(), offset, mem, total, Arc::clone(&reply));
+        let answer = Answer::Caller(Arc::clone(&reply));
+        let req = Request::new(kind, fd.as_raw_fd(), offset, mem, total, answer);
+        self.enqueue(req)?;
+        reply.wait()
+    }
+
+    /// Posts a read or write of the iovecs of `op` at its offset and returns at once; the
+    /// completion, tagged `token`, is pushed to `to` once the kernel is done with the memory.
+    ///
+    /// # Safety
+    /// The memory `op` names must stay valid and untouched until that completion is pushed,
+    /// and `fd` open until then.
+    pub unsafe fn post(
+        &self,
+        fd: BorrowedFd<'_>,
+        op: crate::io::PostOp,
+        to: &Arc<crate::io::Completions>,
+        token: u64,
+    ) {
+        let total = op.total();
+        let kind = if op.read { OpKind::Read } else { OpKind::Write };
+        let answer = Answer::Posted(Arc::clone(to), token);
+        let mem = Mem::Iov {
+            list: op.iov,
+            first: 0,
+        };
+        let req = Request::new(kind, fd.as_raw_fd(), op.offset, mem, total, answer);
+        if total == 0 {
+            req.answer(Ok(0));
+            return;
+        }
+        // A refused request has been answered with the error as it dropped.
+        let _ = self.enqueue(req);
+    }
+
+    /// Queues one request and wakes the service if no wake-up is on its way.
+    fn enqueue(&self, req: Request) -> io::Result<()> {
         {
             let mut q = self.shared.queue.lock();
-            if let Some(why) = &q.dead {
-                return Err(stopped(why));
+            if let Some(why) = q.dead.clone() {
+                drop(q);
+                req.answer(Err(stopped(&why)));
+                return Err(stopped(&why));
             }
             q.items.push_back(req);
         }
@@ -244,7 +290,7 @@ impl IoService {
         if !self.shared.wake_pending.swap(true, Ordering::SeqCst) {
             self.shared.kick();
         }
-        reply.wait()
+        Ok(())
     }
 }
 

@@ -1,0 +1,468 @@
+//! An asynchronous actor's requests in flight (issue #15): the checkpoint, lazy writer,
+//! read-ahead, bulk update and initial update post their reads and writes without waiting for
+//! each, and collect the completions as they come.
+//!
+//! Each posted request holds, from its post until its completion is handled: the file's size
+//! shared (no resize under it), its pages' latches (exclusive for a write, shared for a read —
+//! so no read of a page races a write to it, at any depth), a throttle permit (the depth the
+//! file's throttle and MaxOutstandingIO allow), a slot of the long-I/O monitor's table, and
+//! page frames of the I/O frame pool allocated at start (no allocation per request). The oracle
+//! learns a write's outcome only on its completion; a read is verified only on its completion.
+//!
+//! Deadlock freedom: while it has requests in flight the actor only *tries* to take a latch,
+//! the size, a permit or frames; on refusal it handles one of its own completions (releasing
+//! what that request held) and tries again, and waits only when it has nothing in flight —
+//! the state a synchronous actor is always in when it waits. Its requests complete without
+//! anyone's help, so what it holds is always released.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::RwLockReadGuard;
+
+use super::evidence;
+use super::shared::Shared;
+use super::worker::Worker;
+use crate::engine::retry;
+use crate::engine::oracle::{ReadLatch, WriteLatch};
+use crate::engine::pool::PageKey;
+use crate::io::{Completion, Completions, Frame, PostOp};
+use crate::page::{layout, PageStamp, Verdict, PAGE_SIZE};
+use crate::sched::inflight::InflightGuard;
+use crate::sched::throttle::{Permit, Refusal};
+use crate::stats::OpKind;
+
+/// A page latch set held by a request in flight.
+enum Latch<'a> {
+    Read(#[allow(dead_code)] ReadLatch<'a>),
+    Write(#[allow(dead_code)] WriteLatch<'a>),
+}
+
+/// What to do with a request's pages once it completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    /// Nothing more.
+    Nothing,
+    /// A write of dirty pages: mark them clean up to this LSN in the buffer pool.
+    Clean(u64),
+    /// A read-ahead: the pages are now cached in the buffer pool.
+    Cache,
+}
+
+/// One posted request and everything it holds until its completion is handled.
+struct Posted<'a> {
+    file: usize,
+    first: u64,
+    n: u64,
+    gens: Vec<u64>,
+    after: After,
+    frames: Vec<Frame>,
+    started: Instant,
+    // Released in this order when the request is handled (field order): monitor slot,
+    // permit, latches, size.
+    _watch: InflightGuard<'a>,
+    permit: Option<Permit<'a>>,
+    _latch: Latch<'a>,
+    _size: RwLockReadGuard<'a, u64>,
+}
+
+/// What one request needs before it may be posted.
+struct Held<'a> {
+    size: RwLockReadGuard<'a, u64>,
+    latch: Latch<'a>,
+    permit: Permit<'a>,
+    frames: Vec<Frame>,
+}
+
+/// The requests one actor has in flight.
+pub struct Flight<'a> {
+    sh: &'a Shared,
+    queue: Arc<Completions>,
+    slots: Vec<Option<Posted<'a>>>,
+    free: Vec<usize>,
+    live: usize,
+    limit: usize,
+    /// Most requests this flight had in flight at once.
+    pub max_live: usize,
+    /// Requests posted.
+    pub posted: u64,
+    /// Pages written or read successfully.
+    pub pages: u64,
+}
+
+impl<'a> Flight<'a> {
+    /// An empty flight of at most the run's asynchronous depth.
+    pub fn new(sh: &'a Shared) -> Flight<'a> {
+        Flight {
+            sh,
+            queue: Arc::new(Completions::default()),
+            slots: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            limit: sh.async_depth.max(1),
+            max_live: 0,
+            posted: 0,
+            pages: 0,
+        }
+    }
+
+    /// Requests in flight now.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Posts a write of `n` pages from `first` of data file `file`, changed by log records up
+    /// to `lsn` (0: not logged), after making the log durable past `lsn`; without
+    /// scatter/gather, one request per page. False when the log could not be made durable.
+    pub fn write(&mut self, w: &mut Worker<'a>, file: usize, first: u64, n: u64, lsn: u64, after: After) -> bool {
+        if lsn > 0 && !w.flush_log(file, lsn) {
+            return false;
+        }
+        self.each_request(w, first, n, |fl, w, p, k| fl.post(w, file, p, k, lsn, after, false));
+        true
+    }
+
+    /// Posts reads of `n` pages from `first` of data file `file`, each verified on completion.
+    pub fn read(&mut self, w: &mut Worker<'a>, file: usize, first: u64, n: u64, after: After) {
+        self.each_request(w, first, n, |fl, w, p, k| fl.post(w, file, p, k, 0, after, true));
+    }
+
+    /// Splits a run into requests: single pages without scatter/gather, else runs of at most
+    /// the worker's buffer (which a failed request's pages are re-read into one by one).
+    fn each_request(
+        &mut self,
+        w: &mut Worker<'a>,
+        first: u64,
+        n: u64,
+        mut post: impl FnMut(&mut Self, &mut Worker<'a>, u64, u64),
+    ) {
+        let step = if self.sh.plan.scatter_gather {
+            (w.max_pages() as u64).min(self.sh.io_frames.frames() as u64).max(1)
+        } else {
+            1
+        };
+        let mut page = first;
+        while page < first + n {
+            let k = step.min(first + n - page);
+            post(self, w, page, k);
+            page += k;
+        }
+    }
+
+    /// Posts one request (see `write` and `read`).
+    #[allow(clippy::too_many_arguments)]
+    fn post(&mut self, w: &mut Worker<'a>, file: usize, first: u64, n: u64, lsn: u64, after: After, read: bool) {
+        let sh = self.sh;
+        let Some(held) = self.acquire(w, file, first, n, read) else {
+            return;
+        };
+        let first = first.max(1);
+        let n = n.min(held.size.saturating_sub(first));
+        if n == 0 {
+            return;
+        }
+        let f = &sh.files[file];
+        let mut frames = held.frames;
+        frames.truncate(n as usize);
+        let mut gens = Vec::new();
+        if read {
+            frames.iter_mut().for_each(|fr| retry::fill_bnr(fr));
+        } else {
+            gens = (first..first + n).map(|p| f.oracle.begin_write(p)).collect();
+            if let Err(e) = f.reserve(gens.iter().copied().max().unwrap_or(0)) {
+                for (i, g) in gens.iter().enumerate() {
+                    f.oracle.complete_write(first + i as u64, *g, false);
+                }
+                evidence::report_write_error(w, file, 0, 1, &e);
+                return;
+            }
+            stamp(w, &mut frames, file, first, &gens, lsn);
+        }
+        let op = PostOp {
+            read,
+            offset: first * PAGE_SIZE as u64,
+            iov: frames
+                .iter_mut()
+                .map(|fr| libc::iovec {
+                    iov_base: fr.as_mut_ptr().cast(),
+                    iov_len: PAGE_SIZE,
+                })
+                .collect(),
+        };
+        let token = self.slot();
+        self.slots[token] = Some(Posted {
+            file,
+            first,
+            n,
+            gens,
+            after,
+            frames,
+            started: Instant::now(),
+            _watch: sh.inflight.begin(),
+            permit: Some(held.permit),
+            _latch: held.latch,
+            _size: held.size,
+        });
+        self.live += 1;
+        self.posted += 1;
+        self.max_live = self.max_live.max(self.live);
+        w.stats
+            .outstanding(file, sh.throttles[file].max_outstanding() as u64);
+        // SAFETY: the frames named by `op` are owned by the request in `slots[token]`, which
+        // is only dropped once its completion has come back through `self.queue` (`handle`,
+        // or `Drop` of the flight); the storage is the run's, alive for the whole run.
+        unsafe { f.storage.post(op, &self.queue, token as u64) };
+    }
+
+    /// A free slot index (the request's token).
+    fn slot(&mut self) -> usize {
+        self.free.pop().unwrap_or_else(|| {
+            self.slots.push(None);
+            self.slots.len() - 1
+        })
+    }
+
+    /// Takes what a request needs, handling own completions while something is refused;
+    /// waits only with nothing in flight. `None` when the run stopped while waiting.
+    fn acquire(&mut self, w: &mut Worker<'a>, file: usize, first: u64, n: u64, read: bool) -> Option<Held<'a>> {
+        let mut counted = false;
+        loop {
+            if self.live >= self.limit {
+                self.reap_one(w);
+                continue;
+            }
+            match self.try_acquire(file, first, n, read) {
+                Ok(held) => return Some(held),
+                Err(Refusal::Throttled) if !counted => {
+                    counted = true;
+                    self.sh.throttles[file].count_throttled();
+                    w.stats.throttled(file);
+                }
+                Err(_) => {}
+            }
+            if self.live > 0 {
+                self.reap_one(w);
+            } else {
+                return self.acquire_waiting(file, first, n, read);
+            }
+        }
+    }
+
+    /// Tries to take everything without waiting; what refused it (a busy latch or size, or
+    /// no frames, counts as the gate: nothing the throttle decided).
+    fn try_acquire(&self, file: usize, first: u64, n: u64, read: bool) -> Result<Held<'a>, Refusal> {
+        let sh = self.sh;
+        let f = &sh.files[file];
+        let size = f.pages.try_read().ok_or(Refusal::Gate)?;
+        let (first, n) = clamp(*size, first, n);
+        let latch = if read {
+            f.oracle.try_read_latch_range(first, n).map(Latch::Read)
+        } else {
+            f.oracle.try_write_latch_range(first, n).map(Latch::Write)
+        }
+        .ok_or(Refusal::Gate)?;
+        let permit = sh.throttles[file].try_enter(&sh.gate, sh.bursting())?;
+        let frames = sh.io_frames.take_many(n.max(1) as usize).ok_or(Refusal::Gate)?;
+        Ok(Held {
+            size,
+            latch,
+            permit,
+            frames,
+        })
+    }
+
+    /// Takes everything, waiting as a synchronous actor does (nothing of ours in flight).
+    fn acquire_waiting(&self, file: usize, first: u64, n: u64, read: bool) -> Option<Held<'a>> {
+        let sh = self.sh;
+        let f = &sh.files[file];
+        let size = f.pages.read();
+        let (first, n) = clamp(*size, first, n);
+        let latch = if read {
+            Latch::Read(f.oracle.read_latch_range(first, n))
+        } else {
+            Latch::Write(f.oracle.write_latch_range(first, n))
+        };
+        let permit = sh.throttles[file].enter(&sh.gate, sh.bursting());
+        // Frames in use belong to other actors' requests in flight, which complete on
+        // their own: poll for them rather than hold a wake-up in every frame's drop.
+        let frames = loop {
+            if let Some(fr) = sh.io_frames.take_many(n.max(1) as usize) {
+                break fr;
+            }
+            if sh.stop.run_stopped() {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        Some(Held {
+            size,
+            latch,
+            permit,
+            frames,
+        })
+    }
+
+    /// Handles the completions that have already come back.
+    pub fn reap_ready(&mut self, w: &mut Worker<'a>) {
+        while let Some(c) = self.queue.try_take() {
+            self.handle(w, c);
+        }
+    }
+
+    /// Waits for one completion and handles it.
+    fn reap_one(&mut self, w: &mut Worker<'a>) {
+        if self.live > 0 {
+            let c = self.queue.wait();
+            self.handle(w, c);
+        }
+    }
+
+    /// Waits for every request in flight and handles each.
+    pub fn drain(&mut self, w: &mut Worker<'a>) {
+        while self.live > 0 {
+            self.reap_one(w);
+        }
+    }
+
+    /// Accounts a completion: latency to the throttle and the statistics, then the write's
+    /// outcome to the oracle or the read's pages to the verifier.
+    fn handle(&mut self, w: &mut Worker<'a>, c: Completion) {
+        let token = c.token as usize;
+        let Some(mut p) = self.slots.get_mut(token).and_then(Option::take) else {
+            panic!("a completion for request {token}, which is not in flight");
+        };
+        self.free.push(token);
+        self.live -= 1;
+        let took = c.done_at.saturating_duration_since(p.started);
+        if let Some(permit) = p.permit.take() {
+            self.sh.throttles[p.file].complete(permit, took);
+        }
+        let read = p.gens.is_empty();
+        let op = match (read, p.n > 1) {
+            (true, false) => OpKind::Read,
+            (true, true) => OpKind::ScatterRead,
+            (false, false) => OpKind::Write,
+            (false, true) => OpKind::GatherWrite,
+        };
+        let bytes = p.n * PAGE_SIZE as u64;
+        match &c.result {
+            Ok(_) => w.stats.record(p.file, w.kind, op, bytes, took.as_nanos() as u64),
+            Err(_) => w.stats.record_error(p.file, w.kind, op),
+        }
+        if read {
+            self.pages += verify_read(w, &p, c.result);
+        } else {
+            self.pages += finish_write(w, &p, c.result);
+        }
+        let pool = &self.sh.pool;
+        let keys = (p.first..p.first + p.n).map(|page| PageKey { file: p.file, page });
+        match p.after {
+            After::Nothing => {}
+            After::Clean(lsn) => keys.for_each(|k| pool.mark_clean(k, lsn)),
+            After::Cache => keys.for_each(|k| {
+                pool.insert_clean(k);
+            }),
+        }
+    }
+}
+
+/// The page range a request covers in a file of `size` pages (page 0 is the header).
+fn clamp(size: u64, first: u64, n: u64) -> (u64, u64) {
+    let first = first.max(1);
+    (first, n.min(size.saturating_sub(first)))
+}
+
+/// Stamps generation `gens[i]` of page `first + i` into frame `i`.
+fn stamp(w: &Worker<'_>, frames: &mut [Frame], file: usize, first: u64, gens: &[u64], lsn: u64) {
+    let now = layout::now_us();
+    for (i, (fr, g)) in frames.iter_mut().zip(gens).enumerate() {
+        let st = PageStamp {
+            run_id: w.sh.run_id,
+            file_id: file as u32,
+            page_id: first + i as u64,
+            generation: *g,
+            lsn,
+            writer_kind: w.kind,
+            writer_id: w.id,
+            write_time_us: now,
+        };
+        layout::stamp_page(&mut fr[..PAGE_SIZE], &st);
+    }
+}
+
+/// The oracle learns a completed write's outcome; returns the pages written.
+fn finish_write(w: &mut Worker<'_>, p: &Posted<'_>, result: std::io::Result<usize>) -> u64 {
+    let sh = w.sh;
+    let f = &sh.files[p.file];
+    let ok = result.is_ok();
+    for (i, g) in p.gens.iter().enumerate() {
+        let page = p.first + i as u64;
+        f.oracle.complete_write(page, *g, ok);
+        f.remember(page, evidence::history(w.kind, "write", *g, ok));
+    }
+    match result {
+        Err(e) => {
+            evidence::report_write_error(w, p.file, p.first, p.n, &e);
+            0
+        }
+        Ok(_) => {
+            // Still under the size guard: a resize is journaled after this acknowledgement.
+            super::sync::acknowledged(sh, p.file, p.first, p.gens.clone());
+            p.n
+        }
+    }
+}
+
+/// The transfer problem of a completed read, as `worker::request_problem` finds it in one
+/// buffer: an error, fewer bytes than asked, or a sector left untouched.
+fn frames_problem(result: &std::io::Result<usize>, frames: &[Frame], n: u64) -> Option<Verdict> {
+    let bytes = n as usize * PAGE_SIZE;
+    match result {
+        Err(e) => Some(Verdict::IoError {
+            errno: e.raw_os_error().unwrap_or(libc::EIO),
+        }),
+        Ok(got) if *got < bytes => Some(Verdict::ShortRead { bytes: *got as u32 }),
+        Ok(_) => frames.iter().enumerate().find_map(|(i, fr)| {
+            retry::bytes_not_read(&fr[..PAGE_SIZE]).map(|at| Verdict::ShortRead {
+                bytes: (i * PAGE_SIZE + at) as u32,
+            })
+        }),
+    }
+}
+
+/// Verifies a completed read's pages (the request's latches still held); returns the pages
+/// read and verified.
+fn verify_read(w: &mut Worker<'_>, p: &Posted<'_>, result: std::io::Result<usize>) -> u64 {
+    let transfer = frames_problem(&result, &p.frames, p.n);
+    if let (Some(v), true) = (&transfer, p.n > 1) {
+        // The request as a whole failed: say so once, then judge each page on its own read.
+        let out = w.reread_singly(p.file, p.first, p.n);
+        evidence::report_request(w, p.file, p.first, p.n, v.clone(), out.bad > 0);
+        return out.pages;
+    }
+    for (i, fr) in p.frames.iter().enumerate() {
+        let page = p.first + i as u64;
+        let verdict = match &transfer {
+            Some(v) => v.clone(),
+            None => w.check_bytes(p.file, &fr[..PAGE_SIZE], page),
+        };
+        if !verdict.is_ok() {
+            evidence::triage_and_report(w, p.file, page, verdict, fr[..PAGE_SIZE].to_vec());
+        }
+    }
+    p.n
+}
+
+impl Drop for Flight<'_> {
+    /// A flight dropped with requests in flight (a panicking actor): the kernel may still use
+    /// their frames, so wait for every completion before the frames go back to the pool.
+    fn drop(&mut self) {
+        while self.live > 0 {
+            let c = self.queue.wait();
+            if let Some(slot) = self.slots.get_mut(c.token as usize) {
+                slot.take();
+            }
+            self.live -= 1;
+        }
+    }
+}
