@@ -67,7 +67,10 @@ fn checkpoint_depth(log: &str) -> u64 {
 fn data_file<'a>(summary: &'a serde_json::Value) -> &'a serde_json::Value {
     summary["stats"]["files"]
         .as_array()
-        .and_then(|f| f.iter().find(|f| f["path"].as_str().is_some_and(|p| p.ends_with(".mdx"))))
+        .and_then(|f| {
+            f.iter()
+                .find(|f| f["path"].as_str().is_some_and(|p| p.ends_with(".mdx")))
+        })
         .unwrap_or_else(|| panic!("no data file in the summary: {summary}"))
 }
 
@@ -82,7 +85,9 @@ fn the_checkpoint_keeps_at_least_64_writes_in_flight_on_a_real_file() {
         depth >= 64,
         "a checkpoint had at most {depth} writes in flight, want at least 64:\n{log}"
     );
-    let blocks = data_file(&summary)["io_request_blocks"].as_u64().unwrap_or(0);
+    let blocks = data_file(&summary)["io_request_blocks"]
+        .as_u64()
+        .unwrap_or(0);
     assert!(blocks >= 64, "io_request_blocks {blocks}");
 }
 
@@ -93,8 +98,16 @@ fn max_outstanding_io_bounds_the_depth_of_the_asynchronous_actors() {
     let (code, stderr, summary, log) = run(dir.path(), &cfg, &["--duration", "2", "--seed", "5"]);
     assert_eq!(code, Some(0), "a clean run: {stderr}");
     let depth = checkpoint_depth(&log);
-    assert!(depth > 1, "the checkpoint posted several writes at once: {depth}");
+    assert!(
+        depth > 1,
+        "the checkpoint posted several writes at once: {depth}"
+    );
     assert!(depth <= 16, "MaxOutstandingIO=16 but {depth} in flight");
-    let blocks = data_file(&summary)["io_request_blocks"].as_u64().unwrap_or(0);
-    assert!(blocks <= 16, "io_request_blocks {blocks} over MaxOutstandingIO=16");
+    let blocks = data_file(&summary)["io_request_blocks"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(
+        blocks <= 16,
+        "io_request_blocks {blocks} over MaxOutstandingIO=16"
+    );
 }

@@ -60,7 +60,9 @@ fn each_cycle<'a>(
     let mut cycles = 0u32;
     while !w.sh.stop.phase_over() {
         let file = random_file(w);
-        let pages = *w.sh.files[file].pages.read();
+        // Recursive: the caller's requests in flight hold the size shared, and a resize
+        // waiting for them must not make this read wait behind it.
+        let pages = *w.sh.files[file].pages.read_recursive();
         let n = w
             .between(plan.min_pages.max(1), plan.max_pages.max(1))
             .min(pages.saturating_sub(1))

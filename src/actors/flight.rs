@@ -23,9 +23,9 @@ use parking_lot::RwLockReadGuard;
 use super::evidence;
 use super::shared::Shared;
 use super::worker::Worker;
-use crate::engine::retry;
 use crate::engine::oracle::{ReadLatch, WriteLatch};
 use crate::engine::pool::PageKey;
+use crate::engine::retry;
 use crate::io::{Completion, Completions, Frame, PostOp};
 use crate::page::{layout, PageStamp, Verdict, PAGE_SIZE};
 use crate::sched::inflight::InflightGuard;
@@ -114,17 +114,29 @@ impl<'a> Flight<'a> {
     /// Posts a write of `n` pages from `first` of data file `file`, changed by log records up
     /// to `lsn` (0: not logged), after making the log durable past `lsn`; without
     /// scatter/gather, one request per page. False when the log could not be made durable.
-    pub fn write(&mut self, w: &mut Worker<'a>, file: usize, first: u64, n: u64, lsn: u64, after: After) -> bool {
+    pub fn write(
+        &mut self,
+        w: &mut Worker<'a>,
+        file: usize,
+        first: u64,
+        n: u64,
+        lsn: u64,
+        after: After,
+    ) -> bool {
         if lsn > 0 && !w.flush_log(file, lsn) {
             return false;
         }
-        self.each_request(w, first, n, |fl, w, p, k| fl.post(w, file, p, k, lsn, after, false));
+        self.each_request(w, first, n, |fl, w, p, k| {
+            fl.post(w, file, p, k, lsn, after, false)
+        });
         true
     }
 
     /// Posts reads of `n` pages from `first` of data file `file`, each verified on completion.
     pub fn read(&mut self, w: &mut Worker<'a>, file: usize, first: u64, n: u64, after: After) {
-        self.each_request(w, first, n, |fl, w, p, k| fl.post(w, file, p, k, 0, after, true));
+        self.each_request(w, first, n, |fl, w, p, k| {
+            fl.post(w, file, p, k, 0, after, true)
+        });
     }
 
     /// Splits a run into requests: single pages without scatter/gather, else runs of at most
@@ -137,7 +149,9 @@ impl<'a> Flight<'a> {
         mut post: impl FnMut(&mut Self, &mut Worker<'a>, u64, u64),
     ) {
         let step = if self.sh.plan.scatter_gather {
-            (w.max_pages() as u64).min(self.sh.io_frames.frames() as u64).max(1)
+            (w.max_pages() as u64)
+                .min(self.sh.io_frames.frames() as u64)
+                .max(1)
         } else {
             1
         };
@@ -151,8 +165,19 @@ impl<'a> Flight<'a> {
 
     /// Posts one request (see `write` and `read`).
     #[allow(clippy::too_many_arguments)]
-    fn post(&mut self, w: &mut Worker<'a>, file: usize, first: u64, n: u64, lsn: u64, after: After, read: bool) {
+    fn post(
+        &mut self,
+        w: &mut Worker<'a>,
+        file: usize,
+        first: u64,
+        n: u64,
+        lsn: u64,
+        after: After,
+        read: bool,
+    ) {
         let sh = self.sh;
+        // Completions are handled as they come: the throttle learns each latency at once.
+        self.reap_ready(w);
         let Some(held) = self.acquire(w, file, first, n, read) else {
             return;
         };
@@ -168,7 +193,9 @@ impl<'a> Flight<'a> {
         if read {
             frames.iter_mut().for_each(|fr| retry::fill_bnr(fr));
         } else {
-            gens = (first..first + n).map(|p| f.oracle.begin_write(p)).collect();
+            gens = (first..first + n)
+                .map(|p| f.oracle.begin_write(p))
+                .collect();
             if let Err(e) = f.reserve(gens.iter().copied().max().unwrap_or(0)) {
                 for (i, g) in gens.iter().enumerate() {
                     f.oracle.complete_write(first + i as u64, *g, false);
@@ -224,7 +251,14 @@ impl<'a> Flight<'a> {
 
     /// Takes what a request needs, handling own completions while something is refused;
     /// waits only with nothing in flight. `None` when the run stopped while waiting.
-    fn acquire(&mut self, w: &mut Worker<'a>, file: usize, first: u64, n: u64, read: bool) -> Option<Held<'a>> {
+    fn acquire(
+        &mut self,
+        w: &mut Worker<'a>,
+        file: usize,
+        first: u64,
+        n: u64,
+        read: bool,
+    ) -> Option<Held<'a>> {
         let mut counted = false;
         loop {
             if self.live >= self.limit {
@@ -250,7 +284,13 @@ impl<'a> Flight<'a> {
 
     /// Tries to take everything without waiting; what refused it (a busy latch or size, or
     /// no frames, counts as the gate: nothing the throttle decided).
-    fn try_acquire(&self, file: usize, first: u64, n: u64, read: bool) -> Result<Held<'a>, Refusal> {
+    fn try_acquire(
+        &self,
+        file: usize,
+        first: u64,
+        n: u64,
+        read: bool,
+    ) -> Result<Held<'a>, Refusal> {
         let sh = self.sh;
         let f = &sh.files[file];
         let size = f.pages.try_read().ok_or(Refusal::Gate)?;
@@ -262,7 +302,10 @@ impl<'a> Flight<'a> {
         }
         .ok_or(Refusal::Gate)?;
         let permit = sh.throttles[file].try_enter(&sh.gate, sh.bursting())?;
-        let frames = sh.io_frames.take_many(n.max(1) as usize).ok_or(Refusal::Gate)?;
+        let frames = sh
+            .io_frames
+            .take_many(n.max(1) as usize)
+            .ok_or(Refusal::Gate)?;
         Ok(Held {
             size,
             latch,
@@ -346,7 +389,9 @@ impl<'a> Flight<'a> {
         };
         let bytes = p.n * PAGE_SIZE as u64;
         match &c.result {
-            Ok(_) => w.stats.record(p.file, w.kind, op, bytes, took.as_nanos() as u64),
+            Ok(_) => w
+                .stats
+                .record(p.file, w.kind, op, bytes, took.as_nanos() as u64),
             Err(_) => w.stats.record_error(p.file, w.kind, op),
         }
         if read {

@@ -83,7 +83,10 @@ impl PostOp {
     /// # Safety
     /// Every iovec must name memory valid for its length, not otherwise used until this
     /// returns.
-    pub unsafe fn run_blocking<S: super::Storage + ?Sized>(&self, storage: &S) -> io::Result<usize> {
+    pub unsafe fn run_blocking<S: super::Storage + ?Sized>(
+        &self,
+        storage: &S,
+    ) -> io::Result<usize> {
         let total = self.total();
         // SAFETY: the caller guarantees the memory is valid and unaliased for the call.
         let slice = |v: &libc::iovec| unsafe {

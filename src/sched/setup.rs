@@ -57,8 +57,9 @@ pub fn build(
     }
     let users = user_threads(&plan);
     let ceiling = async_depth(&plan, backend);
-    let io_frames = io_frames(&plan, ceiling)
-        .map_err(|e| anyhow::anyhow!("cannot allocate the I/O frames for requests in flight: {e}"))?;
+    let io_frames = io_frames(&plan, ceiling).map_err(|e| {
+        anyhow::anyhow!("cannot allocate the I/O frames for requests in flight: {e}")
+    })?;
     let throttles = plan
         .files
         .iter()
@@ -313,11 +314,16 @@ pub const UNCAPPED_DEPTH: usize = crate::io::IoService::UNCAPPED_DEPTH;
 /// where that is larger than the floor. Every frame is touched now, so the run's memory does
 /// not grow when the depth is first reached.
 fn io_frames(plan: &SimPlan, depth: usize) -> std::io::Result<Arc<crate::io::BufPool>> {
-    let largest = [64, plan.bulk.max_pages, plan.read_ahead.max_pages, plan.audit.max_pages]
-        .into_iter()
-        .max()
-        .unwrap_or(64)
-        .clamp(64, 1024) as usize;
+    let largest = [
+        64,
+        plan.bulk.max_pages,
+        plan.read_ahead.max_pages,
+        plan.audit.max_pages,
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(64)
+    .clamp(64, 1024) as usize;
     let budget = (plan.max_memory_mb.saturating_mul(FRAMES_PER_MB)) as usize;
     let frames = depth
         .saturating_mul(2)

@@ -2,9 +2,9 @@
 //! throttle driven by a damped running average of I/O duration.
 //!
 //! Per file: `avg = (avg × (N − 1) + duration) / N`, starting at TargetIODuration. While the
-//! average is above the target, the number of I/Os a file may have outstanding is lowered one
-//! step per completion; below it, raised again. A poster that has to wait counts as one
-//! "time IO throttled". Bursts (initial update, checkpoints) skip the per-file throttle but
+//! average is above the target, the number of I/Os a file may have outstanding is lowered by an
+//! eighth (at least one) per completion; below it, raised again one at a time. A poster that
+//! has to wait counts as one "time IO throttled". Bursts (initial update, checkpoints) skip the per-file throttle but
 //! never the process-wide cap.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -171,8 +171,12 @@ impl Throttle {
         self.avg_us.store(avg, Ordering::Relaxed);
         let allowed = self.allowed.load(Ordering::Relaxed);
         if avg > self.target_us {
+            // An eighth of the allowance per slow completion (at least one): from thousands
+            // allowed (MaxOutstandingIO=0) the depth falls within a hundred or so completions,
+            // not thousands; it climbs back one step per fast completion.
+            let step = (allowed / 8).max(1);
             self.allowed
-                .store(allowed.saturating_sub(1).max(1), Ordering::Relaxed);
+                .store(allowed.saturating_sub(step).max(1), Ordering::Relaxed);
         } else if allowed < self.ceiling {
             self.allowed.store(allowed + 1, Ordering::Relaxed);
         }

@@ -94,12 +94,7 @@ impl Storage for EngineStorage {
             .write_vectored(self.file.file().as_fd(), bufs, offset)
     }
 
-    unsafe fn post(
-        &self,
-        op: crate::io::PostOp,
-        to: &Arc<crate::io::Completions>,
-        token: u64,
-    ) {
+    unsafe fn post(&self, op: crate::io::PostOp, to: &Arc<crate::io::Completions>, token: u64) {
         // SAFETY: the caller lends the memory until the completion is pushed; this storage
         // (and so the file) is held by the poster until then.
         unsafe { self.service.post(self.file.file().as_fd(), op, to, token) }

@@ -235,7 +235,14 @@ mod tests {
             .collect();
         let total = lens.iter().sum();
         let mem = Mem::Iov { list, first: 0 };
-        Request::new(OpKind::Read, 0, 100, mem, total, Answer::Caller(Arc::default()))
+        Request::new(
+            OpKind::Read,
+            0,
+            100,
+            mem,
+            total,
+            Answer::Caller(Arc::default()),
+        )
     }
 
     #[test]
@@ -282,7 +289,14 @@ mod tests {
             ptr: std::ptr::null_mut(),
             len: 1,
         };
-        drop(Request::new(OpKind::Read, 0, 0, mem, 1, Answer::Caller(reply.clone())));
+        drop(Request::new(
+            OpKind::Read,
+            0,
+            0,
+            mem,
+            1,
+            Answer::Caller(reply.clone()),
+        ));
         let e = reply.wait().expect_err("abandoned");
         assert!(e.to_string().contains("I/O service stopped"), "{e}");
     }

@@ -9,6 +9,7 @@
 //! test can check that every fired fault was reported and nothing else was.
 
 mod plan;
+mod post;
 mod storage;
 
 use std::collections::HashMap;
@@ -33,6 +34,8 @@ pub(crate) struct Shared {
     /// The direct-I/O unit the files enforce (0: none, and 512 reported), as a device of
     /// that logical sector would: a misaligned offset or length fails with EINVAL.
     pub(crate) dio_align: AtomicU32,
+    /// The helper threads carrying posted requests.
+    pub(crate) helpers: post::Helpers,
 }
 
 /// In-memory backend that injects faults; cheap to clone (clones share files and faults).
@@ -49,6 +52,7 @@ impl FaultyBackend {
                 files: Mutex::new(HashMap::new()),
                 plan: Mutex::new(Plan::new(seed)),
                 dio_align: AtomicU32::new(0),
+                helpers: Default::default(),
             }),
         }
     }

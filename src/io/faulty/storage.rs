@@ -86,6 +86,11 @@ impl FaultyStorage {
         FaultyStorage { file, shared }
     }
 
+    /// Another handle on the same file (for a posted request's helper thread).
+    pub(crate) fn twin(&self) -> FaultyStorage {
+        FaultyStorage::new(Arc::clone(&self.file), Arc::clone(&self.shared))
+    }
+
     fn log(&self, fault: Fault, page: u64, op: OpKind, detail: Detail) {
         let mut plan = self.shared.plan.lock();
         let seq = plan.fired.len() as u64 + 1;
@@ -361,6 +366,15 @@ impl Storage for FaultyStorage {
 
     fn write_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<()> {
         self.write_at(&bufs.concat(), offset)
+    }
+
+    unsafe fn post(&self, op: crate::io::PostOp, to: &Arc<crate::io::Completions>, token: u64) {
+        // SAFETY: the caller's lending contract is passed on unchanged.
+        unsafe { super::post::post(self, &self.shared.helpers, op, to, token) }
+    }
+
+    fn posts_async(&self) -> bool {
+        true
     }
 
     fn sync_data(&self) -> io::Result<()> {
