@@ -111,3 +111,70 @@ fn max_outstanding_io_bounds_the_depth_of_the_asynchronous_actors() {
         "io_request_blocks {blocks} over MaxOutstandingIO=16"
     );
 }
+
+/// The configuration of tests/fault_injection.rs (a 8 MB data file in memory) at depth 1,024.
+fn fault_config(dir: &Path) -> PathBuf {
+    let cfg = dir.join("fi.cfg.ini");
+    let text = "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\nMaxOutstandingIO=1024\n\
+        [AuditUser]\nUserCount=2\n[RandomUser]\nUserCount=2\nRandomUserReadWriteRatio=0\n\
+        [ReadAheadUser]\nUserCount=2\n[BulkUpdateUser]\nUserCount=0\n\
+        [File1]\nFileName=sqliosim.mdx\nInitialSize=8\nMaxSize=8\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
+        [File2]\nFileName=sqliosim.ldx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n";
+    std::fs::write(&cfg, text).expect("write config");
+    cfg
+}
+
+#[test]
+fn every_fault_class_is_caught_at_depth_1024_and_a_clean_run_stays_clean() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let cfg = fault_config(dir.path());
+    let spec = "lost@10,torn4k@80,torn512@270,misdirect@150>5,flip@220,zero@290,eio-read@360,\
+                eio-write@430,short@500,stale@600";
+    let (code, stderr, summary, _) = run(
+        dir.path(),
+        &cfg,
+        &["--duration", "1", "--seed", "3", "--fault-injection", spec],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    for class in [
+        "lost_write",
+        "torn_write",
+        "misdirected_write",
+        "bit_rot",
+        "zeroed_sectors",
+        "stale_read",
+        "read_error",
+        "write_error",
+        "short_read",
+    ] {
+        assert!(
+            stderr.contains(&format!(": {class} on ")),
+            "{class} missing:\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains("never fired"), "{stderr}");
+    let blocks = data_file(&summary)["io_request_blocks"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(blocks > 4, "requests were in flight at once: {blocks}");
+
+    let clean = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let cfg = fault_config(clean.path());
+    let (code, stderr, _, _) = run(
+        clean.path(),
+        &cfg,
+        &[
+            "--duration",
+            "2",
+            "--seed",
+            "3",
+            "--fault-injection",
+            "random=0:lost",
+        ],
+    );
+    assert_eq!(
+        code,
+        Some(0),
+        "no fault, no finding at depth 1,024: {stderr}"
+    );
+}
