@@ -64,7 +64,7 @@ fn checkpoint_depth(log: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn data_file<'a>(summary: &'a serde_json::Value) -> &'a serde_json::Value {
+fn data_file(summary: &serde_json::Value) -> &serde_json::Value {
     summary["stats"]["files"]
         .as_array()
         .and_then(|f| {

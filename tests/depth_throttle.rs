@@ -80,7 +80,7 @@ fn latency_above_the_target_lowers_the_depth_and_counts_as_throttled() {
     // The first requests are posted before any latency is known (the throttle learns from
     // completions, as SQLIOSim's does), so compare the final checkpoint, long after.
     assert!(
-        slow_ckpt >= 1 && slow_ckpt <= 4 && slow_ckpt * 4 <= fast_ckpt,
+        (1..=4).contains(&slow_ckpt) && slow_ckpt * 4 <= fast_ckpt,
         "the throttle keeps the checkpoint shallow: {slow_ckpt} in flight under latency, \
          {fast_ckpt} without"
     );
