@@ -51,15 +51,20 @@ fn write_dirty<'a>(w: &mut Worker<'a>, dirty: &[(PageKey, u64)]) -> Flight<'a> {
 /// then the recent log read back.
 pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
     let dirty = w.sh.pool.dirty_pages();
+    let t = std::time::Instant::now();
     let flight = write_dirty(w, &dirty);
+    let took = t.elapsed();
     if flight.posted > 0 {
         w.sh.message(
             crate::findings::Severity::Info,
             "Checkpoint",
             "Checkpoint",
             format!(
-                "Checkpoint wrote {} pages in {} requests, at most {} requests in flight",
-                flight.pages, flight.posted, flight.max_live
+                "Checkpoint wrote {} pages in {} requests, at most {} requests in flight, in {} ms",
+                flight.pages,
+                flight.posted,
+                flight.max_live,
+                took.as_millis()
             ),
         );
     }

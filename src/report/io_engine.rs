@@ -39,16 +39,16 @@ impl IoEngineInfo {
                     String::new()
                 };
                 let why = if max == 0 {
-                    "MaxOutstandingIO = 0: 4 per thread + 16".to_string()
+                    format!("MaxOutstandingIO = 0: the {used} engine's ceiling")
                 } else if depth < max {
-                    format!("MaxOutstandingIO = {max}, more than the threads can have outstanding")
+                    format!("MaxOutstandingIO = {max}, capped at the engine's largest depth")
                 } else {
                     "MaxOutstandingIO".to_string()
                 };
                 format!("{used}{refused}, one engine for every thread, depth {depth} ({why})")
             }
             (used, None) if max == 0 => {
-                format!("{used} (each thread's own pread/pwrite; MaxOutstandingIO = 0: no cap)")
+                format!("{used} (each thread's own pread/pwrite, done on the spot even for the asynchronous actors; MaxOutstandingIO = 0: no cap)")
             }
             (used, None) => format!(
                 "{used} (each thread's own pread/pwrite; MaxOutstandingIO = {max} held by a gate)"
@@ -78,11 +78,11 @@ mod tests {
         );
         assert_eq!(
             info("uring", "psync", Some(52), 0).describe(),
-            "psync (uring refused), one engine for every thread, depth 52 (MaxOutstandingIO = 0: 4 per thread + 16)"
+            "psync (uring refused), one engine for every thread, depth 52 (MaxOutstandingIO = 0: the psync engine's ceiling)"
         );
         assert_eq!(
-            info("uring", "uring", Some(52), 140000).describe(),
-            "uring, one engine for every thread, depth 52 (MaxOutstandingIO = 140000, more than the threads can have outstanding)"
+            info("uring", "uring", Some(16384), 140000).describe(),
+            "uring, one engine for every thread, depth 16384 (MaxOutstandingIO = 140000, capped at the engine's largest depth)"
         );
         assert_eq!(
             info("sync", "sync", None, 8).describe(),
