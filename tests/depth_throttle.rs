@@ -1,7 +1,7 @@
 //! The throttle at depth (issue #15): with the asynchronous actors posting up to
 //! MaxOutstandingIO requests, latency above TargetIODuration lowers the depth and `throttled`
-//! counts it. The faulty backend carries posted requests on helper threads (really in flight
-//! at once) and its latency fault makes every request slower than the target, so the throttle
+//! counts it. The faulty backend carries posted requests on its helper thread while the poster
+//! goes on, and its latency fault makes every request slower than the target, so the throttle
 //! fires on every run: the assertions are on counts, never on times.
 
 mod sim_support;
@@ -71,7 +71,7 @@ fn latency_above_the_target_lowers_the_depth_and_counts_as_throttled() {
     );
 
     let slow_backend = FaultyBackend::new(7);
-    slow_backend.set_random(1.0, vec![Fault::Latency(Duration::from_millis(40))]);
+    slow_backend.set_random(1.0, vec![Fault::Latency(Duration::from_millis(25))]);
     let (slow, slow_ckpt) = data_file(&slow_backend);
     assert!(
         slow.throttled > 0,

@@ -1,9 +1,9 @@
 //! The concurrency test repeated with asynchronous actors (issue #15): a tiny data file hit by
 //! several read-ahead and bulk-update users, the checkpoint and the lazy writer, all posting up
 //! to 1,024 requests without waiting, beside synchronous random users — many requests on the
-//! same few pages in flight at once, completing out of order. Not one false alarm, on the
-//! faulty backend (requests carried by its helper threads) and through the io_uring engine on
-//! a real file.
+//! same few pages outstanding at once (completing out of order through io_uring). Not one
+//! false alarm, on the faulty backend (requests carried by its helper thread) and through the
+//! io_uring engine on a real file.
 
 mod sim_support;
 

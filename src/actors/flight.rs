@@ -20,14 +20,14 @@ use std::time::{Duration, Instant};
 
 use parking_lot::RwLockReadGuard;
 
-use super::evidence;
 use super::shared::Shared;
 use super::worker::Worker;
+use super::{evidence, landed};
 use crate::engine::oracle::{ReadLatch, WriteLatch};
 use crate::engine::pool::PageKey;
 use crate::engine::retry;
 use crate::io::{Completion, Completions, Frame, PostOp};
-use crate::page::{layout, PageStamp, Verdict, PAGE_SIZE};
+use crate::page::PAGE_SIZE;
 use crate::sched::inflight::InflightGuard;
 use crate::sched::throttle::{Permit, Refusal};
 use crate::stats::OpKind;
@@ -203,7 +203,7 @@ impl<'a> Flight<'a> {
                 evidence::report_write_error(w, file, 0, 1, &e);
                 return;
             }
-            stamp(w, &mut frames, file, first, &gens, lsn);
+            landed::stamp(w, &mut frames, file, first, &gens, lsn);
         }
         let op = PostOp {
             read,
@@ -394,11 +394,18 @@ impl<'a> Flight<'a> {
                 .record(p.file, w.kind, op, bytes, took.as_nanos() as u64),
             Err(_) => w.stats.record_error(p.file, w.kind, op),
         }
-        if read {
-            self.pages += verify_read(w, &p, c.result);
+        let done = landed::Request {
+            file: p.file,
+            first: p.first,
+            n: p.n,
+            gens: &p.gens,
+            frames: &p.frames,
+        };
+        self.pages += if read {
+            landed::verify_read(w, &done, c.result)
         } else {
-            self.pages += finish_write(w, &p, c.result);
-        }
+            landed::finish_write(w, &done, c.result)
+        };
         let pool = &self.sh.pool;
         let keys = (p.first..p.first + p.n).map(|page| PageKey { file: p.file, page });
         match p.after {
@@ -415,87 +422,6 @@ impl<'a> Flight<'a> {
 fn clamp(size: u64, first: u64, n: u64) -> (u64, u64) {
     let first = first.max(1);
     (first, n.min(size.saturating_sub(first)))
-}
-
-/// Stamps generation `gens[i]` of page `first + i` into frame `i`.
-fn stamp(w: &Worker<'_>, frames: &mut [Frame], file: usize, first: u64, gens: &[u64], lsn: u64) {
-    let now = layout::now_us();
-    for (i, (fr, g)) in frames.iter_mut().zip(gens).enumerate() {
-        let st = PageStamp {
-            run_id: w.sh.run_id,
-            file_id: file as u32,
-            page_id: first + i as u64,
-            generation: *g,
-            lsn,
-            writer_kind: w.kind,
-            writer_id: w.id,
-            write_time_us: now,
-        };
-        layout::stamp_page(&mut fr[..PAGE_SIZE], &st);
-    }
-}
-
-/// The oracle learns a completed write's outcome; returns the pages written.
-fn finish_write(w: &mut Worker<'_>, p: &Posted<'_>, result: std::io::Result<usize>) -> u64 {
-    let sh = w.sh;
-    let f = &sh.files[p.file];
-    let ok = result.is_ok();
-    for (i, g) in p.gens.iter().enumerate() {
-        let page = p.first + i as u64;
-        f.oracle.complete_write(page, *g, ok);
-        f.remember(page, evidence::history(w.kind, "write", *g, ok));
-    }
-    match result {
-        Err(e) => {
-            evidence::report_write_error(w, p.file, p.first, p.n, &e);
-            0
-        }
-        Ok(_) => {
-            // Still under the size guard: a resize is journaled after this acknowledgement.
-            super::sync::acknowledged(sh, p.file, p.first, p.gens.clone());
-            p.n
-        }
-    }
-}
-
-/// The transfer problem of a completed read, as `worker::request_problem` finds it in one
-/// buffer: an error, fewer bytes than asked, or a sector left untouched.
-fn frames_problem(result: &std::io::Result<usize>, frames: &[Frame], n: u64) -> Option<Verdict> {
-    let bytes = n as usize * PAGE_SIZE;
-    match result {
-        Err(e) => Some(Verdict::IoError {
-            errno: e.raw_os_error().unwrap_or(libc::EIO),
-        }),
-        Ok(got) if *got < bytes => Some(Verdict::ShortRead { bytes: *got as u32 }),
-        Ok(_) => frames.iter().enumerate().find_map(|(i, fr)| {
-            retry::bytes_not_read(&fr[..PAGE_SIZE]).map(|at| Verdict::ShortRead {
-                bytes: (i * PAGE_SIZE + at) as u32,
-            })
-        }),
-    }
-}
-
-/// Verifies a completed read's pages (the request's latches still held); returns the pages
-/// read and verified.
-fn verify_read(w: &mut Worker<'_>, p: &Posted<'_>, result: std::io::Result<usize>) -> u64 {
-    let transfer = frames_problem(&result, &p.frames, p.n);
-    if let (Some(v), true) = (&transfer, p.n > 1) {
-        // The request as a whole failed: say so once, then judge each page on its own read.
-        let out = w.reread_singly(p.file, p.first, p.n);
-        evidence::report_request(w, p.file, p.first, p.n, v.clone(), out.bad > 0);
-        return out.pages;
-    }
-    for (i, fr) in p.frames.iter().enumerate() {
-        let page = p.first + i as u64;
-        let verdict = match &transfer {
-            Some(v) => v.clone(),
-            None => w.check_bytes(p.file, &fr[..PAGE_SIZE], page),
-        };
-        if !verdict.is_ok() {
-            evidence::triage_and_report(w, p.file, page, verdict, fr[..PAGE_SIZE].to_vec());
-        }
-    }
-    p.n
 }
 
 impl Drop for Flight<'_> {

@@ -7,6 +7,7 @@ pub mod batch;
 pub mod evidence;
 pub mod failure;
 pub mod flight;
+mod landed;
 pub mod random;
 pub mod shared;
 pub mod shrink;
