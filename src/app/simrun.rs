@@ -82,6 +82,10 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if let Some(env) = &outcome.environment {
         evidence.environment_error(&env.text);
     }
+    evidence.stopped(
+        super::stopped::stop_info(&outcome),
+        &super::stopped::log_text(&outcome),
+    );
     let evidence_error = evidence.finish(Some(&outcome.summary)).err();
     if let Some(e) = &evidence_error {
         eprintln!("sqliosim: warning: writing the evidence failed: {e}");
@@ -108,7 +112,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     }
     match evidence_error {
         Some(e) => Err(anyhow::anyhow!("writing the evidence failed: {e}")),
-        None => Ok(Outcome::Clean),
+        None => Ok(super::stopped::clean_or_interrupted(&outcome)),
     }
 }
 

@@ -46,6 +46,8 @@ pub struct Loaded {
     pub json: Option<JsonReport>,
     /// What carried the run's disk I/O, as described at its start.
     pub io_engine: Option<String>,
+    /// How a signal cut the run short ("SIGINT after 6 s of 30 s"), when one did.
+    pub stopped_by: Option<String>,
 }
 
 impl Loaded {
@@ -94,8 +96,21 @@ fn from_json(path: &Path, doc: JsonReport, truncated: bool) -> Loaded {
         warnings: Vec::new(),
         summary: doc.stats.clone(),
         io_engine: doc.io_engine.as_ref().map(|e| e.describe()),
+        stopped_by: doc.stop.as_ref().and_then(signal_stop),
         json: Some(doc),
     }
+}
+
+/// "SIGINT after 6 s of 30 s" for a JSON `stop` that says a signal cut the run short.
+fn signal_stop(stop: &super::json::StopInfo) -> Option<String> {
+    if stop.reason != "signal" {
+        return None;
+    }
+    let name = stop.signal.as_deref().unwrap_or("a signal");
+    let of = stop
+        .planned_s
+        .map_or_else(String::new, |p| format!(" of {p:.0} s"));
+    Some(format!("{name} after {:.0} s{of}", stop.after_s))
 }
 
 /// An ERROR entry that reports bad page contents (ours carry FINDING; SQLIOSim's say so).
@@ -121,6 +136,7 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
         summary: None,
         json: None,
         io_engine: None,
+        stopped_by: None,
     };
     let mut summary_lines = Vec::new();
     for e in entries {
@@ -133,6 +149,14 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
                 None if e.attr("Func") == super::logw::DUMP_FUNC => {}
                 None => l.other_errors.push(e.text),
             },
+            "WARNING" if e.attr("Func") == super::logw::STOP_SIGNAL_FUNC => {
+                let by = e.text.split_once("stopped by ").map(|(_, r)| r);
+                let by = by
+                    .and_then(|r| r.split_once(':'))
+                    .map(|(b, _)| b.to_string());
+                l.stopped_by = Some(by.unwrap_or_else(|| "a signal".into()));
+                l.warnings.push(e.text);
+            }
             "WARNING" => {
                 add_suppressed(&mut l.by_class, &e.text);
                 l.warnings.push(e.text);
@@ -147,7 +171,7 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
             _ => {}
         }
     }
-    l.complete = !summary_lines.is_empty() && !truncated;
+    l.complete = !summary_lines.is_empty() && !truncated && l.stopped_by.is_none();
     l.summary = summary_from_lines(&summary_lines);
     l
 }
