@@ -92,6 +92,9 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     }
     print!("{}", summary_text(&outcome, seed));
     println!("Error log: {}", settings.error_log.display());
+    if let Some(json) = &settings.json {
+        println!("JSON summary: {}", json.display());
+    }
     if let Some(out) = &settings.bundle {
         write_bundle(settings, out)?;
     }
@@ -249,11 +252,13 @@ pub fn ensure_ours(path: &Path, marker: &str, force: bool) -> anyhow::Result<()>
     anyhow::bail!("{}: the file exists and was not written by sqliosim; refusing to overwrite it. Choose another path, remove it, or pass --force", path.display())
 }
 
-/// The XML log, the page dumps beside it, and the JSON summary when asked for.
+/// The XML log, the page dumps and the JSON summary beside it (unless `--no-json`).
 fn open_evidence(settings: &RunSettings) -> anyhow::Result<Evidence> {
     ensure_ours(&settings.error_log, "SQLIOSIM_LOG", settings.force)?;
     if let Some(json) = &settings.json {
-        ensure_ours(json, "sqliosim-summary", settings.force)?;
+        ensure_ours(json, "sqliosim-summary", settings.force).map_err(|e| {
+            anyhow::anyhow!("{e} (the JSON summary goes beside the XML log by default: --json FILE names another path, --no-json turns it off)")
+        })?;
     }
     let dumps = settings.error_log.parent().map(|d| d.join("dumps"));
     let opts = EvidenceOptions {

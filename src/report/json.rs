@@ -166,6 +166,18 @@ impl JsonReport {
     }
 }
 
+/// Where a run's JSON summary goes by default: beside its XML log, the log's name with a
+/// trailing ".xml" replaced by ".json" (`sqliosim.log.xml` → `sqliosim.log.json`), or ".json"
+/// appended when it has no ".xml" suffix.
+pub fn beside_log(log: &Path) -> PathBuf {
+    let name = log.file_name().map_or_else(
+        || "sqliosim.log".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let stem = name.strip_suffix(".xml").unwrap_or(&name);
+    log.with_file_name(format!("{stem}.json"))
+}
+
 /// Writes `value` as pretty JSON to `path` atomically: a temporary file in the same directory,
 /// then a rename over the old file.
 pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), ReportError> {
@@ -189,5 +201,34 @@ pub fn parse(text: &str) -> Result<(JsonReport, bool), serde_json::Error> {
             .map(|r| (r, true))
             .ok_or(e),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_goes_beside_the_log() {
+        let p = |s: &str| beside_log(Path::new(s));
+        assert_eq!(
+            p("/d/sqliosim.log.xml"),
+            PathBuf::from("/d/sqliosim.log.json")
+        );
+        assert_eq!(p("/d/run.log"), PathBuf::from("/d/run.log.json"));
+        assert_eq!(p("log.xml.bak"), PathBuf::from("log.xml.bak.json"));
+    }
+
+    #[test]
+    fn config_hash_is_sha256_of_the_compact_json() {
+        // sha256 of the two bytes `{}`.
+        let h = config_hash(&serde_json::json!({}));
+        assert_eq!(
+            h,
+            "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+        );
+        let a = config_hash(&serde_json::json!({"CONFIG": {"TestCycles": "1"}}));
+        let b = config_hash(&serde_json::json!({"CONFIG": {"TestCycles": "2"}}));
+        assert_ne!(a, b);
     }
 }

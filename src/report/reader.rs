@@ -72,7 +72,12 @@ pub fn load(path: &Path) -> Result<Loaded, ReportError> {
     }
     if trimmed.starts_with('<') {
         let parsed = parse_log(trimmed).map_err(unreadable)?;
-        return Ok(from_log(path, parsed.entries, parsed.truncated));
+        let seed = log_seed(&parsed.entries);
+        let mut l = from_log(path, parsed.entries, parsed.truncated);
+        if let Some(seed) = seed {
+            add_sibling_json(&mut l, seed);
+        }
+        return Ok(l);
     }
     Err(unreadable("it starts with neither '<' nor '{'".into()))
 }
@@ -99,6 +104,41 @@ fn from_json(path: &Path, doc: JsonReport, truncated: bool) -> Loaded {
         stopped_by: doc.stop.as_ref().and_then(signal_stop),
         json: Some(doc),
     }
+}
+
+/// The seed our log's configuration echo names ("Seed = N").
+fn log_seed(entries: &[LogEntry]) -> Option<u64> {
+    entries
+        .iter()
+        .filter(|e| e.attr("Func") == "Config::Echo")
+        .find_map(|e| e.text.strip_prefix("Seed = ")?.trim().parse().ok())
+}
+
+/// Takes the rich data (timeline, actors, histograms, system, tool) from the JSON summary the
+/// same run wrote beside its XML log (same seed), when there is one: a plain `sqliosim run`
+/// leaves both. The findings and the verdict still come from the log.
+fn add_sibling_json(l: &mut Loaded, seed: u64) {
+    let path = json::beside_log(&l.path);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return;
+    };
+    let Ok((doc, _)) = json::parse(text.trim_start_matches('\u{feff}').trim_start()) else {
+        return;
+    };
+    if doc.seed != Some(seed) || !doc.schema.starts_with("sqliosim-summary/") {
+        return;
+    }
+    if doc.stats.is_some() {
+        l.summary = doc.stats.clone();
+    }
+    if l.io_engine.is_none() {
+        l.io_engine = doc.io_engine.as_ref().map(|e| e.describe());
+    }
+    if l.stopped_by.is_none() {
+        l.stopped_by = doc.stop.as_ref().and_then(signal_stop);
+        l.complete &= l.stopped_by.is_none();
+    }
+    l.json = Some(doc);
 }
 
 /// "SIGINT after 6 s of 30 s" for a JSON `stop` that says a signal cut the run short.
