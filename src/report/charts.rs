@@ -6,12 +6,12 @@ use plotters::prelude::*;
 use crate::findings::Finding;
 use crate::stats::{Latency, TimelinePoint};
 
-const W: u32 = 900;
-const H: u32 = 320;
-type Res = Result<(), Box<dyn std::error::Error>>;
+pub(crate) const W: u32 = 900;
+pub(crate) const H: u32 = 320;
+pub(crate) type Res = Result<(), Box<dyn std::error::Error>>;
 
 /// A chart, or a placeholder saying why there is none.
-fn svg(draw: impl FnOnce(&mut String) -> Res) -> String {
+pub(crate) fn svg(draw: impl FnOnce(&mut String) -> Res) -> String {
     let mut out = String::new();
     match draw(&mut out) {
         Ok(()) => out,
@@ -35,13 +35,13 @@ pub(crate) fn html_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn max_of(v: impl Iterator<Item = f64>) -> f64 {
+pub(crate) fn max_of(v: impl Iterator<Item = f64>) -> f64 {
     v.fold(0.0, f64::max).max(1e-9) * 1.1
 }
 
 /// The frame every chart here shares: the caption, margin and label areas (the y labels
 /// `y_area` pixels wide).
-fn frame<'a, 'b>(
+pub(crate) fn frame<'a, 'b>(
     root: &'a DrawingArea<SVGBackend<'b>, Shift>,
     title: &str,
     y_area: u32,
@@ -56,7 +56,7 @@ fn frame<'a, 'b>(
 
 /// Draws each named series as a line in its own colour with a legend entry (and a dot on
 /// each point when `dots`), then the legend.
-fn draw_lines<'a, X, Y>(
+pub(crate) fn draw_lines<'a, X, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
     lines: &[(&str, Vec<(f64, f64)>)],
     dots: bool,

@@ -81,7 +81,7 @@ pub fn render_loaded(l: &Loaded) -> String {
     })
 }
 
-const STYLE: &str = "body{font-family:sans-serif;font-size:14px;margin:20px;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;font-size:14px;margin:20px;color:#222}\
 table{border-collapse:collapse;margin:8px 0 20px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#eee}td.l,th.l{text-align:left}.pass{background:#dff5df;color:#135d13}.fail{background:#fde2e2;color:#8b0000}\
 .verdict{font-size:20px;font-weight:bold;padding:10px;border-radius:4px}.chart{margin:10px 0}";

@@ -51,6 +51,15 @@ impl LatencyHistogram {
         self.h.len()
     }
 
+    /// The latency (ns) at quantile `q` (0 to 1): for drawing whole distributions; 0 when
+    /// nothing was recorded.
+    pub fn value_at_quantile(&self, q: f64) -> u64 {
+        if self.h.is_empty() {
+            return 0;
+        }
+        self.h.value_at_quantile(q.clamp(0.0, 1.0))
+    }
+
     /// Percentile summary, in microseconds.
     pub fn latency(&self) -> Latency {
         if self.h.is_empty() {
