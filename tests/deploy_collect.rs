@@ -22,12 +22,18 @@ const CONFIG: &str = "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\n\
 fn wrapper_script() -> Result<String, String> {
     let cm = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes/configmap.yaml");
     let out = Command::new("python3")
-        .args(["-c", "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['data']['run.sh'], end='')"])
+        .args([
+            "-c",
+            "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['data']['run.sh'], end='')",
+        ])
         .arg(&cm)
         .output()
         .map_err(|e| format!("python3: {e}"))?;
     if !out.status.success() {
-        return Err(format!("python3 with PyYAML: {}", String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "python3 with PyYAML: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -64,7 +70,14 @@ fn run_pod(dir: &Path, script: &Path, pod: &str, faulty: bool) -> Vec<u8> {
         args.extend(["--fault-injection".into(), "lost@10,torn4k@80".into()]);
     }
     let out = Command::new("unshare")
-        .args(["--uts", "--", "sh", "-c", "hostname \"$1\" && shift && exec sh \"$@\"", "pod"])
+        .args([
+            "--uts",
+            "--",
+            "sh",
+            "-c",
+            "hostname \"$1\" && shift && exec sh \"$@\"",
+            "pod",
+        ])
         .arg(pod)
         .arg(script)
         .args(&args[1..])
@@ -75,7 +88,12 @@ fn run_pod(dir: &Path, script: &Path, pod: &str, faulty: bool) -> Vec<u8> {
         .output()
         .expect("run.sh");
     let want = if faulty { 1 } else { 0 };
-    assert_eq!(out.status.code(), Some(want), "{pod}: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(want),
+        "{pod}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -117,7 +135,11 @@ fn collect_sh_rebuilds_each_pods_summary_from_its_log_and_the_report_names_the_f
         std::fs::write(dir.join("logs").join(format!("{pod}-x7k2p")), log).expect("log");
     }
     let bin = fake_kubectl(dir);
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out_dir = dir.join("collected");
     let collect = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes/collect.sh");
     let out = Command::new("bash")
@@ -128,14 +150,27 @@ fn collect_sh_rebuilds_each_pods_summary_from_its_log_and_the_report_names_the_f
         .env("PATH", path)
         .output()
         .expect("collect.sh");
-    let said = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     for pod in PODS {
         // The summary from the log is the very file the pod wrote to the results volume.
         let from_log = json(&out_dir.join(pod).join("sqliosim.log.json"));
         let on_volume = json(&dir.join("results").join(pod).join("sqliosim.log.json"));
-        assert_eq!(from_log, on_volume, "{pod}: the summary in the log differs from the file");
+        assert_eq!(
+            from_log, on_volume,
+            "{pod}: the summary in the log differs from the file"
+        );
     }
     assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(said.contains(&format!("CORRUPTION on {} ", PODS[FAULTY])), "{said}");
-    assert!(!said.contains(&format!("CORRUPTION on {} ", PODS[0])), "{said}");
+    assert!(
+        said.contains(&format!("CORRUPTION on {} ", PODS[FAULTY])),
+        "{said}"
+    );
+    assert!(
+        !said.contains(&format!("CORRUPTION on {} ", PODS[0])),
+        "{said}"
+    );
 }

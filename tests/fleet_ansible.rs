@@ -45,7 +45,10 @@ fn inventory(fleet: &Fleet, remote: &Path) -> String {
         }
         if i == 0 {
             // The optional capacity run beside the simulation, on one host.
-            let bench = format!("--file {}/data/bench.dat --size 16M --duration 2", remote.display());
+            let bench = format!(
+                "--file {}/data/bench.dat --size 16M --duration 2",
+                remote.display()
+            );
             text += &format!(" sqliosim_bench='{bench}'");
         }
         text += "\n";
@@ -54,7 +57,7 @@ fn inventory(fleet: &Fleet, remote: &Path) -> String {
         "[sqliosim:vars]\nansible_user=root\nansible_ssh_private_key_file={key}\n\
          ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\n\
          ansible_python_interpreter=/usr/bin/python3\nsqliosim_remote_dir={remote}\n\
-         sqliosim_data_dirs=['{remote}/data']\nsqliosim_duration=8s\nsqliosim_poll=1\n\
+         sqliosim_data_dirs=['{remote}/data']\nsqliosim_duration=5s\nsqliosim_poll=1\n\
          sqliosim_timeout=300\n",
         key = fleet.key.display(),
         remote = remote.display()
@@ -85,6 +88,8 @@ fn run_playbook(dir: &Path, inventory: &Path, out: &Path, config: &Path) -> Outp
         .env("ANSIBLE_SSH_CONTROL_PATH_DIR", dir.join("cp"))
         .env("ANSIBLE_LOCAL_TEMP", dir.join("ansible-local"))
         .env("ANSIBLE_FORKS", "5")
+        // One SSH round trip per task instead of several (no sudo here, so nothing against it).
+        .env("ANSIBLE_PIPELINING", "True")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -126,30 +131,51 @@ fn read_all(r: &mut impl std::io::Read) -> Vec<u8> {
 }
 
 /// The hostname and machine id a fetched JSON summary carries.
-fn identity(summary: &Path) -> (String, Option<String>) {
-    let text = std::fs::read_to_string(summary)
-        .unwrap_or_else(|e| panic!("{}: {e}", summary.display()));
+fn identity(summary: &Path) -> (String, String) {
+    let text =
+        std::fs::read_to_string(summary).unwrap_or_else(|e| panic!("{}: {e}", summary.display()));
     let json: serde_json::Value = serde_json::from_str(&text).expect("summary is JSON");
     let host = &json["host"];
-    let name = host["hostname"]
-        .as_str()
-        .or(json["system"]["hostname"].as_str())
-        .unwrap_or_else(|| panic!("no hostname in {}", summary.display()));
-    (name.to_string(), host["machine_id"].as_str().map(String::from))
+    let field = |key: &str| {
+        host[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("no host.{key} in {}", summary.display()))
+            .to_string()
+    };
+    (field("hostname"), field("machine_id"))
 }
 
 fn check_fetched(out: &Path, fleet: &Fleet) {
     for (i, host) in fleet.hosts.iter().enumerate() {
         let node = out.join(format!("hosts/node{}", i + 1));
-        for file in ["sqliosim.log.xml", "sqliosim.log.json", "bundle.tar.gz", "run.txt"] {
-            assert!(node.join(file).is_file(), "{} not fetched", node.join(file).display());
+        for file in [
+            "sqliosim.log.xml",
+            "sqliosim.log.json",
+            "bundle.tar.gz",
+            "run.txt",
+        ] {
+            assert!(
+                node.join(file).is_file(),
+                "{} not fetched",
+                node.join(file).display()
+            );
         }
         let (hostname, machine_id) = identity(&node.join("sqliosim.log.json"));
-        assert_eq!(hostname, host.hostname, "node{} reported another hostname", i + 1);
-        if let Some(id) = machine_id {
-            assert_eq!(id, host.machine_id, "node{}: machine id not the host's own", i + 1);
-        }
-        let dumps = std::fs::read_dir(node.join("dumps")).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(
+            hostname,
+            host.hostname,
+            "node{} reported another hostname",
+            i + 1
+        );
+        assert_eq!(
+            machine_id,
+            host.machine_id,
+            "node{}: machine id not the host's own",
+            i + 1
+        );
+        let dumps = std::fs::read_dir(node.join("dumps"))
+            .map(|d| d.count())
+            .unwrap_or(0);
         assert_eq!(dumps > 0, i == FAULTY, "node{}: {dumps} dump files", i + 1);
         // Each host wrote its simulation files into its own directory (the faulty one keeps
         // them in memory).
@@ -164,11 +190,33 @@ fn check_report(text: &str, fleet: &Fleet) {
         .iter()
         .filter(|h| text.contains(&format!("CORRUPTION on {} ", h.hostname)))
         .collect();
-    assert_eq!(corrupt.len(), 1, "want exactly one host named corrupt:\n{text}");
+    assert_eq!(
+        corrupt.len(),
+        1,
+        "want exactly one host named corrupt:\n{text}"
+    );
     assert_eq!(corrupt[0].hostname, fleet.hosts[FAULTY].hostname, "{text}");
     for host in &fleet.hosts {
-        assert!(text.contains(&host.hostname), "{} missing from the report:\n{text}", host.hostname);
+        assert!(
+            text.contains(&host.hostname),
+            "{} missing from the report:\n{text}",
+            host.hostname
+        );
     }
+}
+
+/// The JUnit file the playbook asked for: one failing test case, the faulty host's.
+fn check_junit(path: &Path, fleet: &Fleet) {
+    let xml = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc = roxmltree::Document::parse(&xml).expect("JUnit is XML");
+    let failed: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .filter(|n| n.children().any(|c| c.has_tag_name("failure")))
+        .filter_map(|n| n.attribute("classname"))
+        .collect();
+    let want = format!("sqliosim.{}", fleet.hosts[FAULTY].hostname);
+    assert_eq!(failed, [want.as_str()], "{xml}");
 }
 
 #[test]
@@ -197,7 +245,9 @@ fn the_playbook_runs_three_ssh_hosts_and_the_fleet_report_names_the_faulty_one()
     let rc = std::fs::read_to_string(out.join("fleet-report.rc")).expect("fleet-report.rc");
     assert_eq!(rc.trim(), "1", "the playbook's fleet report:\n{log}");
     let text = std::fs::read_to_string(out.join("fleet-report.txt")).expect("fleet-report.txt");
+    eprintln!("{text}");
     check_report(&text, &fleet);
+    check_junit(&out.join("fleet-junit.xml"), &fleet);
     check_fetched(&out, &fleet);
 
     // The same report by hand over the fetched directory, as docs/fleet.md shows.
@@ -207,6 +257,11 @@ fn the_playbook_runs_three_ssh_hosts_and_the_fleet_report_names_the_faulty_one()
         .output()
         .expect("sqliosim report");
     let text = String::from_utf8_lossy(&by_hand.stdout);
-    assert_eq!(by_hand.status.code(), Some(1), "{text}\n{}", String::from_utf8_lossy(&by_hand.stderr));
+    assert_eq!(
+        by_hand.status.code(),
+        Some(1),
+        "{text}\n{}",
+        String::from_utf8_lossy(&by_hand.stderr)
+    );
     check_report(&text, &fleet);
 }

@@ -20,7 +20,14 @@ pub fn missing_prerequisite() -> Option<String> {
     if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
         return Some("not root (network namespaces and sshd need it)".into());
     }
-    for tool in ["ansible-playbook", "ssh", "ssh-keygen", "ip", "unshare", "tar"] {
+    for tool in [
+        "ansible-playbook",
+        "ssh",
+        "ssh-keygen",
+        "ip",
+        "unshare",
+        "tar",
+    ] {
         if !on_path(tool) {
             return Some(format!("`{tool}` is not on PATH"));
         }
@@ -35,7 +42,8 @@ pub fn missing_prerequisite() -> Option<String> {
 pub const SSHD: &str = "/usr/sbin/sshd";
 
 fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
 }
 
 /// Runs a command that must succeed; panics with its output otherwise.
@@ -130,7 +138,12 @@ impl Host {
     fn network(&self) {
         let (ns, veth) = (self.netns.as_str(), self.veth.as_str());
         sh("ip", &["netns", "add", ns]);
-        sh("ip", &["link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns]);
+        sh(
+            "ip",
+            &[
+                "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns,
+            ],
+        );
         sh("ip", &["addr", "add", &self.root_addr, "dev", veth]);
         sh("ip", &["link", "set", veth, "up"]);
         let addr = format!("{}/30", self.addr);
@@ -167,7 +180,15 @@ impl Host {
             shared = shared.display()
         );
         let child = Command::new("ip")
-            .args(["netns", "exec", &self.netns, "unshare", "--uts", "--mount", "--"])
+            .args([
+                "netns",
+                "exec",
+                &self.netns,
+                "unshare",
+                "--uts",
+                "--mount",
+                "--",
+            ])
             .args(["sh", "-c", &script])
             .stdin(Stdio::null())
             .spawn()
@@ -181,8 +202,16 @@ impl Host {
         while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
             let exited = self.sshd.as_mut().and_then(|c| c.try_wait().ok().flatten());
             let log = std::fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default();
-            assert!(exited.is_none(), "sshd of {} exited ({exited:?}):\n{log}", self.hostname);
-            assert!(Instant::now() < deadline, "sshd of {} never listened:\n{log}", self.hostname);
+            assert!(
+                exited.is_none(),
+                "sshd of {} exited ({exited:?}):\n{log}",
+                self.hostname
+            );
+            assert!(
+                Instant::now() < deadline,
+                "sshd of {} never listened:\n{log}",
+                self.hostname
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -193,14 +222,20 @@ impl Host {
             let _ = sshd.wait();
         }
         // Sessions, ansible's module runs and sqliosim itself: everything left in the namespace.
-        let pids = Command::new("ip").args(["netns", "pids", &self.netns]).output();
+        let pids = Command::new("ip")
+            .args(["netns", "pids", &self.netns])
+            .output();
         if let Ok(out) = pids {
             for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
                 let _ = Command::new("kill").args(["-KILL", pid]).status();
             }
         }
-        let _ = Command::new("ip").args(["link", "del", &self.veth]).status();
-        let _ = Command::new("ip").args(["netns", "del", &self.netns]).status();
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.veth])
+            .status();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.netns])
+            .status();
     }
 }
 
@@ -214,5 +249,18 @@ impl Drop for Fleet {
 
 fn keygen(path: &Path) {
     let p = path.to_str().expect("utf-8 temporary path");
-    sh("ssh-keygen", &["-q", "-t", "ed25519", "-N", "", "-C", "sqliosim-fleet-test", "-f", p]);
+    sh(
+        "ssh-keygen",
+        &[
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            "sqliosim-fleet-test",
+            "-f",
+            p,
+        ],
+    );
 }
