@@ -39,8 +39,8 @@ fn wrapper_script() -> Result<String, String> {
 }
 
 fn prerequisites() -> Option<String> {
-    let root = Command::new("id").arg("-u").output().ok()?;
-    let why = if String::from_utf8_lossy(&root.stdout).trim() != "0" {
+    let root = Command::new("id").arg("-u").output();
+    let why = if !root.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0") {
         "not root (`unshare --uts` gives each pod its hostname)".to_string()
     } else {
         match wrapper_script() {

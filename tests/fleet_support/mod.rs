@@ -16,8 +16,11 @@ use std::time::{Duration, Instant};
 
 /// The tools the fleet test needs, and whether we are root; None when all is there, else why not.
 pub fn missing_prerequisite() -> Option<String> {
-    let uid = Command::new("id").arg("-u").output().ok()?;
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+    let uid = match Command::new("id").arg("-u").output() {
+        Ok(out) => String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        Err(e) => return Some(format!("`id -u`: {e}")),
+    };
+    if uid != "0" {
         return Some("not root (network namespaces and sshd need it)".into());
     }
     for tool in [
