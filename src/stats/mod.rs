@@ -15,7 +15,7 @@ mod text;
 mod thread;
 mod timeline;
 
-pub use hist::LatencyHistogram;
+pub use hist::{histogram_to_v2_base64, LatencyHistogram};
 pub use live::{LiveCounters, LiveSnapshot};
 pub use op::OpKind;
 pub use run::{FileMeta, RunStats};
