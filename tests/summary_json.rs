@@ -56,6 +56,7 @@ fn a_plain_run_writes_its_summary_beside_the_log_and_report_uses_it() {
         j["config_hash"].as_str(),
         Some(format!("sha256:{hex}").as_str())
     );
+    assert_depth(&j["stats"]);
     // `report` on the plain run's XML log finds the timeline and actors in the JSON beside it.
     let html = dir.path().join("report.html");
     let r = bin()
@@ -72,6 +73,70 @@ fn a_plain_run_writes_its_summary_beside_the_log_and_report_uses_it() {
         "the timeline is drawn"
     );
     assert!(!page.contains(": no data"), "every chart has data");
+}
+
+/// The depth the device saw, as the summary reports it, agrees with itself and with "IO request
+/// blocks": per file, per phase, for the run, and in the timeline.
+fn assert_depth(stats: &serde_json::Value) {
+    let run = &stats["depth"];
+    let run_max = run["max"].as_u64().expect("run depth max");
+    let run_mean = run["mean"].as_f64().expect("run depth mean");
+    assert!(
+        run_max > 0 && run_mean > 0.0 && run_mean <= run_max as f64,
+        "{run}"
+    );
+    let timeline = stats["timeline"].as_array().expect("timeline");
+    let tl_max = timeline
+        .iter()
+        .filter_map(|p| p["inflight_max"].as_u64())
+        .max();
+    assert_eq!(tl_max, Some(run_max), "the timeline's peak is the run's");
+    for p in timeline {
+        let (max, mean) = (
+            p["inflight_max"].as_u64().unwrap(),
+            p["inflight_mean"].as_f64().unwrap(),
+        );
+        assert!(mean >= 0.0 && mean <= max as f64, "{p}");
+    }
+    let mut sum_of_file_max = 0;
+    for f in stats["files"].as_array().expect("files") {
+        let d = &f["depth"];
+        let max = d["max"].as_u64().expect("file depth max");
+        let mean = d["mean"].as_f64().expect("file depth mean");
+        assert_eq!(Some(max), f["io_request_blocks"].as_u64(), "{f}");
+        assert!(max > 0 && mean > 0.0 && mean <= max as f64, "{d}");
+        assert!(max <= run_max, "{d}");
+        sum_of_file_max += max;
+        let phases: Vec<&str> = d["phases"]
+            .as_array()
+            .expect("phases")
+            .iter()
+            .map(|p| p["phase"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            phases,
+            [
+                "initial update",
+                "initial checkpoint",
+                "main",
+                "final checkpoint",
+                "audit"
+            ]
+        );
+        for p in d["phases"].as_array().unwrap() {
+            let (pmax, pmean) = (p["max"].as_u64().unwrap(), p["mean"].as_f64().unwrap());
+            assert!(
+                pmax <= max && pmean <= pmax as f64 && p["seconds"].as_f64() > Some(0.0),
+                "{p}"
+            );
+        }
+        let main = &d["phases"][2];
+        assert!(
+            main["max"].as_u64() > Some(0),
+            "I/O in the main phase: {main}"
+        );
+    }
+    assert!(run_max <= sum_of_file_max);
 }
 
 #[test]

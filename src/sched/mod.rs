@@ -4,6 +4,7 @@
 //! runs the cycles, and returns the merged statistics and the per-file summaries. Findings and
 //! messages leave through the event sink as they happen.
 
+pub mod counted;
 pub mod from_settings;
 pub mod inflight;
 pub mod monitor;
@@ -86,6 +87,7 @@ pub fn simulate(
         })
         .collect();
     let mut summary = result.stats.summary(&metas, started.elapsed());
+    add_depth(&sh, &mut summary);
     summary.journal = sh.journal.as_ref().map(|j| j.service.summary());
     for f in &summary.files {
         for line in file_summary_lines(f) {
@@ -124,6 +126,18 @@ pub fn simulate(
         environment: sh.env.stop(),
         no_space: sh.env.no_space(),
     })
+}
+
+/// The depth the device saw: per file and for the run, over the run and per phase, and in the
+/// timeline. "IO request blocks" is the per-file maximum.
+fn add_depth(sh: &crate::actors::shared::Shared, summary: &mut Summary) {
+    for (f, t) in summary.files.iter_mut().zip(&sh.throttles) {
+        let d = t.depth().summary();
+        f.io_request_blocks = f.io_request_blocks.max(d.max);
+        f.depth = Some(d);
+    }
+    summary.depth = Some(sh.depth.summary());
+    sh.depth.fill_timeline(&mut summary.timeline);
 }
 
 /// SIGINT and SIGTERM store their number in `flag`.

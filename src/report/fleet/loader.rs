@@ -187,7 +187,8 @@ fn read_json(c: &Candidate) -> Read {
                 |s| format!("a JSON document of schema \"{s}\""),
             );
             let reason = format!("not a sqliosim run summary: {what}");
-            return match c.named {
+            // A document cut short before it says what it is, is a damaged result.
+            return match c.named || loaded.truncated {
                 true => unreadable(c, reason),
                 false => Read::Skipped(Problem {
                     path: c.path.clone(),

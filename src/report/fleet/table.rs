@@ -164,9 +164,10 @@ fn measure_line(m: &Measure) -> String {
     if m.flagged.is_empty() {
         return format!("{head}none");
     }
-    let v: Vec<String> = m
+    let mut v: Vec<String> = m
         .flagged
         .iter()
+        .take(LIST_MAX * 2)
         .map(|f| {
             format!(
                 "{} ({}) {:.3} ({:+.1} MAD)",
@@ -174,7 +175,11 @@ fn measure_line(m: &Measure) -> String {
             )
         })
         .collect();
-    format!("{head}{}", v.join("; "))
+    if m.flagged.len() > LIST_MAX * 2 {
+        let more = m.flagged.len() - LIST_MAX * 2;
+        v.push(format!("and {more} more (all of them in --json and --html)"));
+    }
+    format!("{head}{} outlier(s): {}", m.flagged.len(), v.join("; "))
 }
 
 fn outliers(s: &mut String, f: &Fleet) {
