@@ -14,6 +14,7 @@ mod faults;
 mod lock;
 mod selftest;
 mod simrun;
+mod stopped;
 mod verify;
 mod verify_scope;
 

@@ -105,9 +105,13 @@ pub struct RunArgs {
     /// Seed for every random choice, to repeat a run. [default: drawn at random and printed]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Also write a JSON summary to FILE. [default: none]
-    #[arg(long, value_name = "FILE")]
+    /// Write the JSON summary to FILE. [default: beside the XML log, its name with ".xml"
+    /// replaced by ".json" (sqliosim.log.xml → sqliosim.log.json), or ".json" appended]
+    #[arg(long, value_name = "FILE", conflicts_with = "no_json")]
     pub json: Option<PathBuf>,
+    /// Write no JSON summary.
+    #[arg(long)]
+    pub no_json: bool,
     /// Write the resolved configuration, every key, as an INI file (SQLIOSim -save); the run
     /// still happens unless --dry-run is given.
     #[arg(long, value_name = "FILE")]
@@ -167,6 +171,7 @@ impl RunArgs {
             log: self.log.clone(),
             seed: self.seed,
             json: self.json.clone(),
+            no_json: self.no_json,
             save: self.save.clone(),
             cycles: self.cycles,
             stop_on_error: match (self.stop_on_error, self.no_stop_on_error) {

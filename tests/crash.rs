@@ -258,8 +258,12 @@ fn ctrl_c_stops_the_users_and_still_writes_the_summary_and_log() {
     let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
     rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
     let out = child.wait_with_output().expect("wait");
-    let stdout = assert_success(&out);
-    assert!(stdout.contains("Stopped by signal"), "{stdout}");
+    assert_exit(&out, 130);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("CLEAN so far — stopped by SIGINT"),
+        "{stdout}"
+    );
     let log = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
     let doc = roxmltree::Document::parse(&log).expect("the log is well-formed XML");
     let summaries = doc

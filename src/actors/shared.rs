@@ -44,6 +44,8 @@ pub struct Shared {
     pub gate: Gate,
     /// Per-file throttles (index = file index).
     pub throttles: Vec<Throttle>,
+    /// Requests in flight to every file together (each file's own gauge is its throttle's).
+    pub depth: Arc<crate::stats::DepthGauge>,
     /// I/Os in flight, for the long-I/O monitor.
     pub inflight: Inflight,
     /// Live counters for the progress line.

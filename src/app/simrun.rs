@@ -82,12 +82,19 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if let Some(env) = &outcome.environment {
         evidence.environment_error(&env.text);
     }
+    evidence.stopped(
+        super::stopped::stop_info(&outcome),
+        &super::stopped::log_text(&outcome),
+    );
     let evidence_error = evidence.finish(Some(&outcome.summary)).err();
     if let Some(e) = &evidence_error {
         eprintln!("sqliosim: warning: writing the evidence failed: {e}");
     }
     print!("{}", summary_text(&outcome, seed));
     println!("Error log: {}", settings.error_log.display());
+    if let Some(json) = &settings.json {
+        println!("JSON summary: {}", json.display());
+    }
     if let Some(out) = &settings.bundle {
         write_bundle(settings, out)?;
     }
@@ -108,7 +115,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     }
     match evidence_error {
         Some(e) => Err(anyhow::anyhow!("writing the evidence failed: {e}")),
-        None => Ok(Outcome::Clean),
+        None => Ok(super::stopped::clean_or_interrupted(&outcome)),
     }
 }
 
@@ -245,11 +252,13 @@ pub fn ensure_ours(path: &Path, marker: &str, force: bool) -> anyhow::Result<()>
     anyhow::bail!("{}: the file exists and was not written by sqliosim; refusing to overwrite it. Choose another path, remove it, or pass --force", path.display())
 }
 
-/// The XML log, the page dumps beside it, and the JSON summary when asked for.
+/// The XML log, the page dumps and the JSON summary beside it (unless `--no-json`).
 fn open_evidence(settings: &RunSettings) -> anyhow::Result<Evidence> {
     ensure_ours(&settings.error_log, "SQLIOSIM_LOG", settings.force)?;
     if let Some(json) = &settings.json {
-        ensure_ours(json, "sqliosim-summary", settings.force)?;
+        ensure_ours(json, "sqliosim-summary", settings.force).map_err(|e| {
+            anyhow::anyhow!("{e} (the JSON summary goes beside the XML log by default: --json FILE names another path, --no-json turns it off)")
+        })?;
     }
     let dumps = settings.error_log.parent().map(|d| d.join("dumps"));
     let opts = EvidenceOptions {

@@ -26,6 +26,10 @@ pub struct CellResult {
     pub mb_per_s: f64,
     /// Latency over every pass, µs.
     pub latency: Option<LatencySummary>,
+    /// The same latencies as a histogram: HdrHistogram V2 serialization of nanoseconds,
+    /// base64 (as `latency_hdr` in the run's JSON summary), so rows of many hosts merge
+    /// exactly; null when nothing completed.
+    pub latency_hdr: Option<String>,
     /// Mean process CPU µs per I/O.
     pub cpu_us_per_io: f64,
     /// Failed operations over all passes.
@@ -47,6 +51,7 @@ impl CellResult {
         let max = iops.iter().copied().fold(0.0, f64::max);
         let mut merged = ThreadStats::default();
         runs.iter().for_each(|r| merged.merge(&r.total));
+        let total = merged.total();
         CellResult {
             cell,
             queue_depth: passes.first().map(|p| p.queue_depth).unwrap_or(0),
@@ -59,7 +64,8 @@ impl CellResult {
                 0.0
             },
             mb_per_s: passes.iter().map(|p| p.mb_per_s).sum::<f64>() / n,
-            latency: LatencySummary::of(&merged.total()),
+            latency: LatencySummary::of(&total),
+            latency_hdr: (!total.is_empty()).then(|| crate::stats::histogram_to_v2_base64(&total)),
             cpu_us_per_io: passes.iter().map(|p| p.cpu_us_per_io).sum::<f64>() / n,
             errors: merged.errors,
             verify_failures: merged.verify_failures,
@@ -175,6 +181,7 @@ mod tests {
             spread_pct: 0.0,
             mb_per_s: 0.0,
             latency: None,
+            latency_hdr: None,
             cpu_us_per_io: 0.0,
             errors: 0,
             verify_failures: 0,

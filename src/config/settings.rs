@@ -81,6 +81,8 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// `--json`: JSON summary path.
     pub json: Option<PathBuf>,
+    /// `--no-json`: no JSON summary (else it goes beside the XML log).
+    pub no_json: bool,
     /// `-save` / `--save`: write the resolved configuration here.
     pub save: Option<PathBuf>,
     /// `--cycles`: TestCycles.
@@ -156,7 +158,9 @@ pub struct RunSettings {
     pub data_dir: PathBuf,
     /// XML error log (absolute).
     pub error_log: PathBuf,
-    /// JSON summary (absolute), when asked for.
+    /// JSON summary (absolute): `--json`, else beside the error log
+    /// ([`crate::report::json::beside_log`]); none
+    /// with `--no-json`.
     pub json: Option<PathBuf>,
     /// The seed every random choice derives from (given or drawn).
     pub seed: u64,
@@ -275,13 +279,18 @@ fn resolve_loaded(
     let mut w = Vec::new();
     let (config, data_dir, error_log) = resolve_config(&l, o, env, &mut w)?;
     let abs = |p: &Option<PathBuf>| p.as_ref().map(|p| env.cwd.join(p));
+    let json = match (&o.json, o.no_json) {
+        (_, true) => None,
+        (Some(_), false) => abs(&o.json),
+        (None, false) => Some(crate::report::json::beside_log(&error_log)),
+    };
     let settings = RunSettings {
         config,
         source: l.source,
         source_name: l.name,
         data_dir,
         error_log,
-        json: abs(&o.json),
+        json,
         seed: o.seed.unwrap_or_else(rand::random),
         seed_given: o.seed.is_some(),
         save: abs(&o.save),

@@ -117,6 +117,25 @@ pub fn timeline_charts(points: &[TimelinePoint]) -> [String; 2] {
     ]
 }
 
+/// Requests in flight over the run (most at once and time-weighted mean per bucket), from the
+/// timeline; `None` when the timeline has no depth (an older summary).
+pub fn depth_chart(points: &[TimelinePoint]) -> Option<String> {
+    if points.iter().all(|p| p.inflight_max == 0) {
+        return None;
+    }
+    let mid = |p: &TimelinePoint| p.t_s as f64 + p.width_s as f64 / 2.0;
+    let max: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| (mid(p), p.inflight_max as f64))
+        .collect();
+    let mean: Vec<(f64, f64)> = points.iter().map(|p| (mid(p), p.inflight_mean)).collect();
+    Some(time_chart(
+        "Requests in flight over time",
+        "requests in flight",
+        &[("most at once", max), ("time-weighted mean", mean)],
+    ))
+}
+
 const PERCENTILES: [&str; 6] = ["min", "p50", "p90", "p99", "p99.9", "max"];
 
 /// (name, [(percentile index, latency ms)]) of the series that have data.

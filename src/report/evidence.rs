@@ -17,7 +17,7 @@ use super::clock::LogClock;
 use super::dump::DumpWriter;
 use super::error::ReportError;
 use super::io_engine::IoEngineInfo;
-use super::json::{write_atomic, JsonReport};
+use super::json::{write_atomic, HostInfo, JsonReport, StopInfo};
 use super::logw::LogWriter;
 use super::sysinfo::SystemInfo;
 
@@ -88,7 +88,9 @@ impl Evidence {
         doc.seed = run.seed;
         doc.run_id = run.run_id;
         doc.command_line = run.command_line;
+        doc.config_hash = Some(super::json::config_hash(&run.config));
         doc.config = run.config;
+        doc.host = Some(HostInfo::capture());
         doc.started_us = super::clock::now_us();
         doc.error_cap = opts.error_cap;
         doc.log = opts.log.clone();
@@ -157,6 +159,22 @@ impl Evidence {
         self.state.lock().doc.environment_error = Some(text.to_string());
     }
 
+    /// Records how the run stopped (JSON `stop`); a signal stop is also logged as a warning
+    /// (`Func` [`super::logw::STOP_SIGNAL_FUNC`]) with `text`.
+    pub fn stopped(&self, stop: StopInfo, text: &str) {
+        let mut st = self.state.lock();
+        if stop.reason == "signal" {
+            let m = Message::new(
+                Severity::Warning,
+                "System",
+                super::logw::STOP_SIGNAL_FUNC,
+                text,
+            );
+            st.log_message(&m);
+        }
+        st.doc.stop = Some(stop);
+    }
+
     /// The findings logged in full so far.
     pub fn findings(&self) -> Vec<Finding> {
         self.state.lock().doc.findings.clone()
@@ -193,11 +211,15 @@ impl Evidence {
             st.doc.stats = Some(s.clone());
         }
         st.log_suppressed();
-        st.doc.complete = true;
+        let signal = st.doc.stop.as_ref().is_some_and(|s| s.reason == "signal");
+        st.doc.complete = !signal;
+        st.doc.ended_us = Some(super::clock::now_us());
         st.doc.outcome = if st.doc.findings_total > 0 {
             "findings"
         } else if st.doc.environment_error.is_some() {
             "environment_error"
+        } else if signal {
+            "interrupted"
         } else {
             "clean"
         }

@@ -153,6 +153,7 @@ fn phase<'e>(
         return;
     }
     sh.stop.begin_phase();
+    depth_phase(sh, Some(name));
     sh.burst
         .store(burst && sh.plan.allow_io_bursts, Ordering::Relaxed);
     let t = Instant::now();
@@ -163,12 +164,25 @@ fn phase<'e>(
         workers_done.store(true, Ordering::Release);
     });
     sh.burst.store(false, Ordering::Relaxed);
+    depth_phase(sh, None);
     sh.message(
         Severity::Info,
         "System",
         "Cycle::Phase",
         format!("Phase '{name}' done in {:.1} s", t.elapsed().as_secs_f64()),
     );
+}
+
+/// Opens phase `name` (or closes the open one) in every depth gauge, so the depth is also
+/// reported per phase.
+fn depth_phase(sh: &Shared, name: Option<&str>) {
+    let gauges = sh.throttles.iter().map(|t| t.depth());
+    for g in gauges.chain([&*sh.depth]) {
+        match name {
+            Some(n) => g.begin_phase(n),
+            None => g.end_phase(),
+        }
+    }
 }
 
 /// Writes every page of a data file once (generation 1 of this cycle's pages).

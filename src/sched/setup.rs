@@ -23,7 +23,7 @@ use crate::sched::inflight::Inflight;
 use crate::sched::plan::SimPlan;
 use crate::sched::stop::Stop;
 use crate::sched::throttle::{Gate, Throttle};
-use crate::stats::LiveCounters;
+use crate::stats::{DepthGauge, LiveCounters};
 
 /// Frames per MB of MaxMemoryMB.
 const FRAMES_PER_MB: u64 = 128;
@@ -40,12 +40,26 @@ pub fn build(
     } else {
         create_files(&plan, backend)?
     };
+    // The run's clock starts here: the depth gauges' timelines share it with the statistics.
+    let start = Instant::now();
+    let depth = Arc::new(DepthGauge::new(start));
+    let gauges: Vec<Arc<DepthGauge>> = plan
+        .files
+        .iter()
+        .map(|_| Arc::new(DepthGauge::new(start)))
+        .collect();
     let mut logs = Vec::new();
     for &i in &plan.log_files() {
         let f = &sim_files[i];
         let len = *f.pages.read() * PAGE_SIZE as u64;
-        let wal = Wal::new(
+        // The WAL issues the log's requests itself: count them in the file's gauge.
+        let counted = super::counted::Counted::new(
             Arc::clone(&f.storage),
+            Arc::clone(&gauges[i]),
+            Arc::clone(&depth),
+        );
+        let wal = Wal::new(
+            Arc::new(counted),
             run_id,
             i as u32,
             len,
@@ -61,10 +75,9 @@ pub fn build(
     } else {
         plan.max_outstanding_io
     };
-    let throttles = plan
-        .files
-        .iter()
-        .map(|_| Throttle::new(plan.target_io, ceiling))
+    let throttles = gauges
+        .into_iter()
+        .map(|g| Throttle::new(plan.target_io, ceiling).with_depth(g, Arc::clone(&depth)))
         .collect();
     // The pool never needs more frames than the data files can have pages.
     let data_pages: u64 = plan
@@ -89,12 +102,13 @@ pub fn build(
             plan.max_outstanding_io
         }),
         throttles,
+        depth,
         inflight: Inflight::new(users * 4 + 16),
         live: Arc::new(LiveCounters::new()),
         sink,
         burst: AtomicBool::new(false),
         findings: AtomicU64::new(0),
-        start: Instant::now(),
+        start,
         journal: None,
         triage: Default::default(),
         env: Default::default(),

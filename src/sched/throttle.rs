@@ -8,9 +8,12 @@
 //! never the process-wide cap.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
+
+use crate::stats::DepthGauge;
 
 /// Damping factor N of the running average.
 const DAMPING: u64 = 32;
@@ -65,6 +68,10 @@ pub struct Throttle {
     throttled: AtomicU64,
     lock: Mutex<()>,
     cv: Condvar,
+    /// Requests in flight to the file over time (the depth the device saw).
+    depth: Arc<DepthGauge>,
+    /// The same for every file together, when the run keeps one.
+    run_depth: Option<Arc<DepthGauge>>,
 }
 
 /// Held while one I/O is outstanding; call [`Throttle::complete`] when it is done.
@@ -89,7 +96,21 @@ impl Throttle {
             throttled: AtomicU64::new(0),
             lock: Mutex::new(()),
             cv: Condvar::new(),
+            depth: Arc::new(DepthGauge::new(Instant::now())),
+            run_depth: None,
         }
+    }
+
+    /// Counts the requests in flight in `file` (this file's gauge) and in `run` (every file's).
+    pub fn with_depth(mut self, file: Arc<DepthGauge>, run: Arc<DepthGauge>) -> Throttle {
+        self.depth = file;
+        self.run_depth = Some(run);
+        self
+    }
+
+    /// Requests in flight to the file over time.
+    pub fn depth(&self) -> &DepthGauge {
+        &self.depth
     }
 
     /// Waits for room to post one I/O (unless `burst`), then for the process-wide gate.
@@ -104,8 +125,16 @@ impl Throttle {
             }
         }
         gate.acquire();
-        let now = self.outstanding.fetch_add(1, Ordering::AcqRel) + 1;
-        self.max_outstanding.fetch_max(now, Ordering::Relaxed);
+        self.outstanding.fetch_add(1, Ordering::AcqRel);
+        // The gauge counts under its lock, so its maximum is exact; "IO request blocks" is it.
+        let now = self.depth.issue();
+        self.max_outstanding.fetch_max(
+            usize::try_from(now).unwrap_or(usize::MAX),
+            Ordering::Relaxed,
+        );
+        if let Some(run) = &self.run_depth {
+            run.issue();
+        }
         Permit {
             throttle: self,
             gate,
@@ -151,6 +180,10 @@ impl Throttle {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
+        self.throttle.depth.complete();
+        if let Some(run) = &self.throttle.run_depth {
+            run.complete();
+        }
         self.throttle.outstanding.fetch_sub(1, Ordering::AcqRel);
         self.gate.release();
         self.throttle.cv.notify_one();
