@@ -285,3 +285,50 @@ fn fleet_json_holds_rows_and_the_merged_percentiles() {
     );
     assert!(!out.contains("UNREADABLE"), "{out}");
 }
+
+#[test]
+fn one_file_with_junit_writes_a_fleet_of_one() {
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("one.xml");
+    let input = runs().faulty.join("summary.json");
+    let (code, stdout, err) = report_with(&[&input], &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}{err}");
+    assert!(
+        stdout.starts_with("sqliosim report: "),
+        "the single-run report: {stdout}"
+    );
+    let text = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    assert_eq!(doc.root_element().attribute("tests"), Some("1"));
+    assert_eq!(doc.root_element().attribute("failures"), Some("1"));
+}
+
+#[test]
+fn a_run_stopped_by_sigint_makes_the_fleet_exit_2() {
+    let dir = clean_fleet(2);
+    let run = dir.path().join("stopped");
+    std::fs::create_dir_all(&run).unwrap();
+    let cfg = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/quick.cfg.ini");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sqliosim"))
+        .arg("-cfg")
+        .arg(&cfg)
+        .arg("-dir")
+        .arg(&run)
+        .args(["-d", "60"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Long enough for the run to have written its summary beside its log.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let (code, out, err) = report(&[dir.path()]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(out.contains("interrupted by SIGINT after"), "{out}");
+    assert!(err.contains("did not finish"), "{err}");
+}
