@@ -53,6 +53,12 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e.into()),
     };
+    run(args)
+}
+
+/// Runs the command with parsed options: one file is the single-run report, several inputs or
+/// a directory the fleet report.
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
     match args.input.as_slice() {
         [one] if !one.is_dir() => single(&args, one),
         _ => fleet(&args),

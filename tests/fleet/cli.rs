@@ -285,3 +285,104 @@ fn fleet_json_holds_rows_and_the_merged_percentiles() {
     );
     assert!(!out.contains("UNREADABLE"), "{out}");
 }
+
+#[test]
+fn one_file_with_junit_writes_a_fleet_of_one() {
+    let out = tempfile::tempdir().unwrap();
+    let junit = out.path().join("one.xml");
+    let input = runs().faulty.join("summary.json");
+    let (code, stdout, err) = report_with(&[&input], &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}{err}");
+    assert!(
+        stdout.starts_with("sqliosim report: "),
+        "the single-run report: {stdout}"
+    );
+    let text = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    assert_eq!(doc.root_element().attribute("tests"), Some("1"));
+    assert_eq!(doc.root_element().attribute("failures"), Some("1"));
+}
+
+#[test]
+fn a_run_stopped_by_sigint_makes_the_fleet_exit_2() {
+    let dir = clean_fleet(2);
+    let run = dir.path().join("stopped");
+    std::fs::create_dir_all(&run).unwrap();
+    let cfg = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/quick.cfg.ini");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sqliosim"))
+        .arg("-cfg")
+        .arg(&cfg)
+        .arg("-dir")
+        .arg(&run)
+        .args(["-d", "60"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Long enough for the run to have written its summary beside its log.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let (code, out, err) = report(&[dir.path()]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(out.contains("interrupted by SIGINT after"), "{out}");
+    assert!(err.contains("did not finish"), "{err}");
+}
+
+#[test]
+fn a_run_on_two_devices_gives_a_row_per_device_with_its_own_findings() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mut doc = as_host(summary(&runs().faulty), "multi");
+    // The log file (the second) on another disk.
+    let dev = &mut doc["system"]["files"][1]["device"];
+    dev["name"] = serde_json::json!("vdb");
+    dev["serial"] = serde_json::json!("SERIAL-B");
+    let log_file = doc["system"]["files"][1]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let on_log: usize = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"] == log_file.as_str())
+        .count();
+    put(dir.path(), "multi", &doc);
+    let json = dir.path().join("fleet.json");
+    let (code, out, err) = report_with(&[dir.path()], &["--json", json.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let fleet: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rows = fleet["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["device"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2, "{names:?}");
+    assert!(names.contains(&"/dev/vdb"), "{names:?}");
+    let vdb = rows
+        .iter()
+        .find(|r| r["device"]["name"] == "/dev/vdb")
+        .unwrap();
+    assert_eq!(vdb["device"]["serial"], "SERIAL-B");
+    assert_eq!(vdb["findings"].as_u64().unwrap() as usize, on_log);
+    // Per-file histograms merged per device: every I/O of the run is in one of the rows.
+    let ops: u64 = rows.iter().map(|r| r["ops"].as_u64().unwrap()).sum();
+    let total = &doc["stats"]["total"];
+    let want: u64 = ["reads", "scatter_reads", "writes", "gather_writes"]
+        .iter()
+        .map(|k| total[*k].as_u64().unwrap())
+        .sum();
+    assert_eq!(ops, want);
+    // A device that did I/O has merged percentiles; one that did none has none.
+    for r in rows {
+        let want = if r["ops"] == 0 { "none" } else { "merged" };
+        assert_eq!(r["latency_source"], want, "{r:?}");
+    }
+    let findings: u64 = rows.iter().map(|r| r["findings"].as_u64().unwrap()).sum();
+    assert_eq!(findings, fleet["totals"]["findings"].as_u64().unwrap());
+    assert!(findings > 0);
+}

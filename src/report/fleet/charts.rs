@@ -49,31 +49,27 @@ pub fn bars(title: &str, y_label: &str, bars: &[Bar], median: Option<f64>) -> St
     }
     let n = bars.len();
     svg(|out| {
-        let root = SVGBackend::with_string(out, (W, H + 60)).into_drawing_area();
+        let root = SVGBackend::with_string(out, (W, H)).into_drawing_area();
         root.fill(&WHITE)?;
         let y_max = max_of(bars.iter().map(|b| b.value).chain(median));
-        let mut chart = frame(&root, title, 70)
-            .x_label_area_size(90)
-            .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..y_max)?;
+        let mut chart =
+            frame(&root, title, 70).build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..y_max)?;
+        // Names fit under the bars only when there are few: cut to the room each bar has
+        // (about 6.5 px a character); the table below names every row.
+        let room = ((W - 90) as usize / n) * 10 / 65;
         let label = |x: &f64| {
             let i = x.round();
-            match (n <= LABELLED_BARS, (x - i).abs() < 1e-6 && i >= 0.0) {
-                (true, true) => bars
-                    .get(i as usize)
-                    .map_or(String::new(), |b| b.label.clone()),
-                _ => String::new(),
+            if room < 4 || (x - i).abs() > 1e-6 || i < 0.0 {
+                return String::new();
             }
+            bars.get(i as usize)
+                .map_or(String::new(), |b| fit(&b.label, room))
         };
         chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(n.min(LABELLED_BARS))
             .x_label_formatter(&label)
-            .x_label_style(
-                ("sans-serif", 11)
-                    .into_font()
-                    .transform(FontTransform::Rotate90),
-            )
             .y_desc(y_label)
             .draw()?;
         chart.draw_series(bars.iter().enumerate().map(|(i, b)| {
@@ -98,6 +94,15 @@ pub fn bars(title: &str, y_label: &str, bars: &[Bar], median: Option<f64>) -> St
         root.present()?;
         Ok(())
     })
+}
+
+/// `s`, cut to `room` characters with an ellipsis.
+fn fit(s: &str, room: usize) -> String {
+    if s.chars().count() <= room {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(room.saturating_sub(1)).collect();
+    format!("{head}…")
 }
 
 /// x of quantile q on the "nines" scale: 0 → 0, 0.9 → 1, 0.99 → 2, 0.999 → 3, 0.9999 → 4.

@@ -21,6 +21,14 @@ fn label(r: &Row) -> String {
     format!("{} ({})", r.host, r.device.name)
 }
 
+/// Bar names: the host alone when no host has several devices.
+fn bar_label(f: &Fleet, r: &Row) -> String {
+    match f.rows.iter().filter(|x| x.host == r.host).count() {
+        1 => r.host.clone(),
+        _ => label(r),
+    }
+}
+
 /// The page.
 pub fn render(f: &Fleet, v: &FleetVerdict) -> String {
     let mut s = String::new();
@@ -109,7 +117,7 @@ fn charts(s: &mut String, f: &Fleet) {
         .iter()
         .filter(|r| r.ops > 0)
         .map(|r| Bar {
-            label: label(r),
+            label: bar_label(f, r),
             value: r.iops,
             mark: mark(r, "iops"),
         })
@@ -119,7 +127,7 @@ fn charts(s: &mut String, f: &Fleet) {
         .iter()
         .filter(|r| r.latency_source != LatencySource::None)
         .map(|r| Bar {
-            label: label(r),
+            label: bar_label(f, r),
             value: r.latency.p99_us / 1000.0,
             mark: mark(r, "p99"),
         })

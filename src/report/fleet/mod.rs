@@ -14,6 +14,7 @@ pub mod junit;
 pub mod loader;
 pub mod merge;
 pub mod outliers;
+mod parts;
 pub mod record;
 pub mod table;
 pub mod verdict;

@@ -177,7 +177,9 @@ fn measure_line(m: &Measure) -> String {
         .collect();
     if m.flagged.len() > LIST_MAX * 2 {
         let more = m.flagged.len() - LIST_MAX * 2;
-        v.push(format!("and {more} more (all of them in --json and --html)"));
+        v.push(format!(
+            "and {more} more (all of them in --json and --html)"
+        ));
     }
     format!("{head}{} outlier(s): {}", m.flagged.len(), v.join("; "))
 }
