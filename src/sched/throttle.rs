@@ -79,7 +79,13 @@ pub struct Throttle {
 pub struct Permit<'a> {
     throttle: &'a Throttle,
     gate: &'a Gate,
+    /// Only [`Throttle::issue`] makes permits, so every request is counted in flight.
+    _issued: Issued,
 }
+
+/// Proof that a permit's request was counted in the depth gauges.
+#[derive(Debug)]
+struct Issued;
 
 impl Throttle {
     /// A throttle aiming at `target`, allowing up to `ceiling` outstanding I/Os.
@@ -125,19 +131,24 @@ impl Throttle {
             }
         }
         gate.acquire();
+        self.issue(gate)
+    }
+
+    /// The permit of one request issued now (the gate already held): counts it outstanding and
+    /// in flight in the depth gauges until the permit is dropped. Every permit comes from here.
+    fn issue<'a>(&'a self, gate: &'a Gate) -> Permit<'a> {
         self.outstanding.fetch_add(1, Ordering::AcqRel);
         // The gauge counts under its lock, so its maximum is exact; "IO request blocks" is it.
         let now = self.depth.issue();
-        self.max_outstanding.fetch_max(
-            usize::try_from(now).unwrap_or(usize::MAX),
-            Ordering::Relaxed,
-        );
+        let now = usize::try_from(now).unwrap_or(usize::MAX);
+        self.max_outstanding.fetch_max(now, Ordering::Relaxed);
         if let Some(run) = &self.run_depth {
             run.issue();
         }
         Permit {
             throttle: self,
             gate,
+            _issued: Issued,
         }
     }
 

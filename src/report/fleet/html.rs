@@ -111,6 +111,7 @@ fn median_of(f: &Fleet, name: &str) -> Option<f64> {
         .map(|m| m.median)
 }
 
+/// Bars of IOPS and p99 per row, then the latency distributions.
 fn charts(s: &mut String, f: &Fleet) {
     let iops: Vec<Bar> = f
         .rows
@@ -153,6 +154,11 @@ fn charts(s: &mut String, f: &Fleet) {
             median_of(f, "p99_ms")
         )
     );
+    latency_chart(s, f);
+}
+
+/// The distributions of the fleet and of up to MAX_CURVES rows, overlaid.
+fn latency_chart(s: &mut String, f: &Fleet) {
     // Corrupt and outlier rows first, so they are among the curves drawn.
     let mut picked: Vec<&Row> = f.rows.iter().filter(|r| r.hist.is_some()).collect();
     picked.sort_by_key(|r| (r.verdict() != Verdict::Corruption, r.outlier.is_empty()));
