@@ -15,6 +15,7 @@ mod lock;
 mod selftest;
 mod simrun;
 mod verify;
+mod verify_journal;
 mod verify_scope;
 
 /// Runs one invocation of the tool with the full argument vector (program name first).

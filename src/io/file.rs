@@ -157,3 +157,23 @@ impl Storage for FileStorage {
         self.dio_align
     }
 }
+
+/// Chunk of [`read_all`]: large enough to be quick, a multiple of every direct-I/O unit.
+const READ_ALL_CHUNK: usize = 1 << 20;
+
+/// The whole content of an open [`Storage`] file (a log file for `verify` and `--resume`),
+/// read in aligned chunks so that it works on a direct-I/O file too.
+pub fn read_all(storage: &dyn Storage) -> io::Result<Vec<u8>> {
+    let len = usize::try_from(storage.len()?).unwrap_or(usize::MAX);
+    let mut out = Vec::with_capacity(len.min(1 << 30));
+    let mut buf = super::AlignedBuf::new(READ_ALL_CHUNK)?;
+    while out.len() < len {
+        let want = READ_ALL_CHUNK.min(super::align::round_up(len - out.len()));
+        let n = storage.read_at(&mut buf[..want], out.len() as u64)?;
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n.min(len - out.len())]);
+    }
+    Ok(out)
+}

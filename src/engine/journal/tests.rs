@@ -126,7 +126,8 @@ fn marks_and_void_round_trip_and_a_snapshot_replays_to_the_same_state() {
 fn a_compaction_replaces_the_journal_and_appends_go_on_in_the_new_file() {
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
     let path = dir.path().join(JOURNAL_NAME);
-    let mut w = JournalWriter::create(&path, 4, files()).expect("create");
+    let disk = crate::io::BufferedBackend::new();
+    let mut w = JournalWriter::create(&disk, &path, 4, files()).expect("create");
     for g in 1..50 {
         w.append(&[Record::Durable {
             file_id: 0,
@@ -135,12 +136,12 @@ fn a_compaction_replaces_the_journal_and_appends_go_on_in_the_new_file() {
         .expect("append");
     }
     let before = w.len();
-    let st = JournalState::load(&path).expect("load");
+    let st = JournalState::load(&disk, &path).expect("load");
     let n = w.compact(&st.snapshot()).expect("compact");
     assert!(n < before / 4, "{n} vs {before}");
     w.append(&[Record::End]).expect("append");
     assert!(!compaction_path(&path).exists());
-    let after = JournalState::load(&path).expect("load");
+    let after = JournalState::load(&disk, &path).expect("load");
     assert_eq!(after.durable_gen(0, 1), 49);
     assert!(after.clean);
     assert_eq!(std::fs::metadata(&path).expect("stat").len(), w.len());
