@@ -30,7 +30,12 @@ fn run_with(fault: Fault) -> (FaultyBackend, PathBuf, u64) {
     let sink = Arc::new(MemorySink::default());
     let outcome = sqliosim::sched::simulate(plan, &backend, sink.clone(), &|_| {}).expect("run");
     let fired = backend.fired().iter().filter(|f| f.path == journal).count();
-    assert_eq!(fired, 1, "the journal fault did not fire: {:?}", backend.fired());
+    assert_eq!(
+        fired,
+        1,
+        "the journal fault did not fire: {:?}",
+        backend.fired()
+    );
     assert!(
         sink.findings().is_empty(),
         "a journal fault is not a finding against the data: {:?}",
@@ -48,7 +53,10 @@ fn a_lost_journal_append_leaves_zeros_with_whole_records_after_them() {
     assert_eq!(d.flaw, Flaw::Zeros, "{d}");
     assert!(d.offset < 2 * 8192 && d.records_after > 0, "{d}");
     assert!(d.end_after, "the run ended cleanly after the damage: {d}");
-    assert!(!st.torn_tail && !st.clean, "only what precedes the damage is replayed");
+    assert!(
+        !st.torn_tail && !st.clean,
+        "only what precedes the damage is replayed"
+    );
 }
 
 #[test]

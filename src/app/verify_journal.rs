@@ -48,7 +48,10 @@ pub fn load(backend: &dyn Backend, path: &Path, checked: &[PathBuf]) -> anyhow::
         None => 0,
     };
     println!("{}", held_to(&st));
-    Ok(Loaded { state: st, findings })
+    Ok(Loaded {
+        state: st,
+        findings,
+    })
 }
 
 fn ended(st: &JournalState) -> &'static str {

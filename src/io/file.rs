@@ -1,4 +1,5 @@
-//! A [`Storage`] over a real file descriptor, shared by the direct and buffered backends.
+//! A [`Storage`] over a real file descriptor, shared by the direct and buffered backends, and
+//! the handle the asynchronous engine (`io::aio`, capacity runs) gets its files as.
 //!
 //! Every transfer loops until the whole request is done: EINTR is retried and a short
 //! transfer continues where it stopped (the kernel may split a large O_DIRECT request). A
@@ -6,6 +7,7 @@
 
 use std::fs::File;
 use std::io::{self, IoSlice, IoSliceMut};
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::FallocateFlags;
@@ -41,6 +43,20 @@ impl FileStorage {
     /// The underlying file.
     pub fn file(&self) -> &File {
         &self.file
+    }
+}
+
+/// The descriptor, for what needs one: the asynchronous engine's operations and io_uring file
+/// registration (`io::aio`), statx probes. The handle keeps it open as long as it lives.
+impl AsFd for FileStorage {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
+impl AsRawFd for FileStorage {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.file.as_raw_fd()
     }
 }
 

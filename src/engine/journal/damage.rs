@@ -89,7 +89,11 @@ impl fmt::Display for Flaw {
 
 impl fmt::Display for Damage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} bytes at offset {}: {}", self.len, self.offset, self.flaw)?;
+        write!(
+            f,
+            "{} bytes at offset {}: {}",
+            self.len, self.offset, self.flaw
+        )?;
         if let Some(at) = self.resumes_at {
             write!(
                 f,

@@ -63,7 +63,11 @@ impl AppendFile for MemAppend {
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
         let at = self.len;
         let path = self.file.path.clone();
-        let picked = self.shared.plan.lock().pick(OpKind::Write, &path, at, bytes.len());
+        let picked = self
+            .shared
+            .plan
+            .lock()
+            .pick(OpKind::Write, &path, at, bytes.len());
         let (stored, fired) = match picked {
             None => (bytes.len(), None),
             Some((Fault::Latency(d), _)) => {
@@ -71,7 +75,8 @@ impl AppendFile for MemAppend {
                 (bytes.len(), None)
             }
             Some((Fault::WriteEio, page)) => {
-                self.shared.log_write(&path, Fault::WriteEio, page, Detail::None);
+                self.shared
+                    .log_write(&path, Fault::WriteEio, page, Detail::None);
                 return Err(io::Error::from_raw_os_error(libc::EIO));
             }
             Some((Fault::LostWrite, page)) => (0, Some((Fault::LostWrite, page))),
@@ -80,7 +85,11 @@ impl AppendFile for MemAppend {
                 (keep, Some((Fault::TornWrite(t), page)))
             }
             Some((other, page)) => {
-                self.shared.plan.lock().skipped.push((other, path.clone(), page));
+                self.shared
+                    .plan
+                    .lock()
+                    .skipped
+                    .push((other, path.clone(), page));
                 (bytes.len(), None)
             }
         };

@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-pub use plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Target, Tear};
 pub use append::MemAppend;
+pub use plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Target, Tear};
 pub use storage::FaultyStorage;
 
 use super::{AppendFile, Backend, DirectIoInfo, IoError, OpenOptions, Storage};
