@@ -192,3 +192,55 @@ fn a_batch_carries_each_page_once_and_replays_the_same() {
     };
     assert_eq!(replay(&batch), replay(&merged));
 }
+
+#[test]
+fn a_flaw_followed_by_whole_records_is_damage_not_a_torn_tail() {
+    let start = Record::Start {
+        run_id: 3,
+        files: files(),
+    }
+    .encode();
+    let batch = |g: u64| {
+        Record::Durable {
+            file_id: 0,
+            pages: vec![(1, g), (2, g)],
+        }
+        .encode()
+    };
+    // A lost batch: zeros where it should be, then a whole batch and the End record.
+    let mut lost = start.clone();
+    lost.extend_from_slice(&batch(1));
+    let hole = lost.len();
+    lost.extend_from_slice(&vec![0u8; batch(2).len()]);
+    lost.extend_from_slice(&batch(3));
+    lost.extend_from_slice(&Record::End.encode());
+    let st = JournalState::from_bytes(&lost);
+    let d = st.damage.clone().expect("damage");
+    assert_eq!((d.offset, d.flaw.clone()), (hole as u64, Flaw::Zeros));
+    assert_eq!((d.records_after, d.end_after), (2, true));
+    assert_eq!(
+        st.durable_gen(0, 1),
+        1,
+        "only what precedes the damage counts"
+    );
+    assert!(!st.torn_tail && !st.clean);
+    // A torn batch: its header and part of its payload, then a whole batch.
+    let mut torn = start.clone();
+    let b = batch(2);
+    torn.extend_from_slice(&b[..HEADER + 8]);
+    torn.extend_from_slice(&vec![0u8; b.len() - HEADER - 8]);
+    torn.extend_from_slice(&batch(3));
+    let d = JournalState::from_bytes(&torn).damage.expect("damage");
+    assert!(
+        matches!(d.flaw, Flaw::ChecksumMismatch { kind: 2, .. }),
+        "{d}"
+    );
+    assert!(d
+        .to_string()
+        .contains(&format!("at offset {}", start.len())));
+    // The same tear at the very end is the tail a crash leaves: not damage.
+    let mut tail = start;
+    tail.extend_from_slice(&b[..HEADER + 8]);
+    let st = JournalState::from_bytes(&tail);
+    assert!(st.torn_tail && st.damage.is_none());
+}
