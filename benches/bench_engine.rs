@@ -7,7 +7,6 @@ use sqliosim::bench::engine::{Engine, EngineConfig, EngineKind, Op, OpKind};
 use sqliosim::bench::latency::ThreadStats;
 use sqliosim::bench::stamp;
 use std::hint::black_box;
-use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Arc;
 
 fn stamping(c: &mut Criterion) {
@@ -37,12 +36,13 @@ fn round_trips(c: &mut Criterion) {
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
     let path = dir.path().join("engine.dat");
     std::fs::write(&path, vec![1u8; 16 << 20]).expect("write test file");
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(&path)
-        .expect("open O_DIRECT");
-    let files: Arc<[std::fs::File]> = Arc::from(vec![file]);
+    let opts = sqliosim::io::OpenOptions {
+        create: false,
+        direct: true,
+        write_through: false,
+    };
+    let file = sqliosim::io::direct::open_engine_file(&path, opts, false).expect("open O_DIRECT");
+    let files: Arc<[sqliosim::io::file::FileStorage]> = Arc::from(vec![file]);
     for kind in [EngineKind::Uring, EngineKind::Psync] {
         let cfg = EngineConfig {
             kind,

@@ -16,6 +16,7 @@ mod selftest;
 mod simrun;
 mod stopped;
 mod verify;
+mod verify_journal;
 mod verify_scope;
 
 /// Runs one invocation of the tool with the full argument vector (program name first).

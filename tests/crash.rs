@@ -110,9 +110,11 @@ fn an_old_generation_restored_is_a_lost_write() {
         Some(0),
         "clean after the kill"
     );
-    let journal =
-        sqliosim::engine::journal::JournalState::load(&dir.path().join("sqliosim.journal"))
-            .expect("journal");
+    let journal = sqliosim::engine::journal::JournalState::load(
+        &sqliosim::io::BufferedBackend::new(),
+        &dir.path().join("sqliosim.journal"),
+    )
+    .expect("journal");
     let header = sqliosim::page::FileHeader::decode(&read_page(&data, 0)).expect("header");
     // Restore the old copy of a page whose journaled durable generation is newer than it.
     let (page, bytes) = copies

@@ -10,7 +10,7 @@ use super::job::Job;
 use super::latency::ThreadStats;
 use super::target::{self, OpenMode};
 use super::worker::{Assignment, Phases, Worker};
-use std::fs::File;
+use crate::io::file::FileStorage;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
@@ -50,7 +50,7 @@ pub struct RunResult {
 }
 
 /// Open files (shared by every engine), their stamp seeds, and their facts.
-type Opened = (Arc<[File]>, Vec<u64>, Vec<TargetInfo>);
+type Opened = (Arc<[FileStorage]>, Vec<u64>, Vec<TargetInfo>);
 
 fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
     let mut files = Vec::new();
@@ -72,7 +72,7 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
             write,
         };
         let f = target::open(&t.path, mode)?;
-        let direct_io = honest::probe(&f, job.direct);
+        let direct_io = honest::probe(f.file(), job.direct);
         infos.push(TargetInfo {
             path: t.path.display().to_string(),
             size: t.size.min(p.size),
@@ -154,7 +154,7 @@ struct Gate {
 fn work(
     job: &Job,
     at: Assignment,
-    files: Arc<[File]>,
+    files: Arc<[FileStorage]>,
     gate: &Gate,
     stop: &AtomicBool,
 ) -> Result<(ThreadStats, EngineKind), BenchError> {

@@ -8,6 +8,7 @@
 use super::engine::AlignedBuffers;
 use super::error::BenchError;
 use super::stamp;
+use crate::io::file::FileStorage;
 use rand::{Rng, SeedableRng};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -45,21 +46,18 @@ pub struct Prepared {
     pub filled: u64,
 }
 
-/// Opens `path` with the flags of `mode`.
-pub fn open(path: &Path, mode: OpenMode) -> Result<File, BenchError> {
-    let mut flags = 0;
-    if mode.direct {
-        flags |= libc::O_DIRECT;
-    }
-    if mode.dsync {
-        flags |= libc::O_DSYNC;
-    }
-    OpenOptions::new()
-        .read(true)
-        .write(mode.write)
-        .custom_flags(flags)
-        .open(path)
-        .map_err(|e| BenchError::io("open", path, e))
+/// Opens `path` with the flags of `mode`, through the io layer: the handle the engine
+/// registers with io_uring.
+pub fn open(path: &Path, mode: OpenMode) -> Result<FileStorage, BenchError> {
+    let opts = crate::io::OpenOptions {
+        create: false,
+        direct: mode.direct,
+        write_through: mode.dsync,
+    };
+    crate::io::direct::open_engine_file(path, opts, mode.write).map_err(|e| match e {
+        crate::io::IoError::Os { source, .. }
+        | crate::io::IoError::DirectRefused { source, .. } => BenchError::io("open", path, source),
+    })
 }
 
 fn header_text(seed: u64, size: u64, intact: bool) -> Vec<u8> {

@@ -7,10 +7,10 @@ use super::error::BenchError;
 use super::job::{DataMode, Job, Pattern};
 use super::latency::ThreadStats;
 use super::stamp;
+use crate::io::file::FileStorage;
 use crate::io::oserr;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -89,7 +89,11 @@ pub struct Worker<'a> {
 
 impl<'a> Worker<'a> {
     /// Builds the worker's engine and fills its write buffers.
-    pub fn new(job: &'a Job, at: Assignment, files: Arc<[File]>) -> Result<Self, BenchError> {
+    pub fn new(
+        job: &'a Job,
+        at: Assignment,
+        files: Arc<[FileStorage]>,
+    ) -> Result<Self, BenchError> {
         let cfg = EngineConfig {
             kind: job.engine,
             depth: job.depth,

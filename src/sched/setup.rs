@@ -117,11 +117,11 @@ pub fn build(
     let mut shared = shared;
     // Resuming: read what the old journal says before the new one replaces it.
     let prior = if shared.plan.resume {
-        super::resume::journal_of(&shared)
+        super::resume::journal_of(&shared, backend)
     } else {
         None
     };
-    shared.journal = start_journal(&shared);
+    shared.journal = start_journal(&shared, backend);
     if shared.plan.resume {
         super::resume::restore(&shared, prior.as_ref())?;
     }
@@ -195,8 +195,9 @@ pub fn attach_ceiling(f: &mut SimFile) -> anyhow::Result<u64> {
     Ok(on_disk)
 }
 
-/// Creates the journal and starts its thread (a warning when it cannot be written).
-fn start_journal(sh: &Shared) -> crate::actors::sync::JournalSlot {
+/// Creates the journal through the backend (so the faulty one reaches it too) and starts its
+/// thread (a warning when it cannot be written).
+fn start_journal(sh: &Shared, backend: &dyn Backend) -> crate::actors::sync::JournalSlot {
     if !sh.plan.journal {
         return None;
     }
@@ -226,8 +227,12 @@ fn start_journal(sh: &Shared) -> crate::actors::sync::JournalSlot {
             text,
         )));
     });
-    let started = JournalWriter::create(&path, sh.run_id, files)
-        .and_then(|w| JournalService::start(w, state, journal_options(), warn));
+    let started = JournalWriter::create(backend, &path, sh.run_id, files)
+        .map_err(|e| e.to_string())
+        .and_then(|w| {
+            JournalService::start(w, state, journal_options(), warn)
+                .map_err(|e| format!("{}: cannot start the journal thread: {e}", path.display()))
+        });
     match started {
         Ok(service) => {
             for log in &sh.logs {
@@ -251,8 +256,7 @@ fn start_journal(sh: &Shared) -> crate::actors::sync::JournalSlot {
                 "System",
                 "Journal",
                 format!(
-                    "cannot create the journal {}: {e}; the durability check is void for this run (verify can judge pages only by what they say about themselves)",
-                    path.display()
+                    "cannot create the journal: {e}; the durability check is void for this run (verify can judge pages only by what they say about themselves)"
                 ),
             );
             None

@@ -3,7 +3,10 @@
 //! that carries a caller-chosen `user_data` through each operation.
 //!
 //! Capacity runs use the slots ([`Op`], [`Engine::submit`]): one engine per worker thread, the
-//! buffers registered with the kernel. The simulation brings its own memory and file
+//! buffers registered with the kernel. Their files come from the io layer as
+//! [`FileStorage`] handles (opened by `io::direct::open_engine_file`), which own the descriptors
+//! the engine registers with io_uring and keep them open while any engine uses them; no raw
+//! descriptor is handed around. The simulation brings its own memory and file
 //! descriptors ([`ExtOp`], the unsafe [`Engine::submit_external`]): single buffers and
 //! scatter/gather lists, on any open file.
 //!
@@ -18,9 +21,10 @@ mod uring;
 
 pub use buffers::AlignedBuffers;
 
-use std::fs::File;
 use std::os::fd::RawFd;
 use std::sync::Arc;
+
+use super::file::FileStorage;
 
 /// Which back end to use, or which one a built engine ended up with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -172,7 +176,7 @@ pub enum Engine {
 
 impl Engine {
     /// Builds an engine over `files`; io_uring falls back to psync when the kernel refuses it.
-    pub fn new(cfg: &EngineConfig, files: Arc<[File]>) -> Result<Engine, EngineError> {
+    pub fn new(cfg: &EngineConfig, files: Arc<[FileStorage]>) -> Result<Engine, EngineError> {
         assert!(cfg.depth > 0, "engine depth must be at least 1");
         let buffers = AlignedBuffers::new(cfg.depth as usize, cfg.slot_len)?;
         if cfg.kind == EngineKind::Psync {

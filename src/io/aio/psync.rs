@@ -6,9 +6,10 @@
 use super::{AlignedBuffers, Completion, EngineError, ExtMem, ExtOp, Op, OpKind, NO_OFFSET};
 use crossbeam::channel::{self, Receiver, Sender};
 use std::collections::VecDeque;
-use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
+
+use crate::io::file::FileStorage;
 use std::thread::JoinHandle;
 
 /// One blocking call for a helper thread; the memory is a slot of the engine's buffers or
@@ -105,7 +106,7 @@ fn last_errno() -> i32 {
 /// A pread/pwrite engine, inline or with a helper pool.
 pub struct PsyncEngine {
     buffers: AlignedBuffers,
-    files: Arc<[File]>,
+    files: Arc<[FileStorage]>,
     pool: Option<Pool>,
     done: VecDeque<Completion>,
     in_flight: usize,
@@ -151,7 +152,7 @@ fn spawn_pool(depth: usize) -> Result<Pool, EngineError> {
 
 impl PsyncEngine {
     /// Builds the engine; a pool of helper threads only when more than one slot exists.
-    pub fn new(files: Arc<[File]>, buffers: AlignedBuffers) -> Result<Self, EngineError> {
+    pub fn new(files: Arc<[FileStorage]>, buffers: AlignedBuffers) -> Result<Self, EngineError> {
         let pool = if buffers.slots() > 1 {
             Some(spawn_pool(buffers.slots())?)
         } else {

@@ -2,7 +2,9 @@
 
 use super::*;
 
-fn files(dir: &tempfile::TempDir) -> Arc<[File]> {
+use std::fs::File;
+
+fn files(dir: &tempfile::TempDir) -> Arc<[FileStorage]> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -11,7 +13,7 @@ fn files(dir: &tempfile::TempDir) -> Arc<[File]> {
         .open(dir.path().join("engine.dat"))
         .expect("create test file");
     f.set_len(1 << 20).expect("size test file");
-    Arc::from(vec![f])
+    Arc::from(vec![FileStorage::new(f, dir.path().join("engine.dat"))])
 }
 
 fn round_trip(kind: EngineKind, depth: u32) {
@@ -91,8 +93,14 @@ fn errors_come_back_as_errno() {
             slot_len: 4096,
             submit_batch: 1,
         };
-        let mut engine =
-            Engine::new(&cfg, Arc::from(vec![ro.try_clone().expect("dup")])).expect("engine");
+        let mut engine = Engine::new(
+            &cfg,
+            Arc::from(vec![FileStorage::new(
+                ro.try_clone().expect("dup"),
+                path.clone(),
+            )]),
+        )
+        .expect("engine");
         let op = Op {
             kind: OpKind::Write,
             file: 0,

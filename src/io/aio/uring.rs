@@ -11,16 +11,17 @@
 
 use super::{AlignedBuffers, Completion, EngineError, ExtMem, ExtOp, Op, OpKind};
 use io_uring::{opcode, squeue, types, IoUring};
-use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
+
+use crate::io::file::FileStorage;
 
 /// An io_uring ring plus the buffers and files its operations use.
 pub struct UringEngine {
     ring: IoUring,
     buffers: AlignedBuffers,
-    files: Arc<[File]>,
+    files: Arc<[FileStorage]>,
     fixed_files: bool,
     fixed_buffers: bool,
     in_flight: usize,
@@ -58,7 +59,7 @@ impl UringEngine {
     /// Builds the ring; queued operations are sent `batch` at a time (at least 1). On failure
     /// the buffers are handed back for the fallback.
     pub fn new(
-        files: Arc<[File]>,
+        files: Arc<[FileStorage]>,
         mut buffers: AlignedBuffers,
         batch: usize,
     ) -> Result<Self, (io::Error, AlignedBuffers)> {

@@ -23,7 +23,7 @@ const PS: u64 = PAGE_SIZE as u64;
 /// The bytes of one file and the previous version of each page.
 #[derive(Debug)]
 pub(crate) struct MemFile {
-    path: PathBuf,
+    pub(crate) path: PathBuf,
     pub(crate) data: RwLock<Vec<u8>>,
     prev: Mutex<HashMap<u64, Vec<u8>>>,
 }
