@@ -11,15 +11,15 @@ use crate::exit::Outcome;
 /// a summary; exits 1 when it holds integrity errors, 0 when clean, 2 when unreadable.
 #[derive(Debug, Parser)]
 #[command(about)]
-struct Args {
+pub struct Args {
     /// The XML log (sqliosim.log.xml, also SQLIOSim's) or the JSON summary of a run.
-    input: PathBuf,
+    pub input: PathBuf,
     /// Also write a self-contained HTML report to FILE.
     #[arg(long, value_name = "FILE")]
-    html: Option<PathBuf>,
+    pub html: Option<PathBuf>,
     /// Also pack the evidence (log, JSON, dumps, report, system information) into FILE.tar.gz.
     #[arg(long, value_name = "FILE")]
-    bundle: Option<PathBuf>,
+    pub bundle: Option<PathBuf>,
 }
 
 /// Runs the command.
@@ -33,6 +33,11 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e.into()),
     };
+    run(args)
+}
+
+/// Runs the command with parsed options.
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let loaded = super::reader::load(&args.input)?;
     print!("{}", super::console::render(&loaded));
     let mut html_path = None;

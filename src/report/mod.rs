@@ -31,6 +31,7 @@ pub mod sysinfo;
 pub mod xml;
 
 pub use cap::DEFAULT_ERROR_CAP;
+pub use cli::Args as ReportArgs;
 pub use clock::LogClock;
 pub use dump::{DumpFiles, DumpWriter};
 pub use error::ReportError;
@@ -42,4 +43,9 @@ pub use sysinfo::SystemInfo;
 /// `sqliosim report ARGS…`; `args[0]` is the display name ("sqliosim report").
 pub fn main(args: Vec<std::ffi::OsString>) -> anyhow::Result<crate::exit::Outcome> {
     cli::main(args)
+}
+
+/// `sqliosim report` with its options already parsed (by the top-level command line).
+pub fn run(args: ReportArgs) -> anyhow::Result<crate::exit::Outcome> {
+    cli::run(args)
 }
