@@ -69,3 +69,6 @@ mod diskspd_mode;
 
 #[path = "bench/bench_mode.rs"]
 mod bench_mode;
+
+#[path = "bench/sqlio_captures.rs"]
+mod sqlio_captures;
