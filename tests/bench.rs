@@ -72,3 +72,6 @@ mod bench_mode;
 
 #[path = "bench/sqlio_captures.rs"]
 mod sqlio_captures;
+
+#[path = "bench/diskspd_xml_tree.rs"]
+mod diskspd_xml_tree;
