@@ -23,16 +23,8 @@ fn svg(draw: impl FnOnce(&mut String) -> Res) -> String {
 pub fn placeholder(text: &str) -> String {
     format!(
         "<svg xmlns='http://www.w3.org/2000/svg' width='{W}' height='60'><text x='10' y='35' font-family='sans-serif' font-size='14'>{}</text></svg>",
-        html_escape(text)
+        quick_xml::escape::escape(text)
     )
-}
-
-pub(crate) fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('\'', "&#39;")
-        .replace('"', "&quot;")
 }
 
 fn max_of(v: impl Iterator<Item = f64>) -> f64 {

@@ -7,9 +7,14 @@ use std::fmt::Write;
 use crate::findings::Finding;
 use crate::stats::{Latency, OpTotals, Summary};
 
-use super::charts::{findings_chart, html_escape as esc, percentile_chart, timeline_charts};
+use super::charts::{findings_chart, percentile_chart, timeline_charts};
 use super::reader::Loaded;
 use super::sysinfo::SystemInfo;
+
+/// Text and attribute values (single- or double-quoted) alike: quick-xml escapes & < > ' ".
+fn esc(s: &str) -> String {
+    quick_xml::escape::escape(s).into_owned()
+}
 
 /// Everything the page shows.
 #[derive(Debug, Clone, Default)]
@@ -217,4 +222,18 @@ fn system_table(s: &mut String, sys: &SystemInfo) {
         let _ = writeln!(s, "<tr><td class='l'>{}</td></tr>", esc(&line));
     }
     s.push_str("</table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::esc;
+
+    #[test]
+    fn text_and_quoted_attributes_are_escaped() {
+        assert_eq!(
+            esc(r#"<a href='x' title="y">R&D</a>"#),
+            "&lt;a href=&apos;x&apos; title=&quot;y&quot;&gt;R&amp;D&lt;/a&gt;"
+        );
+        assert_eq!(esc("/data/ok-path_1.mdx"), "/data/ok-path_1.mdx");
+    }
 }
