@@ -41,7 +41,12 @@ fn help_bench_shows_the_bench_options() {
     let dir = tempfile::tempdir().expect("tempdir");
     for args in [&["help", "bench"][..], &["bench", "--help"][..]] {
         let text = stdout_of(dir.path(), args);
-        for opt in ["--block-size", "--outstanding", "--sqlio-output", "--engine"] {
+        for opt in [
+            "--block-size",
+            "--outstanding",
+            "--sqlio-output",
+            "--engine",
+        ] {
             assert!(text.contains(opt), "{args:?} lacks {opt}:\n{text}");
         }
     }
@@ -146,7 +151,10 @@ fn man_out_writes_one_page_per_subcommand() {
         }
     }
     let bench = std::fs::read_to_string(out.join("sqliosim-bench.1")).expect("bench page");
-    assert!(bench.contains("block\\-size"), "bench page lacks its options");
+    assert!(
+        bench.contains("block\\-size"),
+        "bench page lacks its options"
+    );
 }
 
 #[test]

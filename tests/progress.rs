@@ -46,7 +46,10 @@ fn progress_lines_name_every_phase_in_order() {
     let last = lines.last().expect("a line");
     assert!(last.starts_with("audit 100 %  IOPS"), "{last}");
     let first_update = lines.first().expect("a line");
-    assert!(first_update.starts_with("initial update "), "{first_update}");
+    assert!(
+        first_update.starts_with("initial update "),
+        "{first_update}"
+    );
     assert!(
         lines.iter().any(|l| l.starts_with("main 00:0")),
         "the main phase shows its clock: {lines:#?}"

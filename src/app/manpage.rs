@@ -16,7 +16,8 @@ pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {
     let mut cmd = Cli::command();
     let mut out = std::io::stdout().lock();
     clap_complete::generate(shell, &mut cmd, "sqliosim", &mut out);
-    out.flush().context("writing the completion script to stdout")?;
+    out.flush()
+        .context("writing the completion script to stdout")?;
     Ok(Outcome::Clean)
 }
 

@@ -19,7 +19,9 @@ use crate::findings::{Finding, FindingClass};
 
 /// Options of `sqliosim selftest`.
 #[derive(Debug, Parser)]
-#[command(about = "Injects every fault class and shows that each is detected with the right verdict")]
+#[command(
+    about = "Injects every fault class and shows that each is detected with the right verdict"
+)]
 pub struct SelftestArgs {
     /// Also inject the faults through a real FUSE mount (faultfs) and the kernel, when FUSE is
     /// available; needs the faultfs binary beside sqliosim or in FAULTFS_BIN.

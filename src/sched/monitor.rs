@@ -69,7 +69,13 @@ fn tick(
     };
     let label = progress::label(t.phase, start.elapsed(), done, finished);
     let secs = since.elapsed().as_secs_f64();
-    (t.on_tick)(&progress::line(&label, last, &now, secs, sh.finding_count()));
+    (t.on_tick)(&progress::line(
+        &label,
+        last,
+        &now,
+        secs,
+        sh.finding_count(),
+    ));
     now
 }
 

@@ -35,7 +35,13 @@ pub enum Phase {
 /// cycle is, `elapsed` into the phase, `done_bytes` moved by it so far (written for the initial
 /// update, read for the audit). A phase says 100 % only once `finished`.
 pub fn label(phase: Phase, elapsed: Duration, done_bytes: u64, finished: bool) -> String {
-    let percent = |total| if finished { 100 } else { percent(done_bytes, total) };
+    let percent = |total| {
+        if finished {
+            100
+        } else {
+            percent(done_bytes, total)
+        }
+    };
     match phase {
         Phase::InitialUpdate { total_bytes } => {
             format!("initial update {:>2} %", percent(total_bytes))
@@ -58,7 +64,13 @@ fn percent(done: u64, total: u64) -> u64 {
 
 /// "<label>  IOPS 12345  MB/s 96.4  lat 0.42 ms  p99 < 1.02 ms  throttled 0  errors 0" from
 /// two snapshots taken `secs` apart.
-pub fn line(label: &str, before: &LiveSnapshot, now: &LiveSnapshot, secs: f64, findings: u64) -> String {
+pub fn line(
+    label: &str,
+    before: &LiveSnapshot,
+    now: &LiveSnapshot,
+    secs: f64,
+    findings: u64,
+) -> String {
     let d = *now - *before;
     format!(
         "{label}  IOPS {:>8.0}  MB/s {:>8.1}  lat {:>6.2} ms  p99 <{:>6.2} ms  throttled {}  errors {}",
@@ -93,7 +105,13 @@ mod tests {
         let main = Phase::Main {
             length: Duration::from_secs(120),
         };
-        let l = line(&label(main, Duration::from_secs(65), 0, false), &a, &b, 2.0, 3);
+        let l = line(
+            &label(main, Duration::from_secs(65), 0, false),
+            &a,
+            &b,
+            2.0,
+            3,
+        );
         assert!(l.starts_with("main 01:05/02:00  IOPS"), "{l}");
         assert!(l.contains("IOPS      100"), "{l}");
         assert!(l.contains("MB/s      0.5"), "{l}");
@@ -106,9 +124,19 @@ mod tests {
         let t = Duration::from_secs(3);
         let gb = 1000 * 8192;
         let cases = [
-            (Phase::InitialUpdate { total_bytes: gb }, gb * 35 / 100, "initial update 35 %"),
+            (
+                Phase::InitialUpdate { total_bytes: gb },
+                gb * 35 / 100,
+                "initial update 35 %",
+            ),
             (Phase::InitialCheckpoint, 0, "initial checkpoint 00:03"),
-            (Phase::Main { length: Duration::from_secs(60) }, 0, "main 00:03/01:00"),
+            (
+                Phase::Main {
+                    length: Duration::from_secs(60),
+                },
+                0,
+                "main 00:03/01:00",
+            ),
             (Phase::FinalCheckpoint, 0, "final checkpoint 00:03"),
             (Phase::Audit { total_bytes: gb }, gb * 2 / 5, "audit 40 %"),
             (Phase::Audit { total_bytes: gb }, 0, "audit  0 %"),
@@ -122,8 +150,14 @@ mod tests {
 
     #[test]
     fn percent_stays_below_100_while_running_and_survives_empty_files() {
-        let audit =
-            |done, total| label(Phase::Audit { total_bytes: total }, Duration::ZERO, done, false);
+        let audit = |done, total| {
+            label(
+                Phase::Audit { total_bytes: total },
+                Duration::ZERO,
+                done,
+                false,
+            )
+        };
         assert_eq!(audit(5000, 1000), "audit 99 %");
         assert_eq!(audit(1000, 1000), "audit 99 %");
         assert_eq!(audit(7, 0), "audit  0 %");

@@ -8,9 +8,9 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
+use super::progress::Phase;
 use crate::actors::shared::Shared;
 use crate::actors::worker::Worker;
-use super::progress::Phase;
 use crate::actors::{batch, random, shrink, system};
 use crate::findings::Severity;
 use crate::page::{ActorKind, PAGE_SIZE};
@@ -110,33 +110,57 @@ fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) +
     );
     let data = data_bytes(sh);
     let tick = |phase| Some(Ticker { on_tick, phase });
-    phase(sh, "initial update", true, tick(Phase::InitialUpdate { total_bytes: data }), |scope| {
-        for (i, &file) in sh.data.iter().enumerate() {
-            spawn(
-                scope,
-                sh,
-                col,
-                ActorKind::Init,
-                i as u16,
-                SWEEP_PAGES,
-                move |w| initial_update(w, file),
-            );
-        }
-    });
-    phase(sh, "initial checkpoint", true, tick(Phase::InitialCheckpoint), |scope| {
-        spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
-            system::checkpoint(w);
-        });
-    });
-    main_phase(sh, col, on_tick);
-    if !sh.stop.run_stopped() {
-        phase(sh, "final checkpoint", true, tick(Phase::FinalCheckpoint), |scope| {
+    phase(
+        sh,
+        "initial update",
+        true,
+        tick(Phase::InitialUpdate { total_bytes: data }),
+        |scope| {
+            for (i, &file) in sh.data.iter().enumerate() {
+                spawn(
+                    scope,
+                    sh,
+                    col,
+                    ActorKind::Init,
+                    i as u16,
+                    SWEEP_PAGES,
+                    move |w| initial_update(w, file),
+                );
+            }
+        },
+    );
+    phase(
+        sh,
+        "initial checkpoint",
+        true,
+        tick(Phase::InitialCheckpoint),
+        |scope| {
             spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
                 system::checkpoint(w);
             });
-        });
+        },
+    );
+    main_phase(sh, col, on_tick);
+    if !sh.stop.run_stopped() {
+        phase(
+            sh,
+            "final checkpoint",
+            true,
+            tick(Phase::FinalCheckpoint),
+            |scope| {
+                spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
+                    system::checkpoint(w);
+                });
+            },
+        );
         // The audit reads the data files as they are now (a shrink may have cut them).
-        audit_phase(sh, col, tick(Phase::Audit { total_bytes: data_bytes(sh) }));
+        audit_phase(
+            sh,
+            col,
+            tick(Phase::Audit {
+                total_bytes: data_bytes(sh),
+            }),
+        );
     }
 }
 
@@ -211,7 +235,10 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
         sh,
         "main",
         false,
-        Some(Ticker { on_tick, phase: main }),
+        Some(Ticker {
+            on_tick,
+            phase: main,
+        }),
         |scope| {
             for id in 0..plan.random.users {
                 spawn(

@@ -180,7 +180,11 @@ fn xml_layout_snapshot_parses() {
             .expect(parent);
         p.children().filter(|n| n.has_tag_name("Bucket")).count()
     };
-    assert_eq!(buckets_in("Latency"), 108, "0, 1..99, 99.9..99.9999999, 100 as DiskSpd");
+    assert_eq!(
+        buckets_in("Latency"),
+        108,
+        "0, 1..99, 99.9..99.9999999, 100 as DiskSpd"
+    );
     assert_eq!(buckets_in("Iops"), 10, "one bucket per measured second");
     assert_eq!(
         ts.descendants()

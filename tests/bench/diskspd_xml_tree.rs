@@ -32,7 +32,10 @@ fn tree(xml: &str) -> Vec<String> {
     // Collapse repeats: a path already seen since its parent's last start is a repeat.
     let mut collapsed: Vec<String> = Vec::new();
     for p in out {
-        let parent = p.rsplit_once('/').map(|(a, _)| a.to_string()).unwrap_or_default();
+        let parent = p
+            .rsplit_once('/')
+            .map(|(a, _)| a.to_string())
+            .unwrap_or_default();
         let since_parent = collapsed
             .iter()
             .rev()
@@ -58,8 +61,20 @@ fn real_xml(extra: &[&str]) -> String {
     let f = dir.path().join("ds.dat");
     let f = f.to_str().expect("utf-8").to_string();
     let mut argv = vec![
-        "sqliosim diskspd", "-c8M", "-d1", "-W0", "-b8K", "-r", "-w30", "-t1", "-o2", "-Su",
-        "-Sw", "-L", "-D", "-Rxml",
+        "sqliosim diskspd",
+        "-c8M",
+        "-d1",
+        "-W0",
+        "-b8K",
+        "-r",
+        "-w30",
+        "-t1",
+        "-o2",
+        "-Su",
+        "-Sw",
+        "-L",
+        "-D",
+        "-Rxml",
     ];
     argv.extend(extra);
     argv.push(&f);
@@ -100,7 +115,12 @@ fn the_cpu_average_is_the_mean_of_the_cpus() {
         .children()
         .find(|n| n.has_tag_name("Average"))
         .expect("Average");
-    for field in ["UsagePercent", "UserPercent", "KernelPercent", "IdlePercent"] {
+    for field in [
+        "UsagePercent",
+        "UserPercent",
+        "KernelPercent",
+        "IdlePercent",
+    ] {
         let mean = cpus.iter().map(|c| value(*c, field)).sum::<f64>() / cpus.len() as f64;
         // Each CPU's figure is printed to two decimals, so the mean of the printed figures
         // may differ from the printed mean by that rounding.

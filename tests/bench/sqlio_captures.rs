@@ -12,7 +12,9 @@ use sqliosim::bench::sqlio::output::{self, Figures, Header};
 fn capture(name: &str) -> String {
     let path = format!("{}/tests/bench/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).expect("fixture");
-    let (_, body) = text.split_once("\n---\n").expect("fixture header ends with ---");
+    let (_, body) = text
+        .split_once("\n---\n")
+        .expect("fixture header ends with ---");
     body.to_string()
 }
 
@@ -74,14 +76,18 @@ fn rebuilt_from_their_figures_our_block_is_each_capture() {
         29250.08,
         228.51,
         (0, 3, 158),
-        [12, 21, 9, 6, 12, 18, 11, 4, 2, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        [
+            12, 21, 9, 6, 12, 18, 11, 4, 2, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        ],
     );
     let b = header(r"G:\testfile.dat", 64, true, 15, 64, true);
     let fb = figures(
         12255.66,
         765.97,
         (0, 4, 92),
-        [25, 18, 3, 5, 8, 8, 7, 5, 4, 3, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 2],
+        [
+            25, 18, 3, 5, 8, 8, 7, 5, 4, 3, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 2,
+        ],
     );
     let mut c = header("testfile.dat", 4, true, 30, 8, false);
     c.param_file = Some("param.txt".into());
@@ -92,7 +98,9 @@ fn rebuilt_from_their_figures_our_block_is_each_capture() {
         421.88,
         3.29,
         (0, 9, 1586),
-        [78, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4],
+        [
+            78, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4,
+        ],
     );
     for (name, hd, f) in [
         ("sqlio-random-read-o2.txt", a, fa),
@@ -121,9 +129,18 @@ fn real_run(switches: &[&str]) -> String {
 #[test]
 fn a_real_run_has_the_structure_of_each_capture() {
     let cases: [(&str, &[&str]); 3] = [
-        ("sqlio-random-read-o2.txt", &["-kR", "-o2", "-b8", "-frandom"]),
-        ("sqlio-sequential-write-no-o.txt", &["-kW", "-b64", "-fsequential"]),
-        ("sqlio-param-BH-o1.txt", &["-kW", "-o1", "-b8", "-frandom", "-BH"]),
+        (
+            "sqlio-random-read-o2.txt",
+            &["-kR", "-o2", "-b8", "-frandom"],
+        ),
+        (
+            "sqlio-sequential-write-no-o.txt",
+            &["-kW", "-b64", "-fsequential"],
+        ),
+        (
+            "sqlio-param-BH-o1.txt",
+            &["-kW", "-o1", "-b8", "-frandom", "-BH"],
+        ),
     ];
     for (name, switches) in cases {
         let ours = real_run(switches);
@@ -148,9 +165,15 @@ fn a_published_parser_reads_a_real_run() {
             .captures(&text)
             .and_then(|c| c.get(1).map(|m| m.as_str().to_string()))
     };
-    assert_eq!(grab(r"(\d+)?\sthreads\s(reading|writing)").as_deref(), Some("2"));
+    assert_eq!(
+        grab(r"(\d+)?\sthreads\s(reading|writing)").as_deref(),
+        Some("2")
+    );
     assert_eq!(grab(r"for\s(\d+)?\ssecs").as_deref(), Some("1"));
-    assert_eq!(grab(r"\tusing\s(\d+)?KB\s(sequential|random)").as_deref(), Some("8"));
+    assert_eq!(
+        grab(r"\tusing\s(\d+)?KB\s(sequential|random)").as_deref(),
+        Some("8")
+    );
     assert_eq!(grab(r"with\s(\d+)?\soutstanding").as_deref(), Some("2"));
     assert_eq!(grab(r"\s(\d+)?\sMB\sfor\sfile").as_deref(), Some("8"));
     assert!(grab(r"IOs/sec:\s+(\d+\.\d+)?").is_some(), "{text}");
@@ -160,5 +183,10 @@ fn a_published_parser_reads_a_real_run() {
         assert!(grab(&re).is_some(), "{label}: {text}");
     }
     // The script splits a file of many runs on the banner.
-    assert_eq!(text.split("sqlio v1.5.SG").filter(|s| !s.is_empty()).count(), 1);
+    assert_eq!(
+        text.split("sqlio v1.5.SG")
+            .filter(|s| !s.is_empty())
+            .count(),
+        1
+    );
 }

@@ -32,31 +32,33 @@ fn ms(ns: f64) -> String {
 
 fn cpu(w: &mut W, rep: &Report) -> io::Result<()> {
     let rows = &rep.result.cpu.per_cpu;
-    w.create_element("CpuUtilization").write_inner_content(|w| {
-        for (i, c) in rows.iter().enumerate() {
-            let at = rep.topology.place(i);
-            w.create_element("CPU").write_inner_content(|w| {
-                leaf(w, "Socket", at.socket)?;
-                leaf(w, "Node", at.node)?;
-                leaf(w, "Group", 0)?;
-                leaf(w, "Core", at.core)?;
-                leaf(w, "Id", at.id)?;
-                percents(w, c.usage, c.user, c.kernel, c.idle)
+    w.create_element("CpuUtilization")
+        .write_inner_content(|w| {
+            for (i, c) in rows.iter().enumerate() {
+                let at = rep.topology.place(i);
+                w.create_element("CPU").write_inner_content(|w| {
+                    leaf(w, "Socket", at.socket)?;
+                    leaf(w, "Node", at.node)?;
+                    leaf(w, "Group", 0)?;
+                    leaf(w, "Core", at.core)?;
+                    leaf(w, "Id", at.id)?;
+                    percents(w, c.usage, c.user, c.kernel, c.idle)
+                })?;
+            }
+            let n = rows.len().max(1) as f64;
+            let avg =
+                |f: fn(&crate::bench::cpu::CpuRow) -> f64| rows.iter().map(f).sum::<f64>() / n;
+            w.create_element("Average").write_inner_content(|w| {
+                percents(
+                    w,
+                    avg(|c| c.usage),
+                    avg(|c| c.user),
+                    avg(|c| c.kernel),
+                    avg(|c| c.idle),
+                )
             })?;
-        }
-        let n = rows.len().max(1) as f64;
-        let avg = |f: fn(&crate::bench::cpu::CpuRow) -> f64| rows.iter().map(f).sum::<f64>() / n;
-        w.create_element("Average").write_inner_content(|w| {
-            percents(
-                w,
-                avg(|c| c.usage),
-                avg(|c| c.user),
-                avg(|c| c.kernel),
-                avg(|c| c.idle),
-            )
+            Ok(())
         })?;
-        Ok(())
-    })?;
     Ok(())
 }
 
@@ -89,7 +91,11 @@ fn latency(w: &mut W, total: &ThreadStats) -> io::Result<()> {
             for (name, h) in sets {
                 if !h.is_empty() {
                     leaf(w, &format!("Average{name}Milliseconds"), ms(h.mean()))?;
-                    let stdev = if name == "Total" { "LatencyStdev".to_string() } else { format!("{name}LatencyStdev") };
+                    let stdev = if name == "Total" {
+                        "LatencyStdev".to_string()
+                    } else {
+                        format!("{name}LatencyStdev")
+                    };
                     leaf(w, &stdev, ms(h.stdev()))?;
                 }
             }
@@ -145,7 +151,11 @@ fn thread_latency(w: &mut W, t: &ThreadStats) -> io::Result<()> {
     let total = t.total();
     for (name, h) in [("Read", &t.read), ("Write", &t.write), ("", &total)] {
         if !h.is_empty() {
-            leaf(w, &format!("Average{name}LatencyMilliseconds"), ms(h.mean()))?;
+            leaf(
+                w,
+                &format!("Average{name}LatencyMilliseconds"),
+                ms(h.mean()),
+            )?;
             leaf(w, &format!("{name}LatencyStdev"), ms(h.stdev()))?;
         }
     }

@@ -15,7 +15,11 @@ pub fn system(w: &mut W, rep: &Report) -> io::Result<()> {
     w.create_element("System").write_inner_content(|w| {
         leaf(w, "ComputerName", &rep.host)?;
         w.create_element("Tool").write_inner_content(|w| {
-            leaf(w, "Version", concat!("sqliosim ", env!("CARGO_PKG_VERSION")))?;
+            leaf(
+                w,
+                "Version",
+                concat!("sqliosim ", env!("CARGO_PKG_VERSION")),
+            )?;
             leaf(w, "VersionDate", "")
         })?;
         leaf(w, "RunTime", &rep.start_time)?;
@@ -69,8 +73,17 @@ fn target(w: &mut W, a: &DiskspdArgs, path: &str, size: u64) -> io::Result<()> {
     w.create_element("Target").write_inner_content(|w| {
         leaf(w, "Path", path)?;
         leaf(w, "BlockSize", a.block)?;
-        leaf(w, "BaseFileOffset", a.base_offset.max(crate::bench::target::DATA_OFFSET))?;
-        for hint in ["SequentialScan", "RandomAccess", "TemporaryFile", "UseLargePages"] {
+        leaf(
+            w,
+            "BaseFileOffset",
+            a.base_offset.max(crate::bench::target::DATA_OFFSET),
+        )?;
+        for hint in [
+            "SequentialScan",
+            "RandomAccess",
+            "TemporaryFile",
+            "UseLargePages",
+        ] {
             leaf(w, hint, false)?;
         }
         if a.no_cache {
@@ -97,7 +110,15 @@ fn target(w: &mut W, a: &DiskspdArgs, path: &str, size: u64) -> io::Result<()> {
         leaf(w, "RequestCount", a.outstanding)?;
         leaf(w, "WriteRatio", a.write_pct)?;
         throughput(w, a)?;
-        leaf(w, "ThreadsPerFile", if a.total_threads.is_some() { 1 } else { a.threads })?;
+        leaf(
+            w,
+            "ThreadsPerFile",
+            if a.total_threads.is_some() {
+                1
+            } else {
+                a.threads
+            },
+        )?;
         leaf(w, "IOPriority", 3)?;
         leaf(w, "Weight", 1)
     })?;

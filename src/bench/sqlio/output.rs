@@ -151,7 +151,10 @@ fn describe(hd: &Header) -> String {
     };
     let _ = writeln!(o, "\tusing {}KB {pattern} IOs", hd.block_kb);
     if let Some(n) = hd.outstanding {
-        let _ = writeln!(o, "\tenabling multiple I/Os per thread with {n} outstanding");
+        let _ = writeln!(
+            o,
+            "\tenabling multiple I/Os per thread with {n} outstanding"
+        );
     }
     if let Some(mode) = hd.buffering {
         let _ = writeln!(o, "\t{}", buffering_line(mode));
