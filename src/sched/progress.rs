@@ -62,7 +62,7 @@ fn percent(done: u64, total: u64) -> u64 {
     (u128::from(done) * 100 / u128::from(total)).min(99) as u64
 }
 
-/// "<label>  IOPS 12345  MB/s 96.4  lat 0.42 ms  p99 < 1.02 ms  throttled 0  errors 0" from
+/// "`<label>`  IOPS 12345  MB/s 96.4  lat 0.42 ms  p99 < 1.02 ms  throttled 0  errors 0" from
 /// two snapshots taken `secs` apart.
 pub fn line(
     label: &str,
