@@ -44,29 +44,49 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands. `sqlio` and `diskspd` keep their own parsers (they take SQLIO's and
+/// DiskSpd's switches as typed); every other subcommand's options live in its own module as a
+/// clap `Args` struct embedded here, so `sqliosim help bench` and the completions know them.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the SQLIOSim-style simulation (what SQLIOSim.com's switches do).
     Run(Box<RunArgs>),
-    /// Capacity run: throughput and latency of the storage (arguments: see `sqliosim bench --help`).
-    #[command(disable_help_flag = true)]
-    Bench(PassThrough),
-    /// SQLIO-compatible front end (arguments as SQLIO's).
+    /// Capacity run: IOPS, MB/s and latency percentiles of the storage, optionally over a matrix
+    /// of settings.
+    Bench(Box<crate::bench::cmd::args::BenchArgs>),
+    /// SQLIO-compatible front end (arguments as SQLIO's; `sqliosim sqlio -?` lists them).
     #[command(disable_help_flag = true)]
     Sqlio(PassThrough),
-    /// DiskSpd-compatible front end (arguments as DiskSpd's).
+    /// DiskSpd-compatible front end (arguments as DiskSpd's; `sqliosim diskspd -?` lists them).
     #[command(disable_help_flag = true)]
     Diskspd(PassThrough),
-    /// Render reports from a finished run's evidence.
-    #[command(disable_help_flag = true)]
-    Report(PassThrough),
+    /// Render reports from a finished run's evidence (XML log or JSON summary).
+    Report(Box<crate::report::ReportArgs>),
     /// Offline scan: check every page of existing test files.
-    #[command(disable_help_flag = true)]
-    Verify(PassThrough),
+    Verify(Box<crate::app::VerifyArgs>),
     /// Check that this machine and build can run sqliosim correctly.
-    #[command(disable_help_flag = true)]
-    Selftest(PassThrough),
+    Selftest(crate::app::SelftestArgs),
+    /// Print a shell completion script to stdout.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to stdout, or write one page per subcommand with --out.
+    Man(ManArgs),
+}
+
+/// `sqliosim completions SHELL`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `sqliosim man [--out DIR]`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write sqliosim.1 and one sqliosim-SUBCOMMAND.1 page per subcommand into DIR instead of
+    /// printing sqliosim.1 to stdout.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Arguments handed over untouched to a subcommand that parses its own.
@@ -191,7 +211,7 @@ impl RunArgs {
     }
 }
 
-/// Parses an `--engine` name.
+/// Parses an `--engine` name; an empty one is refused like any unknown name.
 fn parse_engine(text: &str) -> Result<IoEngine, String> {
     IoEngine::from_name(text)
         .ok_or_else(|| format!("{text:?}: expected one of {}", IoEngine::NAMES.join(", ")))

@@ -24,7 +24,6 @@ use crate::report::{Evidence, EvidenceOptions, RunInfo};
 /// `sqliosim verify` options.
 #[derive(Debug, Parser)]
 #[command(
-    name = "sqliosim verify",
     about = "Scan a file set offline: every data page and log block, checked against the durability journal when present"
 )]
 pub struct VerifyArgs {
@@ -87,7 +86,11 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
                 .trim_end()
         ),
     };
-    let mut a = a;
+    run(a)
+}
+
+/// Runs `sqliosim verify` with parsed options.
+pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     a.files.append(&mut a.file_opts);
     let backend = BufferedBackend::new();
     let mut targets = discover(&a, &backend)?;

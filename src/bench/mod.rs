@@ -33,3 +33,8 @@ pub mod worker;
 pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     cmd::run_with(&args, &mut std::io::stdout().lock())
 }
+
+/// `sqliosim bench` with its options already parsed (by the top-level command line).
+pub fn run_args(args: &cmd::args::BenchArgs) -> anyhow::Result<Outcome> {
+    cmd::run_parsed(args, &mut std::io::stdout().lock())
+}

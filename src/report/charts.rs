@@ -23,16 +23,13 @@ pub(crate) fn svg(draw: impl FnOnce(&mut String) -> Res) -> String {
 pub fn placeholder(text: &str) -> String {
     format!(
         "<svg xmlns='http://www.w3.org/2000/svg' width='{W}' height='60'><text x='10' y='35' font-family='sans-serif' font-size='14'>{}</text></svg>",
-        html_escape(text)
+        quick_xml::escape::escape(text)
     )
 }
 
+/// The one HTML escaper of the reports (text and attribute values alike): quick-xml's.
 pub(crate) fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('\'', "&#39;")
-        .replace('"', "&quot;")
+    quick_xml::escape::escape(s).into_owned()
 }
 
 pub(crate) fn max_of(v: impl Iterator<Item = f64>) -> f64 {

@@ -247,3 +247,17 @@ fn system_table(s: &mut String, sys: &SystemInfo) {
     }
     s.push_str("</table>\n");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::esc;
+
+    #[test]
+    fn text_and_quoted_attributes_are_escaped() {
+        assert_eq!(
+            esc(r#"<a href='x' title="y">R&D</a>"#),
+            "&lt;a href=&apos;x&apos; title=&quot;y&quot;&gt;R&amp;D&lt;/a&gt;"
+        );
+        assert_eq!(esc("/data/ok-path_1.mdx"), "/data/ok-path_1.mdx");
+    }
+}

@@ -42,9 +42,14 @@ pub fn run_with(args: &[OsString], out: &mut dyn Write) -> anyhow::Result<Outcom
     let Some(a) = parse::<BenchArgs>(args, out)? else {
         return Ok(Outcome::Clean);
     };
-    let plan = plan::plan(&a)?;
+    run_parsed(&a, out)
+}
+
+/// Runs `sqliosim bench` with parsed options, writing the console report to `out`.
+pub fn run_parsed(a: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let plan = plan::plan(a)?;
     let stop = signals::stop_flag();
-    execute(&plan, &a, &stop, out)
+    execute(&plan, a, &stop, out)
 }
 
 fn execute(

@@ -4,7 +4,9 @@
 
 pub mod args;
 pub mod text;
+pub mod topology;
 pub mod xml;
+mod xml_profile;
 
 use crate::bench::engine::EngineKind;
 use crate::bench::error::BenchError;
@@ -24,6 +26,8 @@ pub struct Report {
     pub host: String,
     /// Start time, UTC.
     pub start_time: String,
+    /// Where each CPU sits (socket, NUMA node, core), for the XML layout.
+    pub topology: topology::Topology,
 }
 
 impl Report {
@@ -163,6 +167,7 @@ pub fn run_with(
         result,
         host: host(),
         start_time,
+        topology: topology::Topology::read(),
     };
     match a.format {
         args::Format::Text => write!(out, "{}", text::render(&a, &rep))?,

@@ -40,7 +40,7 @@ impl EngineKind {
     /// Parses a command-line name: `uring` (or `io_uring`) or `psync`.
     pub fn from_name(name: &str) -> Option<EngineKind> {
         match name {
-            "uring" | "io_uring" | "" => Some(EngineKind::Uring),
+            "uring" | "io_uring" => Some(EngineKind::Uring),
             "psync" => Some(EngineKind::Psync),
             _ => None,
         }
