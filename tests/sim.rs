@@ -18,7 +18,7 @@ fn no_tick(_: &str) {}
 
 /// Runs the simulation and checks that no worker thread panicked.
 fn run(
-    plan: sqliosim::sched::plan::SimPlan,
+    plan: sqliosim::plan::SimPlan,
     backend: &dyn Backend,
     sink: Arc<MemorySink>,
 ) -> sqliosim::sched::SimOutcome {
@@ -69,7 +69,7 @@ fn page_target(path: &std::path::Path, page: u64) -> Target {
 }
 
 /// A plan whose main phase only reads, so a fault hitting the initial update stays visible.
-fn read_only_plan(dir: &std::path::Path) -> sqliosim::sched::plan::SimPlan {
+fn read_only_plan(dir: &std::path::Path) -> sqliosim::plan::SimPlan {
     let mut plan = small_plan(dir, 8, Duration::from_millis(500));
     plan.journal = false;
     plan.random.write_ratio = 0.0;
@@ -148,7 +148,7 @@ fn stop_on_error_stops_at_the_first_finding() {
     let out = run(plan, &backend, sink.clone());
     assert!(out.findings >= 1);
     assert_eq!(out.cycles, 1, "no further cycle starts after the error");
-    assert_eq!(out.stopped, sqliosim::sched::stop::StopReason::Error);
+    assert_eq!(out.stopped, sqliosim::control::stop::StopReason::Error);
     let phases: Vec<String> = sink
         .messages()
         .iter()

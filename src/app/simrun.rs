@@ -14,10 +14,10 @@ use crate::exit::{Internal, Outcome};
 use crate::findings::{Event, EventSink, Fanout, Message, Severity};
 use crate::io::aio::EngineKind;
 use crate::io::{Backend, BufferedBackend, DirectBackend, EngineBackend, FaultyBackend, IoService};
+use crate::plan::from_settings::plan_from;
+use crate::plan::SimPlan;
 use crate::report::bundle::BundleFile;
 use crate::report::{Evidence, EvidenceOptions, IoEngineInfo, RunInfo};
-use crate::sched::from_settings::plan_from;
-use crate::sched::plan::SimPlan;
 
 /// Runs the simulation for resolved settings.
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
@@ -216,7 +216,7 @@ fn lock_files(plan: &SimPlan) -> anyhow::Result<super::lock::SetLock> {
     Ok(taken.lock)
 }
 
-fn make_dirs(plan: &crate::sched::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
+fn make_dirs(plan: &crate::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     let dirs = plan
         .files
         .iter()

@@ -4,6 +4,8 @@
 //! directly. Counts are final (automatic user counts resolved), sizes are in pages, ratios are
 //! fractions.
 
+pub mod from_settings;
+
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -11,7 +11,7 @@ use crate::findings::Finding;
 use crate::stats::Summary;
 
 use super::error::ReportError;
-use super::io_engine::IoEngineInfo;
+use super::io_service::IoEngineInfo;
 use super::sysinfo::SystemInfo;
 
 /// Value of the `schema` field; bumped on incompatible changes.

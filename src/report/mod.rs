@@ -20,7 +20,7 @@ pub mod error;
 pub mod evidence;
 mod finding_xml;
 pub mod html;
-pub mod io_engine;
+pub mod io_service;
 pub mod json;
 mod jsonfix;
 pub mod logparse;
@@ -35,7 +35,7 @@ pub use clock::LogClock;
 pub use dump::{DumpFiles, DumpWriter};
 pub use error::ReportError;
 pub use evidence::{Evidence, EvidenceOptions, RunInfo};
-pub use io_engine::IoEngineInfo;
+pub use io_service::IoEngineInfo;
 pub use json::JsonReport;
 pub use sysinfo::SystemInfo;
 

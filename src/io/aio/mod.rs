@@ -1,5 +1,5 @@
 //! The asynchronous I/O engine shared by capacity runs and the simulation's I/O service
-//! (`crate::io::engine`): a fixed number of aligned buffer slots, and a `submit` / `reap` API
+//! (`crate::io::service`): a fixed number of aligned buffer slots, and a `submit` / `reap` API
 //! that carries a caller-chosen `user_data` through each operation.
 //!
 //! Capacity runs use the slots ([`Op`], [`Engine::submit`]): one engine per worker thread, the

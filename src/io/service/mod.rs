@@ -7,11 +7,11 @@
 //! Syncs, allocation, truncation and the length go straight to the file, as they are rare and
 //! the engine has nothing to add to them.
 
+mod handle;
 mod request;
 mod serve;
-mod service;
 
-pub use service::{IoService, ServiceWatch};
+pub use handle::{IoService, ServiceWatch};
 
 use std::os::fd::AsFd;
 use std::path::Path;

@@ -10,8 +10,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::handle::Shared;
 use super::request::{stopped, Request, Step};
-use super::service::Shared;
 use crate::io::aio::{Completion, Engine, EngineError, ExtMem, ExtOp, OpKind, NO_OFFSET};
 
 /// The `user_data` of the wake-up read; requests use their index in [`Flights`].
