@@ -6,7 +6,7 @@
 //! SQLIOSim run unchanged. The other subcommands take their arguments raw and parse them
 //! themselves.
 
-use crate::config::{IoEngine, Overrides};
+use crate::config::{IoServiceKind, Overrides};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -147,7 +147,7 @@ pub struct RunArgs {
     /// thread's own pread/pwrite, MaxOutstandingIO held by a gate. The engine used is printed at
     /// start and recorded in the log and the JSON summary. [default: uring]
     #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
-    pub engine: Option<IoEngine>,
+    pub engine: Option<IoServiceKind>,
     /// Fault injection specification (for tests).
     #[arg(long, value_name = "SPEC", hide = true)]
     pub fault_injection: Option<String>,
@@ -187,9 +187,13 @@ impl RunArgs {
 }
 
 /// Parses an `--engine` name.
-fn parse_engine(text: &str) -> Result<IoEngine, String> {
-    IoEngine::from_name(text)
-        .ok_or_else(|| format!("{text:?}: expected one of {}", IoEngine::NAMES.join(", ")))
+fn parse_engine(text: &str) -> Result<IoServiceKind, String> {
+    IoServiceKind::from_name(text).ok_or_else(|| {
+        format!(
+            "{text:?}: expected one of {}",
+            IoServiceKind::NAMES.join(", ")
+        )
+    })
 }
 
 /// Parses `60`, `60s`, `5m` or `2h` into seconds.

@@ -5,9 +5,9 @@
 //! the rest of the first MiB is unused, so that I/O starts 1 MiB-aligned like a partition;
 //! the measured region is `[1 MiB, size)` rounded down to whole blocks.
 
-use super::engine::AlignedBuffers;
 use super::error::BenchError;
 use super::stamp;
+use crate::io::aio::AlignedBuffers;
 use rand::{Rng, SeedableRng};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};

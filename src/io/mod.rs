@@ -19,7 +19,7 @@ pub use align::{AlignedBuf, BufPool, Frame, BUF_ALIGN};
 pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
 pub use faulty::{FaultyBackend, FaultyStorage};
-pub use service::{EngineBackend, IoService};
+pub use service::{IoService, ServiceBackend};
 
 use std::io;
 use std::path::{Path, PathBuf};

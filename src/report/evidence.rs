@@ -16,7 +16,7 @@ use super::cap::{Admit, ErrorCap, DEFAULT_ERROR_CAP};
 use super::clock::LogClock;
 use super::dump::DumpWriter;
 use super::error::ReportError;
-use super::io_service::IoEngineInfo;
+use super::io_service::IoServiceInfo;
 use super::json::{write_atomic, JsonReport};
 use super::logw::LogWriter;
 use super::sysinfo::SystemInfo;
@@ -119,7 +119,7 @@ impl Evidence {
     }
 
     /// Records what carries the run's disk I/O (a log entry and the JSON).
-    pub fn io_engine(&self, info: IoEngineInfo) {
+    pub fn io_engine(&self, info: IoServiceInfo) {
         let mut st = self.state.lock();
         let text = format!("I/O engine: {}", info.describe());
         st.log_message(&Message::new(

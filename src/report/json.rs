@@ -11,7 +11,7 @@ use crate::findings::Finding;
 use crate::stats::Summary;
 
 use super::error::ReportError;
-use super::io_service::IoEngineInfo;
+use super::io_service::IoServiceInfo;
 use super::sysinfo::SystemInfo;
 
 /// Value of the `schema` field; bumped on incompatible changes.
@@ -107,7 +107,7 @@ pub struct JsonReport {
     /// Machine and storage.
     pub system: Option<SystemInfo>,
     /// What carried the disk I/O.
-    pub io_engine: Option<IoEngineInfo>,
+    pub io_engine: Option<IoServiceInfo>,
     /// Statistics, as of `updated_us`.
     pub stats: Option<Summary>,
     /// Findings logged in full (at most the error cap).

@@ -35,7 +35,7 @@ pub use clock::LogClock;
 pub use dump::{DumpFiles, DumpWriter};
 pub use error::ReportError;
 pub use evidence::{Evidence, EvidenceOptions, RunInfo};
-pub use io_service::IoEngineInfo;
+pub use io_service::IoServiceInfo;
 pub use json::JsonReport;
 pub use sysinfo::SystemInfo;
 

@@ -4,7 +4,7 @@
 
 use super::args::DiskspdArgs;
 use super::Report;
-use crate::bench::latency::{ThreadStats, PERCENTILES};
+use crate::bench::latency::{BenchStats, PERCENTILES};
 use quick_xml::events::BytesText;
 use quick_xml::Writer;
 use std::fmt::Display;
@@ -114,7 +114,7 @@ fn cpu(w: &mut W, rep: &Report) -> io::Result<()> {
     Ok(())
 }
 
-fn latency(w: &mut W, total: &ThreadStats) -> io::Result<()> {
+fn latency(w: &mut W, total: &BenchStats) -> io::Result<()> {
     let (r, wr, t) = (&total.read, &total.write, total.total());
     let mut el = w.create_element("Latency");
     for (name, h) in [

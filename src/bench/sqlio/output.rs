@@ -2,7 +2,7 @@
 //! the run description, `CUMULATIVE DATA:`, `IOs/sec:` / `MBs/sec:` with two decimals, whole
 //! millisecond `Min/Avg/Max_Latency(ms)`, and the 25-bucket `ms:` / `%:` histogram.
 
-use crate::bench::latency::ThreadStats;
+use crate::bench::latency::BenchStats;
 use crate::bench::run::RunResult;
 use hdrhistogram::Histogram;
 use std::fmt::Write;
@@ -75,7 +75,7 @@ pub fn histogram(h: &Histogram<u64>) -> [u64; 25] {
 }
 
 /// Figures from merged statistics over `secs` seconds.
-pub fn figures(total: &ThreadStats, secs: f64) -> Figures {
+pub fn figures(total: &BenchStats, secs: f64) -> Figures {
     let h = total.total();
     let secs = secs.max(1e-9);
     let ms = |ns: u64| ns / 1_000_000;
