@@ -27,7 +27,8 @@
 //!     `actors` or `sched`, which come after it).
 //! 11. [`actors`] — the SQL Server-like actors, one file each.
 //! 12. [`sched`] — the driver only: setup, test cycles, monitor, resume, progress line.
-//! 13. [`bench`] — capacity runs: `sqliosim bench` and the SQLIO and DiskSpd front ends.
+//! 13. [`bench`](mod@bench) — capacity runs: `sqliosim bench` and the SQLIO and DiskSpd
+//!     front ends.
 //! 14. [`cli`] — clap definitions of the command line; no I/O.
 //! 15. [`app`] — the wiring of each subcommand: config → plan → storage, engine, actors →
 //!     driver → reports.
@@ -42,6 +43,12 @@
 //! [`bench::worker::BenchWorker`], [`bench::units::BadArg`]) beside the simulation's
 //! [`stats::ThreadStats`], [`stats::Summary`], [`actors::worker::Worker`] and
 //! [`config::BadValue`].
+
+// The library keeps these (the tests and benches, which unwrap freely, do not): every public
+// item says what it is, and nothing unwraps (`expect` with the invariant it relies on, or `?`).
+// clippy.toml lets `#[cfg(test)]` code unwrap.
+#![warn(missing_docs)]
+#![warn(clippy::unwrap_used)]
 
 pub mod actors;
 pub mod app;

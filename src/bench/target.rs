@@ -269,7 +269,7 @@ fn prepare_device(
 
 /// Makes `path` a bench file of at least `size` bytes: creates and fills it when missing,
 /// extends it when ours and short, refuses a foreign non-empty file unless `force`. Block
-/// devices are handled by [`prepare_device`].
+/// devices are handled by `prepare_device`.
 ///
 /// The header is written before the data, so a fill cut short by `stop` leaves a file that is
 /// ours and shorter than asked: the next run carries on from where this one stopped.

@@ -9,10 +9,15 @@
 //! descriptors ([`ExtOp`], the unsafe [`Ring::submit_external`]): single buffers and
 //! scatter/gather lists, on any open file.
 //!
-//! Two back ends sit behind [`Ring`]: io_uring ([`uring`]) with batched submission, registered
-//! buffers and registered files, and a pread/pwrite fallback ([`psync`]) used when io_uring is
+//! Two back ends sit behind [`Ring`]: io_uring (`uring`) with batched submission, registered
+//! buffers and registered files, and a pread/pwrite fallback (`psync`) used when io_uring is
 //! refused (EPERM, ENOSYS, EOPNOTSUPP) or when asked for. Dispatch is a plain `match`, not a
 //! trait object, so the hot path has no indirect call.
+
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because io_uring submission
+// and pread/pwrite on raw buffers and descriptors need unsafe; here and in psync.rs, uring.rs and
+// tests.rs.
+#![allow(unsafe_code)]
 
 mod buffers;
 mod psync;
