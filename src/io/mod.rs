@@ -1,9 +1,9 @@
 //! The storage layer: one trait is the only door to the disk.
 //!
 //! [`Backend`] opens and removes files; [`Storage`] is one open file. Backends: `direct`
-//! (O_DIRECT, O_DSYNC on request), `buffered`, `engine` (the same files, their reads and writes
-//! carried by one shared io_uring/psync engine), and `faulty` (in memory, injects faults on
-//! command, for tests and the self-test).
+//! (O_DIRECT, O_DSYNC on request), `buffered`, `service` (the same files, their reads and writes
+//! carried by the one shared I/O service on an io_uring or psync [`aio::Ring`]), and `faulty`
+//! (in memory, injects faults on command, for tests and the self-test).
 
 pub mod aio;
 pub mod align;
