@@ -6,7 +6,7 @@
 //! SQLIOSim run unchanged. The other subcommands take their arguments raw and parse them
 //! themselves.
 
-use crate::config::{IoEngine, Overrides};
+use crate::config::{IoServiceKind, Overrides};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -63,9 +63,9 @@ pub enum Command {
     /// Render reports from a finished run's evidence (XML log or JSON summary).
     Report(Box<crate::report::ReportArgs>),
     /// Offline scan: check every page of existing test files.
-    Verify(Box<crate::app::VerifyArgs>),
+    Verify(Box<VerifyArgs>),
     /// Check that this machine and build can run sqliosim correctly.
-    Selftest(crate::app::SelftestArgs),
+    Selftest(SelftestArgs),
     /// Print a shell completion script to stdout.
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout, or write one page per subcommand with --out.
@@ -171,7 +171,7 @@ pub struct RunArgs {
     /// thread's own pread/pwrite, MaxOutstandingIO held by a gate. The engine used is printed at
     /// start and recorded in the log and the JSON summary. [default: uring]
     #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
-    pub engine: Option<IoEngine>,
+    pub engine: Option<IoServiceKind>,
     /// Fault injection specification (for tests).
     #[arg(long, value_name = "SPEC", hide = true)]
     pub fault_injection: Option<String>,
@@ -212,9 +212,13 @@ impl RunArgs {
 }
 
 /// Parses an `--engine` name; an empty one is refused like any unknown name.
-fn parse_engine(text: &str) -> Result<IoEngine, String> {
-    IoEngine::from_name(text)
-        .ok_or_else(|| format!("{text:?}: expected one of {}", IoEngine::NAMES.join(", ")))
+fn parse_engine(text: &str) -> Result<IoServiceKind, String> {
+    IoServiceKind::from_name(text).ok_or_else(|| {
+        format!(
+            "{text:?}: expected one of {}",
+            IoServiceKind::NAMES.join(", ")
+        )
+    })
 }
 
 /// Parses `60`, `60s`, `5m` or `2h` into seconds.
@@ -286,6 +290,58 @@ fn map_switch(arg: OsString) -> OsString {
         Some(long) => long.into(),
         None => arg,
     }
+}
+
+/// `sqliosim verify` options.
+#[derive(Debug, Parser)]
+#[command(
+    about = "Scan a file set offline: every data page and log block, checked against the durability journal when present"
+)]
+pub struct VerifyArgs {
+    /// Directory holding the files (every file with a sqliosim header is scanned; the journal sqliosim.journal is used when present). Repeatable.
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Files to scan (data and log files created by sqliosim): exactly these, copies included.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// A file to scan (same as a FILE argument), e.g. a copy that `--dir` only names. Repeatable.
+    #[arg(long = "file", value_name = "PATH")]
+    pub file_opts: Vec<PathBuf>,
+    /// Journal to check against [default: sqliosim.journal in --journal-dir, else in the first
+    /// --dir that has one, else beside the first file].
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// Directory of the journal, when the run had --journal-dir.
+    #[arg(long, value_name = "DIR")]
+    pub journal_dir: Option<PathBuf>,
+    /// Ignore the journal: check only what each page and block says about itself.
+    #[arg(long)]
+    pub no_journal: bool,
+    /// XML error log of the scan [default: sqliosim.verify.log.xml beside the first file].
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Also write a JSON summary of the scan.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Scan even while a run is using the files (its verdict cannot be trusted: pages change
+    /// while they are read).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Options of `sqliosim selftest`.
+#[derive(Debug, Parser)]
+#[command(
+    about = "Injects every fault class and shows that each is detected with the right verdict"
+)]
+pub struct SelftestArgs {
+    /// Also inject the faults through a real FUSE mount (faultfs) and the kernel, when FUSE is
+    /// available; needs the faultfs binary beside sqliosim or in FAULTFS_BIN.
+    #[arg(long)]
+    pub fuse: bool,
+    /// Seed for every random choice. [default: drawn at random and printed]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 }
 
 #[cfg(test)]

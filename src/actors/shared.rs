@@ -5,14 +5,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::control::inflight::Inflight;
+use crate::control::stop::{Stop, StopReason};
+use crate::control::throttle::{Gate, Throttle};
 use crate::engine::files::SimFile;
 use crate::engine::pool::BufferPool;
 use crate::engine::wal::Wal;
 use crate::findings::{Event, EventSink, Finding, Message, Severity};
-use crate::sched::inflight::Inflight;
-use crate::sched::plan::SimPlan;
-use crate::sched::stop::{Stop, StopReason};
-use crate::sched::throttle::{Gate, Throttle};
+use crate::plan::SimPlan;
 use crate::stats::LiveCounters;
 
 /// A log file with its write-ahead log.

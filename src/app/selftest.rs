@@ -17,20 +17,7 @@ use clap::Parser;
 use crate::exit::Outcome;
 use crate::findings::{Finding, FindingClass};
 
-/// Options of `sqliosim selftest`.
-#[derive(Debug, Parser)]
-#[command(
-    about = "Injects every fault class and shows that each is detected with the right verdict"
-)]
-pub struct SelftestArgs {
-    /// Also inject the faults through a real FUSE mount (faultfs) and the kernel, when FUSE is
-    /// available; needs the faultfs binary beside sqliosim or in FAULTFS_BIN.
-    #[arg(long)]
-    pub fuse: bool,
-    /// Seed for every random choice. [default: drawn at random and printed]
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-}
+pub use crate::cli::SelftestArgs;
 
 /// One line of the table.
 #[derive(Debug, Clone)]

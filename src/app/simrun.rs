@@ -9,15 +9,17 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::console::{summary_text, ConsoleSink};
-use crate::config::{IoEngine, RunSettings};
+use crate::config::{IoServiceKind, RunSettings};
 use crate::exit::{Internal, Outcome};
 use crate::findings::{Event, EventSink, Fanout, Message, Severity};
-use crate::io::aio::EngineKind;
-use crate::io::{Backend, BufferedBackend, DirectBackend, EngineBackend, FaultyBackend, IoService};
+use crate::io::aio::RingKind;
+use crate::io::{
+    Backend, BufferedBackend, DirectBackend, FaultyBackend, IoService, ServiceBackend,
+};
+use crate::plan::from_settings::plan_from;
+use crate::plan::SimPlan;
 use crate::report::bundle::BundleFile;
-use crate::report::{Evidence, EvidenceOptions, IoEngineInfo, RunInfo};
-use crate::sched::from_settings::plan_from;
-use crate::sched::plan::SimPlan;
+use crate::report::{Evidence, EvidenceOptions, IoServiceInfo, RunInfo};
 
 /// Runs the simulation for resolved settings.
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
@@ -149,13 +151,13 @@ struct Chosen {
     backend: Box<dyn Backend>,
     /// The fault-injection backend, to ask afterwards which faults never fired.
     faulty: Option<FaultyBackend>,
-    engine: IoEngineInfo,
+    engine: IoServiceInfo,
 }
 
 /// The disk (direct or buffered I/O) through the `--engine` asked for, or, with the hidden
 /// `--fault-injection SPEC`, files in memory that misbehave as SPEC says (see `faults.rs`).
 fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chosen> {
-    let mut engine = IoEngineInfo {
+    let mut engine = IoServiceInfo {
         requested: settings.engine.name().into(),
         used: settings.engine.name().into(),
         depth: None,
@@ -175,9 +177,9 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
         });
     }
     let kind = match settings.engine {
-        IoEngine::Uring => EngineKind::Uring,
-        IoEngine::Psync => EngineKind::Psync,
-        IoEngine::Sync => {
+        IoServiceKind::Uring => RingKind::Uring,
+        IoServiceKind::Psync => RingKind::Psync,
+        IoServiceKind::Sync => {
             let disk: Box<dyn Backend> = if plan.direct {
                 Box::new(DirectBackend::new())
             } else {
@@ -191,7 +193,7 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
         }
     };
     let depth = engine_depth(plan);
-    let backend = EngineBackend::start(kind, depth, !plan.direct)
+    let backend = ServiceBackend::start(kind, depth, !plan.direct)
         .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?;
     engine.used = backend.service().kind().name().into();
     engine.depth = Some(depth as u64);
@@ -223,7 +225,7 @@ fn lock_files(plan: &SimPlan) -> anyhow::Result<super::lock::SetLock> {
     Ok(taken.lock)
 }
 
-fn make_dirs(plan: &crate::sched::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
+fn make_dirs(plan: &crate::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     let dirs = plan
         .files
         .iter()

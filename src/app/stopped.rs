@@ -2,9 +2,9 @@
 //! warning, the verdict line and the exit code. A signal that cuts a run short must never
 //! read as a clean, complete run.
 
+use crate::control::stop::StopReason;
 use crate::exit::Outcome;
 use crate::report::json::StopInfo;
-use crate::sched::stop::StopReason;
 use crate::sched::SimOutcome;
 
 /// The JSON summary's `stop`.

@@ -21,42 +21,7 @@ use crate::io::{AlignedBuf, Backend, BufferedBackend, OpenOptions, Storage};
 use crate::page::{FileHeader, FileRole, PAGE_SIZE};
 use crate::report::{Evidence, EvidenceOptions, RunInfo};
 
-/// `sqliosim verify` options.
-#[derive(Debug, Parser)]
-#[command(
-    about = "Scan a file set offline: every data page and log block, checked against the durability journal when present"
-)]
-pub struct VerifyArgs {
-    /// Directory holding the files (every file with a sqliosim header is scanned; the journal sqliosim.journal is used when present). Repeatable.
-    #[arg(long = "dir", value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
-    /// Files to scan (data and log files created by sqliosim): exactly these, copies included.
-    #[arg(value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-    /// A file to scan (same as a FILE argument), e.g. a copy that `--dir` only names. Repeatable.
-    #[arg(long = "file", value_name = "PATH")]
-    pub file_opts: Vec<PathBuf>,
-    /// Journal to check against [default: sqliosim.journal in --journal-dir, else in the first
-    /// --dir that has one, else beside the first file].
-    #[arg(long, value_name = "FILE")]
-    pub journal: Option<PathBuf>,
-    /// Directory of the journal, when the run had --journal-dir.
-    #[arg(long, value_name = "DIR")]
-    pub journal_dir: Option<PathBuf>,
-    /// Ignore the journal: check only what each page and block says about itself.
-    #[arg(long)]
-    pub no_journal: bool,
-    /// XML error log of the scan [default: sqliosim.verify.log.xml beside the first file].
-    #[arg(long, value_name = "FILE")]
-    pub log: Option<PathBuf>,
-    /// Also write a JSON summary of the scan.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Scan even while a run is using the files (its verdict cannot be trusted: pages change
-    /// while they are read).
-    #[arg(long)]
-    pub force: bool,
-}
+pub use crate::cli::VerifyArgs;
 
 /// One file to scan, with its header.
 struct Target {

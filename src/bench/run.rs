@@ -3,13 +3,13 @@
 //! merges the per-thread statistics once every worker has drained.
 
 use super::cpu::{CpuSample, CpuUsage};
-use super::engine::EngineKind;
 use super::error::BenchError;
 use super::honest::{self, DirectIo};
 use super::job::Job;
-use super::latency::ThreadStats;
+use super::latency::BenchStats;
 use super::target::{self, OpenMode};
-use super::worker::{Assignment, Phases, Worker};
+use super::worker::{Assignment, BenchWorker, Phases};
+use crate::io::aio::RingKind;
 use crate::io::file::FileStorage;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
@@ -32,7 +32,7 @@ pub struct RunResult {
     /// The job that ran.
     pub job: Job,
     /// The engine used (psync if any worker fell back).
-    pub engine: EngineKind,
+    pub engine: RingKind,
     /// Files and their direct-I/O facts.
     pub targets: Vec<TargetInfo>,
     /// Warnings (direct I/O not honoured, file smaller than RAM, interruption).
@@ -44,9 +44,9 @@ pub struct RunResult {
     /// CPU used during the measured window.
     pub cpu: CpuUsage,
     /// Per-thread statistics, in thread order.
-    pub threads: Vec<ThreadStats>,
+    pub threads: Vec<BenchStats>,
     /// All threads merged.
-    pub total: ThreadStats,
+    pub total: BenchStats,
 }
 
 /// Open files (shared by every engine), their stamp seeds, and their facts.
@@ -157,9 +157,9 @@ fn work(
     files: Arc<[FileStorage]>,
     gate: &Gate,
     stop: &AtomicBool,
-) -> Result<(ThreadStats, EngineKind), BenchError> {
+) -> Result<(BenchStats, RingKind), BenchError> {
     let thread = at.thread;
-    let worker = Worker::new(job, at, files);
+    let worker = BenchWorker::new(job, at, files);
     gate.ready.wait();
     gate.go.wait();
     let w = worker?;
@@ -193,7 +193,7 @@ fn time_window(p: &Phases, stop: &AtomicBool) -> (f64, CpuUsage, bool) {
 fn assemble(
     job: &Job,
     targets: Vec<TargetInfo>,
-    outcomes: Vec<Result<(ThreadStats, EngineKind), BenchError>>,
+    outcomes: Vec<Result<(BenchStats, RingKind), BenchError>>,
     measured_s: f64,
     cpu: CpuUsage,
     interrupted: bool,
@@ -202,12 +202,12 @@ fn assemble(
     let mut engine = job.engine;
     for o in outcomes {
         let (st, kind) = o?;
-        if kind == EngineKind::Psync {
-            engine = EngineKind::Psync;
+        if kind == RingKind::Psync {
+            engine = RingKind::Psync;
         }
         threads.push(st);
     }
-    let mut total = ThreadStats::default();
+    let mut total = BenchStats::default();
     threads.iter().for_each(|t| total.merge(t));
     if let Some(text) = total.refused.take() {
         return Err(BenchError::Refused(text));
@@ -217,7 +217,7 @@ fn assemble(
         .iter()
         .flat_map(|t| honest::warnings(&t.path, &t.direct_io, t.size, ram))
         .collect();
-    if job.engine == EngineKind::Uring && engine == EngineKind::Psync {
+    if job.engine == RingKind::Uring && engine == RingKind::Psync {
         warnings.push("io_uring was refused by the kernel; the psync engine ran instead".into());
     }
     if interrupted {

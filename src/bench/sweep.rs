@@ -2,9 +2,9 @@
 //! between passes), and the saturation point of each (block size, pattern, rw) curve.
 
 use super::cmd::plan::Cell;
-use super::latency::{LatencySummary, ThreadStats};
+use super::latency::{BenchStats, LatencySummary};
 use super::run::RunResult;
-use super::summary::Summary;
+use super::summary::BenchSummary;
 use serde::Serialize;
 
 /// One combination, over all its passes.
@@ -37,19 +37,19 @@ pub struct CellResult {
     /// Verification failures over all passes.
     pub verify_failures: u64,
     /// Each pass.
-    pub passes: Vec<Summary>,
+    pub passes: Vec<BenchSummary>,
 }
 
 impl CellResult {
     /// Combines the passes of `cell`.
     pub fn of(cell: Cell, runs: &[RunResult]) -> CellResult {
-        let passes: Vec<Summary> = runs.iter().map(Summary::of).collect();
+        let passes: Vec<BenchSummary> = runs.iter().map(BenchSummary::of).collect();
         let n = passes.len().max(1) as f64;
         let iops: Vec<f64> = passes.iter().map(|p| p.iops).collect();
         let mean = iops.iter().sum::<f64>() / n;
         let min = iops.iter().copied().fold(f64::INFINITY, f64::min);
         let max = iops.iter().copied().fold(0.0, f64::max);
-        let mut merged = ThreadStats::default();
+        let mut merged = BenchStats::default();
         runs.iter().for_each(|r| merged.merge(&r.total));
         let total = merged.total();
         CellResult {

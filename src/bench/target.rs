@@ -5,9 +5,9 @@
 //! the rest of the first MiB is unused, so that I/O starts 1 MiB-aligned like a partition;
 //! the measured region is `[1 MiB, size)` rounded down to whole blocks.
 
-use super::engine::AlignedBuffers;
 use super::error::BenchError;
 use super::stamp;
+use crate::io::aio::AlignedBuffers;
 use crate::io::file::FileStorage;
 use rand::{Rng, SeedableRng};
 use std::fs::{File, OpenOptions};
@@ -267,7 +267,7 @@ fn prepare_device(
 
 /// Makes `path` a bench file of at least `size` bytes: creates and fills it when missing,
 /// extends it when ours and short, refuses a foreign non-empty file unless `force`. Block
-/// devices are handled by [`prepare_device`].
+/// devices are handled by `prepare_device`.
 ///
 /// The header is written before the data, so a fill cut short by `stop` leaves a file that is
 /// ours and shorter than asked: the next run carries on from where this one stopped.

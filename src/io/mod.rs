@@ -27,18 +27,18 @@ pub mod align;
 pub mod append;
 pub mod buffered;
 pub mod direct;
-pub mod engine;
 pub mod faulty;
 pub mod file;
 pub mod oserr;
+pub mod service;
 pub(crate) mod sysfs;
 
 pub use align::{AlignedBuf, BufPool, Frame, BUF_ALIGN};
 pub use append::AppendFile;
 pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
-pub use engine::{EngineBackend, IoService};
 pub use faulty::{FaultyBackend, FaultyStorage};
+pub use service::{IoService, ServiceBackend};
 
 use std::io;
 use std::path::{Path, PathBuf};

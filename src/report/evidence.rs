@@ -16,7 +16,7 @@ use super::cap::{Admit, ErrorCap, DEFAULT_ERROR_CAP};
 use super::clock::LogClock;
 use super::dump::DumpWriter;
 use super::error::ReportError;
-use super::io_engine::IoEngineInfo;
+use super::io_service::IoServiceInfo;
 use super::json::{write_atomic, HostInfo, JsonReport, StopInfo};
 use super::logw::LogWriter;
 use super::sysinfo::SystemInfo;
@@ -121,26 +121,26 @@ impl Evidence {
     }
 
     /// Records what carries the run's disk I/O (a log entry and the JSON).
-    pub fn io_engine(&self, info: IoEngineInfo) {
+    pub fn io_engine(&self, info: IoServiceInfo) {
         let mut st = self.state.lock();
         let text = format!("I/O engine: {}", info.describe());
         st.log_message(&Message::new(
             Severity::Info,
             "System",
-            super::io_engine::LOG_FUNC,
+            super::io_service::LOG_FUNC,
             text,
         ));
         st.doc.io_engine = Some(info);
         st.rewrite_json();
     }
 
-    /// Records one file's direct-I/O unit (a log entry, `Func` [`super::io_engine::ALIGN_FUNC`]).
+    /// Records one file's direct-I/O unit (a log entry, `Func` [`super::io_service::ALIGN_FUNC`]).
     pub fn dio_align(&self, line: String) {
         let mut st = self.state.lock();
         st.log_message(&Message::new(
             Severity::Info,
             "System",
-            super::io_engine::ALIGN_FUNC,
+            super::io_service::ALIGN_FUNC,
             line,
         ));
     }

@@ -11,7 +11,7 @@ use crate::findings::Finding;
 use crate::stats::Summary;
 
 use super::error::ReportError;
-use super::io_engine::IoEngineInfo;
+use super::io_service::IoServiceInfo;
 use super::sysinfo::SystemInfo;
 
 /// Value of the `schema` field; bumped on incompatible changes.
@@ -136,7 +136,7 @@ pub struct JsonReport {
     /// Machine and storage.
     pub system: Option<SystemInfo>,
     /// What carried the disk I/O.
-    pub io_engine: Option<IoEngineInfo>,
+    pub io_engine: Option<IoServiceInfo>,
     /// Statistics, as of `updated_us`.
     pub stats: Option<Summary>,
     /// Findings logged in full (at most the error cap).
@@ -166,17 +166,7 @@ impl JsonReport {
     }
 }
 
-/// Where a run's JSON summary goes by default: beside its XML log, the log's name with a
-/// trailing ".xml" replaced by ".json" (`sqliosim.log.xml` → `sqliosim.log.json`), or ".json"
-/// appended when it has no ".xml" suffix.
-pub fn beside_log(log: &Path) -> PathBuf {
-    let name = log.file_name().map_or_else(
-        || "sqliosim.log".into(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let stem = name.strip_suffix(".xml").unwrap_or(&name);
-    log.with_file_name(format!("{stem}.json"))
-}
+pub use crate::config::beside_log;
 
 /// Writes `value` as pretty JSON to `path` atomically: a temporary file in the same directory,
 /// then a rename over the old file.

@@ -21,7 +21,7 @@ pub mod evidence;
 mod finding_xml;
 pub mod fleet;
 pub mod html;
-pub mod io_engine;
+pub mod io_service;
 pub mod json;
 mod jsonfix;
 pub mod logparse;
@@ -37,7 +37,7 @@ pub use clock::LogClock;
 pub use dump::{DumpFiles, DumpWriter};
 pub use error::ReportError;
 pub use evidence::{Evidence, EvidenceOptions, RunInfo};
-pub use io_engine::IoEngineInfo;
+pub use io_service::IoServiceInfo;
 pub use json::JsonReport;
 pub use sysinfo::SystemInfo;
 

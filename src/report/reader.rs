@@ -204,7 +204,7 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
             _ if e.attr("Func") == crate::stats::SQLIOSIM_SUMMARY_FUNC => {
                 summary_lines.push(e.text)
             }
-            _ if e.attr("Func") == super::io_engine::LOG_FUNC => {
+            _ if e.attr("Func") == super::io_service::LOG_FUNC => {
                 let text = e.text.strip_prefix("I/O engine: ").unwrap_or(&e.text);
                 l.io_engine = Some(text.to_string());
             }

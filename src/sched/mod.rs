@@ -1,29 +1,26 @@
-//! Scheduler: threads, test cycles, stop signal, seed derivation, throttling.
+//! Scheduler, the driver only: setup, test cycles, the monitor, resume and the progress line.
+//! The plan it runs lives in [`crate::plan`], the run-time controls it shares with the actors
+//! (stop, throttle, gate, in-flight table) in [`crate::control`].
 //!
 //! [`simulate`] is the whole of a `sqliosim run` below the reporting: it sets the files up,
 //! runs the cycles, and returns the merged statistics and the per-file summaries. Findings and
 //! messages leave through the event sink as they happen.
 
 pub mod counted;
-pub mod from_settings;
-pub mod inflight;
 pub mod monitor;
-pub mod plan;
 pub mod progress;
 pub mod resume;
 pub mod run;
 pub mod setup;
-pub mod stop;
-pub mod throttle;
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::control::stop::{Stop, StopReason};
 use crate::findings::{EventSink, Severity};
 use crate::io::Backend;
+use crate::plan::SimPlan;
 use crate::stats::{file_summary_lines, FileMeta, Summary, SQLIOSIM_SUMMARY_FUNC};
-use plan::SimPlan;
-use stop::StopReason;
 
 /// What a simulation reports back to the app.
 #[derive(Debug)]
@@ -37,7 +34,7 @@ pub struct SimOutcome {
     /// Why the run stopped early, if it did.
     pub stopped: StopReason,
     /// How and when it stopped: the signal, the time from the start, the planned length.
-    pub stop: stop::StopWhen,
+    pub stop: crate::control::stop::StopWhen,
     /// A worker thread panicked: an internal failure.
     pub worker_panicked: bool,
     /// Run id of the file set.
@@ -61,7 +58,7 @@ pub fn simulate(
     // ends the run cleanly.
     let flag = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let signals = register_signals(&flag);
-    let sh = match setup::build(plan, backend, sink, stop::Stop::with_signal(flag)) {
+    let sh = match setup::build(plan, backend, sink, Stop::with_signal(flag)) {
         Ok(sh) => sh,
         Err(e) => {
             unregister(signals);
@@ -100,7 +97,7 @@ pub fn simulate(
         }
     }
     let planned = (sh.plan.cycles > 0).then(|| sh.plan.cycle_duration * sh.plan.cycles);
-    let when = stop::StopWhen::of(&sh.stop, sh.start, planned);
+    let when = crate::control::stop::StopWhen::of(&sh.stop, sh.start, planned);
     let long = sh.inflight.long_total();
     if long > 0 {
         sh.message(

@@ -11,8 +11,6 @@ use crate::actors::shared::Shared;
 use crate::findings::Severity;
 use crate::stats::LiveSnapshot;
 
-/// An I/O outstanding longer than this is reported.
-pub const LONG_IO: Duration = Duration::from_secs(15);
 /// How often the monitor wakes.
 const TICK: Duration = Duration::from_millis(250);
 

@@ -12,7 +12,7 @@ use crate::engine::scan::{acceptable, scan_data, scan_log};
 use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
 use crate::page::{ExpectedState, Verdict, PAGE_SIZE};
-use crate::sched::plan::SimPlan;
+use crate::plan::SimPlan;
 
 /// Opens the files of the plan, which must all exist and belong to one earlier run.
 pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, Vec<SimFile>)> {

@@ -75,7 +75,7 @@ fn spawn<'s, 'e: 's>(
             Ok(stats) => col.absorb(&stats),
             Err(_) => {
                 *col.panicked.lock() = true;
-                sh.stop.stop_run(crate::sched::stop::StopReason::Error);
+                sh.stop.stop_run(crate::control::stop::StopReason::Error);
             }
         }
     });

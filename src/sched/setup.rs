@@ -8,6 +8,9 @@ use std::time::Instant;
 
 use crate::actors::shared::{LogFile, Shared};
 use crate::actors::sync::Journal;
+use crate::control::inflight::Inflight;
+use crate::control::stop::Stop;
+use crate::control::throttle::{Gate, Throttle};
 use crate::engine::ceiling::Ceiling;
 use crate::engine::files::{self, Prepare, SimFile};
 use crate::engine::journal::{
@@ -19,10 +22,7 @@ use crate::engine::wal::{FlushHook, Wal};
 use crate::findings::{Event, EventSink, Message, Severity};
 use crate::io::{Backend, OpenOptions};
 use crate::page::{FileRole, PAGE_SIZE};
-use crate::sched::inflight::Inflight;
-use crate::sched::plan::SimPlan;
-use crate::sched::stop::Stop;
-use crate::sched::throttle::{Gate, Throttle};
+use crate::plan::SimPlan;
 use crate::stats::{DepthGauge, LiveCounters};
 
 /// Frames per MB of MaxMemoryMB.

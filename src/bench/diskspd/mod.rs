@@ -8,13 +8,13 @@ pub mod topology;
 pub mod xml;
 mod xml_profile;
 
-use crate::bench::engine::EngineKind;
 use crate::bench::error::BenchError;
 use crate::bench::job::{DataMode, Job, Pattern, Target};
 use crate::bench::run::{self, RunResult};
 use crate::bench::sqlio::args::DriveMap;
 use crate::bench::{front, signals};
 use crate::exit::Outcome;
+use crate::io::aio::RingKind;
 use std::ffi::OsString;
 use std::io::Write;
 
@@ -34,8 +34,8 @@ impl Report {
     /// "io_uring" or "psync threads", for the input-parameter echo.
     pub fn engine_line(&self) -> &'static str {
         match self.result.engine {
-            EngineKind::Uring => "io_uring",
-            EngineKind::Psync => "psync threads",
+            RingKind::Uring => "io_uring",
+            RingKind::Psync => "psync threads",
         }
     }
 }

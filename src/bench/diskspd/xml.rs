@@ -9,7 +9,7 @@ use super::args::DiskspdArgs;
 use super::text::iops_stddev;
 use super::xml_profile::{profile, system};
 use super::Report;
-use crate::bench::latency::ThreadStats;
+use crate::bench::latency::BenchStats;
 use hdrhistogram::Histogram;
 use quick_xml::events::BytesText;
 use quick_xml::Writer;
@@ -77,7 +77,7 @@ fn percentiles() -> Vec<String> {
     v
 }
 
-fn latency(w: &mut W, total: &ThreadStats) -> io::Result<()> {
+fn latency(w: &mut W, total: &BenchStats) -> io::Result<()> {
     let (r, wr, t) = (&total.read, &total.write, total.total());
     let n = |h: &Histogram<u64>| h.iter_recorded().count().to_string();
     let sets = [("Read", r), ("Write", wr), ("Total", &t)];
@@ -123,7 +123,7 @@ fn latency(w: &mut W, total: &ThreadStats) -> io::Result<()> {
 
 /// `<Iops>`: standard deviations and one bucket per second (reads, writes, total). The
 /// per-bucket latency attributes DiskSpd adds are not kept per second here, so not written.
-fn iops(w: &mut W, t: &ThreadStats) -> io::Result<()> {
+fn iops(w: &mut W, t: &BenchStats) -> io::Result<()> {
     let (reads, writes, total) = (&t.read_timeline, t.write_timeline(), &t.timeline);
     w.create_element("Iops").write_inner_content(|w| {
         if !total.is_empty() {
@@ -147,7 +147,7 @@ fn iops(w: &mut W, t: &ThreadStats) -> io::Result<()> {
     Ok(())
 }
 
-fn thread_latency(w: &mut W, t: &ThreadStats) -> io::Result<()> {
+fn thread_latency(w: &mut W, t: &BenchStats) -> io::Result<()> {
     let total = t.total();
     for (name, h) in [("Read", &t.read), ("Write", &t.write), ("", &total)] {
         if !h.is_empty() {

@@ -6,7 +6,7 @@
 //! comes from `--drive-map X=/path` (repeatable, ours) or else the environment variable
 //! `SQLIOSIM_DRIVE_X`. A path without a drive letter is used as is (backslashes become `/`).
 
-use crate::bench::units::{bad, BadValue};
+use crate::bench::units::{bad, BadArg};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -66,7 +66,7 @@ pub struct DriveMap {
 
 impl DriveMap {
     /// Adds `X=/dir`.
-    pub fn add(&mut self, spec: &str) -> Result<(), BadValue> {
+    pub fn add(&mut self, spec: &str) -> Result<(), BadArg> {
         let (l, d) = spec
             .split_once('=')
             .ok_or_else(|| bad("--drive-map", spec, "LETTER=DIRECTORY, e.g. E=/mnt/data"))?;
@@ -104,7 +104,7 @@ impl DriveMap {
     }
 }
 
-fn num<T: std::str::FromStr>(switch: &str, v: &str, expected: &'static str) -> Result<T, BadValue> {
+fn num<T: std::str::FromStr>(switch: &str, v: &str, expected: &'static str) -> Result<T, BadArg> {
     v.parse().map_err(|_| bad(switch, v, expected))
 }
 
@@ -129,7 +129,7 @@ fn defaults() -> SqlioArgs {
 }
 
 /// Applies one `-X…` switch.
-fn switch(a: &mut SqlioArgs, s: &str, drives: &mut Vec<char>) -> Result<(), BadValue> {
+fn switch(a: &mut SqlioArgs, s: &str, drives: &mut Vec<char>) -> Result<(), BadArg> {
     let (k, v) = s[1..].split_at(1.min(s.len() - 1));
     match k {
         "k" => match v.to_ascii_uppercase().as_str() {

@@ -7,7 +7,7 @@
 //! with one tab, and parsers rely on it (one matches `\tusing\s(\d+)?KB`). The outstanding
 //! and buffering lines appear only when `-o` (above 0) and `-B` were given.
 
-use crate::bench::latency::ThreadStats;
+use crate::bench::latency::BenchStats;
 use crate::bench::run::RunResult;
 use hdrhistogram::Histogram;
 use std::fmt::Write;
@@ -81,7 +81,7 @@ pub fn histogram(h: &Histogram<u64>) -> [u64; 25] {
 }
 
 /// Figures from merged statistics over `secs` seconds.
-pub fn figures(total: &ThreadStats, secs: f64) -> Figures {
+pub fn figures(total: &BenchStats, secs: f64) -> Figures {
     let h = total.total();
     let secs = secs.max(1e-9);
     let ms = |ns: u64| ns / 1_000_000;

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::plan::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
+use super::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
 use crate::config::{Config, RunSettings, PAGES_PER_MB};
 use crate::page::FileRole;
 
@@ -37,7 +37,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         journal: true,
         journal_dir: s.journal_dir.clone(),
         resume: s.resume,
-        long_io: super::monitor::LONG_IO,
+        long_io: crate::control::inflight::LONG_IO,
         random: random(c),
         audit: batch(
             c.audit.user_count,

@@ -4,6 +4,8 @@
 //! directly. Counts are final (automatic user counts resolved), sizes are in pages, ratios are
 //! fractions.
 
+pub mod from_settings;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -28,7 +30,7 @@ pub struct FilePlan {
     pub sparse: bool,
 }
 
-/// [RandomUser] settings.
+/// `[RandomUser]` settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RandomPlan {
     /// Number of random users.
@@ -51,7 +53,7 @@ pub struct RandomPlan {
     pub sleep_after: Duration,
 }
 
-/// [AuditUser], [ReadAheadUser] and [BulkUpdateUser] share this shape.
+/// `[AuditUser]`, `[ReadAheadUser]` and `[BulkUpdateUser]` share this shape.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchPlan {
     /// Number of users.
@@ -66,7 +68,7 @@ pub struct BatchPlan {
     pub delay: Duration,
 }
 
-/// [ShrinkUser] settings.
+/// `[ShrinkUser]` settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShrinkPlan {
     /// Shortest gap between operations.
@@ -128,15 +130,15 @@ pub struct SimPlan {
     pub resume: bool,
     /// An I/O outstanding longer than this is reported once (SQLIOSim: 15 s).
     pub long_io: Duration,
-    /// [RandomUser].
+    /// `[RandomUser]`.
     pub random: RandomPlan,
-    /// [AuditUser] (min_pages = max_pages = BuffersValidated).
+    /// `[AuditUser]` (min_pages = max_pages = BuffersValidated).
     pub audit: BatchPlan,
-    /// [ReadAheadUser].
+    /// `[ReadAheadUser]`.
     pub read_ahead: BatchPlan,
-    /// [BulkUpdateUser].
+    /// `[BulkUpdateUser]`.
     pub bulk: BatchPlan,
-    /// [ShrinkUser].
+    /// `[ShrinkUser]`.
     pub shrink: ShrinkPlan,
 }
 

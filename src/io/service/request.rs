@@ -5,13 +5,18 @@
 //! done with that memory (or never handed it the request). A request dropped unanswered (the
 //! service stopped) answers with an error as it drops, so no caller waits forever.
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because a request holds raw
+// pointers to its caller's buffers, so it is sent to the service thread by hand (Send), and its
+// iovec is read through them.
+#![allow(unsafe_code)]
+
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::io::aio::{ExtMem, ExtOp, OpKind};
+use crate::io::aio::{Direction, ExtMem, ExtOp};
 
 /// Most iovecs in one operation (the kernel's IOV_MAX); longer lists continue in another.
 const IOV_MAX: usize = 1024;
@@ -69,7 +74,7 @@ pub(super) enum Step {
 /// One read or write on behalf of a blocked caller.
 #[derive(Debug)]
 pub(super) struct Request {
-    kind: OpKind,
+    kind: Direction,
     fd: RawFd,
     /// Offset of the next byte to move.
     offset: u64,
@@ -94,7 +99,7 @@ pub(super) fn stopped(why: &str) -> io::Error {
 impl Request {
     /// A request for `total` bytes of `mem` at `offset` of `fd`, answered through `reply`.
     pub(super) fn new(
-        kind: OpKind,
+        kind: Direction,
         fd: RawFd,
         offset: u64,
         mem: Mem,
@@ -138,8 +143,8 @@ impl Request {
     /// that stopped at an unaligned end of file (EINVAL after progress) returns what it read.
     pub(super) fn step(&mut self, result: Result<u32, i32>) -> Step {
         match (result, self.kind) {
-            (Ok(0), OpKind::Read) => Step::Done(Ok(self.done)),
-            (Ok(0), OpKind::Write) => Step::Done(Err(super::super::file::write_zero())),
+            (Ok(0), Direction::Read) => Step::Done(Ok(self.done)),
+            (Ok(0), Direction::Write) => Step::Done(Err(super::super::file::write_zero())),
             (Ok(n), _) => {
                 self.advance(n as usize);
                 if self.done >= self.total {
@@ -149,7 +154,7 @@ impl Request {
                 }
             }
             (Err(libc::EINTR | libc::EAGAIN), _) => Step::Again,
-            (Err(libc::EINVAL), OpKind::Read) if self.done > 0 => Step::Done(Ok(self.done)),
+            (Err(libc::EINVAL), Direction::Read) if self.done > 0 => Step::Done(Ok(self.done)),
             (Err(errno), _) => Step::Done(Err(io::Error::from_raw_os_error(errno))),
         }
     }
@@ -211,7 +216,7 @@ mod tests {
             .collect();
         let total = lens.iter().sum();
         let mem = Mem::Iov { list, first: 0 };
-        Request::new(OpKind::Read, 0, 100, mem, total, Arc::default())
+        Request::new(Direction::Read, 0, 100, mem, total, Arc::default())
     }
 
     #[test]
@@ -240,7 +245,7 @@ mod tests {
         assert!(matches!(r.step(Err(libc::EINTR)), Step::Again));
         assert!(matches!(r.step(Err(libc::EINVAL)), Step::Done(Ok(3))));
         let mut w = iov_request(&[8], &mut bufs);
-        w.kind = OpKind::Write;
+        w.kind = Direction::Write;
         match w.step(Ok(0)) {
             Step::Done(Err(e)) => assert_eq!(e.kind(), io::ErrorKind::WriteZero),
             _ => panic!("a write of nothing is an error"),
@@ -258,7 +263,7 @@ mod tests {
             ptr: std::ptr::null_mut(),
             len: 1,
         };
-        drop(Request::new(OpKind::Read, 0, 0, mem, 1, reply.clone()));
+        drop(Request::new(Direction::Read, 0, 0, mem, 1, reply.clone()));
         let e = reply.wait().expect_err("abandoned");
         assert!(e.to_string().contains("I/O service stopped"), "{e}");
     }

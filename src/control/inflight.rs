@@ -6,6 +6,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+/// An I/O outstanding longer than this is reported (SQLIOSim's 15 seconds).
+pub const LONG_IO: Duration = Duration::from_secs(15);
+
 /// Table of in-flight I/O start times.
 #[derive(Debug)]
 pub struct Inflight {

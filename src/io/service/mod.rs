@@ -7,11 +7,11 @@
 //! Syncs, allocation, truncation and the length go straight to the file, as they are rare and
 //! the engine has nothing to add to them.
 
+mod handle;
 mod request;
 mod serve;
-mod service;
 
-pub use service::{IoService, ServiceWatch};
+pub use handle::{IoService, ServiceWatch};
 
 use std::os::fd::AsFd;
 use std::path::Path;
@@ -20,22 +20,22 @@ use std::sync::Arc;
 use super::direct;
 use super::file::FileStorage;
 use super::{Backend, IoError, OpenOptions, Storage};
-use crate::io::aio::{EngineError, EngineKind};
+use crate::io::aio::{RingError, RingKind};
 
 /// Opens files like the direct backend (or, when `buffered`, like the buffered backend) and
 /// routes their reads and writes through one [`IoService`]; removes and describes them as both
 /// do (the `Backend` defaults).
 #[derive(Debug, Clone)]
-pub struct EngineBackend {
+pub struct ServiceBackend {
     service: Arc<IoService>,
     buffered: bool,
 }
 
-impl EngineBackend {
+impl ServiceBackend {
     /// Starts the service (`depth` requests in flight at most) for a backend that opens files
     /// with O_DIRECT on request, or never when `buffered`.
-    pub fn start(kind: EngineKind, depth: usize, buffered: bool) -> Result<Self, EngineError> {
-        Ok(EngineBackend {
+    pub fn start(kind: RingKind, depth: usize, buffered: bool) -> Result<Self, RingError> {
+        Ok(ServiceBackend {
             service: Arc::new(IoService::start(kind, depth)?),
             buffered,
         })
@@ -47,13 +47,13 @@ impl EngineBackend {
     }
 }
 
-impl Backend for EngineBackend {
+impl Backend for ServiceBackend {
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError> {
         let opts = OpenOptions {
             direct: opts.direct && !self.buffered,
             ..opts
         };
-        Ok(Arc::new(EngineStorage {
+        Ok(Arc::new(ServiceStorage {
             file: direct::open_storage(path, opts)?,
             service: Arc::clone(&self.service),
         }))
@@ -66,12 +66,12 @@ impl Backend for EngineBackend {
 
 /// One open file whose reads and writes go through the I/O service.
 #[derive(Debug)]
-pub struct EngineStorage {
+pub struct ServiceStorage {
     file: FileStorage,
     service: Arc<IoService>,
 }
 
-impl Storage for EngineStorage {
+impl Storage for ServiceStorage {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
         self.service.read(self.file.file().as_fd(), buf, offset)
     }

@@ -19,7 +19,7 @@ use rustix::event::{eventfd, EventfdFlags};
 
 use super::request::{stopped, Mem, Reply, Request};
 use super::serve::Service;
-use crate::io::aio::{Engine, EngineConfig, EngineError, EngineKind, OpKind};
+use crate::io::aio::{Direction, Ring, RingConfig, RingError, RingKind};
 
 /// Requests not yet taken by the service thread, and whether it should stop.
 #[derive(Debug, Default)]
@@ -81,7 +81,7 @@ impl Shared {
 pub struct IoService {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
-    kind: EngineKind,
+    kind: RingKind,
     depth: usize,
 }
 
@@ -101,18 +101,18 @@ impl IoService {
 
     /// Starts a service whose engine keeps at most `depth` (1..=`MAX_DEPTH`) requests in
     /// flight; io_uring falls back to psync when the kernel refuses it.
-    pub fn start(kind: EngineKind, depth: usize) -> Result<IoService, EngineError> {
+    pub fn start(kind: RingKind, depth: usize) -> Result<IoService, RingError> {
         let depth = depth.clamp(1, Self::MAX_DEPTH);
-        let wake = eventfd(0, EventfdFlags::CLOEXEC).map_err(|e| EngineError::Setup(e.into()))?;
+        let wake = eventfd(0, EventfdFlags::CLOEXEC).map_err(|e| RingError::Setup(e.into()))?;
         // One more operation than the depth: the read of the wake-up eventfd.
-        let cfg = EngineConfig {
+        let cfg = RingConfig {
             kind,
             depth: depth as u32 + 1,
             slot_len: 0,
             // Everything started in one pass goes to the kernel with the wait that follows.
             submit_batch: depth as u32 + 1,
         };
-        let engine = Engine::new(&cfg, Arc::from(Vec::new()))?;
+        let engine = Ring::new(&cfg, Arc::from(Vec::new()))?;
         let kind = engine.kind();
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::default()),
@@ -128,7 +128,7 @@ impl IoService {
                 let _exit = exit;
                 service.run();
             })
-            .map_err(EngineError::Thread)?;
+            .map_err(RingError::Thread)?;
         Ok(IoService {
             shared,
             thread: Some(thread),
@@ -138,7 +138,7 @@ impl IoService {
     }
 
     /// The back end in use (psync when io_uring was asked for and refused).
-    pub fn kind(&self) -> EngineKind {
+    pub fn kind(&self) -> RingKind {
         self.kind
     }
 
@@ -164,7 +164,7 @@ impl IoService {
             ptr: buf.as_mut_ptr(),
             len: buf.len(),
         };
-        self.call(OpKind::Read, fd, offset, mem, buf.len())
+        self.call(Direction::Read, fd, offset, mem, buf.len())
     }
 
     /// Writes all of `buf` at `offset`.
@@ -174,7 +174,7 @@ impl IoService {
             ptr: buf.as_ptr().cast_mut(),
             len: buf.len(),
         };
-        self.call(OpKind::Write, fd, offset, mem, buf.len())
+        self.call(Direction::Write, fd, offset, mem, buf.len())
             .map(drop)
     }
 
@@ -190,7 +190,13 @@ impl IoService {
             .iter_mut()
             .map(|b| iovec(b.as_mut_ptr(), b.len()))
             .collect();
-        self.call(OpKind::Read, fd, offset, Mem::Iov { list, first: 0 }, total)
+        self.call(
+            Direction::Read,
+            fd,
+            offset,
+            Mem::Iov { list, first: 0 },
+            total,
+        )
     }
 
     /// Writes consecutive buffers at `offset` (pwritev), all of them.
@@ -207,7 +213,7 @@ impl IoService {
             .map(|b| iovec(b.as_ptr().cast_mut(), b.len()))
             .collect();
         self.call(
-            OpKind::Write,
+            Direction::Write,
             fd,
             offset,
             Mem::Iov { list, first: 0 },
@@ -221,7 +227,7 @@ impl IoService {
     /// answer comes only once the kernel is done with it, which keeps the lending sound.
     fn call(
         &self,
-        kind: OpKind,
+        kind: Direction,
         fd: BorrowedFd<'_>,
         offset: u64,
         mem: Mem,
@@ -303,7 +309,7 @@ mod tests {
         let dir = tempfile::tempdir_in(".").expect("tempdir");
         std::fs::write(dir.path().join("f"), b"").expect("create");
         let file = std::fs::File::open(dir.path().join("f")).expect("open");
-        for kind in [EngineKind::Uring, EngineKind::Psync] {
+        for kind in [RingKind::Uring, RingKind::Psync] {
             let s = IoService::start(kind, 2).expect("start");
             let mut buf = [0u8; 16];
             use std::os::fd::AsFd;

@@ -14,7 +14,7 @@ pub const ALIGN_FUNC: &str = "DirectIoAlign";
 /// The engine a run asked for and the one that carried its I/O.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct IoEngineInfo {
+pub struct IoServiceInfo {
     /// What `--engine` asked for: `uring`, `psync` or `sync`.
     pub requested: String,
     /// What carried the I/O: `uring`, `psync` (asked for, or io_uring refused), `sync`, or
@@ -26,7 +26,7 @@ pub struct IoEngineInfo {
     pub max_outstanding_io: u64,
 }
 
-impl IoEngineInfo {
+impl IoServiceInfo {
     /// One line for the console and the log, e.g. `uring, depth 32 (MaxOutstandingIO)`.
     pub fn describe(&self) -> String {
         let max = self.max_outstanding_io;
@@ -61,8 +61,8 @@ impl IoEngineInfo {
 mod tests {
     use super::*;
 
-    fn info(requested: &str, used: &str, depth: Option<u64>, max: u64) -> IoEngineInfo {
-        IoEngineInfo {
+    fn info(requested: &str, used: &str, depth: Option<u64>, max: u64) -> IoServiceInfo {
+        IoServiceInfo {
             requested: requested.into(),
             used: used.into(),
             depth,

@@ -6,26 +6,30 @@
 //! is always in the engine while the service runs, so a caller's new request completes that
 //! wait as surely as the disk does; there is no timeout and no polling.
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because the service submits
+// callers' memory to the ring (Ring::submit_external is unsafe by contract).
+#![allow(unsafe_code)]
+
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::handle::Shared;
 use super::request::{stopped, Request, Step};
-use super::service::Shared;
-use crate::io::aio::{Completion, Engine, EngineError, ExtMem, ExtOp, OpKind, NO_OFFSET};
+use crate::io::aio::{Completion, Direction, ExtMem, ExtOp, Ring, RingError, NO_OFFSET};
 
 /// The `user_data` of the wake-up read; requests use their index in [`Flights`].
 const WAKE: u64 = u64::MAX;
 
-/// The engine, drained before anything else of the service is released: its `Drop` runs
+/// The ring, drained before anything else of the service is released: its `Drop` runs
 /// first (field order of [`Service`]) and waits until the kernel is done with every caller's
 /// memory, so the requests that drop after it may answer their callers.
-struct Ring {
-    engine: Engine,
+struct OwnedRing {
+    engine: Ring,
     shared: Arc<Shared>,
 }
 
-impl Drop for Ring {
+impl Drop for OwnedRing {
     fn drop(&mut self) {
         // Completes the wake-up read, if one is in flight, so the drain can finish.
         self.shared.kick();
@@ -89,7 +93,7 @@ impl Flights {
 
 /// Everything the service thread owns. Fields drop in order: the ring first (see [`Ring`]).
 pub(super) struct Service {
-    ring: Ring,
+    ring: OwnedRing,
     flights: Flights,
     waiting: VecDeque<Request>,
     shared: Arc<Shared>,
@@ -102,9 +106,9 @@ pub(super) struct Service {
 
 impl Service {
     /// A service over `engine`, which must take `depth + 1` operations (the wake-up read).
-    pub(super) fn new(engine: Engine, shared: Arc<Shared>, depth: usize) -> Service {
+    pub(super) fn new(engine: Ring, shared: Arc<Shared>, depth: usize) -> Service {
         Service {
-            ring: Ring {
+            ring: OwnedRing {
                 engine,
                 shared: Arc::clone(&shared),
             },
@@ -135,7 +139,7 @@ impl Service {
         }
     }
 
-    fn serve(&mut self) -> Result<(), EngineError> {
+    fn serve(&mut self) -> Result<(), RingError> {
         loop {
             let closing = self.take_new();
             if !closing && !self.wake_armed {
@@ -167,9 +171,9 @@ impl Service {
         q.closing
     }
 
-    fn arm_wake(&mut self) -> Result<(), EngineError> {
+    fn arm_wake(&mut self) -> Result<(), RingError> {
         let op = ExtOp {
-            kind: OpKind::Read,
+            kind: Direction::Read,
             fd: std::os::fd::AsRawFd::as_raw_fd(&self.shared.wake_fd()),
             offset: NO_OFFSET,
             mem: ExtMem::Buf {
@@ -185,7 +189,7 @@ impl Service {
         Ok(())
     }
 
-    fn start(&mut self, r: Request) -> Result<(), EngineError> {
+    fn start(&mut self, r: Request) -> Result<(), RingError> {
         let i = self.flights.insert(r);
         self.shared
             .high_water
@@ -194,7 +198,7 @@ impl Service {
     }
 
     /// Sends what is left of request `i` to the engine.
-    fn send(&mut self, i: usize) -> Result<(), EngineError> {
+    fn send(&mut self, i: usize) -> Result<(), RingError> {
         let op = self.flights.get_mut(i).ext_op(i as u64);
         // SAFETY: the request's caller is blocked until it is answered, which happens only
         // after its completion is reaped (or after `Ring::drop` has drained the engine); the
@@ -202,7 +206,7 @@ impl Service {
         unsafe { self.ring.engine.submit_external(op) }
     }
 
-    fn complete(&mut self, c: Completion) -> Result<(), EngineError> {
+    fn complete(&mut self, c: Completion) -> Result<(), RingError> {
         if c.user_data == WAKE {
             self.wake_armed = false;
             // Before the queue is taken again: see `IoService::call`.
