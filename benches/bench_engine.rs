@@ -3,11 +3,10 @@
 //! build's target directory, so on the real filesystem).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use sqliosim::bench::engine::{Engine, EngineConfig, EngineKind, Op, OpKind};
-use sqliosim::bench::latency::ThreadStats;
+use sqliosim::bench::latency::BenchStats;
 use sqliosim::bench::stamp;
+use sqliosim::io::aio::{Direction, Op, Ring, RingConfig, RingKind};
 use std::hint::black_box;
-use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Arc;
 
 fn stamping(c: &mut Criterion) {
@@ -23,12 +22,12 @@ fn stamping(c: &mut Criterion) {
     c.bench_function("check 8 KiB", |b| {
         b.iter(|| stamp::check(black_box(&block), 1 << 20, 42))
     });
-    let mut stats = ThreadStats::default();
+    let mut stats = BenchStats::default();
     let mut i = 0u64;
     c.bench_function("record latency", |b| {
         b.iter(|| {
             i += 1;
-            stats.record(OpKind::Read, black_box(50_000 + i % 1000), 8192, 0)
+            stats.record(Direction::Read, black_box(50_000 + i % 1000), 8192, 0)
         })
     });
 }
@@ -37,27 +36,28 @@ fn round_trips(c: &mut Criterion) {
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
     let path = dir.path().join("engine.dat");
     std::fs::write(&path, vec![1u8; 16 << 20]).expect("write test file");
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(&path)
-        .expect("open O_DIRECT");
-    let files: Arc<[std::fs::File]> = Arc::from(vec![file]);
-    for kind in [EngineKind::Uring, EngineKind::Psync] {
-        let cfg = EngineConfig {
+    let opts = sqliosim::io::OpenOptions {
+        create: false,
+        direct: true,
+        write_through: false,
+    };
+    let file = sqliosim::io::direct::open_engine_file(&path, opts, false).expect("open O_DIRECT");
+    let files: Arc<[sqliosim::io::file::FileStorage]> = Arc::from(vec![file]);
+    for kind in [RingKind::Uring, RingKind::Psync] {
+        let cfg = RingConfig {
             kind,
             depth: 1,
             slot_len: 8192,
             submit_batch: 1,
         };
-        let mut engine = Engine::new(&cfg, files.clone()).expect("engine");
+        let mut engine = Ring::new(&cfg, files.clone()).expect("engine");
         let mut done = Vec::with_capacity(1);
         let mut n = 0u64;
         c.bench_function(&format!("8 KiB read QD1 {}", kind.name()), |b| {
             b.iter(|| {
                 n = (n + 7919) % 2048;
                 let op = Op {
-                    kind: OpKind::Read,
+                    kind: Direction::Read,
                     file: 0,
                     offset: n * 8192,
                     slot: 0,

@@ -12,10 +12,16 @@ mod beside;
 mod console;
 mod faults;
 mod lock;
+mod manpage;
 mod selftest;
 mod simrun;
+mod stopped;
 mod verify;
+mod verify_journal;
 mod verify_scope;
+
+pub use selftest::SelftestArgs;
+pub use verify::VerifyArgs;
 
 /// Runs one invocation of the tool with the full argument vector (program name first).
 pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
@@ -25,12 +31,14 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
     };
     match cli.command {
         Command::Run(a) => run_command(&a),
-        Command::Bench(p) => crate::bench::main(pass("sqliosim bench", p)),
+        Command::Bench(a) => crate::bench::run_args(&a),
         Command::Sqlio(p) => crate::bench::sqlio::main(pass("sqliosim sqlio", p)),
         Command::Diskspd(p) => crate::bench::diskspd::main(pass("sqliosim diskspd", p)),
-        Command::Report(p) => crate::report::main(pass("sqliosim report", p)),
-        Command::Verify(p) => verify_main(pass("sqliosim verify", p)),
-        Command::Selftest(p) => selftest_main(pass("sqliosim selftest", p)),
+        Command::Report(a) => crate::report::run(*a),
+        Command::Verify(a) => verify::run(*a),
+        Command::Selftest(a) => selftest::run(&a),
+        Command::Completions(a) => manpage::completions(a.shell),
+        Command::Man(a) => manpage::man(a.out.as_deref()),
     }
 }
 

@@ -6,7 +6,7 @@
 //! SQLIOSim run unchanged. The other subcommands take their arguments raw and parse them
 //! themselves.
 
-use crate::config::{IoEngine, Overrides};
+use crate::config::{IoServiceKind, Overrides};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -44,29 +44,49 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands. `sqlio` and `diskspd` keep their own parsers (they take SQLIO's and
+/// DiskSpd's switches as typed); every other subcommand's options live in its own module as a
+/// clap `Args` struct embedded here, so `sqliosim help bench` and the completions know them.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the SQLIOSim-style simulation (what SQLIOSim.com's switches do).
     Run(Box<RunArgs>),
-    /// Capacity run: throughput and latency of the storage (arguments: see `sqliosim bench --help`).
-    #[command(disable_help_flag = true)]
-    Bench(PassThrough),
-    /// SQLIO-compatible front end (arguments as SQLIO's).
+    /// Capacity run: IOPS, MB/s and latency percentiles of the storage, optionally over a matrix
+    /// of settings.
+    Bench(Box<crate::bench::cmd::args::BenchArgs>),
+    /// SQLIO-compatible front end (arguments as SQLIO's; `sqliosim sqlio -?` lists them).
     #[command(disable_help_flag = true)]
     Sqlio(PassThrough),
-    /// DiskSpd-compatible front end (arguments as DiskSpd's).
+    /// DiskSpd-compatible front end (arguments as DiskSpd's; `sqliosim diskspd -?` lists them).
     #[command(disable_help_flag = true)]
     Diskspd(PassThrough),
-    /// Render reports from a finished run's evidence.
-    #[command(disable_help_flag = true)]
-    Report(PassThrough),
+    /// Render reports from a finished run's evidence (XML log or JSON summary).
+    Report(Box<crate::report::ReportArgs>),
     /// Offline scan: check every page of existing test files.
-    #[command(disable_help_flag = true)]
-    Verify(PassThrough),
+    Verify(Box<VerifyArgs>),
     /// Check that this machine and build can run sqliosim correctly.
-    #[command(disable_help_flag = true)]
-    Selftest(PassThrough),
+    Selftest(SelftestArgs),
+    /// Print a shell completion script to stdout.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to stdout, or write one page per subcommand with --out.
+    Man(ManArgs),
+}
+
+/// `sqliosim completions SHELL`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `sqliosim man [--out DIR]`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write sqliosim.1 and one sqliosim-SUBCOMMAND.1 page per subcommand into DIR instead of
+    /// printing sqliosim.1 to stdout.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Arguments handed over untouched to a subcommand that parses its own.
@@ -105,9 +125,13 @@ pub struct RunArgs {
     /// Seed for every random choice, to repeat a run. [default: drawn at random and printed]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Also write a JSON summary to FILE. [default: none]
-    #[arg(long, value_name = "FILE")]
+    /// Write the JSON summary to FILE. [default: beside the XML log, its name with ".xml"
+    /// replaced by ".json" (sqliosim.log.xml → sqliosim.log.json), or ".json" appended]
+    #[arg(long, value_name = "FILE", conflicts_with = "no_json")]
     pub json: Option<PathBuf>,
+    /// Write no JSON summary.
+    #[arg(long)]
+    pub no_json: bool,
     /// Write the resolved configuration, every key, as an INI file (SQLIOSim -save); the run
     /// still happens unless --dry-run is given.
     #[arg(long, value_name = "FILE")]
@@ -147,7 +171,7 @@ pub struct RunArgs {
     /// thread's own pread/pwrite, MaxOutstandingIO held by a gate. The engine used is printed at
     /// start and recorded in the log and the JSON summary. [default: uring]
     #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
-    pub engine: Option<IoEngine>,
+    pub engine: Option<IoServiceKind>,
     /// Fault injection specification (for tests).
     #[arg(long, value_name = "SPEC", hide = true)]
     pub fault_injection: Option<String>,
@@ -167,6 +191,7 @@ impl RunArgs {
             log: self.log.clone(),
             seed: self.seed,
             json: self.json.clone(),
+            no_json: self.no_json,
             save: self.save.clone(),
             cycles: self.cycles,
             stop_on_error: match (self.stop_on_error, self.no_stop_on_error) {
@@ -186,10 +211,14 @@ impl RunArgs {
     }
 }
 
-/// Parses an `--engine` name.
-fn parse_engine(text: &str) -> Result<IoEngine, String> {
-    IoEngine::from_name(text)
-        .ok_or_else(|| format!("{text:?}: expected one of {}", IoEngine::NAMES.join(", ")))
+/// Parses an `--engine` name; an empty one is refused like any unknown name.
+fn parse_engine(text: &str) -> Result<IoServiceKind, String> {
+    IoServiceKind::from_name(text).ok_or_else(|| {
+        format!(
+            "{text:?}: expected one of {}",
+            IoServiceKind::NAMES.join(", ")
+        )
+    })
 }
 
 /// Parses `60`, `60s`, `5m` or `2h` into seconds.
@@ -261,6 +290,58 @@ fn map_switch(arg: OsString) -> OsString {
         Some(long) => long.into(),
         None => arg,
     }
+}
+
+/// `sqliosim verify` options.
+#[derive(Debug, Parser)]
+#[command(
+    about = "Scan a file set offline: every data page and log block, checked against the durability journal when present"
+)]
+pub struct VerifyArgs {
+    /// Directory holding the files (every file with a sqliosim header is scanned; the journal sqliosim.journal is used when present). Repeatable.
+    #[arg(long = "dir", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Files to scan (data and log files created by sqliosim): exactly these, copies included.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// A file to scan (same as a FILE argument), e.g. a copy that `--dir` only names. Repeatable.
+    #[arg(long = "file", value_name = "PATH")]
+    pub file_opts: Vec<PathBuf>,
+    /// Journal to check against [default: sqliosim.journal in --journal-dir, else in the first
+    /// --dir that has one, else beside the first file].
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// Directory of the journal, when the run had --journal-dir.
+    #[arg(long, value_name = "DIR")]
+    pub journal_dir: Option<PathBuf>,
+    /// Ignore the journal: check only what each page and block says about itself.
+    #[arg(long)]
+    pub no_journal: bool,
+    /// XML error log of the scan [default: sqliosim.verify.log.xml beside the first file].
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Also write a JSON summary of the scan.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Scan even while a run is using the files (its verdict cannot be trusted: pages change
+    /// while they are read).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Options of `sqliosim selftest`.
+#[derive(Debug, Parser)]
+#[command(
+    about = "Injects every fault class and shows that each is detected with the right verdict"
+)]
+pub struct SelftestArgs {
+    /// Also inject the faults through a real FUSE mount (faultfs) and the kernel, when FUSE is
+    /// available; needs the faultfs binary beside sqliosim or in FAULTFS_BIN.
+    #[arg(long)]
+    pub fuse: bool,
+    /// Seed for every random choice. [default: drawn at random and printed]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Process exit codes and the error kinds that map onto them.
 //!
-//! 0 clean, 1 integrity findings, 2 usage / configuration / environment, 3 internal failure.
+//! 0 clean, 1 integrity findings, 2 usage / configuration / environment, 3 internal failure;
+//! a run that SIGINT or SIGTERM cut short with nothing found exits 128 + the signal's number
+//! (130, 143), as shells report it.
 //! Library code returns `anyhow::Error`s; an error is a usage/environment error (exit 2) unless
 //! it carries [`Internal`], which marks a broken invariant of the tool itself (exit 3).
 
@@ -22,6 +24,9 @@ pub enum Outcome {
     Clean,
     /// Integrity findings were reported.
     Findings,
+    /// A signal cut the run short before anything was found; the exit code (128 + the
+    /// signal's number: 130 for SIGINT, 143 for SIGTERM).
+    Interrupted(u8),
 }
 
 impl Outcome {
@@ -30,6 +35,7 @@ impl Outcome {
         match self {
             Outcome::Clean => CLEAN,
             Outcome::Findings => FINDINGS,
+            Outcome::Interrupted(code) => code,
         }
     }
 }

@@ -69,3 +69,9 @@ mod diskspd_mode;
 
 #[path = "bench/bench_mode.rs"]
 mod bench_mode;
+
+#[path = "bench/sqlio_captures.rs"]
+mod sqlio_captures;
+
+#[path = "bench/diskspd_xml_tree.rs"]
+mod diskspd_xml_tree;

@@ -61,6 +61,7 @@ fn help_run_explains_every_option_with_its_default() {
         "--log",
         "--seed",
         "--json",
+        "--no-json",
         "--save",
         "--cycles",
         "--stop-on-error",

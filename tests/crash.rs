@@ -110,9 +110,11 @@ fn an_old_generation_restored_is_a_lost_write() {
         Some(0),
         "clean after the kill"
     );
-    let journal =
-        sqliosim::engine::journal::JournalState::load(&dir.path().join("sqliosim.journal"))
-            .expect("journal");
+    let journal = sqliosim::engine::journal::JournalState::load(
+        &sqliosim::io::BufferedBackend::new(),
+        &dir.path().join("sqliosim.journal"),
+    )
+    .expect("journal");
     let header = sqliosim::page::FileHeader::decode(&read_page(&data, 0)).expect("header");
     // Restore the old copy of a page whose journaled durable generation is newer than it.
     let (page, bytes) = copies
@@ -258,8 +260,12 @@ fn ctrl_c_stops_the_users_and_still_writes_the_summary_and_log() {
     let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
     rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
     let out = child.wait_with_output().expect("wait");
-    let stdout = assert_success(&out);
-    assert!(stdout.contains("Stopped by signal"), "{stdout}");
+    assert_exit(&out, 130);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("CLEAN so far — stopped by SIGINT"),
+        "{stdout}"
+    );
     let log = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
     let doc = roxmltree::Document::parse(&log).expect("the log is well-formed XML");
     let summaries = doc

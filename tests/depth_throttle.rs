@@ -14,7 +14,7 @@ use sim_support::small_plan;
 use sqliosim::findings::MemorySink;
 use sqliosim::io::faulty::Fault;
 use sqliosim::io::FaultyBackend;
-use sqliosim::sched::plan::SimPlan;
+use sqliosim::plan::SimPlan;
 use sqliosim::sched::simulate;
 use sqliosim::stats::FileSummary;
 

@@ -10,19 +10,19 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sqliosim::bench::engine::EngineKind;
+use sqliosim::io::aio::RingKind;
 use sqliosim::io::{
-    AlignedBuf, Backend, DirectBackend, EngineBackend, IoService, OpenOptions, Storage,
+    AlignedBuf, Backend, DirectBackend, IoService, OpenOptions, ServiceBackend, Storage,
 };
 
-const KINDS: [EngineKind; 2] = [EngineKind::Uring, EngineKind::Psync];
+const KINDS: [RingKind; 2] = [RingKind::Uring, RingKind::Psync];
 
 fn dir() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir in the target directory")
 }
 
-fn backend(kind: EngineKind, depth: usize) -> EngineBackend {
-    let b = EngineBackend::start(kind, depth, false).expect("start the I/O service");
+fn backend(kind: RingKind, depth: usize) -> ServiceBackend {
+    let b = ServiceBackend::start(kind, depth, false).expect("start the I/O service");
     assert_eq!(b.service().kind(), kind, "{kind:?} is available here");
     b
 }

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use sim_support::{batch, small_plan};
 use sqliosim::findings::MemorySink;
-use sqliosim::io::{Backend, EngineBackend, FaultyBackend};
-use sqliosim::sched::plan::SimPlan;
+use sqliosim::io::{Backend, FaultyBackend, ServiceBackend};
+use sqliosim::plan::SimPlan;
 use sqliosim::sched::simulate;
 
 fn hot_plan(dir: &Path) -> SimPlan {
@@ -52,8 +52,8 @@ fn no_false_alarm_with_asynchronous_actors_on_the_faulty_backend() {
 
 #[test]
 fn no_false_alarm_with_asynchronous_actors_through_io_uring() {
-    use sqliosim::bench::engine::EngineKind;
+    use sqliosim::io::aio::RingKind;
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let backend = EngineBackend::start(EngineKind::Uring, 1024, false).expect("engine");
+    let backend = ServiceBackend::start(RingKind::Uring, 1024, false).expect("engine");
     assert_clean(&backend, dir.path());
 }

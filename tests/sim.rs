@@ -18,7 +18,7 @@ fn no_tick(_: &str) {}
 
 /// Runs the simulation and checks that no worker thread panicked.
 fn run(
-    plan: sqliosim::sched::plan::SimPlan,
+    plan: sqliosim::plan::SimPlan,
     backend: &dyn Backend,
     sink: Arc<MemorySink>,
 ) -> sqliosim::sched::SimOutcome {
@@ -69,7 +69,7 @@ fn page_target(path: &std::path::Path, page: u64) -> Target {
 }
 
 /// A plan whose main phase only reads, so a fault hitting the initial update stays visible.
-fn read_only_plan(dir: &std::path::Path) -> sqliosim::sched::plan::SimPlan {
+fn read_only_plan(dir: &std::path::Path) -> sqliosim::plan::SimPlan {
     let mut plan = small_plan(dir, 8, Duration::from_millis(500));
     plan.journal = false;
     plan.random.write_ratio = 0.0;
@@ -148,7 +148,7 @@ fn stop_on_error_stops_at_the_first_finding() {
     let out = run(plan, &backend, sink.clone());
     assert!(out.findings >= 1);
     assert_eq!(out.cycles, 1, "no further cycle starts after the error");
-    assert_eq!(out.stopped, sqliosim::sched::stop::StopReason::Error);
+    assert_eq!(out.stopped, sqliosim::control::stop::StopReason::Error);
     let phases: Vec<String> = sink
         .messages()
         .iter()
@@ -248,13 +248,13 @@ fn max_outstanding_io_caps_concurrency_and_scatter_gather_decides_request_shape(
 
 #[test]
 fn through_the_engine_max_outstanding_io_is_its_depth_and_the_run_stays_clean() {
-    use sqliosim::bench::engine::EngineKind;
-    use sqliosim::io::EngineBackend;
-    for kind in [EngineKind::Uring, EngineKind::Psync] {
+    use sqliosim::io::aio::RingKind;
+    use sqliosim::io::ServiceBackend;
+    for kind in [RingKind::Uring, RingKind::Psync] {
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
         let mut plan = small_plan(dir.path(), 2, Duration::from_millis(800));
         plan.max_outstanding_io = 2;
-        let backend = EngineBackend::start(kind, 2, false).expect("engine");
+        let backend = ServiceBackend::start(kind, 2, false).expect("engine");
         let sink = Arc::new(MemorySink::default());
         let out = run(plan, &backend, sink.clone());
         assert_eq!(

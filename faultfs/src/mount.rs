@@ -4,6 +4,10 @@
 //! never leaves a mount behind: Drop unmounts (fusermount3 -u, then umount,
 //! then umount -l) and reaps the daemon, killing it if it does not exit.
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because mounting calls into
+// libc with raw C strings.
+#![allow(unsafe_code)]
+
 use std::fs::OpenOptions;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 use super::flight::{After, Flight};
 use super::worker::Worker;
 use crate::engine::pool::PageKey;
-use crate::sched::plan::BatchPlan;
+use crate::plan::BatchPlan;
 
 /// Size of the log record a bulk operation writes before its pages.
 const BULK_LOG_BYTES: u32 = 512;

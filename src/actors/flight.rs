@@ -15,6 +15,9 @@
 //! the state a synchronous actor is always in when it waits. Its requests complete without
 //! anyone's help, so what it holds is always released.
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because posting a request lends its frame's memory to the I/O service until the completion comes back (Storage::post's contract); the flight keeps the frame until then.
+#![allow(unsafe_code)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,13 +26,13 @@ use parking_lot::RwLockReadGuard;
 use super::shared::Shared;
 use super::worker::Worker;
 use super::{evidence, landed};
+use crate::control::inflight::InflightGuard;
+use crate::control::throttle::{Permit, Refusal};
 use crate::engine::oracle::{ReadLatch, WriteLatch};
 use crate::engine::pool::PageKey;
 use crate::engine::retry;
 use crate::io::{Completion, Completions, Frame, PostOp};
 use crate::page::PAGE_SIZE;
-use crate::sched::inflight::InflightGuard;
-use crate::sched::throttle::{Permit, Refusal};
 use crate::stats::OpKind;
 
 /// A page latch set held by a request in flight.

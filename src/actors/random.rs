@@ -49,7 +49,7 @@ pub fn run(w: &mut Worker<'_>) {
     }
 }
 
-fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::sched::plan::RandomPlan) {
+fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::plan::RandomPlan) {
     let chain = w.between(1, r.len.min(w.max_pages() as u64));
     let start = r.start + w.between(0, r.len - chain);
     let ratio = w.sh.plan.cache_hit_ratio;

@@ -5,14 +5,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::control::inflight::Inflight;
+use crate::control::stop::{Stop, StopReason};
+use crate::control::throttle::{Gate, Throttle};
 use crate::engine::files::SimFile;
 use crate::engine::pool::BufferPool;
 use crate::engine::wal::Wal;
 use crate::findings::{Event, EventSink, Finding, Message, Severity};
-use crate::sched::inflight::Inflight;
-use crate::sched::plan::SimPlan;
-use crate::sched::stop::{Stop, StopReason};
-use crate::sched::throttle::{Gate, Throttle};
+use crate::plan::SimPlan;
 use crate::stats::LiveCounters;
 
 /// A log file with its write-ahead log.
@@ -44,6 +44,8 @@ pub struct Shared {
     pub gate: Gate,
     /// Per-file throttles (index = file index).
     pub throttles: Vec<Throttle>,
+    /// Requests in flight to every file together (each file's own gauge is its throttle's).
+    pub depth: Arc<crate::stats::DepthGauge>,
     /// I/Os in flight, for the long-I/O monitor.
     pub inflight: Inflight,
     /// Most requests one asynchronous actor keeps in flight: MaxOutstandingIO, or with 0 the

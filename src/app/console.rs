@@ -130,15 +130,6 @@ pub fn summary_text(o: &SimOutcome, seed: u64) -> String {
     if let Some(j) = &o.summary.journal {
         s.push_str(&journal_line(j));
     }
-    s.push_str(&match (o.findings, o.stopped) {
-        (0, crate::sched::stop::StopReason::Signal) => {
-            "Stopped by signal: no integrity errors found so far.\n".to_string()
-        }
-        (0, crate::sched::stop::StopReason::Environment) => {
-            "Verdict: INCOMPLETE - no integrity errors found before the run stopped.\n".to_string()
-        }
-        (0, _) => "Verdict: CLEAN - no integrity errors found.\n".to_string(),
-        (n, _) => format!("Verdict: {n} INTEGRITY ERROR(S) found - see the error log.\n"),
-    });
+    s.push_str(&super::stopped::verdict(o));
     s
 }

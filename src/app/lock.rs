@@ -8,6 +8,14 @@
 //! run ends) names the holder in a refusal, and says when a lock left by a dead run is taken
 //! over. docs/durability.md "What locking covers" says what it does not cover (hosts that
 //! share a filesystem without sharing its locks).
+//!
+//! Why the lock files do not go through the `io` door (`crate::io::Backend`), as every file
+//! under test and the journal do: a `flock` is taken on a kernel file descriptor, and it is
+//! about processes on one kernel, not about the device. The in-memory faulty backend has no
+//! descriptor to lock, and a lock that a faulty device could "lose" would let two runs share a
+//! file set and accuse each other. So they are opened here with `std::fs`; faultfs, being a
+//! real filesystem, still reaches them (tests/run_lock.rs refuses a second run through a
+//! faultfs mount).
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};

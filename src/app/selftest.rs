@@ -17,21 +17,7 @@ use clap::Parser;
 use crate::exit::Outcome;
 use crate::findings::{Finding, FindingClass};
 
-/// Options of `sqliosim selftest`.
-#[derive(Debug, Parser)]
-#[command(
-    name = "sqliosim selftest",
-    about = "Injects every fault class and shows that each is detected with the right verdict"
-)]
-struct Args {
-    /// Also inject the faults through a real FUSE mount (faultfs) and the kernel, when FUSE is
-    /// available; needs the faultfs binary beside sqliosim or in FAULTFS_BIN.
-    #[arg(long)]
-    fuse: bool,
-    /// Seed for every random choice. [default: drawn at random and printed]
-    #[arg(long, value_name = "N")]
-    seed: Option<u64>,
-}
+pub use crate::cli::SelftestArgs;
 
 /// One line of the table.
 #[derive(Debug, Clone)]
@@ -114,7 +100,7 @@ fn pairs_text(pairs: &[(FindingClass, u64)]) -> String {
 
 /// Runs the self-test; `args[0]` is the display name.
 pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
-    let args = match Args::try_parse_from(args) {
+    let args = match SelftestArgs::try_parse_from(args) {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {
             print!("{}", e.render());
@@ -122,6 +108,11 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
         }
         Err(e) => anyhow::bail!("{}", e.render().to_string().trim_start_matches("error: ")),
     };
+    run(&args)
+}
+
+/// Runs the self-test with parsed options.
+pub fn run(args: &SelftestArgs) -> anyhow::Result<Outcome> {
     let seed = args.seed.unwrap_or_else(rand::random);
     println!("sqliosim selftest, seed {seed}: each fault injected into a small run of its own\n");
     let mut rows = memory::run(seed)?;

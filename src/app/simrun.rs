@@ -9,15 +9,17 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::console::{summary_text, ConsoleSink};
-use crate::config::{IoEngine, RunSettings};
+use crate::config::{IoServiceKind, RunSettings};
 use crate::exit::{Internal, Outcome};
 use crate::findings::{Event, EventSink, Fanout, Message, Severity};
-use crate::io::aio::EngineKind;
-use crate::io::{Backend, BufferedBackend, DirectBackend, EngineBackend, FaultyBackend, IoService};
+use crate::io::aio::RingKind;
+use crate::io::{
+    Backend, BufferedBackend, DirectBackend, FaultyBackend, IoService, ServiceBackend,
+};
+use crate::plan::from_settings::plan_from;
+use crate::plan::SimPlan;
 use crate::report::bundle::BundleFile;
-use crate::report::{Evidence, EvidenceOptions, IoEngineInfo, RunInfo};
-use crate::sched::from_settings::plan_from;
-use crate::sched::plan::SimPlan;
+use crate::report::{Evidence, EvidenceOptions, IoServiceInfo, RunInfo};
 
 /// Runs the simulation for resolved settings.
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
@@ -82,12 +84,19 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if let Some(env) = &outcome.environment {
         evidence.environment_error(&env.text);
     }
+    evidence.stopped(
+        super::stopped::stop_info(&outcome),
+        &super::stopped::log_text(&outcome),
+    );
     let evidence_error = evidence.finish(Some(&outcome.summary)).err();
     if let Some(e) = &evidence_error {
         eprintln!("sqliosim: warning: writing the evidence failed: {e}");
     }
     print!("{}", summary_text(&outcome, seed));
     println!("Error log: {}", settings.error_log.display());
+    if let Some(json) = &settings.json {
+        println!("JSON summary: {}", json.display());
+    }
     if let Some(out) = &settings.bundle {
         write_bundle(settings, out)?;
     }
@@ -108,7 +117,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     }
     match evidence_error {
         Some(e) => Err(anyhow::anyhow!("writing the evidence failed: {e}")),
-        None => Ok(Outcome::Clean),
+        None => Ok(super::stopped::clean_or_interrupted(&outcome)),
     }
 }
 
@@ -142,13 +151,13 @@ struct Chosen {
     backend: Box<dyn Backend>,
     /// The fault-injection backend, to ask afterwards which faults never fired.
     faulty: Option<FaultyBackend>,
-    engine: IoEngineInfo,
+    engine: IoServiceInfo,
 }
 
 /// The disk (direct or buffered I/O) through the `--engine` asked for, or, with the hidden
 /// `--fault-injection SPEC`, files in memory that misbehave as SPEC says (see `faults.rs`).
 fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chosen> {
-    let mut engine = IoEngineInfo {
+    let mut engine = IoServiceInfo {
         requested: settings.engine.name().into(),
         used: settings.engine.name().into(),
         depth: None,
@@ -168,9 +177,9 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
         });
     }
     let kind = match settings.engine {
-        IoEngine::Uring => EngineKind::Uring,
-        IoEngine::Psync => EngineKind::Psync,
-        IoEngine::Sync => {
+        IoServiceKind::Uring => RingKind::Uring,
+        IoServiceKind::Psync => RingKind::Psync,
+        IoServiceKind::Sync => {
             let disk: Box<dyn Backend> = if plan.direct {
                 Box::new(DirectBackend::new())
             } else {
@@ -184,7 +193,7 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
         }
     };
     let depth = engine_depth(plan, kind);
-    let backend = EngineBackend::start(kind, depth, !plan.direct)
+    let backend = ServiceBackend::start(kind, depth, !plan.direct)
         .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?;
     engine.used = backend.service().kind().name().into();
     engine.depth = Some(depth as u64);
@@ -198,9 +207,9 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
 /// The engine's depth: MaxOutstandingIO (at most [`IoService::MAX_DEPTH`]), or with 0 the
 /// engine's ceiling: [`IoService::UNCAPPED_DEPTH`] for io_uring, the smaller
 /// [`IoService::UNCAPPED_PSYNC_DEPTH`] for psync (a helper thread per request in flight).
-fn engine_depth(plan: &SimPlan, kind: EngineKind) -> usize {
+fn engine_depth(plan: &SimPlan, kind: RingKind) -> usize {
     match (plan.max_outstanding_io, kind) {
-        (0, EngineKind::Psync) => IoService::UNCAPPED_PSYNC_DEPTH,
+        (0, RingKind::Psync) => IoService::UNCAPPED_PSYNC_DEPTH,
         (0, _) => IoService::UNCAPPED_DEPTH,
         (n, _) => n.min(IoService::MAX_DEPTH),
     }
@@ -217,7 +226,7 @@ fn lock_files(plan: &SimPlan) -> anyhow::Result<super::lock::SetLock> {
     Ok(taken.lock)
 }
 
-fn make_dirs(plan: &crate::sched::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
+fn make_dirs(plan: &crate::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     let dirs = plan
         .files
         .iter()
@@ -246,11 +255,13 @@ pub fn ensure_ours(path: &Path, marker: &str, force: bool) -> anyhow::Result<()>
     anyhow::bail!("{}: the file exists and was not written by sqliosim; refusing to overwrite it. Choose another path, remove it, or pass --force", path.display())
 }
 
-/// The XML log, the page dumps beside it, and the JSON summary when asked for.
+/// The XML log, the page dumps and the JSON summary beside it (unless `--no-json`).
 fn open_evidence(settings: &RunSettings) -> anyhow::Result<Evidence> {
     ensure_ours(&settings.error_log, "SQLIOSIM_LOG", settings.force)?;
     if let Some(json) = &settings.json {
-        ensure_ours(json, "sqliosim-summary", settings.force)?;
+        ensure_ours(json, "sqliosim-summary", settings.force).map_err(|e| {
+            anyhow::anyhow!("{e} (the JSON summary goes beside the XML log by default: --json FILE names another path, --no-json turns it off)")
+        })?;
     }
     let dumps = settings.error_log.parent().map(|d| d.join("dumps"));
     let opts = EvidenceOptions {

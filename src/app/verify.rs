@@ -11,6 +11,7 @@ use clap::Parser;
 
 use super::console::ConsoleSink;
 use super::lock::{lock_set, LockError, SetLock};
+use super::verify_journal::Loaded;
 use super::verify_scope::{self, Found};
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
 use crate::engine::scan::{acceptable, scan_data, scan_log};
@@ -20,43 +21,7 @@ use crate::io::{AlignedBuf, Backend, BufferedBackend, OpenOptions, Storage};
 use crate::page::{FileHeader, FileRole, PAGE_SIZE};
 use crate::report::{Evidence, EvidenceOptions, RunInfo};
 
-/// `sqliosim verify` options.
-#[derive(Debug, Parser)]
-#[command(
-    name = "sqliosim verify",
-    about = "Scan a file set offline: every data page and log block, checked against the durability journal when present"
-)]
-pub struct VerifyArgs {
-    /// Directory holding the files (every file with a sqliosim header is scanned; the journal sqliosim.journal is used when present). Repeatable.
-    #[arg(long = "dir", value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
-    /// Files to scan (data and log files created by sqliosim): exactly these, copies included.
-    #[arg(value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-    /// A file to scan (same as a FILE argument), e.g. a copy that `--dir` only names. Repeatable.
-    #[arg(long = "file", value_name = "PATH")]
-    pub file_opts: Vec<PathBuf>,
-    /// Journal to check against [default: sqliosim.journal in --journal-dir, else in the first
-    /// --dir that has one, else beside the first file].
-    #[arg(long, value_name = "FILE")]
-    pub journal: Option<PathBuf>,
-    /// Directory of the journal, when the run had --journal-dir.
-    #[arg(long, value_name = "DIR")]
-    pub journal_dir: Option<PathBuf>,
-    /// Ignore the journal: check only what each page and block says about itself.
-    #[arg(long)]
-    pub no_journal: bool,
-    /// XML error log of the scan [default: sqliosim.verify.log.xml beside the first file].
-    #[arg(long, value_name = "FILE")]
-    pub log: Option<PathBuf>,
-    /// Also write a JSON summary of the scan.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Scan even while a run is using the files (its verdict cannot be trusted: pages change
-    /// while they are read).
-    #[arg(long)]
-    pub force: bool,
-}
+pub use crate::cli::VerifyArgs;
 
 /// One file to scan, with its header.
 struct Target {
@@ -86,12 +51,18 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
                 .trim_end()
         ),
     };
-    let mut a = a;
+    run(a)
+}
+
+/// Runs `sqliosim verify` with parsed options.
+pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     a.files.append(&mut a.file_opts);
     let backend = BufferedBackend::new();
     let mut targets = discover(&a, &backend)?;
     let _lock = lock_targets(&a, &targets)?;
-    let journal = load_journal(&a, &targets)?;
+    let loaded = load_journal(&a, &targets, &backend)?;
+    let journal_findings = loaded.as_ref().map_or(0, |l| l.findings);
+    let journal = loaded.map(|l| l.state);
     if a.files.is_empty() {
         targets = in_scope(targets, journal.as_ref());
         if targets.is_empty() {
@@ -103,7 +74,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
         Arc::new(ConsoleSink::default()),
         evidence.clone(),
     ]));
-    let mut findings = 0u64;
+    let mut findings = journal_findings;
     for t in &targets {
         findings += scan_one(t, journal.as_ref(), sink.as_ref(), findings)?;
     }
@@ -285,7 +256,11 @@ fn journal_path(a: &VerifyArgs, targets: &[Target]) -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
-fn load_journal(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<JournalState>> {
+fn load_journal(
+    a: &VerifyArgs,
+    targets: &[Target],
+    backend: &dyn Backend,
+) -> anyhow::Result<Option<Loaded>> {
     if a.no_journal {
         return Ok(None);
     }
@@ -293,57 +268,8 @@ fn load_journal(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Jou
         println!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.");
         return Ok(None);
     };
-    let st = JournalState::load(&path)
-        .with_context(|| format!("cannot read the journal {}", path.display()))?;
-    println!(
-        "Journal {}: run {:016x}, {}{}",
-        path.display(),
-        st.run_id,
-        match (st.clean, st.void.is_some()) {
-            (true, _) => "clean shutdown",
-            (false, true) => "the journal went void: how the run ended is not recorded",
-            (false, false) => "no clean shutdown (crash or kill)",
-        },
-        if st.torn_tail {
-            ", torn tail ignored"
-        } else {
-            ""
-        }
-    );
-    println!("{}", held_to(&st));
-    Ok(Some(st))
-}
-
-/// What the device is held to: every write acknowledged up to the last journal batch.
-fn held_to(st: &JournalState) -> String {
-    let at = |us: u64| {
-        time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(us) * 1000)
-            .map(|t| {
-                format!(
-                    "{:02}:{:02}:{:02}.{:03} UTC",
-                    t.hour(),
-                    t.minute(),
-                    t.second(),
-                    t.millisecond()
-                )
-            })
-            .unwrap_or_else(|_| format!("{us} us"))
-    };
-    let mut s = match (st.clean, st.last_mark) {
-        (true, _) => "Held to every write acknowledged as durable during the run (clean shutdown).".to_string(),
-        (false, Some((us, ms))) => format!(
-            "Held to every write acknowledged as durable up to the last journal batch at {} (batches every {ms} ms at most: acknowledgements in the last {ms} ms before the cut may be missing from the journal and are not held).",
-            at(us)
-        ),
-        (false, None) => "Held to the writes journaled at sync points (this journal has no batch marks).".to_string(),
-    };
-    if let Some((us, why)) = &st.void {
-        s.push_str(&format!(
-            "\nThe journal could not be written from {} ({why}): writes acknowledged after that are NOT held; the durability check is void for that part of the run.",
-            at(*us)
-        ));
-    }
-    s
+    let checked: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
+    super::verify_journal::load(backend, &path, &checked).map(Some)
 }
 
 fn scan_one(
@@ -379,7 +305,7 @@ fn scan_one(
             );
         }
         FileRole::Log => {
-            let bytes = std::fs::read(&t.path)
+            let bytes = crate::io::file::read_all(t.storage.as_ref())
                 .with_context(|| format!("cannot read {}", t.path.display()))?;
             let durable = j.and_then(|j| j.log.get(t.header.file_id as usize).copied().flatten());
             let scan = scan_log(&bytes, &t.header, durable);

@@ -1,7 +1,7 @@
 //! Errors of the capacity-run modes. Each names the file, switch or value at fault.
 
-use super::engine::EngineError;
-use super::units::BadValue;
+use super::units::BadArg;
+use crate::io::aio::RingError;
 use std::path::PathBuf;
 use thiserror::Error;
 
@@ -10,7 +10,7 @@ use thiserror::Error;
 pub enum BenchError {
     /// A switch value that does not parse.
     #[error(transparent)]
-    Value(#[from] BadValue),
+    Value(#[from] BadArg),
     /// A combination of switches that cannot work.
     #[error("{0}")]
     Usage(String),
@@ -73,7 +73,7 @@ pub enum BenchError {
     },
     /// The I/O engine failed.
     #[error(transparent)]
-    Engine(#[from] EngineError),
+    Ring(#[from] RingError),
     /// The platform refused a request (EINVAL, EOPNOTSUPP…), or the device, mount or space
     /// went away while measuring: an environment error, not a failed I/O of the device.
     #[error("{0}")]

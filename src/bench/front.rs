@@ -4,9 +4,9 @@
 use std::ffi::OsString;
 use std::io::Write;
 
-use crate::bench::engine::EngineKind;
-use crate::bench::latency::ThreadStats;
+use crate::bench::latency::BenchStats;
 use crate::exit::Outcome;
+use crate::io::aio::RingKind;
 
 /// The switches after the display name (`args[0]`), as strings.
 pub(crate) fn arg_strings(args: &[OsString]) -> Vec<String> {
@@ -17,8 +17,8 @@ pub(crate) fn arg_strings(args: &[OsString]) -> Vec<String> {
 }
 
 /// The engine named by `--engine`.
-pub(crate) fn engine_of(name: &str) -> anyhow::Result<EngineKind> {
-    EngineKind::from_name(name).ok_or_else(|| {
+pub(crate) fn engine_of(name: &str) -> anyhow::Result<RingKind> {
+    RingKind::from_name(name).ok_or_else(|| {
         anyhow::anyhow!("--engine: {:?} is not valid; expected uring or psync", name)
     })
 }
@@ -51,7 +51,7 @@ pub(crate) fn warn_all(
 }
 
 /// Findings when any I/O failed or any read-back did not verify, else clean.
-pub(crate) fn outcome_of(total: &ThreadStats) -> Outcome {
+pub(crate) fn outcome_of(total: &BenchStats) -> Outcome {
     if total.errors > 0 || total.verify_failures > 0 {
         Outcome::Findings
     } else {

@@ -1,9 +1,9 @@
 //! Validated settings of one capacity run, whichever front end (bench, SQLIO, DiskSpd)
 //! produced them, and the checks that make a combination runnable.
 
-use super::engine::EngineKind;
 use super::error::BenchError;
 use super::target::DATA_OFFSET;
+use crate::io::aio::RingKind;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -78,7 +78,7 @@ pub struct Job {
     /// Total IOPS cap over all threads.
     pub rate_iops: Option<f64>,
     /// Requested I/O engine.
-    pub engine: EngineKind,
+    pub engine: RingKind,
     /// io_uring: operations sent per `io_uring_enter` while refilling the queue (1 = each as
     /// soon as it is ready, like fio's default `iodepth_batch_submit`).
     pub submit_batch: u32,
@@ -184,7 +184,7 @@ impl Job {
             data: DataMode::Random,
             verify: false,
             rate_iops: None,
-            engine: EngineKind::Uring,
+            engine: RingKind::Uring,
             submit_batch: 1,
             base_offset: DATA_OFFSET,
             max_offset: None,

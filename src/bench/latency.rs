@@ -2,7 +2,7 @@
 //! the hot path takes no lock; summaries (min, mean, percentiles down to 9-nines, max) in
 //! microseconds.
 
-use super::engine::OpKind;
+use crate::io::aio::Direction;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -33,7 +33,7 @@ pub fn new_histogram() -> Histogram<u64> {
 
 /// Counters and histograms of one worker thread (or of several, once merged).
 #[derive(Debug, Clone)]
-pub struct ThreadStats {
+pub struct BenchStats {
     /// Read latencies, ns.
     pub read: Histogram<u64>,
     /// Write latencies, ns.
@@ -63,9 +63,9 @@ pub struct ThreadStats {
     pub read_timeline: Vec<u64>,
 }
 
-impl Default for ThreadStats {
+impl Default for BenchStats {
     fn default() -> Self {
-        ThreadStats {
+        BenchStats {
             read: new_histogram(),
             write: new_histogram(),
             read_ios: 0,
@@ -83,23 +83,23 @@ impl Default for ThreadStats {
     }
 }
 
-impl ThreadStats {
+impl BenchStats {
     /// Records one completion of the measured window, `second` seconds into it.
-    pub fn record(&mut self, kind: OpKind, latency_ns: u64, bytes: u64, second: usize) {
+    pub fn record(&mut self, kind: Direction, latency_ns: u64, bytes: u64, second: usize) {
         match kind {
-            OpKind::Read => {
+            Direction::Read => {
                 self.read.saturating_record(latency_ns.max(1));
                 self.read_ios += 1;
                 self.read_bytes += bytes;
             }
-            OpKind::Write => {
+            Direction::Write => {
                 self.write.saturating_record(latency_ns.max(1));
                 self.write_ios += 1;
                 self.write_bytes += bytes;
             }
         }
         bump(&mut self.timeline, second);
-        if kind == OpKind::Read {
+        if kind == Direction::Read {
             bump(&mut self.read_timeline, second);
         }
     }
@@ -121,7 +121,7 @@ impl ThreadStats {
     }
 
     /// Adds `other` into `self` (histograms, counters, timeline second by second).
-    pub fn merge(&mut self, other: &ThreadStats) {
+    pub fn merge(&mut self, other: &BenchStats) {
         // Both histograms share the same bounds, so `add` cannot fail.
         let _ = self.read.add(&other.read);
         let _ = self.write.add(&other.write);
@@ -243,9 +243,9 @@ mod tests {
     /// 1..=1_000_000 ns, each once: percentile p sits at p × 10_000 ns.
     #[test]
     fn percentiles_match_a_uniform_distribution() {
-        let mut stats = ThreadStats::default();
+        let mut stats = BenchStats::default();
         for ns in 1..=1_000_000u64 {
-            stats.record(OpKind::Read, ns, 8192, 0);
+            stats.record(Direction::Read, ns, 8192, 0);
         }
         let s = LatencySummary::of(&stats.read).expect("samples");
         assert_eq!(s.count, 1_000_000);
@@ -264,12 +264,12 @@ mod tests {
     /// 99 % of samples at 100 µs and 1 % at 10 ms: p99 is still fast, 3-nines is slow.
     #[test]
     fn tail_percentiles_see_the_slow_percent() {
-        let mut a = ThreadStats::default();
-        let mut b = ThreadStats::default();
+        let mut a = BenchStats::default();
+        let mut b = BenchStats::default();
         for i in 0..100_000u64 {
             let t = if i % 100 == 0 { &mut b } else { &mut a };
             t.record(
-                OpKind::Write,
+                Direction::Write,
                 if i % 100 == 0 { 10_000_000 } else { 100_000 },
                 4096,
                 1,

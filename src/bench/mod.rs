@@ -1,9 +1,9 @@
 //! Capacity runs: `sqliosim bench`, and the SQLIO- and DiskSpd-compatible front ends.
 //!
-//! Layout: [`engine`] (io_uring / psync: `crate::io::aio`, which the simulation's I/O service
-//! uses too; re-exported here under its old name), [`job`] (validated
-//! settings), [`target`] (test files and their header), [`worker`] and [`run`] (threads and
-//! phases), [`latency`] and [`cpu`] (statistics), [`summary`] (figures), then the front ends.
+//! Layout: [`job`] (validated settings), [`target`] (test files and their header), [`worker`]
+//! and [`run`] (threads and phases, their I/O on a [`crate::io::aio::Ring`], io_uring or psync,
+//! as the simulation's I/O service uses too), [`latency`] and [`cpu`] (statistics),
+//! [`summary`] (figures), then the front ends.
 
 use crate::exit::Outcome;
 use std::ffi::OsString;
@@ -12,7 +12,6 @@ pub mod cmd;
 pub mod cpu;
 pub mod dio;
 pub mod diskspd;
-pub use crate::io::aio as engine;
 pub mod error;
 mod front;
 pub mod honest;
@@ -32,4 +31,9 @@ pub mod worker;
 /// `sqliosim bench ARGS…`; `args[0]` is the display name ("sqliosim bench").
 pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     cmd::run_with(&args, &mut std::io::stdout().lock())
+}
+
+/// `sqliosim bench` with its options already parsed (by the top-level command line).
+pub fn run_args(args: &cmd::args::BenchArgs) -> anyhow::Result<Outcome> {
+    cmd::run_parsed(args, &mut std::io::stdout().lock())
 }

@@ -3,14 +3,14 @@
 //! merges the per-thread statistics once every worker has drained.
 
 use super::cpu::{CpuSample, CpuUsage};
-use super::engine::EngineKind;
 use super::error::BenchError;
 use super::honest::{self, DirectIo};
 use super::job::Job;
-use super::latency::ThreadStats;
+use super::latency::BenchStats;
 use super::target::{self, OpenMode};
-use super::worker::{Assignment, Phases, Worker};
-use std::fs::File;
+use super::worker::{Assignment, BenchWorker, Phases};
+use crate::io::aio::RingKind;
+use crate::io::file::FileStorage;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
@@ -32,7 +32,7 @@ pub struct RunResult {
     /// The job that ran.
     pub job: Job,
     /// The engine used (psync if any worker fell back).
-    pub engine: EngineKind,
+    pub engine: RingKind,
     /// Files and their direct-I/O facts.
     pub targets: Vec<TargetInfo>,
     /// Warnings (direct I/O not honoured, file smaller than RAM, interruption).
@@ -44,13 +44,13 @@ pub struct RunResult {
     /// CPU used during the measured window.
     pub cpu: CpuUsage,
     /// Per-thread statistics, in thread order.
-    pub threads: Vec<ThreadStats>,
+    pub threads: Vec<BenchStats>,
     /// All threads merged.
-    pub total: ThreadStats,
+    pub total: BenchStats,
 }
 
 /// Open files (shared by every engine), their stamp seeds, and their facts.
-type Opened = (Arc<[File]>, Vec<u64>, Vec<TargetInfo>);
+type Opened = (Arc<[FileStorage]>, Vec<u64>, Vec<TargetInfo>);
 
 fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
     let mut files = Vec::new();
@@ -72,7 +72,7 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
             write,
         };
         let f = target::open(&t.path, mode)?;
-        let direct_io = honest::probe(&f, job.direct);
+        let direct_io = honest::probe(f.file(), job.direct);
         infos.push(TargetInfo {
             path: t.path.display().to_string(),
             size: t.size.min(p.size),
@@ -154,12 +154,12 @@ struct Gate {
 fn work(
     job: &Job,
     at: Assignment,
-    files: Arc<[File]>,
+    files: Arc<[FileStorage]>,
     gate: &Gate,
     stop: &AtomicBool,
-) -> Result<(ThreadStats, EngineKind), BenchError> {
+) -> Result<(BenchStats, RingKind), BenchError> {
     let thread = at.thread;
-    let worker = Worker::new(job, at, files);
+    let worker = BenchWorker::new(job, at, files);
     gate.ready.wait();
     gate.go.wait();
     let w = worker?;
@@ -193,7 +193,7 @@ fn time_window(p: &Phases, stop: &AtomicBool) -> (f64, CpuUsage, bool) {
 fn assemble(
     job: &Job,
     targets: Vec<TargetInfo>,
-    outcomes: Vec<Result<(ThreadStats, EngineKind), BenchError>>,
+    outcomes: Vec<Result<(BenchStats, RingKind), BenchError>>,
     measured_s: f64,
     cpu: CpuUsage,
     interrupted: bool,
@@ -202,12 +202,12 @@ fn assemble(
     let mut engine = job.engine;
     for o in outcomes {
         let (st, kind) = o?;
-        if kind == EngineKind::Psync {
-            engine = EngineKind::Psync;
+        if kind == RingKind::Psync {
+            engine = RingKind::Psync;
         }
         threads.push(st);
     }
-    let mut total = ThreadStats::default();
+    let mut total = BenchStats::default();
     threads.iter().for_each(|t| total.merge(t));
     if let Some(text) = total.refused.take() {
         return Err(BenchError::Refused(text));
@@ -217,7 +217,7 @@ fn assemble(
         .iter()
         .flat_map(|t| honest::warnings(&t.path, &t.direct_io, t.size, ram))
         .collect();
-    if job.engine == EngineKind::Uring && engine == EngineKind::Psync {
+    if job.engine == RingKind::Uring && engine == RingKind::Psync {
         warnings.push("io_uring was refused by the kernel; the psync engine ran instead".into());
     }
     if interrupted {

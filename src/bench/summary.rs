@@ -8,7 +8,7 @@ use serde::Serialize;
 
 /// Summary of one run.
 #[derive(Debug, Clone, Serialize)]
-pub struct Summary {
+pub struct BenchSummary {
     /// Files, sizes and direct-I/O facts.
     pub targets: Vec<TargetInfo>,
     /// Bytes per I/O.
@@ -65,14 +65,14 @@ pub struct Summary {
     pub warnings: Vec<String>,
 }
 
-impl Summary {
+impl BenchSummary {
     /// Summarises `r`.
-    pub fn of(r: &RunResult) -> Summary {
+    pub fn of(r: &RunResult) -> BenchSummary {
         let t = &r.total;
         let secs = r.measured_s.max(1e-9);
         let ios = t.ios();
         let cpu_s = r.cpu.process_s();
-        Summary {
+        BenchSummary {
             targets: r.targets.clone(),
             block_size: r.job.block_size,
             pattern: r.job.pattern.name(),

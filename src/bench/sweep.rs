@@ -2,9 +2,9 @@
 //! between passes), and the saturation point of each (block size, pattern, rw) curve.
 
 use super::cmd::plan::Cell;
-use super::latency::{LatencySummary, ThreadStats};
+use super::latency::{BenchStats, LatencySummary};
 use super::run::RunResult;
-use super::summary::Summary;
+use super::summary::BenchSummary;
 use serde::Serialize;
 
 /// One combination, over all its passes.
@@ -26,6 +26,10 @@ pub struct CellResult {
     pub mb_per_s: f64,
     /// Latency over every pass, µs.
     pub latency: Option<LatencySummary>,
+    /// The same latencies as a histogram: HdrHistogram V2 serialization of nanoseconds,
+    /// base64 (as `latency_hdr` in the run's JSON summary), so rows of many hosts merge
+    /// exactly; null when nothing completed.
+    pub latency_hdr: Option<String>,
     /// Mean process CPU µs per I/O.
     pub cpu_us_per_io: f64,
     /// Failed operations over all passes.
@@ -33,20 +37,21 @@ pub struct CellResult {
     /// Verification failures over all passes.
     pub verify_failures: u64,
     /// Each pass.
-    pub passes: Vec<Summary>,
+    pub passes: Vec<BenchSummary>,
 }
 
 impl CellResult {
     /// Combines the passes of `cell`.
     pub fn of(cell: Cell, runs: &[RunResult]) -> CellResult {
-        let passes: Vec<Summary> = runs.iter().map(Summary::of).collect();
+        let passes: Vec<BenchSummary> = runs.iter().map(BenchSummary::of).collect();
         let n = passes.len().max(1) as f64;
         let iops: Vec<f64> = passes.iter().map(|p| p.iops).collect();
         let mean = iops.iter().sum::<f64>() / n;
         let min = iops.iter().copied().fold(f64::INFINITY, f64::min);
         let max = iops.iter().copied().fold(0.0, f64::max);
-        let mut merged = ThreadStats::default();
+        let mut merged = BenchStats::default();
         runs.iter().for_each(|r| merged.merge(&r.total));
+        let total = merged.total();
         CellResult {
             cell,
             queue_depth: passes.first().map(|p| p.queue_depth).unwrap_or(0),
@@ -59,7 +64,8 @@ impl CellResult {
                 0.0
             },
             mb_per_s: passes.iter().map(|p| p.mb_per_s).sum::<f64>() / n,
-            latency: LatencySummary::of(&merged.total()),
+            latency: LatencySummary::of(&total),
+            latency_hdr: (!total.is_empty()).then(|| crate::stats::histogram_to_v2_base64(&total)),
             cpu_us_per_io: passes.iter().map(|p| p.cpu_us_per_io).sum::<f64>() / n,
             errors: merged.errors,
             verify_failures: merged.verify_failures,
@@ -175,6 +181,7 @@ mod tests {
             spread_pct: 0.0,
             mb_per_s: 0.0,
             latency: None,
+            latency_hdr: None,
             cpu_us_per_io: 0.0,
             errors: 0,
             verify_failures: 0,

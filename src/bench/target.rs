@@ -5,9 +5,10 @@
 //! the rest of the first MiB is unused, so that I/O starts 1 MiB-aligned like a partition;
 //! the measured region is `[1 MiB, size)` rounded down to whole blocks.
 
-use super::engine::AlignedBuffers;
 use super::error::BenchError;
 use super::stamp;
+use crate::io::aio::AlignedBuffers;
+use crate::io::file::FileStorage;
 use rand::{Rng, SeedableRng};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -45,21 +46,18 @@ pub struct Prepared {
     pub filled: u64,
 }
 
-/// Opens `path` with the flags of `mode`.
-pub fn open(path: &Path, mode: OpenMode) -> Result<File, BenchError> {
-    let mut flags = 0;
-    if mode.direct {
-        flags |= libc::O_DIRECT;
-    }
-    if mode.dsync {
-        flags |= libc::O_DSYNC;
-    }
-    OpenOptions::new()
-        .read(true)
-        .write(mode.write)
-        .custom_flags(flags)
-        .open(path)
-        .map_err(|e| BenchError::io("open", path, e))
+/// Opens `path` with the flags of `mode`, through the io layer: the handle the engine
+/// registers with io_uring.
+pub fn open(path: &Path, mode: OpenMode) -> Result<FileStorage, BenchError> {
+    let opts = crate::io::OpenOptions {
+        create: false,
+        direct: mode.direct,
+        write_through: mode.dsync,
+    };
+    crate::io::direct::open_engine_file(path, opts, mode.write).map_err(|e| match e {
+        crate::io::IoError::Os { source, .. }
+        | crate::io::IoError::DirectRefused { source, .. } => BenchError::io("open", path, source),
+    })
 }
 
 fn header_text(seed: u64, size: u64, intact: bool) -> Vec<u8> {
@@ -269,7 +267,7 @@ fn prepare_device(
 
 /// Makes `path` a bench file of at least `size` bytes: creates and fills it when missing,
 /// extends it when ours and short, refuses a foreign non-empty file unless `force`. Block
-/// devices are handled by [`prepare_device`].
+/// devices are handled by `prepare_device`.
 ///
 /// The header is written before the data, so a fill cut short by `stop` leaves a file that is
 /// ours and shorter than asked: the next run carries on from where this one stopped.

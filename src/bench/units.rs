@@ -6,7 +6,7 @@ use thiserror::Error;
 /// A value that does not parse, with the switch it came from.
 #[derive(Debug, Error, PartialEq)]
 #[error("{switch}: {value:?} is not valid; expected {expected}")]
-pub struct BadValue {
+pub struct BadArg {
     /// The switch or option name.
     pub switch: String,
     /// What was given.
@@ -15,9 +15,9 @@ pub struct BadValue {
     pub expected: &'static str,
 }
 
-/// Builds a [`BadValue`].
-pub fn bad(switch: &str, value: &str, expected: &'static str) -> BadValue {
-    BadValue {
+/// Builds a [`BadArg`].
+pub fn bad(switch: &str, value: &str, expected: &'static str) -> BadArg {
+    BadArg {
         switch: switch.to_string(),
         value: value.to_string(),
         expected,
@@ -26,7 +26,7 @@ pub fn bad(switch: &str, value: &str, expected: &'static str) -> BadValue {
 
 /// Parses a byte size: a number with an optional K, M, G or T suffix (powers of 1024), with
 /// or without a trailing `B`/`iB`.
-pub fn parse_size(switch: &str, s: &str) -> Result<u64, BadValue> {
+pub fn parse_size(switch: &str, s: &str) -> Result<u64, BadArg> {
     const EXPECTED: &str = "a size such as 8192, 64K, 100M or 2G";
     let t = s.trim();
     let t = t
@@ -48,7 +48,7 @@ pub fn parse_size(switch: &str, s: &str) -> Result<u64, BadValue> {
 }
 
 /// Parses a duration in seconds: `30`, `30s`, `500ms`, `2m`, `1h`.
-pub fn parse_secs(switch: &str, s: &str) -> Result<f64, BadValue> {
+pub fn parse_secs(switch: &str, s: &str) -> Result<f64, BadArg> {
     const EXPECTED: &str = "a duration such as 30, 30s, 500ms or 2m";
     let t = s.trim();
     let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
@@ -70,9 +70,9 @@ pub fn parse_secs(switch: &str, s: &str) -> Result<f64, BadValue> {
 }
 
 /// Parses a comma list with `item`; `1,2,4,...,128` expands a doubling series.
-pub fn parse_list<T, F>(switch: &str, s: &str, item: F) -> Result<Vec<T>, BadValue>
+pub fn parse_list<T, F>(switch: &str, s: &str, item: F) -> Result<Vec<T>, BadArg>
 where
-    F: Fn(&str, &str) -> Result<T, BadValue>,
+    F: Fn(&str, &str) -> Result<T, BadArg>,
 {
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     let mut out = Vec::new();
@@ -86,7 +86,7 @@ where
 }
 
 /// Parses a comma list of counts; `1,2,4,...,128` means every power of two from 1 to 128.
-pub fn parse_count_list(switch: &str, s: &str) -> Result<Vec<u32>, BadValue> {
+pub fn parse_count_list(switch: &str, s: &str) -> Result<Vec<u32>, BadArg> {
     const EXPECTED: &str = "positive integers separated by commas, e.g. 1,2,4 or 1,2,4,...,128";
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
     let mut out: Vec<u32> = Vec::new();

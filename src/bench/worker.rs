@@ -2,15 +2,15 @@
 //! offsets and read/write choices from a seeded generator, latencies recorded only for
 //! completions inside the measured window, stamps written and (with `--verify`) checked.
 
-use super::engine::{Completion, Engine, EngineConfig, EngineKind, Op, OpKind};
 use super::error::BenchError;
 use super::job::{DataMode, Job, Pattern};
-use super::latency::ThreadStats;
+use super::latency::BenchStats;
 use super::stamp;
+use crate::io::aio::{Completion, Direction, Op, Ring, RingConfig, RingKind};
+use crate::io::file::FileStorage;
 use crate::io::oserr;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -64,16 +64,16 @@ pub struct Assignment {
 /// Per-slot state of an operation in flight.
 #[derive(Clone, Copy)]
 struct Slot {
-    kind: OpKind,
+    kind: Direction,
     offset: u64,
     issued: Instant,
 }
 
 /// A running worker: engine, generators and statistics.
-pub struct Worker<'a> {
+pub struct BenchWorker<'a> {
     job: &'a Job,
     at: Assignment,
-    engine: Engine,
+    engine: Ring,
     rng: SmallRng,
     slots: Vec<Slot>,
     crcs: Vec<stamp::PayloadCrcs>,
@@ -84,19 +84,23 @@ pub struct Worker<'a> {
     writes: u64,
     interval: Option<Duration>,
     next_due: Instant,
-    stats: ThreadStats,
+    stats: BenchStats,
 }
 
-impl<'a> Worker<'a> {
+impl<'a> BenchWorker<'a> {
     /// Builds the worker's engine and fills its write buffers.
-    pub fn new(job: &'a Job, at: Assignment, files: Arc<[File]>) -> Result<Self, BenchError> {
-        let cfg = EngineConfig {
+    pub fn new(
+        job: &'a Job,
+        at: Assignment,
+        files: Arc<[FileStorage]>,
+    ) -> Result<Self, BenchError> {
+        let cfg = RingConfig {
             kind: job.engine,
             depth: job.depth,
             slot_len: job.block_size as usize,
             submit_batch: job.submit_batch,
         };
-        let mut engine = Engine::new(&cfg, files)?;
+        let mut engine = Ring::new(&cfg, files)?;
         let mut rng = SmallRng::seed_from_u64(
             job.seed ^ (at.thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         );
@@ -115,7 +119,7 @@ impl<'a> Worker<'a> {
         let now = Instant::now();
         let slots = vec![
             Slot {
-                kind: OpKind::Read,
+                kind: Direction::Read,
                 offset: 0,
                 issued: now
             };
@@ -123,8 +127,8 @@ impl<'a> Worker<'a> {
         ];
         let idle = (0..job.depth).rev().collect();
         let crcs = vec![stamp::PayloadCrcs::default(); job.depth as usize];
-        let (writes, stats) = (0, ThreadStats::default());
-        Ok(Worker {
+        let (writes, stats) = (0, BenchStats::default());
+        Ok(BenchWorker {
             job,
             at,
             engine,
@@ -143,7 +147,7 @@ impl<'a> Worker<'a> {
     }
 
     /// The engine actually used (io_uring may have fallen back to psync).
-    pub fn engine_kind(&self) -> EngineKind {
+    pub fn engine_kind(&self) -> RingKind {
         self.engine.kind()
     }
 
@@ -159,15 +163,15 @@ impl<'a> Worker<'a> {
         self.base + block * u64::from(self.job.block_size)
     }
 
-    fn next_kind(&mut self) -> OpKind {
+    fn next_kind(&mut self) -> Direction {
         match self.job.read_pct {
-            100 => OpKind::Read,
-            0 => OpKind::Write,
+            100 => Direction::Read,
+            0 => Direction::Write,
             pct => {
                 if self.rng.random_range(0..100u8) < pct {
-                    OpKind::Read
+                    Direction::Read
                 } else {
-                    OpKind::Write
+                    Direction::Write
                 }
             }
         }
@@ -176,7 +180,7 @@ impl<'a> Worker<'a> {
     fn issue(&mut self, slot: u32) -> Result<(), BenchError> {
         let (kind, offset) = (self.next_kind(), self.next_offset());
         let cache = &mut self.crcs[slot as usize];
-        if kind == OpKind::Read {
+        if kind == Direction::Read {
             cache.invalidate();
         } else if self.job.stamps_writes() {
             self.writes += 1;
@@ -254,7 +258,7 @@ impl<'a> Worker<'a> {
                     .record_error(format!("{:?} at offset {} failed: {e}", s.kind, s.offset));
             }
         }
-        if s.kind == OpKind::Read && self.job.verify {
+        if s.kind == Direction::Read && self.job.verify {
             let buf = &self.engine.buffer(slot)[..len as usize];
             if let Err(m) = stamp::check(buf, s.offset, self.at.file_seed) {
                 self.stats.record_mismatch(format!(
@@ -271,7 +275,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Runs until the phases end or `stop` is raised, then waits for what is in flight.
-    pub fn run(mut self, phases: &Phases, stop: &AtomicBool) -> Result<ThreadStats, BenchError> {
+    pub fn run(mut self, phases: &Phases, stop: &AtomicBool) -> Result<BenchStats, BenchError> {
         let mut done = Vec::with_capacity(self.job.depth as usize);
         let mut cutoff = phases.end;
         let mut stopping = false;

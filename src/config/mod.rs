@@ -31,7 +31,8 @@ pub use model::{
 };
 pub use parse::{parse, Parsed, MAX_DURATION_S, MAX_FILE_MB};
 pub use save::to_ini;
+pub use settings::beside_log;
 pub use settings::{
-    ConfigSource, Env, IoEngine, Overrides, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
+    ConfigSource, Env, IoServiceKind, Overrides, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
     DEFAULT_DATA_DIR, WORKING_DIR_CONFIG,
 };

@@ -26,10 +26,12 @@ pub const DEFAULT_DATA_DIR: &str = "sqliosim-data";
 /// The file SQLIOSim reads from the working directory when no `-cfg` is given.
 pub const WORKING_DIR_CONFIG: &str = "sqliosim.cfg.ini";
 
-/// How `sqliosim run` carries its disk I/O (`--engine`).
+/// How `sqliosim run` carries its disk I/O (`--engine`): through the I/O service
+/// ([`crate::io::IoService`]) on an io_uring or psync [`crate::io::aio::Ring`], or with no
+/// service at all (`sync`). The user-facing word stays "engine".
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum IoEngine {
+pub enum IoServiceKind {
     /// One io_uring engine shared by every thread, MaxOutstandingIO deep (psync when io_uring
     /// is refused).
     #[default]
@@ -40,16 +42,16 @@ pub enum IoEngine {
     Sync,
 }
 
-impl IoEngine {
+impl IoServiceKind {
     /// Every name, as typed on the command line.
     pub const NAMES: [&'static str; 3] = ["uring", "psync", "sync"];
 
     /// Parses a command-line name.
-    pub fn from_name(name: &str) -> Option<IoEngine> {
+    pub fn from_name(name: &str) -> Option<IoServiceKind> {
         match name {
-            "uring" | "io_uring" => Some(IoEngine::Uring),
-            "psync" => Some(IoEngine::Psync),
-            "sync" => Some(IoEngine::Sync),
+            "uring" | "io_uring" => Some(IoServiceKind::Uring),
+            "psync" => Some(IoServiceKind::Psync),
+            "sync" => Some(IoServiceKind::Sync),
             _ => None,
         }
     }
@@ -57,9 +59,9 @@ impl IoEngine {
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
-            IoEngine::Uring => "uring",
-            IoEngine::Psync => "psync",
-            IoEngine::Sync => "sync",
+            IoServiceKind::Uring => "uring",
+            IoServiceKind::Psync => "psync",
+            IoServiceKind::Sync => "sync",
         }
     }
 }
@@ -81,6 +83,8 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// `--json`: JSON summary path.
     pub json: Option<PathBuf>,
+    /// `--no-json`: no JSON summary (else it goes beside the XML log).
+    pub no_json: bool,
     /// `-save` / `--save`: write the resolved configuration here.
     pub save: Option<PathBuf>,
     /// `--cycles`: TestCycles.
@@ -100,7 +104,7 @@ pub struct Overrides {
     /// `--fault-injection`: fault specification (tests only).
     pub fault_injection: Option<String>,
     /// `--engine`: how the disk I/O is carried.
-    pub engine: Option<IoEngine>,
+    pub engine: Option<IoServiceKind>,
     /// `--dry-run`: resolve, echo and save, then stop.
     pub dry_run: bool,
 }
@@ -156,7 +160,9 @@ pub struct RunSettings {
     pub data_dir: PathBuf,
     /// XML error log (absolute).
     pub error_log: PathBuf,
-    /// JSON summary (absolute), when asked for.
+    /// JSON summary (absolute): `--json`, else beside the error log
+    /// ([`beside_log`]); none
+    /// with `--no-json`.
     pub json: Option<PathBuf>,
     /// The seed every random choice derives from (given or drawn).
     pub seed: u64,
@@ -177,7 +183,7 @@ pub struct RunSettings {
     /// Fault specification (tests only).
     pub fault_injection: Option<String>,
     /// How the disk I/O is carried (`--engine`, default uring).
-    pub engine: IoEngine,
+    pub engine: IoServiceKind,
     /// Resolve, echo and save only.
     pub dry_run: bool,
 }
@@ -275,13 +281,18 @@ fn resolve_loaded(
     let mut w = Vec::new();
     let (config, data_dir, error_log) = resolve_config(&l, o, env, &mut w)?;
     let abs = |p: &Option<PathBuf>| p.as_ref().map(|p| env.cwd.join(p));
+    let json = match (&o.json, o.no_json) {
+        (_, true) => None,
+        (Some(_), false) => abs(&o.json),
+        (None, false) => Some(beside_log(&error_log)),
+    };
     let settings = RunSettings {
         config,
         source: l.source,
         source_name: l.name,
         data_dir,
         error_log,
-        json: abs(&o.json),
+        json,
         seed: o.seed.unwrap_or_else(rand::random),
         seed_given: o.seed.is_some(),
         save: abs(&o.save),
@@ -407,4 +418,16 @@ fn error_log(
         files::name_part(written)
     };
     Ok(data_dir.join(leaf))
+}
+
+/// Where a run's JSON summary goes by default: beside its XML log, the log's name with a
+/// trailing ".xml" replaced by ".json" (`sqliosim.log.xml` → `sqliosim.log.json`), or ".json"
+/// appended when it has no ".xml" suffix.
+pub fn beside_log(log: &Path) -> PathBuf {
+    let name = log.file_name().map_or_else(
+        || "sqliosim.log".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let stem = name.strip_suffix(".xml").unwrap_or(&name);
+    log.with_file_name(format!("{stem}.json"))
 }

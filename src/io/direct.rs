@@ -80,6 +80,27 @@ pub(crate) fn open_storage(path: &Path, opts: OpenOptions) -> Result<FileStorage
     }
 }
 
+/// Opens an existing file for the asynchronous engine (capacity runs): read-only unless
+/// `write`, O_DIRECT when `opts.direct`, O_DSYNC when `opts.write_through`; never creates.
+pub fn open_engine_file(
+    path: &Path,
+    opts: OpenOptions,
+    write: bool,
+) -> Result<FileStorage, IoError> {
+    let mut flags = if opts.direct { libc::O_DIRECT } else { 0 };
+    if opts.write_through {
+        flags |= libc::O_DSYNC;
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| os_error(path, "cannot open", e))?;
+    let unit = file_io_info(&file, path).unit();
+    Ok(FileStorage::new(file, path.to_path_buf()).with_dio_align(unit))
+}
+
 impl Backend for DirectBackend {
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError> {
         Ok(Arc::new(open_storage(path, opts)?))

@@ -1,4 +1,5 @@
-//! A [`Storage`] over a real file descriptor, shared by the direct and buffered backends.
+//! A [`Storage`] over a real file descriptor, shared by the direct and buffered backends, and
+//! the handle the asynchronous engine (`io::aio`, capacity runs) gets its files as.
 //!
 //! Every transfer loops until the whole request is done: EINTR is retried and a short
 //! transfer continues where it stopped (the kernel may split a large O_DIRECT request). A
@@ -6,6 +7,7 @@
 
 use std::fs::File;
 use std::io::{self, IoSlice, IoSliceMut};
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::FallocateFlags;
@@ -41,6 +43,20 @@ impl FileStorage {
     /// The underlying file.
     pub fn file(&self) -> &File {
         &self.file
+    }
+}
+
+/// The descriptor, for what needs one: the asynchronous engine's operations and io_uring file
+/// registration (`io::aio`), statx probes. The handle keeps it open as long as it lives.
+impl AsFd for FileStorage {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
+impl AsRawFd for FileStorage {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.file.as_raw_fd()
     }
 }
 
@@ -156,4 +172,24 @@ impl Storage for FileStorage {
     fn dio_align(&self) -> u32 {
         self.dio_align
     }
+}
+
+/// Chunk of [`read_all`]: large enough to be quick, a multiple of every direct-I/O unit.
+const READ_ALL_CHUNK: usize = 1 << 20;
+
+/// The whole content of an open [`Storage`] file (a log file for `verify` and `--resume`),
+/// read in aligned chunks so that it works on a direct-I/O file too.
+pub fn read_all(storage: &dyn Storage) -> io::Result<Vec<u8>> {
+    let len = usize::try_from(storage.len()?).unwrap_or(usize::MAX);
+    let mut out = Vec::with_capacity(len.min(1 << 30));
+    let mut buf = super::AlignedBuf::new(READ_ALL_CHUNK)?;
+    while out.len() < len {
+        let want = READ_ALL_CHUNK.min(super::align::round_up(len - out.len()));
+        let n = storage.read_at(&mut buf[..want], out.len() as u64)?;
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n.min(len - out.len())]);
+    }
+    Ok(out)
 }

@@ -4,24 +4,43 @@
 //! (O_DIRECT, O_DSYNC on request), `buffered`, `engine` (the same files, their reads and writes
 //! carried by one shared io_uring/psync engine), and `faulty` (in memory, injects faults on
 //! command, for tests and the self-test).
+//!
+//! What goes through the door, so that the faulty backend (`--fault-injection`, the self-test)
+//! and faultfs reach it:
+//!
+//! - the data and log files: [`Backend::open`] → [`Storage`] (page reads and writes, direct or
+//!   buffered, carried by the I/O service when one is running);
+//! - the durability journal: [`Backend::create_append`] → [`AppendFile`] (append, fdatasync,
+//!   truncate a failed append, replace whole by rename) and [`Backend::read_whole`] (verify and
+//!   `--resume` read it back through the same backend that wrote it);
+//! - the log file read whole by `verify` and `--resume`: [`file::read_all`] over its
+//!   [`Storage`].
+//!
+//! What does not, and why: the run lock files (`app::lock`) are `flock`ed, and a `flock` needs a
+//! kernel file descriptor; the in-memory faulty backend has none, and a lock is about processes
+//! on one kernel, not about the device, so the lock files stay on `std::fs` (faultfs still
+//! reaches them, being a real filesystem). Reports (XML log, JSON, dumps, HTML) and the
+//! configuration are the tool's own output and input, not files under test.
 
 pub mod aio;
 pub mod align;
+pub mod append;
 pub mod buffered;
 pub mod direct;
-pub mod engine;
 pub mod faulty;
 pub mod file;
 pub mod oserr;
 pub mod post;
+pub mod service;
 pub(crate) mod sysfs;
 
 pub use align::{AlignedBuf, BufPool, Frame, BUF_ALIGN};
+pub use append::AppendFile;
 pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
-pub use engine::{EngineBackend, IoService};
 pub use faulty::{FaultyBackend, FaultyStorage};
 pub use post::{Completion, Completions, PostOp};
+pub use service::{IoService, ServiceBackend};
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -84,6 +103,8 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// # Safety
     /// The memory `op` names must stay valid, and not be touched by the poster, until the
     /// completion tagged `token` has been pushed to `to`.
+    // Storage::post lends memory until the completion: unsafe by contract (see io::post).
+    #[allow(unsafe_code)]
     unsafe fn post(&self, op: PostOp, to: &std::sync::Arc<Completions>, token: u64) {
         // SAFETY: the caller lends the memory until the completion is queued, below.
         let result = unsafe { op.run_blocking(self) };
@@ -165,6 +186,15 @@ pub trait Backend: Send + Sync {
     /// True when the file exists.
     fn exists(&self, path: &Path) -> bool {
         path.exists()
+    }
+    /// Creates (or empties) a file written by appending (the journal), its directory entry
+    /// made durable.
+    fn create_append(&self, path: &Path) -> Result<Box<dyn AppendFile>, IoError> {
+        Ok(Box::new(append::DiskAppendFile::create(path)?))
+    }
+    /// The whole content of a small file (the journal), read through the page cache.
+    fn read_whole(&self, path: &Path) -> Result<Vec<u8>, IoError> {
+        append::read_whole(path)
     }
     /// Direct-I/O facts for the filesystem holding `path` (or its parent directory).
     fn direct_io_info(&self, path: &Path) -> DirectIoInfo {

@@ -109,7 +109,10 @@ pub fn evidence_files(l: &Loaded, html: Option<&Path>) -> Vec<BundleFile> {
         ));
     }
     if let Some(j) = &l.json {
-        if let Some(log) = &j.log {
+        if l.kind == InputKind::XmlLog {
+            // The JSON summary the run wrote beside this log (see `reader::load`).
+            v.push(BundleFile::disk(&super::json::beside_log(&l.path), ""));
+        } else if let Some(log) = &j.log {
             let log = locate(log, &base);
             v.push(BundleFile::disk(
                 &log.with_file_name(super::xml::XSLT_NAME),

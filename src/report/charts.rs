@@ -6,12 +6,12 @@ use plotters::prelude::*;
 use crate::findings::Finding;
 use crate::stats::{Latency, TimelinePoint};
 
-const W: u32 = 900;
-const H: u32 = 320;
-type Res = Result<(), Box<dyn std::error::Error>>;
+pub(crate) const W: u32 = 900;
+pub(crate) const H: u32 = 320;
+pub(crate) type Res = Result<(), Box<dyn std::error::Error>>;
 
 /// A chart, or a placeholder saying why there is none.
-fn svg(draw: impl FnOnce(&mut String) -> Res) -> String {
+pub(crate) fn svg(draw: impl FnOnce(&mut String) -> Res) -> String {
     let mut out = String::new();
     match draw(&mut out) {
         Ok(()) => out,
@@ -23,25 +23,22 @@ fn svg(draw: impl FnOnce(&mut String) -> Res) -> String {
 pub fn placeholder(text: &str) -> String {
     format!(
         "<svg xmlns='http://www.w3.org/2000/svg' width='{W}' height='60'><text x='10' y='35' font-family='sans-serif' font-size='14'>{}</text></svg>",
-        html_escape(text)
+        quick_xml::escape::escape(text)
     )
 }
 
+/// The one HTML escaper of the reports (text and attribute values alike): quick-xml's.
 pub(crate) fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('\'', "&#39;")
-        .replace('"', "&quot;")
+    quick_xml::escape::escape(s).into_owned()
 }
 
-fn max_of(v: impl Iterator<Item = f64>) -> f64 {
+pub(crate) fn max_of(v: impl Iterator<Item = f64>) -> f64 {
     v.fold(0.0, f64::max).max(1e-9) * 1.1
 }
 
 /// The frame every chart here shares: the caption, margin and label areas (the y labels
 /// `y_area` pixels wide).
-fn frame<'a, 'b>(
+pub(crate) fn frame<'a, 'b>(
     root: &'a DrawingArea<SVGBackend<'b>, Shift>,
     title: &str,
     y_area: u32,
@@ -56,7 +53,7 @@ fn frame<'a, 'b>(
 
 /// Draws each named series as a line in its own colour with a legend entry (and a dot on
 /// each point when `dots`), then the legend.
-fn draw_lines<'a, X, Y>(
+pub(crate) fn draw_lines<'a, X, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
     lines: &[(&str, Vec<(f64, f64)>)],
     dots: bool,
@@ -115,6 +112,25 @@ pub fn timeline_charts(points: &[TimelinePoint]) -> [String; 2] {
         time_chart("IOPS over time", "IOPS", &[("IOPS", iops)]),
         time_chart("MB/s over time", "MB/s", &[("read", rd), ("write", wr)]),
     ]
+}
+
+/// Requests in flight over the run (most at once and time-weighted mean per bucket), from the
+/// timeline; `None` when the timeline has no depth (an older summary).
+pub fn depth_chart(points: &[TimelinePoint]) -> Option<String> {
+    if points.iter().all(|p| p.inflight_max == 0) {
+        return None;
+    }
+    let mid = |p: &TimelinePoint| p.t_s as f64 + p.width_s as f64 / 2.0;
+    let max: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| (mid(p), p.inflight_max as f64))
+        .collect();
+    let mean: Vec<(f64, f64)> = points.iter().map(|p| (mid(p), p.inflight_mean)).collect();
+    Some(time_chart(
+        "Requests in flight over time",
+        "requests in flight",
+        &[("most at once", max), ("time-weighted mean", mean)],
+    ))
 }
 
 const PERCENTILES: [&str; 6] = ["min", "p50", "p90", "p99", "p99.9", "max"];

@@ -1,4 +1,6 @@
-//! `sqliosim report LOG_OR_JSON [--html FILE] [--bundle FILE.tar.gz]`.
+//! `sqliosim report INPUT... [--html FILE] [--bundle FILE.tar.gz] [--json FILE] [--junit FILE]`:
+//! one file is the single-run report; several inputs or a directory are the fleet report
+//! ([`super::fleet`]).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -9,18 +11,36 @@ use crate::exit::Outcome;
 
 /// Reads the XML log or JSON summary of a run (also one cut short by a killed run) and prints
 /// a summary; exits 1 when it holds integrity errors, 0 when clean, 2 when unreadable.
+/// Several inputs, or a directory (searched recursively), give the fleet report: one row per
+/// host and device; exits 1 when any host found corruption, else 2 when a result is unreadable
+/// or a run did not finish, else 0.
 #[derive(Debug, Parser)]
 #[command(about)]
-struct Args {
-    /// The XML log (sqliosim.log.xml, also SQLIOSim's) or the JSON summary of a run.
-    input: PathBuf,
-    /// Also write a self-contained HTML report to FILE.
+pub struct Args {
+    /// The XML log (sqliosim.log.xml, also SQLIOSim's) or the JSON summary of a run; several
+    /// of them, or directories of them, for the fleet report.
+    #[arg(required = true, num_args = 1..)]
+    pub input: Vec<PathBuf>,
+    /// Also write a self-contained HTML report (the fleet page for a fleet) to FILE.
     #[arg(long, value_name = "FILE")]
-    html: Option<PathBuf>,
-    /// Also pack the evidence (log, JSON, dumps, report, system information) into FILE.tar.gz.
+    pub html: Option<PathBuf>,
+    /// Also pack the evidence (log, JSON, dumps, report, system information) into FILE.tar.gz
+    /// (one run only).
     #[arg(long, value_name = "FILE")]
-    bundle: Option<PathBuf>,
+    pub bundle: Option<PathBuf>,
+    /// Also write the merged result as JSON (schema "sqliosim-fleet/1") to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write JUnit XML (one test case per host and device) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
+
+/// The fleet report found no corruption, but a result is unreadable or a run did not finish
+/// (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("fleet report incomplete: {0}")]
+pub struct FleetIncomplete(pub String);
 
 /// Runs the command.
 pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
@@ -33,7 +53,42 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e.into()),
     };
-    let loaded = super::reader::load(&args.input)?;
+    run(args)
+}
+
+/// Runs the command with parsed options: one file is the single-run report, several inputs or
+/// a directory the fleet report.
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    match args.input.as_slice() {
+        [one] if !one.is_dir() => single(&args, one),
+        _ => fleet(&args),
+    }
+}
+
+fn fleet_outputs(args: &Args) -> super::fleet::Outputs {
+    super::fleet::Outputs {
+        html: args.html.clone(),
+        json: args.json.clone(),
+        junit: args.junit.clone(),
+    }
+}
+
+/// The fleet report: exit 1 on corruption, 2 (an error naming what) when incomplete.
+fn fleet(args: &Args) -> anyhow::Result<Outcome> {
+    if args.bundle.is_some() {
+        anyhow::bail!("--bundle packs the evidence of one run: give a single input file, not several or a directory");
+    }
+    let v = super::fleet::run(&args.input, &fleet_outputs(args))?;
+    match v.code {
+        0 => Ok(Outcome::Clean),
+        1 => Ok(Outcome::Findings),
+        _ => Err(FleetIncomplete(v.problems).into()),
+    }
+}
+
+/// One run: today's report, plus the fleet JSON and JUnit of that one run when asked for.
+fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
+    let loaded = super::reader::load(input)?;
     print!("{}", super::console::render(&loaded));
     let mut html_path = None;
     if let Some(p) = &args.html {
@@ -46,6 +101,17 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
         let files = super::bundle::evidence_files(&loaded, html_path.as_deref());
         super::bundle::write(p, &files)?;
         println!("Evidence bundle written to {}", p.display());
+    }
+    if args.json.is_some() || args.junit.is_some() {
+        let out = super::fleet::Outputs {
+            html: None,
+            ..fleet_outputs(args)
+        };
+        let fleet = super::fleet::build(&args.input);
+        let v = super::fleet::verdict::judge(&fleet);
+        for line in super::fleet::write_outputs(&fleet, &v, &args.input, &out)? {
+            println!("{line}");
+        }
     }
     Ok(if loaded.integrity_errors() > 0 {
         Outcome::Findings

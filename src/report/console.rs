@@ -7,10 +7,13 @@ use super::reader::{InputKind, Loaded};
 /// The verdict line: PASSED or FAILED and why.
 pub fn verdict(l: &Loaded) -> String {
     let n = l.integrity_errors();
-    let state = match (l.truncated, l.complete) {
-        (true, _) => " (the file was cut short: the run was killed or is still going)",
-        (false, false) => " (no final summary: the run did not finish)",
-        _ => "",
+    let state = match (l.truncated, l.complete, &l.stopped_by) {
+        (true, _, _) => {
+            " (the file was cut short: the run was killed or is still going)".to_string()
+        }
+        (false, false, Some(by)) => format!(" so far (stopped by {by}: the run did not complete)"),
+        (false, false, None) => " (no final summary: the run did not finish)".to_string(),
+        _ => String::new(),
     };
     if n == 0 {
         format!("Verdict: PASSED: no integrity errors{state}")

@@ -16,8 +16,8 @@ use super::cap::{Admit, ErrorCap, DEFAULT_ERROR_CAP};
 use super::clock::LogClock;
 use super::dump::DumpWriter;
 use super::error::ReportError;
-use super::io_engine::IoEngineInfo;
-use super::json::{write_atomic, JsonReport};
+use super::io_service::IoServiceInfo;
+use super::json::{write_atomic, HostInfo, JsonReport, StopInfo};
 use super::logw::LogWriter;
 use super::sysinfo::SystemInfo;
 
@@ -88,7 +88,9 @@ impl Evidence {
         doc.seed = run.seed;
         doc.run_id = run.run_id;
         doc.command_line = run.command_line;
+        doc.config_hash = Some(super::json::config_hash(&run.config));
         doc.config = run.config;
+        doc.host = Some(HostInfo::capture());
         doc.started_us = super::clock::now_us();
         doc.error_cap = opts.error_cap;
         doc.log = opts.log.clone();
@@ -119,26 +121,26 @@ impl Evidence {
     }
 
     /// Records what carries the run's disk I/O (a log entry and the JSON).
-    pub fn io_engine(&self, info: IoEngineInfo) {
+    pub fn io_engine(&self, info: IoServiceInfo) {
         let mut st = self.state.lock();
         let text = format!("I/O engine: {}", info.describe());
         st.log_message(&Message::new(
             Severity::Info,
             "System",
-            super::io_engine::LOG_FUNC,
+            super::io_service::LOG_FUNC,
             text,
         ));
         st.doc.io_engine = Some(info);
         st.rewrite_json();
     }
 
-    /// Records one file's direct-I/O unit (a log entry, `Func` [`super::io_engine::ALIGN_FUNC`]).
+    /// Records one file's direct-I/O unit (a log entry, `Func` [`super::io_service::ALIGN_FUNC`]).
     pub fn dio_align(&self, line: String) {
         let mut st = self.state.lock();
         st.log_message(&Message::new(
             Severity::Info,
             "System",
-            super::io_engine::ALIGN_FUNC,
+            super::io_service::ALIGN_FUNC,
             line,
         ));
     }
@@ -155,6 +157,22 @@ impl Evidence {
     /// Records the environment error that stopped the run (JSON `environment_error`).
     pub fn environment_error(&self, text: &str) {
         self.state.lock().doc.environment_error = Some(text.to_string());
+    }
+
+    /// Records how the run stopped (JSON `stop`); a signal stop is also logged as a warning
+    /// (`Func` [`super::logw::STOP_SIGNAL_FUNC`]) with `text`.
+    pub fn stopped(&self, stop: StopInfo, text: &str) {
+        let mut st = self.state.lock();
+        if stop.reason == "signal" {
+            let m = Message::new(
+                Severity::Warning,
+                "System",
+                super::logw::STOP_SIGNAL_FUNC,
+                text,
+            );
+            st.log_message(&m);
+        }
+        st.doc.stop = Some(stop);
     }
 
     /// The findings logged in full so far.
@@ -193,11 +211,15 @@ impl Evidence {
             st.doc.stats = Some(s.clone());
         }
         st.log_suppressed();
-        st.doc.complete = true;
+        let signal = st.doc.stop.as_ref().is_some_and(|s| s.reason == "signal");
+        st.doc.complete = !signal;
+        st.doc.ended_us = Some(super::clock::now_us());
         st.doc.outcome = if st.doc.findings_total > 0 {
             "findings"
         } else if st.doc.environment_error.is_some() {
             "environment_error"
+        } else if signal {
+            "interrupted"
         } else {
             "clean"
         }

@@ -7,7 +7,9 @@ use std::fmt::Write;
 use crate::findings::Finding;
 use crate::stats::{Latency, OpTotals, Summary};
 
-use super::charts::{findings_chart, html_escape as esc, percentile_chart, timeline_charts};
+use super::charts::{
+    depth_chart, findings_chart, html_escape as esc, percentile_chart, timeline_charts,
+};
 use super::reader::Loaded;
 use super::sysinfo::SystemInfo;
 
@@ -81,7 +83,7 @@ pub fn render_loaded(l: &Loaded) -> String {
     })
 }
 
-const STYLE: &str = "body{font-family:sans-serif;font-size:14px;margin:20px;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;font-size:14px;margin:20px;color:#222}\
 table{border-collapse:collapse;margin:8px 0 20px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#eee}td.l,th.l{text-align:left}.pass{background:#dff5df;color:#135d13}.fail{background:#fde2e2;color:#8b0000}\
 .verdict{font-size:20px;font-weight:bold;padding:10px;border-radius:4px}.chart{margin:10px 0}";
@@ -139,6 +141,7 @@ fn stats_section(s: &mut String, sum: &Summary) {
             let _ = writeln!(s, "<div class='chart'>{c}</div>");
         }
     }
+    depth_section(s, sum);
     let files: Vec<(String, Latency)> = sum
         .files
         .iter()
@@ -165,6 +168,32 @@ fn stats_section(s: &mut String, sum: &Summary) {
     let rows: Vec<(String, &OpTotals)> =
         sum.actors.iter().map(|a| (a.name.clone(), &a.io)).collect();
     totals_table(s, "Per actor", &rows);
+}
+
+/// The depth the device saw: the chart over time, and per file and phase the most requests in
+/// flight at once and the time-weighted mean.
+fn depth_section(s: &mut String, sum: &Summary) {
+    let rows: Vec<(&str, &crate::stats::DepthSummary)> = sum
+        .files
+        .iter()
+        .filter_map(|f| Some((f.path.as_str(), f.depth.as_ref()?)))
+        .collect();
+    let chart = depth_chart(&sum.timeline);
+    if rows.is_empty() && chart.is_none() {
+        return;
+    }
+    s.push_str("<h2>Requests in flight</h2>\n");
+    if let Some(c) = chart {
+        let _ = writeln!(s, "<div class='chart'>{c}</div>");
+    }
+    s.push_str("<table><tr><th class='l'>File</th><th class='l'>Phase</th><th>Most at once</th><th>Mean (time-weighted)</th><th>Seconds</th></tr>\n");
+    for (path, d) in rows {
+        let _ = writeln!(s, "<tr><td class='l'>{}</td><td class='l'>whole run</td><td>{}</td><td>{:.2}</td><td></td></tr>", esc(path), d.max, d.mean);
+        for p in &d.phases {
+            let _ = writeln!(s, "<tr><td class='l'>{}</td><td class='l'>{}</td><td>{}</td><td>{:.2}</td><td>{:.1}</td></tr>", esc(path), esc(&p.phase), p.max, p.mean, p.seconds);
+        }
+    }
+    s.push_str("</table>\n");
 }
 
 fn totals_table(s: &mut String, title: &str, rows: &[(String, &OpTotals)]) {
@@ -217,4 +246,18 @@ fn system_table(s: &mut String, sys: &SystemInfo) {
         let _ = writeln!(s, "<tr><td class='l'>{}</td></tr>", esc(&line));
     }
     s.push_str("</table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::esc;
+
+    #[test]
+    fn text_and_quoted_attributes_are_escaped() {
+        assert_eq!(
+            esc(r#"<a href='x' title="y">R&D</a>"#),
+            "&lt;a href=&apos;x&apos; title=&quot;y&quot;&gt;R&amp;D&lt;/a&gt;"
+        );
+        assert_eq!(esc("/data/ok-path_1.mdx"), "/data/ok-path_1.mdx");
+    }
 }

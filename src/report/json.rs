@@ -11,11 +11,11 @@ use crate::findings::Finding;
 use crate::stats::Summary;
 
 use super::error::ReportError;
-use super::io_engine::IoEngineInfo;
+use super::io_service::IoServiceInfo;
 use super::sysinfo::SystemInfo;
 
 /// Value of the `schema` field; bumped on incompatible changes.
-pub const SCHEMA: &str = "sqliosim-summary/1";
+pub const SCHEMA: &str = "sqliosim-summary/2";
 
 /// The tool that wrote the file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,6 +48,33 @@ pub struct HostInfo {
     pub hostname: String,
     /// /etc/machine-id (systemd's machine id), null where the machine has none.
     pub machine_id: Option<String>,
+}
+
+impl HostInfo {
+    /// This machine: its host name and /etc/machine-id (trimmed; null when absent or empty).
+    pub fn capture() -> HostInfo {
+        let machine_id = std::fs::read_to_string("/etc/machine-id")
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        HostInfo {
+            hostname: rustix::system::uname()
+                .nodename()
+                .to_string_lossy()
+                .into_owned(),
+            machine_id,
+        }
+    }
+}
+
+/// `sha256:` and the hex SHA-256 of `serde_json::to_string(config)`: the `config_hash` of a
+/// document whose `config` is `config` (a reader recomputes it from the document itself).
+pub fn config_hash(config: &serde_json::Value) -> String {
+    use sha2::Digest;
+    let text = serde_json::to_string(config).unwrap_or_default();
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
 }
 
 /// How a run stopped.
@@ -94,10 +121,12 @@ pub struct JsonReport {
     pub stop: Option<StopInfo>,
     /// Last rewrite, microseconds since the Unix epoch.
     pub updated_us: u64,
-    /// False while the run is going on (or when it was killed).
+    /// True only in the final write of a run that ran its planned course: false while it is
+    /// going on, when it was killed, and when a signal cut it short.
     pub complete: bool,
-    /// "running", "clean", "findings", or "environment_error" (the run stopped on a refused
-    /// request or a vanished device or mount, with no finding).
+    /// "running", "clean", "findings", "environment_error" (the run stopped on a refused
+    /// request or a vanished device or mount, with no finding), or "interrupted" (a signal cut
+    /// the run short and nothing was found; schema /2).
     pub outcome: String,
     /// The environment error that stopped the run, if one did (not a finding).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -107,7 +136,7 @@ pub struct JsonReport {
     /// Machine and storage.
     pub system: Option<SystemInfo>,
     /// What carried the disk I/O.
-    pub io_engine: Option<IoEngineInfo>,
+    pub io_engine: Option<IoServiceInfo>,
     /// Statistics, as of `updated_us`.
     pub stats: Option<Summary>,
     /// Findings logged in full (at most the error cap).
@@ -137,6 +166,8 @@ impl JsonReport {
     }
 }
 
+pub use crate::config::beside_log;
+
 /// Writes `value` as pretty JSON to `path` atomically: a temporary file in the same directory,
 /// then a rename over the old file.
 pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), ReportError> {
@@ -160,5 +191,34 @@ pub fn parse(text: &str) -> Result<(JsonReport, bool), serde_json::Error> {
             .map(|r| (r, true))
             .ok_or(e),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_goes_beside_the_log() {
+        let p = |s: &str| beside_log(Path::new(s));
+        assert_eq!(
+            p("/d/sqliosim.log.xml"),
+            PathBuf::from("/d/sqliosim.log.json")
+        );
+        assert_eq!(p("/d/run.log"), PathBuf::from("/d/run.log.json"));
+        assert_eq!(p("log.xml.bak"), PathBuf::from("log.xml.bak.json"));
+    }
+
+    #[test]
+    fn config_hash_is_sha256_of_the_compact_json() {
+        // sha256 of the two bytes `{}`.
+        let h = config_hash(&serde_json::json!({}));
+        assert_eq!(
+            h,
+            "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+        );
+        let a = config_hash(&serde_json::json!({"CONFIG": {"TestCycles": "1"}}));
+        let b = config_hash(&serde_json::json!({"CONFIG": {"TestCycles": "2"}}));
+        assert_ne!(a, b);
     }
 }

@@ -14,6 +14,8 @@ use super::xml::XmlLog;
 pub const VALIDATE_FUNC: &str = "CBUF::ValidateBuffer";
 /// SQLIOSim's Func for dump notices.
 pub const DUMP_FUNC: &str = "ErrorDumpHandler";
+/// `Func` of the warning that says a signal (SIGINT, SIGTERM) cut the run short.
+pub const STOP_SIGNAL_FUNC: &str = "Stop::Signal";
 
 /// Writes messages and findings as SQLIOSim ENTRY elements.
 #[derive(Debug)]

@@ -19,8 +19,9 @@ pub mod entry;
 pub mod error;
 pub mod evidence;
 mod finding_xml;
+pub mod fleet;
 pub mod html;
-pub mod io_engine;
+pub mod io_service;
 pub mod json;
 mod jsonfix;
 pub mod logparse;
@@ -31,15 +32,21 @@ pub mod sysinfo;
 pub mod xml;
 
 pub use cap::DEFAULT_ERROR_CAP;
+pub use cli::Args as ReportArgs;
 pub use clock::LogClock;
 pub use dump::{DumpFiles, DumpWriter};
 pub use error::ReportError;
 pub use evidence::{Evidence, EvidenceOptions, RunInfo};
-pub use io_engine::IoEngineInfo;
+pub use io_service::IoServiceInfo;
 pub use json::JsonReport;
 pub use sysinfo::SystemInfo;
 
 /// `sqliosim report ARGS…`; `args[0]` is the display name ("sqliosim report").
 pub fn main(args: Vec<std::ffi::OsString>) -> anyhow::Result<crate::exit::Outcome> {
     cli::main(args)
+}
+
+/// `sqliosim report` with its options already parsed (by the top-level command line).
+pub fn run(args: ReportArgs) -> anyhow::Result<crate::exit::Outcome> {
+    cli::run(args)
 }

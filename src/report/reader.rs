@@ -46,6 +46,8 @@ pub struct Loaded {
     pub json: Option<JsonReport>,
     /// What carried the run's disk I/O, as described at its start.
     pub io_engine: Option<String>,
+    /// How a signal cut the run short ("SIGINT after 6 s of 30 s"), when one did.
+    pub stopped_by: Option<String>,
 }
 
 impl Loaded {
@@ -70,7 +72,12 @@ pub fn load(path: &Path) -> Result<Loaded, ReportError> {
     }
     if trimmed.starts_with('<') {
         let parsed = parse_log(trimmed).map_err(unreadable)?;
-        return Ok(from_log(path, parsed.entries, parsed.truncated));
+        let seed = log_seed(&parsed.entries);
+        let mut l = from_log(path, parsed.entries, parsed.truncated);
+        if let Some(seed) = seed {
+            add_sibling_json(&mut l, seed);
+        }
+        return Ok(l);
     }
     Err(unreadable("it starts with neither '<' nor '{'".into()))
 }
@@ -94,8 +101,56 @@ fn from_json(path: &Path, doc: JsonReport, truncated: bool) -> Loaded {
         warnings: Vec::new(),
         summary: doc.stats.clone(),
         io_engine: doc.io_engine.as_ref().map(|e| e.describe()),
+        stopped_by: doc.stop.as_ref().and_then(signal_stop),
         json: Some(doc),
     }
+}
+
+/// The seed our log's configuration echo names ("Seed = N").
+fn log_seed(entries: &[LogEntry]) -> Option<u64> {
+    entries
+        .iter()
+        .filter(|e| e.attr("Func") == "Config::Echo")
+        .find_map(|e| e.text.strip_prefix("Seed = ")?.trim().parse().ok())
+}
+
+/// Takes the rich data (timeline, actors, histograms, system, tool) from the JSON summary the
+/// same run wrote beside its XML log (same seed), when there is one: a plain `sqliosim run`
+/// leaves both. The findings and the verdict still come from the log.
+fn add_sibling_json(l: &mut Loaded, seed: u64) {
+    let path = json::beside_log(&l.path);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return;
+    };
+    let Ok((doc, _)) = json::parse(text.trim_start_matches('\u{feff}').trim_start()) else {
+        return;
+    };
+    if doc.seed != Some(seed) || !doc.schema.starts_with("sqliosim-summary/") {
+        return;
+    }
+    if doc.stats.is_some() {
+        l.summary = doc.stats.clone();
+    }
+    if l.io_engine.is_none() {
+        l.io_engine = doc.io_engine.as_ref().map(|e| e.describe());
+    }
+    if l.stopped_by.is_none() {
+        l.stopped_by = doc.stop.as_ref().and_then(signal_stop);
+        l.complete &= l.stopped_by.is_none();
+    }
+    l.json = Some(doc);
+}
+
+/// "SIGINT after 6 s of 30 s" for a JSON `stop` that says a signal cut the run short.
+fn signal_stop(stop: &super::json::StopInfo) -> Option<String> {
+    if stop.reason != "signal" {
+        return None;
+    }
+    let name = stop.signal.as_deref().unwrap_or("a signal");
+    let of = stop
+        .planned_s
+        .map_or_else(String::new, |p| format!(" of {p:.0} s"));
+    Some(format!("{name} after {:.0} s{of}", stop.after_s))
 }
 
 /// An ERROR entry that reports bad page contents (ours carry FINDING; SQLIOSim's say so).
@@ -121,6 +176,7 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
         summary: None,
         json: None,
         io_engine: None,
+        stopped_by: None,
     };
     let mut summary_lines = Vec::new();
     for e in entries {
@@ -133,6 +189,14 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
                 None if e.attr("Func") == super::logw::DUMP_FUNC => {}
                 None => l.other_errors.push(e.text),
             },
+            "WARNING" if e.attr("Func") == super::logw::STOP_SIGNAL_FUNC => {
+                let by = e.text.split_once("stopped by ").map(|(_, r)| r);
+                let by = by
+                    .and_then(|r| r.split_once(':'))
+                    .map(|(b, _)| b.to_string());
+                l.stopped_by = Some(by.unwrap_or_else(|| "a signal".into()));
+                l.warnings.push(e.text);
+            }
             "WARNING" => {
                 add_suppressed(&mut l.by_class, &e.text);
                 l.warnings.push(e.text);
@@ -140,14 +204,14 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
             _ if e.attr("Func") == crate::stats::SQLIOSIM_SUMMARY_FUNC => {
                 summary_lines.push(e.text)
             }
-            _ if e.attr("Func") == super::io_engine::LOG_FUNC => {
+            _ if e.attr("Func") == super::io_service::LOG_FUNC => {
                 let text = e.text.strip_prefix("I/O engine: ").unwrap_or(&e.text);
                 l.io_engine = Some(text.to_string());
             }
             _ => {}
         }
     }
-    l.complete = !summary_lines.is_empty() && !truncated;
+    l.complete = !summary_lines.is_empty() && !truncated && l.stopped_by.is_none();
     l.summary = summary_from_lines(&summary_lines);
     l
 }

@@ -1,28 +1,26 @@
-//! Scheduler: threads, test cycles, stop signal, seed derivation, throttling.
+//! Scheduler, the driver only: setup, test cycles, the monitor, resume and the progress line.
+//! The plan it runs lives in [`crate::plan`], the run-time controls it shares with the actors
+//! (stop, throttle, gate, in-flight table) in [`crate::control`].
 //!
 //! [`simulate`] is the whole of a `sqliosim run` below the reporting: it sets the files up,
 //! runs the cycles, and returns the merged statistics and the per-file summaries. Findings and
 //! messages leave through the event sink as they happen.
 
-pub mod from_settings;
-pub mod inflight;
+pub mod counted;
 pub mod monitor;
-pub mod plan;
 pub mod progress;
 pub mod resume;
 pub mod run;
 pub mod setup;
-pub mod stop;
-pub mod throttle;
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::control::stop::{Stop, StopReason};
 use crate::findings::{EventSink, Severity};
 use crate::io::Backend;
+use crate::plan::SimPlan;
 use crate::stats::{file_summary_lines, FileMeta, Summary, SQLIOSIM_SUMMARY_FUNC};
-use plan::SimPlan;
-use stop::StopReason;
 
 /// What a simulation reports back to the app.
 #[derive(Debug)]
@@ -35,6 +33,8 @@ pub struct SimOutcome {
     pub cycles: u32,
     /// Why the run stopped early, if it did.
     pub stopped: StopReason,
+    /// How and when it stopped: the signal, the time from the start, the planned length.
+    pub stop: crate::control::stop::StopWhen,
     /// A worker thread panicked: an internal failure.
     pub worker_panicked: bool,
     /// Run id of the file set.
@@ -56,9 +56,9 @@ pub fn simulate(
 ) -> anyhow::Result<SimOutcome> {
     // Signals are caught from the start: a Ctrl-C while the files are being created still
     // ends the run cleanly.
-    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let signals = register_signals(&flag);
-    let sh = match setup::build(plan, backend, sink, stop::Stop::with_signal(flag)) {
+    let sh = match setup::build(plan, backend, sink, Stop::with_signal(flag)) {
         Ok(sh) => sh,
         Err(e) => {
             unregister(signals);
@@ -84,6 +84,7 @@ pub fn simulate(
         })
         .collect();
     let mut summary = result.stats.summary(&metas, started.elapsed());
+    add_depth(&sh, &mut summary);
     summary.journal = sh.journal.as_ref().map(|j| j.service.summary());
     for f in &summary.files {
         for line in file_summary_lines(f) {
@@ -95,6 +96,8 @@ pub fn simulate(
             );
         }
     }
+    let planned = (sh.plan.cycles > 0).then(|| sh.plan.cycle_duration * sh.plan.cycles);
+    let when = crate::control::stop::StopWhen::of(&sh.stop, sh.start, planned);
     let long = sh.inflight.long_total();
     if long > 0 {
         sh.message(
@@ -114,6 +117,7 @@ pub fn simulate(
         findings: result.findings,
         cycles: result.cycles,
         stopped: sh.stop.reason(),
+        stop: when,
         worker_panicked: result.worker_panicked,
         run_id: sh.run_id,
         environment: sh.env.stop(),
@@ -121,10 +125,25 @@ pub fn simulate(
     })
 }
 
-fn register_signals(flag: &Arc<std::sync::atomic::AtomicBool>) -> Vec<signal_hook::SigId> {
+/// The depth the device saw: per file and for the run, over the run and per phase, and in the
+/// timeline. "IO request blocks" is the per-file maximum.
+fn add_depth(sh: &crate::actors::shared::Shared, summary: &mut Summary) {
+    for (f, t) in summary.files.iter_mut().zip(&sh.throttles) {
+        let d = t.depth().summary();
+        f.io_request_blocks = f.io_request_blocks.max(d.max);
+        f.depth = Some(d);
+    }
+    summary.depth = Some(sh.depth.summary());
+    sh.depth.fill_timeline(&mut summary.timeline);
+}
+
+/// SIGINT and SIGTERM store their number in `flag`.
+fn register_signals(flag: &Arc<std::sync::atomic::AtomicUsize>) -> Vec<signal_hook::SigId> {
     [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
         .into_iter()
-        .filter_map(|sig| signal_hook::flag::register(sig, Arc::clone(flag)).ok())
+        .filter_map(|sig| {
+            signal_hook::flag::register_usize(sig, Arc::clone(flag), sig as usize).ok()
+        })
         .collect()
 }
 

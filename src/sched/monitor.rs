@@ -1,51 +1,80 @@
 //! The Display Monitor: ends the main phase when its time is up, reports I/Os outstanding
-//! for more than 15 seconds (each once), and feeds the progress line.
+//! for more than 15 seconds (each once), and feeds the progress line of every phase.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::run::Timed;
+use super::progress::{self, Phase};
+use super::run::Ticker;
 
 use crate::actors::shared::Shared;
 use crate::findings::Severity;
+use crate::stats::LiveSnapshot;
 
-/// An I/O outstanding longer than this is reported.
-pub const LONG_IO: Duration = Duration::from_secs(15);
 /// How often the monitor wakes.
 const TICK: Duration = Duration::from_millis(250);
 
 /// Watches the I/O of a phase until its workers are done: reports I/Os outstanding for longer
-/// than the limit, each once; for a timed phase also ends it on time and calls the progress
-/// callback about once a second.
-pub fn monitor(sh: &Shared, workers_done: &AtomicBool, timed: Option<Timed<'_>>) {
+/// than the limit, each once; ends the main phase on time; and calls the progress callback
+/// about once a second with a line naming the phase.
+pub fn monitor(sh: &Shared, workers_done: &AtomicBool, ticker: Option<Ticker<'_>>) {
     let start = Instant::now();
     let mut last_line = Instant::now();
-    let mut last_ops = sh.live.snapshot();
+    let at_start = sh.live.snapshot();
+    let mut last_ops = at_start;
+    let mut first = true;
     while !workers_done.load(Ordering::Acquire) {
-        if let Some((_, length)) = timed {
+        if let Some(Ticker {
+            phase: Phase::Main { length },
+            ..
+        }) = ticker
+        {
             if start.elapsed() >= length {
                 sh.stop.end_phase();
             }
         }
         std::thread::sleep(TICK);
         report_long_io(sh);
-        if let Some((on_tick, length)) = timed {
-            if last_line.elapsed() >= Duration::from_secs(1) {
-                let now = sh.live.snapshot();
-                let secs = last_line.elapsed().as_secs_f64();
-                on_tick(&super::progress::line(
-                    &last_ops,
-                    &now,
-                    secs,
-                    start.elapsed(),
-                    length,
-                    sh.finding_count(),
-                ));
-                last_ops = now;
-                last_line = Instant::now();
-            }
+        let Some(t) = ticker else { continue };
+        // The first line comes after one tick, so that even a short phase is named.
+        if first || last_line.elapsed() >= Duration::from_secs(1) {
+            last_ops = tick(sh, &t, start, (&at_start, &last_ops), last_line, false);
+            last_line = Instant::now();
+            first = false;
         }
     }
+    // A closing line per phase: the display (and a log of the lines) shows each phase ran.
+    if let Some(t) = ticker {
+        tick(sh, &t, start, (&at_start, &last_ops), last_line, true);
+    }
+}
+
+/// Sends one progress line for `t`'s phase; `(at_start, last)` are the snapshots at the start
+/// of the phase and at the previous line, taken `since` then. Returns the snapshot now.
+fn tick(
+    sh: &Shared,
+    t: &Ticker<'_>,
+    start: Instant,
+    (at_start, last): (&LiveSnapshot, &LiveSnapshot),
+    since: Instant,
+    finished: bool,
+) -> LiveSnapshot {
+    let now = sh.live.snapshot();
+    // The initial update writes each page once, the audit reads each once.
+    let done = match t.phase {
+        Phase::Audit { .. } => now.bytes_read.saturating_sub(at_start.bytes_read),
+        _ => now.bytes_written.saturating_sub(at_start.bytes_written),
+    };
+    let label = progress::label(t.phase, start.elapsed(), done, finished);
+    let secs = since.elapsed().as_secs_f64();
+    (t.on_tick)(&progress::line(
+        &label,
+        last,
+        &now,
+        secs,
+        sh.finding_count(),
+    ));
+    now
 }
 
 fn report_long_io(sh: &Shared) {

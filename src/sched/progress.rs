@@ -1,25 +1,79 @@
-//! The text of the live progress line (pure; the app decides where it goes).
+//! The text of the live progress line (pure; the app decides where it goes). The line names
+//! the phase the cycle is in — "initial update 35 %", "initial checkpoint 00:03", "main
+//! 00:12/01:00", "final checkpoint 00:02", "audit 40 %" — then the I/O rates of the last
+//! interval.
 
 use std::time::Duration;
 
 use crate::stats::LiveSnapshot;
 
-/// "main 00:12/01:00  IOPS 12345  MB/s 96.4  lat 0.42 ms  p99 < 1.02 ms  throttled 0  errors 0"
-/// from two snapshots taken
-/// `secs` apart.
+/// The phase a progress line describes, with what its label needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Every data page written once: `total_bytes` in all.
+    InitialUpdate {
+        /// Bytes the phase writes.
+        total_bytes: u64,
+    },
+    /// The checkpoint after the initial update.
+    InitialCheckpoint,
+    /// The timed phase with every user.
+    Main {
+        /// Its length (the test cycle duration).
+        length: Duration,
+    },
+    /// The checkpoint after the main phase.
+    FinalCheckpoint,
+    /// Every data page read and verified once: `total_bytes` in all.
+    Audit {
+        /// Bytes of data pages the pass reads.
+        total_bytes: u64,
+    },
+}
+
+/// "initial update 35 %", "main 00:12/01:00", "final checkpoint 00:02", "audit 40 %": where the
+/// cycle is, `elapsed` into the phase, `done_bytes` moved by it so far (written for the initial
+/// update, read for the audit). A phase says 100 % only once `finished`.
+pub fn label(phase: Phase, elapsed: Duration, done_bytes: u64, finished: bool) -> String {
+    let percent = |total| {
+        if finished {
+            100
+        } else {
+            percent(done_bytes, total)
+        }
+    };
+    match phase {
+        Phase::InitialUpdate { total_bytes } => {
+            format!("initial update {:>2} %", percent(total_bytes))
+        }
+        Phase::InitialCheckpoint => format!("initial checkpoint {}", mmss(elapsed)),
+        Phase::Main { length } => format!("main {}/{}", mmss(elapsed), mmss(length)),
+        Phase::FinalCheckpoint => format!("final checkpoint {}", mmss(elapsed)),
+        Phase::Audit { total_bytes } => format!("audit {:>2} %", percent(total_bytes)),
+    }
+}
+
+/// Whole percent done, at most 99 while the phase runs (retries and log reads can carry the
+/// byte count past the plan; the phase is over only when its workers are).
+fn percent(done: u64, total: u64) -> u64 {
+    if total == 0 {
+        return 0;
+    }
+    (u128::from(done) * 100 / u128::from(total)).min(99) as u64
+}
+
+/// "`<label>`  IOPS 12345  MB/s 96.4  lat 0.42 ms  p99 < 1.02 ms  throttled 0  errors 0" from
+/// two snapshots taken `secs` apart.
 pub fn line(
+    label: &str,
     before: &LiveSnapshot,
     now: &LiveSnapshot,
     secs: f64,
-    elapsed: Duration,
-    length: Duration,
     findings: u64,
 ) -> String {
     let d = *now - *before;
     format!(
-        "main {}/{}  IOPS {:>8.0}  MB/s {:>8.1}  lat {:>6.2} ms  p99 <{:>6.2} ms  throttled {}  errors {}",
-        mmss(elapsed),
-        mmss(length),
+        "{label}  IOPS {:>8.0}  MB/s {:>8.1}  lat {:>6.2} ms  p99 <{:>6.2} ms  throttled {}  errors {}",
         d.iops(secs),
         d.mb_per_s(secs),
         d.mean_latency_ms(),
@@ -48,18 +102,64 @@ mod tests {
             latency_ns: 200_000_000,
             ..a
         };
+        let main = Phase::Main {
+            length: Duration::from_secs(120),
+        };
         let l = line(
+            &label(main, Duration::from_secs(65), 0, false),
             &a,
             &b,
             2.0,
-            Duration::from_secs(65),
-            Duration::from_secs(120),
             3,
         );
-        assert!(l.starts_with("main 01:05/02:00"), "{l}");
+        assert!(l.starts_with("main 01:05/02:00  IOPS"), "{l}");
         assert!(l.contains("IOPS      100"), "{l}");
         assert!(l.contains("MB/s      0.5"), "{l}");
         assert!(l.contains("lat   1.00 ms"), "{l}");
         assert!(l.ends_with("errors 3"), "{l}");
+    }
+
+    #[test]
+    fn every_phase_names_itself() {
+        let t = Duration::from_secs(3);
+        let gb = 1000 * 8192;
+        let cases = [
+            (
+                Phase::InitialUpdate { total_bytes: gb },
+                gb * 35 / 100,
+                "initial update 35 %",
+            ),
+            (Phase::InitialCheckpoint, 0, "initial checkpoint 00:03"),
+            (
+                Phase::Main {
+                    length: Duration::from_secs(60),
+                },
+                0,
+                "main 00:03/01:00",
+            ),
+            (Phase::FinalCheckpoint, 0, "final checkpoint 00:03"),
+            (Phase::Audit { total_bytes: gb }, gb * 2 / 5, "audit 40 %"),
+            (Phase::Audit { total_bytes: gb }, 0, "audit  0 %"),
+        ];
+        for (phase, done, want) in cases {
+            assert_eq!(label(phase, t, done, false), want);
+        }
+        let audit = Phase::Audit { total_bytes: gb };
+        assert_eq!(label(audit, t, gb / 2, true), "audit 100 %");
+    }
+
+    #[test]
+    fn percent_stays_below_100_while_running_and_survives_empty_files() {
+        let audit = |done, total| {
+            label(
+                Phase::Audit { total_bytes: total },
+                Duration::ZERO,
+                done,
+                false,
+            )
+        };
+        assert_eq!(audit(5000, 1000), "audit 99 %");
+        assert_eq!(audit(1000, 1000), "audit 99 %");
+        assert_eq!(audit(7, 0), "audit  0 %");
     }
 }

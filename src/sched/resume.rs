@@ -12,7 +12,7 @@ use crate::engine::scan::{acceptable, scan_data, scan_log};
 use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
 use crate::page::{ExpectedState, Verdict, PAGE_SIZE};
-use crate::sched::plan::SimPlan;
+use crate::plan::SimPlan;
 
 /// Opens the files of the plan, which must all exist and belong to one earlier run.
 pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, Vec<SimFile>)> {
@@ -58,8 +58,8 @@ pub fn restore(sh: &Shared, journal: Option<&JournalState>) -> anyhow::Result<()
     }
     for log in &sh.logs {
         let f = &sh.files[log.file];
-        let bytes =
-            std::fs::read(&f.path).with_context(|| format!("cannot read {}", f.path.display()))?;
+        let bytes = crate::io::file::read_all(f.storage.as_ref())
+            .with_context(|| format!("cannot read {}", f.path.display()))?;
         let header = crate::page::FileHeader::decode(&bytes)
             .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
         let durable = journal
@@ -85,10 +85,27 @@ pub fn restore(sh: &Shared, journal: Option<&JournalState>) -> anyhow::Result<()
     Ok(())
 }
 
-/// The journal of this file set left by the run being resumed, if any.
-pub fn journal_of(sh: &Shared) -> Option<JournalState> {
-    let st = JournalState::load(&super::setup::journal_path(&sh.plan)?).ok()?;
-    (st.run_id == sh.run_id).then_some(st)
+/// The journal of this file set left by the run being resumed, if any, read through the
+/// run's backend. A damaged one is used up to its damage, and said so.
+pub fn journal_of(sh: &Shared, backend: &dyn Backend) -> Option<JournalState> {
+    let path = super::setup::journal_path(&sh.plan)?;
+    let st = JournalState::load(backend, &path).ok()?;
+    if st.run_id != sh.run_id {
+        return None;
+    }
+    if let Some(d) = &st.damage {
+        sh.message(
+            Severity::Warning,
+            "System",
+            "Resume",
+            format!(
+                "the journal {} is damaged ({d}): its device lost or tore a write it had acknowledged; the existing files are held only to what it recorded before offset {}",
+                path.display(),
+                d.offset
+            ),
+        );
+    }
+    Some(st)
 }
 
 fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> anyhow::Result<u64> {

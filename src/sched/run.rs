@@ -4,15 +4,16 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use parking_lot::Mutex;
 
+use super::progress::Phase;
 use crate::actors::shared::Shared;
 use crate::actors::worker::Worker;
 use crate::actors::{batch, random, shrink, system};
 use crate::findings::Severity;
-use crate::page::ActorKind;
+use crate::page::{ActorKind, PAGE_SIZE};
 use crate::stats::{RunStats, ThreadStats};
 
 /// Pages per request for the initial update and the audit pass.
@@ -74,7 +75,7 @@ fn spawn<'s, 'e: 's>(
             Ok(stats) => col.absorb(&stats),
             Err(_) => {
                 *col.panicked.lock() = true;
-                sh.stop.stop_run(crate::sched::stop::StopReason::Error);
+                sh.stop.stop_run(crate::control::stop::StopReason::Error);
             }
         }
     });
@@ -107,52 +108,95 @@ fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) +
         "Cycle::Start",
         format!("Starting test cycle {cycle}"),
     );
-    phase(sh, "initial update", true, None, |scope| {
-        for (i, &file) in sh.data.iter().enumerate() {
-            spawn(
-                scope,
-                sh,
-                col,
-                ActorKind::Init,
-                i as u16,
-                SWEEP_PAGES,
-                move |w| initial_update(w, file),
-            );
-        }
-    });
-    phase(sh, "initial checkpoint", true, None, |scope| {
-        spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
-            system::checkpoint(w);
-        });
-    });
-    main_phase(sh, col, on_tick);
-    if !sh.stop.run_stopped() {
-        phase(sh, "final checkpoint", true, None, |scope| {
+    let data = data_bytes(sh);
+    let tick = |phase| Some(Ticker { on_tick, phase });
+    phase(
+        sh,
+        "initial update",
+        true,
+        tick(Phase::InitialUpdate { total_bytes: data }),
+        |scope| {
+            for (i, &file) in sh.data.iter().enumerate() {
+                spawn(
+                    scope,
+                    sh,
+                    col,
+                    ActorKind::Init,
+                    i as u16,
+                    SWEEP_PAGES,
+                    move |w| initial_update(w, file),
+                );
+            }
+        },
+    );
+    phase(
+        sh,
+        "initial checkpoint",
+        true,
+        tick(Phase::InitialCheckpoint),
+        |scope| {
             spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
                 system::checkpoint(w);
             });
-        });
-        audit_phase(sh, col);
+        },
+    );
+    main_phase(sh, col, on_tick);
+    if !sh.stop.run_stopped() {
+        phase(
+            sh,
+            "final checkpoint",
+            true,
+            tick(Phase::FinalCheckpoint),
+            |scope| {
+                spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
+                    system::checkpoint(w);
+                });
+            },
+        );
+        // The audit reads the data files as they are now (a shrink may have cut them).
+        audit_phase(
+            sh,
+            col,
+            tick(Phase::Audit {
+                total_bytes: data_bytes(sh),
+            }),
+        );
     }
 }
 
-/// The progress callback and the length of a timed phase (the main phase).
-pub type Timed<'a> = (&'a (dyn Fn(&str) + Sync), Duration);
+/// Bytes of the data files' pages after the header page: what the initial update writes and
+/// the audit pass reads.
+fn data_bytes(sh: &Shared) -> u64 {
+    sh.data
+        .iter()
+        .map(|&f| sh.files[f].pages.read().saturating_sub(1) * PAGE_SIZE as u64)
+        .sum()
+}
+
+/// The progress callback and the phase its lines describe (the main phase also ends on time).
+#[derive(Clone, Copy)]
+pub struct Ticker<'a> {
+    /// Receives a progress line about once a second.
+    pub on_tick: &'a (dyn Fn(&str) + Sync),
+    /// The phase running.
+    pub phase: Phase,
+}
 
 /// Runs `body`'s threads to completion with throttling lifted when `burst` and AllowIOBursts,
-/// with the Display Monitor watching for long I/O (and, for a timed phase, ending it on time
-/// and feeding the progress line).
+/// with the Display Monitor watching for long I/O, feeding the progress line, and ending the
+/// main phase on time.
 fn phase<'e>(
     sh: &'e Shared,
     name: &str,
     burst: bool,
-    timed: Option<Timed<'_>>,
+    timed: Option<Ticker<'_>>,
     body: impl for<'s> FnOnce(&'s thread::Scope<'s, 'e>),
 ) {
     if sh.stop.run_stopped() {
         return;
     }
     sh.stop.begin_phase();
+    depth_phase(sh, Some(name));
     sh.burst
         .store(burst && sh.plan.allow_io_bursts, Ordering::Relaxed);
     let t = Instant::now();
@@ -163,12 +207,25 @@ fn phase<'e>(
         workers_done.store(true, Ordering::Release);
     });
     sh.burst.store(false, Ordering::Relaxed);
+    depth_phase(sh, None);
     sh.message(
         Severity::Info,
         "System",
         "Cycle::Phase",
         format!("Phase '{name}' done in {:.1} s", t.elapsed().as_secs_f64()),
     );
+}
+
+/// Opens phase `name` (or closes the open one) in every depth gauge, so the depth is also
+/// reported per phase.
+fn depth_phase(sh: &Shared, name: Option<&str>) {
+    let gauges = sh.throttles.iter().map(|t| t.depth());
+    for g in gauges.chain([&*sh.depth]) {
+        match name {
+            Some(n) => g.begin_phase(n),
+            None => g.end_phase(),
+        }
+    }
 }
 
 /// Writes every page of a data file once (generation 1 of this cycle's pages), posting the
@@ -188,11 +245,17 @@ fn initial_update(w: &mut Worker<'_>, file: usize) {
 fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
     let plan = &sh.plan;
     let max_chain = plan.random.max_chain.max(1) as usize;
+    let main = Phase::Main {
+        length: sh.plan.cycle_duration,
+    };
     phase(
         sh,
         "main",
         false,
-        Some((on_tick, sh.plan.cycle_duration)),
+        Some(Ticker {
+            on_tick,
+            phase: main,
+        }),
         |scope| {
             for id in 0..plan.random.users {
                 spawn(
@@ -260,8 +323,8 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
     );
 }
 
-fn audit_phase(sh: &Shared, col: &Collector) {
-    phase(sh, "audit", false, None, |scope| {
+fn audit_phase(sh: &Shared, col: &Collector, ticker: Option<Ticker<'_>>) {
+    phase(sh, "audit", false, ticker, |scope| {
         for (i, &file) in sh.data.iter().enumerate() {
             spawn(
                 scope,

@@ -8,6 +8,9 @@ use std::time::Instant;
 
 use crate::actors::shared::{LogFile, Shared};
 use crate::actors::sync::Journal;
+use crate::control::inflight::Inflight;
+use crate::control::stop::Stop;
+use crate::control::throttle::{Gate, Throttle};
 use crate::engine::ceiling::Ceiling;
 use crate::engine::files::{self, Prepare, SimFile};
 use crate::engine::journal::{
@@ -19,11 +22,8 @@ use crate::engine::wal::{FlushHook, Wal};
 use crate::findings::{Event, EventSink, Message, Severity};
 use crate::io::{Backend, OpenOptions};
 use crate::page::{FileRole, PAGE_SIZE};
-use crate::sched::inflight::Inflight;
-use crate::sched::plan::SimPlan;
-use crate::sched::stop::Stop;
-use crate::sched::throttle::{Gate, Throttle};
-use crate::stats::LiveCounters;
+use crate::plan::SimPlan;
+use crate::stats::{DepthGauge, LiveCounters};
 
 /// Frames per MB of MaxMemoryMB.
 const FRAMES_PER_MB: u64 = 128;
@@ -40,12 +40,26 @@ pub fn build(
     } else {
         create_files(&plan, backend)?
     };
+    // The run's clock starts here: the depth gauges' timelines share it with the statistics.
+    let start = Instant::now();
+    let depth = Arc::new(DepthGauge::new(start));
+    let gauges: Vec<Arc<DepthGauge>> = plan
+        .files
+        .iter()
+        .map(|_| Arc::new(DepthGauge::new(start)))
+        .collect();
     let mut logs = Vec::new();
     for &i in &plan.log_files() {
         let f = &sim_files[i];
         let len = *f.pages.read() * PAGE_SIZE as u64;
-        let wal = Wal::new(
+        // The WAL issues the log's requests itself: count them in the file's gauge.
+        let counted = super::counted::Counted::new(
             Arc::clone(&f.storage),
+            Arc::clone(&gauges[i]),
+            Arc::clone(&depth),
+        );
+        let wal = Wal::new(
+            Arc::new(counted),
             run_id,
             i as u32,
             len,
@@ -60,10 +74,9 @@ pub fn build(
     let io_frames = io_frames(&plan, ceiling).map_err(|e| {
         anyhow::anyhow!("cannot allocate the I/O frames for requests in flight: {e}")
     })?;
-    let throttles = plan
-        .files
-        .iter()
-        .map(|_| Throttle::new(plan.target_io, ceiling))
+    let throttles = gauges
+        .into_iter()
+        .map(|g| Throttle::new(plan.target_io, ceiling).with_depth(g, Arc::clone(&depth)))
         .collect();
     // The pool never needs more frames than the data files can have pages.
     let data_pages: u64 = plan
@@ -88,6 +101,7 @@ pub fn build(
             plan.max_outstanding_io
         }),
         throttles,
+        depth,
         // Every asynchronous request holds at least one frame; synchronous ones one each.
         inflight: Inflight::new(users * 4 + 16 + io_frames.frames()),
         async_depth: ceiling,
@@ -96,7 +110,7 @@ pub fn build(
         sink,
         burst: AtomicBool::new(false),
         findings: AtomicU64::new(0),
-        start: Instant::now(),
+        start,
         journal: None,
         triage: Default::default(),
         env: Default::default(),
@@ -105,11 +119,11 @@ pub fn build(
     let mut shared = shared;
     // Resuming: read what the old journal says before the new one replaces it.
     let prior = if shared.plan.resume {
-        super::resume::journal_of(&shared)
+        super::resume::journal_of(&shared, backend)
     } else {
         None
     };
-    shared.journal = start_journal(&shared);
+    shared.journal = start_journal(&shared, backend);
     if shared.plan.resume {
         super::resume::restore(&shared, prior.as_ref())?;
     }
@@ -183,8 +197,9 @@ pub fn attach_ceiling(f: &mut SimFile) -> anyhow::Result<u64> {
     Ok(on_disk)
 }
 
-/// Creates the journal and starts its thread (a warning when it cannot be written).
-fn start_journal(sh: &Shared) -> crate::actors::sync::JournalSlot {
+/// Creates the journal through the backend (so the faulty one reaches it too) and starts its
+/// thread (a warning when it cannot be written).
+fn start_journal(sh: &Shared, backend: &dyn Backend) -> crate::actors::sync::JournalSlot {
     if !sh.plan.journal {
         return None;
     }
@@ -214,8 +229,12 @@ fn start_journal(sh: &Shared) -> crate::actors::sync::JournalSlot {
             text,
         )));
     });
-    let started = JournalWriter::create(&path, sh.run_id, files)
-        .and_then(|w| JournalService::start(w, state, journal_options(), warn));
+    let started = JournalWriter::create(backend, &path, sh.run_id, files)
+        .map_err(|e| e.to_string())
+        .and_then(|w| {
+            JournalService::start(w, state, journal_options(), warn)
+                .map_err(|e| format!("{}: cannot start the journal thread: {e}", path.display()))
+        });
     match started {
         Ok(service) => {
             for log in &sh.logs {
@@ -239,8 +258,7 @@ fn start_journal(sh: &Shared) -> crate::actors::sync::JournalSlot {
                 "System",
                 "Journal",
                 format!(
-                    "cannot create the journal {}: {e}; the durability check is void for this run (verify can judge pages only by what they say about themselves)",
-                    path.display()
+                    "cannot create the journal: {e}; the durability check is void for this run (verify can judge pages only by what they say about themselves)"
                 ),
             );
             None

@@ -51,6 +51,15 @@ impl LatencyHistogram {
         self.h.len()
     }
 
+    /// The latency (ns) at quantile `q` (0 to 1): for drawing whole distributions; 0 when
+    /// nothing was recorded.
+    pub fn value_at_quantile(&self, q: f64) -> u64 {
+        if self.h.is_empty() {
+            return 0;
+        }
+        self.h.value_at_quantile(q.clamp(0.0, 1.0))
+    }
+
     /// Percentile summary, in microseconds.
     pub fn latency(&self) -> Latency {
         if self.h.is_empty() {
@@ -81,15 +90,22 @@ pub enum HistCodecError {
     Hdr(hdrhistogram::serialization::DeserializeError),
 }
 
+/// HdrHistogram's V2 serialization of any histogram of nanoseconds, base64 (standard
+/// alphabet, padded): the one codec behind every `latency_hdr` (the simulation's
+/// [`LatencyHistogram`]s and `sqliosim bench`'s own histograms).
+pub fn histogram_to_v2_base64(h: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    // Serializing into a Vec cannot fail: V2 only fails on I/O errors or on counts past
+    // i64::MAX, which no run reaches.
+    let _ = V2Serializer::new().serialize(h, &mut bytes);
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
 impl LatencyHistogram {
     /// HdrHistogram's V2 serialization of the histogram (nanoseconds), base64 (standard
     /// alphabet, padded): the `latency_hdr` field of the JSON summary.
     pub fn to_v2_base64(&self) -> String {
-        let mut bytes = Vec::new();
-        // Serializing into a Vec cannot fail: V2 only fails on I/O errors or on counts past
-        // i64::MAX, which no run reaches.
-        let _ = V2Serializer::new().serialize(&self.h, &mut bytes);
-        base64::engine::general_purpose::STANDARD.encode(bytes)
+        histogram_to_v2_base64(&self.h)
     }
 
     /// Reads a histogram written by [`LatencyHistogram::to_v2_base64`] (or by any

@@ -6,6 +6,7 @@
 //! clones) the thread stats are merged into a [`RunStats`] and turned into a serialisable
 //! [`Summary`], which also renders SQLIOSim's byte-compatible per-file summary lines.
 
+mod depth;
 mod hist;
 mod live;
 mod op;
@@ -15,7 +16,8 @@ mod text;
 mod thread;
 mod timeline;
 
-pub use hist::LatencyHistogram;
+pub use depth::{DepthGauge, DepthSummary, PhaseDepth};
+pub use hist::{histogram_to_v2_base64, LatencyHistogram};
 pub use live::{LiveCounters, LiveSnapshot};
 pub use op::OpKind;
 pub use run::{FileMeta, RunStats};

@@ -79,6 +79,7 @@ impl RunStats {
             files: file_sums,
             actors: actor_summaries(s, secs),
             timeline: s.timeline.points(),
+            depth: None,
             journal: None,
         }
     }
@@ -145,6 +146,7 @@ fn file_summary(
         io_request_blocks: st.max_outstanding,
         io,
         latency_by_op,
+        depth: None,
     }
 }
 

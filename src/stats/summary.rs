@@ -103,6 +103,10 @@ pub struct FileSummary {
     pub io: OpTotals,
     /// Latency per kind of operation (only kinds that occurred).
     pub latency_by_op: BTreeMap<OpKind, Latency>,
+    /// Reads and writes in flight to the file: most at once and time-weighted mean, over the
+    /// run and per phase (schema /2; absent in /1 documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<super::DepthSummary>,
 }
 
 /// Everything reported about one kind of actor (all files).
@@ -129,6 +133,10 @@ pub struct Summary {
     pub actors: Vec<ActorSummary>,
     /// IOPS, MB/s and latency per time bucket.
     pub timeline: Vec<TimelinePoint>,
+    /// Reads and writes in flight to all files together, over the run and per phase (schema
+    /// /2; absent in /1 documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<super::DepthSummary>,
     /// The durability journal: its size, compactions, and whether it could be written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<crate::engine::journal::JournalSummary>,

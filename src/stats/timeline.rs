@@ -75,6 +75,14 @@ pub struct TimelinePoint {
     pub mean_latency_us: f64,
     /// Failed I/Os in the bucket.
     pub errors: u64,
+    /// Most reads and writes in flight at once in the bucket, all files together (schema /2;
+    /// 0 in /1 documents).
+    #[serde(default)]
+    pub inflight_max: u64,
+    /// Time-weighted mean of the reads and writes in flight in the bucket, all files together
+    /// (∫ in-flight dt ÷ bucket width; schema /2).
+    #[serde(default)]
+    pub inflight_mean: f64,
 }
 
 impl Timeline {
@@ -168,6 +176,8 @@ impl Timeline {
                         b.latency_ns as f64 / ops as f64 / 1000.0
                     },
                     errors: b.errors,
+                    inflight_max: 0,
+                    inflight_mean: 0.0,
                 }
             })
             .collect()

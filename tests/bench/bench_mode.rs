@@ -42,6 +42,13 @@ fn sweep_writes_csv_json_html_and_finds_saturation() {
         serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid JSON");
     assert_eq!(v["results"].as_array().map(Vec::len), Some(12));
     assert_eq!(v["saturation"].as_array().map(Vec::len), Some(2));
+    // Each row carries its latency histogram, which decodes to the row's own figures.
+    for row in v["results"].as_array().expect("rows") {
+        let hdr = row["latency_hdr"].as_str().expect("latency_hdr");
+        let h = sqliosim::stats::LatencyHistogram::from_v2_base64(hdr).expect("decodes");
+        assert_eq!(Some(h.count()), row["latency"]["count"].as_u64(), "{row}");
+        assert!(h.count() > 0);
+    }
     let html = std::fs::read_to_string(&html).expect("html");
     assert!(html.contains("<svg") && html.contains("IOPS against queue depth"));
 }

@@ -132,8 +132,25 @@ fn report() -> (args::DiskspdArgs, Report) {
         result: super::support::result(),
         host: "testhost".into(),
         start_time: "2026-01-01 00:00:00 UTC".into(),
+        topology: synthetic_topology(),
     };
     (a, rep)
+}
+
+/// Two CPUs on one socket, one core each: a fixed topology so the snapshot does not depend on
+/// the machine that runs the tests.
+pub fn synthetic_topology() -> sqliosim::bench::diskspd::topology::Topology {
+    use sqliosim::bench::diskspd::topology::{CpuPlace, Topology};
+    Topology {
+        cpus: (0..2)
+            .map(|id| CpuPlace {
+                id,
+                socket: 0,
+                node: 0,
+                core: id,
+            })
+            .collect(),
+    }
 }
 
 #[test]
@@ -163,7 +180,11 @@ fn xml_layout_snapshot_parses() {
             .expect(parent);
         p.children().filter(|n| n.has_tag_name("Bucket")).count()
     };
-    assert_eq!(buckets_in("Latency"), 15, "min, 13 percentiles, max");
+    assert_eq!(
+        buckets_in("Latency"),
+        108,
+        "0, 1..99, 99.9..99.9999999, 100 as DiskSpd"
+    );
     assert_eq!(buckets_in("Iops"), 10, "one bucket per measured second");
     assert_eq!(
         ts.descendants()

@@ -1,11 +1,11 @@
 //! Synthetic results with known latencies, for deterministic layout snapshots.
 
 use sqliosim::bench::cpu::{CpuRow, CpuUsage};
-use sqliosim::bench::engine::{EngineKind, OpKind};
 use sqliosim::bench::honest::DirectIo;
 use sqliosim::bench::job::Job;
-use sqliosim::bench::latency::ThreadStats;
+use sqliosim::bench::latency::BenchStats;
 use sqliosim::bench::run::{RunResult, TargetInfo};
+use sqliosim::io::aio::{Direction, RingKind};
 
 /// Two threads on one 64 MiB file, 70 % reads, latencies 100 µs .. 2 ms, 10 s measured.
 pub fn result() -> RunResult {
@@ -15,19 +15,19 @@ pub fn result() -> RunResult {
     job.read_pct = 70;
     let mut threads = Vec::new();
     for t in 0..2u64 {
-        let mut st = ThreadStats::default();
+        let mut st = BenchStats::default();
         for i in 0..10_000u64 {
             let kind = if i % 10 < 7 {
-                OpKind::Read
+                Direction::Read
             } else {
-                OpKind::Write
+                Direction::Write
             };
             let lat = 100_000 + (i * 7919 + t * 13) % 1_900_000;
             st.record(kind, lat, 8192, (i / 1000) as usize);
         }
         threads.push(st);
     }
-    let mut total = ThreadStats::default();
+    let mut total = BenchStats::default();
     threads.iter().for_each(|t| total.merge(t));
     let direct_io = DirectIo {
         requested: true,
@@ -38,7 +38,7 @@ pub fn result() -> RunResult {
     };
     RunResult {
         job,
-        engine: EngineKind::Uring,
+        engine: RingKind::Uring,
         targets: vec![TargetInfo {
             path: "testfile.dat".into(),
             size: 64 << 20,

@@ -11,7 +11,7 @@ use sqliosim::page::{
     verify, ActorKind, Expect, ExpectedState, PageStamp, Verdict, PAGE_SIZE, SECTOR_SIZE,
 };
 use sqliosim::report::{Evidence, EvidenceOptions, LogClock, RunInfo};
-use sqliosim::stats::{FileMeta, OpKind, RunStats, Summary, ThreadStats};
+use sqliosim::stats::{DepthSummary, FileMeta, OpKind, PhaseDepth, RunStats, Summary, ThreadStats};
 
 pub const RUN: u64 = 0x5EED_0000_0000_0001;
 pub const FILE_ID: u32 = 1;
@@ -227,13 +227,37 @@ pub fn summary() -> Summary {
     t.outstanding(0, 33);
     let mut run = RunStats::new(start);
     run.absorb(&t);
-    run.summary(
+    let mut s = run.summary(
         &[
             FileMeta::new("/data/sqliosim.mdx"),
             FileMeta::new("/data/sqliosim.ldx"),
         ],
         Duration::from_secs(3),
-    )
+    );
+    // The depth a run's gauges report: a burst in the first second, then a steady queue.
+    for (i, p) in s.timeline.iter_mut().enumerate() {
+        p.inflight_max = [64, 12, 8][i % 3];
+        p.inflight_mean = [40.5, 7.25, 6.0][i % 3];
+    }
+    s.files[0].depth = Some(DepthSummary {
+        max: 64,
+        mean: 17.9,
+        phases: vec![
+            PhaseDepth {
+                phase: "initial update".into(),
+                seconds: 1.0,
+                max: 64,
+                mean: 40.5,
+            },
+            PhaseDepth {
+                phase: "main".into(),
+                seconds: 2.0,
+                max: 12,
+                mean: 6.6,
+            },
+        ],
+    });
+    s
 }
 
 pub fn options(dir: &Path, cap: u64) -> EvidenceOptions {

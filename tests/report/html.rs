@@ -71,8 +71,10 @@ fn report(dir: &Path) -> PathBuf {
 fn html_is_self_contained_with_charts() {
     let dir = tempfile::tempdir().unwrap();
     let page = std::fs::read_to_string(report(dir.path())).unwrap();
-    // IOPS, MB/s, latency per file and per actor, findings over time.
-    assert_eq!(page.matches("<svg").count(), 5, "charts");
+    // IOPS, MB/s, requests in flight, latency per file and per actor, findings over time.
+    assert_eq!(page.matches("<svg").count(), 6, "charts");
+    assert!(page.contains("Requests in flight over time"));
+    assert!(page.contains("<td class='l'>initial update</td><td>64</td><td>40.50</td>"));
     // No scripts and nothing loaded from elsewhere (the SVG namespace URI is not a resource).
     assert!(!page.contains("<script") && !page.contains(" src=") && !page.contains("<link"));
     assert!(page.contains("FAILED: 14 integrity error(s)"));
@@ -101,7 +103,7 @@ fn html_renders_in_headless_chromium() {
     let profile = dir.path().join("profile");
     let (dom, err) = run_chromium(&bin, &page, &profile, &["--dump-dom".into()]);
     assert!(!err.contains("Uncaught"), "script errors: {err}");
-    assert_eq!(dom.matches("<svg").count(), 5, "charts in the rendered DOM");
+    assert_eq!(dom.matches("<svg").count(), 6, "charts in the rendered DOM");
     assert!(dom.contains("id=\"verdict\""), "verdict in the DOM");
     let png = dir.path().join("shot.png");
     let shot = [

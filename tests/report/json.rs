@@ -60,3 +60,43 @@ fn no_temporary_file_is_left_behind() {
         .collect();
     assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
 }
+
+/// Removes every key named `key`, at any depth.
+fn strip(v: &mut serde_json::Value, key: &str) {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.remove(key);
+            m.values_mut().for_each(|c| strip(c, key));
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|c| strip(c, key)),
+        _ => {}
+    }
+}
+
+#[test]
+fn schema_2_adds_host_hash_end_and_stop_and_report_still_reads_schema_1() {
+    let dir = tempfile::tempdir().unwrap();
+    fixtures::run(dir.path(), &fixtures::every_class()[..3], 50);
+    let text = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["schema"], "sqliosim-summary/2");
+    assert!(v["host"]["hostname"].is_string() && v["ended_us"].is_u64());
+    assert!(v["config_hash"].as_str().unwrap().starts_with("sha256:"));
+    // A /1 document, as sqliosim 0.1 wrote it: none of the /2 fields.
+    v["schema"] = "sqliosim-summary/1".into();
+    for key in ["host", "config_hash", "ended_us", "stop", "latency_hdr"] {
+        strip(&mut v, key);
+    }
+    let old = dir.path().join("v1.json");
+    std::fs::write(&old, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let l = sqliosim::report::reader::load(&old).expect("a /1 document loads");
+    let doc = l.json.as_ref().unwrap();
+    assert_eq!(doc.schema, "sqliosim-summary/1");
+    assert!(doc.host.is_none() && doc.config_hash.is_none() && doc.stop.is_none());
+    assert!(l.complete && l.stopped_by.is_none());
+    assert_eq!(l.integrity_errors(), 3);
+    assert_eq!(l.summary.as_ref().unwrap().files.len(), 2);
+    let args = ["sqliosim report".into(), old.into_os_string()];
+    let outcome = sqliosim::report::main(args.to_vec()).expect("report reads /1");
+    assert_eq!(outcome, sqliosim::exit::Outcome::Findings);
+}

@@ -1,5 +1,9 @@
 //! Fixtures for the end-to-end tests: a mounted faultfs, stamped pages, O_DIRECT I/O.
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because O_DIRECT needs
+// an aligned buffer, allocated and freed by hand.
+#![allow(unsafe_code)]
+
 use faultfs::{fuse_or_skip, Mount};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::{File, OpenOptions};

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::page::FileRole;
-use crate::sched::plan::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
+use crate::plan::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
 
 /// Name of the data file.
 pub const DATA: &str = "sqliosim.mdx";

@@ -7,7 +7,7 @@ pub mod plan;
 use crate::bench::error::BenchError;
 use crate::bench::out::{export, html, text};
 use crate::bench::run::{self, RunResult};
-use crate::bench::summary::Summary;
+use crate::bench::summary::BenchSummary;
 use crate::bench::sweep::{self, CellResult};
 use crate::bench::{signals, sqlio};
 use crate::exit::Outcome;
@@ -42,9 +42,14 @@ pub fn run_with(args: &[OsString], out: &mut dyn Write) -> anyhow::Result<Outcom
     let Some(a) = parse::<BenchArgs>(args, out)? else {
         return Ok(Outcome::Clean);
     };
-    let plan = plan::plan(&a)?;
+    run_parsed(&a, out)
+}
+
+/// Runs `sqliosim bench` with parsed options, writing the console report to `out`.
+pub fn run_parsed(a: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let plan = plan::plan(a)?;
     let stop = signals::stop_flag();
-    execute(&plan, &a, &stop, out)
+    execute(&plan, a, &stop, out)
 }
 
 fn execute(
@@ -63,7 +68,7 @@ fn execute(
             let r = run::run(&job, stop).map_err(BenchError::into_anyhow)?;
             interrupted |= r.interrupted;
             if !sweep {
-                writeln!(out, "{}", text::run_report(&Summary::of(&r)))?;
+                writeln!(out, "{}", text::run_report(&BenchSummary::of(&r)))?;
                 if a.sqlio_output {
                     writeln!(out, "{}", sqlio::output::block_for_run(&r))?;
                 }

@@ -2,11 +2,11 @@
 //! (block size × pattern × rw × threads × outstanding) to run it over.
 
 use super::args::BenchArgs;
-use crate::bench::engine::EngineKind;
 use crate::bench::error::BenchError;
 use crate::bench::job::{DataMode, Job, Pattern, Target};
 use crate::bench::target;
-use crate::bench::units::{bad, parse_count_list, parse_list, parse_secs, parse_size, BadValue};
+use crate::bench::units::{bad, parse_count_list, parse_list, parse_secs, parse_size, BadArg};
+use crate::io::aio::RingKind;
 use std::path::{Path, PathBuf};
 
 /// One combination of the matrix.
@@ -49,7 +49,7 @@ pub struct Plan {
     pub repeat: u32,
 }
 
-fn pattern(switch: &str, s: &str) -> Result<Pattern, BadValue> {
+fn pattern(switch: &str, s: &str) -> Result<Pattern, BadArg> {
     match s {
         "random" | "rand" => Ok(Pattern::Random),
         "sequential" | "seq" => Ok(Pattern::Sequential),
@@ -57,7 +57,7 @@ fn pattern(switch: &str, s: &str) -> Result<Pattern, BadValue> {
     }
 }
 
-fn rw(read_pct: u8) -> impl Fn(&str, &str) -> Result<u8, BadValue> {
+fn rw(read_pct: u8) -> impl Fn(&str, &str) -> Result<u8, BadArg> {
     move |switch, s| match s {
         "read" => Ok(100),
         "write" => Ok(0),
@@ -66,7 +66,7 @@ fn rw(read_pct: u8) -> impl Fn(&str, &str) -> Result<u8, BadValue> {
     }
 }
 
-fn block(switch: &str, s: &str) -> Result<u32, BadValue> {
+fn block(switch: &str, s: &str) -> Result<u32, BadArg> {
     let v = parse_size(switch, s)?;
     u32::try_from(v)
         .ok()
@@ -79,11 +79,11 @@ fn target_size(path: &Path, size: Option<u64>) -> u64 {
     size.unwrap_or_else(|| target::default_size(path))
 }
 
-fn engine(s: &str) -> Result<EngineKind, BadValue> {
-    EngineKind::from_name(s).ok_or_else(|| bad("--engine", s, "uring or psync"))
+fn engine(s: &str) -> Result<RingKind, BadArg> {
+    RingKind::from_name(s).ok_or_else(|| bad("--engine", s, "uring or psync"))
 }
 
-fn data(s: &str) -> Result<DataMode, BadValue> {
+fn data(s: &str) -> Result<DataMode, BadArg> {
     match s {
         "random" => Ok(DataMode::Random),
         "zeros" | "zero" => Ok(DataMode::Zeros),

@@ -2,7 +2,7 @@
 //! -R -B -f`, sizes with K/M/G suffixes) and the settings they mean. Switches that only tune
 //! Windows (affinity, priority, ETW) are accepted and reported as without effect.
 
-use crate::bench::units::{bad, parse_size, BadValue};
+use crate::bench::units::{bad, parse_size, BadArg};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,20 +98,20 @@ fn defaults() -> DiskspdArgs {
     }
 }
 
-fn count(sw: &str, v: &str) -> Result<u32, BadValue> {
+fn count(sw: &str, v: &str) -> Result<u32, BadArg> {
     v.parse::<u32>()
         .ok()
         .filter(|n| *n > 0)
         .ok_or_else(|| bad(sw, v, "a positive whole number"))
 }
 
-fn secs(sw: &str, v: &str) -> Result<f64, BadValue> {
+fn secs(sw: &str, v: &str) -> Result<f64, BadArg> {
     v.parse::<u32>()
         .map(f64::from)
         .map_err(|_| bad(sw, v, "whole seconds"))
 }
 
-fn caching(a: &mut DiskspdArgs, v: &str) -> Result<(), BadValue> {
+fn caching(a: &mut DiskspdArgs, v: &str) -> Result<(), BadArg> {
     let v = if v.is_empty() { "u" } else { v };
     for c in v.chars() {
         match c {
@@ -131,7 +131,7 @@ fn caching(a: &mut DiskspdArgs, v: &str) -> Result<(), BadValue> {
     Ok(())
 }
 
-fn throughput(v: &str) -> Result<(f64, bool), BadValue> {
+fn throughput(v: &str) -> Result<(f64, bool), BadArg> {
     let (n, iops) = match v.strip_suffix('i') {
         Some(n) => (n, true),
         None => (v, false),
@@ -147,7 +147,7 @@ fn throughput(v: &str) -> Result<(f64, bool), BadValue> {
 }
 
 /// Applies one switch (without its leading `-` or `/`).
-fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BadValue> {
+fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BadArg> {
     let (k, v) = s.split_at(1);
     match k {
         "c" => a.create = Some(parse_size("-c", v)?),
@@ -189,7 +189,7 @@ fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BadValue> {
 }
 
 /// Parses DiskSpd's switches (after the display name) plus `--engine` and `--force`.
-pub fn parse(args: &[String]) -> Result<DiskspdArgs, BadValue> {
+pub fn parse(args: &[String]) -> Result<DiskspdArgs, BadArg> {
     let mut a = defaults();
     a.command_line = std::iter::once("diskspd")
         .chain(args.iter().map(String::as_str))

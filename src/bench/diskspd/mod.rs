@@ -4,15 +4,17 @@
 
 pub mod args;
 pub mod text;
+pub mod topology;
 pub mod xml;
+mod xml_profile;
 
-use crate::bench::engine::EngineKind;
 use crate::bench::error::BenchError;
 use crate::bench::job::{DataMode, Job, Pattern, Target};
 use crate::bench::run::{self, RunResult};
 use crate::bench::sqlio::args::DriveMap;
 use crate::bench::{front, signals};
 use crate::exit::Outcome;
+use crate::io::aio::RingKind;
 use std::ffi::OsString;
 use std::io::Write;
 
@@ -24,14 +26,16 @@ pub struct Report {
     pub host: String,
     /// Start time, UTC.
     pub start_time: String,
+    /// Where each CPU sits (socket, NUMA node, core), for the XML layout.
+    pub topology: topology::Topology,
 }
 
 impl Report {
     /// "io_uring" or "psync threads", for the input-parameter echo.
     pub fn engine_line(&self) -> &'static str {
         match self.result.engine {
-            EngineKind::Uring => "io_uring",
-            EngineKind::Psync => "psync threads",
+            RingKind::Uring => "io_uring",
+            RingKind::Psync => "psync threads",
         }
     }
 }
@@ -163,6 +167,7 @@ pub fn run_with(
         result,
         host: host(),
         start_time,
+        topology: topology::Topology::read(),
     };
     match a.format {
         args::Format::Text => write!(out, "{}", text::render(&a, &rep))?,

@@ -4,7 +4,7 @@
 
 use super::args::DiskspdArgs;
 use super::Report;
-use crate::bench::latency::{ThreadStats, PERCENTILES};
+use crate::bench::latency::{BenchStats, PERCENTILES};
 use hdrhistogram::Histogram;
 use std::fmt::Write;
 
@@ -145,7 +145,7 @@ fn cpu_table(o: &mut String, rep: &Report) {
 }
 
 /// Bytes, I/Os, latencies and per-second counts of one section.
-fn pick(t: &ThreadStats, s: Section) -> (u64, u64, Histogram<u64>, Vec<u64>) {
+fn pick(t: &BenchStats, s: Section) -> (u64, u64, Histogram<u64>, Vec<u64>) {
     match s {
         Section::Total => (t.bytes(), t.ios(), t.total(), t.timeline.clone()),
         Section::Read => (
@@ -215,7 +215,7 @@ fn section(o: &mut String, a: &DiskspdArgs, rep: &Report, s: Section) {
         lat(a.latency, "------------")
     );
     o.push_str(&border);
-    let mut total = ThreadStats::default();
+    let mut total = BenchStats::default();
     for (i, t) in rep.result.threads.iter().enumerate() {
         let (bytes, ios, h, timeline) = pick(t, s);
         let _ = write!(
@@ -249,7 +249,7 @@ fn ms(h: &Histogram<u64>, f: impl Fn(&Histogram<u64>) -> u64) -> String {
     }
 }
 
-fn percentiles(o: &mut String, total: &ThreadStats) {
+fn percentiles(o: &mut String, total: &BenchStats) {
     let (r, w, t) = (&total.read, &total.write, total.total());
     o.push_str("\ntotal:\n  %-ile |  Read (ms) | Write (ms) | Total (ms)\n----------------------------------------------\n");
     let _ = writeln!(

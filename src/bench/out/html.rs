@@ -77,12 +77,6 @@ pub fn chart(title: &str, y_desc: &str, curves: &[Curve]) -> Result<String, Stri
     Ok(svg)
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 /// One table row per saturation point.
 fn saturation_rows(sat: &[Saturation]) -> String {
     sat
@@ -129,7 +123,8 @@ pub fn page(cells: &[CellResult], sat: &[Saturation], table: &str) -> Result<Str
     }
     page.push_str(&format!(
         "<h2>All results</h2>\n<pre>{}</pre>\n</body></html>\n",
-        escape(table)
+        // Element content only: quick-xml's partial escape (& < >) keeps quotes as typed.
+        quick_xml::escape::partial_escape(table)
     ));
     Ok(page)
 }

@@ -2,7 +2,7 @@
 //! saturation points.
 
 use crate::bench::latency::{LatencySummary, PERCENTILES};
-use crate::bench::summary::Summary;
+use crate::bench::summary::BenchSummary;
 use crate::bench::sweep::{CellResult, Saturation};
 use std::fmt::Write;
 
@@ -20,7 +20,7 @@ fn cell(l: Option<&LatencySummary>, f: &dyn Fn(&LatencySummary) -> f64) -> Strin
 }
 
 /// The header lines that state what was measured and how honestly.
-pub fn describe(s: &Summary) -> String {
+pub fn describe(s: &BenchSummary) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -72,7 +72,7 @@ pub fn describe(s: &Summary) -> String {
 }
 
 /// The detailed report of one run.
-pub fn run_report(s: &Summary) -> String {
+pub fn run_report(s: &BenchSummary) -> String {
     let mut o = describe(s);
     let stopped = if s.interrupted { " (interrupted)" } else { "" };
     let _ = writeln!(o, "measured {:.2} s{stopped}", s.measured_s);
@@ -108,7 +108,7 @@ pub fn run_report(s: &Summary) -> String {
 }
 
 /// Read / write / total latency from min through the nines to max, in microseconds.
-fn latency_table(s: &Summary) -> String {
+fn latency_table(s: &BenchSummary) -> String {
     let cols = [
         s.read_latency.as_ref(),
         s.write_latency.as_ref(),

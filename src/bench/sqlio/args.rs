@@ -6,7 +6,7 @@
 //! comes from `--drive-map X=/path` (repeatable, ours) or else the environment variable
 //! `SQLIOSIM_DRIVE_X`. A path without a drive letter is used as is (backslashes become `/`).
 
-use crate::bench::units::{bad, BadValue};
+use crate::bench::units::{bad, BadArg};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -32,14 +32,18 @@ pub struct SqlioArgs {
     pub threads: u32,
     /// `-s`.
     pub secs: u64,
-    /// `-o`.
+    /// `-o` (at least 1: `-o0` runs one I/O at a time).
     pub outstanding: u32,
+    /// `-o` given with a value above 0: SQLIO then prints its "enabling multiple I/Os" line.
+    pub outstanding_given: bool,
     /// `-b`, KB.
     pub block_kb: u32,
     /// `-fsequential` (numeric stripe factors run random).
     pub sequential: bool,
     /// `-B` mode letter: N, Y, H or S.
     pub buffering: char,
+    /// `-B` given: SQLIO prints its "buffering set to" line only then.
+    pub buffering_given: bool,
     /// `-LS` / `-LP`.
     pub latency: bool,
     /// `-F` file name, as written.
@@ -62,7 +66,7 @@ pub struct DriveMap {
 
 impl DriveMap {
     /// Adds `X=/dir`.
-    pub fn add(&mut self, spec: &str) -> Result<(), BadValue> {
+    pub fn add(&mut self, spec: &str) -> Result<(), BadArg> {
         let (l, d) = spec
             .split_once('=')
             .ok_or_else(|| bad("--drive-map", spec, "LETTER=DIRECTORY, e.g. E=/mnt/data"))?;
@@ -100,7 +104,7 @@ impl DriveMap {
     }
 }
 
-fn num<T: std::str::FromStr>(switch: &str, v: &str, expected: &'static str) -> Result<T, BadValue> {
+fn num<T: std::str::FromStr>(switch: &str, v: &str, expected: &'static str) -> Result<T, BadArg> {
     v.parse().map_err(|_| bad(switch, v, expected))
 }
 
@@ -110,9 +114,11 @@ fn defaults() -> SqlioArgs {
         threads: 1,
         secs: 30,
         outstanding: 1,
+        outstanding_given: false,
         block_kb: 2,
         sequential: false,
         buffering: 'N',
+        buffering_given: false,
         latency: false,
         param_file: None,
         files: Vec::new(),
@@ -123,7 +129,7 @@ fn defaults() -> SqlioArgs {
 }
 
 /// Applies one `-X…` switch.
-fn switch(a: &mut SqlioArgs, s: &str, drives: &mut Vec<char>) -> Result<(), BadValue> {
+fn switch(a: &mut SqlioArgs, s: &str, drives: &mut Vec<char>) -> Result<(), BadArg> {
     let (k, v) = s[1..].split_at(1.min(s.len() - 1));
     match k {
         "k" => match v.to_ascii_uppercase().as_str() {
@@ -133,7 +139,11 @@ fn switch(a: &mut SqlioArgs, s: &str, drives: &mut Vec<char>) -> Result<(), BadV
         },
         "t" => a.threads = num("-t", v, "a thread count from 1 to 256").ok().filter(|t| (1..=256).contains(t)).ok_or_else(|| bad("-t", v, "a thread count from 1 to 256"))?,
         "s" => a.secs = num("-s", v, "seconds")?,
-        "o" => a.outstanding = num::<u32>("-o", v, "outstanding I/Os per thread (at least 1)")?.max(1),
+        "o" => {
+            let n = num::<u32>("-o", v, "outstanding I/Os per thread")?;
+            a.outstanding = n.max(1);
+            a.outstanding_given = n > 0;
+        }
         "b" => a.block_kb = num::<u32>("-b", v, "an I/O size in KB").ok().filter(|b| *b > 0).ok_or_else(|| bad("-b", v, "an I/O size in KB"))?,
         "f" => match v.to_ascii_lowercase().as_str() {
             "random" => a.sequential = false,
@@ -142,7 +152,10 @@ fn switch(a: &mut SqlioArgs, s: &str, drives: &mut Vec<char>) -> Result<(), BadV
             _ => return Err(bad("-f", v, "random, sequential or a stripe factor")),
         },
         "B" => match v.to_ascii_uppercase().as_str() {
-            m @ ("N" | "Y" | "H" | "S") => a.buffering = m.chars().next().unwrap_or('N'),
+            m @ ("N" | "Y" | "H" | "S") => {
+                a.buffering = m.chars().next().unwrap_or('N');
+                a.buffering_given = true;
+            }
             _ => return Err(bad("-B", v, "N (none), Y (all), H (hardware) or S (software)")),
         },
         "L" => match v.chars().next().map(|c| c.to_ascii_uppercase()) {

@@ -86,8 +86,8 @@ pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
         secs: a.secs,
         block_kb: a.block_kb,
         sequential: a.sequential,
-        outstanding: a.outstanding,
-        buffering: a.buffering,
+        outstanding: a.outstanding_given.then_some(a.outstanding),
+        buffering: a.buffering_given.then_some(a.buffering),
         latency: a.latency,
     };
     Ok((job, header))

@@ -1,8 +1,13 @@
 //! SQLIO's output block, byte for byte in the lines community parsers read: the banner,
 //! the run description, `CUMULATIVE DATA:`, `IOs/sec:` / `MBs/sec:` with two decimals, whole
 //! millisecond `Min/Avg/Max_Latency(ms)`, and the 25-bucket `ms:` / `%:` histogram.
+//!
+//! The layout follows real SQLIO v1.5 captures (tests/bench/fixtures/sqlio-*.txt): SQLIO
+//! indents the per-file thread line, the I/O size, the outstanding-I/O and the buffering lines
+//! with one tab, and parsers rely on it (one matches `\tusing\s(\d+)?KB`). The outstanding
+//! and buffering lines appear only when `-o` (above 0) and `-B` were given.
 
-use crate::bench::latency::ThreadStats;
+use crate::bench::latency::BenchStats;
 use crate::bench::run::RunResult;
 use hdrhistogram::Histogram;
 use std::fmt::Write;
@@ -22,10 +27,11 @@ pub struct Header {
     pub block_kb: u32,
     /// Sequential rather than random.
     pub sequential: bool,
-    /// Outstanding I/Os per thread.
-    pub outstanding: u32,
-    /// `-B` letter.
-    pub buffering: char,
+    /// Outstanding I/Os per thread, when `-o` asked for more than 0 (SQLIO prints its
+    /// "enabling multiple I/Os" line only then, also for `-o1`).
+    pub outstanding: Option<u32>,
+    /// `-B` letter, when `-B` was given (SQLIO prints its "buffering set to" line only then).
+    pub buffering: Option<char>,
     /// `-LS`/`-LP` given: print latency metrics and the histogram.
     pub latency: bool,
 }
@@ -75,7 +81,7 @@ pub fn histogram(h: &Histogram<u64>) -> [u64; 25] {
 }
 
 /// Figures from merged statistics over `secs` seconds.
-pub fn figures(total: &ThreadStats, secs: f64) -> Figures {
+pub fn figures(total: &BenchStats, secs: f64) -> Figures {
     let h = total.total();
     let secs = secs.max(1e-9);
     let ms = |ns: u64| ns / 1_000_000;
@@ -121,7 +127,7 @@ fn describe(hd: &Header) -> String {
             let last = first + t - 1;
             let _ = writeln!(
                 o,
-                "file {name} with {t} threads ({first}-{last}) using mask 0x0 (0)"
+                "\tfile {name} with {t} threads ({first}-{last}) using mask 0x0 (0)"
             );
             first += t;
         }
@@ -143,15 +149,16 @@ fn describe(hd: &Header) -> String {
     } else {
         "random"
     };
-    let _ = writeln!(o, "using {}KB {pattern} IOs", hd.block_kb);
-    if hd.outstanding > 1 {
+    let _ = writeln!(o, "\tusing {}KB {pattern} IOs", hd.block_kb);
+    if let Some(n) = hd.outstanding {
         let _ = writeln!(
             o,
-            "enabling multiple I/Os per thread with {} outstanding",
-            hd.outstanding
+            "\tenabling multiple I/Os per thread with {n} outstanding"
         );
     }
-    let _ = writeln!(o, "{}", buffering_line(hd.buffering));
+    if let Some(mode) = hd.buffering {
+        let _ = writeln!(o, "\t{}", buffering_line(mode));
+    }
     for (name, _, mb, specified) in &hd.files {
         let how = if *specified { "specified" } else { "current" };
         let _ = writeln!(o, "using {how} size: {mb} MB for file: {name}");
@@ -173,13 +180,13 @@ pub fn block_for_run(r: &RunResult) -> String {
         secs: j.duration_s.round() as u64,
         block_kb: j.block_size / 1024,
         sequential: j.pattern == crate::bench::job::Pattern::Sequential,
-        outstanding: j.depth,
-        buffering: match (j.direct, j.write_through) {
+        outstanding: Some(j.depth),
+        buffering: Some(match (j.direct, j.write_through) {
             (true, true) => 'N',
             (true, false) => 'H',
             (false, true) => 'S',
             (false, false) => 'Y',
-        },
+        }),
         latency: true,
     };
     render(&hd, &figures(&r.total, r.measured_s))

@@ -11,23 +11,31 @@
 //! outgrows twice a snapshot of the state it is rewritten as that snapshot
 //! ([`JournalWriter::compact`]): written beside, synced, renamed over, directory synced, so a
 //! crash at any moment leaves the old journal or the new one.
+//!
+//! The journal is written and read through the I/O layer only ([`crate::io::AppendFile`] from
+//! [`Backend::create_append`], [`Backend::read_whole`]), so the faulty backend can lose or tear
+//! its writes too. A journal that is unreadable *before* its end — whole records after bytes
+//! that are not one — is damaged, not torn: its device lost or tore a write it had acknowledged
+//! as durable ([`Damage`]); only the records before the damage are trusted.
 
+mod damage;
 mod record;
 pub mod service;
 mod state;
 mod summary;
 
-pub use record::{decode_all, Record};
+pub use damage::{Damage, Flaw};
+pub use record::{decode, decode_all, Decoded, Record};
 pub use service::{Ack, JournalOptions, JournalService};
 pub use state::JournalState;
 pub use summary::JournalSummary;
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Seek, SeekFrom, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::io::{AppendFile, Backend, IoError};
 use crate::page::FileRole;
 
 /// Journal file name, beside the first data file.
@@ -46,46 +54,43 @@ pub struct JournalFile {
     pub path: PathBuf,
 }
 
-/// The journal being written by a run.
+/// The journal being written by a run, through the I/O layer's append-file door (so the
+/// faulty backend and faultfs reach it as they reach the data files).
 #[derive(Debug)]
 pub struct JournalWriter {
-    file: File,
-    path: PathBuf,
-    len: u64,
+    file: Box<dyn AppendFile>,
 }
 
 /// Where a compaction writes the new journal before renaming it over the old one.
 pub fn compaction_path(journal: &Path) -> PathBuf {
-    let mut name = journal.as_os_str().to_owned();
-    name.push(".new");
-    PathBuf::from(name)
+    crate::io::append::replacement_path(journal)
 }
 
 impl JournalWriter {
     /// Starts a new journal at `path` (replacing an old one) with a Start record.
-    pub fn create(path: &Path, run_id: u64, files: Vec<JournalFile>) -> io::Result<JournalWriter> {
+    pub fn create(
+        backend: &dyn Backend,
+        path: &Path,
+        run_id: u64,
+        files: Vec<JournalFile>,
+    ) -> Result<JournalWriter, IoError> {
         // A compaction a crash interrupted left this; the journal itself is whole.
-        let _ = std::fs::remove_file(compaction_path(path));
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(path)?;
+        backend.remove(&compaction_path(path))?;
         let mut j = JournalWriter {
-            file,
-            path: path.to_path_buf(),
-            len: 0,
+            file: backend.create_append(path)?,
         };
-        j.append(&[Record::Start { run_id, files }])?;
-        sync_dir(path)?;
+        j.append(&[Record::Start { run_id, files }])
+            .map_err(|source| IoError::Os {
+                path: path.to_path_buf(),
+                what: "cannot write",
+                source,
+            })?;
         Ok(j)
     }
 
     /// Appends records and makes them durable.
     pub fn append(&mut self, records: &[Record]) -> io::Result<()> {
-        let bytes = encode(records);
-        self.file.write_all(&bytes)?;
-        self.len += bytes.len() as u64;
+        self.file.append(&encode(records))?;
         self.file.sync_data()
     }
 
@@ -93,65 +98,35 @@ impl JournalWriter {
     /// over the journal, directory synced; appends go to the new file from then on. Returns
     /// its size. On failure the old journal is kept and still appended to.
     pub fn compact(&mut self, records: &[Record]) -> io::Result<u64> {
-        let new = compaction_path(&self.path);
-        let bytes = encode(records);
-        let written = (|| {
-            let mut f = OpenOptions::new()
-                .create(true)
-                .write(true)
-                .truncate(true)
-                .open(&new)?;
-            f.write_all(&bytes)?;
-            f.sync_data()?;
-            Ok::<File, io::Error>(f)
-        })();
-        let f = match written {
-            Ok(f) => f,
-            Err(e) => {
-                let _ = std::fs::remove_file(&new);
-                return Err(e);
-            }
-        };
-        std::fs::rename(&new, &self.path)?;
-        self.file = f;
-        self.len = bytes.len() as u64;
-        sync_dir(&self.path)?;
-        Ok(self.len)
+        self.file.replace(&encode(records))?;
+        Ok(self.file.len())
     }
 
     /// Cuts off what a failed append left after the last whole record, so that a last small
     /// record (Void) may still fit after ENOSPC.
     pub fn rollback(&mut self) -> io::Result<()> {
-        self.file.set_len(self.len)?;
-        self.file.seek(SeekFrom::Start(self.len)).map(|_| ())
+        let len = self.file.len();
+        self.file.truncate(len)
     }
 
     /// Bytes in the journal.
     pub fn len(&self) -> u64 {
-        self.len
+        self.file.len()
     }
 
     /// True before the Start record is written.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.file.is_empty()
     }
 
     /// Where the journal is.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 }
 
 fn encode(records: &[Record]) -> Vec<u8> {
     records.iter().flat_map(Record::encode).collect()
-}
-
-/// Makes a new or renamed entry of `file`'s directory durable.
-fn sync_dir(file: &Path) -> io::Result<()> {
-    match file.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => File::open(dir)?.sync_all(),
-        None => File::open(".")?.sync_all(),
-    }
 }
 
 #[cfg(test)]

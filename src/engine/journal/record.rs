@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::damage::Damage;
 use super::{JournalFile, HEADER, MAGIC};
 use crate::page::layout::{get_u32, get_u64};
 use crate::page::FileRole;
@@ -267,22 +268,43 @@ fn flush_run(run: &mut PagesByFile, out: &mut Vec<Record>) {
     }
 }
 
-/// Decodes every whole, valid record of a journal; returns them and whether a damaged or
-/// torn tail was dropped.
-pub fn decode_all(bytes: &[u8]) -> (Vec<Record>, bool) {
-    let mut out = Vec::new();
+/// A journal decoded: its whole records up to where it stops being readable, and what is
+/// wrong there (a torn tail, or damage with whole records after it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decoded {
+    /// Every whole, valid record before the first flaw.
+    pub records: Vec<Record>,
+    /// Where and how decoding stopped, if it did before the end.
+    pub damage: Option<Damage>,
+}
+
+/// Decodes a journal up to its first flaw and describes the flaw.
+pub fn decode(bytes: &[u8]) -> Decoded {
+    let mut records = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
         let Some(rec) = decode_one(&bytes[at..]) else {
-            return (out, true);
+            let damage = Some(super::damage::assess(bytes, at));
+            return Decoded { records, damage };
         };
         at += rec.1;
-        out.push(rec.0);
+        records.push(rec.0);
     }
-    (out, false)
+    Decoded {
+        records,
+        damage: None,
+    }
 }
 
-fn decode_one(b: &[u8]) -> Option<(Record, usize)> {
+/// Decodes every whole, valid record of a journal; returns them and whether a damaged or
+/// torn tail was dropped.
+pub fn decode_all(bytes: &[u8]) -> (Vec<Record>, bool) {
+    let d = decode(bytes);
+    (d.records, d.damage.is_some())
+}
+
+/// The record at the start of `b` and its length, when it is whole and valid.
+pub(super) fn decode_one(b: &[u8]) -> Option<(Record, usize)> {
     if b.len() < HEADER || b[..8] != MAGIC {
         return None;
     }

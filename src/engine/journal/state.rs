@@ -1,11 +1,10 @@
 //! Replaying a journal: the generation each page must hold at least, file sizes, and the
 //! durable log position.
 
-use std::fs::File;
-use std::io::{self, Read};
 use std::path::Path;
 
-use super::{decode_all, JournalFile, Record};
+use super::{decode, Damage, JournalFile, Record};
+use crate::io::{Backend, IoError};
 
 /// What a journal says, replayed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -22,8 +21,12 @@ pub struct JournalState {
     pub log: Vec<Option<(u64, u64)>>,
     /// The run ended cleanly.
     pub clean: bool,
-    /// A torn or damaged tail was dropped.
+    /// A torn tail (what a crash while appending leaves) was dropped.
     pub torn_tail: bool,
+    /// The journal is damaged before its end (whole records follow the damage): its device
+    /// lost or tore a write it had acknowledged. Only the records before the damage are
+    /// replayed, so the state says less than the run did, never more.
+    pub damage: Option<Damage>,
     /// The last batch mark: (time in µs since the epoch, batch interval in ms).
     pub last_mark: Option<(u64, u32)>,
     /// The journal could not be written from this time (µs since the epoch), for this reason.
@@ -59,6 +62,7 @@ impl JournalState {
                     run_id: *run_id,
                     files: files.clone(),
                     torn_tail: self.torn_tail,
+                    damage: self.damage.take(),
                     ..JournalState::default()
                 };
                 self.durable = vec![Vec::new(); n];
@@ -185,12 +189,23 @@ impl JournalState {
         pages * 16 + files * 3 * 40 + paths + (pages / SNAPSHOT_CHUNK as u64 + 1) * 28 + 100
     }
 
-    /// Reads and replays the journal at `path`.
-    pub fn load(path: &Path) -> io::Result<JournalState> {
-        let mut bytes = Vec::new();
-        File::open(path)?.read_to_end(&mut bytes)?;
-        let (records, torn) = decode_all(&bytes);
-        Ok(JournalState::replay(&records, torn))
+    /// Reads the journal at `path` through `backend` and replays it up to its first flaw: a
+    /// torn tail is dropped, damage before the end is kept in [`JournalState::damage`].
+    pub fn load(backend: &dyn Backend, path: &Path) -> Result<JournalState, IoError> {
+        Ok(JournalState::from_bytes(&backend.read_whole(path)?))
+    }
+
+    /// Replays journal bytes (see [`JournalState::load`]).
+    pub fn from_bytes(bytes: &[u8]) -> JournalState {
+        let d = decode(bytes);
+        let (damage, torn_tail) = match d.damage {
+            Some(dmg) if dmg.is_mid_journal() => (Some(dmg), false),
+            Some(_) => (None, true),
+            None => (None, false),
+        };
+        let mut st = JournalState::replay(&d.records, torn_tail);
+        st.damage = damage;
+        st
     }
 
     /// Durable generation of a page (0: none journaled).

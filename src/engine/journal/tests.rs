@@ -126,7 +126,8 @@ fn marks_and_void_round_trip_and_a_snapshot_replays_to_the_same_state() {
 fn a_compaction_replaces_the_journal_and_appends_go_on_in_the_new_file() {
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
     let path = dir.path().join(JOURNAL_NAME);
-    let mut w = JournalWriter::create(&path, 4, files()).expect("create");
+    let disk = crate::io::BufferedBackend::new();
+    let mut w = JournalWriter::create(&disk, &path, 4, files()).expect("create");
     for g in 1..50 {
         w.append(&[Record::Durable {
             file_id: 0,
@@ -135,12 +136,12 @@ fn a_compaction_replaces_the_journal_and_appends_go_on_in_the_new_file() {
         .expect("append");
     }
     let before = w.len();
-    let st = JournalState::load(&path).expect("load");
+    let st = JournalState::load(&disk, &path).expect("load");
     let n = w.compact(&st.snapshot()).expect("compact");
     assert!(n < before / 4, "{n} vs {before}");
     w.append(&[Record::End]).expect("append");
     assert!(!compaction_path(&path).exists());
-    let after = JournalState::load(&path).expect("load");
+    let after = JournalState::load(&disk, &path).expect("load");
     assert_eq!(after.durable_gen(0, 1), 49);
     assert!(after.clean);
     assert_eq!(std::fs::metadata(&path).expect("stat").len(), w.len());
@@ -190,4 +191,56 @@ fn a_batch_carries_each_page_once_and_replays_the_same() {
         s.durable
     };
     assert_eq!(replay(&batch), replay(&merged));
+}
+
+#[test]
+fn a_flaw_followed_by_whole_records_is_damage_not_a_torn_tail() {
+    let start = Record::Start {
+        run_id: 3,
+        files: files(),
+    }
+    .encode();
+    let batch = |g: u64| {
+        Record::Durable {
+            file_id: 0,
+            pages: vec![(1, g), (2, g)],
+        }
+        .encode()
+    };
+    // A lost batch: zeros where it should be, then a whole batch and the End record.
+    let mut lost = start.clone();
+    lost.extend_from_slice(&batch(1));
+    let hole = lost.len();
+    lost.extend_from_slice(&vec![0u8; batch(2).len()]);
+    lost.extend_from_slice(&batch(3));
+    lost.extend_from_slice(&Record::End.encode());
+    let st = JournalState::from_bytes(&lost);
+    let d = st.damage.clone().expect("damage");
+    assert_eq!((d.offset, d.flaw.clone()), (hole as u64, Flaw::Zeros));
+    assert_eq!((d.records_after, d.end_after), (2, true));
+    assert_eq!(
+        st.durable_gen(0, 1),
+        1,
+        "only what precedes the damage counts"
+    );
+    assert!(!st.torn_tail && !st.clean);
+    // A torn batch: its header and part of its payload, then a whole batch.
+    let mut torn = start.clone();
+    let b = batch(2);
+    torn.extend_from_slice(&b[..HEADER + 8]);
+    torn.extend_from_slice(&vec![0u8; b.len() - HEADER - 8]);
+    torn.extend_from_slice(&batch(3));
+    let d = JournalState::from_bytes(&torn).damage.expect("damage");
+    assert!(
+        matches!(d.flaw, Flaw::ChecksumMismatch { kind: 2, .. }),
+        "{d}"
+    );
+    assert!(d
+        .to_string()
+        .contains(&format!("at offset {}", start.len())));
+    // The same tear at the very end is the tail a crash leaves: not damage.
+    let mut tail = start;
+    tail.extend_from_slice(&b[..HEADER + 8]);
+    let st = JournalState::from_bytes(&tail);
+    assert!(st.torn_tail && st.damage.is_none());
 }

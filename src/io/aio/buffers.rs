@@ -1,6 +1,6 @@
 //! Page-aligned I/O buffer slots from one anonymous mapping, as O_DIRECT requires.
 
-use super::EngineError;
+use super::RingError;
 use memmap2::MmapMut;
 
 /// `slots` buffers of `slot_len` bytes each, every one starting on a 4096-byte boundary.
@@ -14,11 +14,10 @@ pub struct AlignedBuffers {
 impl AlignedBuffers {
     /// Maps `slots × slot_len` bytes (each slot rounded up to 4096) of zeroed memory. With a
     /// `slot_len` of 0 (an engine that only carries caller-owned memory) one page is mapped.
-    pub fn new(slots: usize, slot_len: usize) -> Result<Self, EngineError> {
+    pub fn new(slots: usize, slot_len: usize) -> Result<Self, RingError> {
         let stride = slot_len.div_ceil(4096) * 4096;
         let bytes = (stride * slots.max(1)).max(4096);
-        let map =
-            MmapMut::map_anon(bytes).map_err(|cause| EngineError::Buffers { bytes, cause })?;
+        let map = MmapMut::map_anon(bytes).map_err(|cause| RingError::Buffers { bytes, cause })?;
         Ok(AlignedBuffers {
             map,
             slot_len,

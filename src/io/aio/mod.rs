@@ -1,16 +1,26 @@
-//! The asynchronous I/O engine shared by capacity runs and the simulation's I/O service
-//! (`crate::io::engine`): a fixed number of aligned buffer slots, and a `submit` / `reap` API
-//! that carries a caller-chosen `user_data` through each operation.
+//! The asynchronous I/O [`Ring`] shared by capacity runs and the simulation's I/O service
+//! ([`crate::io::service`]): a fixed number of aligned buffer slots, and a `submit` / `reap` API
+//! that carries a caller-chosen `user_data` through each operation. It is called a ring after
+//! io_uring's submission and completion rings, which the psync back end imitates with helper
+//! threads. (The user-facing `--engine` flag chooses its [`RingKind`].)
 //!
-//! Capacity runs use the slots ([`Op`], [`Engine::submit`]): one engine per worker thread, the
-//! buffers registered with the kernel. The simulation brings its own memory and file
-//! descriptors ([`ExtOp`], the unsafe [`Engine::submit_external`]): single buffers and
+//! Capacity runs use the slots ([`Op`], [`Ring::submit`]): one engine per worker thread, the
+//! buffers registered with the kernel. Their files come from the io layer as
+//! [`FileStorage`] handles (opened by `io::direct::open_engine_file`), which own the descriptors
+//! the engine registers with io_uring and keep them open while any engine uses them; no raw
+//! descriptor is handed around. The simulation brings its own memory and file
+//! descriptors ([`ExtOp`], the unsafe [`Ring::submit_external`]): single buffers and
 //! scatter/gather lists, on any open file.
 //!
-//! Two back ends sit behind [`Engine`]: io_uring ([`uring`]) with batched submission, registered
-//! buffers and registered files, and a pread/pwrite fallback ([`psync`]) used when io_uring is
+//! Two back ends sit behind [`Ring`]: io_uring (`uring`) with batched submission, registered
+//! buffers and registered files, and a pread/pwrite fallback (`psync`) used when io_uring is
 //! refused (EPERM, ENOSYS, EOPNOTSUPP) or when asked for. Dispatch is a plain `match`, not a
 //! trait object, so the hot path has no indirect call.
+
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because io_uring submission
+// and pread/pwrite on raw buffers and descriptors need unsafe; here and in psync.rs, uring.rs and
+// tests.rs.
+#![allow(unsafe_code)]
 
 mod buffers;
 mod psync;
@@ -18,26 +28,27 @@ mod uring;
 
 pub use buffers::AlignedBuffers;
 
-use std::fs::File;
 use std::os::fd::RawFd;
 use std::sync::Arc;
+
+use super::file::FileStorage;
 
 /// Which back end to use, or which one a built engine ended up with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum EngineKind {
+pub enum RingKind {
     /// io_uring, one ring per engine.
     Uring,
     /// pread/pwrite: inline at depth 1, otherwise a pool of `depth` helper threads.
     Psync,
 }
 
-impl EngineKind {
+impl RingKind {
     /// Parses a command-line name: `uring` (or `io_uring`) or `psync`.
-    pub fn from_name(name: &str) -> Option<EngineKind> {
+    pub fn from_name(name: &str) -> Option<RingKind> {
         match name {
-            "uring" | "io_uring" | "" => Some(EngineKind::Uring),
-            "psync" => Some(EngineKind::Psync),
+            "uring" | "io_uring" => Some(RingKind::Uring),
+            "psync" => Some(RingKind::Psync),
             _ => None,
         }
     }
@@ -45,15 +56,15 @@ impl EngineKind {
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
-            EngineKind::Uring => "uring",
-            EngineKind::Psync => "psync",
+            RingKind::Uring => "uring",
+            RingKind::Psync => "psync",
         }
     }
 }
 
 /// Direction of one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpKind {
+pub enum Direction {
     /// Read `len` bytes at `offset` into the slot's buffer.
     Read,
     /// Write `len` bytes from the slot's buffer at `offset`.
@@ -64,7 +75,7 @@ pub enum OpKind {
 #[derive(Debug, Clone, Copy)]
 pub struct Op {
     /// Read or write.
-    pub kind: OpKind,
+    pub kind: Direction,
     /// Index into the files the engine was built with.
     pub file: u32,
     /// Byte offset in the file.
@@ -101,11 +112,11 @@ pub enum ExtMem {
 }
 
 /// One operation on caller-owned memory and a caller-owned file descriptor; see
-/// [`Engine::submit_external`] for what the caller must guarantee.
+/// [`Ring::submit_external`] for what the caller must guarantee.
 #[derive(Debug, Clone, Copy)]
 pub struct ExtOp {
     /// Read or write.
-    pub kind: OpKind,
+    pub kind: Direction,
     /// An open file descriptor.
     pub fd: RawFd,
     /// Byte offset in the file, or [`NO_OFFSET`].
@@ -125,11 +136,11 @@ pub struct Completion {
     pub result: Result<u32, i32>,
 }
 
-/// How to build an engine.
+/// How to build a [`Ring`].
 #[derive(Debug, Clone, Copy)]
-pub struct EngineConfig {
+pub struct RingConfig {
     /// Requested back end; io_uring falls back to psync when the kernel refuses it.
-    pub kind: EngineKind,
+    pub kind: RingKind,
     /// Maximum operations in flight, and the number of buffer slots.
     pub depth: u32,
     /// Length of each buffer slot in bytes (a multiple of 4096 is safest for O_DIRECT).
@@ -142,7 +153,7 @@ pub struct EngineConfig {
 
 /// Errors from building or driving an engine.
 #[derive(Debug, thiserror::Error)]
-pub enum EngineError {
+pub enum RingError {
     /// The aligned buffers could not be mapped.
     #[error("cannot allocate {bytes} bytes of aligned I/O buffers: {cause}")]
     Buffers {
@@ -162,37 +173,37 @@ pub enum EngineError {
     Thread(std::io::Error),
 }
 
-/// A per-thread I/O engine: aligned buffers plus an io_uring ring or a psync pool.
-pub enum Engine {
+/// A per-thread I/O ring: aligned buffers plus an io_uring ring or a psync pool.
+pub enum Ring {
     /// The io_uring back end.
     Uring(Box<uring::UringEngine>),
     /// The pread/pwrite back end.
     Psync(psync::PsyncEngine),
 }
 
-impl Engine {
+impl Ring {
     /// Builds an engine over `files`; io_uring falls back to psync when the kernel refuses it.
-    pub fn new(cfg: &EngineConfig, files: Arc<[File]>) -> Result<Engine, EngineError> {
+    pub fn new(cfg: &RingConfig, files: Arc<[FileStorage]>) -> Result<Ring, RingError> {
         assert!(cfg.depth > 0, "engine depth must be at least 1");
         let buffers = AlignedBuffers::new(cfg.depth as usize, cfg.slot_len)?;
-        if cfg.kind == EngineKind::Psync {
-            return Ok(Engine::Psync(psync::PsyncEngine::new(files, buffers)?));
+        if cfg.kind == RingKind::Psync {
+            return Ok(Ring::Psync(psync::PsyncEngine::new(files, buffers)?));
         }
         let batch = cfg.submit_batch.max(1) as usize;
         match uring::UringEngine::new(files.clone(), buffers, batch) {
-            Ok(engine) => Ok(Engine::Uring(Box::new(engine))),
+            Ok(engine) => Ok(Ring::Uring(Box::new(engine))),
             Err((err, buffers)) if uring::is_refusal(&err) => {
-                Ok(Engine::Psync(psync::PsyncEngine::new(files, buffers)?))
+                Ok(Ring::Psync(psync::PsyncEngine::new(files, buffers)?))
             }
-            Err((err, _)) => Err(EngineError::Setup(err)),
+            Err((err, _)) => Err(RingError::Setup(err)),
         }
     }
 
     /// The back end actually in use.
-    pub fn kind(&self) -> EngineKind {
+    pub fn kind(&self) -> RingKind {
         match self {
-            Engine::Uring(_) => EngineKind::Uring,
-            Engine::Psync(_) => EngineKind::Psync,
+            Ring::Uring(_) => RingKind::Uring,
+            Ring::Psync(_) => RingKind::Psync,
         }
     }
 
@@ -204,24 +215,24 @@ impl Engine {
     /// The buffer of `slot`, to prepare a write; the slot must not be in flight.
     pub fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
         match self {
-            Engine::Uring(e) => e.buffers_mut().slot_mut(slot),
-            Engine::Psync(e) => e.buffers_mut().slot_mut(slot),
+            Ring::Uring(e) => e.buffers_mut().slot_mut(slot),
+            Ring::Psync(e) => e.buffers_mut().slot_mut(slot),
         }
     }
 
     fn buffers(&self) -> &AlignedBuffers {
         match self {
-            Engine::Uring(e) => e.buffers(),
-            Engine::Psync(e) => e.buffers(),
+            Ring::Uring(e) => e.buffers(),
+            Ring::Psync(e) => e.buffers(),
         }
     }
 
     /// Queues one operation; io_uring sends queued operations in groups of `submit_batch`,
     /// and whatever is left at the next `reap`.
-    pub fn submit(&mut self, op: Op) -> Result<(), EngineError> {
+    pub fn submit(&mut self, op: Op) -> Result<(), RingError> {
         match self {
-            Engine::Uring(e) => e.submit(op),
-            Engine::Psync(e) => e.submit(op),
+            Ring::Uring(e) => e.submit(op),
+            Ring::Psync(e) => e.submit(op),
         }
     }
 
@@ -240,34 +251,34 @@ impl Engine {
     ///   points to — must stay allocated, and nobody else may touch it (the kernel writes into
     ///   it for a read and reads it for a write);
     /// - `op.fd` must stay open and refer to the same file.
-    pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), EngineError> {
+    pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), RingError> {
         match self {
             // SAFETY: the caller upholds the contract above, which is the back ends' contract.
-            Engine::Uring(e) => unsafe { e.submit_external(op) },
+            Ring::Uring(e) => unsafe { e.submit_external(op) },
             // SAFETY: as above.
-            Engine::Psync(e) => unsafe { e.submit_external(op) },
+            Ring::Psync(e) => unsafe { e.submit_external(op) },
         }
     }
 
     /// Sends what is queued and waits for at least `min` completions (capped at what is in
     /// flight), appending every completion available to `out`.
-    pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+    pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), RingError> {
         match self {
-            Engine::Uring(e) => e.reap(min, out),
-            Engine::Psync(e) => e.reap(min, out),
+            Ring::Uring(e) => e.reap(min, out),
+            Ring::Psync(e) => e.reap(min, out),
         }
     }
 
     /// Operations submitted and not yet reaped.
     pub fn in_flight(&self) -> usize {
         match self {
-            Engine::Uring(e) => e.in_flight(),
-            Engine::Psync(e) => e.in_flight(),
+            Ring::Uring(e) => e.in_flight(),
+            Ring::Psync(e) => e.in_flight(),
         }
     }
 
     /// Waits for every operation in flight (used before stopping).
-    pub fn drain(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+    pub fn drain(&mut self, out: &mut Vec<Completion>) -> Result<(), RingError> {
         while self.in_flight() > 0 {
             self.reap(self.in_flight(), out)?;
         }

@@ -3,18 +3,19 @@
 //! call each, keeps up to `depth` operations in flight. Caller-owned scatter/gather lists go
 //! through preadv/pwritev.
 
-use super::{AlignedBuffers, Completion, EngineError, ExtMem, ExtOp, Op, OpKind, NO_OFFSET};
+use super::{AlignedBuffers, Completion, Direction, ExtMem, ExtOp, Op, RingError, NO_OFFSET};
 use crossbeam::channel::{self, Receiver, Sender};
 use std::collections::VecDeque;
-use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
+
+use crate::io::file::FileStorage;
 use std::thread::JoinHandle;
 
 /// One blocking call for a helper thread; the memory is a slot of the engine's buffers or
-/// caller-owned memory under the contract of `Engine::submit_external`.
+/// caller-owned memory under the contract of `Ring::submit_external`.
 struct Job {
-    kind: OpKind,
+    kind: Direction,
     fd: i32,
     mem: JobMem,
     offset: u64,
@@ -50,10 +51,10 @@ impl Job {
             // untouched while the job is in flight; `fd` stays open for as long.
             let n = unsafe {
                 match (self.kind, self.offset == NO_OFFSET) {
-                    (OpKind::Read, false) => libc::pread(self.fd, p, len - done, off),
-                    (OpKind::Write, false) => libc::pwrite(self.fd, p, len - done, off),
-                    (OpKind::Read, true) => libc::read(self.fd, p, len - done),
-                    (OpKind::Write, true) => libc::write(self.fd, p, len - done),
+                    (Direction::Read, false) => libc::pread(self.fd, p, len - done, off),
+                    (Direction::Write, false) => libc::pwrite(self.fd, p, len - done, off),
+                    (Direction::Read, true) => libc::read(self.fd, p, len - done),
+                    (Direction::Write, true) => libc::write(self.fd, p, len - done),
                 }
             };
             match n {
@@ -77,10 +78,10 @@ impl Job {
             // by the caller while the job is in flight; `fd` stays open for as long.
             let n = unsafe {
                 match self.kind {
-                    OpKind::Read => {
+                    Direction::Read => {
                         libc::preadv(self.fd, iov, count as i32, self.offset as libc::off_t)
                     }
-                    OpKind::Write => {
+                    Direction::Write => {
                         libc::pwritev(self.fd, iov, count as i32, self.offset as libc::off_t)
                     }
                 }
@@ -105,7 +106,7 @@ fn last_errno() -> i32 {
 /// A pread/pwrite engine, inline or with a helper pool.
 pub struct PsyncEngine {
     buffers: AlignedBuffers,
-    files: Arc<[File]>,
+    files: Arc<[FileStorage]>,
     pool: Option<Pool>,
     done: VecDeque<Completion>,
     in_flight: usize,
@@ -117,7 +118,7 @@ struct Pool {
     threads: Vec<JoinHandle<()>>,
 }
 
-fn spawn_pool(depth: usize) -> Result<Pool, EngineError> {
+fn spawn_pool(depth: usize) -> Result<Pool, RingError> {
     let (job_tx, job_rx) = channel::bounded::<Job>(depth);
     let (res_tx, res_rx) = channel::bounded::<Completion>(depth);
     let mut threads = Vec::with_capacity(depth);
@@ -139,7 +140,7 @@ fn spawn_pool(depth: usize) -> Result<Pool, EngineError> {
                     }
                 }
             })
-            .map_err(EngineError::Thread)?;
+            .map_err(RingError::Thread)?;
         threads.push(handle);
     }
     Ok(Pool {
@@ -151,7 +152,7 @@ fn spawn_pool(depth: usize) -> Result<Pool, EngineError> {
 
 impl PsyncEngine {
     /// Builds the engine; a pool of helper threads only when more than one slot exists.
-    pub fn new(files: Arc<[File]>, buffers: AlignedBuffers) -> Result<Self, EngineError> {
+    pub fn new(files: Arc<[FileStorage]>, buffers: AlignedBuffers) -> Result<Self, RingError> {
         let pool = if buffers.slots() > 1 {
             Some(spawn_pool(buffers.slots())?)
         } else {
@@ -182,7 +183,7 @@ impl PsyncEngine {
     }
 
     /// Runs `op` inline, or hands it to a helper thread.
-    pub fn submit(&mut self, op: Op) -> Result<(), EngineError> {
+    pub fn submit(&mut self, op: Op) -> Result<(), RingError> {
         assert!(
             (op.len as usize) <= self.buffers.slot_len(),
             "op longer than its buffer slot"
@@ -204,9 +205,9 @@ impl PsyncEngine {
     ///
     /// # Safety
     ///
-    /// As [`super::Engine::submit_external`]: the memory and fd of `op` stay valid until its
+    /// As [`super::Ring::submit_external`]: the memory and fd of `op` stay valid until its
     /// completion is reaped.
-    pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), EngineError> {
+    pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), RingError> {
         let mem = match op.mem {
             ExtMem::Buf { ptr, len } => JobMem::Buf {
                 ptr: ptr as usize,
@@ -226,7 +227,7 @@ impl PsyncEngine {
         })
     }
 
-    fn start(&mut self, job: Job) -> Result<(), EngineError> {
+    fn start(&mut self, job: Job) -> Result<(), RingError> {
         assert!(
             self.in_flight < self.buffers.slots(),
             "more operations than the engine's depth"
@@ -245,7 +246,7 @@ impl PsyncEngine {
     }
 
     /// Waits for at least `min` completions and returns every one available.
-    pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+    pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), RingError> {
         let want = min.min(self.in_flight);
         let mut got = 0;
         while let Some(c) = self.done.pop_front() {
@@ -267,8 +268,8 @@ impl PsyncEngine {
     }
 }
 
-fn pool_gone() -> EngineError {
-    EngineError::Submit(std::io::Error::other("psync helper threads stopped"))
+fn pool_gone() -> RingError {
+    RingError::Submit(std::io::Error::other("psync helper threads stopped"))
 }
 
 impl Drop for PsyncEngine {

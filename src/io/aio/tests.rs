@@ -2,7 +2,9 @@
 
 use super::*;
 
-fn files(dir: &tempfile::TempDir) -> Arc<[File]> {
+use std::fs::File;
+
+fn files(dir: &tempfile::TempDir) -> Arc<[FileStorage]> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -11,22 +13,22 @@ fn files(dir: &tempfile::TempDir) -> Arc<[File]> {
         .open(dir.path().join("engine.dat"))
         .expect("create test file");
     f.set_len(1 << 20).expect("size test file");
-    Arc::from(vec![f])
+    Arc::from(vec![FileStorage::new(f, dir.path().join("engine.dat"))])
 }
 
-fn round_trip(kind: EngineKind, depth: u32) {
+fn round_trip(kind: RingKind, depth: u32) {
     let dir = tempfile::tempdir_in(".").expect("tempdir");
-    let cfg = EngineConfig {
+    let cfg = RingConfig {
         kind,
         depth,
         slot_len: 8192,
         submit_batch: 1,
     };
-    let mut engine = Engine::new(&cfg, files(&dir)).expect("engine");
+    let mut engine = Ring::new(&cfg, files(&dir)).expect("engine");
     for slot in 0..depth {
         engine.buffer_mut(slot).fill(slot as u8 + 1);
         let op = Op {
-            kind: OpKind::Write,
+            kind: Direction::Write,
             file: 0,
             offset: slot as u64 * 8192,
             slot,
@@ -43,7 +45,7 @@ fn round_trip(kind: EngineKind, depth: u32) {
         engine.buffer_mut(slot).fill(0);
         let other = (slot + 1) % depth;
         let op = Op {
-            kind: OpKind::Read,
+            kind: Direction::Read,
             file: 0,
             offset: other as u64 * 8192,
             slot,
@@ -65,17 +67,17 @@ fn round_trip(kind: EngineKind, depth: u32) {
 
 #[test]
 fn uring_round_trip_depth_4() {
-    round_trip(EngineKind::Uring, 4);
+    round_trip(RingKind::Uring, 4);
 }
 
 #[test]
 fn psync_round_trip_inline() {
-    round_trip(EngineKind::Psync, 1);
+    round_trip(RingKind::Psync, 1);
 }
 
 #[test]
 fn psync_round_trip_pool() {
-    round_trip(EngineKind::Psync, 3);
+    round_trip(RingKind::Psync, 3);
 }
 
 #[test]
@@ -84,17 +86,23 @@ fn errors_come_back_as_errno() {
     let path = dir.path().join("ro.dat");
     std::fs::write(&path, vec![0u8; 8192]).expect("write");
     let ro = File::open(&path).expect("open");
-    for kind in [EngineKind::Uring, EngineKind::Psync] {
-        let cfg = EngineConfig {
+    for kind in [RingKind::Uring, RingKind::Psync] {
+        let cfg = RingConfig {
             kind,
             depth: 1,
             slot_len: 4096,
             submit_batch: 1,
         };
-        let mut engine =
-            Engine::new(&cfg, Arc::from(vec![ro.try_clone().expect("dup")])).expect("engine");
+        let mut engine = Ring::new(
+            &cfg,
+            Arc::from(vec![FileStorage::new(
+                ro.try_clone().expect("dup"),
+                path.clone(),
+            )]),
+        )
+        .expect("engine");
         let op = Op {
-            kind: OpKind::Write,
+            kind: Direction::Write,
             file: 0,
             offset: 0,
             slot: 0,
@@ -116,9 +124,9 @@ fn errors_come_back_as_errno() {
 
 /// Writes two pages from caller memory (one buffer, then a two-iovec list) and reads them
 /// back the same two ways, then reads an eventfd without an offset.
-fn external_round_trip(kind: EngineKind) {
+fn external_round_trip(kind: RingKind) {
     let dir = tempfile::tempdir_in(".").expect("tempdir");
-    let cfg = EngineConfig {
+    let cfg = RingConfig {
         kind,
         depth: 2,
         slot_len: 0,
@@ -126,7 +134,7 @@ fn external_round_trip(kind: EngineKind) {
     };
     let files = files(&dir);
     let fd = std::os::fd::AsRawFd::as_raw_fd(&files[0]);
-    let mut engine = Engine::new(&cfg, Arc::from(Vec::new())).expect("engine");
+    let mut engine = Ring::new(&cfg, Arc::from(Vec::new())).expect("engine");
     let mut one = vec![7u8; 4096];
     let (mut a, mut b) = (vec![8u8; 4096], vec![9u8; 4096]);
     let iov = |a: &mut [u8], b: &mut [u8]| {
@@ -136,7 +144,7 @@ fn external_round_trip(kind: EngineKind) {
         })
     };
     let mut out = Vec::new();
-    let mut run = |engine: &mut Engine, op: ExtOp| {
+    let mut run = |engine: &mut Ring, op: ExtOp| {
         // SAFETY: the memory and the file outlive the drain below.
         unsafe { engine.submit_external(op) }.expect("submit");
         out.clear();
@@ -155,7 +163,7 @@ fn external_round_trip(kind: EngineKind) {
         user_data: 1,
     };
     assert_eq!(
-        run(&mut engine, op(OpKind::Write, 0, buf(&mut one))),
+        run(&mut engine, op(Direction::Write, 0, buf(&mut one))),
         Ok(4096)
     );
     let list = iov(&mut a, &mut b);
@@ -163,7 +171,7 @@ fn external_round_trip(kind: EngineKind) {
         iov: list.as_ptr(),
         count: 2,
     };
-    assert_eq!(run(&mut engine, op(OpKind::Write, 4096, mem)), Ok(8192));
+    assert_eq!(run(&mut engine, op(Direction::Write, 4096, mem)), Ok(8192));
     let disk = std::fs::read(dir.path().join("engine.dat")).expect("read back");
     assert!(disk[..4096].iter().all(|&x| x == 7));
     assert!(disk[4096..8192].iter().all(|&x| x == 8));
@@ -174,11 +182,11 @@ fn external_round_trip(kind: EngineKind) {
         iov: list.as_ptr(),
         count: 2,
     };
-    assert_eq!(run(&mut engine, op(OpKind::Read, 0, mem)), Ok(8192));
+    assert_eq!(run(&mut engine, op(Direction::Read, 0, mem)), Ok(8192));
     assert!(a.iter().all(|&x| x == 7) && b.iter().all(|&x| x == 8));
     let mut one = vec![0u8; 4096];
     assert_eq!(
-        run(&mut engine, op(OpKind::Read, 8192, buf(&mut one))),
+        run(&mut engine, op(Direction::Read, 8192, buf(&mut one))),
         Ok(4096)
     );
     assert!(one.iter().all(|&x| x == 9));
@@ -187,7 +195,7 @@ fn external_round_trip(kind: EngineKind) {
     let mem = buf(&mut count);
     let read = ExtOp {
         fd: std::os::fd::AsRawFd::as_raw_fd(&efd),
-        ..op(OpKind::Read, NO_OFFSET, mem)
+        ..op(Direction::Read, NO_OFFSET, mem)
     };
     assert_eq!(run(&mut engine, read), Ok(8));
     assert_eq!(
@@ -198,10 +206,10 @@ fn external_round_trip(kind: EngineKind) {
 
 #[test]
 fn uring_carries_caller_memory() {
-    external_round_trip(EngineKind::Uring);
+    external_round_trip(RingKind::Uring);
 }
 
 #[test]
 fn psync_carries_caller_memory() {
-    external_round_trip(EngineKind::Psync);
+    external_round_trip(RingKind::Psync);
 }

@@ -9,18 +9,19 @@
 //! soon as it is ready keeps the device busy; on these machines 8 KB random writes at QD32 went
 //! from about 67k to 84k IOPS (docs/performance.md).
 
-use super::{AlignedBuffers, Completion, EngineError, ExtMem, ExtOp, Op, OpKind};
+use super::{AlignedBuffers, Completion, Direction, ExtMem, ExtOp, Op, RingError};
 use io_uring::{opcode, squeue, types, IoUring};
-use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
+
+use crate::io::file::FileStorage;
 
 /// An io_uring ring plus the buffers and files its operations use.
 pub struct UringEngine {
     ring: IoUring,
     buffers: AlignedBuffers,
-    files: Arc<[File]>,
+    files: Arc<[FileStorage]>,
     fixed_files: bool,
     fixed_buffers: bool,
     in_flight: usize,
@@ -58,7 +59,7 @@ impl UringEngine {
     /// Builds the ring; queued operations are sent `batch` at a time (at least 1). On failure
     /// the buffers are handed back for the fallback.
     pub fn new(
-        files: Arc<[File]>,
+        files: Arc<[FileStorage]>,
         mut buffers: AlignedBuffers,
         batch: usize,
     ) -> Result<Self, (io::Error, AlignedBuffers)> {
@@ -115,16 +116,16 @@ impl UringEngine {
         macro_rules! rw {
             ($fd:expr) => {
                 match (op.kind, self.fixed_buffers) {
-                    (OpKind::Read, true) => opcode::ReadFixed::new($fd, buf, op.len, slot)
+                    (Direction::Read, true) => opcode::ReadFixed::new($fd, buf, op.len, slot)
                         .offset(op.offset)
                         .build(),
-                    (OpKind::Write, true) => opcode::WriteFixed::new($fd, buf, op.len, slot)
+                    (Direction::Write, true) => opcode::WriteFixed::new($fd, buf, op.len, slot)
                         .offset(op.offset)
                         .build(),
-                    (OpKind::Read, false) => opcode::Read::new($fd, buf, op.len)
+                    (Direction::Read, false) => opcode::Read::new($fd, buf, op.len)
                         .offset(op.offset)
                         .build(),
-                    (OpKind::Write, false) => opcode::Write::new($fd, buf, op.len)
+                    (Direction::Write, false) => opcode::Write::new($fd, buf, op.len)
                         .offset(op.offset)
                         .build(),
                 }
@@ -140,7 +141,7 @@ impl UringEngine {
 
     /// Queues `op` on the submission ring; what is queued goes to the kernel when `batch`
     /// operations are waiting and another arrives, else at the next `reap`.
-    pub fn submit(&mut self, op: Op) -> Result<(), EngineError> {
+    pub fn submit(&mut self, op: Op) -> Result<(), RingError> {
         assert!(
             self.in_flight < self.buffers.slots(),
             "more operations than buffer slots"
@@ -155,25 +156,25 @@ impl UringEngine {
     ///
     /// # Safety
     ///
-    /// As [`super::Engine::submit_external`]: the memory and fd of `op` stay valid until its
+    /// As [`super::Ring::submit_external`]: the memory and fd of `op` stay valid until its
     /// completion is reaped.
-    pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), EngineError> {
+    pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), RingError> {
         assert!(
             self.in_flight < self.buffers.slots(),
             "more operations than the engine's depth"
         );
         let fd = types::Fd(op.fd);
         let entry = match (op.kind, op.mem) {
-            (OpKind::Read, ExtMem::Buf { ptr, len }) => {
+            (Direction::Read, ExtMem::Buf { ptr, len }) => {
                 opcode::Read::new(fd, ptr, len).offset(op.offset).build()
             }
-            (OpKind::Write, ExtMem::Buf { ptr, len }) => {
+            (Direction::Write, ExtMem::Buf { ptr, len }) => {
                 opcode::Write::new(fd, ptr, len).offset(op.offset).build()
             }
-            (OpKind::Read, ExtMem::Iov { iov, count }) => {
+            (Direction::Read, ExtMem::Iov { iov, count }) => {
                 opcode::Readv::new(fd, iov, count).offset(op.offset).build()
             }
-            (OpKind::Write, ExtMem::Iov { iov, count }) => opcode::Writev::new(fd, iov, count)
+            (Direction::Write, ExtMem::Iov { iov, count }) => opcode::Writev::new(fd, iov, count)
                 .offset(op.offset)
                 .build(),
         };
@@ -188,7 +189,7 @@ impl UringEngine {
     ///
     /// The memory and file the entry names stay valid until its completion is reaped.
     #[inline]
-    unsafe fn push(&mut self, entry: &squeue::Entry) -> Result<(), EngineError> {
+    unsafe fn push(&mut self, entry: &squeue::Entry) -> Result<(), RingError> {
         // The ring has at least `slots` entries and at most `slots` operations are in flight,
         // so the queue has room; flush defensively if it does not.
         // A full batch goes out when the next operation arrives, not when it fills: the last
@@ -199,14 +200,14 @@ impl UringEngine {
         }
         // SAFETY: passed on from the caller.
         unsafe { self.ring.submission().push(entry) }
-            .map_err(|_| EngineError::Submit(io::Error::other("submission queue full")))?;
+            .map_err(|_| RingError::Submit(io::Error::other("submission queue full")))?;
         self.in_flight += 1;
         self.queued += 1;
         Ok(())
     }
 
     /// Sends every queued operation without waiting.
-    fn flush(&mut self) -> Result<(), EngineError> {
+    fn flush(&mut self) -> Result<(), RingError> {
         loop {
             match self.ring.submit() {
                 Ok(_) => break,
@@ -216,7 +217,7 @@ impl UringEngine {
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY | libc::EAGAIN)) => {
                     return Ok(())
                 }
-                Err(e) => return Err(EngineError::Submit(e)),
+                Err(e) => return Err(RingError::Submit(e)),
             }
         }
         self.queued = self.ring.submission().len();
@@ -224,7 +225,7 @@ impl UringEngine {
     }
 
     /// Sends queued operations and waits for at least `min` completions.
-    pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+    pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), RingError> {
         let want = min.min(self.in_flight);
         let mut got = self.drain_cq(out);
         loop {
@@ -244,7 +245,7 @@ impl UringEngine {
                         e.raw_os_error(),
                         Some(libc::EINTR | libc::EBUSY | libc::EAGAIN)
                     ) => {}
-                Err(e) => return Err(EngineError::Submit(e)),
+                Err(e) => return Err(RingError::Submit(e)),
             }
             got += self.drain_cq(out);
             if got >= want && self.ring.submission().is_empty() {

@@ -8,6 +8,7 @@
 //! previous version, say) is consumed and logged in [`FaultyBackend::skipped`] instead, so a
 //! test can check that every fired fault was reported and nothing else was.
 
+mod append;
 mod plan;
 mod post;
 mod storage;
@@ -19,10 +20,11 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+pub use append::MemAppend;
 pub use plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Target, Tear};
 pub use storage::FaultyStorage;
 
-use super::{Backend, DirectIoInfo, IoError, OpenOptions, Storage};
+use super::{AppendFile, Backend, DirectIoInfo, IoError, OpenOptions, Storage};
 use plan::Plan;
 use storage::MemFile;
 
@@ -36,6 +38,23 @@ pub(crate) struct Shared {
     pub(crate) dio_align: AtomicU32,
     /// The helper threads carrying posted requests.
     pub(crate) helpers: post::Helpers,
+}
+
+impl Shared {
+    /// Logs a write fault that fired on `path` (an append: the journal).
+    pub(crate) fn log_write(&self, path: &Path, fault: Fault, page: u64, detail: Detail) {
+        let mut plan = self.plan.lock();
+        let seq = plan.fired.len() as u64 + 1;
+        plan.fired.push(FiredFault {
+            seq,
+            fault,
+            path: path.to_path_buf(),
+            page,
+            op: OpKind::Write,
+            detail,
+            time_us: crate::page::layout::now_us(),
+        });
+    }
 }
 
 /// In-memory backend that injects faults; cheap to clone (clones share files and faults).
@@ -151,6 +170,21 @@ impl Backend for FaultyBackend {
 
     fn exists(&self, path: &Path) -> bool {
         self.shared.files.lock().contains_key(path)
+    }
+
+    fn create_append(&self, path: &Path) -> Result<Box<dyn AppendFile>, IoError> {
+        Ok(Box::new(MemAppend::new(
+            self.file(path),
+            Arc::clone(&self.shared),
+        )))
+    }
+
+    fn read_whole(&self, path: &Path) -> Result<Vec<u8>, IoError> {
+        self.contents(path).ok_or_else(|| IoError::Os {
+            path: path.to_path_buf(),
+            what: "cannot read",
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        })
     }
 
     fn direct_io_info(&self, _path: &Path) -> DirectIoInfo {

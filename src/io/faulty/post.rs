@@ -5,6 +5,9 @@
 //! reproducible from its seed: with several, a misdirected write could land before or after
 //! the legitimate write of its landing page from one run to the next.
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because a posted request carries raw pointers to frames lent by the poster until its completion; the helper thread runs it with that contract.
+#![allow(unsafe_code)]
+
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 

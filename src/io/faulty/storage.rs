@@ -4,6 +4,9 @@
 //! not at all (unless a fault says otherwise). The previous version of every page is kept so a
 //! stale read can return it.
 
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because implements Storage::post, whose memory-lending contract is unsafe to state.
+#![allow(unsafe_code)]
+
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -23,7 +26,7 @@ const PS: u64 = PAGE_SIZE as u64;
 /// The bytes of one file and the previous version of each page.
 #[derive(Debug)]
 pub(crate) struct MemFile {
-    path: PathBuf,
+    pub(crate) path: PathBuf,
     pub(crate) data: RwLock<Vec<u8>>,
     prev: Mutex<HashMap<u64, Vec<u8>>>,
 }

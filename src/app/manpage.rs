@@ -1,0 +1,43 @@
+//! `sqliosim completions SHELL` and `sqliosim man [--out DIR]`: shell completion scripts
+//! (clap_complete) and man pages (clap_mangen), both generated from the one clap definition
+//! in `crate::cli`, so they never drift from the options the binary accepts.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+use clap::CommandFactory;
+
+use crate::cli::Cli;
+use crate::exit::Outcome;
+
+/// Prints the completion script for `shell` to stdout.
+pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {
+    let mut cmd = Cli::command();
+    let mut out = std::io::stdout().lock();
+    clap_complete::generate(shell, &mut cmd, "sqliosim", &mut out);
+    out.flush()
+        .context("writing the completion script to stdout")?;
+    Ok(Outcome::Clean)
+}
+
+/// Prints sqliosim.1 to stdout, or with `out` writes sqliosim.1 and one
+/// sqliosim-SUBCOMMAND.1 per subcommand into that directory.
+pub fn man(out: Option<&Path>) -> anyhow::Result<Outcome> {
+    let cmd = Cli::command();
+    let Some(dir) = out else {
+        let mut stdout = std::io::stdout().lock();
+        clap_mangen::Man::new(cmd)
+            .render(&mut stdout)
+            .context("writing the man page to stdout")?;
+        stdout.flush().context("writing the man page to stdout")?;
+        return Ok(Outcome::Clean);
+    };
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create the man page directory {}", dir.display()))?;
+    // generate_to names the pages after the command and its subcommands (sqliosim-bench.1 …).
+    clap_mangen::generate_to(cmd, dir)
+        .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
+    println!("Man pages written to {}", dir.display());
+    Ok(Outcome::Clean)
+}

@@ -1,0 +1,10 @@
+//! Run-time controls that the driver (`sched`) and the actors both hold: the stop signal and
+//! its reason ([`stop`]), the per-file throttle and the MaxOutstandingIO gate ([`throttle`]),
+//! and the table of I/Os in flight the long-I/O monitor reads ([`inflight`]).
+//!
+//! They sit low in the layers so that `actors` and `sched` reach them without reaching each
+//! other: the driver creates them, the actors obey them.
+
+pub mod inflight;
+pub mod stop;
+pub mod throttle;

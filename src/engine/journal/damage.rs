@@ -1,0 +1,174 @@
+//! Telling a torn tail from a damaged journal.
+//!
+//! The journal thread writes one batch and `fdatasync`s it before it writes the next, so
+//! every record followed by a whole record was durable. Bytes that are not a record with
+//! nothing whole after them are the tail a crash while appending leaves: ignored, as they
+//! always were. Bytes that are not a record *followed by whole records* are the journal's own
+//! device having lost or torn (or corrupted) a write it had acknowledged as durable: the
+//! journal is damaged there, and only what comes before the damage is trusted.
+
+use std::fmt;
+
+use super::record::{decode_one, Record};
+use super::{HEADER, MAGIC};
+use crate::page::layout::get_u32;
+
+/// What is at the offset where decoding stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Flaw {
+    /// Zeros where a record should begin (a lost write of newly allocated blocks).
+    Zeros,
+    /// A record header whose payload's CRC32 does not match (a torn or corrupted write).
+    ChecksumMismatch {
+        /// Record kind in the header.
+        kind: u8,
+        /// Payload length in the header.
+        len: u32,
+        /// CRC32 in the header.
+        stored: u32,
+        /// CRC32 of the payload found.
+        computed: u32,
+    },
+    /// A record header whose payload runs past the end of the file.
+    Cut,
+    /// A whole, checksummed record that cannot be decoded (unknown kind, short payload).
+    Unreadable {
+        /// Record kind in the header.
+        kind: u8,
+    },
+    /// Bytes that are neither zeros nor a record.
+    NotARecord,
+}
+
+/// Where a journal stops being readable, and what follows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// Byte offset in the journal where decoding stopped.
+    pub offset: u64,
+    /// Bytes from there to the next whole record (or to the end).
+    pub len: u64,
+    /// What is there.
+    pub flaw: Flaw,
+    /// Whole records found after it (0: a torn tail).
+    pub records_after: usize,
+    /// Offset of the first of them.
+    pub resumes_at: Option<u64>,
+    /// An End record (a clean shutdown) is among them.
+    pub end_after: bool,
+}
+
+impl Damage {
+    /// True when whole records follow: the journal's device lost or tore an acknowledged
+    /// write, which a crash while appending cannot explain.
+    pub fn is_mid_journal(&self) -> bool {
+        self.records_after > 0
+    }
+}
+
+impl fmt::Display for Flaw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Flaw::Zeros => write!(f, "zeros where a record should begin (a lost write)"),
+            Flaw::ChecksumMismatch {
+                kind,
+                len,
+                stored,
+                computed,
+            } => write!(
+                f,
+                "a record (kind {kind}, {len}-byte payload) whose checksum does not match: stored {stored:08x}, computed {computed:08x} (a torn or corrupted write)"
+            ),
+            Flaw::Cut => write!(f, "a record cut short by the end of the file"),
+            Flaw::Unreadable { kind } => {
+                write!(f, "a record of kind {kind} that cannot be decoded")
+            }
+            Flaw::NotARecord => write!(f, "bytes that are not a record"),
+        }
+    }
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} bytes at offset {}: {}",
+            self.len, self.offset, self.flaw
+        )?;
+        if let Some(at) = self.resumes_at {
+            write!(
+                f,
+                "; {} whole record(s) follow from offset {at}{}",
+                self.records_after,
+                if self.end_after {
+                    ", the run's End record among them"
+                } else {
+                    ""
+                }
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// What is wrong at `at`, where [`decode_one`] failed.
+fn flaw_at(bytes: &[u8], at: usize, until: usize) -> Flaw {
+    let b = &bytes[at..];
+    if bytes[at..until].iter().all(|&x| x == 0) {
+        return Flaw::Zeros;
+    }
+    if b.len() < HEADER || b[..8] != MAGIC {
+        return if b.len() < HEADER && MAGIC.starts_with(&b[..b.len().min(8)]) {
+            Flaw::Cut
+        } else {
+            Flaw::NotARecord
+        };
+    }
+    let len = get_u32(b, 12);
+    let Some(payload) = b.get(HEADER..HEADER + len as usize) else {
+        return Flaw::Cut;
+    };
+    let computed = crc32fast::hash(payload);
+    let stored = get_u32(b, 16);
+    if computed != stored {
+        return Flaw::ChecksumMismatch {
+            kind: b[8],
+            len,
+            stored,
+            computed,
+        };
+    }
+    Flaw::Unreadable { kind: b[8] }
+}
+
+/// Describes the damage at `at` (where decoding stopped) and the whole records after it.
+pub(super) fn assess(bytes: &[u8], at: usize) -> Damage {
+    let mut records_after = 0;
+    let mut resumes_at = None;
+    let mut end_after = false;
+    let mut from = at + 1;
+    while let Some(i) = find_magic(bytes.get(from..).unwrap_or_default()) {
+        let p = from + i;
+        match decode_one(&bytes[p..]) {
+            Some((r, n)) => {
+                resumes_at.get_or_insert(p);
+                records_after += 1;
+                end_after |= r == Record::End;
+                from = p + n;
+            }
+            None => from = p + 1,
+        }
+    }
+    let until = resumes_at.unwrap_or(bytes.len());
+    Damage {
+        offset: at as u64,
+        len: (until - at) as u64,
+        flaw: flaw_at(bytes, at, until),
+        records_after,
+        resumes_at: resumes_at.map(|p| p as u64),
+        end_after,
+    }
+}
+
+fn find_magic(b: &[u8]) -> Option<usize> {
+    b.windows(MAGIC.len()).position(|w| w == MAGIC)
+}

@@ -1,0 +1,132 @@
+//! The engine-backed backend: files opened exactly as the direct and buffered backends open
+//! them, whose reads and writes go through one shared [`IoService`] — one thread owning one
+//! capacity-run engine (io_uring, or psync helpers) with at most MaxOutstandingIO requests in
+//! flight. Callers block until their own request completes; requests beyond the depth wait in
+//! the service's queue, which is how MaxOutstandingIO is enforced.
+//!
+//! Syncs, allocation, truncation and the length go straight to the file, as they are rare and
+//! the engine has nothing to add to them.
+
+mod handle;
+mod request;
+mod serve;
+
+pub use handle::{IoService, ServiceWatch};
+
+use std::os::fd::AsFd;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::direct;
+use super::file::FileStorage;
+use super::{Backend, IoError, OpenOptions, Storage};
+use crate::io::aio::{RingError, RingKind};
+
+/// Opens files like the direct backend (or, when `buffered`, like the buffered backend) and
+/// routes their reads and writes through one [`IoService`]; removes and describes them as both
+/// do (the `Backend` defaults).
+#[derive(Debug, Clone)]
+pub struct ServiceBackend {
+    service: Arc<IoService>,
+    buffered: bool,
+}
+
+impl ServiceBackend {
+    /// Starts the service (`depth` requests in flight at most) for a backend that opens files
+    /// with O_DIRECT on request, or never when `buffered`.
+    pub fn start(kind: RingKind, depth: usize, buffered: bool) -> Result<Self, RingError> {
+        Ok(ServiceBackend {
+            service: Arc::new(IoService::start(kind, depth)?),
+            buffered,
+        })
+    }
+
+    /// The service carrying the I/O (for its kind, depth and high-water mark).
+    pub fn service(&self) -> &IoService {
+        &self.service
+    }
+}
+
+impl Backend for ServiceBackend {
+    fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError> {
+        let opts = OpenOptions {
+            direct: opts.direct && !self.buffered,
+            ..opts
+        };
+        Ok(Arc::new(ServiceStorage {
+            file: direct::open_storage(path, opts)?,
+            service: Arc::clone(&self.service),
+        }))
+    }
+
+    fn caps_outstanding_io(&self) -> bool {
+        true
+    }
+
+    fn depth(&self) -> Option<usize> {
+        Some(self.service.depth())
+    }
+}
+
+/// One open file whose reads and writes go through the I/O service.
+#[derive(Debug)]
+pub struct ServiceStorage {
+    file: FileStorage,
+    service: Arc<IoService>,
+}
+
+impl Storage for ServiceStorage {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        self.service.read(self.file.file().as_fd(), buf, offset)
+    }
+
+    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+        self.service.write(self.file.file().as_fd(), buf, offset)
+    }
+
+    fn read_vectored_at(&self, bufs: &mut [&mut [u8]], offset: u64) -> std::io::Result<usize> {
+        self.service
+            .read_vectored(self.file.file().as_fd(), bufs, offset)
+    }
+
+    fn write_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> std::io::Result<()> {
+        self.service
+            .write_vectored(self.file.file().as_fd(), bufs, offset)
+    }
+
+    // Storage::post lends memory until the completion: unsafe by contract (see io::post).
+    #[allow(unsafe_code)]
+    unsafe fn post(&self, op: crate::io::PostOp, to: &Arc<crate::io::Completions>, token: u64) {
+        // SAFETY: the caller lends the memory until the completion is pushed; this storage
+        // (and so the file) is held by the poster until then.
+        unsafe { self.service.post(self.file.file().as_fd(), op, to, token) }
+    }
+
+    fn posts_async(&self) -> bool {
+        true
+    }
+
+    fn sync_data(&self) -> std::io::Result<()> {
+        self.file.sync_data()
+    }
+
+    fn allocate(&self, len: u64) -> std::io::Result<()> {
+        self.file.allocate(len)
+    }
+
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.file.set_len(len)
+    }
+
+    fn len(&self) -> std::io::Result<u64> {
+        self.file.len()
+    }
+
+    fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    fn dio_align(&self) -> u32 {
+        self.file.dio_align()
+    }
+}

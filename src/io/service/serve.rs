@@ -1,0 +1,225 @@
+//! The service thread: takes queued requests, keeps at most `depth` of them in the engine,
+//! continues short transfers, answers each caller, and exits once its last handle is gone and
+//! nothing is in flight.
+//!
+//! Its one blocking point is the engine's wait for a completion. A read of the wake-up eventfd
+//! is always in the engine while the service runs, so a caller's new request completes that
+//! wait as surely as the disk does; there is no timeout and no polling.
+
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because the service submits
+// callers' memory to the ring (Ring::submit_external is unsafe by contract).
+#![allow(unsafe_code)]
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::handle::Shared;
+use super::request::{stopped, Request, Step};
+use crate::io::aio::{Completion, Direction, ExtMem, ExtOp, Ring, RingError, NO_OFFSET};
+
+/// The `user_data` of the wake-up read; requests use their index in [`Flights`].
+const WAKE: u64 = u64::MAX;
+
+/// The ring, drained before anything else of the service is released: its `Drop` runs
+/// first (field order of [`Service`]) and waits until the kernel is done with every caller's
+/// memory, so the requests that drop after it may answer their callers.
+struct OwnedRing {
+    engine: Ring,
+    shared: Arc<Shared>,
+}
+
+impl Drop for OwnedRing {
+    fn drop(&mut self) {
+        // Completes the wake-up read, if one is in flight, so the drain can finish.
+        self.shared.kick();
+        let mut sink = Vec::new();
+        if let Err(e) = self.engine.drain(&mut sink) {
+            // Callers' memory may still be in the kernel's hands, and their calls would return
+            // once their requests drop: stopping here is the only safe way out.
+            eprintln!(
+                "sqliosim: the I/O service cannot wait for its requests in flight ({e}); aborting"
+            );
+            std::process::abort();
+        }
+    }
+}
+
+/// Requests in the engine, by index (the index is the operation's `user_data`).
+struct Flights {
+    slots: Vec<Option<Request>>,
+    free: Vec<usize>,
+}
+
+impl Flights {
+    fn new(depth: usize) -> Flights {
+        Flights {
+            slots: (0..depth).map(|_| None).collect(),
+            free: (0..depth).rev().collect(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    fn insert(&mut self, r: Request) -> usize {
+        let i = self
+            .free
+            .pop()
+            .expect("a free flight slot (checked against the depth)");
+        self.slots[i] = Some(r);
+        i
+    }
+
+    fn get_mut(&mut self, i: usize) -> &mut Request {
+        self.slots[i]
+            .as_mut()
+            .expect("a completion for a request in flight")
+    }
+
+    fn remove(&mut self, i: usize) -> Request {
+        self.free.push(i);
+        self.slots[i]
+            .take()
+            .expect("a completion for a request in flight")
+    }
+
+    fn drain(&mut self) -> impl Iterator<Item = Request> + '_ {
+        self.free = (0..self.slots.len()).rev().collect();
+        self.slots.iter_mut().filter_map(Option::take)
+    }
+}
+
+/// Everything the service thread owns. Fields drop in order: the ring first (see [`Ring`]).
+pub(super) struct Service {
+    ring: OwnedRing,
+    flights: Flights,
+    waiting: VecDeque<Request>,
+    shared: Arc<Shared>,
+    depth: usize,
+    /// Where the wake-up read puts the eventfd counter; boxed so it never moves.
+    wake_buf: Box<[u8; 8]>,
+    wake_armed: bool,
+    done: Vec<Completion>,
+}
+
+impl Service {
+    /// A service over `engine`, which must take `depth + 1` operations (the wake-up read).
+    pub(super) fn new(engine: Ring, shared: Arc<Shared>, depth: usize) -> Service {
+        Service {
+            ring: OwnedRing {
+                engine,
+                shared: Arc::clone(&shared),
+            },
+            flights: Flights::new(depth),
+            waiting: VecDeque::new(),
+            shared,
+            depth,
+            wake_buf: Box::new([0; 8]),
+            wake_armed: false,
+            done: Vec::with_capacity(depth + 1),
+        }
+    }
+
+    /// The thread's body. On an engine failure every request is answered with the error once
+    /// the engine holds none of them.
+    pub(super) fn run(mut self) {
+        if let Err(e) = self.serve() {
+            let why = format!("the I/O engine failed: {e}");
+            self.shared.mark_dead(&why);
+            self.shared.kick();
+            let mut sink = Vec::new();
+            if self.ring.engine.drain(&mut sink).is_ok() {
+                for r in self.flights.drain().chain(self.waiting.drain(..)) {
+                    r.answer(Err(stopped(&why)));
+                }
+            }
+            // Otherwise `Ring::drop` stops the process before the requests drop.
+        }
+    }
+
+    fn serve(&mut self) -> Result<(), RingError> {
+        loop {
+            let closing = self.take_new();
+            if !closing && !self.wake_armed {
+                self.arm_wake()?;
+            }
+            while self.flights.len() < self.depth {
+                let Some(r) = self.waiting.pop_front() else {
+                    break;
+                };
+                self.start(r)?;
+            }
+            let idle = self.flights.len() == 0 && self.waiting.is_empty();
+            if closing && idle && !self.wake_armed {
+                return Ok(());
+            }
+            let mut done = std::mem::take(&mut self.done);
+            done.clear();
+            let reaped = self.ring.engine.reap(1, &mut done);
+            let handled = reaped.and_then(|()| done.iter().try_for_each(|&c| self.complete(c)));
+            self.done = done;
+            handled?;
+        }
+    }
+
+    /// Moves newly queued requests to `waiting`; true once the service should stop.
+    fn take_new(&mut self) -> bool {
+        let mut q = self.shared.queue.lock();
+        self.waiting.extend(q.items.drain(..));
+        q.closing
+    }
+
+    fn arm_wake(&mut self) -> Result<(), RingError> {
+        let op = ExtOp {
+            kind: Direction::Read,
+            fd: std::os::fd::AsRawFd::as_raw_fd(&self.shared.wake_fd()),
+            offset: NO_OFFSET,
+            mem: ExtMem::Buf {
+                ptr: self.wake_buf.as_mut_ptr(),
+                len: 8,
+            },
+            user_data: WAKE,
+        };
+        // SAFETY: the buffer is boxed in `self`, which outlives the ring's drain, and the
+        // eventfd belongs to `shared`, which the ring holds too.
+        unsafe { self.ring.engine.submit_external(op) }?;
+        self.wake_armed = true;
+        Ok(())
+    }
+
+    fn start(&mut self, r: Request) -> Result<(), RingError> {
+        let i = self.flights.insert(r);
+        self.shared
+            .high_water
+            .fetch_max(self.flights.len(), Ordering::Relaxed);
+        self.send(i)
+    }
+
+    /// Sends what is left of request `i` to the engine.
+    fn send(&mut self, i: usize) -> Result<(), RingError> {
+        let op = self.flights.get_mut(i).ext_op(i as u64);
+        // SAFETY: the request's caller is blocked until it is answered, which happens only
+        // after its completion is reaped (or after `Ring::drop` has drained the engine); the
+        // request holds the iovec list and the caller holds the file open meanwhile.
+        unsafe { self.ring.engine.submit_external(op) }
+    }
+
+    fn complete(&mut self, c: Completion) -> Result<(), RingError> {
+        if c.user_data == WAKE {
+            self.wake_armed = false;
+            // Before the queue is taken again: see `IoService::call`.
+            self.shared.wake_pending.store(false, Ordering::SeqCst);
+            return Ok(());
+        }
+        let i = c.user_data as usize;
+        match self.flights.get_mut(i).step(c.result) {
+            Step::Again => self.send(i),
+            Step::Done(r) => {
+                self.flights.remove(i).answer(r);
+                Ok(())
+            }
+        }
+    }
+}

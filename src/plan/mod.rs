@@ -1,0 +1,164 @@
+//! The run plan: everything the simulation needs, already validated and resolved.
+//!
+//! The configuration layer builds it from the INI file and the command line; tests build it
+//! directly. Counts are final (automatic user counts resolved), sizes are in pages, ratios are
+//! fractions.
+
+pub mod from_settings;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::page::FileRole;
+
+/// One file of the set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilePlan {
+    /// Where the file lives.
+    pub path: PathBuf,
+    /// Data or log.
+    pub role: FileRole,
+    /// Pages at creation (page 0, the header, included).
+    pub initial_pages: u64,
+    /// Largest size the shrink user may grow it to, in pages.
+    pub max_pages: u64,
+    /// Grow/shrink step in pages (0: fixed size).
+    pub increment_pages: u64,
+    /// Whether the shrink user may grow and shrink it.
+    pub shrinkable: bool,
+    /// Create with holes instead of allocating.
+    pub sparse: bool,
+}
+
+/// `[RandomUser]` settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RandomPlan {
+    /// Number of random users.
+    pub users: usize,
+    /// Chance of jumping to a new region per cycle (0..1).
+    pub jump: f64,
+    /// Region length in pages, min.
+    pub min_chain: u64,
+    /// Region length in pages, max.
+    pub max_chain: u64,
+    /// Share of a chain's pages that are updated (0..1).
+    pub write_ratio: f64,
+    /// Log record size, min bytes.
+    pub min_log: u32,
+    /// Log record size, max bytes.
+    pub max_log: u32,
+    /// Chance that an update is rolled back in memory (0..1).
+    pub rollback: f64,
+    /// Sleep after each cycle.
+    pub sleep_after: Duration,
+}
+
+/// `[AuditUser]`, `[ReadAheadUser]` and `[BulkUpdateUser]` share this shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchPlan {
+    /// Number of users.
+    pub users: usize,
+    /// Pages per cycle, min.
+    pub min_pages: u64,
+    /// Pages per cycle, max.
+    pub max_pages: u64,
+    /// Pause after this many cycles.
+    pub delay_after_cycles: u32,
+    /// The pause.
+    pub delay: Duration,
+}
+
+/// `[ShrinkUser]` settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShrinkPlan {
+    /// Shortest gap between operations.
+    pub min_interval: Duration,
+    /// Longest gap between operations.
+    pub max_interval: Duration,
+    /// Fewest Increment steps per operation.
+    pub min_extends: u64,
+    /// Most Increment steps per operation.
+    pub max_extends: u64,
+}
+
+/// The whole simulation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimPlan {
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// The files, data and log.
+    pub files: Vec<FilePlan>,
+    /// Test cycles (0: until stopped).
+    pub cycles: u32,
+    /// Main-phase length of each cycle.
+    pub cycle_duration: Duration,
+    /// Stop at the first integrity error.
+    pub stop_on_error: bool,
+    /// Share of random-user reads served from the buffer pool (0..1).
+    pub cache_hit_ratio: f64,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// O_DSYNC.
+    pub write_through: bool,
+    /// Cap on outstanding I/O for the whole process (0: no cap beyond the thread count).
+    pub max_outstanding_io: usize,
+    /// Throttling target.
+    pub target_io: Duration,
+    /// Lift throttling during the initial update and checkpoints.
+    pub allow_io_bursts: bool,
+    /// Multi-page runs as one vectored request.
+    pub scatter_gather: bool,
+    /// Read-ahead reads pages even when they are cached.
+    pub force_read_ahead: bool,
+    /// Delete existing test files at start.
+    pub delete_at_startup: bool,
+    /// Delete the files at the end.
+    pub delete_at_shutdown: bool,
+    /// Grow files by writing zeros instead of allocating.
+    pub stamp_files: bool,
+    /// Buffer pool size in MB.
+    pub max_memory_mb: u64,
+    /// Re-reads of a page that failed verification.
+    pub read_retries: u32,
+    /// Overwrite files that were not created by this tool.
+    pub force: bool,
+    /// Keep the durability journal beside the first data file.
+    pub journal: bool,
+    /// `--journal-dir`: keep the journal there instead of beside the first data file.
+    pub journal_dir: Option<std::path::PathBuf>,
+    /// Open the existing file set, verify it, and carry on (instead of creating files).
+    pub resume: bool,
+    /// An I/O outstanding longer than this is reported once (SQLIOSim: 15 s).
+    pub long_io: Duration,
+    /// `[RandomUser]`.
+    pub random: RandomPlan,
+    /// `[AuditUser]` (min_pages = max_pages = BuffersValidated).
+    pub audit: BatchPlan,
+    /// `[ReadAheadUser]`.
+    pub read_ahead: BatchPlan,
+    /// `[BulkUpdateUser]`.
+    pub bulk: BatchPlan,
+    /// `[ShrinkUser]`.
+    pub shrink: ShrinkPlan,
+}
+
+impl SimPlan {
+    /// Indices of the data files.
+    pub fn data_files(&self) -> Vec<usize> {
+        self.indices(FileRole::Data)
+    }
+
+    /// Indices of the log files.
+    pub fn log_files(&self) -> Vec<usize> {
+        self.indices(FileRole::Log)
+    }
+
+    fn indices(&self, role: FileRole) -> Vec<usize> {
+        self.files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.role == role)
+            .map(|(i, _)| i)
+            .collect()
+    }
+}

@@ -1,0 +1,141 @@
+//! The merged fleet result as JSON, schema "sqliosim-fleet/1" (documented in
+//! docs/report-fleet.md): every row with its merged histogram, the fleet totals, the outlier
+//! analysis, and what could not be read.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::report::json::ToolInfo;
+use crate::report::ReportError;
+use crate::stats::Latency;
+
+use super::loader::Problem;
+use super::merge::{Fleet, LatencySource, Row, Verdict};
+use super::outliers::Outliers;
+use super::record::DeviceKey;
+use super::verdict::FleetVerdict;
+
+/// Value of the `schema` field of the fleet JSON.
+pub const FLEET_SCHEMA: &str = "sqliosim-fleet/1";
+
+/// One row.
+#[derive(Debug, Serialize)]
+struct JsonRow<'a> {
+    host: &'a str,
+    machine_id: Option<&'a str>,
+    device: &'a DeviceKey,
+    verdict: Verdict,
+    findings: u64,
+    by_class: &'a BTreeMap<String, u64>,
+    unfinished: &'a [String],
+    runs: &'a [PathBuf],
+    ops: u64,
+    elapsed_s: f64,
+    iops: f64,
+    mb_per_s: f64,
+    latency: Option<Latency>,
+    latency_source: LatencySource,
+    latency_hdr: Option<String>,
+    throttled: u64,
+    long_ios: Option<u64>,
+    outlier: &'a [&'static str],
+}
+
+/// Fleet totals.
+#[derive(Debug, Serialize)]
+struct JsonTotals<'a> {
+    runs: usize,
+    hosts: usize,
+    rows: usize,
+    ops: u64,
+    iops: f64,
+    mb_per_s: f64,
+    findings: u64,
+    by_class: &'a BTreeMap<String, u64>,
+    throttled: u64,
+    long_ios: u64,
+    latency: Option<Latency>,
+    latency_hdr: Option<String>,
+    runs_merged: usize,
+    not_mergeable: &'a [PathBuf],
+}
+
+/// The document.
+#[derive(Debug, Serialize)]
+struct JsonFleet<'a> {
+    schema: &'static str,
+    tool: ToolInfo,
+    generated_us: u64,
+    inputs: &'a [PathBuf],
+    verdict: &'a str,
+    exit_code: u8,
+    problems: &'a str,
+    totals: JsonTotals<'a>,
+    rows: Vec<JsonRow<'a>>,
+    outliers: &'a Outliers,
+    unreadable: &'a [Problem],
+    skipped: &'a [Problem],
+    notes: &'a [String],
+}
+
+fn row(r: &Row) -> JsonRow<'_> {
+    JsonRow {
+        host: &r.host,
+        machine_id: r.machine_id.as_deref(),
+        device: &r.device,
+        verdict: r.verdict(),
+        findings: r.findings(),
+        by_class: &r.by_class,
+        unfinished: &r.unfinished,
+        runs: &r.runs,
+        ops: r.ops,
+        elapsed_s: r.elapsed_s,
+        iops: r.iops,
+        mb_per_s: r.mb_per_s,
+        latency: (r.latency_source != LatencySource::None).then_some(r.latency),
+        latency_source: r.latency_source,
+        latency_hdr: r.hist.as_ref().map(|h| h.to_v2_base64()),
+        throttled: r.throttled,
+        long_ios: r.long_ios,
+        outlier: &r.outlier,
+    }
+}
+
+/// The fleet JSON, pretty-printed.
+pub fn render(f: &Fleet, v: &FleetVerdict, inputs: &[PathBuf]) -> Result<Vec<u8>, ReportError> {
+    let t = &f.totals;
+    let hist = t.hist.as_ref().filter(|h| h.count() > 0);
+    let doc = JsonFleet {
+        schema: FLEET_SCHEMA,
+        tool: ToolInfo::default(),
+        generated_us: crate::report::clock::now_us(),
+        inputs,
+        verdict: &v.line,
+        exit_code: v.code,
+        problems: &v.problems,
+        totals: JsonTotals {
+            runs: t.runs,
+            hosts: t.hosts,
+            rows: f.rows.len(),
+            ops: t.ops,
+            iops: t.iops,
+            mb_per_s: t.mb_per_s,
+            findings: t.by_class.values().sum(),
+            by_class: &t.by_class,
+            throttled: t.throttled,
+            long_ios: t.long_ios,
+            latency: hist.map(|h| h.latency()),
+            latency_hdr: hist.map(|h| h.to_v2_base64()),
+            runs_merged: t.runs_merged,
+            not_mergeable: &t.not_mergeable,
+        },
+        rows: f.rows.iter().map(row).collect(),
+        outliers: &f.outliers,
+        unreadable: &f.unreadable,
+        skipped: &f.skipped,
+        notes: &f.notes,
+    };
+    Ok(serde_json::to_vec_pretty(&doc)?)
+}

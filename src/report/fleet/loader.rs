@@ -1,0 +1,237 @@
+//! Finding and reading the results of a fleet: the inputs named on the command line, and in
+//! each directory (recursively) every `*.json` whose `schema` starts with "sqliosim-summary/"
+//! and every XML log (`*.xml`) of a run that has no JSON summary beside it. Files are read in
+//! parallel (one thread per CPU) so a thousand summaries take seconds, not minutes.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::report::reader::{self, InputKind};
+
+use super::record::{log_beside, RunRecord};
+
+/// Schema prefix of the run summaries the fleet report reads.
+pub const SUMMARY_SCHEMA_PREFIX: &str = "sqliosim-summary/";
+
+/// A candidate file, and whether the user named it (a named file that is not a summary is an
+/// error; a file found in a directory that is not one is skipped).
+#[derive(Debug, Clone)]
+struct Candidate {
+    path: PathBuf,
+    named: bool,
+}
+
+/// A file that could not be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    /// The file (or directory).
+    pub path: PathBuf,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// Everything read.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The runs, sorted by path.
+    pub runs: Vec<RunRecord>,
+    /// Inputs that could not be read (exit code 2).
+    pub unreadable: Vec<Problem>,
+    /// Files found in a directory that are not results, or XML logs whose JSON summary was
+    /// read instead.
+    pub skipped: Vec<Problem>,
+}
+
+/// What one file turned out to be.
+enum Read {
+    Run(Box<RunRecord>),
+    Unreadable(Problem),
+    Skipped(Problem),
+}
+
+/// Finds and reads every result under `inputs`.
+pub fn load(inputs: &[PathBuf]) -> Loaded {
+    let mut out = Loaded::default();
+    let mut jsons = Vec::new();
+    let mut xmls = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            walk(input, &mut jsons, &mut xmls, &mut out.unreadable);
+        } else {
+            let c = Candidate {
+                path: input.clone(),
+                named: true,
+            };
+            match input.extension().and_then(|e| e.to_str()) {
+                Some("xml") => xmls.push(c),
+                _ => jsons.push(c),
+            }
+        }
+    }
+    let read = parallel(&jsons, read_json);
+    // Logs whose run has a JSON summary beside it (or among the inputs) are left out.
+    let covered: Vec<PathBuf> = jsons.iter().map(|c| c.path.with_extension("xml")).collect();
+    let covered_by_log: Vec<PathBuf> = read
+        .iter()
+        .filter_map(|r| match r {
+            Read::Run(rec) => rec.log.clone(),
+            _ => None,
+        })
+        .collect();
+    let (xmls, beside): (Vec<Candidate>, Vec<Candidate>) = xmls
+        .into_iter()
+        .partition(|c| !covered.contains(&c.path) && !covered_by_log.contains(&c.path));
+    for c in beside {
+        out.skipped.push(Problem {
+            path: c.path,
+            reason: "the JSON summary of this run is read instead".into(),
+        });
+    }
+    let read_logs = parallel(&xmls, read_xml);
+    for r in read.into_iter().chain(read_logs) {
+        match r {
+            Read::Run(rec) => out.runs.push(*rec),
+            Read::Unreadable(p) => out.unreadable.push(p),
+            Read::Skipped(p) => out.skipped.push(p),
+        }
+    }
+    out.runs.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// Every `*.json` and `*.xml` under `dir`, sorted; a directory that cannot be listed is
+/// unreadable.
+fn walk(dir: &Path, jsons: &mut Vec<Candidate>, xmls: &mut Vec<Candidate>, bad: &mut Vec<Problem>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            bad.push(Problem {
+                path: dir.to_path_buf(),
+                reason: format!("cannot list the directory: {e}"),
+            });
+            return;
+        }
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        // Temporary files of an atomic rewrite (".x.json.tmp") and hidden files are not results.
+        if name.as_deref().is_some_and(|n| n.starts_with('.')) {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, jsons, xmls, bad);
+            continue;
+        }
+        let c = Candidate {
+            path: p.clone(),
+            named: false,
+        };
+        match p.extension().and_then(|e| e.to_str()) {
+            Some("json") => jsons.push(c),
+            Some("xml") => xmls.push(c),
+            _ => {}
+        }
+    }
+}
+
+/// Applies `f` to every candidate on one thread per CPU; results in input order.
+fn parallel(items: &[Candidate], f: fn(&Candidate) -> Read) -> Vec<Read> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len().max(1));
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, Read)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(c) = items.get(i) else { break };
+                        mine.push((i, f(c)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+fn unreadable(c: &Candidate, reason: impl Into<String>) -> Read {
+    Read::Unreadable(Problem {
+        path: c.path.clone(),
+        reason: reason.into(),
+    })
+}
+
+fn read_json(c: &Candidate) -> Read {
+    let loaded = match reader::load(&c.path) {
+        Ok(l) => l,
+        Err(e) => return unreadable(c, e.to_string()),
+    };
+    let schema = loaded.json.as_ref().map(|j| j.schema.clone());
+    match (loaded.kind, schema) {
+        (InputKind::Json, Some(s)) if s.starts_with(SUMMARY_SCHEMA_PREFIX) => {}
+        (InputKind::XmlLog, _) => return run_of_log(c, loaded),
+        (_, s) => {
+            let what = s.filter(|s| !s.is_empty()).map_or_else(
+                || "a JSON document without a \"schema\" field".to_string(),
+                |s| format!("a JSON document of schema \"{s}\""),
+            );
+            let reason = format!("not a sqliosim run summary: {what}");
+            // A document cut short before it says what it is, is a damaged result.
+            return match c.named || loaded.truncated {
+                true => unreadable(c, reason),
+                false => Read::Skipped(Problem {
+                    path: c.path.clone(),
+                    reason,
+                }),
+            };
+        }
+    }
+    let doc = loaded.json.as_ref();
+    let log = doc.and_then(|d| log_beside(&c.path, d));
+    let text = log.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+    let mut rec = RunRecord::from_loaded(&loaded, text.as_deref());
+    rec.log = log;
+    Read::Run(Box::new(rec))
+}
+
+/// A discovered `*.xml` that is not a sqliosim/SQLIOSim log (a JUnit file, say) is skipped.
+fn looks_like_log(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = Vec::with_capacity(4096);
+    let ok = std::fs::File::open(path)
+        .and_then(|f| f.take(4096).read_to_end(&mut head))
+        .is_ok();
+    let head = String::from_utf8_lossy(&head).to_ascii_uppercase();
+    !ok || head.contains("<ENTRY") || head.contains("SQLIOSIM")
+}
+
+fn read_xml(c: &Candidate) -> Read {
+    if !c.named && !looks_like_log(&c.path) {
+        return Read::Skipped(Problem {
+            path: c.path.clone(),
+            reason: "not a sqliosim or SQLIOSim XML log".into(),
+        });
+    }
+    match reader::load(&c.path) {
+        Ok(l) => run_of_log(c, l),
+        Err(e) => unreadable(c, e.to_string()),
+    }
+}
+
+fn run_of_log(c: &Candidate, l: reader::Loaded) -> Read {
+    let text = std::fs::read_to_string(&c.path).ok();
+    let mut rec = RunRecord::from_loaded(&l, text.as_deref());
+    rec.log = Some(c.path.clone());
+    Read::Run(Box::new(rec))
+}

@@ -1,0 +1,306 @@
+//! Merging runs into fleet rows — one per (host, device) — and fleet totals.
+//!
+//! Counts add up. Rates of several runs of one row are weighted by each run's duration (they
+//! ran one after the other); the fleet's rates are the sum of its rows' (the hosts ran side by
+//! side). Percentiles come only from merged HdrHistograms, never from averaged percentiles: a
+//! run without a histogram (schema /1, an XML log) is counted everywhere else, and its own
+//! percentiles are shown as it recorded them, marked as not merged.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::stats::{Latency, LatencyHistogram};
+
+use super::loader::{Loaded, Problem};
+use super::outliers::{self, Outliers};
+use super::record::{DeviceKey, DevicePart, Ending, RunRecord};
+
+/// Where a row's percentiles come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencySource {
+    /// Merged from the histograms of all its runs.
+    Merged,
+    /// One run without a histogram: its percentiles as it recorded them (not mergeable).
+    Recorded,
+    /// Several runs, not all with a histogram: merged from those that have one.
+    Partial,
+    /// No latency known.
+    None,
+}
+
+/// The verdict of a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Integrity findings (exit code 1).
+    Corruption,
+    /// A run did not finish (exit code 2 unless another host found corruption).
+    Unfinished,
+    /// Every run finished without findings.
+    Clean,
+}
+
+impl Verdict {
+    /// "CORRUPTION", "UNFINISHED", "CLEAN".
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Corruption => "CORRUPTION",
+            Verdict::Unfinished => "UNFINISHED",
+            Verdict::Clean => "CLEAN",
+        }
+    }
+}
+
+/// One host and device.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Host name.
+    pub host: String,
+    /// Machine id, when known.
+    pub machine_id: Option<String>,
+    /// Device.
+    pub device: DeviceKey,
+    /// The files its figures come from.
+    pub runs: Vec<PathBuf>,
+    /// Integrity findings by class.
+    pub by_class: BTreeMap<String, u64>,
+    /// Why runs did not finish ("path: reason").
+    pub unfinished: Vec<String>,
+    /// Reads and writes.
+    pub ops: u64,
+    /// Seconds covered.
+    pub elapsed_s: f64,
+    /// Reads and writes per second (duration-weighted over its runs).
+    pub iops: f64,
+    /// MB/s (duration-weighted over its runs).
+    pub mb_per_s: f64,
+    /// Percentiles (see `latency_source`).
+    pub latency: Latency,
+    /// Where `latency` comes from.
+    pub latency_source: LatencySource,
+    /// Merged histogram of the runs that carry one.
+    pub hist: Option<LatencyHistogram>,
+    /// Times I/O was throttled.
+    pub throttled: u64,
+    /// I/Os outstanding for more than 15 s (None when no run had its XML log here).
+    pub long_ios: Option<u64>,
+    /// The measures on which the row is an outlier ("iops", "p99").
+    pub outlier: Vec<&'static str>,
+}
+
+impl Row {
+    /// An empty row for `host` and `device`.
+    pub fn new(host: &str, device: DeviceKey) -> Row {
+        Row {
+            host: host.to_string(),
+            machine_id: None,
+            device,
+            runs: Vec::new(),
+            by_class: BTreeMap::new(),
+            unfinished: Vec::new(),
+            ops: 0,
+            elapsed_s: 0.0,
+            iops: 0.0,
+            mb_per_s: 0.0,
+            latency: Latency::default(),
+            latency_source: LatencySource::None,
+            hist: None,
+            throttled: 0,
+            long_ios: None,
+            outlier: Vec::new(),
+        }
+    }
+
+    /// All integrity findings.
+    pub fn findings(&self) -> u64 {
+        self.by_class.values().sum()
+    }
+
+    /// Its verdict.
+    pub fn verdict(&self) -> Verdict {
+        if self.findings() > 0 {
+            Verdict::Corruption
+        } else if !self.unfinished.is_empty() {
+            Verdict::Unfinished
+        } else {
+            Verdict::Clean
+        }
+    }
+
+    /// "class n, class n" (or "-").
+    pub fn classes(&self) -> String {
+        classes(&self.by_class)
+    }
+}
+
+/// "lost_write 8, torn_write 4", or "-" when empty.
+pub fn classes(by: &BTreeMap<String, u64>) -> String {
+    if by.is_empty() {
+        return "-".into();
+    }
+    let v: Vec<String> = by.iter().map(|(c, n)| format!("{c} {n}")).collect();
+    v.join(", ")
+}
+
+/// The whole fleet.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    /// Runs read.
+    pub runs: usize,
+    /// Distinct hosts.
+    pub hosts: usize,
+    /// Reads and writes.
+    pub ops: u64,
+    /// Sum of the rows' IOPS.
+    pub iops: f64,
+    /// Sum of the rows' MB/s.
+    pub mb_per_s: f64,
+    /// Findings by class.
+    pub by_class: BTreeMap<String, u64>,
+    /// Throttled I/Os.
+    pub throttled: u64,
+    /// Long I/Os, over the runs whose log was read.
+    pub long_ios: u64,
+    /// The merged histogram of every run that carries one.
+    pub hist: Option<LatencyHistogram>,
+    /// Runs whose histograms are in `hist`.
+    pub runs_merged: usize,
+    /// Runs without a histogram: counted, but not in the fleet percentiles.
+    pub not_mergeable: Vec<PathBuf>,
+}
+
+/// The fleet report's data.
+#[derive(Debug, Clone, Default)]
+pub struct Fleet {
+    /// Rows: corruption first, then unfinished, then clean; by host and device within.
+    pub rows: Vec<Row>,
+    /// Fleet totals.
+    pub totals: Totals,
+    /// The outlier analysis.
+    pub outliers: Outliers,
+    /// Inputs that could not be read.
+    pub unreadable: Vec<Problem>,
+    /// Files left out, and why.
+    pub skipped: Vec<Problem>,
+    /// Remarks about single runs ("path: note").
+    pub notes: Vec<String>,
+}
+
+/// Merges what was read.
+pub fn build(loaded: Loaded) -> Fleet {
+    let mut rows: BTreeMap<(String, DeviceKey), Row> = BTreeMap::new();
+    let mut notes = Vec::new();
+    for run in &loaded.runs {
+        notes.extend(
+            run.notes
+                .iter()
+                .map(|n| format!("{}: {n}", run.path.display())),
+        );
+        for part in &run.parts {
+            let key = (run.host.clone(), part.device.clone());
+            let row = rows.entry(key).or_insert_with(|| new_row(run, part));
+            add_part(row, run, part);
+        }
+    }
+    let mut rows: Vec<Row> = rows.into_values().map(finish_row).collect();
+    let outliers = outliers::analyse(&mut rows);
+    rows.sort_by(|a, b| {
+        (a.verdict(), &a.host, &a.device.name).cmp(&(b.verdict(), &b.host, &b.device.name))
+    });
+    let totals = totals(&loaded.runs, &rows);
+    Fleet {
+        rows,
+        totals,
+        outliers,
+        unreadable: loaded.unreadable,
+        skipped: loaded.skipped,
+        notes,
+    }
+}
+
+fn new_row(run: &RunRecord, part: &DevicePart) -> Row {
+    let mut row = Row::new(&run.host, part.device.clone());
+    row.machine_id = run.machine_id.clone();
+    row
+}
+
+fn add_part(row: &mut Row, run: &RunRecord, part: &DevicePart) {
+    row.runs.push(run.path.clone());
+    for (c, n) in &part.by_class {
+        *row.by_class.entry(c.clone()).or_default() += n;
+    }
+    if let Ending::Unfinished(why) = &run.ending {
+        row.unfinished
+            .push(format!("{}: {why}", run.path.display()));
+    }
+    row.ops += part.ops;
+    // Rates weighted by duration: accumulated as rate × seconds, divided in finish_row.
+    row.iops += part.iops * part.elapsed_s;
+    row.mb_per_s += part.mb_per_s * part.elapsed_s;
+    row.elapsed_s += part.elapsed_s;
+    row.throttled += part.throttled;
+    if let Some(n) = run.long_ios {
+        row.long_ios = Some(row.long_ios.unwrap_or(0) + n);
+    }
+    let source = match (&part.hist, row.runs.len(), row.latency_source) {
+        (Some(_), 1, _) | (Some(_), _, LatencySource::Merged) => LatencySource::Merged,
+        (None, 1, _) => LatencySource::Recorded,
+        _ => LatencySource::Partial,
+    };
+    row.latency_source = source;
+    if let Some(h) = &part.hist {
+        row.hist.get_or_insert_with(LatencyHistogram::new).add(h);
+    } else if row.runs.len() == 1 {
+        row.latency = part.recorded;
+    }
+}
+
+fn finish_row(mut row: Row) -> Row {
+    if row.elapsed_s > 0.0 {
+        row.iops /= row.elapsed_s;
+        row.mb_per_s /= row.elapsed_s;
+    }
+    match &row.hist {
+        Some(h) => row.latency = h.latency(),
+        // Several runs, none with a histogram: nothing can be merged.
+        None if row.latency_source == LatencySource::Partial => row.latency = Latency::default(),
+        None => {}
+    }
+    if row.latency.count == 0 {
+        row.latency_source = LatencySource::None;
+    }
+    row
+}
+
+fn totals(runs: &[RunRecord], rows: &[Row]) -> Totals {
+    let mut t = Totals {
+        runs: runs.len(),
+        ..Totals::default()
+    };
+    let mut hosts: Vec<&str> = rows.iter().map(|r| r.host.as_str()).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    t.hosts = hosts.len();
+    for r in rows {
+        t.ops += r.ops;
+        t.iops += r.iops;
+        t.mb_per_s += r.mb_per_s;
+        t.throttled += r.throttled;
+        t.long_ios += r.long_ios.unwrap_or(0);
+        for (c, n) in &r.by_class {
+            *t.by_class.entry(c.clone()).or_default() += n;
+        }
+    }
+    for run in runs {
+        if !run.mergeable() {
+            t.not_mergeable.push(run.path.clone());
+            continue;
+        }
+        t.runs_merged += 1;
+        for h in run.parts.iter().filter_map(|p| p.hist.as_ref()) {
+            t.hist.get_or_insert_with(LatencyHistogram::new).add(h);
+        }
+    }
+    t
+}

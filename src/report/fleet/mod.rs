@@ -1,0 +1,83 @@
+//! `sqliosim report` over many runs: the fleet report.
+//!
+//! [`loader`] finds and reads the results (JSON summaries of schema /1 and /2, XML logs where a
+//! run has no JSON), [`record`] turns each into a host, its devices and how it ended,
+//! [`merge`] builds one row per (host, device) and the fleet totals from merged HdrHistograms,
+//! [`outliers`] flags rows far from the fleet median, [`verdict`] decides the exit code, and
+//! [`table`], [`json`], [`junit`] and [`html`] render the result. Documented in
+//! docs/report-fleet.md.
+
+mod charts;
+pub mod html;
+pub mod json;
+pub mod junit;
+pub mod loader;
+pub mod merge;
+pub mod outliers;
+mod parts;
+pub mod record;
+pub mod table;
+pub mod verdict;
+mod xmlinfo;
+
+use std::path::{Path, PathBuf};
+
+pub use merge::{Fleet, Row};
+pub use verdict::FleetVerdict;
+
+use super::ReportError;
+
+/// The files to write besides the terminal report.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    /// The fleet page.
+    pub html: Option<PathBuf>,
+    /// The merged result as JSON (schema "sqliosim-fleet/1").
+    pub json: Option<PathBuf>,
+    /// JUnit XML.
+    pub junit: Option<PathBuf>,
+}
+
+/// Reads and merges every result under `inputs`.
+pub fn build(inputs: &[PathBuf]) -> Fleet {
+    merge::build(loader::load(inputs))
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    std::fs::write(path, bytes).map_err(|e| ReportError::io(path, e))
+}
+
+/// Writes the requested files; returns one line per file written.
+pub fn write_outputs(
+    fleet: &Fleet,
+    v: &FleetVerdict,
+    inputs: &[PathBuf],
+    out: &Outputs,
+) -> Result<Vec<String>, ReportError> {
+    let mut said = Vec::new();
+    if let Some(p) = &out.json {
+        write(p, &json::render(fleet, v, inputs)?)?;
+        said.push(format!("Fleet JSON written to {}", p.display()));
+    }
+    if let Some(p) = &out.junit {
+        write(p, &junit::render(fleet))?;
+        said.push(format!("JUnit XML written to {}", p.display()));
+    }
+    if let Some(p) = &out.html {
+        write(p, html::render(fleet, v).as_bytes())?;
+        said.push(format!("Fleet HTML report written to {}", p.display()));
+    }
+    Ok(said)
+}
+
+/// The fleet report over `inputs`: prints the table, writes `out`, and returns the verdict
+/// (whose `code` is the exit code).
+pub fn run(inputs: &[PathBuf], out: &Outputs) -> Result<FleetVerdict, ReportError> {
+    let fleet = build(inputs);
+    let v = verdict::judge(&fleet);
+    print!("{}", table::render(&fleet, &v));
+    for line in write_outputs(&fleet, &v, inputs, out)? {
+        println!("{line}");
+    }
+    Ok(v)
+}

@@ -1,0 +1,251 @@
+//! One run as the fleet report sees it: the host that ran it, how it ended, and per device
+//! under its files the counters, rates and latency histogram — built from what
+//! [`crate::report::reader::load`] read (a JSON summary of schema /1 or /2, or an XML log).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::report::blockdev::DeviceInfo;
+use crate::report::json::JsonReport;
+use crate::report::reader::{InputKind, Loaded};
+use crate::report::sysinfo::{SystemInfo, UNKNOWN};
+use crate::stats::{Latency, LatencyHistogram};
+
+use super::parts::parts_of;
+use super::xmlinfo::{self, LogHost};
+
+/// The device a row is keyed on: the kernel device under the files and its disk's identity.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct DeviceKey {
+    /// `/dev/NAME` of the device the files live on (partition, dm or loop device), or
+    /// "unknown".
+    pub name: String,
+    /// Model of its disk.
+    pub model: String,
+    /// Serial number of its disk.
+    pub serial: String,
+    /// Firmware revision of its disk.
+    pub firmware: String,
+}
+
+impl DeviceKey {
+    /// Nothing known about the device.
+    pub fn unknown() -> DeviceKey {
+        let u = || UNKNOWN.to_string();
+        DeviceKey {
+            name: u(),
+            model: u(),
+            serial: u(),
+            firmware: u(),
+        }
+    }
+
+    /// The key of what sysinfo read about a device.
+    pub fn from_info(d: &DeviceInfo) -> DeviceKey {
+        let known = |s: &str| !s.is_empty() && s != UNKNOWN;
+        let name = [&d.name, &d.disk]
+            .into_iter()
+            .find(|n| known(n))
+            .map_or_else(|| UNKNOWN.to_string(), |n| format!("/dev/{n}"));
+        DeviceKey {
+            name,
+            model: d.model.clone(),
+            serial: d.serial.clone(),
+            firmware: d.firmware.clone(),
+        }
+    }
+}
+
+/// How a run ended, as far as its file tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// It ran its planned course (or stopped on a finding) and wrote its final summary.
+    Finished,
+    /// It did not finish; the reason, in words ("interrupted by SIGINT after 6 s of 30 s").
+    Unfinished(String),
+}
+
+/// Counters, rates and latency of one run on one device.
+#[derive(Debug, Clone)]
+pub struct DevicePart {
+    /// The device.
+    pub device: DeviceKey,
+    /// Reads and writes of every kind.
+    pub ops: u64,
+    /// Seconds the figures cover (weights the rates when runs are merged).
+    pub elapsed_s: f64,
+    /// Reads and writes per second.
+    pub iops: f64,
+    /// MB/s (2^20 bytes) read and written.
+    pub mb_per_s: f64,
+    /// Percentiles as the run recorded them.
+    pub recorded: Latency,
+    /// The latency histogram (schema /2), when the run carried one for this device.
+    pub hist: Option<LatencyHistogram>,
+    /// Times I/O was throttled (SQLIOSim's "Number of times IO throttled").
+    pub throttled: u64,
+    /// Integrity findings by class.
+    pub by_class: BTreeMap<String, u64>,
+}
+
+/// One run.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    /// The file read.
+    pub path: PathBuf,
+    /// "sqliosim-summary/1", "sqliosim-summary/2", or "xml log".
+    pub source: String,
+    /// `host.hostname`, else `system.hostname`, else the file's path (no host known).
+    pub host: String,
+    /// /etc/machine-id of the host, when known.
+    pub machine_id: Option<String>,
+    /// How it ended.
+    pub ending: Ending,
+    /// One entry per device under its files (at least one).
+    pub parts: Vec<DevicePart>,
+    /// I/Os outstanding for more than 15 s, from the XML log of the run (None: no log here).
+    pub long_ios: Option<u64>,
+    /// The XML log of the run that was read (the input, or the log beside the JSON).
+    pub log: Option<PathBuf>,
+    /// Things worth saying about the file (an unreadable histogram, …).
+    pub notes: Vec<String>,
+}
+
+impl RunRecord {
+    /// All integrity findings of the run.
+    pub fn findings(&self) -> u64 {
+        self.parts.iter().flat_map(|p| p.by_class.values()).sum()
+    }
+
+    /// True when every device part carries a latency histogram.
+    pub fn mergeable(&self) -> bool {
+        self.parts.iter().all(|p| p.hist.is_some())
+    }
+
+    /// Builds the record of a file read by [`crate::report::reader::load`]; `log_text` is the
+    /// XML log of the run when there is one (the input itself, or the log beside a JSON).
+    pub fn from_loaded(l: &Loaded, log_text: Option<&str>) -> RunRecord {
+        let mut notes = Vec::new();
+        let long_ios = log_text.map(xmlinfo::long_ios);
+        let mut rec = match (&l.json, l.kind) {
+            (Some(doc), InputKind::Json) => from_json(l, doc, &mut notes),
+            _ => from_log(l, log_text.map(xmlinfo::host_of).unwrap_or_default()),
+        };
+        rec.long_ios = long_ios;
+        rec.notes.extend(notes);
+        rec
+    }
+}
+
+fn from_json(l: &Loaded, doc: &JsonReport, notes: &mut Vec<String>) -> RunRecord {
+    let host = doc
+        .host
+        .as_ref()
+        .map(|h| h.hostname.clone())
+        .filter(|h| !h.is_empty())
+        .or_else(|| doc.system.as_ref().map(|s| s.hostname.clone()))
+        .filter(|h| !h.is_empty() && h != UNKNOWN);
+    let devices = doc.system.as_ref().map(device_map).unwrap_or_default();
+    RunRecord {
+        path: l.path.clone(),
+        source: doc.schema.clone(),
+        host: host.unwrap_or_else(|| l.path.display().to_string()),
+        machine_id: doc.host.as_ref().and_then(|h| h.machine_id.clone()),
+        ending: json_ending(l, doc),
+        parts: parts_of(l, &devices, notes),
+        long_ios: None,
+        log: None,
+        notes: Vec::new(),
+    }
+}
+
+fn from_log(l: &Loaded, info: LogHost) -> RunRecord {
+    let ending = if l.complete {
+        Ending::Finished
+    } else if l.truncated {
+        Ending::Unfinished("the XML log was cut short (killed, or still running)".into())
+    } else {
+        Ending::Unfinished("the XML log has no final summary (killed, or still running)".into())
+    };
+    let mut notes = Vec::new();
+    let parts = parts_of(l, &info.devices, &mut notes);
+    RunRecord {
+        path: l.path.clone(),
+        source: "xml log".into(),
+        host: info
+            .hostname
+            .unwrap_or_else(|| l.path.display().to_string()),
+        machine_id: None,
+        ending,
+        parts,
+        long_ios: None,
+        log: None,
+        notes,
+    }
+}
+
+/// Test file path → device, from the system information of a JSON summary.
+fn device_map(sys: &SystemInfo) -> Vec<(String, DeviceKey)> {
+    sys.files
+        .iter()
+        .map(|f| {
+            (
+                f.path.display().to_string(),
+                DeviceKey::from_info(&f.device),
+            )
+        })
+        .collect()
+}
+
+fn json_ending(l: &Loaded, doc: &JsonReport) -> Ending {
+    if l.truncated {
+        return Ending::Unfinished(
+            "the JSON summary was cut short (killed, or still running)".into(),
+        );
+    }
+    let stop = doc.stop.as_ref();
+    match doc.outcome.as_str() {
+        "interrupted" => Ending::Unfinished(signal_words(doc)),
+        "environment_error" => Ending::Unfinished(format!(
+            "stopped on an environment error: {}",
+            doc.environment_error.as_deref().unwrap_or("(no detail)")
+        )),
+        _ if stop.is_some_and(|s| s.reason == "signal") => Ending::Unfinished(signal_words(doc)),
+        _ if !doc.complete => {
+            Ending::Unfinished("no final summary (still running, or killed)".into())
+        }
+        _ => Ending::Finished,
+    }
+}
+
+/// "interrupted by SIGINT after 6 s of 30 s".
+fn signal_words(doc: &JsonReport) -> String {
+    let Some(stop) = &doc.stop else {
+        return "interrupted".into();
+    };
+    let sig = stop.signal.as_deref().unwrap_or("a signal");
+    match stop.planned_s {
+        Some(p) => format!(
+            "interrupted by {sig} after {:.0} s of {p:.0} s",
+            stop.after_s
+        ),
+        None => format!("interrupted by {sig} after {:.0} s", stop.after_s),
+    }
+}
+
+/// The path of the XML log of the run summarised by the JSON at `json_path`: the file its `log`
+/// field names, looked for beside the JSON (results are usually copied from their host), else
+/// the contract's sibling name (`x.log.json` → `x.log.xml`).
+pub fn log_beside(json_path: &Path, doc: &JsonReport) -> Option<PathBuf> {
+    let dir = json_path.parent()?;
+    if let Some(name) = doc.log.as_ref().and_then(|p| p.file_name()) {
+        let p = dir.join(name);
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    let sibling = json_path.with_extension("xml");
+    sibling.is_file().then_some(sibling)
+}

@@ -1,0 +1,222 @@
+//! The terminal fleet report: corruption lines, one table row per host and device, fleet
+//! totals from merged histograms, outliers with their rule, unfinished and unreadable results,
+//! and the verdict.
+
+use std::fmt::Write;
+
+use super::merge::{classes, Fleet, LatencySource, Row};
+use super::outliers::Measure;
+use super::verdict::FleetVerdict;
+
+/// At most this many paths are listed in one line of skipped files or unmerged runs.
+const LIST_MAX: usize = 10;
+
+/// The whole terminal report.
+pub fn render(f: &Fleet, v: &FleetVerdict) -> String {
+    let mut s = String::new();
+    let t = &f.totals;
+    let _ = writeln!(
+        s,
+        "sqliosim fleet report: {} run(s) on {} host(s), {} host/device row(s); {} unreadable, {} skipped",
+        t.runs,
+        t.hosts,
+        f.rows.len(),
+        f.unreadable.len(),
+        f.skipped.len()
+    );
+    for r in f.rows.iter().filter(|r| r.findings() > 0) {
+        let _ = writeln!(s, "{}", corruption_line(r));
+    }
+    s.push('\n');
+    table(&mut s, &f.rows);
+    totals(&mut s, f);
+    outliers(&mut s, f);
+    problems(&mut s, f);
+    let _ = writeln!(s, "\n{}", v.line);
+    s
+}
+
+/// `CORRUPTION on host3 (/dev/loop7): 12 findings (lost_write 8, torn_write 4)`.
+pub fn corruption_line(r: &Row) -> String {
+    format!(
+        "CORRUPTION on {} ({}): {} finding(s) ({})",
+        r.host,
+        r.device.name,
+        r.findings(),
+        r.classes()
+    )
+}
+
+fn ms(us: f64) -> String {
+    format!("{:.3}", us / 1000.0)
+}
+
+fn table(s: &mut String, rows: &[Row]) {
+    let hw = rows.iter().map(|r| r.host.len()).max().unwrap_or(0).max(4);
+    let dw = rows
+        .iter()
+        .map(|r| r.device.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    let _ = writeln!(
+        s,
+        "{:<hw$}  {:<dw$}  {:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {:<8} Findings",
+        "Host",
+        "Device",
+        "Verdict",
+        "IOPS",
+        "MB/s",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "Throttled",
+        "Long I/Os",
+        "Outlier"
+    );
+    for r in rows {
+        let l = &r.latency;
+        let (p50, p99, p999) = match r.latency_source {
+            LatencySource::None => ("-".into(), "-".into(), "-".into()),
+            LatencySource::Merged => (ms(l.p50_us), ms(l.p99_us), ms(l.p999_us)),
+            _ => (
+                format!("{}*", ms(l.p50_us)),
+                format!("{}*", ms(l.p99_us)),
+                format!("{}*", ms(l.p999_us)),
+            ),
+        };
+        let long = r.long_ios.map_or_else(|| "-".into(), |n| n.to_string());
+        let outlier = if r.outlier.is_empty() {
+            "-".to_string()
+        } else {
+            r.outlier.join(",")
+        };
+        let _ = writeln!(
+            s,
+            "{:<hw$}  {:<dw$}  {:<10} {:>10.1} {:>9.2} {p50:>9} {p99:>9} {p999:>9} {:>9} {long:>9}  {outlier:<8} {}",
+            r.host,
+            r.device.name,
+            r.verdict().word(),
+            r.iops,
+            r.mb_per_s,
+            r.throttled,
+            r.classes()
+        );
+    }
+    if rows.iter().any(|r| {
+        matches!(
+            r.latency_source,
+            LatencySource::Recorded | LatencySource::Partial
+        )
+    }) {
+        s.push_str("* not mergeable: the run has no latency histogram (schema /1 summary or XML log); its percentiles are as it recorded them (or merged from its row's runs that have one) and are left out of the fleet percentiles.\n");
+    }
+    s.push_str("Long I/Os: I/Os outstanding for more than 15 s, from each run's XML log (- where no log was found beside the summary).\n");
+}
+
+fn list(paths: &[impl AsRef<std::path::Path>]) -> String {
+    let mut v: Vec<String> = paths
+        .iter()
+        .take(LIST_MAX)
+        .map(|p| p.as_ref().display().to_string())
+        .collect();
+    if paths.len() > LIST_MAX {
+        v.push(format!("and {} more", paths.len() - LIST_MAX));
+    }
+    v.join(", ")
+}
+
+fn totals(s: &mut String, f: &Fleet) {
+    let t = &f.totals;
+    let _ = writeln!(
+        s,
+        "\nFleet totals: {} run(s) on {} host(s): {} I/Os, IOPS {:.1}, MB/s {:.2} (sums over the hosts), throttled {}, long I/Os {}, findings {} ({})",
+        t.runs, t.hosts, t.ops, t.iops, t.mb_per_s, t.throttled, t.long_ios,
+        t.by_class.values().sum::<u64>(), classes(&t.by_class)
+    );
+    match &t.hist {
+        Some(h) if h.count() > 0 => {
+            let l = h.latency();
+            let _ = writeln!(
+                s,
+                "Fleet latency from the merged histograms of {} of {} run(s) ({} I/Os): p50 {} ms, p99 {} ms, p99.9 {} ms, max {} ms",
+                t.runs_merged, t.runs, l.count, ms(l.p50_us), ms(l.p99_us), ms(l.p999_us), ms(l.max_us)
+            );
+        }
+        _ => s.push_str("Fleet latency: no run carries a latency histogram (schema /2), so no fleet percentiles (percentiles are never averaged).\n"),
+    }
+    if !t.not_mergeable.is_empty() {
+        let _ = writeln!(
+            s,
+            "Not mergeable: {} run(s) without a latency histogram, counted in the totals but not in the fleet percentiles: {}",
+            t.not_mergeable.len(),
+            list(&t.not_mergeable)
+        );
+    }
+}
+
+fn measure_line(m: &Measure) -> String {
+    let what = if m.name == "iops" { "IOPS" } else { "p99 ms" };
+    let head = format!(
+        "  {what}: median {:.3}, MAD {:.3}, unit {:.3} over {} host/device(s): ",
+        m.median, m.mad, m.scale, m.rows
+    );
+    if m.flagged.is_empty() {
+        return format!("{head}none");
+    }
+    let mut v: Vec<String> = m
+        .flagged
+        .iter()
+        .take(LIST_MAX * 2)
+        .map(|f| {
+            format!(
+                "{} ({}) {:.3} ({:+.1} MAD)",
+                f.host, f.device, f.value, f.deviations
+            )
+        })
+        .collect();
+    if m.flagged.len() > LIST_MAX * 2 {
+        let more = m.flagged.len() - LIST_MAX * 2;
+        v.push(format!(
+            "and {more} more (all of them in --json and --html)"
+        ));
+    }
+    format!("{head}{} outlier(s): {}", m.flagged.len(), v.join("; "))
+}
+
+fn outliers(s: &mut String, f: &Fleet) {
+    let _ = writeln!(s, "\nOutliers: {}.", f.outliers.rule);
+    for m in &f.outliers.measures {
+        let _ = writeln!(s, "{}", measure_line(m));
+    }
+    for why in &f.outliers.not_analysed {
+        let _ = writeln!(s, "  not analysed: {why}");
+    }
+}
+
+fn problems(s: &mut String, f: &Fleet) {
+    let unfinished: Vec<&Row> = f.rows.iter().filter(|r| !r.unfinished.is_empty()).collect();
+    if !unfinished.is_empty() || !f.unreadable.is_empty() {
+        s.push('\n');
+    }
+    for r in unfinished {
+        for why in &r.unfinished {
+            let _ = writeln!(s, "UNFINISHED on {} ({}): {why}", r.host, r.device.name);
+        }
+    }
+    for p in &f.unreadable {
+        let _ = writeln!(s, "UNREADABLE {}: {}", p.path.display(), p.reason);
+    }
+    if !f.skipped.is_empty() {
+        let paths: Vec<&std::path::PathBuf> = f.skipped.iter().map(|p| &p.path).collect();
+        let _ = writeln!(
+            s,
+            "\nSkipped {} file(s) (not run results, or logs whose JSON summary was read): {}",
+            f.skipped.len(),
+            list(&paths)
+        );
+    }
+    for n in &f.notes {
+        let _ = writeln!(s, "Note: {n}");
+    }
+}

@@ -1,0 +1,95 @@
+//! What carried a run's disk I/O (`sqliosim run --engine`): recorded in the JSON summary,
+//! logged at start, and printed in the console header, all from the same description.
+
+use serde::{Deserialize, Serialize};
+
+/// The `Func` attribute of the log entry that records the engine (its text is
+/// `I/O engine: ` and the description); `sqliosim report` reads it back.
+pub const LOG_FUNC: &str = "IoEngine";
+
+/// The `Func` attribute of the log entries that record each file's direct-I/O unit (their
+/// text is the run header's `Direct I/O unit of …` line).
+pub const ALIGN_FUNC: &str = "DirectIoAlign";
+
+/// The engine a run asked for and the one that carried its I/O.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IoServiceInfo {
+    /// What `--engine` asked for: `uring`, `psync` or `sync`.
+    pub requested: String,
+    /// What carried the I/O: `uring`, `psync` (asked for, or io_uring refused), `sync`, or
+    /// `memory` (the fault-injection backend, which no engine carries).
+    pub used: String,
+    /// Most requests in flight (the engine's depth); `None` for `sync` and `memory`.
+    pub depth: Option<u64>,
+    /// MaxOutstandingIO from the configuration (0: no cap).
+    pub max_outstanding_io: u64,
+}
+
+impl IoServiceInfo {
+    /// One line for the console and the log, e.g. `uring, depth 32 (MaxOutstandingIO)`.
+    pub fn describe(&self) -> String {
+        let max = self.max_outstanding_io;
+        match (self.used.as_str(), self.depth) {
+            ("memory", _) => "memory (fault injection: files in memory, no engine)".into(),
+            (used, Some(depth)) => {
+                let refused = if used != self.requested {
+                    format!(" ({} refused)", self.requested)
+                } else {
+                    String::new()
+                };
+                let why = if max == 0 {
+                    format!("MaxOutstandingIO = 0: the {used} engine's ceiling")
+                } else if depth < max {
+                    format!("MaxOutstandingIO = {max}, capped at the engine's largest depth")
+                } else {
+                    "MaxOutstandingIO".to_string()
+                };
+                format!("{used}{refused}, one engine for every thread, depth {depth} ({why})")
+            }
+            (used, None) if max == 0 => {
+                format!("{used} (each thread's own pread/pwrite, done on the spot even for the asynchronous actors; MaxOutstandingIO = 0: no cap)")
+            }
+            (used, None) => format!(
+                "{used} (each thread's own pread/pwrite; MaxOutstandingIO = {max} held by a gate)"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(requested: &str, used: &str, depth: Option<u64>, max: u64) -> IoServiceInfo {
+        IoServiceInfo {
+            requested: requested.into(),
+            used: used.into(),
+            depth,
+            max_outstanding_io: max,
+        }
+    }
+
+    #[test]
+    fn descriptions_name_the_engine_its_depth_and_a_fallback() {
+        assert_eq!(
+            info("uring", "uring", Some(32), 32).describe(),
+            "uring, one engine for every thread, depth 32 (MaxOutstandingIO)"
+        );
+        assert_eq!(
+            info("uring", "psync", Some(52), 0).describe(),
+            "psync (uring refused), one engine for every thread, depth 52 (MaxOutstandingIO = 0: the psync engine's ceiling)"
+        );
+        assert_eq!(
+            info("uring", "uring", Some(16384), 140000).describe(),
+            "uring, one engine for every thread, depth 16384 (MaxOutstandingIO = 140000, capped at the engine's largest depth)"
+        );
+        assert_eq!(
+            info("sync", "sync", None, 8).describe(),
+            "sync (each thread's own pread/pwrite; MaxOutstandingIO = 8 held by a gate)"
+        );
+        assert!(info("uring", "memory", None, 0)
+            .describe()
+            .starts_with("memory"));
+    }
+}
