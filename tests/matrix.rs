@@ -28,6 +28,14 @@ enum Cell {
 }
 
 impl Cell {
+    /// The block device under the files, for the loop cells.
+    fn device(&self) -> Option<&Path> {
+        match self {
+            Cell::Loop { mounted, .. } => Some(mounted.device()),
+            Cell::Tmpfs(_) => None,
+        }
+    }
+
     fn dir(&self) -> &Path {
         match self {
             Cell::Loop { mounted, .. } => mounted.dir(),
@@ -142,6 +150,29 @@ fn run_cell(cell: &str, dir: &Path, write_through: bool) -> String {
     first
 }
 
+/// The run's JSON summary (beside its log) names `device` under every file, as a fleet report
+/// shows it: btrfs files carry anonymous device numbers, which must not make it "unknown".
+fn assert_summary_names_device(cell: &str, dir: &Path, device: &Path) {
+    let json = dir.join("sqliosim.log.json");
+    let text = std::fs::read_to_string(&json).expect("the JSON summary beside the log");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("JSON summary");
+    let want = device
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("device name");
+    let files = doc["system"]["files"].as_array().expect("system.files");
+    assert!(!files.is_empty(), "{cell}: no files in system.files");
+    for f in files {
+        assert_eq!(
+            f["device"]["name"].as_str(),
+            Some(want),
+            "{cell}: the device under {} in {}",
+            f["path"],
+            json.display()
+        );
+    }
+}
+
 /// A burn-in script unmounts as soon as sqliosim ends: nothing of ours may keep it busy (a
 /// ring's registered files used to hold it for a moment after the bench exited).
 fn assert_unmounts_at_once(cell: &str, dir: &Path) {
@@ -188,6 +219,8 @@ fn honoured_cell(fs: &str, sector: u32, write_through: bool) {
     let unit = format!("Direct I/O unit of {} = {sector} bytes", log.display());
     assert!(said.contains(&unit), "{cell}: no \"{unit}\" in:\n{said}");
     assert_eq!(recorded_sector(&log), sector, "{cell}: the log header");
+    let device = m.device().expect("a loop cell");
+    assert_summary_names_device(&cell, m.dir(), device);
     assert_unmounts_at_once(&cell, m.dir());
 }
 
@@ -227,6 +260,9 @@ fn unhonoured_cell(cell: &str, m: &Cell, sector: Option<u32>) {
     if let Some(sector) = sector {
         let log = m.dir().join("sqliosim.ldx");
         assert_eq!(recorded_sector(&log), sector, "{cell}: the log header");
+    }
+    if let Some(device) = m.device() {
+        assert_summary_names_device(cell, m.dir(), device);
     }
     assert_unmounts_at_once(cell, m.dir());
 }

@@ -13,11 +13,18 @@ use std::path::Path;
 /// Logical block size of the block device of a file at `path` whose device number is
 /// `major:minor`, if sysfs knows it.
 pub fn device_block_size(major: u32, minor: u32, path: &Path) -> Option<u32> {
+    let (major, minor) = block_device(major, minor, path)?;
+    logical_block_size(major, minor)
+}
+
+/// The block device under a file at `path` whose device number is `major:minor`: that number
+/// itself, or for an anonymous one (major 0, btrfs) the device the mount holding `path` is
+/// mounted from; `None` when there is no block device (tmpfs, FUSE).
+pub fn block_device(major: u32, minor: u32, path: &Path) -> Option<(u32, u32)> {
     if major != 0 {
-        return logical_block_size(major, minor);
+        return Some((major, minor));
     }
-    let (major, minor) = mounted_from(path)?;
-    (major != 0).then(|| logical_block_size(major, minor))?
+    mounted_from(path).filter(|(major, _)| *major != 0)
 }
 
 /// Logical block size of block device `major:minor`, if sysfs knows it.

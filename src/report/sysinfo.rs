@@ -125,7 +125,11 @@ pub fn file_device(path: &Path) -> FileDevice {
     let dev = rustix::fs::stat(&at)
         .ok()
         .map(|st| (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev)));
-    fd.device = dev.map_or_else(DeviceInfo::unknown, |(ma, mi)| blockdev::device(ma, mi));
+    // btrfs files carry anonymous device numbers: the device is the one it is mounted from.
+    let block = dev.and_then(|(ma, mi)| crate::io::sysfs::block_device(ma, mi, &at));
+    fd.device = block
+        .or(dev)
+        .map_or_else(DeviceInfo::unknown, |(ma, mi)| blockdev::device(ma, mi));
     let mount = blockdev::mount_of(&at, dev);
     fd.fs_type = or_unknown(mount.as_ref().map(|m| m.fs_type.clone()));
     fd.mount_point = or_unknown(mount.as_ref().map(|m| m.mount_point.clone()));

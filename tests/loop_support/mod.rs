@@ -116,6 +116,11 @@ impl Mounted {
     pub fn dir(&self) -> &Path {
         &self.dir
     }
+
+    /// The loop device the filesystem is on.
+    pub fn device(&self) -> &Path {
+        self._dev.path()
+    }
 }
 
 impl Drop for Mounted {
