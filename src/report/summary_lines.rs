@@ -65,16 +65,7 @@ pub fn summary_from_lines(lines: &[String]) -> Option<Summary> {
         }
     }
     for f in &s.files {
-        let t = &mut s.total;
-        t.reads += f.io.reads;
-        t.scatter_reads += f.io.scatter_reads;
-        t.writes += f.io.writes;
-        t.gather_writes += f.io.gather_writes;
-        t.syncs += f.io.syncs;
-        t.errors += f.io.errors;
-        t.total_io_time_ms += f.io.total_io_time_ms;
-        t.iops += f.io.iops;
-        t.mb_per_s += f.io.mb_per_s;
+        s.total.add_counts(&f.io);
     }
     (!s.files.is_empty()).then_some(s)
 }

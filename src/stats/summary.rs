@@ -80,6 +80,23 @@ impl OpTotals {
     pub fn data_ops(&self) -> u64 {
         self.reads + self.scatter_reads + self.writes + self.gather_writes
     }
+
+    /// Adds the counts, volumes, time and rates of `o` (a part of the same run, e.g. one file's):
+    /// rates add because the parts ran over the same time. Latencies do not add; the caller
+    /// merges histograms.
+    pub fn add_counts(&mut self, o: &OpTotals) {
+        self.reads += o.reads;
+        self.scatter_reads += o.scatter_reads;
+        self.writes += o.writes;
+        self.gather_writes += o.gather_writes;
+        self.syncs += o.syncs;
+        self.errors += o.errors;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.total_io_time_ms += o.total_io_time_ms;
+        self.iops += o.iops;
+        self.mb_per_s += o.mb_per_s;
+    }
 }
 
 /// Everything reported about one file.

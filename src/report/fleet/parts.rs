@@ -115,12 +115,7 @@ fn files_part(
     let mut io = OpTotals::default();
     let mut hist = Some(LatencyHistogram::new());
     for f in files {
-        io.reads += f.io.reads;
-        io.scatter_reads += f.io.scatter_reads;
-        io.writes += f.io.writes;
-        io.gather_writes += f.io.gather_writes;
-        io.iops += f.io.iops;
-        io.mb_per_s += f.io.mb_per_s;
+        io.add_counts(&f.io);
         let what = format!("stats.files[{}].io.latency_hdr", f.index);
         match (
             decode(f.io.latency_hdr.as_ref(), &what, notes),
