@@ -79,7 +79,6 @@ fn assert_journal_damage_told(out: &Output, what: &[&str]) {
 }
 
 #[test]
-#[ignore = "fails on a quiet machine after the merge: the injected journal fault fires but verify reads a whole journal (see the #14 note); journal_memory.rs covers the journal faults meanwhile"]
 fn a_lost_journal_write_off_the_device_under_test_makes_verify_partial_not_a_finding() {
     if !faultfs::fuse_or_skip("journal_faults::lost") {
         return;
@@ -106,7 +105,6 @@ fn a_lost_journal_write_off_the_device_under_test_makes_verify_partial_not_a_fin
 }
 
 #[test]
-#[ignore = "fails on a quiet machine after the merge: the injected journal fault fires but verify reads a whole journal (see the #14 note); journal_memory.rs covers the journal faults meanwhile"]
 fn a_torn_journal_write_on_the_device_under_test_is_a_finding_against_the_device_only() {
     if !faultfs::fuse_or_skip("journal_faults::torn") {
         return;

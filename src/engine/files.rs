@@ -273,6 +273,19 @@ impl SimFile {
         self.ceiling.as_ref().map_or(Ok(()), |c| c.reserve(gen))
     }
 
+    /// Gives a data file latches for every page up to `max_pages` (its largest size), so its
+    /// requests in flight wait only for requests that share a page (see the oracle's doc).
+    pub fn with_max_pages(self, max_pages: u64) -> SimFile {
+        if self.role != FileRole::Data {
+            return self;
+        }
+        let pages = max_pages.max(self.oracle.pages());
+        SimFile {
+            oracle: self.oracle.with_latches_for(pages),
+            ..self
+        }
+    }
+
     /// The same file, using `recorded` (the sector size its header records) when that is
     /// larger than the device's unit: an existing log keeps its block unit.
     pub fn with_recorded_sector(self, recorded: u32) -> SimFile {

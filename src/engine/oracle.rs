@@ -9,8 +9,12 @@
 //! *unknown* (any self-consistent content between the last good and the failed generation is
 //! accepted), never *corrupt*, unlike fio before its PR #2086.
 //!
-//! Latches are striped: page `p` uses stripe `p % stripes`, so memory does not grow with the
-//! file. Reads take a stripe shared, writes exclusive. A thread that waits for a latch holds no
+//! Latches are striped: page `p` uses stripe `p % stripes`. A data file gets one stripe per page
+//! of its largest size ([`stripes_for`]), up to [`MAX_STRIPES`] (8 MB of latches), so two
+//! requests wait for each other only when they share a page: with fewer stripes than the pages
+//! the asynchronous actors keep in flight, the stripes themselves were the depth limit (1,024
+//! stripes held the initial update's 64-page writes to 16 in flight, whatever MaxOutstandingIO
+//! asked). Reads take a stripe shared, writes exclusive. A thread that waits for a latch holds no
 //! other: a synchronous actor holds at most one latch set at a time (ranges locked in ascending
 //! stripe order), and an asynchronous one, which holds a set per request in flight, only
 //! *tries* further sets and collects its own completions (releasing its sets) before it waits.
@@ -24,8 +28,18 @@ use crate::page::{Expect, ExpectedState};
 
 /// Bytes of oracle state per page (the latches are shared stripes and not counted).
 pub const BYTES_PER_PAGE: usize = 16;
-/// Number of latch stripes when none is given.
+/// Fewest latch stripes a file gets (and the number when none is given).
 pub const DEFAULT_STRIPES: usize = 1024;
+/// Most latch stripes a file gets: one per page of an 8 GiB file, 8 MB of latches.
+pub const MAX_STRIPES: usize = 1 << 20;
+
+/// Latch stripes for a file of at most `pages` pages: one per page, within
+/// [`DEFAULT_STRIPES`]..=[`MAX_STRIPES`].
+pub fn stripes_for(pages: u64) -> usize {
+    usize::try_from(pages)
+        .unwrap_or(MAX_STRIPES)
+        .clamp(DEFAULT_STRIPES, MAX_STRIPES)
+}
 
 const IN_FLIGHT: u64 = 1 << 63;
 const UNKNOWN: u64 = 1 << 62;
@@ -122,6 +136,21 @@ impl Oracle {
     /// Number of pages tracked.
     pub fn pages(&self) -> u64 {
         self.slots.read().len() as u64
+    }
+
+    /// Latch stripes (see the module doc).
+    pub fn stripe_count(&self) -> usize {
+        self.latches.len()
+    }
+
+    /// Gives the oracle enough latch stripes for a file of up to `max_pages` pages
+    /// ([`stripes_for`]); before the oracle is shared, as the file is set up.
+    pub fn with_latches_for(mut self, max_pages: u64) -> Oracle {
+        let stripes = stripes_for(max_pages);
+        if stripes != self.latches.len() {
+            self.latches = (0..stripes).map(|_| RwLock::new(())).collect();
+        }
+        self
     }
 
     /// Memory used by the per-page state, in bytes (`pages * BYTES_PER_PAGE`).
@@ -371,6 +400,22 @@ mod tests {
     #[should_panic(expected = "beyond")]
     fn write_beyond_end_is_a_bug() {
         Oracle::new(7, 1, 4).begin_write(4);
+    }
+
+    #[test]
+    fn a_file_gets_a_latch_per_page_so_only_shared_pages_conflict() {
+        assert_eq!(stripes_for(10), DEFAULT_STRIPES);
+        assert_eq!(stripes_for(4096), 4096);
+        assert_eq!(stripes_for(u64::MAX), MAX_STRIPES);
+        let o = Oracle::new(1, 1, 4096).with_latches_for(8192);
+        assert_eq!(o.stripe_count(), 8192);
+        // 64 writes of 64 pages each: 4,096 pages latched at once (1,024 stripes allowed 16).
+        let held: Vec<_> = (0..64)
+            .map(|i| o.try_write_latch_range(1 + 64 * i, 64))
+            .collect();
+        assert!(held.iter().all(Option::is_some));
+        // A request sharing a page with one of them still waits.
+        assert!(o.try_read_latch_range(100, 1).is_none());
     }
 
     #[test]

@@ -42,7 +42,8 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
             .with_context(|| format!("{}: stat", fp.path.display()))?
             / PAGE_SIZE as u64;
         let mut f = SimFile::new(i, fp.path.clone(), fp.role, storage, header.run_id, pages)
-            .with_recorded_sector(header.sector_size);
+            .with_recorded_sector(header.sector_size)
+            .with_max_pages(fp.max_pages);
         super::setup::attach_ceiling(&mut f)?;
         files.push(f);
     }

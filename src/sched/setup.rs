@@ -163,7 +163,8 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
             storage,
             run_id,
             fp.initial_pages,
-        );
+        )
+        .with_max_pages(fp.max_pages);
         attach_ceiling(&mut f)?;
         sim_files.push(f);
     }
