@@ -57,6 +57,8 @@ fn phase(phases: &[PhaseDepth], name: &str) -> u64 {
 #[test]
 fn the_initial_update_posts_past_the_latch_stripes_when_bursts_are_allowed() {
     let phases = phases(0);
+    // Shown with --nocapture.
+    println!("{phases:?}");
     // 4,096 pages after the header in writes of 64 pages: 64 requests, all postable at once.
     let initial = phase(&phases, "initial update");
     assert!(
