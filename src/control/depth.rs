@@ -15,12 +15,17 @@
 //! (which needs the last change's time, hence a lock); it is kept exactly through
 //! `∫₀ᵀ n dt = Σ (completion time) − Σ (issue time) + T × (requests still in flight)`, which
 //! holds whatever order the events land in. The count and the signed sum of times share one
-//! 128-bit word ([`Tally`]: count in the low 32 bits, the sum modulo 2⁹⁶ ns above it), changed
+//! 128-bit word (`Tally`: count in the low 32 bits, the sum modulo 2⁹⁶ ns above it), changed
 //! by one atomic add, so any reader, even mid-run, sees a count and a sum that agree. The
 //! maximum is `fetch_max` of the count each issue returns, so it is exact: the highest count
 //! the word ever held. Each timeline bucket has a tally of the events stamped in it; summed up to
 //! a bucket, they give the count and the area at its start, so bucket areas and maxima are exact
 //! too. The clock is read once per event (one reading serves the file's and the run's gauge).
+//! The only wait left is the first event of each 4,096-second segment of buckets, which
+//! allocates it through a `OnceLock` (once per 68 minutes); phases and readings take a mutex,
+//! but only the scheduler and the summary call them.
+//! The 128-bit add is `portable_atomic::AtomicU128`: `cmpxchg16b` on x86_64, found at run
+//! time (a CPU without it would get that crate's locked fallback).
 //!
 //! Precision: the mean is exact to the monotonic clock's nanosecond, as the locked gauge was,
 //! not sampled (sampling would miss bursts shorter than its period, such as a checkpoint's).
