@@ -17,12 +17,14 @@
 //! 4. [`io`] — the only door to the disk: the `Backend`/`Storage` traits, the direct, buffered
 //!    and faulty backends, the async I/O ring (`io::aio`) and the I/O service (`io::service`).
 //! 5. [`control`] — run-time controls that the driver and the actors share: stop, throttle,
-//!    outstanding-I/O gate, in-flight table.
+//!    outstanding-I/O gate, in-flight table, and the depth gauges the throttle counts
+//!    requests in (`stats` reads them for the summary).
 //! 6. [`config`] — SQLIOSim INI text and the command line → validated `RunSettings`.
 //! 7. [`plan`] — validated settings → the run plan (`SimPlan`) the actors and the driver read.
 //! 8. [`engine`] — the storage engine: expected-state oracle, read retries, buffer pool, data
 //!    files, write-ahead log, journal, scans.
-//! 9. [`stats`] — per-thread counters and histograms, merged into the run summary.
+//! 9. [`stats`] — per-thread counters and histograms, merged into the run summary (with the
+//!    depth gauges' readings).
 //! 10. [`report`] — evidence: XML log, dumps, JSON summary, `sqliosim report` (never uses
 //!     `actors` or `sched`, which come after it).
 //! 11. [`actors`] — the SQL Server-like actors, one file each.

@@ -45,7 +45,7 @@ pub struct Shared {
     /// Per-file throttles (index = file index).
     pub throttles: Vec<Throttle>,
     /// Requests in flight to every file together (each file's own gauge is its throttle's).
-    pub depth: Arc<crate::stats::DepthGauge>,
+    pub depth: Arc<crate::control::depth::DepthGauge>,
     /// I/Os in flight, for the long-I/O monitor.
     pub inflight: Inflight,
     /// Most requests one asynchronous actor keeps in flight: MaxOutstandingIO, or with 0 the

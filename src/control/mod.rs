@@ -1,10 +1,12 @@
 //! Run-time controls that the driver (`sched`) and the actors both hold: the stop signal and
 //! its reason ([`stop`]), the per-file throttle and the MaxOutstandingIO gate ([`throttle`]),
-//! and the table of I/Os in flight the long-I/O monitor reads ([`inflight`]).
+//! the table of I/Os in flight the long-I/O monitor reads ([`inflight`]), and the depth gauges
+//! that count the requests in flight over time ([`depth`], read by `stats` for the summary).
 //!
 //! They sit low in the layers so that `actors` and `sched` reach them without reaching each
 //! other: the driver creates them, the actors obey them.
 
+pub mod depth;
 pub mod inflight;
 pub mod stop;
 pub mod throttle;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::stats::DepthGauge;
+use super::depth::DepthGauge;
 
 /// Damping factor N of the running average.
 const DAMPING: u64 = 32;
@@ -159,12 +159,14 @@ impl Throttle {
     /// in flight in the depth gauges until the permit is dropped. Every permit comes from here.
     fn issue<'a>(&'a self, gate: &'a Gate) -> Permit<'a> {
         self.outstanding.fetch_add(1, Ordering::AcqRel);
-        // The gauge counts under its lock, so its maximum is exact; "IO request blocks" is it.
-        let now = self.depth.issue();
+        // One clock reading for both gauges. The gauge's count is one atomic word, so the
+        // count it returns is exact and its maximum too; "IO request blocks" is it.
+        let at = Instant::now();
+        let now = self.depth.issue_at(at);
         let now = usize::try_from(now).unwrap_or(usize::MAX);
         self.max_outstanding.fetch_max(now, Ordering::Relaxed);
         if let Some(run) = &self.run_depth {
-            run.issue();
+            run.issue_at(at);
         }
         Permit {
             throttle: self,
@@ -241,9 +243,10 @@ impl Throttle {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        self.throttle.depth.complete();
+        let at = Instant::now();
+        self.throttle.depth.complete_at(at);
         if let Some(run) = &self.throttle.run_depth {
-            run.complete();
+            run.complete_at(at);
         }
         self.throttle.outstanding.fetch_sub(1, Ordering::AcqRel);
         self.gate.release();

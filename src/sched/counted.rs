@@ -5,9 +5,10 @@
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
+use crate::control::depth::DepthGauge;
 use crate::io::Storage;
-use crate::stats::DepthGauge;
 
 /// `inner`, with every read and write counted in flight in `file` and `run`.
 #[derive(Debug)]
@@ -24,11 +25,13 @@ impl Counted {
     }
 
     fn counted<T>(&self, io: impl FnOnce(&dyn Storage) -> T) -> T {
-        self.file.issue();
-        self.run.issue();
+        let at = Instant::now();
+        self.file.issue_at(at);
+        self.run.issue_at(at);
         let r = io(self.inner.as_ref());
-        self.file.complete();
-        self.run.complete();
+        let at = Instant::now();
+        self.file.complete_at(at);
+        self.run.complete_at(at);
         r
     }
 }

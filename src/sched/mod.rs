@@ -20,7 +20,9 @@ use crate::control::stop::{Stop, StopReason};
 use crate::findings::{EventSink, Severity};
 use crate::io::Backend;
 use crate::plan::SimPlan;
-use crate::stats::{file_summary_lines, FileMeta, Summary, SQLIOSIM_SUMMARY_FUNC};
+use crate::stats::{
+    file_summary_lines, fill_depth_timeline, DepthSummary, FileMeta, Summary, SQLIOSIM_SUMMARY_FUNC,
+};
 
 /// What a simulation reports back to the app.
 #[derive(Debug)]
@@ -129,12 +131,12 @@ pub fn simulate(
 /// timeline. "IO request blocks" is the per-file maximum.
 fn add_depth(sh: &crate::actors::shared::Shared, summary: &mut Summary) {
     for (f, t) in summary.files.iter_mut().zip(&sh.throttles) {
-        let d = t.depth().summary();
+        let d = DepthSummary::of(t.depth());
         f.io_request_blocks = f.io_request_blocks.max(d.max);
         f.depth = Some(d);
     }
-    summary.depth = Some(sh.depth.summary());
-    sh.depth.fill_timeline(&mut summary.timeline);
+    summary.depth = Some(DepthSummary::of(&sh.depth));
+    fill_depth_timeline(&sh.depth, &mut summary.timeline);
 }
 
 /// SIGINT and SIGTERM store their number in `flag`.

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use crate::actors::shared::{LogFile, Shared};
 use crate::actors::sync::Journal;
+use crate::control::depth::DepthGauge;
 use crate::control::inflight::Inflight;
 use crate::control::stop::Stop;
 use crate::control::throttle::{Gate, Throttle};
@@ -23,7 +24,7 @@ use crate::findings::{Event, EventSink, Message, Severity};
 use crate::io::{Backend, OpenOptions};
 use crate::page::{FileRole, PAGE_SIZE};
 use crate::plan::SimPlan;
-use crate::stats::{DepthGauge, LiveCounters};
+use crate::stats::LiveCounters;
 
 /// Frames per MB of MaxMemoryMB.
 const FRAMES_PER_MB: u64 = 128;
@@ -42,7 +43,8 @@ pub fn build(
     };
     // The run's clock starts here: the depth gauges' timelines share it with the statistics.
     let start = Instant::now();
-    let depth = Arc::new(DepthGauge::new(start));
+    // The run-wide gauge alone keeps the timeline's one-second buckets.
+    let depth = Arc::new(DepthGauge::with_timeline(start));
     let gauges: Vec<Arc<DepthGauge>> = plan
         .files
         .iter()

@@ -1,22 +1,16 @@
-//! The depth the device saw: reads and writes in flight, counted where each request is issued
-//! and where it completes (the per-file throttle's permit, which every request takes, whatever
-//! actor or engine submits it).
+//! The depth the device saw, as the run summary reports it: the most requests in flight at
+//! once and the time-weighted mean (∫ in-flight dt ÷ time, so 4 requests in flight for half a
+//! second and none for the other half is a mean of 2 over that second), for the whole run, per
+//! phase of the cycle (merged over the cycles), and per point of the timeline.
 //!
-//! A [`DepthGauge`] keeps the most requests in flight at once and the time-weighted mean: the
-//! integral of the in-flight count over time divided by the time (so 4 requests in flight
-//! for half a second and none for the other half is a mean of 2 over that second). It keeps
-//! both for the whole run, per phase of the cycle (merged over the cycles), and per time bucket
-//! of the timeline (1 s, doubled like the timeline's on long runs).
+//! The counting is `control::depth`'s: its gauges sit at the throttle's permit, below this
+//! layer, and count without locks; this module only turns their readings into the summary's
+//! figures ([`DepthSummary::from_reading`], [`timeline_depth`]), as pure functions.
 
-use std::collections::BTreeMap;
-use std::time::Instant;
-
-use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use super::timeline::{TimelinePoint, MAX_BUCKETS};
-
-const NS: u64 = 1_000_000_000;
+use super::timeline::TimelinePoint;
+use crate::control::depth::{BucketReading, DepthGauge, DepthReading, BUCKET_NS};
 
 /// The depth over the run and per phase.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -45,156 +39,51 @@ pub struct PhaseDepth {
     pub mean: f64,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct Bucket {
-    max: u64,
-    /// ∫ in-flight dt over the bucket, request-nanoseconds.
-    area: u128,
-}
-
-#[derive(Debug, Default)]
-struct Phase {
-    ns: u64,
-    max: u64,
-    area: u128,
-}
-
-#[derive(Debug)]
-struct State {
-    inflight: u64,
-    last_ns: u64,
-    max: u64,
-    area: u128,
-    width_s: u64,
-    buckets: Vec<Bucket>,
-    /// Closed phases by name, and the order they first ran in.
-    phases: BTreeMap<String, Phase>,
-    order: Vec<String>,
-    /// The open phase: name, start, area and max since its start.
-    open: Option<(String, u64, u128, u64)>,
-}
-
-/// Requests in flight to one file (or to all of them), over time.
-#[derive(Debug)]
-pub struct DepthGauge {
-    start: Instant,
-    state: Mutex<State>,
-}
-
-impl DepthGauge {
-    /// A gauge whose timeline starts at `start` (the run's start).
-    pub fn new(start: Instant) -> DepthGauge {
-        DepthGauge {
-            start,
-            state: Mutex::new(State {
-                inflight: 0,
-                last_ns: 0,
-                max: 0,
-                area: 0,
-                width_s: 1,
-                buckets: Vec::new(),
-                phases: BTreeMap::new(),
-                order: Vec::new(),
-                open: None,
-            }),
-        }
+impl DepthSummary {
+    /// The depth `gauge` counted so far: overall (over the time since its start) and per
+    /// closed phase.
+    pub fn of(gauge: &DepthGauge) -> DepthSummary {
+        DepthSummary::from_reading(&gauge.reading())
     }
 
-    fn now_ns(&self) -> u64 {
-        let d = Instant::now().saturating_duration_since(self.start);
-        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-    }
-
-    /// One request was issued; returns how many are in flight now.
-    pub fn issue(&self) -> u64 {
-        let now = self.now_ns();
-        let mut st = self.state.lock();
-        st.advance(now);
-        st.inflight += 1;
-        let n = st.inflight;
-        st.max = st.max.max(n);
-        let i = st.bucket_index(now);
-        st.buckets[i].max = st.buckets[i].max.max(n);
-        if let Some(open) = &mut st.open {
-            open.3 = open.3.max(n);
-        }
-        n
-    }
-
-    /// One request completed (or failed).
-    pub fn complete(&self) {
-        let now = self.now_ns();
-        let mut st = self.state.lock();
-        st.advance(now);
-        st.inflight = st.inflight.saturating_sub(1);
-    }
-
-    /// A phase of the cycle begins (closing the one still open).
-    pub fn begin_phase(&self, name: &str) {
-        let now = self.now_ns();
-        let mut st = self.state.lock();
-        st.advance(now);
-        st.close(now);
-        let (area, inflight) = (st.area, st.inflight);
-        st.open = Some((name.to_string(), now, area, inflight));
-    }
-
-    /// The open phase ends.
-    pub fn end_phase(&self) {
-        let now = self.now_ns();
-        let mut st = self.state.lock();
-        st.advance(now);
-        st.close(now);
-    }
-
-    /// The depth so far: overall (over the time since the start) and per closed phase.
-    pub fn summary(&self) -> DepthSummary {
-        let now = self.now_ns();
-        let mut st = self.state.lock();
-        st.advance(now);
-        let phases = st
-            .order
+    /// The summary of one reading of a gauge.
+    pub fn from_reading(r: &DepthReading) -> DepthSummary {
+        let phases = r
+            .phases
             .iter()
-            .filter_map(|name| {
-                let p = st.phases.get(name)?;
-                Some(PhaseDepth {
-                    phase: name.clone(),
-                    seconds: p.ns as f64 / NS as f64,
-                    max: p.max,
-                    mean: mean(p.area, p.ns),
-                })
+            .map(|p| PhaseDepth {
+                phase: p.name.clone(),
+                seconds: p.ns as f64 / BUCKET_NS as f64,
+                max: p.max,
+                mean: mean(p.area, p.ns),
             })
             .collect();
         DepthSummary {
-            max: st.max,
-            mean: mean(st.area, now),
+            max: r.max,
+            mean: mean(r.area, r.ns),
             phases,
         }
     }
+}
 
-    /// Sets `inflight_max` and `inflight_mean` of every timeline point from this gauge.
-    pub fn fill_timeline(&self, points: &mut [TimelinePoint]) {
-        let now = self.now_ns();
-        let mut st = self.state.lock();
-        st.advance(now);
-        let gw = st.width_s * NS;
-        for p in points.iter_mut() {
-            let (from, to) = (p.t_s * NS, (p.t_s + p.width_s) * NS);
-            let mut area = 0u128;
-            let mut max = 0;
-            let first = (from / gw) as usize;
-            for (i, b) in st.buckets.iter().enumerate().skip(first) {
-                let (b_from, b_to) = (i as u64 * gw, (i as u64 + 1) * gw);
-                if b_from >= to {
-                    break;
-                }
-                let overlap = b_to.min(to) - b_from.max(from);
-                area += b.area * overlap as u128 / gw as u128;
-                max = max.max(b.max);
-            }
-            p.inflight_max = max;
-            p.inflight_mean = mean(area, to - from);
-        }
+/// Sets `inflight_max` and `inflight_mean` of every timeline point from `gauge`'s one-second
+/// buckets (nothing for a gauge without a timeline).
+pub fn fill_depth_timeline(gauge: &DepthGauge, points: &mut [TimelinePoint]) {
+    if let Some(buckets) = gauge.timeline() {
+        timeline_depth(&buckets, points);
+    }
+}
+
+/// Sets each point's depth from the one-second buckets it spans (a point is whole seconds).
+pub fn timeline_depth(buckets: &[BucketReading], points: &mut [TimelinePoint]) {
+    for p in points.iter_mut() {
+        let from = usize::try_from(p.t_s).unwrap_or(usize::MAX);
+        let to = usize::try_from(p.t_s + p.width_s).unwrap_or(usize::MAX);
+        let span = buckets.get(from.min(buckets.len())..to.min(buckets.len()));
+        let span = span.unwrap_or_default();
+        p.inflight_max = span.iter().map(|b| b.max).max().unwrap_or(0);
+        let area = span.iter().map(|b| b.area).sum();
+        p.inflight_mean = mean(area, p.width_s * BUCKET_NS);
     }
 }
 
@@ -206,84 +95,13 @@ fn mean(area: u128, ns: u64) -> f64 {
     }
 }
 
-impl State {
-    /// Adds the in-flight count × the time since the last change, up to `now`.
-    fn advance(&mut self, now: u64) {
-        let now = now.max(self.last_ns);
-        if self.inflight > 0 {
-            let n = self.inflight as u128;
-            self.area += n * u128::from(now - self.last_ns);
-            let mut t = self.last_ns;
-            while t < now {
-                let i = self.bucket_index(t);
-                let w = self.width_s * NS;
-                let seg = ((t / w + 1) * w).min(now);
-                let b = &mut self.buckets[i];
-                b.max = b.max.max(self.inflight);
-                b.area += n * u128::from(seg - t);
-                t = seg;
-            }
-        }
-        self.last_ns = now;
-    }
-
-    fn close(&mut self, now: u64) {
-        let Some((name, start, area, max)) = self.open.take() else {
-            return;
-        };
-        if !self.phases.contains_key(&name) {
-            self.order.push(name.clone());
-        }
-        let p = self.phases.entry(name).or_default();
-        p.ns += now.saturating_sub(start);
-        p.area += self.area - area;
-        p.max = p.max.max(max);
-    }
-
-    /// The bucket holding `ns`, created (and the buckets coarsened) as needed.
-    fn bucket_index(&mut self, ns: u64) -> usize {
-        while ns / NS / self.width_s >= MAX_BUCKETS as u64 {
-            self.coarsen();
-        }
-        let i = (ns / NS / self.width_s) as usize;
-        if self.buckets.len() <= i {
-            self.buckets.resize(i + 1, Bucket::default());
-        }
-        i
-    }
-
-    fn coarsen(&mut self) {
-        let merged = self
-            .buckets
-            .chunks(2)
-            .map(|c| Bucket {
-                max: c.iter().map(|b| b.max).max().unwrap_or(0),
-                area: c.iter().map(|b| b.area).sum(),
-            })
-            .collect();
-        self.buckets = merged;
-        self.width_s *= 2;
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::{Duration, Instant};
+
     use super::*;
 
-    /// A gauge driven by explicit times (ns since the start), bypassing the clock.
-    fn at(g: &DepthGauge, now: u64, issue: bool) {
-        let mut st = g.state.lock();
-        st.advance(now);
-        if issue {
-            st.inflight += 1;
-            let n = st.inflight;
-            st.max = st.max.max(n);
-            let i = st.bucket_index(now);
-            st.buckets[i].max = st.buckets[i].max.max(n);
-        } else {
-            st.inflight -= 1;
-        }
-    }
+    const S: u64 = BUCKET_NS;
 
     fn point(t_s: u64, width_s: u64) -> TimelinePoint {
         TimelinePoint {
@@ -300,59 +118,49 @@ mod tests {
     }
 
     #[test]
-    fn mean_is_time_weighted_and_split_across_buckets() {
-        let g = DepthGauge::new(Instant::now());
+    fn timeline_points_take_the_mean_and_max_of_the_seconds_they_span() {
+        let start = Instant::now();
+        let g = DepthGauge::with_timeline(start);
+        let at = |ns: u64| start + Duration::from_nanos(ns);
         // Four requests in flight from 0.5 s to 1.5 s, then one until 2 s.
         for _ in 0..4 {
-            at(&g, NS / 2, true);
+            g.issue_at(at(S / 2));
         }
         for _ in 0..3 {
-            at(&g, 3 * NS / 2, false);
+            g.complete_at(at(3 * S / 2));
         }
-        at(&g, 2 * NS, false);
-        let mut pts = vec![point(0, 1), point(1, 1), point(0, 2)];
-        g.fill_timeline(&mut pts);
+        g.complete_at(at(2 * S - 1));
+        let buckets = g.timeline_at(at(2 * S)).expect("a timeline");
+        let mut pts = vec![point(0, 1), point(1, 1), point(0, 2), point(4, 2)];
+        timeline_depth(&buckets, &mut pts);
         assert_eq!((pts[0].inflight_max, pts[0].inflight_mean), (4, 2.0));
-        assert_eq!((pts[1].inflight_max, pts[1].inflight_mean), (4, 2.5));
-        // A 2 s point over the same buckets: (2 + 2.5) / 2.
-        assert_eq!((pts[2].inflight_max, pts[2].inflight_mean), (4, 2.25));
-        let st = g.state.lock();
-        assert_eq!((st.max, st.area), (4, 4_500_000_000));
+        assert_eq!(pts[1].inflight_max, 4);
+        assert!((pts[1].inflight_mean - 2.5).abs() < 1e-8);
+        // A 2 s point over the same seconds: (2 + 2.5) / 2.
+        assert_eq!(pts[2].inflight_max, 4);
+        assert!((pts[2].inflight_mean - 2.25).abs() < 1e-8);
+        // A point past the gauge's time: nothing in flight.
+        assert_eq!((pts[3].inflight_max, pts[3].inflight_mean), (0, 0.0));
     }
 
     #[test]
-    fn phases_keep_their_own_max_and_mean_and_merge_over_cycles() {
+    fn the_summary_keeps_the_figures_of_the_reading() {
         let g = DepthGauge::new(Instant::now());
         g.begin_phase("main");
-        assert_eq!(g.issue(), 1);
-        assert_eq!(g.issue(), 2);
+        g.issue();
+        g.issue();
         g.complete();
         g.complete();
         g.end_phase();
         g.begin_phase("audit");
         g.end_phase();
-        g.begin_phase("main");
-        g.issue();
-        g.complete();
-        g.end_phase();
-        let s = g.summary();
+        let s = DepthSummary::of(&g);
         let names: Vec<&str> = s.phases.iter().map(|p| p.phase.as_str()).collect();
         assert_eq!(names, ["main", "audit"]);
         assert_eq!((s.max, s.phases[0].max, s.phases[1].max), (2, 2, 0));
         assert!(s.phases[0].mean > 0.0 && s.phases[0].mean <= 2.0);
+        assert!(s.phases[0].seconds > 0.0);
         assert_eq!(s.phases[1].mean, 0.0);
-        assert!(s.mean <= s.max as f64);
-    }
-
-    #[test]
-    fn coarsening_keeps_the_area_and_the_max() {
-        let g = DepthGauge::new(Instant::now());
-        at(&g, 0, true);
-        at(&g, (MAX_BUCKETS as u64 + 10) * NS, false);
-        let st = g.state.lock();
-        assert_eq!(st.width_s, 2);
-        let total: u128 = st.buckets.iter().map(|b| b.area).sum();
-        assert_eq!(total, st.area);
-        assert!(st.buckets.iter().all(|b| b.max == 1));
+        assert!(s.mean > 0.0 && s.mean <= s.max as f64);
     }
 }

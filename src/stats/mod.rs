@@ -5,6 +5,7 @@
 //! reads cheap live totals through a shared [`LiveCounters`]. At the end (or at any moment, from
 //! clones) the thread stats are merged into a [`RunStats`] and turned into a serialisable
 //! [`Summary`], which also renders SQLIOSim's byte-compatible per-file summary lines.
+//! The depth figures ([`DepthSummary`]) are read from the lock-free gauges of `control::depth`.
 
 mod depth;
 mod hist;
@@ -16,7 +17,7 @@ mod text;
 mod thread;
 mod timeline;
 
-pub use depth::{DepthGauge, DepthSummary, PhaseDepth};
+pub use depth::{fill_depth_timeline, DepthSummary, PhaseDepth};
 pub use hist::{histogram_to_v2_base64, LatencyHistogram};
 pub use live::{LiveCounters, LiveSnapshot};
 pub use op::OpKind;
