@@ -40,7 +40,7 @@ pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
 pub use faulty::{FaultyBackend, FaultyStorage};
 pub use post::{Completion, Completions, PostOp};
-pub use service::{IoService, ServiceBackend};
+pub use service::{IoService, PostRing, ServiceBackend};
 
 use std::io;
 use std::path::{Path, PathBuf};

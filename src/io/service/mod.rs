@@ -8,10 +8,12 @@
 //! the engine has nothing to add to them.
 
 mod handle;
+mod own;
 mod request;
 mod serve;
 
 pub use handle::{IoService, ServiceWatch};
+pub use own::PostRing;
 
 use std::os::fd::AsFd;
 use std::path::Path;
