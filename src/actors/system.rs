@@ -60,11 +60,15 @@ pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
             "Checkpoint",
             "Checkpoint",
             format!(
-                "Checkpoint wrote {} pages in {} requests, at most {} requests in flight, in {} ms",
+                "Checkpoint wrote {} pages in {} requests, at most {} requests in flight, in {} ms{}",
                 flight.pages,
                 flight.posted,
                 flight.max_live,
-                took.as_millis()
+                took.as_millis(),
+                match flight.own_posted() {
+                    0 => String::new(),
+                    n => format!(", {n} requests {}", super::flight::OWN_RING_NOTE),
+                }
             ),
         );
     }

@@ -162,6 +162,7 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
         used: settings.engine.name().into(),
         depth: None,
         max_outstanding_io: plan.max_outstanding_io as u64,
+        own_rings: false,
     };
     if let Some(spec) = &settings.fault_injection {
         let spec = super::faults::FaultSpec::parse(spec)?;
@@ -194,14 +195,23 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
     };
     let depth = engine_depth(plan, kind);
     let backend = ServiceBackend::start(kind, depth, !plan.direct)
-        .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?;
+        .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?
+        .with_own_rings(own_rings_wanted());
     engine.used = backend.service().kind().name().into();
     engine.depth = Some(depth as u64);
+    engine.own_rings = backend.own_rings();
     Ok(Chosen {
         backend: Box::new(backend),
         faulty: None,
         engine,
     })
+}
+
+/// Whether the asynchronous actors may submit to io_uring rings of their own (issue #15 §3):
+/// yes, unless the environment has `SQLIOSIM_OWN_RINGS=0`, which keeps every request on the
+/// shared I/O service as before, to measure one path against the other.
+fn own_rings_wanted() -> bool {
+    std::env::var_os("SQLIOSIM_OWN_RINGS").is_none_or(|v| v != "0")
 }
 
 /// The engine's depth: MaxOutstandingIO (at most [`IoService::MAX_DEPTH`]), or with 0 the

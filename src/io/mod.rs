@@ -119,6 +119,12 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn posts_async(&self) -> bool {
         false
     }
+    /// The file's descriptor for a poster's own io_uring ([`PostRing`]), when this storage
+    /// lets posters carry its requests themselves instead of through [`Storage::post`] (the
+    /// engine-backed storage on io_uring, unless switched off); `None` by default.
+    fn ring_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        None
+    }
 }
 
 /// The direct-I/O unit assumed when neither statx nor the block device says anything.
