@@ -183,7 +183,10 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let path = Path::new(args.first().map_or("handoff.dat", String::as_str)).to_path_buf();
     let secs: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3.0);
     let rounds: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(5);
@@ -201,7 +204,10 @@ fn main() {
                     through_own_ring(&path, case)
                 };
                 let label = ["service", "own"][which];
-                println!("{name} round {round} {label}: {:.0} IOPS, {:.2} CPU µs/I/O", f.iops, f.cpu_us);
+                println!(
+                    "{name} round {round} {label}: {:.0} IOPS, {:.2} CPU µs/I/O",
+                    f.iops, f.cpu_us
+                );
                 figs[which].push(f);
             }
         }

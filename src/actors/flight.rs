@@ -122,6 +122,23 @@ impl<'a> Flight<'a> {
         self.carrier.own_posted
     }
 
+    /// For the log, after a flight of writes that took `took`: `wrote N pages in R requests,
+    /// at most D requests in flight, in T ms` and, when its own io_uring carried them,
+    /// `, K requests on its own io_uring`.
+    pub fn describe_writes(&self, took: Duration) -> String {
+        let own = match self.own_posted() {
+            0 => String::new(),
+            n => format!(", {n} requests {OWN_RING_NOTE}"),
+        };
+        format!(
+            "wrote {} pages in {} requests, at most {} requests in flight, in {} ms{own}",
+            self.pages,
+            self.posted,
+            self.max_live,
+            took.as_millis()
+        )
+    }
+
     /// Posts a write of `n` pages from `first` of data file `file`, changed by log records up
     /// to `lsn` (0: not logged), after making the log durable past `lsn`; without
     /// scatter/gather, one request per page. False when the log could not be made durable.

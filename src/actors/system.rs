@@ -59,17 +59,7 @@ pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
             crate::findings::Severity::Info,
             "Checkpoint",
             "Checkpoint",
-            format!(
-                "Checkpoint wrote {} pages in {} requests, at most {} requests in flight, in {} ms{}",
-                flight.pages,
-                flight.posted,
-                flight.max_live,
-                took.as_millis(),
-                match flight.own_posted() {
-                    0 => String::new(),
-                    n => format!(", {n} requests {}", super::flight::OWN_RING_NOTE),
-                }
-            ),
+            format!("Checkpoint {}", flight.describe_writes(took)),
         );
     }
     let written = flight.pages;

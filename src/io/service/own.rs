@@ -52,8 +52,7 @@ impl PostRing {
             kind: RingKind::Uring,
             depth: depth as u32,
             slot_len: 0,
-            // A request goes to the kernel with the next poll or wait, which the poster makes
-            // before each post: one system call per request, carrying the reaping too.
+            // `post` sends each request at once itself (with whatever completions are ready).
             submit_batch: depth as u32,
         };
         let ring = Ring::new(&cfg, Arc::from(Vec::new()))?;
@@ -76,9 +75,9 @@ impl PostRing {
         self.slots.len() - self.free.len()
     }
 
-    /// Submits a read or write of the iovecs of `op` on `fd` and returns at once; its
-    /// completion, tagged `token`, is pushed to this ring's queue by a later `poll` or `wait`.
-    /// With the ring full, waits for a completion first.
+    /// Submits a read or write of the iovecs of `op` on `fd` to the kernel and returns without
+    /// waiting for it; its completion, tagged `token`, is pushed to this ring's queue by this
+    /// or a later `post`, `poll` or `wait`. With the ring full, waits for a completion first.
     ///
     /// # Safety
     /// The memory `op` names must stay valid and untouched until that completion is pushed,
@@ -108,8 +107,11 @@ impl PostRing {
         let i = self.free.pop().expect("a free slot (checked above)");
         self.slots[i] = Some(req);
         if let Err(e) = self.send(i) {
-            self.fail(&e);
+            return self.fail(&e);
         }
+        // To the kernel now, not with the next poll: the request's latency runs from its post,
+        // and the device should not wait while the poster prepares its next request.
+        self.reap(0);
     }
 
     /// Sends what is queued and pushes every completion already there, without waiting.
@@ -198,7 +200,9 @@ impl PostRing {
 /// The kernel may still use memory whose owner would be told it is free: stopping the process
 /// is the only safe way out.
 fn abort_in_flight(e: &dyn std::fmt::Display) -> ! {
-    eprintln!("sqliosim: a poster's io_uring cannot wait for its requests in flight ({e}); aborting");
+    eprintln!(
+        "sqliosim: a poster's io_uring cannot wait for its requests in flight ({e}); aborting"
+    );
     std::process::abort()
 }
 
