@@ -257,7 +257,7 @@ mod tests {
         };
         // SAFETY: `back` lives until the ring is drained below.
         unsafe { ring.post(file.as_fd(), read, 9) };
-        assert_eq!(ring.in_flight(), 1);
+        // The post itself may have reaped it already (a read from the page cache).
         ring.wait();
         let c = to.try_take().expect("the read's completion");
         assert_eq!((c.token, c.result.expect("read")), (9, 8192));
