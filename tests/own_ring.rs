@@ -1,10 +1,11 @@
 //! The asynchronous actors' own io_uring (issue #15 §3), end to end through the kernel: on an
-//! io_uring run the initial update's writes go through the writing thread's own ring (its log
-//! message counts them, the run header says so), a write faultfs drops on that path is caught
-//! as a lost write at its page and nothing else, and a clean run through the same path has no
-//! finding. With `SQLIOSIM_OWN_RINGS=0` the same fault is caught through the shared service
-//! and no request is on an own ring: the switch really changes the path. Skipped, with a
-//! SKIPPED line, where FUSE is unavailable (failing instead when SQLIOSIM_REQUIRE_FUSE=1).
+//! io_uring run with `SQLIOSIM_OWN_RINGS=1` the initial update's writes go through the writing
+//! thread's own ring (its log message counts them, the run header says so), a write faultfs
+//! drops on that path is caught as a lost write at its page and nothing else, and a clean run
+//! through the same path has no finding. By default (the path switched off) the same fault is
+//! caught through the shared service and no request is on an own ring: the switch really
+//! changes the path. Skipped, with a SKIPPED line, where FUSE is unavailable (failing instead
+//! when SQLIOSIM_REQUIRE_FUSE=1).
 //!
 //! Run it with `cargo test --release --test own_ring`.
 
@@ -69,7 +70,8 @@ fn the_own_ring_path_is_taken_on_io_uring_and_catches_a_lost_write_without_false
     }
     let lost = format!("lost file={DATA} page=10");
 
-    let clean = run("own-clean", None, &[]);
+    let on = [("SQLIOSIM_OWN_RINGS", "1")];
+    let clean = run("own-clean", None, &on);
     assert_eq!(clean.code, Some(0), "clean run: {}", clean.text);
     assert!(clean.found.is_empty(), "false alarm: {}", clean.text);
     assert!(clean.header_says_own, "header: {}", clean.text);
@@ -80,7 +82,7 @@ fn the_own_ring_path_is_taken_on_io_uring_and_catches_a_lost_write_without_false
         clean.text
     );
 
-    let faulty = run("own-lost", Some(&lost), &[]);
+    let faulty = run("own-lost", Some(&lost), &on);
     assert!(
         faulty.own_requests >= 1000,
         "own ring not used: {}",
@@ -94,8 +96,8 @@ fn the_own_ring_path_is_taken_on_io_uring_and_catches_a_lost_write_without_false
     assert_eq!(faulty.code, Some(1), "{}", faulty.text);
     assert!(only_lost_page_10(&faulty.found), "{}", faulty.text);
 
-    let shared = run("shared-lost", Some(&lost), &[("SQLIOSIM_OWN_RINGS", "0")]);
-    assert_eq!(shared.own_requests, 0, "switched off: {}", shared.text);
+    let shared = run("shared-lost", Some(&lost), &[]);
+    assert_eq!(shared.own_requests, 0, "off by default: {}", shared.text);
     assert!(!shared.header_says_own, "{}", shared.text);
     assert!(
         shared.fired >= Some(1),

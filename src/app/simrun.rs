@@ -207,11 +207,12 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
     })
 }
 
-/// Whether the asynchronous actors may submit to io_uring rings of their own (issue #15 §3):
-/// yes, unless the environment has `SQLIOSIM_OWN_RINGS=0`, which keeps every request on the
-/// shared I/O service as before, to measure one path against the other.
+/// Whether the asynchronous actors submit to io_uring rings of their own (issue #15 §3): only
+/// when the environment has `SQLIOSIM_OWN_RINGS=1`. Off by default: on 2 vCPUs the checkpoint
+/// flushed no faster that way (docs/performance.md, "Request hand-off (#15 §3)"), so every
+/// request stays on the shared I/O service until a machine with more cores says otherwise.
 fn own_rings_wanted() -> bool {
-    std::env::var_os("SQLIOSIM_OWN_RINGS").is_none_or(|v| v != "0")
+    std::env::var_os("SQLIOSIM_OWN_RINGS").is_some_and(|v| v == "1")
 }
 
 /// The engine's depth: MaxOutstandingIO (at most [`IoService::MAX_DEPTH`]), or with 0 the

@@ -49,10 +49,10 @@ impl IoServiceInfo {
                 } else {
                     "MaxOutstandingIO".to_string()
                 };
-                let own = if self.own_rings {
-                    "; the asynchronous actors on io_uring rings of their own, MaxOutstandingIO held by a gate"
-                } else {
-                    ""
+                let own = match (self.own_rings, max) {
+                    (false, _) => String::new(),
+                    (true, 0) => format!("; the asynchronous actors on io_uring rings of their own, each up to {depth} in flight"),
+                    (true, _) => "; the asynchronous actors on io_uring rings of their own, MaxOutstandingIO held by a gate".into(),
                 };
                 format!("{used}{refused}, one engine for every thread, depth {depth} ({why}){own}")
             }
@@ -106,6 +106,13 @@ mod tests {
             own.describe(),
             "uring, one engine for every thread, depth 64 (MaxOutstandingIO); the asynchronous actors on io_uring rings of their own, MaxOutstandingIO held by a gate"
         );
+        let own = IoServiceInfo {
+            own_rings: true,
+            ..info("uring", "uring", Some(4096), 0)
+        };
+        assert!(own.describe().ends_with(
+            "; the asynchronous actors on io_uring rings of their own, each up to 4096 in flight"
+        ));
         assert!(info("uring", "memory", None, 0)
             .describe()
             .starts_with("memory"));

@@ -7,9 +7,10 @@
 //! Syncs, allocation, truncation and the length go straight to the file, as they are rare and
 //! the engine has nothing to add to them.
 //!
-//! On io_uring, an asynchronous actor may carry its posted requests on a [`PostRing`] of its
-//! own instead ([`Storage::ring_fd`], issue #15 §3): no thread hand-off per request. The
-//! synchronous callers, the log and the psync engine keep the shared service.
+//! On io_uring, and when asked ([`ServiceBackend::with_own_rings`]), an asynchronous actor
+//! carries its posted requests on a [`PostRing`] of its own instead ([`Storage::ring_fd`],
+//! issue #15 §3): no thread hand-off per request. The synchronous callers, the log and the
+//! psync engine keep the shared service.
 
 mod handle;
 mod own;
@@ -44,16 +45,15 @@ impl ServiceBackend {
     pub fn start(kind: RingKind, depth: usize, buffered: bool) -> Result<Self, RingError> {
         let service = IoService::start(kind, depth)?;
         Ok(ServiceBackend {
-            own_rings: service.kind() == RingKind::Uring,
+            own_rings: false,
             service: Arc::new(service),
             buffered,
         })
     }
 
-    /// With `on` false, every request goes through the shared service, the asynchronous
-    /// actors' posted ones too (the path before issue #15 §3, kept to measure against); with
-    /// `on` (the default), posters may carry theirs on a [`PostRing`] of their own when the
-    /// service runs io_uring.
+    /// With `on`, posters may carry their posted requests on a [`PostRing`] of their own when
+    /// the service runs io_uring; without (the default), every request goes through the
+    /// shared service, the asynchronous actors' posted ones too.
     pub fn with_own_rings(mut self, on: bool) -> Self {
         self.own_rings = on && self.service.kind() == RingKind::Uring;
         self
