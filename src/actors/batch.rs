@@ -55,10 +55,10 @@ pub fn audit(w: &mut Worker<'_>, plan: &BatchPlan) {
 }
 
 /// Runs `body` once per cycle on a random run of `BuffersMin..=BuffersMax` pages (at most
-/// what the worker's buffer holds) of a random data file, pacing as the plan says. Before a
-/// pause the flight's requests are waited for: on an actor's own io_uring a completion is
-/// stamped when the actor reaps it, so one left in flight over a pause would look as slow as
-/// the pause to the throttle and the statistics.
+/// what the worker's buffer holds) of a random data file, pacing as the plan says. On an
+/// actor's own io_uring the flight's requests are waited for before a pause: a completion
+/// there is stamped when the actor reaps it, so one left in flight over a pause would look as
+/// slow as the pause to the throttle and the statistics.
 fn each_cycle<'a>(
     w: &mut Worker<'a>,
     plan: &BatchPlan,
@@ -80,7 +80,7 @@ fn each_cycle<'a>(
             body(w, flight, file, start, n);
         }
         cycles += 1;
-        if pauses(plan, cycles) {
+        if pauses(plan, cycles) && flight.reaps_itself() {
             flight.drain(w);
         }
         if !pace(w, plan, cycles) {

@@ -101,7 +101,12 @@ impl Carrier {
         }
     }
 
-    /// A completion already back, if any (the own ring polled first).
+    /// True once requests go through a ring of this thread's own.
+    pub fn has_ring(&self) -> bool {
+        self.ring.is_some()
+    }
+
+    /// A completion already back, if any (the own ring polled when the queue is empty).
     pub fn take(&mut self) -> Option<Completion> {
         if let Some(c) = self.queue.try_take() {
             return Some(c);

@@ -93,7 +93,8 @@ pub struct Flight<'a> {
     pub pages: u64,
 }
 
-/// What the run header and the checkpoint's message say about where requests went.
+/// How the initial update's and the checkpoint's log lines name requests carried by the
+/// actor's own io_uring.
 pub const OWN_RING_NOTE: &str = "on its own io_uring";
 
 impl<'a> Flight<'a> {
@@ -120,6 +121,12 @@ impl<'a> Flight<'a> {
     /// Requests carried by this actor's own io_uring rather than the shared I/O service.
     pub fn own_posted(&self) -> u64 {
         self.carrier.own_posted
+    }
+
+    /// True once this flight posts on a ring of its own, whose completions arrive only when
+    /// the flight reaps them (and are timed then).
+    pub fn reaps_itself(&self) -> bool {
+        self.carrier.has_ring()
     }
 
     /// For the log, after a flight of writes that took `took`: `wrote N pages in R requests,
