@@ -3,7 +3,8 @@
 //! to 1,024 requests without waiting, beside synchronous random users — many requests on the
 //! same few pages outstanding at once (completing out of order through io_uring). Not one
 //! false alarm, on the faulty backend (requests carried by its helper thread) and through the
-//! io_uring engine on a real file.
+//! io_uring engine on a real file, the actors posting to the shared service or to rings of
+//! their own.
 
 mod sim_support;
 
@@ -29,7 +30,7 @@ fn hot_plan(dir: &Path) -> SimPlan {
     plan
 }
 
-fn assert_clean(backend: &dyn Backend, dir: &Path) {
+fn assert_clean(backend: &dyn Backend, dir: &Path) -> Arc<MemorySink> {
     let sink = Arc::new(MemorySink::default());
     let out = simulate(hot_plan(dir), backend, sink.clone(), &|_| {}).expect("simulate");
     assert!(!out.worker_panicked, "a worker thread panicked");
@@ -41,12 +42,13 @@ fn assert_clean(backend: &dyn Backend, dir: &Path) {
         data.io_request_blocks
     );
     assert!(data.io.data_ops() > 1000, "{:?}", data.io);
+    sink
 }
 
 #[test]
 fn no_false_alarm_with_asynchronous_actors_on_the_faulty_backend() {
     let b = FaultyBackend::new(17);
-    assert_clean(&b, Path::new("/virtual"));
+    let _ = assert_clean(&b, Path::new("/virtual"));
     assert!(b.fired().is_empty());
 }
 
@@ -55,5 +57,24 @@ fn no_false_alarm_with_asynchronous_actors_through_io_uring() {
     use sqliosim::io::aio::RingKind;
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let backend = ServiceBackend::start(RingKind::Uring, 1024, false).expect("engine");
-    assert_clean(&backend, dir.path());
+    let _ = assert_clean(&backend, dir.path());
+}
+
+/// The same through io_uring rings the asynchronous actors own (issue #15 §3): their requests
+/// complete on their own threads, out of order, beside the shared service's.
+#[test]
+fn no_false_alarm_with_asynchronous_actors_on_their_own_rings() {
+    use sqliosim::io::aio::RingKind;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let backend = ServiceBackend::start(RingKind::Uring, 1024, false)
+        .expect("engine")
+        .with_own_rings(true);
+    assert!(backend.own_rings(), "io_uring is available here");
+    let sink = assert_clean(&backend, dir.path());
+    let note = sqliosim::actors::flight::OWN_RING_NOTE;
+    let texts: Vec<String> = sink.messages().iter().map(|m| m.text.clone()).collect();
+    assert!(
+        texts.iter().any(|t| t.contains(note)),
+        "no request went through an own ring: {texts:?}"
+    );
 }

@@ -15,12 +15,16 @@ fn random_file(w: &mut Worker<'_>) -> usize {
 
 /// Pauses after every `delay_after_cycles` cycles; false when the phase ended.
 fn pace(w: &Worker<'_>, plan: &BatchPlan, cycles: u32) -> bool {
-    let every = plan.delay_after_cycles.max(1);
-    if cycles.is_multiple_of(every) {
+    if pauses(plan, cycles) {
         w.pause(plan.delay)
     } else {
         !w.sh.stop.phase_over()
     }
+}
+
+/// True when `pace` pauses after this cycle.
+fn pauses(plan: &BatchPlan, cycles: u32) -> bool {
+    cycles.is_multiple_of(plan.delay_after_cycles.max(1)) && !plan.delay.is_zero()
 }
 
 /// AuditUser: walks every data file page by page, `BuffersValidated` pages per cycle.
@@ -51,11 +55,15 @@ pub fn audit(w: &mut Worker<'_>, plan: &BatchPlan) {
 }
 
 /// Runs `body` once per cycle on a random run of `BuffersMin..=BuffersMax` pages (at most
-/// what the worker's buffer holds) of a random data file, pacing as the plan says.
+/// what the worker's buffer holds) of a random data file, pacing as the plan says. On an
+/// actor's own io_uring the flight's requests are waited for before a pause: a completion
+/// there is stamped when the actor reaps it, so one left in flight over a pause would look as
+/// slow as the pause to the throttle and the statistics.
 fn each_cycle<'a>(
     w: &mut Worker<'a>,
     plan: &BatchPlan,
-    mut body: impl FnMut(&mut Worker<'a>, usize, u64, u64),
+    flight: &mut Flight<'a>,
+    mut body: impl FnMut(&mut Worker<'a>, &mut Flight<'a>, usize, u64, u64),
 ) {
     let mut cycles = 0u32;
     while !w.sh.stop.phase_over() {
@@ -69,9 +77,12 @@ fn each_cycle<'a>(
             .min(w.max_pages() as u64);
         if n > 0 {
             let start = w.between(1, pages - n);
-            body(w, file, start, n);
+            body(w, flight, file, start, n);
         }
         cycles += 1;
+        if pauses(plan, cycles) && flight.reaps_itself() {
+            flight.drain(w);
+        }
         if !pace(w, plan, cycles) {
             break;
         }
@@ -84,7 +95,7 @@ fn each_cycle<'a>(
 /// asynchronous depth across cycles.
 pub fn read_ahead<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
     let mut flight = Flight::new(w.sh);
-    each_cycle(w, plan, |w, file, start, n| {
+    each_cycle(w, plan, &mut flight, |w, flight, file, start, n| {
         flight.reap_ready(w);
         let force = w.sh.plan.force_read_ahead;
         for (first, len) in misses(w, file, start, n, force) {
@@ -139,7 +150,7 @@ pub fn read_misses(w: &mut Worker<'_>, file: usize, start: u64, n: u64, hit_rati
 /// across cycles.
 pub fn bulk_update<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
     let mut flight = Flight::new(w.sh);
-    each_cycle(w, plan, |w, file, start, n| {
+    each_cycle(w, plan, &mut flight, |w, flight, file, start, n| {
         flight.reap_ready(w);
         let lsn =
             w.sh.log_of(file)

@@ -18,11 +18,11 @@
 // Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because posting a request lends its frame's memory to the I/O service until the completion comes back (Storage::post's contract); the flight keeps the frame until then.
 #![allow(unsafe_code)]
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::RwLockReadGuard;
 
+use super::carrier::Carrier;
 use super::shared::Shared;
 use super::worker::Worker;
 use super::{evidence, landed};
@@ -31,7 +31,7 @@ use crate::control::throttle::{Permit, Refusal};
 use crate::engine::oracle::{ReadLatch, WriteLatch};
 use crate::engine::pool::PageKey;
 use crate::engine::retry;
-use crate::io::{Completion, Completions, Frame, PostOp};
+use crate::io::{Completion, Frame, PostOp};
 use crate::page::PAGE_SIZE;
 use crate::stats::OpKind;
 
@@ -80,7 +80,7 @@ struct Held<'a> {
 /// The requests one actor has in flight.
 pub struct Flight<'a> {
     sh: &'a Shared,
-    queue: Arc<Completions>,
+    carrier: Carrier,
     slots: Vec<Option<Posted<'a>>>,
     free: Vec<usize>,
     live: usize,
@@ -93,12 +93,16 @@ pub struct Flight<'a> {
     pub pages: u64,
 }
 
+/// How the initial update's and the checkpoint's log lines name requests carried by the
+/// actor's own io_uring.
+pub const OWN_RING_NOTE: &str = "on its own io_uring";
+
 impl<'a> Flight<'a> {
     /// An empty flight of at most the run's asynchronous depth.
     pub fn new(sh: &'a Shared) -> Flight<'a> {
         Flight {
             sh,
-            queue: Arc::new(Completions::default()),
+            carrier: Carrier::new(sh.async_depth.max(1)),
             slots: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -112,6 +116,34 @@ impl<'a> Flight<'a> {
     /// Requests in flight now.
     pub fn live(&self) -> usize {
         self.live
+    }
+
+    /// Requests carried by this actor's own io_uring rather than the shared I/O service.
+    pub fn own_posted(&self) -> u64 {
+        self.carrier.own_posted
+    }
+
+    /// True once this flight posts on a ring of its own, whose completions arrive only when
+    /// the flight reaps them (and are timed then).
+    pub fn reaps_itself(&self) -> bool {
+        self.carrier.has_ring()
+    }
+
+    /// For the log, after a flight of writes that took `took`: `wrote N pages in R requests,
+    /// at most D requests in flight, in T ms` and, when its own io_uring carried them,
+    /// `, K requests on its own io_uring`.
+    pub fn describe_writes(&self, took: Duration) -> String {
+        let own = match self.own_posted() {
+            0 => String::new(),
+            n => format!(", {n} requests {OWN_RING_NOTE}"),
+        };
+        format!(
+            "wrote {} pages in {} requests, at most {} requests in flight, in {} ms{own}",
+            self.pages,
+            self.posted,
+            self.max_live,
+            took.as_millis()
+        )
     }
 
     /// Posts a write of `n` pages from `first` of data file `file`, changed by log records up
@@ -239,9 +271,17 @@ impl<'a> Flight<'a> {
         w.stats
             .outstanding(file, sh.throttles[file].max_outstanding() as u64);
         // SAFETY: the frames named by `op` are owned by the request in `slots[token]`, which
-        // is only dropped once its completion has come back through `self.queue` (`handle`,
+        // is only dropped once its completion has come back through the carrier (`handle`,
         // or `Drop` of the flight); the storage is the run's, alive for the whole run.
-        unsafe { f.storage.post(op, &self.queue, token as u64) };
+        let carried = unsafe { self.carrier.post(f.storage.as_ref(), op, token as u64) };
+        if let Err(why) = carried {
+            sh.message(
+                crate::findings::Severity::Warning,
+                w.kind.name(),
+                "IoEngine",
+                format!("this actor's own io_uring could not be set up ({why}): its requests go through the shared I/O service"),
+            );
+        }
     }
 
     /// A free slot index (the request's token).
@@ -350,7 +390,7 @@ impl<'a> Flight<'a> {
 
     /// Handles the completions that have already come back.
     pub fn reap_ready(&mut self, w: &mut Worker<'a>) {
-        while let Some(c) = self.queue.try_take() {
+        while let Some(c) = self.carrier.take() {
             self.handle(w, c);
         }
     }
@@ -358,7 +398,7 @@ impl<'a> Flight<'a> {
     /// Waits for one completion and handles it.
     fn reap_one(&mut self, w: &mut Worker<'a>) {
         if self.live > 0 {
-            let c = self.queue.wait();
+            let c = self.carrier.wait();
             self.handle(w, c);
         }
     }
@@ -432,7 +472,7 @@ impl Drop for Flight<'_> {
     /// their frames, so wait for every completion before the frames go back to the pool.
     fn drop(&mut self) {
         while self.live > 0 {
-            let c = self.queue.wait();
+            let c = self.carrier.wait();
             if let Some(slot) = self.slots.get_mut(c.token as usize) {
                 slot.take();
             }

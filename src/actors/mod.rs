@@ -4,6 +4,7 @@
 //! [`flight::Flight`] without waiting for each.
 
 pub mod batch;
+mod carrier;
 pub mod evidence;
 pub mod failure;
 pub mod flight;

@@ -59,13 +59,7 @@ pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
             crate::findings::Severity::Info,
             "Checkpoint",
             "Checkpoint",
-            format!(
-                "Checkpoint wrote {} pages in {} requests, at most {} requests in flight, in {} ms",
-                flight.pages,
-                flight.posted,
-                flight.max_live,
-                took.as_millis()
-            ),
+            format!("Checkpoint {}", flight.describe_writes(took)),
         );
     }
     let written = flight.pages;

@@ -162,6 +162,7 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
         used: settings.engine.name().into(),
         depth: None,
         max_outstanding_io: plan.max_outstanding_io as u64,
+        own_rings: false,
     };
     if let Some(spec) = &settings.fault_injection {
         let spec = super::faults::FaultSpec::parse(spec)?;
@@ -194,14 +195,24 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
     };
     let depth = engine_depth(plan, kind);
     let backend = ServiceBackend::start(kind, depth, !plan.direct)
-        .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?;
+        .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?
+        .with_own_rings(own_rings_wanted());
     engine.used = backend.service().kind().name().into();
     engine.depth = Some(depth as u64);
+    engine.own_rings = backend.own_rings();
     Ok(Chosen {
         backend: Box::new(backend),
         faulty: None,
         engine,
     })
+}
+
+/// Whether the asynchronous actors submit to io_uring rings of their own (issue #15 §3): only
+/// when the environment has `SQLIOSIM_OWN_RINGS=1`. Off by default: on 2 vCPUs the checkpoint
+/// flushed no faster that way (docs/performance.md, "Request hand-off (#15 §3)"), so every
+/// request stays on the shared I/O service until a machine with more cores says otherwise.
+fn own_rings_wanted() -> bool {
+    std::env::var_os("SQLIOSIM_OWN_RINGS").is_some_and(|v| v == "1")
 }
 
 /// The engine's depth: MaxOutstandingIO (at most [`IoService::MAX_DEPTH`]), or with 0 the

@@ -40,7 +40,7 @@ pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
 pub use faulty::{FaultyBackend, FaultyStorage};
 pub use post::{Completion, Completions, PostOp};
-pub use service::{IoService, ServiceBackend};
+pub use service::{IoService, PostRing, ServiceBackend};
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -118,6 +118,12 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// flight at once), false when it transfers on the spot.
     fn posts_async(&self) -> bool {
         false
+    }
+    /// The file's descriptor for a poster's own io_uring ([`PostRing`]), when this storage
+    /// lets posters carry its requests themselves instead of through [`Storage::post`] (the
+    /// engine-backed storage on io_uring, unless switched off); `None` by default.
+    fn ring_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        None
     }
 }
 

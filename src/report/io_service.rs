@@ -24,6 +24,10 @@ pub struct IoServiceInfo {
     pub depth: Option<u64>,
     /// MaxOutstandingIO from the configuration (0: no cap).
     pub max_outstanding_io: u64,
+    /// The asynchronous actors submit to io_uring rings of their own, not to the engine
+    /// (issue #15 §3); MaxOutstandingIO then holds their requests by a gate.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub own_rings: bool,
 }
 
 impl IoServiceInfo {
@@ -45,7 +49,12 @@ impl IoServiceInfo {
                 } else {
                     "MaxOutstandingIO".to_string()
                 };
-                format!("{used}{refused}, one engine for every thread, depth {depth} ({why})")
+                let own = match (self.own_rings, max) {
+                    (false, _) => String::new(),
+                    (true, 0) => format!("; the asynchronous actors on io_uring rings of their own, each up to {depth} in flight"),
+                    (true, _) => "; the asynchronous actors on io_uring rings of their own, MaxOutstandingIO held by a gate".into(),
+                };
+                format!("{used}{refused}, one engine for every thread, depth {depth} ({why}){own}")
             }
             (used, None) if max == 0 => {
                 format!("{used} (each thread's own pread/pwrite, done on the spot even for the asynchronous actors; MaxOutstandingIO = 0: no cap)")
@@ -67,6 +76,7 @@ mod tests {
             used: used.into(),
             depth,
             max_outstanding_io: max,
+            own_rings: false,
         }
     }
 
@@ -88,6 +98,21 @@ mod tests {
             info("sync", "sync", None, 8).describe(),
             "sync (each thread's own pread/pwrite; MaxOutstandingIO = 8 held by a gate)"
         );
+        let own = IoServiceInfo {
+            own_rings: true,
+            ..info("uring", "uring", Some(64), 64)
+        };
+        assert_eq!(
+            own.describe(),
+            "uring, one engine for every thread, depth 64 (MaxOutstandingIO); the asynchronous actors on io_uring rings of their own, MaxOutstandingIO held by a gate"
+        );
+        let own = IoServiceInfo {
+            own_rings: true,
+            ..info("uring", "uring", Some(4096), 0)
+        };
+        assert!(own.describe().ends_with(
+            "; the asynchronous actors on io_uring rings of their own, each up to 4096 in flight"
+        ));
         assert!(info("uring", "memory", None, 0)
             .describe()
             .starts_with("memory"));

@@ -232,6 +232,7 @@ fn depth_phase(sh: &Shared, name: Option<&str>) {
 /// writes without waiting for each (with AllowIOBursts, as many as the depth allows).
 fn initial_update(w: &mut Worker<'_>, file: usize) {
     let pages = *w.sh.files[file].pages.read();
+    let t = Instant::now();
     let mut flight = crate::actors::flight::Flight::new(w.sh);
     let mut page = 1;
     while page < pages && !w.sh.stop.run_stopped() {
@@ -240,6 +241,12 @@ fn initial_update(w: &mut Worker<'_>, file: usize) {
         page += n;
     }
     flight.drain(w);
+    let name = w.sh.files[file].path.display().to_string();
+    let text = format!(
+        "Initial update of {name} {}",
+        flight.describe_writes(t.elapsed())
+    );
+    w.sh.message(Severity::Info, "InitialUpdate", "InitialUpdate", text);
 }
 
 fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {

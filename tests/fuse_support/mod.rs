@@ -175,6 +175,11 @@ impl Rig {
 
     /// Starts `sqliosim run` with stdout and stderr going to files in the rig's directory.
     pub fn spawn(&self) -> Child {
+        self.spawn_with_env(&[])
+    }
+
+    /// Like [`Rig::spawn`], with these environment variables set for the run.
+    pub fn spawn_with_env(&self, env: &[(&str, &str)]) -> Child {
         let out = File::create(self.dir.path().join("stdout.txt")).expect("stdout file");
         let err = File::create(self.dir.path().join("stderr.txt")).expect("stderr file");
         Command::new(env!("CARGO_BIN_EXE_sqliosim"))
@@ -185,6 +190,7 @@ impl Rig {
             .arg("--log")
             .arg(self.log_dir().join("sqliosim.log.xml"))
             .args(["-d", "2", "--seed", "7"])
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))

@@ -6,12 +6,19 @@
 //!
 //! Syncs, allocation, truncation and the length go straight to the file, as they are rare and
 //! the engine has nothing to add to them.
+//!
+//! On io_uring, and when asked ([`ServiceBackend::with_own_rings`]), an asynchronous actor
+//! carries its posted requests on a [`PostRing`] of its own instead ([`Storage::ring_fd`],
+//! issue #15 §3): no thread hand-off per request. The synchronous callers, the log and the
+//! psync engine keep the shared service.
 
 mod handle;
+mod own;
 mod request;
 mod serve;
 
 pub use handle::{IoService, ServiceWatch};
+pub use own::PostRing;
 
 use std::os::fd::AsFd;
 use std::path::Path;
@@ -29,16 +36,32 @@ use crate::io::aio::{RingError, RingKind};
 pub struct ServiceBackend {
     service: Arc<IoService>,
     buffered: bool,
+    own_rings: bool,
 }
 
 impl ServiceBackend {
     /// Starts the service (`depth` requests in flight at most) for a backend that opens files
     /// with O_DIRECT on request, or never when `buffered`.
     pub fn start(kind: RingKind, depth: usize, buffered: bool) -> Result<Self, RingError> {
+        let service = IoService::start(kind, depth)?;
         Ok(ServiceBackend {
-            service: Arc::new(IoService::start(kind, depth)?),
+            own_rings: false,
+            service: Arc::new(service),
             buffered,
         })
+    }
+
+    /// With `on`, posters may carry their posted requests on a [`PostRing`] of their own when
+    /// the service runs io_uring; without (the default), every request goes through the
+    /// shared service, the asynchronous actors' posted ones too.
+    pub fn with_own_rings(mut self, on: bool) -> Self {
+        self.own_rings = on && self.service.kind() == RingKind::Uring;
+        self
+    }
+
+    /// True when posters carry their requests on rings of their own ([`Storage::ring_fd`]).
+    pub fn own_rings(&self) -> bool {
+        self.own_rings
     }
 
     /// The service carrying the I/O (for its kind, depth and high-water mark).
@@ -56,11 +79,14 @@ impl Backend for ServiceBackend {
         Ok(Arc::new(ServiceStorage {
             file: direct::open_storage(path, opts)?,
             service: Arc::clone(&self.service),
+            own_rings: self.own_rings,
         }))
     }
 
+    /// Not when posters have rings of their own: their requests never reach the service's
+    /// queue, so MaxOutstandingIO needs the simulation's gate again.
     fn caps_outstanding_io(&self) -> bool {
-        true
+        !self.own_rings
     }
 
     fn depth(&self) -> Option<usize> {
@@ -73,6 +99,7 @@ impl Backend for ServiceBackend {
 pub struct ServiceStorage {
     file: FileStorage,
     service: Arc<IoService>,
+    own_rings: bool,
 }
 
 impl Storage for ServiceStorage {
@@ -104,6 +131,10 @@ impl Storage for ServiceStorage {
 
     fn posts_async(&self) -> bool {
         true
+    }
+
+    fn ring_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        self.own_rings.then(|| self.file.file().as_fd())
     }
 
     fn sync_data(&self) -> std::io::Result<()> {

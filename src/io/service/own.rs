@@ -1,0 +1,268 @@
+//! A poster's own io_uring ([`PostRing`], issue #15 §3): an asynchronous actor submits its
+//! posted requests to a ring only its thread uses and reaps their completions itself, so a
+//! request crosses no thread — no queue under a mutex, no eventfd wake-up of the service
+//! thread, no condition variable on the way back. Measured against the shared service in
+//! docs/performance.md ("Request hand-off (#15 §3)").
+//!
+//! The requests are the service's own [`Request`]s, so a completion is read exactly as the
+//! service reads it (short transfers continued, EINTR/EAGAIN retried, end of file), and its
+//! answer goes to the poster's [`Completions`] queue, as the service's does. The difference is
+//! who drives the ring: the poster, when it calls [`PostRing::poll`] or [`PostRing::wait`].
+//! A completion is stamped when the poster reaps it, so a poster reaps before every post and
+//! whenever it waits; it should not sleep with requests in flight.
+
+// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because the ring is handed
+// the poster's memory (Ring::submit_external is unsafe by contract).
+#![allow(unsafe_code)]
+
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::Arc;
+
+use super::request::{stopped, Answer, Mem, Request, Step};
+use crate::io::aio::{Completion, Direction, Ring, RingConfig, RingError, RingKind};
+use crate::io::post::{Completions, PostOp};
+
+/// An io_uring owned by one poster: its posted requests go in and come out on its thread.
+pub struct PostRing {
+    ring: Ring,
+    slots: Vec<Option<Request>>,
+    free: Vec<usize>,
+    to: Arc<Completions>,
+    done: Vec<Completion>,
+    /// Why the ring failed, once it has: later requests are answered with this at once.
+    failed: Option<String>,
+}
+
+impl std::fmt::Debug for PostRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostRing")
+            .field("depth", &self.slots.len())
+            .field("in_flight", &self.in_flight())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostRing {
+    /// A ring of `depth` requests in flight (1..=[`super::IoService::MAX_DEPTH`]) whose
+    /// completions go to `to`; `Ok(None)` when the kernel refuses io_uring (the caller keeps
+    /// posting through the shared service).
+    pub fn new(depth: usize, to: Arc<Completions>) -> Result<Option<PostRing>, RingError> {
+        let depth = depth.clamp(1, super::IoService::MAX_DEPTH);
+        let cfg = RingConfig {
+            kind: RingKind::Uring,
+            depth: depth as u32,
+            slot_len: 0,
+            // `post` sends each request at once itself (with whatever completions are ready).
+            submit_batch: depth as u32,
+        };
+        let ring = Ring::new(&cfg, Arc::from(Vec::new()))?;
+        if ring.kind() != RingKind::Uring {
+            // io_uring refused: psync helper threads would be a hand-off again.
+            return Ok(None);
+        }
+        Ok(Some(PostRing {
+            ring,
+            slots: (0..depth).map(|_| None).collect(),
+            free: (0..depth).rev().collect(),
+            to,
+            done: Vec::with_capacity(depth),
+            failed: None,
+        }))
+    }
+
+    /// Requests submitted and not yet answered.
+    pub fn in_flight(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Submits a read or write of the iovecs of `op` on `fd` to the kernel and returns without
+    /// waiting for it; its completion, tagged `token`, is pushed to this ring's queue by this
+    /// or a later `post`, `poll` or `wait`. With the ring full, waits for a completion first.
+    ///
+    /// # Safety
+    /// The memory `op` names must stay valid and untouched until that completion is pushed,
+    /// and `fd` open until then (as [`crate::io::Storage::post`]).
+    pub unsafe fn post(&mut self, fd: BorrowedFd<'_>, op: PostOp, token: u64) {
+        let total = op.total();
+        let kind = if op.read {
+            Direction::Read
+        } else {
+            Direction::Write
+        };
+        let answer = Answer::Posted(Arc::clone(&self.to), token);
+        let mem = Mem::Iov {
+            list: op.iov,
+            first: 0,
+        };
+        let req = Request::new(kind, fd.as_raw_fd(), op.offset, mem, total, answer);
+        if total == 0 {
+            return req.answer(Ok(0));
+        }
+        while self.free.is_empty() && self.failed.is_none() {
+            self.reap(1);
+        }
+        if let Some(why) = &self.failed {
+            return req.answer(Err(stopped(why)));
+        }
+        let i = self.free.pop().expect("a free slot (checked above)");
+        self.slots[i] = Some(req);
+        if let Err(e) = self.send(i) {
+            return self.fail(&e);
+        }
+        // To the kernel now, not with the next poll: the request's latency runs from its post,
+        // and the device should not wait while the poster prepares its next request.
+        self.reap(0);
+    }
+
+    /// Sends what is queued and pushes every completion already there, without waiting.
+    pub fn poll(&mut self) {
+        self.reap(0);
+    }
+
+    /// Sends what is queued and waits until at least one completion has been pushed (at once
+    /// when nothing is in flight).
+    pub fn wait(&mut self) {
+        self.reap(1);
+    }
+
+    /// Waits until every request has been answered.
+    pub fn drain(&mut self) {
+        while self.in_flight() > 0 {
+            self.reap(self.in_flight());
+        }
+    }
+
+    fn reap(&mut self, min: usize) {
+        let mut done = std::mem::take(&mut self.done);
+        done.clear();
+        let reaped = self.ring.reap(min, &mut done);
+        for &c in &done {
+            self.complete(c);
+        }
+        self.done = done;
+        if let Err(e) = reaped {
+            self.fail(&e);
+        }
+    }
+
+    /// Sends what is left of request `i`.
+    fn send(&mut self, i: usize) -> Result<(), RingError> {
+        let op = self.slots[i]
+            .as_mut()
+            .expect("a request in its slot")
+            .ext_op(i as u64);
+        // SAFETY: the poster lends the memory until the request is answered, which happens
+        // only after its completion is reaped (or after the ring has been drained), and keeps
+        // the file open meanwhile; the request holds the iovec list.
+        unsafe { self.ring.submit_external(op) }
+    }
+
+    fn complete(&mut self, c: Completion) {
+        let i = c.user_data as usize;
+        // A slot emptied by a failure has been answered already.
+        let Some(r) = self.slots.get_mut(i).and_then(Option::as_mut) else {
+            return;
+        };
+        match r.step(c.result) {
+            Step::Again => {
+                if let Err(e) = self.send(i) {
+                    self.fail(&e);
+                }
+            }
+            Step::Done(result) => {
+                self.free.push(i);
+                if let Some(r) = self.slots[i].take() {
+                    r.answer(result);
+                }
+            }
+        }
+    }
+
+    /// The ring failed (a system call refused, not a device error on a request): waits until
+    /// the kernel holds none of the poster's memory, then answers every request with the
+    /// error, as the shared service does when its engine fails.
+    fn fail(&mut self, e: &RingError) {
+        let why = format!("the poster's io_uring failed: {e}");
+        let mut sink = Vec::new();
+        if self.ring.drain(&mut sink).is_err() {
+            abort_in_flight(e);
+        }
+        for slot in &mut self.slots {
+            if let Some(r) = slot.take() {
+                r.answer(Err(stopped(&why)));
+            }
+        }
+        self.free = (0..self.slots.len()).rev().collect();
+        self.failed = Some(why);
+    }
+}
+
+/// The kernel may still use memory whose owner would be told it is free: stopping the process
+/// is the only safe way out.
+fn abort_in_flight(e: &dyn std::fmt::Display) -> ! {
+    eprintln!(
+        "sqliosim: a poster's io_uring cannot wait for its requests in flight ({e}); aborting"
+    );
+    std::process::abort()
+}
+
+impl Drop for PostRing {
+    /// Waits for every request in flight before the requests (and the memory they name) are
+    /// given back; each is answered as it completes.
+    fn drop(&mut self) {
+        self.drain();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn posted_reads_and_writes_come_back_to_the_queue_with_their_tokens() {
+        let dir = tempfile::tempdir_in(".").expect("tempdir");
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![7u8; 8192]).expect("create");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .expect("open");
+        let to = Arc::new(Completions::default());
+        let Some(mut ring) = PostRing::new(2, Arc::clone(&to)).expect("ring") else {
+            eprintln!("SKIPPED: io_uring refused here");
+            return;
+        };
+        let mut out = vec![1u8; 4096];
+        let mut back = vec![0u8; 8192];
+        use std::os::fd::AsFd;
+        let iov = |b: &mut [u8]| libc::iovec {
+            iov_base: b.as_mut_ptr().cast(),
+            iov_len: b.len(),
+        };
+        let write = PostOp {
+            read: false,
+            offset: 4096,
+            iov: vec![iov(&mut out)],
+        };
+        // SAFETY: `out` lives until the ring is drained below.
+        unsafe { ring.post(file.as_fd(), write, 5) };
+        ring.drain();
+        let c = to.try_take().expect("the write's completion");
+        assert_eq!((c.token, c.result.expect("written")), (5, 4096));
+        let read = PostOp {
+            read: true,
+            offset: 0,
+            iov: vec![iov(&mut back[..4096]), iov(&mut back[4096..])],
+        };
+        // SAFETY: `back` lives until the ring is drained below.
+        unsafe { ring.post(file.as_fd(), read, 9) };
+        // The post itself may have reaped it already (a read from the page cache).
+        ring.wait();
+        let c = to.try_take().expect("the read's completion");
+        assert_eq!((c.token, c.result.expect("read")), (9, 8192));
+        assert!(back[..4096].iter().all(|&b| b == 7), "first half untouched");
+        assert!(back[4096..].iter().all(|&b| b == 1), "second half written");
+        assert_eq!(ring.in_flight(), 0);
+    }
+}
