@@ -130,7 +130,8 @@ fn fault_config(dir: &Path) -> PathBuf {
 fn every_fault_class_is_caught_at_depth_1024_and_a_clean_run_stays_clean() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let cfg = fault_config(dir.path());
-    let spec = "lost@10,torn4k@80,torn512@270,misdirect@150>5,flip@220,zero@290,eio-read@360,\
+    // The misdirected write lands inside its own request: see tests/fault_injection.rs.
+    let spec = "lost@10,torn4k@80,torn512@270,misdirect@150>140,flip@220,zero@290,eio-read@360,\
                 eio-write@430,short@500,stale@600";
     let (code, stderr, summary, _) = run(
         dir.path(),

@@ -1,5 +1,10 @@
 //! The data and log files of a run: creating them (only over files that are ours), sizing,
 //! growing and shrinking, and the ring of recent operations kept for evidence.
+//!
+//! Memory stays bounded however long the run: the ring holds at most `HISTORY_LEN` (4,096)
+//! operations per file, and the map of persistent problems already reported at most one entry
+//! per page of the file, only for pages found bad (empty on a clean run; 8 bytes of key and a
+//! small state, less than the oracle's own per-page state).
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};

@@ -46,11 +46,15 @@ fn cases() -> Vec<Case> {
             90,
             &[(C::TornWrite, 90)],
         ),
+        // The stray page lands inside its own request: the faulty backend completes posted
+        // requests out of order, so a page of another request in flight could be written
+        // after the stray one and hide it (as on a real device), and the row would not be
+        // reproducible.
         c(
-            "misdirected write (to page 5)",
-            Fault::MisdirectedWrite(Misdirect::Page(5)),
+            "misdirected write (to page 140)",
+            Fault::MisdirectedWrite(Misdirect::Page(140)),
             150,
-            &[(C::MisdirectedWrite, 5), (C::LostWrite, 150)],
+            &[(C::MisdirectedWrite, 140), (C::LostWrite, 150)],
         ),
         c(
             "bit flip at rest",

@@ -9,6 +9,7 @@
 //! test can check that every fired fault was reported and nothing else was.
 
 mod append;
+mod helper;
 mod plan;
 mod post;
 mod storage;
@@ -36,7 +37,7 @@ pub(crate) struct Shared {
     /// The direct-I/O unit the files enforce (0: none, and 512 reported), as a device of
     /// that logical sector would: a misaligned offset or length fails with EINVAL.
     pub(crate) dio_align: AtomicU32,
-    /// The helper threads carrying posted requests.
+    /// The helper thread carrying posted requests.
     pub(crate) helpers: post::Helpers,
 }
 
@@ -71,7 +72,7 @@ impl FaultyBackend {
                 files: Mutex::new(HashMap::new()),
                 plan: Mutex::new(Plan::new(seed)),
                 dio_align: AtomicU32::new(0),
-                helpers: Default::default(),
+                helpers: post::Helpers::new(seed),
             }),
         }
     }
@@ -123,6 +124,12 @@ impl FaultyBackend {
     /// Removes and returns the log of fired faults.
     pub fn take_fired(&self) -> Vec<FiredFault> {
         std::mem::take(&mut self.shared.plan.lock().fired)
+    }
+
+    /// Posted requests that completed after a request posted later (out of order, as the
+    /// helper thread completes them).
+    pub fn reordered(&self) -> u64 {
+        self.shared.helpers.reordered.load(Ordering::Relaxed)
     }
 
     /// Faults that were triggered but had nothing to act on: (fault, file, page).

@@ -121,7 +121,10 @@ impl FaultyStorage {
             .lock()
             .pick(op, &self.file.path, offset, len);
         if let Some((Fault::Latency(d), page)) = picked {
-            std::thread::sleep(d);
+            // On the helper thread the completion waits instead (see `post`).
+            if !super::post::defer_latency(d) {
+                std::thread::sleep(d);
+            }
             self.log(Fault::Latency(d), page, op, Detail::None);
             return None;
         }

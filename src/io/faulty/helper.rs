@@ -1,0 +1,307 @@
+//! The faulty backend's helper thread, which completes posted requests out of order as a real
+//! device may.
+//!
+//! It holds up to [`HOLD`] posted requests ([`Held`]) and runs one at a time, picked by a
+//! generator seeded from the backend's seed, so the order of the stored effects and of the
+//! completions is a seeded shuffle of the posting order within a window of [`HOLD`]. A request
+//! that drew a Latency fault is run at once (its bytes land, as a device may land data before it
+//! reports) but its completion waits in [`Delayed`] until the delay has passed, while the
+//! helper goes on with the others: the delay lengthens that request's latency, not every
+//! request's behind it. Both bounds are structural: at most [`HOLD`] requests held, and at most
+//! one delayed completion per request posted and not yet completed (which the posters' depth
+//! bounds). [`Order`] counts the requests completed after one posted later, so a test can show
+//! that its run really met out-of-order completions.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crossbeam::channel::{Receiver, RecvTimeoutError};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use super::post::{defer_here, Job, Ran};
+use crate::io::Completion;
+
+/// Most posted requests the helper holds to choose from; the rest wait in the queue, in order.
+pub(crate) const HOLD: usize = 16;
+
+/// Queues a request's completion for its poster, stamped now.
+pub(crate) fn complete(ran: Ran) {
+    ran.to.push(Completion {
+        token: ran.token,
+        result: ran.result,
+        done_at: Instant::now(),
+    });
+}
+
+/// Completes requests and counts those that come back after one posted later.
+pub(crate) struct Order {
+    newest: u64,
+    reordered: Arc<AtomicU64>,
+}
+
+impl Order {
+    /// Counting into `reordered` (the backend's, read by `FaultyBackend::reordered`).
+    pub(crate) fn new(reordered: Arc<AtomicU64>) -> Order {
+        Order {
+            newest: 0,
+            reordered,
+        }
+    }
+
+    /// Queues `ran`'s completion, counting it if a later-posted request completed first.
+    fn complete(&mut self, ran: Ran) {
+        if ran.seq < self.newest {
+            self.reordered.fetch_add(1, AtomicOrdering::Relaxed);
+        }
+        self.newest = self.newest.max(ran.seq);
+        complete(ran);
+    }
+}
+
+/// Up to [`HOLD`] items, taken in a seeded-random order.
+pub(crate) struct Held<T> {
+    items: Vec<T>,
+    rng: SmallRng,
+}
+
+impl<T> Held<T> {
+    /// An empty set whose order is drawn from `seed`.
+    pub(crate) fn new(seed: u64) -> Held<T> {
+        Held {
+            items: Vec::with_capacity(HOLD),
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+
+    /// True when nothing is held.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// True when no more may be held.
+    pub(crate) fn is_full(&self) -> bool {
+        self.items.len() >= HOLD
+    }
+
+    /// Holds `item`.
+    pub(crate) fn push(&mut self, item: T) {
+        assert!(!self.is_full(), "the helper holds at most {HOLD} requests");
+        self.items.push(item);
+    }
+
+    /// Takes one held item, chosen by the seeded generator.
+    pub(crate) fn take(&mut self) -> Option<T> {
+        if self.items.is_empty() {
+            return None;
+        }
+        let i = self.rng.random_range(0..self.items.len());
+        Some(self.items.swap_remove(i))
+    }
+}
+
+/// A completion waiting for its Latency fault's delay; the earliest due first.
+struct Late {
+    due: Instant,
+    ran: Ran,
+}
+
+impl PartialEq for Late {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Late {}
+impl PartialOrd for Late {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Late {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.due, self.ran.seq).cmp(&(other.due, other.ran.seq))
+    }
+}
+
+/// Completions held back by a Latency fault, released when due.
+#[derive(Default)]
+pub(crate) struct Delayed {
+    heap: BinaryHeap<Reverse<Late>>,
+}
+
+impl Delayed {
+    /// Completes `ran` now, or when its delay has passed.
+    fn add(&mut self, ran: Ran, order: &mut Order) {
+        if ran.delay.is_zero() {
+            return order.complete(ran);
+        }
+        let due = Instant::now() + ran.delay;
+        self.heap.push(Reverse(Late { due, ran }));
+    }
+
+    /// When the next delayed completion is due.
+    fn next_due(&self) -> Option<Instant> {
+        self.heap.peek().map(|Reverse(l)| l.due)
+    }
+
+    /// Completes every delayed request whose time has come.
+    fn release(&mut self, order: &mut Order) {
+        let now = Instant::now();
+        while self.next_due().is_some_and(|due| due <= now) {
+            if let Some(Reverse(late)) = self.heap.pop() {
+                order.complete(late.ran);
+            }
+        }
+    }
+}
+
+/// What the helper does next when it holds nothing.
+enum Next {
+    Job(Job),
+    Wait,
+    Stop,
+}
+
+/// Waits for a posted request, or until the next delayed completion is due.
+fn wait(rx: &Receiver<Job>, delayed: &Delayed) -> Next {
+    let got = match delayed.next_due() {
+        Some(due) => rx.recv_deadline(due),
+        None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+    };
+    match got {
+        Ok(job) => Next::Job(job),
+        Err(RecvTimeoutError::Timeout) => Next::Wait,
+        Err(RecvTimeoutError::Disconnected) => match delayed.next_due() {
+            Some(due) => {
+                std::thread::sleep(due.saturating_duration_since(Instant::now()));
+                Next::Wait
+            }
+            None => Next::Stop,
+        },
+    }
+}
+
+/// The helper thread's loop: ends when the backend is gone and every completion is queued.
+/// Requests are numbered in the order they were posted (the queue's order).
+pub(crate) fn serve(rx: &Receiver<Job>, seed: u64, mut order: Order) {
+    defer_here();
+    let mut held = Held::new(seed);
+    let mut delayed = Delayed::default();
+    let mut posted = 0u64;
+    let mut number = |job| {
+        posted += 1;
+        (posted, job)
+    };
+    loop {
+        delayed.release(&mut order);
+        if held.is_empty() {
+            match wait(rx, &delayed) {
+                Next::Job(job) => held.push(number(job)),
+                Next::Wait => continue,
+                Next::Stop => return,
+            }
+        }
+        while !held.is_full() {
+            match rx.try_recv() {
+                Ok(job) => held.push(number(job)),
+                Err(_) => break,
+            }
+        }
+        if let Some((seq, job)) = held.take() {
+            delayed.add(job.run(seq), &mut order);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // Unsafe code is denied crate-wide; the test posts requests, whose memory-lending contract is unsafe to state.
+    #![allow(unsafe_code)]
+
+    use std::path::Path;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::{Held, HOLD};
+    use crate::io::faulty::{Fault, Target};
+    use crate::io::{Completions, FaultyBackend, PostOp, Storage};
+    use crate::page::PAGE_SIZE;
+
+    fn drain(seed: u64) -> Vec<usize> {
+        let mut held = Held::new(seed);
+        (0..HOLD).for_each(|i| held.push(i));
+        assert!(held.is_full());
+        std::iter::from_fn(|| held.take()).collect()
+    }
+
+    #[test]
+    fn held_requests_come_out_in_a_seeded_shuffle() {
+        let order = drain(7);
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..HOLD).collect::<Vec<_>>(), "each exactly once");
+        assert_ne!(order, sorted, "not in the order held");
+        assert_eq!(drain(7), order, "the same seed gives the same order");
+        assert_ne!(drain(8), order, "another seed gives another order");
+    }
+
+    /// Posts one write of page `i` (filled with `i`) per buffer; returns the completion order.
+    fn post_writes(st: &dyn Storage, bufs: &mut [Vec<u8>]) -> Vec<u64> {
+        let done = Arc::new(Completions::default());
+        for (i, buf) in bufs.iter_mut().enumerate() {
+            let op = PostOp {
+                read: false,
+                offset: (i * PAGE_SIZE) as u64,
+                iov: vec![libc::iovec {
+                    iov_base: buf.as_mut_ptr().cast(),
+                    iov_len: buf.len(),
+                }],
+            };
+            // SAFETY: every buffer outlives the loop below, which collects every completion.
+            unsafe { st.post(op, &done, i as u64) };
+        }
+        (0..bufs.len())
+            .map(|_| {
+                let c = done.wait();
+                assert_eq!(c.result.as_ref().ok(), Some(&PAGE_SIZE), "{c:?}");
+                c.token
+            })
+            .collect()
+    }
+
+    #[test]
+    fn posted_requests_complete_out_of_order_and_every_write_lands() {
+        let b = FaultyBackend::new(11);
+        let path = Path::new("/virtual/ooo.mdx");
+        let st = b.open_faulty(path);
+        // The first request posted is slow: the helper goes on with the others meanwhile.
+        b.inject(
+            Fault::Latency(Duration::from_millis(300)),
+            Target::at_offset(path, 0),
+        );
+        let n = 64;
+        let mut bufs: Vec<Vec<u8>> = (0..n).map(|i| vec![i as u8; PAGE_SIZE]).collect();
+        let order = post_writes(&*st, &mut bufs);
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            (0..n as u64).collect::<Vec<_>>(),
+            "each exactly once"
+        );
+        assert_ne!(order, sorted, "completions came back out of order");
+        assert_ne!(
+            order[0], 0,
+            "the delayed request did not hold up the others"
+        );
+        assert_eq!(b.fired().len(), 1, "the latency fault fired");
+        assert!(b.reordered() > 0, "the backend counted them");
+        let data = b.contents(path).expect("file");
+        for (i, page) in data.chunks(PAGE_SIZE).enumerate() {
+            assert!(page.iter().all(|&x| x == i as u8), "page {i} landed whole");
+        }
+    }
+}
