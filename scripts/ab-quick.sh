@@ -16,7 +16,8 @@ import json, sys
 name, rnd, d = sys.argv[1:4]
 u, s, e = map(float, open(d + "/time").read().split()[-3:])
 st = json.load(open(d + "/s.json"))["stats"]
-t, dep = st["total"], st["depth"]
+# Binaries before the depth reporting (schema /2's depth) have none: shown as "-".
+t, dep = st["total"], st.get("depth") or {"max": "-", "mean": float("nan")}
 ios = t["iops"] * st["elapsed_s"]
 print(f"{name} {rnd} iops={t['iops']:.0f} mbs={t['mb_per_s']:.0f} "
       f"cpu_us_per_io={(u + s) * 1e6 / ios:.1f} depth_max={dep['max']} depth_mean={dep['mean']:.2f}")
