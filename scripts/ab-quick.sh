@@ -1,7 +1,8 @@
 #!/bin/sh
 # A/B of two sqliosim binaries on configs/quick.cfg.ini: ROUNDS rounds, alternating which binary
 # goes first, the same seed for both in a round. One line per run: binary, round, IOPS, MB/s
-# (from the JSON summary's totals), CPU µs per I/O ((user + system) / (IOPS × elapsed)), and
+# (from the JSON summary's totals), CPU µs per I/O ((user + system) / (IOPS × elapsed)) and per
+# 8 KiB page moved (each one stamped or verified), and
 # the run-wide depth max/mean.
 # Usage: scripts/ab-quick.sh OLD NEW DIR [ROUNDS] [SECONDS]
 set -eu
@@ -19,8 +20,10 @@ st = json.load(open(d + "/s.json"))["stats"]
 # Binaries before the depth reporting (schema /2's depth) have none: shown as "-".
 t, dep = st["total"], st.get("depth") or {"max": "-", "mean": float("nan")}
 ios = t["iops"] * st["elapsed_s"]
+# Pages (8 KiB) moved, each stamped or verified: the cost per verified page of issue #15.
+pages = (t["bytes_read"] + t["bytes_written"]) / 8192
 print(f"{name} {rnd} iops={t['iops']:.0f} mbs={t['mb_per_s']:.0f} "
-      f"cpu_us_per_io={(u + s) * 1e6 / ios:.1f} depth_max={dep['max']} depth_mean={dep['mean']:.2f}")
+      f"cpu_us_per_io={(u + s) * 1e6 / ios:.1f} cpu_us_per_page={(u + s) * 1e6 / pages:.2f} depth_max={dep['max']} depth_mean={dep['mean']:.2f}")
 PY
 }
 r=1
