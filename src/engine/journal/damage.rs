@@ -6,6 +6,12 @@
 //! always were. Bytes that are not a record *followed by whole records* are the journal's own
 //! device having lost or torn (or corrupted) a write it had acknowledged as durable: the
 //! journal is damaged there, and only what comes before the damage is trusted.
+//!
+//! A loss can also leave no hole: batches are numbered since the last Start, so whole records
+//! whose batch number jumps (batch 7 right after batch 5) show that acknowledged batches went
+//! missing — appends that landed where a lost one should have been, or older records showing
+//! through a write that never reached the device. Only what precedes the first batch after the
+//! gap is trusted then, as for any damage.
 
 use std::fmt;
 
@@ -38,6 +44,13 @@ pub enum Flaw {
     },
     /// Bytes that are neither zeros nor a record.
     NotARecord,
+    /// Whole records, but the batch numbers jump: `next` follows `after` (see the module doc).
+    MissingBatches {
+        /// The last batch before the gap.
+        after: u64,
+        /// The batch found next.
+        next: u64,
+    },
 }
 
 /// Where a journal stops being readable, and what follows.
@@ -83,17 +96,26 @@ impl fmt::Display for Flaw {
                 write!(f, "a record of kind {kind} that cannot be decoded")
             }
             Flaw::NotARecord => write!(f, "bytes that are not a record"),
+            Flaw::MissingBatches { after, next } => write!(
+                f,
+                "batch {next} follows batch {after}: {} batch(es) of acknowledgements missing with no hole where they were (a lost write)",
+                next.saturating_sub(*after).saturating_sub(1)
+            ),
         }
     }
 }
 
 impl fmt::Display for Damage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} bytes at offset {}: {}",
-            self.len, self.offset, self.flaw
-        )?;
+        if self.len == 0 {
+            write!(f, "at offset {}: {}", self.offset, self.flaw)?;
+        } else {
+            write!(
+                f,
+                "{} bytes at offset {}: {}",
+                self.len, self.offset, self.flaw
+            )?;
+        }
         if let Some(at) = self.resumes_at {
             write!(
                 f,
@@ -142,31 +164,58 @@ fn flaw_at(bytes: &[u8], at: usize, until: usize) -> Flaw {
 
 /// Describes the damage at `at` (where decoding stopped) and the whole records after it.
 pub(super) fn assess(bytes: &[u8], at: usize) -> Damage {
-    let mut records_after = 0;
-    let mut resumes_at = None;
-    let mut end_after = false;
-    let mut from = at + 1;
+    let after = whole_records(bytes, at + 1);
+    let until = after.first.unwrap_or(bytes.len());
+    Damage {
+        offset: at as u64,
+        len: (until - at) as u64,
+        flaw: flaw_at(bytes, at, until),
+        records_after: after.count,
+        resumes_at: after.first.map(|p| p as u64),
+        end_after: after.end,
+    }
+}
+
+/// The damage of a gap in the batch numbers: the records from `at` (the first after the last
+/// batch before the gap) on are whole but not trusted.
+pub(super) fn missing_batches(bytes: &[u8], at: usize, after: u64, next: u64) -> Damage {
+    let rest = whole_records(bytes, at);
+    Damage {
+        offset: at as u64,
+        len: 0,
+        flaw: Flaw::MissingBatches { after, next },
+        records_after: rest.count,
+        resumes_at: rest.first.map(|p| p as u64),
+        end_after: rest.end,
+    }
+}
+
+/// Whole records found from `from` on, skipping whatever is not one.
+struct WholeRecords {
+    count: usize,
+    first: Option<usize>,
+    end: bool,
+}
+
+fn whole_records(bytes: &[u8], mut from: usize) -> WholeRecords {
+    let mut out = WholeRecords {
+        count: 0,
+        first: None,
+        end: false,
+    };
     while let Some(i) = find_magic(bytes.get(from..).unwrap_or_default()) {
         let p = from + i;
         match decode_one(&bytes[p..]) {
             Some((r, n)) => {
-                resumes_at.get_or_insert(p);
-                records_after += 1;
-                end_after |= r == Record::End;
+                out.first.get_or_insert(p);
+                out.count += 1;
+                out.end |= r == Record::End;
                 from = p + n;
             }
             None => from = p + 1,
         }
     }
-    let until = resumes_at.unwrap_or(bytes.len());
-    Damage {
-        offset: at as u64,
-        len: (until - at) as u64,
-        flaw: flaw_at(bytes, at, until),
-        records_after,
-        resumes_at: resumes_at.map(|p| p as u64),
-        end_after,
-    }
+    out
 }
 
 fn find_magic(b: &[u8]) -> Option<usize> {

@@ -51,6 +51,11 @@ pub enum Record {
         time_us: u64,
         /// The batch interval.
         interval_ms: u32,
+        /// The batch's number since the last Start: 1, 2, 3… (a snapshot's mark repeats the
+        /// last one). A gap means whole batches went missing without a hole — a lost append
+        /// followed by appends where it should have been, or older records showing through
+        /// (see `damage.rs`). 0: a journal written before batches were numbered (not checked).
+        batch: u64,
     },
     /// The journal could not be written from `time_us` on: nothing acknowledged afterwards
     /// is held to account.
@@ -122,9 +127,11 @@ impl Record {
             Record::Mark {
                 time_us,
                 interval_ms,
+                batch,
             } => {
                 put_u64(&mut v, *time_us);
                 put_u32(&mut v, *interval_ms);
+                put_u64(&mut v, *batch);
             }
             Record::Void { time_us, reason } => {
                 put_u64(&mut v, *time_us);
@@ -218,6 +225,8 @@ fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
         6 => Record::Mark {
             time_us: c.u64()?,
             interval_ms: c.u32()?,
+            // Marks written before batches were numbered end here.
+            batch: c.u64().unwrap_or(0),
         },
         7 => {
             let time_us = c.u64()?;
@@ -278,21 +287,66 @@ pub struct Decoded {
     pub damage: Option<Damage>,
 }
 
-/// Decodes a journal up to its first flaw and describes the flaw.
+/// Decodes a journal up to its first flaw (bytes that are not a whole record, or a gap in the
+/// batch numbers) and describes the flaw.
 pub fn decode(bytes: &[u8]) -> Decoded {
     let mut records = Vec::new();
     let mut at = 0;
+    let mut seq = BatchSeq::default();
     while at < bytes.len() {
-        let Some(rec) = decode_one(&bytes[at..]) else {
+        let Some((rec, n)) = decode_one(&bytes[at..]) else {
             let damage = Some(super::damage::assess(bytes, at));
             return Decoded { records, damage };
         };
-        at += rec.1;
-        records.push(rec.0);
+        if let Some((after, next)) = seq.gap(&rec) {
+            records.truncate(seq.kept);
+            let damage = super::damage::missing_batches(bytes, seq.trusted_to, after, next);
+            return Decoded {
+                records,
+                damage: Some(damage),
+            };
+        }
+        at += n;
+        records.push(rec);
+        seq.passed(&records, at);
     }
     Decoded {
         records,
         damage: None,
+    }
+}
+
+/// The batch numbers read so far: the last one since the last Start, and where the records
+/// after it begin (what is trusted if the next number jumps).
+#[derive(Debug, Default)]
+struct BatchSeq {
+    last: Option<u64>,
+    kept: usize,
+    trusted_to: usize,
+}
+
+impl BatchSeq {
+    /// `(last, found)` when `r` is a numbered mark that does not follow the last one.
+    fn gap(&self, r: &Record) -> Option<(u64, u64)> {
+        match (r, self.last) {
+            (Record::Mark { batch, .. }, Some(last)) if *batch != 0 && *batch != last + 1 => {
+                Some((last, *batch))
+            }
+            _ => None,
+        }
+    }
+
+    /// The last of `records`, ending at byte `end`, was accepted.
+    fn passed(&mut self, records: &[Record], end: usize) {
+        match records.last() {
+            // A new run or a snapshot: its first mark may carry any number.
+            Some(Record::Start { .. }) => self.last = None,
+            Some(Record::Mark { batch: 0, .. }) => self.last = None,
+            Some(Record::Mark { batch, .. }) => self.last = Some(*batch),
+            _ => return,
+        }
+        self.kept = records.len();
+        self.trusted_to = end;
     }
 }
 

@@ -321,6 +321,7 @@ impl Thread {
         let mark = Record::Mark {
             time_us: now_us(),
             interval_ms: self.opts.interval.as_millis() as u32,
+            batch: self.state.last_batch + 1,
         };
         self.state.apply(&mark);
         records.push(mark);

@@ -29,6 +29,8 @@ pub struct JournalState {
     pub damage: Option<Damage>,
     /// The last batch mark: (time in µs since the epoch, batch interval in ms).
     pub last_mark: Option<(u64, u32)>,
+    /// The number of the last batch since the last Start (0: none, or not numbered).
+    pub last_batch: u64,
     /// The journal could not be written from this time (µs since the epoch), for this reason.
     pub void: Option<(u64, String)>,
 }
@@ -102,7 +104,11 @@ impl JournalState {
             Record::Mark {
                 time_us,
                 interval_ms,
-            } => self.last_mark = Some((*time_us, *interval_ms)),
+                batch,
+            } => {
+                self.last_mark = Some((*time_us, *interval_ms));
+                self.last_batch = *batch;
+            }
             Record::Void { time_us, reason } => {
                 self.void.get_or_insert((*time_us, reason.clone()));
             }
@@ -167,6 +173,7 @@ impl JournalState {
             out.push(Record::Mark {
                 time_us,
                 interval_ms,
+                batch: self.last_batch,
             });
         }
         out

@@ -102,6 +102,7 @@ fn marks_and_void_round_trip_and_a_snapshot_replays_to_the_same_state() {
         Record::Mark {
             time_us: 1_700_000_000_000_000,
             interval_ms: 10,
+            batch: 1,
         },
         Record::Void {
             time_us: 1_700_000_000_100_000,
@@ -243,4 +244,95 @@ fn a_flaw_followed_by_whole_records_is_damage_not_a_torn_tail() {
     tail.extend_from_slice(&b[..HEADER + 8]);
     let st = JournalState::from_bytes(&tail);
     assert!(st.torn_tail && st.damage.is_none());
+}
+
+/// Batch `n` as the journal thread writes it: its acknowledgements, then its numbered mark.
+fn numbered_batch(n: u64) -> Vec<u8> {
+    let mut b = Record::Durable {
+        file_id: 0,
+        pages: vec![(1, n), (2, n)],
+    }
+    .encode();
+    b.extend_from_slice(
+        &Record::Mark {
+            time_us: 1_700_000_000_000_000 + n,
+            interval_ms: 10,
+            batch: n,
+        }
+        .encode(),
+    );
+    b
+}
+
+#[test]
+fn a_batch_lost_without_a_hole_is_damage_found_by_its_number() {
+    let start = Record::Start {
+        run_id: 3,
+        files: files(),
+    }
+    .encode();
+    // Batch 2 acknowledged and lost, batch 3 appended where it should have been: no hole.
+    let mut j = start.clone();
+    j.extend_from_slice(&numbered_batch(1));
+    let gap = j.len();
+    j.extend_from_slice(&numbered_batch(3));
+    j.extend_from_slice(&Record::End.encode());
+    let st = JournalState::from_bytes(&j);
+    let d = st.damage.clone().expect("a missing batch is damage");
+    assert_eq!(
+        (d.offset, d.flaw.clone()),
+        (gap as u64, Flaw::MissingBatches { after: 1, next: 3 })
+    );
+    assert_eq!((d.records_after, d.end_after), (3, true));
+    assert!(d.is_mid_journal(), "whole records follow: not a torn tail");
+    assert!(d.to_string().contains(&format!("at offset {gap}")), "{d}");
+    assert!(d.to_string().contains("batch 3 follows batch 1"), "{d}");
+    assert_eq!(
+        st.durable_gen(0, 1),
+        1,
+        "batch 3's acknowledgements are not trusted"
+    );
+    assert!(!st.clean);
+
+    // Every batch there, a compaction's snapshot (a Start, then a mark repeating the last
+    // number) and the batches after it: no damage.
+    let mut whole = start.clone();
+    (1..=3).for_each(|n| whole.extend_from_slice(&numbered_batch(n)));
+    whole.extend_from_slice(&start);
+    whole.extend_from_slice(&numbered_batch(3)[..]);
+    (4..=5).for_each(|n| whole.extend_from_slice(&numbered_batch(n)));
+    whole.extend_from_slice(&Record::End.encode());
+    let st = JournalState::from_bytes(&whole);
+    assert!(st.damage.is_none(), "{:?}", st.damage);
+    assert_eq!(
+        (st.durable_gen(0, 1), st.last_batch, st.clean),
+        (5, 5, true)
+    );
+
+    // Marks written before batches were numbered (12-byte payload) are not checked.
+    let mut old = start;
+    for n in [1u64, 3] {
+        let durable = Record::Durable {
+            file_id: 0,
+            pages: vec![(1, n)],
+        };
+        old.extend_from_slice(&durable.encode());
+        let mut payload = (1_700_000_000_000_000u64 + n).to_le_bytes().to_vec();
+        payload.extend_from_slice(&10u32.to_le_bytes());
+        old.extend_from_slice(&raw_record(6, &payload));
+    }
+    let st = JournalState::from_bytes(&old);
+    assert!(st.damage.is_none(), "{:?}", st.damage);
+    assert_eq!(st.durable_gen(0, 1), 3);
+}
+
+/// A record of `kind` with `payload` framed as the journal frames it.
+fn raw_record(kind: u8, payload: &[u8]) -> Vec<u8> {
+    let mut v = MAGIC.to_vec();
+    v.push(kind);
+    v.extend_from_slice(&[0, 0, 0]);
+    v.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    v.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    v.extend_from_slice(payload);
+    v
 }
