@@ -3,53 +3,9 @@
 //! is missing, unless SQLIOSIM_REQUIRE_CHROMIUM=1 (CI).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use super::chromium_support::{chromium_or_skip, run_chromium};
 use super::support::*;
-
-fn chromium_or_skip() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .flat_map(|n| std::env::split_paths(&path).map(move |d| d.join(n)))
-        .find(|p| p.is_file());
-    if bin.is_none() {
-        assert!(
-            std::env::var("SQLIOSIM_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
-            "chromium is required but not installed"
-        );
-        println!("SKIPPED: chromium not installed");
-    }
-    bin
-}
-
-/// Headless Chromium's DOM dump of `page`; (stdout, stderr).
-fn dump_dom(bin: &Path, page: &Path, profile: &Path) -> (String, String) {
-    let out = Command::new("timeout")
-        .arg("180")
-        .arg(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// A fleet page: four clean hosts, a slow one, and a corrupt one.
 fn page(dir: &Path) -> PathBuf {
@@ -115,7 +71,12 @@ fn fleet_page_renders_in_headless_chromium() {
     };
     let dir = tempfile::tempdir().unwrap();
     let page = page(dir.path());
-    let (dom, err) = dump_dom(&bin, &page, &dir.path().join("profile"));
+    let (dom, err) = run_chromium(
+        &bin,
+        &page,
+        &dir.path().join("profile"),
+        &["--dump-dom".into()],
+    );
     assert!(!err.contains("Uncaught"), "script errors: {err}");
     assert_eq!(dom.matches("<svg").count(), 3, "charts in the rendered DOM");
     for id in [

@@ -4,6 +4,8 @@
 //! headless Chromium, and the merge property (merged histograms give the percentiles of one
 //! histogram fed every sample).
 
+#[path = "../chromium_support/mod.rs"]
+mod chromium_support;
 mod cli;
 mod html;
 mod junit;

@@ -3,6 +3,8 @@
 
 mod bundle;
 mod cap;
+#[path = "../chromium_support/mod.rs"]
+mod chromium_support;
 mod cli;
 mod fixtures;
 mod html;
