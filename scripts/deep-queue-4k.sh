@@ -8,17 +8,11 @@ set -eu
 bin=$(realpath "${1:?sqliosim binary}"); fs=${2:?xfs or btrfs}; rounds=${3:-3}
 work=${4:-/tmp/deep-queue-4k}
 cfg=$(realpath "$(dirname "$0")/../configs/deep-queue.cfg.ini")
-mkdir -p "$work/mnt"
-truncate -s 1G "$work/img"
-loop=$(losetup --find --show --sector-size 4096 --direct-io=on "$work/img")
-cleanup() { umount "$work/mnt" 2>/dev/null || true; losetup -d "$loop"; rm -f "$work/img"; }
-trap cleanup EXIT
-case $fs in
-xfs) mkfs.xfs -q -f "$loop" ;;
-btrfs) mkfs.btrfs -q -f "$loop" ;;
-*) echo "filesystem $fs: want xfs or btrfs" >&2; exit 2 ;;
-esac
-mount "$loop" "$work/mnt"
+. "$(dirname "$0")/loopfs.sh"
+mkdir -p "$work"
+trap loopfs_down EXIT
+loopfs_up "$work/img" 1G "$fs" "$work/mnt"
+loop=$LOOPFS_DEV
 echo "$fs on $loop ($(cat "/sys/block/${loop#/dev/}/queue/logical_block_size")-byte sectors)"
 for seed in $(seq 1 "$rounds"); do
     rm -f "$work/mnt"/sqliosim.*

@@ -14,22 +14,13 @@ set -eu
 bin=${1:-target/release/sqliosim}; secs=${2:-600}; out=${3:-/tmp/rss-at-depth}
 cfg=${CONFIG:-$(dirname "$0")/../configs/deep-queue.cfg.ini}
 mkdir -p "$out"
-data=$out/data; loopdev=""
-cleanup() {
-    if [ -n "$loopdev" ]; then
-        umount "$data" 2>/dev/null || true
-        losetup -d "$loopdev" 2>/dev/null || true
-        rm -f "$out/xfs.img"
-    fi
-}
-trap cleanup EXIT INT TERM
+data=$out/data
+. "$(dirname "$0")/loopfs.sh"
+trap loopfs_down EXIT INT TERM
 mkdir -p "$data"
 if [ "${LOOP:-0}" = 1 ]; then
-    truncate -s 2G "$out/xfs.img"
-    loopdev=$(losetup --find --show --sector-size 4096 --direct-io=on "$out/xfs.img")
-    mkfs.xfs -q -f "$loopdev"
-    mount "$loopdev" "$data"
-    echo "data on $loopdev (XFS, 4096-byte sectors) mounted at $data"
+    loopfs_up "$out/xfs.img" 2G xfs "$data"
+    echo "data on $LOOPFS_DEV (XFS, 4096-byte sectors) mounted at $data"
 fi
 "$bin" run --config "$cfg" --dir "$data" --duration "$secs" --seed "${SEED:-1}" \
     --log "$out/sqliosim.log.xml" --json "$out/summary.json" > "$out/out.txt" 2>&1 &

@@ -1,0 +1,30 @@
+# Sourced by the measurement scripts (deep-queue-4k.sh, rss-at-depth.sh): a filesystem on a loop
+# device with 4096-byte sectors and direct I/O on, over an image file, torn down on exit.
+#
+#   loopfs_up IMAGE SIZE FS MOUNTPOINT   truncate IMAGE to SIZE, attach it (losetup --find, so
+#                                        other users' devices are never touched), mkfs FS (xfs or
+#                                        btrfs), mount it; sets LOOPFS_DEV
+#   loopfs_down                          unmount, detach, remove the image (safe to call twice,
+#                                        or when loopfs_up never ran)
+LOOPFS_DEV="" LOOPFS_IMG="" LOOPFS_MNT=""
+
+loopfs_up() {
+    LOOPFS_IMG=$1 LOOPFS_MNT=$4
+    truncate -s "$2" "$LOOPFS_IMG"
+    LOOPFS_DEV=$(losetup --find --show --sector-size 4096 --direct-io=on "$LOOPFS_IMG")
+    case $3 in
+    xfs) mkfs.xfs -q -f "$LOOPFS_DEV" ;;
+    btrfs) mkfs.btrfs -q -f "$LOOPFS_DEV" ;;
+    *) echo "filesystem $3: want xfs or btrfs" >&2; return 2 ;;
+    esac
+    mkdir -p "$LOOPFS_MNT"
+    mount "$LOOPFS_DEV" "$LOOPFS_MNT"
+}
+
+loopfs_down() {
+    [ -n "$LOOPFS_DEV" ] || return 0
+    umount "$LOOPFS_MNT" 2>/dev/null || true
+    losetup -d "$LOOPFS_DEV" 2>/dev/null || true
+    rm -f "$LOOPFS_IMG"
+    LOOPFS_DEV=""
+}
