@@ -12,6 +12,7 @@
 //! issue #15 §3): no thread hand-off per request. The synchronous callers, the log and the
 //! psync engine keep the shared service.
 
+mod flights;
 mod handle;
 mod own;
 mod request;

@@ -18,6 +18,7 @@
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::Arc;
 
+use super::flights::{drain_or_abort, Flights};
 use super::request::{stopped, Answer, Mem, Request, Step};
 use crate::io::aio::{Completion, Direction, Ring, RingConfig, RingError, RingKind};
 use crate::io::post::{Completions, PostOp};
@@ -25,8 +26,7 @@ use crate::io::post::{Completions, PostOp};
 /// An io_uring owned by one poster: its posted requests go in and come out on its thread.
 pub struct PostRing {
     ring: Ring,
-    slots: Vec<Option<Request>>,
-    free: Vec<usize>,
+    flights: Flights,
     to: Arc<Completions>,
     done: Vec<Completion>,
     /// Why the ring failed, once it has: later requests are answered with this at once.
@@ -36,7 +36,7 @@ pub struct PostRing {
 impl std::fmt::Debug for PostRing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostRing")
-            .field("depth", &self.slots.len())
+            .field("depth", &self.flights.depth())
             .field("in_flight", &self.in_flight())
             .finish_non_exhaustive()
     }
@@ -62,8 +62,7 @@ impl PostRing {
         }
         Ok(Some(PostRing {
             ring,
-            slots: (0..depth).map(|_| None).collect(),
-            free: (0..depth).rev().collect(),
+            flights: Flights::new(depth),
             to,
             done: Vec::with_capacity(depth),
             failed: None,
@@ -72,7 +71,7 @@ impl PostRing {
 
     /// Requests submitted and not yet answered.
     pub fn in_flight(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.flights.len()
     }
 
     /// Submits a read or write of the iovecs of `op` on `fd` to the kernel and returns without
@@ -98,14 +97,13 @@ impl PostRing {
         if total == 0 {
             return req.answer(Ok(0));
         }
-        while self.free.is_empty() && self.failed.is_none() {
+        while self.flights.is_full() && self.failed.is_none() {
             self.reap(1);
         }
         if let Some(why) = &self.failed {
             return req.answer(Err(stopped(why)));
         }
-        let i = self.free.pop().expect("a free slot (checked above)");
-        self.slots[i] = Some(req);
+        let i = self.flights.insert(req);
         if let Err(e) = self.send(i) {
             return self.fail(&e);
         }
@@ -147,10 +145,7 @@ impl PostRing {
 
     /// Sends what is left of request `i`.
     fn send(&mut self, i: usize) -> Result<(), RingError> {
-        let op = self.slots[i]
-            .as_mut()
-            .expect("a request in its slot")
-            .ext_op(i as u64);
+        let op = self.flights.get_mut(i).ext_op(i as u64);
         // SAFETY: the poster lends the memory until the request is answered, which happens
         // only after its completion is reaped (or after the ring has been drained), and keeps
         // the file open meanwhile; the request holds the iovec list.
@@ -160,7 +155,7 @@ impl PostRing {
     fn complete(&mut self, c: Completion) {
         let i = c.user_data as usize;
         // A slot emptied by a failure has been answered already.
-        let Some(r) = self.slots.get_mut(i).and_then(Option::as_mut) else {
+        let Some(r) = self.flights.get(i) else {
             return;
         };
         match r.step(c.result) {
@@ -169,12 +164,7 @@ impl PostRing {
                     self.fail(&e);
                 }
             }
-            Step::Done(result) => {
-                self.free.push(i);
-                if let Some(r) = self.slots[i].take() {
-                    r.answer(result);
-                }
-            }
+            Step::Done(result) => self.flights.remove(i).answer(result),
         }
     }
 
@@ -183,27 +173,12 @@ impl PostRing {
     /// error, as the shared service does when its engine fails.
     fn fail(&mut self, e: &RingError) {
         let why = format!("the poster's io_uring failed: {e}");
-        let mut sink = Vec::new();
-        if self.ring.drain(&mut sink).is_err() {
-            abort_in_flight(e);
+        drain_or_abort(&mut self.ring, "a poster's io_uring");
+        for r in self.flights.drain() {
+            r.answer(Err(stopped(&why)));
         }
-        for slot in &mut self.slots {
-            if let Some(r) = slot.take() {
-                r.answer(Err(stopped(&why)));
-            }
-        }
-        self.free = (0..self.slots.len()).rev().collect();
         self.failed = Some(why);
     }
-}
-
-/// The kernel may still use memory whose owner would be told it is free: stopping the process
-/// is the only safe way out.
-fn abort_in_flight(e: &dyn std::fmt::Display) -> ! {
-    eprintln!(
-        "sqliosim: a poster's io_uring cannot wait for its requests in flight ({e}); aborting"
-    );
-    std::process::abort()
 }
 
 impl Drop for PostRing {

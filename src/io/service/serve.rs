@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::flights::{drain_or_abort, Flights};
 use super::handle::Shared;
 use super::request::{stopped, Request, Step};
 use crate::io::aio::{Completion, Direction, ExtMem, ExtOp, Ring, RingError, NO_OFFSET};
@@ -33,61 +34,8 @@ impl Drop for OwnedRing {
     fn drop(&mut self) {
         // Completes the wake-up read, if one is in flight, so the drain can finish.
         self.shared.kick();
-        let mut sink = Vec::new();
-        if let Err(e) = self.engine.drain(&mut sink) {
-            // Callers' memory may still be in the kernel's hands, and their calls would return
-            // once their requests drop: stopping here is the only safe way out.
-            eprintln!(
-                "sqliosim: the I/O service cannot wait for its requests in flight ({e}); aborting"
-            );
-            std::process::abort();
-        }
-    }
-}
-
-/// Requests in the engine, by index (the index is the operation's `user_data`).
-struct Flights {
-    slots: Vec<Option<Request>>,
-    free: Vec<usize>,
-}
-
-impl Flights {
-    fn new(depth: usize) -> Flights {
-        Flights {
-            slots: (0..depth).map(|_| None).collect(),
-            free: (0..depth).rev().collect(),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
-
-    fn insert(&mut self, r: Request) -> usize {
-        let i = self
-            .free
-            .pop()
-            .expect("a free flight slot (checked against the depth)");
-        self.slots[i] = Some(r);
-        i
-    }
-
-    fn get_mut(&mut self, i: usize) -> &mut Request {
-        self.slots[i]
-            .as_mut()
-            .expect("a completion for a request in flight")
-    }
-
-    fn remove(&mut self, i: usize) -> Request {
-        self.free.push(i);
-        self.slots[i]
-            .take()
-            .expect("a completion for a request in flight")
-    }
-
-    fn drain(&mut self) -> impl Iterator<Item = Request> + '_ {
-        self.free = (0..self.slots.len()).rev().collect();
-        self.slots.iter_mut().filter_map(Option::take)
+        // Callers' calls return once their requests drop.
+        drain_or_abort(&mut self.engine, "the I/O service");
     }
 }
 

@@ -1,0 +1,78 @@
+//! Requests in a ring, by index (the index is the operation's `user_data`): the table both the
+//! service thread ([`super::serve`]) and a poster's own ring ([`super::own`]) keep, and the
+//! drain that must succeed before their requests' memory is given back.
+
+use super::request::Request;
+use crate::io::aio::Ring;
+
+/// Requests in flight, at most the depth the table was made for.
+pub(super) struct Flights {
+    slots: Vec<Option<Request>>,
+    free: Vec<usize>,
+}
+
+impl Flights {
+    pub(super) fn new(depth: usize) -> Flights {
+        Flights {
+            slots: (0..depth).map(|_| None).collect(),
+            free: (0..depth).rev().collect(),
+        }
+    }
+
+    /// Requests in flight.
+    pub(super) fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// The most requests the table holds.
+    pub(super) fn depth(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// True when no request more fits.
+    pub(super) fn is_full(&self) -> bool {
+        self.free.is_empty()
+    }
+
+    pub(super) fn insert(&mut self, r: Request) -> usize {
+        let i = self
+            .free
+            .pop()
+            .expect("a free flight slot (checked against the depth)");
+        self.slots[i] = Some(r);
+        i
+    }
+
+    /// The request at `i`, if it is still in flight (a failure may have answered it).
+    pub(super) fn get(&mut self, i: usize) -> Option<&mut Request> {
+        self.slots.get_mut(i).and_then(Option::as_mut)
+    }
+
+    pub(super) fn get_mut(&mut self, i: usize) -> &mut Request {
+        self.get(i).expect("a completion for a request in flight")
+    }
+
+    pub(super) fn remove(&mut self, i: usize) -> Request {
+        self.free.push(i);
+        self.slots[i]
+            .take()
+            .expect("a completion for a request in flight")
+    }
+
+    /// Takes every request out (to answer them), leaving the table empty.
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = Request> + '_ {
+        self.free = (0..self.slots.len()).rev().collect();
+        self.slots.iter_mut().filter_map(Option::take)
+    }
+}
+
+/// Waits until the kernel holds none of the requests' memory. If even that fails, the memory
+/// may still be in the kernel's hands while its owners would be told it is free: stopping the
+/// process is the only safe way out. `who` names the ring in the message.
+pub(super) fn drain_or_abort(ring: &mut Ring, who: &str) {
+    let mut sink = Vec::new();
+    if let Err(e) = ring.drain(&mut sink) {
+        eprintln!("sqliosim: {who} cannot wait for its requests in flight ({e}); aborting");
+        std::process::abort();
+    }
+}
