@@ -46,7 +46,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
 fn clap_outcome(e: clap::Error) -> anyhow::Result<Outcome> {
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            print!("{}", e.render());
+            crate::out!("{}", e.render())?;
             Ok(Outcome::Clean)
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
@@ -78,9 +78,9 @@ fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         let text = crate::config::to_ini(&settings.config);
         std::fs::write(path, text)
             .with_context(|| format!("cannot write the -save file {}", path.display()))?;
-        println!("Configuration saved to {}", path.display());
+        crate::outln!("Configuration saved to {}", path.display())?;
     }
-    print!("{}", settings.echo());
+    crate::out!("{}", settings.echo())?;
     if settings.dry_run {
         return Ok(Outcome::Clean);
     }

@@ -5,7 +5,13 @@
 //! (130, 143), as shells report it.
 //! Library code returns `anyhow::Error`s; an error is a usage/environment error (exit 2) unless
 //! it carries [`Internal`], which marks a broken invariant of the tool itself (exit 3).
+//!
+//! Everything the tool prints on stdout goes through [`print`] (the [`out!`](crate::out) and
+//! [`outln!`](crate::outln) macros) or the [`Stdout`] writer, never `println!`, which panics
+//! (exit 101) when stdout fails. A closed pipe (`sqliosim … | head -1`) ends the command
+//! quietly, as ripgrep does; any other failure (ENOSPC on `> /dev/full`) is an error, exit 2.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 /// The run finished and found nothing wrong.
@@ -50,13 +56,178 @@ pub struct Internal(pub String);
 pub fn to_exit_code(result: anyhow::Result<Outcome>) -> ExitCode {
     match result {
         Ok(outcome) => ExitCode::from(outcome.code()),
+        Err(err) if stdout_closed(&err) => ExitCode::from(CLEAN),
         Err(err) => {
-            eprintln!("sqliosim: error: {err:#}");
+            eprintln!("sqliosim: error: {}", error_text(&err));
             if err.downcast_ref::<Internal>().is_some() {
                 ExitCode::from(INTERNAL)
             } else {
                 ExitCode::from(USAGE)
             }
         }
+    }
+}
+
+/// `err` and its causes, joined by ": " as anyhow's `{:#}` does, but without a cause whose
+/// text the message before it already ends with: errors that show their source in their own
+/// message (`"{path}: {source}"`) would otherwise print the OS error twice.
+pub fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if text.ends_with(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+/// Standard output could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write to standard output: {0}")]
+pub struct StdoutError(pub std::io::Error);
+
+impl StdoutError {
+    /// True when the reader of a pipe has gone (EPIPE): nothing more is wanted, not an error.
+    pub fn closed(&self) -> bool {
+        self.0.kind() == std::io::ErrorKind::BrokenPipe
+    }
+}
+
+/// True when `err` is, or was caused by, writing to a stdout whose reader has gone.
+fn stdout_closed(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        let inner = cause
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|e| e.downcast_ref::<StdoutError>());
+        cause
+            .downcast_ref::<StdoutError>()
+            .or(inner)
+            .is_some_and(StdoutError::closed)
+    })
+}
+
+/// Writes `args` to stdout and flushes, so a failure is met here (not lost at exit).
+pub fn print(args: std::fmt::Arguments<'_>) -> Result<(), StdoutError> {
+    let mut out = std::io::stdout().lock();
+    out.write_fmt(args)
+        .and_then(|()| out.flush())
+        .map_err(StdoutError)
+}
+
+/// `print!` that returns a [`StdoutError`] instead of panicking.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::exit::print(format_args!($($arg)*)) };
+}
+
+/// `println!` that returns a [`StdoutError`] instead of panicking.
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::exit::print(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::exit::print(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// Stdout as a writer for code that takes `&mut dyn Write`: its errors carry a
+/// [`StdoutError`], so a closed pipe is told apart from other I/O errors at exit.
+#[derive(Debug, Default)]
+pub struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        std::io::stdout().lock().write(buf).map_err(tagged)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stdout().lock().flush().map_err(tagged)
+    }
+}
+
+fn tagged(e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), StdoutError(e))
+}
+
+/// The verdict of a command whose last words on stdout had `printed` as their fate: a closed
+/// pipe changes nothing, and another stdout failure is reported but never hides a finding,
+/// an error or an interruption (it only turns a clean result into exit 2).
+pub fn after_printing(
+    printed: Result<(), StdoutError>,
+    verdict: anyhow::Result<Outcome>,
+) -> anyhow::Result<Outcome> {
+    match (printed, verdict) {
+        (Err(e), Ok(Outcome::Clean)) if !e.closed() => Err(e.into()),
+        (Err(e), verdict) => {
+            if !e.closed() {
+                eprintln!("sqliosim: error: {e}");
+            }
+            verdict
+        }
+        (Ok(()), verdict) => verdict,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full() -> StdoutError {
+        StdoutError(std::io::Error::from_raw_os_error(libc::ENOSPC))
+    }
+
+    fn closed() -> StdoutError {
+        StdoutError(std::io::Error::from_raw_os_error(libc::EPIPE))
+    }
+
+    #[test]
+    fn a_failed_stdout_never_hides_the_verdict() {
+        let f = |p, v: Outcome| after_printing(p, Ok(v)).map_err(|e| e.to_string());
+        assert_eq!(f(Err(closed()), Outcome::Findings), Ok(Outcome::Findings));
+        assert_eq!(f(Err(full()), Outcome::Findings), Ok(Outcome::Findings));
+        assert_eq!(f(Err(closed()), Outcome::Clean), Ok(Outcome::Clean));
+        assert_eq!(
+            f(Err(full()), Outcome::Interrupted(130)),
+            Ok(Outcome::Interrupted(130))
+        );
+        let e = f(Err(full()), Outcome::Clean).expect_err("a full stdout is an error");
+        assert!(e.contains("No space left on device"), "{e}");
+    }
+
+    #[test]
+    fn a_closed_pipe_is_told_apart_through_io_errors_and_context() {
+        let through_io = anyhow::Error::from(tagged(std::io::Error::from_raw_os_error(
+            libc::EPIPE,
+        )))
+        .context("writing the report");
+        assert!(stdout_closed(&through_io));
+        assert!(stdout_closed(&anyhow::Error::from(closed())));
+        assert!(!stdout_closed(&anyhow::Error::from(full())));
+        let other_pipe = anyhow::Error::from(std::io::Error::from_raw_os_error(libc::EPIPE));
+        assert!(!stdout_closed(&other_pipe), "only stdout's pipe is quiet");
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{path}: {source}")]
+    struct Shows {
+        path: &'static str,
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn an_os_error_shown_by_its_error_is_printed_once() {
+        let e = anyhow::Error::from(Shows {
+            path: "/x/sqliosim.mdx",
+            source: std::io::Error::from_raw_os_error(libc::EACCES),
+        })
+        .context("cannot open the data file");
+        assert_eq!(
+            error_text(&e),
+            "cannot open the data file: /x/sqliosim.mdx: Permission denied (os error 13)"
+        );
+        assert_eq!(format!("{e:#}").matches("os error 13").count(), 2, "anyhow's own form doubles it");
     }
 }

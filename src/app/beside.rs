@@ -32,7 +32,7 @@ pub fn start(spec: &str) -> anyhow::Result<Beside> {
             "--bench takes `sqliosim bench` options, not --help; see `sqliosim bench --help`"
         );
     };
-    plan::plan(&a).map_err(|e| anyhow::anyhow!("--bench \"{spec}\": {e:#}"))?;
+    plan::plan(&a).map_err(|e| anyhow::anyhow!("--bench \"{spec}\": {}", crate::exit::error_text(&e)))?;
     let handle = std::thread::spawn(move || {
         let mut out = Vec::new();
         let r = crate::bench::cmd::run_with(&args, &mut out);
@@ -50,11 +50,11 @@ impl Beside {
         let (result, out) = self.handle.join().map_err(|_| {
             crate::exit::Internal("the capacity run beside the simulation panicked".into())
         })?;
-        println!(
+        crate::outln!(
             "\nCapacity run beside the simulation (sqliosim bench {}):",
             self.args
-        );
-        print!("{}", String::from_utf8_lossy(&out));
+        )?;
+        crate::out!("{}", String::from_utf8_lossy(&out))?;
         result
     }
 }

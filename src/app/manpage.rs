@@ -14,10 +14,10 @@ use crate::exit::Outcome;
 /// Prints the completion script for `shell` to stdout.
 pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {
     let mut cmd = Cli::command();
-    let mut out = std::io::stdout().lock();
-    clap_complete::generate(shell, &mut cmd, "sqliosim", &mut out);
-    out.flush()
-        .context("writing the completion script to stdout")?;
+    // clap_complete panics when its writer fails: generate into memory, print from there.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "sqliosim", &mut script);
+    crate::out!("{}", String::from_utf8_lossy(&script))?;
     Ok(Outcome::Clean)
 }
 
@@ -26,7 +26,7 @@ pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {
 pub fn man(out: Option<&Path>) -> anyhow::Result<Outcome> {
     let cmd = Cli::command();
     let Some(dir) = out else {
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = crate::exit::Stdout;
         clap_mangen::Man::new(cmd)
             .render(&mut stdout)
             .context("writing the man page to stdout")?;
@@ -38,6 +38,6 @@ pub fn man(out: Option<&Path>) -> anyhow::Result<Outcome> {
     // generate_to names the pages after the command and its subcommands (sqliosim-bench.1 …).
     clap_mangen::generate_to(cmd, dir)
         .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
-    println!("Man pages written to {}", dir.display());
+    crate::outln!("Man pages written to {}", dir.display())?;
     Ok(Outcome::Clean)
 }

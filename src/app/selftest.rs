@@ -103,7 +103,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     let args = match SelftestArgs::try_parse_from(args) {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {
-            print!("{}", e.render());
+            crate::out!("{}", e.render())?;
             return Ok(Outcome::Clean);
         }
         Err(e) => anyhow::bail!("{}", e.render().to_string().trim_start_matches("error: ")),
@@ -114,30 +114,32 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
 /// Runs the self-test with parsed options.
 pub fn run(args: &SelftestArgs) -> anyhow::Result<Outcome> {
     let seed = args.seed.unwrap_or_else(rand::random);
-    println!("sqliosim selftest, seed {seed}: each fault injected into a small run of its own\n");
+    crate::outln!("sqliosim selftest, seed {seed}: each fault injected into a small run of its own\n")?;
     let mut rows = memory::run(seed)?;
     if args.fuse {
         match fuse::run(seed) {
             Ok(more) => rows.extend(more),
-            Err(skip) => println!("FUSE scenarios not run: {skip}\n"),
+            Err(skip) => crate::outln!("FUSE scenarios not run: {skip}\n")?,
         }
     }
-    print!("{}", table(&rows));
+    // The verdict line reports a broken stdout; the table is best effort (`.ok()`).
+    crate::out!("{}", table(&rows)).ok();
     let detected = rows.iter().filter(|r| r.ok).count();
     let verdict = if detected == rows.len() {
         "PASS: every fault was detected with the right verdict, and the clean run stayed clean"
     } else {
         "FAIL: some faults were missed or misclassified (see the rows marked no)"
     };
-    println!(
+    let printed = crate::outln!(
         "\n{detected} of {} scenarios as expected. {verdict}.",
         rows.len()
     );
-    Ok(if detected == rows.len() {
+    let outcome = if detected == rows.len() {
         Outcome::Clean
     } else {
         Outcome::Findings
-    })
+    };
+    crate::exit::after_printing(printed, Ok(outcome))
 }
 
 /// The table, one row per scenario, columns padded to their widest cell.

@@ -32,13 +32,13 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         faulty,
         engine,
     } = choose_backend(settings, &plan)?;
-    println!("I/O engine = {}", engine.describe());
+    crate::outln!("I/O engine = {}", engine.describe())?;
     let evidence = Arc::new(open_evidence(settings)?);
     evidence.io_engine(engine);
     for f in &plan.files {
         let info = backend.direct_io_info(&f.path);
         let line = alignment_line(&f.path, f.role, &info, plan.direct);
-        println!("{line}");
+        crate::outln!("{line}")?;
         evidence.dio_align(line);
     }
     let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
@@ -92,15 +92,38 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if let Some(e) = &evidence_error {
         eprintln!("sqliosim: warning: writing the evidence failed: {e}");
     }
-    print!("{}", summary_text(&outcome, seed));
-    println!("Error log: {}", settings.error_log.display());
-    if let Some(json) = &settings.json {
-        println!("JSON summary: {}", json.display());
-    }
     if let Some(out) = &settings.bundle {
         write_bundle(settings, out)?;
     }
+    let printed = print_end(settings, &outcome, seed);
     let bench = beside.map(super::beside::Beside::finish).transpose()?;
+    // stdout failing at the end (a closed pipe, a full disk) never hides the verdict.
+    crate::exit::after_printing(printed, verdict(&outcome, bench, evidence_error))
+}
+
+/// The end-of-run summary and where the evidence went, on stdout.
+fn print_end(
+    settings: &RunSettings,
+    outcome: &crate::sched::SimOutcome,
+    seed: u64,
+) -> Result<(), crate::exit::StdoutError> {
+    crate::out!("{}", summary_text(outcome, seed))?;
+    crate::outln!("Error log: {}", settings.error_log.display())?;
+    if let Some(json) = &settings.json {
+        crate::outln!("JSON summary: {}", json.display())?;
+    }
+    if let Some(out) = &settings.bundle {
+        crate::outln!("Evidence bundle: {}", out.display())?;
+    }
+    Ok(())
+}
+
+/// The exit status of a finished run.
+fn verdict(
+    outcome: &crate::sched::SimOutcome,
+    bench: Option<Outcome>,
+    evidence_error: Option<impl std::fmt::Display>,
+) -> anyhow::Result<Outcome> {
     if outcome.worker_panicked {
         return Err(Internal("a worker thread panicked; the results are incomplete".into()).into());
     }
@@ -117,7 +140,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     }
     match evidence_error {
         Some(e) => Err(anyhow::anyhow!("writing the evidence failed: {e}")),
-        None => Ok(super::stopped::clean_or_interrupted(&outcome)),
+        None => Ok(super::stopped::clean_or_interrupted(outcome)),
     }
 }
 
@@ -309,7 +332,6 @@ fn write_bundle(settings: &RunSettings, out: &Path) -> anyhow::Result<()> {
     }
     crate::report::bundle::write_for(&input, None, &extra, out)
         .map_err(|e| anyhow::anyhow!("cannot write the bundle {}: {e}", out.display()))?;
-    println!("Evidence bundle: {}", out.display());
     Ok(())
 }
 

@@ -40,7 +40,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
             ) =>
         {
-            print!("{}", e.render());
+            crate::out!("{}", e.render())?;
             return Ok(Outcome::Clean);
         }
         Err(e) => anyhow::bail!(
@@ -81,7 +81,9 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     evidence
         .finish(None)
         .map_err(|e| anyhow::anyhow!("writing the evidence failed: {e}"))?;
-    println!(
+    // Earlier lines are best effort (`.ok()`): stdout stays broken, so this last line meets
+    // the failure again and reports it, without hiding the verdict.
+    let printed = crate::outln!(
         "Verdict: {}",
         if findings == 0 {
             "CLEAN - no integrity errors found.".to_string()
@@ -89,11 +91,12 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
             format!("{findings} INTEGRITY ERROR(S) found.")
         }
     );
-    Ok(if findings == 0 {
+    let verdict = if findings == 0 {
         Outcome::Clean
     } else {
         Outcome::Findings
-    })
+    };
+    crate::exit::after_printing(printed, Ok(verdict))
 }
 
 /// Takes the file set shared, so that no run starts on it during the scan; refuses (exit 2)
@@ -224,7 +227,7 @@ fn in_scope(targets: Vec<Target>, journal: Option<&JournalState>) -> Vec<Target>
         .collect();
     let scope = verify_scope::choose(&found, journal);
     for line in &scope.skipped {
-        println!("{line}");
+        crate::outln!("{line}").ok();
     }
     let mut slots: Vec<Option<Target>> = targets.into_iter().map(Some).collect();
     scope
@@ -265,7 +268,7 @@ fn load_journal(
         return Ok(None);
     }
     let Some(path) = journal_path(a, targets) else {
-        println!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.");
+        crate::outln!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.").ok();
         return Ok(None);
     };
     let checked: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
@@ -295,14 +298,14 @@ fn scan_one(
                 }
             })
             .with_context(|| format!("cannot read {}", t.path.display()))?;
-            println!(
+            crate::outln!(
                 "{}: {} pages checked, {} never written, {} newer than the journal, {} bad",
                 t.path.display(),
                 stats.pages,
                 stats.never_written,
                 stats.newer_than_journal,
                 findings
-            );
+            ).ok();
         }
         FileRole::Log => {
             let bytes = crate::io::file::read_all(t.storage.as_ref())
@@ -314,13 +317,13 @@ fn scan_one(
                 findings += 1;
                 emit(issue.into_finding(0, &t.path, t.header.file_id));
             }
-            println!(
+            crate::outln!(
                 "{}: {} log blocks found, {} along the chain, {} problem(s)",
                 t.path.display(),
                 scan.blocks,
                 scan.chained,
                 problems
-            );
+            ).ok();
         }
     }
     Ok(findings)

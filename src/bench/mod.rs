@@ -30,10 +30,10 @@ pub mod worker;
 
 /// `sqliosim bench ARGS…`; `args[0]` is the display name ("sqliosim bench").
 pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
-    cmd::run_with(&args, &mut std::io::stdout().lock())
+    cmd::run_with(&args, &mut crate::exit::Stdout)
 }
 
 /// `sqliosim bench` with its options already parsed (by the top-level command line).
 pub fn run_args(args: &cmd::args::BenchArgs) -> anyhow::Result<Outcome> {
-    cmd::run_parsed(args, &mut std::io::stdout().lock())
+    cmd::run_parsed(args, &mut crate::exit::Stdout)
 }

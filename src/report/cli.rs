@@ -48,7 +48,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {
             // --help and --version: print and succeed.
-            print!("{e}");
+            crate::out!("{e}")?;
             return Ok(Outcome::Clean);
         }
         Err(e) => return Err(e.into()),
@@ -78,29 +78,32 @@ fn fleet(args: &Args) -> anyhow::Result<Outcome> {
     if args.bundle.is_some() {
         anyhow::bail!("--bundle packs the evidence of one run: give a single input file, not several or a directory");
     }
-    let v = super::fleet::run(&args.input, &fleet_outputs(args))?;
-    match v.code {
+    let (v, text) = super::fleet::run(&args.input, &fleet_outputs(args))?;
+    let verdict = match v.code {
         0 => Ok(Outcome::Clean),
         1 => Ok(Outcome::Findings),
         _ => Err(FleetIncomplete(v.problems).into()),
-    }
+    };
+    crate::exit::after_printing(crate::out!("{text}"), verdict)
 }
 
 /// One run: today's report, plus the fleet JSON and JUnit of that one run when asked for.
 fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
     let loaded = super::reader::load(input)?;
-    print!("{}", super::console::render(&loaded));
+    // The lines after the report are best effort (`.ok()`): a broken stdout stays broken, and
+    // the report's own line reports it without hiding the verdict.
+    let printed = crate::out!("{}", super::console::render(&loaded));
     let mut html_path = None;
     if let Some(p) = &args.html {
         let page = super::html::render_loaded(&loaded);
         std::fs::write(p, page).map_err(|e| super::ReportError::io(p, e))?;
-        println!("HTML report written to {}", p.display());
+        crate::outln!("HTML report written to {}", p.display()).ok();
         html_path = Some(p.clone());
     }
     if let Some(p) = &args.bundle {
         let files = super::bundle::evidence_files(&loaded, html_path.as_deref());
         super::bundle::write(p, &files)?;
-        println!("Evidence bundle written to {}", p.display());
+        crate::outln!("Evidence bundle written to {}", p.display()).ok();
     }
     if args.json.is_some() || args.junit.is_some() {
         let out = super::fleet::Outputs {
@@ -110,12 +113,13 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
         let fleet = super::fleet::build(&args.input);
         let v = super::fleet::verdict::judge(&fleet);
         for line in super::fleet::write_outputs(&fleet, &v, &args.input, &out)? {
-            println!("{line}");
+            crate::outln!("{line}").ok();
         }
     }
-    Ok(if loaded.integrity_errors() > 0 {
+    let verdict = if loaded.integrity_errors() > 0 {
         Outcome::Findings
     } else {
         Outcome::Clean
-    })
+    };
+    crate::exit::after_printing(printed, Ok(verdict))
 }

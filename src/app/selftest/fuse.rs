@@ -159,7 +159,13 @@ fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, Strin
     };
     result
         .map_err(|_| "the simulation panicked".to_string())?
-        .map_err(|e| format!("the simulation on {} failed: {e:#}", mnt.display()))?;
+        .map_err(|e| {
+            format!(
+                "the simulation on {} failed: {}",
+                mnt.display(),
+                crate::exit::error_text(&e)
+            )
+        })?;
     let fired = match (case.spec, id) {
         (None, _) => true,
         (Some(_), Some(id)) => daemon.fired(id) > 0,

@@ -16,7 +16,7 @@ use std::io::Write;
 pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     run_with(
         &args,
-        &mut std::io::stdout().lock(),
+        &mut crate::exit::Stdout,
         &mut std::io::stderr().lock(),
     )
 }

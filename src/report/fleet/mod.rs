@@ -70,14 +70,15 @@ pub fn write_outputs(
     Ok(said)
 }
 
-/// The fleet report over `inputs`: prints the table, writes `out`, and returns the verdict
-/// (whose `code` is the exit code).
-pub fn run(inputs: &[PathBuf], out: &Outputs) -> Result<FleetVerdict, ReportError> {
+/// The fleet report over `inputs`: writes `out`, and returns the verdict (whose `code` is the
+/// exit code) and the text for stdout (the table, then the files written).
+pub fn run(inputs: &[PathBuf], out: &Outputs) -> Result<(FleetVerdict, String), ReportError> {
     let fleet = build(inputs);
     let v = verdict::judge(&fleet);
-    print!("{}", table::render(&fleet, &v));
+    let mut text = table::render(&fleet, &v);
     for line in write_outputs(&fleet, &v, inputs, out)? {
-        println!("{line}");
+        text.push_str(&line);
+        text.push('\n');
     }
-    Ok(v)
+    Ok((v, text))
 }
