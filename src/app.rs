@@ -25,6 +25,7 @@ pub use verify::VerifyArgs;
 
 /// Runs one invocation of the tool with the full argument vector (program name first).
 pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
+    catch_file_size_limit();
     let cli = match Cli::try_parse_from(crate::cli::translate_legacy(args)) {
         Ok(cli) => cli,
         Err(e) => return clap_outcome(e),
@@ -39,6 +40,16 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
         Command::Selftest(a) => selftest::run(&a),
         Command::Completions(a) => manpage::completions(a.shell),
         Command::Man(a) => manpage::man(a.out.as_deref()),
+    }
+}
+
+/// A file size limit (`ulimit -f`) kills the process with SIGXFSZ, without a word, at the
+/// first write beyond it. With the signal caught, that write fails with EFBIG instead, which
+/// stops the run with a message naming the file (exit 2).
+fn catch_file_size_limit() {
+    let caught = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, caught) {
+        eprintln!("sqliosim: warning: cannot catch SIGXFSZ ({e}): a file size limit (ulimit -f) would end the process without a message");
     }
 }
 

@@ -58,7 +58,7 @@ pub fn to_exit_code(result: anyhow::Result<Outcome>) -> ExitCode {
         Ok(outcome) => ExitCode::from(outcome.code()),
         Err(err) if stdout_closed(&err) => ExitCode::from(CLEAN),
         Err(err) => {
-            eprintln!("sqliosim: error: {}", error_text(&err));
+            eprintln!("sqliosim: error: {}", error_text(err.as_ref()));
             if err.downcast_ref::<Internal>().is_some() {
                 ExitCode::from(INTERNAL)
             } else {
@@ -71,9 +71,10 @@ pub fn to_exit_code(result: anyhow::Result<Outcome>) -> ExitCode {
 /// `err` and its causes, joined by ": " as anyhow's `{:#}` does, but without a cause whose
 /// text the message before it already ends with: errors that show their source in their own
 /// message (`"{path}: {source}"`) would otherwise print the OS error twice.
-pub fn error_text(err: &anyhow::Error) -> String {
+pub fn error_text(err: &(dyn std::error::Error + 'static)) -> String {
     let mut text = String::new();
-    for cause in err.chain() {
+    let chain = std::iter::successors(Some(err), |e| e.source());
+    for cause in chain {
         let part = cause.to_string();
         if text.ends_with(&part) {
             continue;
@@ -199,10 +200,9 @@ mod tests {
 
     #[test]
     fn a_closed_pipe_is_told_apart_through_io_errors_and_context() {
-        let through_io = anyhow::Error::from(tagged(std::io::Error::from_raw_os_error(
-            libc::EPIPE,
-        )))
-        .context("writing the report");
+        let through_io =
+            anyhow::Error::from(tagged(std::io::Error::from_raw_os_error(libc::EPIPE)))
+                .context("writing the report");
         assert!(stdout_closed(&through_io));
         assert!(stdout_closed(&anyhow::Error::from(closed())));
         assert!(!stdout_closed(&anyhow::Error::from(full())));
@@ -225,9 +225,13 @@ mod tests {
         })
         .context("cannot open the data file");
         assert_eq!(
-            error_text(&e),
+            error_text(e.as_ref()),
             "cannot open the data file: /x/sqliosim.mdx: Permission denied (os error 13)"
         );
-        assert_eq!(format!("{e:#}").matches("os error 13").count(), 2, "anyhow's own form doubles it");
+        assert_eq!(
+            format!("{e:#}").matches("os error 13").count(),
+            2,
+            "anyhow's own form doubles it"
+        );
     }
 }

@@ -5,7 +5,8 @@
 //!   the request and the direct-I/O alignment: exit 2, no integrity finding;
 //! - a mount that goes away (faultfs daemon killed: ENOTCONN) stops the run with one "went
 //!   away" message: exit 2, not a flood of findings;
-//! - out of space, inside a file or when a file grows, is a warning and exit 0;
+//! - out of space inside a file stops the run with one message: exit 2, no finding; when a
+//!   file grows it is a warning and exit 0;
 //! - a real EIO is still a finding: exit 1;
 //! - `sqliosim bench` refuses a block size below a 4 KiB-sector device's direct-I/O unit up
 //!   front: exit 2, saying what is allowed.
@@ -111,7 +112,7 @@ fn a_real_eio_is_still_a_finding() {
 }
 
 #[test]
-fn no_space_inside_a_file_is_a_warning_not_a_finding() {
+fn no_space_inside_a_file_stops_the_run_not_a_finding() {
     let Some(out) = run_with_fault(
         "env_nospace_page",
         "eio-write file=sqliosim.mdx page=50 errno=28",
@@ -119,12 +120,12 @@ fn no_space_inside_a_file_is_a_warning_not_a_finding() {
         return;
     };
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert_no_findings(&out);
     assert!(
-        stderr.contains("WARNING: ")
-            && stderr
-                .contains("sqliosim.mdx: no space left for a write of 8192 bytes at offset 409600")
+        stderr
+            .contains("sqliosim.mdx: no space left for a write of 8192 bytes at offset 409600")
+            && stderr.contains("the run stops here")
             && stdout.contains("Out of space: 1 request(s)"),
         "{}",
         describe(&out)

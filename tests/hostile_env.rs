@@ -110,7 +110,11 @@ fn a_closed_stdout_pipe_ends_quietly() {
             .expect("run sqliosim");
         assert_no_panic(&out);
         assert_eq!(out.status.code(), Some(0), "{args:?}\n{}", describe(&out));
-        assert!(stderr(&out).is_empty(), "{args:?} not quiet\n{}", describe(&out));
+        assert!(
+            stderr(&out).is_empty(),
+            "{args:?} not quiet\n{}",
+            describe(&out)
+        );
     }
 }
 
@@ -170,4 +174,221 @@ fn verify_into_a_full_or_closed_stdout() {
         .expect("verify");
     assert_no_panic(&closed);
     assert_eq!(closed.status.code(), Some(0), "{}", describe(&closed));
+}
+
+/// True when running as root; otherwise prints a SKIPPED line, or fails when
+/// SQLIOSIM_REQUIRE_LOOP=1 says the case must run.
+fn root_or_skip(name: &str) -> bool {
+    if rustix::process::geteuid().is_root() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("SQLIOSIM_REQUIRE_LOOP").is_none(),
+        "{name}: needs root (SQLIOSIM_REQUIRE_LOOP is set)"
+    );
+    eprintln!("SKIPPED {name}: needs root");
+    false
+}
+
+/// Waits for `cmd` at most `secs` seconds (killing it then): the case must not hang.
+fn output_within(mut cmd: Command, secs: u64) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().expect("kill");
+            let out = child.wait_with_output().expect("wait");
+            panic!("still running after {secs} s: it hangs\n{}", describe(&out));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// `sqliosim` under prlimit(1) with `limit` (e.g. `--nproc=8`), as user `uid` when given.
+fn limited(limit: &str, uid: Option<u32>) -> Command {
+    let mut c = match uid {
+        Some(uid) => {
+            let mut c = Command::new("setpriv");
+            c.arg(format!("--reuid={uid}"))
+                .arg(format!("--regid={uid}"))
+                .args(["--clear-groups", "prlimit"]);
+            c
+        }
+        None => Command::new("prlimit"),
+    };
+    c.args([limit, "--", env!("CARGO_BIN_EXE_sqliosim")])
+        .stdin(Stdio::null());
+    c
+}
+
+fn run_args(c: &mut Command, cfg: &Path, dir: &Path) {
+    c.arg("run").arg("--config").arg(cfg).arg("--dir").arg(dir);
+}
+
+#[test]
+fn too_few_threads_is_a_clear_error_not_a_hang() {
+    if !root_or_skip("too_few_threads") {
+        return;
+    }
+    let dir = scratch();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777))
+        .expect("chmod");
+    let cfg = config(dir.path(), TINY);
+    // A user of its own, so that no other process counts against its limit of 8.
+    let mut c = limited("--nproc=8", Some(64_123));
+    run_args(&mut c, &cfg, &dir.path().join("d"));
+    let out = output_within(c, 120);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        stderr(&out).contains("cannot start thread") && stderr(&out).contains("ulimit -u"),
+        "{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn a_psync_engine_deeper_than_its_helpers_runs() {
+    let dir = scratch();
+    let deep = TINY.replace("[CONFIG]\n", "[CONFIG]\nMaxOutstandingIO=140000\n");
+    let cfg = config(dir.path(), &deep);
+    let mut c = bin();
+    run_args(&mut c, &cfg, &dir.path().join("d"));
+    c.args(["--engine", "psync"]);
+    let out = output_within(c, 120);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let mut b = bin();
+    b.arg("bench")
+        .arg("--file")
+        .arg(dir.path().join("b.dat"))
+        .args(["--size", "16M", "--duration", "1", "--outstanding", "100000"])
+        .args(["--engine", "psync"]);
+    let out = output_within(b, 120);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+}
+
+#[test]
+fn an_io_uring_deeper_than_the_kernel_allows_says_so() {
+    let dir = scratch();
+    let mut b = bin();
+    b.arg("bench")
+        .arg("--file")
+        .arg(dir.path().join("b.dat"))
+        .args(["--size", "16M", "--duration", "1", "--outstanding", "100000"])
+        .args(["--engine", "uring"]);
+    let out = output_within(b, 120);
+    assert_no_panic(&out);
+    let err = stderr(&out);
+    if err.contains("falls back") || out.status.code() == Some(0) {
+        eprintln!("SKIPPED an_io_uring_deeper…: no io_uring here (psync ran)");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        err.contains("depth of 100000") && err.contains("at most 32768"),
+        "{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn a_memory_limit_is_a_clear_error_or_a_clean_run() {
+    let dir = scratch();
+    let quick = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/quick.cfg.ini");
+    // 200 MB of address space: too little for the quick config's threads and buffers on most
+    // machines; whichever allocation fails must say so (exit 2), never panic or abort.
+    for limit in ["--as=200000000", "--as=120000000"] {
+        let mut c = limited(limit, None);
+        run_args(&mut c, &quick, &dir.path().join("d"));
+        c.args(["--duration", "1s"]);
+        let out = output_within(c, 120);
+        assert_no_panic(&out);
+        match out.status.code() {
+            Some(0) => {}
+            Some(2) => assert!(stderr(&out).contains("cannot "), "{}", describe(&out)),
+            _ => panic!("{limit}: neither clean nor a clear error\n{}", describe(&out)),
+        }
+    }
+}
+
+#[test]
+fn a_file_size_limit_is_a_clear_error_not_a_silent_kill() {
+    let dir = scratch();
+    let cfg = config(dir.path(), TINY);
+    // 1 MB: the 2 MB data file cannot be written in full.
+    let mut c = limited("--fsize=1048576", None);
+    run_args(&mut c, &cfg, &dir.path().join("d"));
+    let out = output_within(c, 120);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("sqliosim.mdx") && err.contains("File too large"),
+        "{}",
+        describe(&out)
+    );
+}
+
+/// A tmpfs of `mb` megabytes, unmounted on drop.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: PathBuf, mb: u32) -> Tmpfs {
+        std::fs::create_dir_all(&at).expect("mkdir");
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mb}m"), "tmpfs"])
+            .arg(&at)
+            .status()
+            .expect("mount");
+        assert!(ok.success(), "mount tmpfs");
+        Tmpfs(at)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_sparse_file_larger_than_its_filesystem_stops_the_run_soon() {
+    if !root_or_skip("sparse_larger_than_filesystem") {
+        return;
+    }
+    let dir = scratch();
+    let fs = Tmpfs::mount(dir.path().join("small"), 8);
+    let big = TINY
+        .replace("InitialSize=2\nMaxSize=2", "InitialSize=64\nMaxSize=64")
+        .replace("LogFile=FALSE", "LogFile=FALSE\nSparse=TRUE");
+    let cfg = config(dir.path(), &big);
+    let json = dir.path().join("run.json");
+    let mut c = bin();
+    run_args(&mut c, &cfg, &fs.0);
+    c.arg("--journal-dir")
+        .arg(dir.path())
+        .arg("--log")
+        .arg(dir.path().join("run.log.xml"))
+        .arg("--json")
+        .arg(&json)
+        .args(["--duration", "3s"]);
+    let out = output_within(c, 120);
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("sqliosim.mdx: no space left for a write") && err.contains("run stops here"),
+        "{}",
+        describe(&out)
+    );
+    let summary = std::fs::read_to_string(&json).expect("the JSON summary is written");
+    assert!(summary.contains("environment_error"), "{summary}");
+    assert!(dir.path().join("run.log.xml").exists(), "the log is written");
 }

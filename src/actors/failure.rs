@@ -5,7 +5,10 @@
 //! before. A request the platform refused because of how it was made, or a device or mount
 //! that went away, stops the run once, with one message that names the file, the request and
 //! what to do; the exit status says so at the end (2, or 3 for a bug of the tool). Out of
-//! space is a condition: a warning per file and kind of request, then only counted.
+//! space (or quota) on a read or write stops the run the same way: the pages it cannot write
+//! cannot be tested, and a sparse file larger than its filesystem otherwise met ENOSPC on
+//! every request of the initial update, for ever. A file that cannot grow only stops growing
+//! (a warning, `actors::shrink`), as SQL Server's failed autogrow does.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -83,8 +86,20 @@ pub struct Failed<'a> {
 pub fn handled(sh: &Shared, f: &Failed<'_>) -> bool {
     match oserr::classify(f.error) {
         ErrorClass::Device => false,
-        ErrorClass::NoSpace => {
+        ErrorClass::NoSpace if f.what == "grow" => {
             no_space(sh, f);
+            true
+        }
+        ErrorClass::NoSpace => {
+            sh.env.note_no_space(f.file, f.what);
+            let text = full_text(&sh.files[f.file].path, f);
+            stop(
+                sh,
+                EnvStop {
+                    text,
+                    internal: false,
+                },
+            );
             true
         }
         ErrorClass::Gone => {
@@ -149,6 +164,15 @@ fn no_space(sh: &Shared, f: &Failed<'_>) {
         f.error
     );
     sh.message(Severity::Warning, "System", "Environment", text);
+}
+
+fn full_text(path: &Path, f: &Failed<'_>) -> String {
+    format!(
+        "{}: no space left for a {}: {}. This is not an integrity finding, but pages that cannot be written cannot be tested: the run stops here. Free space on that filesystem (or raise the quota), or lower InitialSize and MaxSize so the files fit (a sparse file can be larger than the space left)",
+        path.display(),
+        request(f),
+        f.error
+    )
 }
 
 fn gone_text(path: &Path, f: &Failed<'_>) -> String {

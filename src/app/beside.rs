@@ -32,7 +32,8 @@ pub fn start(spec: &str) -> anyhow::Result<Beside> {
             "--bench takes `sqliosim bench` options, not --help; see `sqliosim bench --help`"
         );
     };
-    plan::plan(&a).map_err(|e| anyhow::anyhow!("--bench \"{spec}\": {}", crate::exit::error_text(&e)))?;
+    plan::plan(&a)
+        .map_err(|e| anyhow::anyhow!("--bench \"{spec}\": {}", crate::exit::error_text(&e)))?;
     let handle = std::thread::spawn(move || {
         let mut out = Vec::new();
         let r = crate::bench::cmd::run_with(&args, &mut out);

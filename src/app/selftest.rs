@@ -114,7 +114,9 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
 /// Runs the self-test with parsed options.
 pub fn run(args: &SelftestArgs) -> anyhow::Result<Outcome> {
     let seed = args.seed.unwrap_or_else(rand::random);
-    crate::outln!("sqliosim selftest, seed {seed}: each fault injected into a small run of its own\n")?;
+    crate::outln!(
+        "sqliosim selftest, seed {seed}: each fault injected into a small run of its own\n"
+    )?;
     let mut rows = memory::run(seed)?;
     if args.fuse {
         match fuse::run(seed) {

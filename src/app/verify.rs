@@ -305,7 +305,8 @@ fn scan_one(
                 stats.never_written,
                 stats.newer_than_journal,
                 findings
-            ).ok();
+            )
+            .ok();
         }
         FileRole::Log => {
             let bytes = crate::io::file::read_all(t.storage.as_ref())
@@ -323,7 +324,8 @@ fn scan_one(
                 scan.blocks,
                 scan.chained,
                 problems
-            ).ok();
+            )
+            .ok();
         }
     }
     Ok(findings)

@@ -42,7 +42,8 @@ pub fn load(backend: &dyn Backend, path: &Path, checked: &[PathBuf]) -> anyhow::
         } else {
             ""
         }
-    ).ok();
+    )
+    .ok();
     let findings = match &st.damage {
         Some(d) => report_damage(path, d, &st, shared_device(path, checked)),
         None => 0,

@@ -52,7 +52,9 @@ impl Collector {
 }
 
 /// Spawns one worker thread in `scope`; its statistics go to `col` when it ends, and a panic is
-/// recorded (and stops the run) instead of tearing the process down.
+/// recorded (and stops the run) instead of tearing the process down. A thread the system will
+/// not start, or I/O buffers it cannot allocate, stop the run as an environment error (exit 2):
+/// `Scope::spawn` would panic in the driver, whose scope then waited for the monitor forever.
 fn spawn<'s, 'e: 's>(
     scope: &'s thread::Scope<'s, 'e>,
     sh: &'e Shared,
@@ -62,23 +64,53 @@ fn spawn<'s, 'e: 's>(
     pages: usize,
     body: impl FnOnce(&mut Worker<'e>) + Send + 's,
 ) {
-    scope.spawn(move || {
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut w = match Worker::new(sh, kind, id, pages) {
-                Ok(w) => w,
-                Err(e) => panic!("cannot allocate I/O buffers for {}: {e}", kind.name()),
-            };
-            body(&mut w);
-            w.stats
-        }));
-        match result {
-            Ok(stats) => col.absorb(&stats),
-            Err(_) => {
-                *col.panicked.lock() = true;
-                sh.stop.stop_run(crate::control::stop::StopReason::Error);
+    let name = format!("{} {id}", kind.name());
+    let started = thread::Builder::new()
+        .name(name.clone())
+        .spawn_scoped(scope, move || {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut w = match Worker::new(sh, kind, id, pages) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        let bytes = pages.max(1) * PAGE_SIZE;
+                        environment(sh, no_buffers_text(kind.name(), bytes, &e));
+                        return None;
+                    }
+                };
+                body(&mut w);
+                Some(w.stats)
+            }));
+            match result {
+                Ok(Some(stats)) => col.absorb(&stats),
+                Ok(None) => {}
+                Err(_) => {
+                    *col.panicked.lock() = true;
+                    sh.stop.stop_run(crate::control::stop::StopReason::Error);
+                }
             }
-        }
-    });
+        });
+    if let Err(e) = started {
+        environment(sh, no_thread_text(&name, &e));
+    }
+}
+
+/// Stops the run for an environment error of the driver itself (no file concerned).
+fn environment(sh: &Shared, text: String) {
+    let stop = crate::actors::failure::EnvStop {
+        text,
+        internal: false,
+    };
+    crate::actors::failure::stop(sh, stop);
+}
+
+/// The message for a thread the system would not start.
+pub fn no_thread_text(name: &str, e: &std::io::Error) -> String {
+    format!("cannot start thread {name}: {e}; raise the limit on processes and threads (ulimit -u) or on memory (ulimit -v), or lower the user counts")
+}
+
+/// The message for I/O buffers that could not be allocated.
+fn no_buffers_text(actor: &str, bytes: usize, e: &std::io::Error) -> String {
+    format!("cannot allocate {bytes} bytes of I/O buffers for {actor}: {e}; raise the memory limit (ulimit -v) or lower MaxMemoryMB and the pages per request")
 }
 
 /// Runs every cycle of the plan.
@@ -202,7 +234,13 @@ fn phase<'e>(
     let t = Instant::now();
     let workers_done = AtomicBool::new(false);
     thread::scope(|outer| {
-        outer.spawn(|| super::monitor::monitor(sh, &workers_done, timed));
+        let monitor = thread::Builder::new()
+            .name("monitor".into())
+            .spawn_scoped(outer, || super::monitor::monitor(sh, &workers_done, timed));
+        // Without the monitor nothing would end the main phase: the workers see the stop.
+        if let Err(e) = monitor {
+            environment(sh, no_thread_text("monitor", &e));
+        }
         thread::scope(|scope| body(scope));
         workers_done.store(true, Ordering::Release);
     });

@@ -74,7 +74,7 @@ pub fn build(
     let users = user_threads(&plan);
     let ceiling = async_depth(&plan, backend);
     let io_frames = io_frames(&plan, ceiling).map_err(|e| {
-        anyhow::anyhow!("cannot allocate the I/O frames for requests in flight: {e}")
+        anyhow::anyhow!("cannot allocate the I/O frames for requests in flight: {e}; raise the memory limit (ulimit -v) or lower MaxOutstandingIO and MaxMemoryMB")
     })?;
     let throttles = gauges
         .into_iter()
@@ -351,7 +351,13 @@ fn io_frames(plan: &SimPlan, depth: usize) -> std::io::Result<Arc<crate::io::Buf
         .min(65_536)
         .min(budget.max(2 * largest))
         .max(2 * largest);
-    let pool = crate::io::BufPool::new(frames, PAGE_SIZE)?;
+    let pool = crate::io::BufPool::new(frames, PAGE_SIZE).map_err(|e| {
+        let bytes = frames.saturating_mul(PAGE_SIZE);
+        std::io::Error::new(
+            e.kind(),
+            format!("{bytes} bytes ({frames} frames of {PAGE_SIZE}): {e}"),
+        )
+    })?;
     if let Some(mut all) = pool.take_many(frames) {
         all.iter_mut().for_each(|f| f.fill(0));
     }

@@ -163,7 +163,7 @@ fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, Strin
             format!(
                 "the simulation on {} failed: {}",
                 mnt.display(),
-                crate::exit::error_text(&e)
+                crate::exit::error_text(e.as_ref())
             )
         })?;
     let fired = match (case.spec, id) {

@@ -168,10 +168,21 @@ pub enum RingError {
     /// Submitting or waiting failed.
     #[error("I/O submission failed: {0}")]
     Submit(std::io::Error),
+    /// io_uring refused the depth asked for (EINVAL above the kernel's largest ring).
+    #[error("io_uring setup failed for a depth of {depth}: {cause}. The kernel's io_uring takes at most {max} entries per ring (IORING_MAX_ENTRIES): set MaxOutstandingIO or --outstanding to {max} or less, or use --engine psync", max = URING_MAX_ENTRIES)]
+    TooDeep {
+        /// The entries asked for.
+        depth: u32,
+        /// The OS error.
+        cause: std::io::Error,
+    },
     /// A psync helper thread could not be started.
-    #[error("cannot start an I/O helper thread: {0}")]
+    #[error("cannot start an I/O helper thread: {0}; raise the limit on threads (ulimit -u) or on memory (ulimit -v), or lower MaxOutstandingIO / --outstanding")]
     Thread(std::io::Error),
 }
+
+/// The most entries the kernel gives one io_uring (IORING_MAX_ENTRIES).
+pub const URING_MAX_ENTRIES: u32 = 32768;
 
 /// A per-thread I/O ring: aligned buffers plus an io_uring ring or a psync pool.
 pub enum Ring {
@@ -194,6 +205,14 @@ impl Ring {
             Ok(engine) => Ok(Ring::Uring(Box::new(engine))),
             Err((err, buffers)) if uring::is_refusal(&err) => {
                 Ok(Ring::Psync(psync::PsyncEngine::new(files, buffers)?))
+            }
+            Err((cause, _))
+                if cause.raw_os_error() == Some(libc::EINVAL) && cfg.depth > URING_MAX_ENTRIES =>
+            {
+                Err(RingError::TooDeep {
+                    depth: cfg.depth,
+                    cause,
+                })
             }
             Err((err, _)) => Err(RingError::Setup(err)),
         }

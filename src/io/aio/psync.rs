@@ -1,6 +1,8 @@
 //! The pread/pwrite fallback: at depth 1 each operation runs inline in `submit` (no thread
-//! hand-off, like fio's psync); at higher depths a pool of `depth` helper threads, one blocking
-//! call each, keeps up to `depth` operations in flight. Caller-owned scatter/gather lists go
+//! hand-off, like fio's psync); at higher depths a pool of helper threads, one blocking call
+//! each, keeps up to `depth` operations in flight — at most [`MAX_HELPERS`] of them in the
+//! kernel at once, the rest waiting in the pool's queue (a thread per request at depth 16,384
+//! or 100,000 exhausted the process and aborted it). Caller-owned scatter/gather lists go
 //! through preadv/pwritev.
 
 use super::{AlignedBuffers, Completion, Direction, ExtMem, ExtOp, Op, RingError, NO_OFFSET};
@@ -118,11 +120,16 @@ struct Pool {
     threads: Vec<JoinHandle<()>>,
 }
 
+/// The most helper threads one psync engine starts (docs/configuration.md: the psync depth
+/// MaxOutstandingIO=0 gives); deeper engines queue the requests beyond it.
+pub const MAX_HELPERS: usize = 256;
+
 fn spawn_pool(depth: usize) -> Result<Pool, RingError> {
     let (job_tx, job_rx) = channel::bounded::<Job>(depth);
     let (res_tx, res_rx) = channel::bounded::<Completion>(depth);
-    let mut threads = Vec::with_capacity(depth);
-    for i in 0..depth {
+    let helpers = depth.min(MAX_HELPERS);
+    let mut threads = Vec::with_capacity(helpers);
+    for i in 0..helpers {
         let (rx, tx) = (job_rx.clone(), res_tx.clone());
         let handle = std::thread::Builder::new()
             .name(format!("psync-{i}"))
