@@ -78,11 +78,16 @@ fn fleet(args: &Args) -> anyhow::Result<Outcome> {
     if args.bundle.is_some() {
         anyhow::bail!("--bundle packs the evidence of one run: give a single input file, not several or a directory");
     }
-    let (v, text) = super::fleet::run(&args.input, &fleet_outputs(args))?;
-    let verdict = match v.code {
-        0 => Ok(Outcome::Clean),
-        1 => Ok(Outcome::Findings),
-        _ => Err(FleetIncomplete(v.problems).into()),
+    let (v, text, written) = super::fleet::run(&args.input, &fleet_outputs(args));
+    let verdict = match (v.code, written) {
+        (1, Err(e)) => {
+            eprintln!("sqliosim: error: {e}");
+            Ok(Outcome::Findings)
+        }
+        (_, Err(e)) => Err(e.into()),
+        (0, Ok(())) => Ok(Outcome::Clean),
+        (1, Ok(())) => Ok(Outcome::Findings),
+        (_, Ok(())) => Err(FleetIncomplete(v.problems).into()),
     };
     crate::exit::after_printing(crate::out!("{text}"), verdict)
 }

@@ -7,6 +7,7 @@
 #[path = "../chromium_support/mod.rs"]
 mod chromium_support;
 mod cli;
+mod hostile;
 mod html;
 mod junit;
 mod props;

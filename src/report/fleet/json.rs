@@ -30,6 +30,7 @@ struct JsonRow<'a> {
     findings: u64,
     by_class: &'a BTreeMap<String, u64>,
     unfinished: &'a [String],
+    #[serde(serialize_with = "lossy_paths")]
     runs: &'a [PathBuf],
     ops: u64,
     elapsed_s: f64,
@@ -59,6 +60,7 @@ struct JsonTotals<'a> {
     latency: Option<Latency>,
     latency_hdr: Option<String>,
     runs_merged: usize,
+    #[serde(serialize_with = "lossy_paths")]
     not_mergeable: &'a [PathBuf],
 }
 
@@ -68,6 +70,7 @@ struct JsonFleet<'a> {
     schema: &'static str,
     tool: ToolInfo,
     generated_us: u64,
+    #[serde(serialize_with = "lossy_paths")]
     inputs: &'a [PathBuf],
     verdict: &'a str,
     exit_code: u8,
@@ -101,6 +104,12 @@ fn row(r: &Row) -> JsonRow<'_> {
         long_ios: r.long_ios,
         outlier: &r.outlier,
     }
+}
+
+/// Paths as text, a byte that is not UTF-8 shown as U+FFFD: serde refuses such a path, and one
+/// odd file name in a results tree would otherwise cost the whole fleet JSON (and its exit 1).
+fn lossy_paths<S: serde::Serializer>(paths: &&[PathBuf], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(paths.iter().map(|p| p.to_string_lossy()))
 }
 
 /// The fleet JSON, pretty-printed.

@@ -24,10 +24,15 @@ struct Candidate {
 /// A file that could not be used, and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Problem {
-    /// The file (or directory).
+    /// The file (or directory); in JSON as text, a byte that is not UTF-8 shown as U+FFFD.
+    #[serde(serialize_with = "lossy_path")]
     pub path: PathBuf,
     /// Why, in words.
     pub reason: String,
+}
+
+fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
 }
 
 /// Everything read.

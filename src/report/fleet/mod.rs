@@ -56,7 +56,9 @@ pub fn write_outputs(
 ) -> Result<Vec<String>, ReportError> {
     let mut said = Vec::new();
     if let Some(p) = &out.json {
-        write(p, &json::render(fleet, v, inputs)?)?;
+        let doc = json::render(fleet, v, inputs)
+            .map_err(|e| ReportError::io(p, std::io::Error::other(e.to_string())))?;
+        write(p, &doc)?;
         said.push(format!("Fleet JSON written to {}", p.display()));
     }
     if let Some(p) = &out.junit {
@@ -71,14 +73,17 @@ pub fn write_outputs(
 }
 
 /// The fleet report over `inputs`: writes `out`, and returns the verdict (whose `code` is the
-/// exit code) and the text for stdout (the table, then the files written).
-pub fn run(inputs: &[PathBuf], out: &Outputs) -> Result<(FleetVerdict, String), ReportError> {
+/// exit code), the text for stdout (the table, then the files written) and whether writing
+/// the files failed (which must not hide corruption the verdict found).
+pub fn run(inputs: &[PathBuf], out: &Outputs) -> (FleetVerdict, String, Result<(), ReportError>) {
     let fleet = build(inputs);
     let v = verdict::judge(&fleet);
     let mut text = table::render(&fleet, &v);
-    for line in write_outputs(&fleet, &v, inputs, out)? {
-        text.push_str(&line);
-        text.push('\n');
-    }
-    Ok((v, text))
+    let written = write_outputs(&fleet, &v, inputs, out).map(|lines| {
+        for line in lines {
+            text.push_str(&line);
+            text.push('\n');
+        }
+    });
+    (v, text, written)
 }

@@ -51,14 +51,15 @@ fn ms(us: f64) -> String {
     format!("{:.3}", us / 1000.0)
 }
 
+/// The widest the host and device columns are padded to: a longer name is printed whole and
+/// pushes its row out (a width over 65,535 made `format!` panic).
+const MAX_NAME_WIDTH: usize = 64;
+
 fn table(s: &mut String, rows: &[Row]) {
-    let hw = rows.iter().map(|r| r.host.len()).max().unwrap_or(0).max(4);
-    let dw = rows
-        .iter()
-        .map(|r| r.device.name.len())
-        .max()
-        .unwrap_or(0)
-        .max(6);
+    let hw = rows.iter().map(|r| r.host.len()).max().unwrap_or(0);
+    let hw = hw.clamp(4, MAX_NAME_WIDTH);
+    let dw = rows.iter().map(|r| r.device.name.len()).max().unwrap_or(0);
+    let dw = dw.clamp(6, MAX_NAME_WIDTH);
     let _ = writeln!(
         s,
         "{:<hw$}  {:<dw$}  {:<10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {:<8} Findings",
