@@ -10,6 +10,7 @@
 set -eu
 faultfs=$(realpath "${1:?faultfs binary}"); work=${2:-/tmp/dsync-flushes}
 engines="io_uring libaio psync sync"
+. "$(dirname "$0")/loopfs.sh"
 mkdir -p "$work"
 fio_16() { # FILE ENGINE: 16 O_DSYNC overwrites of a file laid out beforehand
     fio --name=d --filename="$1" --size=1M --bs=4k --rw=randwrite --direct=1 --sync=dsync \
@@ -28,8 +29,7 @@ for cell in ext4:512 xfs:4096 btrfs:4096; do
         fio_16 "$work/mnt/f" "$e"
         echo "$fs-$sector $e: 16 writes, $(($(flushes "$dev") - before)) device flushes"
     done
-    # umount right after io_uring can find the mount busy a moment (docs/devices.md).
-    for _ in 1 2 3 4 5 6 7 8 9 10; do umount "$work/mnt" 2>/dev/null && break; sleep 0.2; done
+    loopfs_umount "$work/mnt" # busy a moment after io_uring (docs/devices.md)
     losetup -d "$dev"; rm -f "$work/img"
 done
 mkdir -p "$work/backing" "$work/fuse"
