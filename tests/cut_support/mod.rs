@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// A run that has not reached its trigger by then is hung: the cell fails.
 const TRIGGER_LIMIT: Duration = Duration::from_secs(60);
 /// How long a compaction cut waits for `sqliosim.journal.new` before it cuts anyway.
-pub const COMPACTION_LIMIT: Duration = Duration::from_secs(15);
+pub const COMPACTION_LIMIT: Duration = Duration::from_secs(30);
 /// How often the log (or the journal directory) is looked at while waiting.
 const POLL: Duration = Duration::from_millis(1);
 
