@@ -80,7 +80,16 @@ const MAIN: Cell = cell("main phase", "Phase 'initial checkpoint' done", (100, 1
 const FINAL_CHECKPOINT: Cell = cell("final checkpoint", "Phase 'main' done", (0, 40));
 const AUDIT: Cell = cell("audit", "Phase 'final checkpoint' done", (0, 1200));
 const RESIZE: Cell = cell("shrink/grow", "Func='ShrinkUser::Resize'", (0, 10));
-const END_RECORD: Cell = cell("End record", "Phase 'audit' done", (0, 20));
+/// Killed as soon as the journal holds the End record (the process still has its last mark,
+/// the log's sync and its exit before it).
+const END_RECORD: Cell = Cell {
+    name: "End record",
+    trigger: Trigger::JournalEnd,
+    delay_ms: (0, 2),
+    of_resume: false,
+    compact: false,
+    extra: &[],
+};
 /// The journal outgrows twice its snapshot once a later cycle's initial checkpoint has
 /// journaled every page again (the second cycle's, or on a slow machine the third's): the
 /// compaction comes then, under that deep flight.
@@ -237,7 +246,7 @@ fn describe(c: &cut_support::Cut) -> String {
         c.met,
         c.phase,
         if c.end_record {
-            ", journal ends with End"
+            ", End record in the journal"
         } else {
             ""
         },

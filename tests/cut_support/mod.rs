@@ -26,6 +26,9 @@ pub enum Trigger {
     /// `sqliosim.journal.new` in the data directory: a journal compaction is being written.
     /// A run that shows none within [`COMPACTION_LIMIT`] is cut then, and the cut says so.
     Compaction,
+    /// The journal holds the run's End record (written at its clean shutdown; looked for once
+    /// the log shows the audit done, for a one-cycle run).
+    JournalEnd,
 }
 
 /// Where and when one run is killed.
@@ -49,7 +52,7 @@ pub struct Cut {
     pub phase: String,
     /// The run exited before the SIGKILL reached it (its exit code).
     pub ended_by_itself: Option<i32>,
-    /// The journal ended with its End record at the cut.
+    /// The journal held its End record at the cut.
     pub end_record: bool,
     /// A compaction's `sqliosim.journal.new` was left by the cut.
     pub new_left: bool,
@@ -87,13 +90,25 @@ pub fn log_text(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// True when the journal at `path` ends with an End record (an empty record of kind 5).
-pub fn journal_ends_clean(path: &Path) -> bool {
+/// True when the journal at `path` holds an End record after its last Start (records: magic,
+/// kind at byte 8, payload length at bytes 12..16, a 20-byte header; docs/durability.md). The
+/// journal thread may append a last mark after it, so it need not be the last record.
+pub fn journal_has_end(path: &Path) -> bool {
     let bytes = std::fs::read(path).unwrap_or_default();
-    bytes.len() >= 20 && bytes[bytes.len() - 20..bytes.len() - 12] == *b"SQLSIMJR" && {
-        let tail = &bytes[bytes.len() - 12..];
-        tail[0] == 5 && tail[4..8] == [0, 0, 0, 0]
+    let (mut at, mut end) = (0usize, false);
+    while let Some(head) = bytes.get(at..at + 20) {
+        if head[..8] != *b"SQLSIMJR" {
+            break;
+        }
+        match head[8] {
+            1 => end = false,
+            5 => end = true,
+            _ => {}
+        }
+        let len = u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) as usize;
+        at += 20 + len;
     }
+    end
 }
 
 /// Waits for `at.trigger`, sleeps `at.delay`, SIGKILLs `child` and reaps it.
@@ -125,7 +140,7 @@ pub fn cut(child: &mut Child, log: &Path, data_dir: &Path, at: CutAt) -> Cut {
         met,
         phase: phase_at(&log_text(log)),
         ended_by_itself: None,
-        end_record: journal_ends_clean(&data_dir.join("sqliosim.journal")),
+        end_record: journal_has_end(&data_dir.join("sqliosim.journal")),
         new_left: data_dir.join("sqliosim.journal.new").exists(),
     }
 }
@@ -136,7 +151,7 @@ fn ended(code: Option<i32>, log: &Path, data_dir: &Path, at: CutAt, met: &str) -
         met: met.to_string(),
         phase: phase_at(&log_text(log)),
         ended_by_itself: Some(code.unwrap_or(-1)),
-        end_record: journal_ends_clean(&data_dir.join("sqliosim.journal")),
+        end_record: journal_has_end(&data_dir.join("sqliosim.journal")),
         new_left: data_dir.join("sqliosim.journal.new").exists(),
     }
 }
@@ -150,6 +165,10 @@ fn trigger_met(t: Trigger, log: &Path, dir: &Path, elapsed: Duration) -> Option<
         Trigger::Compaction if dir.join("sqliosim.journal.new").exists() => {
             Some(format!("journal.new seen {} ms in", elapsed.as_millis()))
         }
+        // The journal is read whole: only once the last phase is over.
+        Trigger::JournalEnd => (log_text(log).contains("Phase 'audit' done")
+            && journal_has_end(&dir.join("sqliosim.journal")))
+        .then(|| format!("End record seen {} ms in", elapsed.as_millis())),
         Trigger::Compaction => (elapsed >= COMPACTION_LIMIT)
             .then(|| format!("no journal.new seen: cut {} ms in", elapsed.as_millis())),
     }
