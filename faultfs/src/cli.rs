@@ -7,7 +7,7 @@ use crate::spec::{parse_fault, FaultSpec};
 /// Usage text printed for `--help` and after a usage error.
 pub const USAGE: &str = "\
 usage: faultfs BACKING_DIR MOUNTPOINT [--threads N] [--seed N] [--fault SPEC]... [--verbose]
-               [--refuse-direct] [--volatile-cache] [--cache-max MIB]
+               [--refuse-direct] [--ignore-dsync] [--volatile-cache] [--cache-max MIB]
 
 Mounts a FUSE filesystem at MOUNTPOINT whose files pass through to BACKING_DIR and
 which injects storage faults on command. Control: MOUNTPOINT/.faultfs-control
@@ -17,6 +17,7 @@ e.g. --fault 'lost file=data.mdf page=5'. --refuse-direct fails every open with 
 (EINVAL), like a filesystem without direct I/O. --volatile-cache holds writes in memory until
 an fsync (or an O_DSYNC write), like a disk's write cache; `power-cut` drops them,
 `lie on` acknowledges flushes without persisting. --cache-max bounds it (MiB, default 64).
+--ignore-dsync makes only an fsync durable, not a write's O_DSYNC flag (as some FUSE daemons).
 See faultfs/README.md.";
 
 /// Validated settings of one daemon run.
@@ -36,6 +37,8 @@ pub struct Options {
     pub verbose: bool,
     /// Fail opens with O_DIRECT with EINVAL.
     pub refuse_direct: bool,
+    /// Ignore the O_DSYNC flag of writes: only an fsync makes data durable.
+    pub ignore_dsync: bool,
     /// Start with the volatile write cache on.
     pub volatile_cache: bool,
     /// Bound of the volatile cache in MiB.
@@ -55,7 +58,7 @@ pub enum Parsed {
 pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, String> {
     let mut positional = Vec::new();
     let (mut threads, mut seed, mut faults, mut verbose) = (2, 0, Vec::new(), false);
-    let mut refuse_direct = false;
+    let (mut refuse_direct, mut ignore_dsync) = (false, false);
     let (mut volatile_cache, mut cache_max_mib) = (false, crate::cache::DEFAULT_MAX_MIB);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -64,6 +67,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, Str
             "-h" | "--help" => return Ok(Parsed::Help),
             "-v" | "--verbose" => verbose = true,
             "--refuse-direct" => refuse_direct = true,
+            "--ignore-dsync" => ignore_dsync = true,
             "--volatile-cache" => volatile_cache = true,
             "--cache-max" => cache_max_mib = number(&value("--cache-max")?, "--cache-max")?,
             "--threads" => threads = number(&value("--threads")?, "--threads")?,
@@ -94,6 +98,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed, Str
         faults,
         verbose,
         refuse_direct,
+        ignore_dsync,
         volatile_cache,
         cache_max_mib,
     }))

@@ -107,9 +107,11 @@ pub fn execute(fs: &FaultFs, line: &str) -> Result<String, String> {
     }
 }
 
-/// The status text: the fault table, then the cache line once the cache was used.
+/// The status text: the fault table, the request counts, then the cache line once the cache
+/// was used.
 pub fn status(fs: &FaultFs) -> String {
     let mut text = lock(&fs.faults).status();
+    text.push_str(&fs.requests.status());
     let c = lock(&fs.cache);
     if c.in_use() {
         text.push_str(&c.status());

@@ -33,6 +33,7 @@ pub fn serve(opts: Options) -> Result<()> {
     }
     let mut fs = FaultFs::new(backing, table, opts.verbose);
     fs.refuse_direct = opts.refuse_direct;
+    fs.ignore_dsync = opts.ignore_dsync;
     fs.cache = std::sync::Mutex::new(Cache::new(opts.volatile_cache, opts.cache_max_mib));
     // Block the stop signals before fuser starts its threads, so they inherit the mask.
     sys::block_stop_signals().context("blocking signals")?;

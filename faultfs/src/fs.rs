@@ -63,10 +63,40 @@ pub struct FaultFs {
     pub verbose: bool,
     /// Refuse opens with O_DIRECT (EINVAL), as filesystems without direct I/O support do.
     pub refuse_direct: bool,
+    /// Ignore the O_DSYNC flag the kernel puts on a write: only an fsync request makes data
+    /// durable, as in FUSE daemons that persist on fsync alone (LazyFS).
+    pub ignore_dsync: bool,
     /// The volatile write cache (off unless `--volatile-cache` or `cache on`).
     pub cache: Mutex<Cache>,
     /// Held across every write-back so that two never reorder bytes on a backing file.
     pub writeback: Mutex<()>,
+    /// What the kernel sent: which writes carried O_DSYNC, how many fsyncs came.
+    pub requests: Requests,
+}
+
+/// Counts of the requests that decide durability, as the kernel sent them: a test can tell
+/// an `O_DSYNC` write the kernel followed with a FUSE fsync from one it did not.
+#[derive(Debug, Default)]
+pub struct Requests {
+    /// Writes to regular files.
+    pub writes: AtomicU64,
+    /// Of them, writes whose flags carry O_DSYNC (or O_SYNC).
+    pub dsync_writes: AtomicU64,
+    /// fsync/fdatasync requests on regular files.
+    pub fsyncs: AtomicU64,
+}
+
+impl Requests {
+    /// The status line: `requests writes=N dsync_writes=N fsyncs=N`.
+    pub fn status(&self) -> String {
+        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        format!(
+            "requests writes={} dsync_writes={} fsyncs={}\n",
+            n(&self.writes),
+            n(&self.dsync_writes),
+            n(&self.fsyncs)
+        )
+    }
 }
 
 impl FaultFs {
@@ -81,8 +111,10 @@ impl FaultFs {
             faults: Mutex::new(faults),
             verbose,
             refuse_direct: false,
+            ignore_dsync: false,
             cache: Mutex::new(Cache::new(false, DEFAULT_MAX_MIB)),
             writeback: Mutex::new(()),
+            requests: Requests::default(),
         }
     }
 

@@ -8,6 +8,7 @@ use fuser::{Errno, FileHandle, FileType, FopenFlags, INodeNo, ReplyDirectory};
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -192,10 +193,14 @@ impl FaultFs {
                 io::check_direct(self, flags, off, data.len() as u64)?;
                 let name = self.name_of(ino.0).unwrap_or_default();
                 let n = io::write(self, ino.0, &file, &name, off, data)?;
+                self.requests.writes.fetch_add(1, Ordering::Relaxed);
                 // O_DSYNC/O_SYNC writes must be durable when acknowledged, as on a disk;
                 // the backing file is buffered (and the write may be cached), so write it
                 // back and sync it (O_SYNC includes the O_DSYNC bit).
                 if flags & libc::O_DSYNC != 0 {
+                    self.requests.dsync_writes.fetch_add(1, Ordering::Relaxed);
+                }
+                if flags & libc::O_DSYNC != 0 && !self.ignore_dsync {
                     let end = off + data.len() as u64;
                     self.make_durable(ino.0, &file, off, end, true)?;
                 }

@@ -176,7 +176,11 @@ impl Filesystem for FaultFs {
         reply: ReplyEmpty,
     ) {
         let r = match self.handle(fh.0) {
-            Ok(Handle::File(_, f)) => self.sync_file(ino.0, &f, datasync),
+            Ok(Handle::File(_, f)) => {
+                let n = &self.requests.fsyncs;
+                n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.sync_file(ino.0, &f, datasync)
+            }
             Ok(Handle::Control(_)) => Ok(()),
             Err(e) => Err(e),
         };

@@ -38,9 +38,24 @@ impl Journal {
 pub type JournalSlot = Option<Journal>;
 
 /// Queues the acknowledgement of `O_DSYNC` writes of pages `first..` of data file `file` (a
-/// push onto the journal thread's channel; no-op without a journal or WriteThrough).
+/// push onto the journal thread's channel; no-op without a journal or WriteThrough). Where
+/// the stack drops an `O_DSYNC` write's flush (FUSE), the file is fdatasynced first: the
+/// write is durable only then, and is not acknowledged when that fails.
 pub fn acknowledged(sh: &Shared, file: usize, first: u64, gens: Vec<u64>) {
-    if let (Some(j), true) = (&sh.journal, sh.plan.write_through) {
+    if !sh.plan.write_through {
+        return;
+    }
+    let f = &sh.files[file];
+    if f.flush_after_dsync {
+        if let Err(e) = f.storage.sync_data() {
+            warn(
+                sh,
+                &format!("fdatasync of {} failed: {e}", f.path.display()),
+            );
+            return;
+        }
+    }
+    if let Some(j) = &sh.journal {
         j.service.ack(Ack::Pages {
             file_id: file as u32,
             first,

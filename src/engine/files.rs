@@ -230,6 +230,9 @@ pub struct SimFile {
     /// Largest size in pages the file may still grow to (`u64::MAX`: no limit met yet); set
     /// when the filesystem ran out of space for a growth.
     grow_cap: AtomicU64,
+    /// WriteThrough on a filesystem that gets no flush for an `O_DSYNC` write (FUSE): each
+    /// completed write is followed by an fdatasync before it counts as durable.
+    pub flush_after_dsync: bool,
 }
 
 impl SimFile {
@@ -259,6 +262,7 @@ impl SimFile {
             history: Mutex::new(VecDeque::with_capacity(HISTORY_LEN)),
             reported: Mutex::new(HashMap::new()),
             grow_cap: AtomicU64::new(u64::MAX),
+            flush_after_dsync: false,
         }
     }
 

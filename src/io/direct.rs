@@ -29,6 +29,18 @@ const FS_MAGICS: [(u64, &str); 8] = [
 /// Filesystems that accept O_DIRECT without honouring it.
 const NOT_HONOURED: [&str; 3] = ["tmpfs", "btrfs", "fuse"];
 
+/// Filesystems that get no flush for an `O_DSYNC` write, only the flag on the write request:
+/// the kernel sends FUSE no fsync after an io_uring or libaio write, nor after any write to a
+/// file its daemon opened FOPEN_DIRECT_IO (measured with scripts/dsync-flushes.sh, see
+/// docs/durability.md). ext4, XFS and btrfs flush (or FUA) every such write on every engine.
+const DSYNC_NOT_FLUSHED: [&str; 1] = ["fuse"];
+
+/// True when an `O_DSYNC` write on `filesystem` reaches the medium when it completes, on
+/// every engine; false where the tool must follow it with an fdatasync itself.
+pub fn dsync_flushed(filesystem: &str) -> bool {
+    !DSYNC_NOT_FLUSHED.contains(&filesystem)
+}
+
 /// Opens files with O_DIRECT (unless `OpenOptions::direct` is false).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct DirectBackend;

@@ -155,6 +155,12 @@ impl DirectIoInfo {
             .max(DEFAULT_DIO_ALIGN)
     }
 
+    /// False where an `O_DSYNC` write completes without reaching the medium on some engine
+    /// (FUSE): a write-through write there needs an fdatasync of its own to be durable.
+    pub fn dsync_flushed(&self) -> bool {
+        direct::dsync_flushed(&self.filesystem)
+    }
+
     /// Where [`DirectIoInfo::unit`] comes from, for the run header and the log.
     pub fn unit_source(&self) -> String {
         match (self.offset_align, self.mem_align, self.logical_block) {

@@ -36,11 +36,15 @@ pub fn build(
     sink: Arc<dyn EventSink>,
     stop: Stop,
 ) -> anyhow::Result<Shared> {
-    let (run_id, sim_files) = if plan.resume {
+    let (run_id, mut sim_files) = if plan.resume {
         super::resume::open_files(&plan, backend)?
     } else {
         create_files(&plan, backend)?
     };
+    for f in &mut sim_files {
+        f.flush_after_dsync =
+            plan.write_through && !backend.direct_io_info(&f.path).dsync_flushed();
+    }
     // The run's clock starts here: the depth gauges' timelines share it with the statistics.
     let start = Instant::now();
     // The run-wide gauge alone keeps the timeline's one-second buckets.
@@ -65,7 +69,8 @@ pub fn build(
             run_id,
             i as u32,
             len,
-            plan.write_through,
+            // Where the O_DSYNC write is not the sync, the log is synced after each flush.
+            plan.write_through && !f.flush_after_dsync,
             f.sector_size,
         )
         .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
@@ -130,6 +135,7 @@ pub fn build(
         super::resume::restore(&shared, prior.as_ref())?;
     }
     warn_direct_io(&shared, backend);
+    warn_dsync(&shared, backend);
     Ok(shared)
 }
 
@@ -362,6 +368,28 @@ fn io_frames(plan: &SimPlan, depth: usize) -> std::io::Result<Arc<crate::io::Buf
         all.iter_mut().for_each(|f| f.fill(0));
     }
     Ok(pool)
+}
+
+/// Says, once per filesystem, where WriteThrough's O_DSYNC writes are followed by an
+/// fdatasync because the stack drops their flush (FUSE).
+fn warn_dsync(sh: &Shared, backend: &dyn Backend) {
+    let mut seen = Vec::new();
+    for f in sh.files.iter().filter(|f| f.flush_after_dsync) {
+        let fs = backend.direct_io_info(&f.path).filesystem;
+        if seen.contains(&fs) {
+            continue;
+        }
+        sh.message(
+            Severity::Warning,
+            "System",
+            "CheckDsync",
+            format!(
+                "{}: the {fs} filesystem gets no flush for an O_DSYNC write (the kernel sends it no fsync after an io_uring or libaio write, nor after any write to a direct_io file, only the O_DSYNC flag, which its daemon may ignore): WriteThrough writes are followed by an fdatasync here before they count as durable",
+                f.path.display()
+            ),
+        );
+        seen.push(fs);
+    }
 }
 
 /// Warns when the filesystem accepts O_DIRECT without honouring it (tmpfs, btrfs, FUSE).
