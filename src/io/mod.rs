@@ -31,6 +31,7 @@ pub mod faulty;
 pub mod file;
 pub mod oserr;
 pub mod post;
+pub mod safefile;
 pub mod service;
 pub(crate) mod sysfs;
 
