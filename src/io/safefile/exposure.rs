@@ -35,7 +35,11 @@ pub fn exposure(dir: &Path) -> Vec<String> {
             said.push(format!(
                 "{} is writable by {} (mode {:o}) without the sticky bit",
                 d.display(),
-                if mode & 0o002 != 0 { "every user" } else { "its group" },
+                if mode & 0o002 != 0 {
+                    "every user"
+                } else {
+                    "its group"
+                },
                 mode & 0o7777
             ));
         }
@@ -59,15 +63,22 @@ mod tests {
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
         let said = exposure(&open);
         assert!(
-            said.iter().any(|s| s.contains("writable by every user (mode 777)")),
+            said.iter()
+                .any(|s| s.contains("writable by every user (mode 777)")),
             "{said:?}"
         );
         let link = base.path().join("link");
         std::os::unix::fs::symlink(&open, &link).expect("symlink");
-        assert!(exposure(&link)[0].contains("is a symlink"), "{:?}", exposure(&link));
+        assert!(
+            exposure(&link)[0].contains("is a symlink"),
+            "{:?}",
+            exposure(&link)
+        );
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
         assert!(
-            !exposure(&open).iter().any(|s| s.contains("open is writable")),
+            !exposure(&open)
+                .iter()
+                .any(|s| s.contains("open is writable")),
             "sticky is fine"
         );
     }

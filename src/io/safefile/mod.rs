@@ -16,7 +16,7 @@ mod exposure;
 mod replace;
 
 pub use exposure::exposure;
-pub use replace::{replace, Replacement};
+pub use replace::{check_replaceable, replace, Replacement};
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -99,9 +99,7 @@ pub enum SafeFileError {
 impl From<SafeFileError> for io::Error {
     fn from(e: SafeFileError) -> io::Error {
         match e {
-            SafeFileError::Os { source, .. } if source.kind() == io::ErrorKind::NotFound => {
-                source
-            }
+            SafeFileError::Os { source, .. } if source.kind() == io::ErrorKind::NotFound => source,
             e => io::Error::other(e),
         }
     }
@@ -254,7 +252,19 @@ impl Dir {
     /// may be), creating it as `how` says; never follows a symlink, never waits on a FIFO,
     /// never truncates.
     pub fn open_file(&self, name: &OsStr, how: Create, use_: Use) -> Result<File, SafeFileError> {
+        self.open_with(name, how, use_, OFlags::empty())
+    }
+
+    /// As [`Dir::open_file`], with `extra` flags (O_DIRECT, O_DSYNC for the data files).
+    pub fn open_with(
+        &self,
+        name: &OsStr,
+        how: Create,
+        use_: Use,
+        extra: OFlags,
+    ) -> Result<File, SafeFileError> {
         let mut flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        flags |= extra;
         flags |= match how {
             Create::New => OFlags::CREATE | OFlags::EXCL,
             Create::Either => OFlags::CREATE,

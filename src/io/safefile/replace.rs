@@ -60,7 +60,9 @@ impl Replacement {
 
     /// The temporary, to write the new content into.
     pub fn file(&mut self) -> &mut File {
-        self.file.as_mut().expect("a replacement has its file until committed")
+        self.file
+            .as_mut()
+            .expect("a replacement has its file until committed")
     }
 
     /// Where the temporary is, for messages.
@@ -105,10 +107,21 @@ impl Drop for Replacement {
 
 /// Refuses a name that exists and is not one of our own regular files with one link.
 fn check_target(dir: &Dir, name: &OsStr) -> Result<(), SafeFileError> {
-    match dir.stat(name)?.as_ref().and_then(|st| problem_of(st, Use::Own)) {
+    match dir
+        .stat(name)?
+        .as_ref()
+        .and_then(|st| problem_of(st, Use::Own))
+    {
         Some(p) => Err(refused(&dir.join(name), p)),
         None => Ok(()),
     }
+}
+
+/// Refuses `path` now if it could not be replaced later (an output checked before the work
+/// that produces it, so a planted name is said at once).
+pub fn check_replaceable(path: &Path) -> Result<(), SafeFileError> {
+    let (dir, name) = Dir::of(path)?;
+    check_target(&dir, &name)
 }
 
 /// Replaces `path` with `bytes` (see [`Replacement`]).

@@ -28,10 +28,8 @@ fn plant(r: &Rig, name: &str, kind: Problem) -> PathBuf {
     match kind {
         Problem::Symlink => std::os::unix::fs::symlink(&r.victim, &at).expect("symlink"),
         Problem::HardLinks(_) => std::fs::hard_link(&r.victim, &at).expect("link"),
-        Problem::Fifo => {
-            rfs::mknodat(rfs::CWD, &at, FileType::Fifo, Mode::from_raw_mode(0o666), 0)
-                .expect("mkfifo")
-        }
+        Problem::Fifo => rfs::mknodat(rfs::CWD, &at, FileType::Fifo, Mode::from_raw_mode(0o666), 0)
+            .expect("mkfifo"),
         Problem::Directory => std::fs::create_dir(&at).expect("mkdir"),
         _ => unreachable!("not planted"),
     }
