@@ -771,17 +771,26 @@ fn the_xml_log_swapped_for_a_symlink_never_writes_the_victim() {
         let _stop = Stop(&stop);
         sc.spawn(|| {
             let real = s.join("real.xml");
+            // Busy waits, not sleeps: the window between a check and a write is microseconds.
+            let spin = |us: u64| {
+                let t = Instant::now();
+                while t.elapsed() < Duration::from_micros(us) {
+                    std::hint::spin_loop();
+                }
+            };
+            let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
+                n += 1;
                 if std::fs::rename(&log, &real).is_ok() {
                     let _ = std::os::unix::fs::symlink(&victim, &log);
-                    std::thread::yield_now();
+                    spin(20 + n % 7 * 15);
                     let _ = std::fs::remove_file(&log);
                     let _ = std::fs::rename(&real, &log);
                 }
-                std::thread::yield_now();
+                spin(20 + n % 5 * 20);
             }
         });
-        for attempt in 0..20 {
+        for attempt in 0..40 {
             let out = run(&f.args(run_args!(), &s));
             assert!(out.is_some(), "attempt {attempt} hung");
             assert_eq!(
