@@ -87,7 +87,7 @@ fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
     if let Some(path) = &settings.save {
         let text = crate::config::to_ini(&settings.config);
-        std::fs::write(path, text)
+        crate::io::safefile::replace(path, text.as_bytes())
             .with_context(|| format!("cannot write the -save file {}", path.display()))?;
         crate::outln!("Configuration saved to {}", path.display())?;
     }

@@ -317,7 +317,8 @@ pub struct VerifyArgs {
     /// Ignore the journal: check only what each page and block says about itself.
     #[arg(long)]
     pub no_journal: bool,
-    /// XML error log of the scan [default: sqliosim.verify.log.xml beside the first file].
+    /// XML error log of the scan, with page dumps in dumps/ beside it [default: none: verify
+    /// writes nothing unless asked, see docs/security.md].
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
     /// Also write a JSON summary of the scan.

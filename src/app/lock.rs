@@ -16,12 +16,22 @@
 //! file set and accuse each other. So they are opened here with `std::fs`; faultfs, being a
 //! real filesystem, still reaches them (tests/run_lock.rs refuses a second run through a
 //! faultfs mount).
+//!
+//! How they are opened (docs/security.md): through `io::safefile`, never following a symlink,
+//! never waiting on a FIFO, and refusing anything but a regular file with one link (a run's
+//! also owned by its user) before anything is written; never truncated on open — the record
+//! is rewritten in place only once the flock is held. `verify` creates nothing: it opens an
+//! existing lock file read-only and takes its shared lock on that; no lock file means no run
+//! holds the file (a run creates its lock files before it touches the set).
 
 use std::fs::File;
-use std::io::{Read, Seek, Write};
+use std::io::{Read, Seek};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{flock, FlockOperation};
+
+use crate::io::safefile::{self, Create, SafeFileError, Use};
 
 /// A file of the set is locked by another process.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +56,10 @@ pub enum LockError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The lock file's name holds something a lock file must not be (a symlink, a hard
+    /// link, a FIFO, a directory, another user's file).
+    #[error(transparent)]
+    Unsafe(#[from] SafeFileError),
 }
 
 /// Locks held on a file set; released (and the lock files emptied) when dropped.
@@ -100,7 +114,10 @@ pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Tak
         if seen.contains(&path) {
             continue;
         }
-        let f = take_one(&path, file, exclusive)?;
+        let Some(f) = take_one(&path, file, exclusive)? else {
+            // verify, and no lock file: no run holds the file, and verify creates nothing.
+            continue;
+        };
         let left = read_record(&f, &path)?;
         if let Some(h) = Holder::parse(&left) {
             taken.taken_over.push(format!(
@@ -110,8 +127,8 @@ pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Tak
                 h.other_host_warning()
             ));
         }
-        if exclusive || !left.is_empty() {
-            write_record(&f, &path, exclusive.then_some(command))?;
+        if exclusive {
+            write_record(&f, &path, command)?;
         }
         taken.lock.files.push(f);
         seen.push(path);
@@ -119,25 +136,24 @@ pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Tak
     Ok(taken)
 }
 
-fn take_one(path: &Path, file: &Path, exclusive: bool) -> Result<File, LockError> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(|source| LockError::Io {
-            path: path.into(),
-            what: "create",
-            source,
-        })?;
+/// Opens and locks the lock file at `path`: a run's created if missing (read-write), verify's
+/// only if it exists (read-only; `None` when it does not).
+fn take_one(path: &Path, file: &Path, exclusive: bool) -> Result<Option<File>, LockError> {
+    let f = if exclusive {
+        safefile::open_own(path, Create::Either)?
+    } else {
+        match safefile::open_existing(path, Use::Named)? {
+            Some(f) => f,
+            None => return Ok(None),
+        }
+    };
     let op = if exclusive {
         FlockOperation::NonBlockingLockExclusive
     } else {
         FlockOperation::NonBlockingLockShared
     };
     match flock(&f, op) {
-        Ok(()) => Ok(f),
+        Ok(()) => Ok(Some(f)),
         Err(rustix::io::Errno::WOULDBLOCK) => {
             let text = read_record(&f, path).unwrap_or_default();
             let holder = Holder::parse(&text).map_or_else(
@@ -169,25 +185,21 @@ fn read_record(mut f: &File, path: &Path) -> Result<String, LockError> {
     Ok(text)
 }
 
-/// Writes this process's record (`Some(command)`), or empties the file (`None`).
-fn write_record(mut f: &File, path: &Path, command: Option<&str>) -> Result<(), LockError> {
+/// Writes this process's record in place: only ever called with the exclusive lock held.
+fn write_record(f: &File, path: &Path, command: &str) -> Result<(), LockError> {
     let io = |source| LockError::Io {
         path: path.into(),
         what: "write",
         source,
     };
-    f.set_len(0).map_err(io)?;
-    if let Some(command) = command {
-        let text = format!(
-            "pid={}\nhost={}\nsince_us={}\ncommand=sqliosim {command}\n",
-            std::process::id(),
-            host(),
-            crate::page::layout::now_us()
-        );
-        f.rewind().map_err(io)?;
-        f.write_all(text.as_bytes()).map_err(io)?;
-    }
-    Ok(())
+    let text = format!(
+        "pid={}\nhost={}\nsince_us={}\ncommand=sqliosim {command}\n",
+        std::process::id(),
+        host(),
+        crate::page::layout::now_us()
+    );
+    f.write_all_at(text.as_bytes(), 0).map_err(io)?;
+    f.set_len(text.len() as u64).map_err(io)
 }
 
 fn host() -> String {
@@ -286,9 +298,31 @@ mod tests {
     #[test]
     fn shared_locks_coexist() {
         let dir = tempfile::tempdir().expect("tempdir");
+        drop(lock_set(&set(dir.path()), true, "run").expect("a run made the lock files"));
         let a = lock_set(&set(dir.path()), false, "verify").expect("a");
         let b = lock_set(&set(dir.path()), false, "verify").expect("b");
         assert!(lock_set(&set(dir.path()), true, "run").is_err());
         drop((a, b));
+    }
+
+    #[test]
+    fn verify_creates_no_lock_file_and_planted_names_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let files = set(dir.path());
+        let v = lock_set(&files, false, "verify").expect("nothing to lock");
+        assert!(!lock_path(&files[0]).exists(), "verify created a lock file");
+        drop(v);
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"precious").expect("victim");
+        std::os::unix::fs::symlink(&victim, lock_path(&files[0])).expect("symlink");
+        for exclusive in [true, false] {
+            let e = lock_set(&files, exclusive, "run").expect_err("a symlink");
+            assert!(e.to_string().contains("is a symlink"), "{e}");
+        }
+        std::fs::remove_file(lock_path(&files[0])).expect("rm");
+        std::fs::hard_link(&victim, lock_path(&files[0])).expect("link");
+        let e = lock_set(&files, true, "run").expect_err("a hard link");
+        assert!(e.to_string().contains("has 2 hard links"), "{e}");
+        assert_eq!(std::fs::read(&victim).expect("read"), b"precious");
     }
 }

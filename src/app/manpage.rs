@@ -35,9 +35,24 @@ pub fn man(out: Option<&Path>) -> anyhow::Result<Outcome> {
     };
     std::fs::create_dir_all(dir)
         .with_context(|| format!("cannot create the man page directory {}", dir.display()))?;
-    // generate_to names the pages after the command and its subcommands (sqliosim-bench.1 …).
-    clap_mangen::generate_to(cmd, dir)
+    let mut cmd = cmd.disable_help_subcommand(true);
+    cmd.build();
+    write_pages(cmd, dir)
         .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
     crate::outln!("Man pages written to {}", dir.display())?;
     Ok(Outcome::Clean)
+}
+
+/// What `clap_mangen::generate_to` does (a page per command and visible subcommand, named
+/// sqliosim-bench.1 …), each page written through a temporary renamed over its name instead
+/// of `File::create`, which would write through a symlink planted in `dir`.
+fn write_pages(cmd: clap::Command, dir: &Path) -> anyhow::Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
+        write_pages(sub, dir)?;
+    }
+    let man = clap_mangen::Man::new(cmd);
+    let mut page = Vec::new();
+    man.render(&mut page)?;
+    crate::io::safefile::replace(&dir.join(man.get_filename()), &page)?;
+    Ok(())
 }

@@ -27,6 +27,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     make_dirs(&plan, settings)?;
     // Before anything of the set is deleted, created or opened: one run per file set.
     let _lock = lock_files(&plan)?;
+    refuse_planted(&plan, settings)?;
     let Chosen {
         backend,
         faulty,
@@ -35,6 +36,15 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     crate::outln!("I/O engine = {}", engine.describe())?;
     let evidence = Arc::new(open_evidence(settings)?);
     evidence.io_engine(engine);
+    for line in exposure_lines(settings) {
+        println!("{line}");
+        evidence.emit(Event::Message(Message::new(
+            Severity::Warning,
+            "System",
+            "Dir::Exposure",
+            line.as_str(),
+        )));
+    }
     for f in &plan.files {
         let info = backend.direct_io_info(&f.path);
         let line = alignment_line(&f.path, f.role, &info, plan.direct);
@@ -260,6 +270,35 @@ fn lock_files(plan: &SimPlan) -> anyhow::Result<super::lock::SetLock> {
     Ok(taken.lock)
 }
 
+/// Refuses, before the run starts, a planted name under a file the run replaces later: the
+/// journal (whose creation failing would only void the durability check, with a warning) and
+/// its compaction temporary, and the `--bundle` archive written at the end.
+fn refuse_planted(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
+    use crate::io::safefile::check_replaceable;
+    let journal = crate::sched::setup::journal_path(plan)
+        .filter(|_| plan.journal && settings.fault_injection.is_none());
+    if let Some(j) = journal {
+        check_replaceable(&j)?;
+        check_replaceable(&crate::engine::journal::compaction_path(&j))?;
+    }
+    if let Some(b) = &settings.bundle {
+        check_replaceable(b)?;
+    }
+    Ok(())
+}
+
+/// The run header's warnings about directories another user could change: `--dir` (or the
+/// data directory) a symlink, or in a directory another user can write (docs/security.md).
+fn exposure_lines(settings: &RunSettings) -> Vec<String> {
+    let mut dirs = vec![settings.data_dir.clone()];
+    dirs.extend(settings.journal_dir.clone());
+    dirs.dedup();
+    dirs.iter()
+        .flat_map(|d| crate::io::safefile::exposure(d))
+        .map(|why| format!("Warning: {why}: another user can change what this run works on"))
+        .collect()
+}
+
 fn make_dirs(plan: &crate::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     let dirs = plan
         .files
@@ -275,18 +314,22 @@ fn make_dirs(plan: &crate::plan::SimPlan, settings: &RunSettings) -> anyhow::Res
 }
 
 /// Refuses to overwrite an existing file that does not carry `marker` near its start (a log or
-/// summary of ours), unless forced: the tool overwrites only what it created.
+/// summary of ours), unless forced: the tool overwrites only what it created. The file is
+/// opened as [`safefile`](crate::io::safefile) opens the tool's own names (a symlink, hard
+/// link, FIFO, directory or another user's file under the name is refused here, before the
+/// run starts); the log is checked again on the descriptor it is written through.
 pub fn ensure_ours(path: &Path, marker: &str, force: bool) -> anyhow::Result<()> {
+    use crate::io::safefile::{open_existing, Use};
     use std::io::Read;
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Some(f) = open_existing(path, Use::Own)? else {
         return Ok(());
     };
     let mut head = Vec::new();
-    let _ = f.by_ref().take(4096).read_to_end(&mut head);
+    let _ = f.take(4096).read_to_end(&mut head);
     if force || head.is_empty() || String::from_utf8_lossy(&head).contains(marker) {
         return Ok(());
     }
-    anyhow::bail!("{}: the file exists and was not written by sqliosim; refusing to overwrite it. Choose another path, remove it, or pass --force", path.display())
+    Err(crate::report::ReportError::NotOurs { path: path.into() }.into())
 }
 
 /// The XML log, the page dumps and the JSON summary beside it (unless `--no-json`).
@@ -302,6 +345,7 @@ fn open_evidence(settings: &RunSettings) -> anyhow::Result<Evidence> {
         log: Some(settings.error_log.clone()),
         dump_dir: dumps,
         json: settings.json.clone(),
+        overwrite_foreign: settings.force,
         ..EvidenceOptions::default()
     };
     let run = RunInfo {

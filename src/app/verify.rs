@@ -117,6 +117,8 @@ fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Set
         Err(e @ LockError::Busy { .. }) => {
             anyhow::bail!("{e}. Pass --force to verify anyway (the verdict cannot be trusted)")
         }
+        // Something planted under a lock file's name: said and refused, not worked around.
+        Err(e @ LockError::Unsafe(_)) => Err(e.into()),
         Err(e) => {
             eprintln!("sqliosim: warning: {e}; verifying without the lock: a run starting meanwhile is not kept out");
             Ok(None)
@@ -124,20 +126,17 @@ fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Set
     }
 }
 
-/// The scan's own XML log (and dumps beside it), so the evidence of a scan looks like a run's.
+/// The scan's own XML log (and dumps beside it) when `--log` asks for one, so the evidence
+/// of a scan looks like a run's; the JSON summary when `--json` does. Nothing is written into
+/// the directory being checked unless asked for (docs/security.md).
 fn open_evidence(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Evidence> {
-    let dir = targets[0]
-        .path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let log = a
+    let dumps = a
         .log
-        .clone()
-        .unwrap_or_else(|| dir.join("sqliosim.verify.log.xml"));
-    let dumps = log.parent().map(|d| d.join("dumps"));
+        .as_ref()
+        .and_then(|l| l.parent())
+        .map(|d| d.join("dumps"));
     let opts = EvidenceOptions {
-        log: Some(log.clone()),
+        log: a.log.clone(),
         dump_dir: dumps,
         json: a.json.clone(),
         ..EvidenceOptions::default()
@@ -149,7 +148,7 @@ fn open_evidence(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Evidence>
         config: serde_json::Value::Null,
     };
     Evidence::create(opts, run)
-        .map_err(|e| anyhow::anyhow!("cannot write the log {}: {e}", log.display()))
+        .map_err(|e| anyhow::anyhow!("cannot write the evidence of the scan: {e}"))
 }
 
 fn discover(a: &VerifyArgs, backend: &dyn Backend) -> anyhow::Result<Vec<Target>> {

@@ -57,6 +57,7 @@ pub fn open(path: &Path, mode: OpenMode) -> Result<FileStorage, BenchError> {
     crate::io::direct::open_engine_file(path, opts, mode.write).map_err(|e| match e {
         crate::io::IoError::Os { source, .. }
         | crate::io::IoError::DirectRefused { source, .. } => BenchError::io("open", path, source),
+        crate::io::IoError::Unsafe(e) => BenchError::io("open", path, e.into()),
     })
 }
 
@@ -194,7 +195,7 @@ pub fn device_size(path: &Path) -> Result<u64, BenchError> {
 /// The size a run on `path` uses when none is given: an existing bench file's size, a
 /// block device's prepared size (its header) or whole size, else 1 GiB for a new file.
 pub fn default_size(path: &Path) -> u64 {
-    let header = File::open(path).map_or(Header::Foreign, |f| read_header(&f));
+    let header = open_probe(path).map_or(Header::Foreign, |f| read_header(&f));
     if is_block_device(path) {
         return match header {
             Header::Ours { size, .. } if size > 0 => size,
@@ -291,9 +292,10 @@ pub fn prepare(
             )));
         }
     }
+    check_planted(path)?;
     let old_len = existing.map(|m| m.len()).unwrap_or(0);
     let probe = if old_len > 0 {
-        Some(File::open(path).map_err(|e| BenchError::io("open", path, e))?)
+        Some(open_probe(path).map_err(|e| BenchError::io("open", path, e))?)
     } else {
         None
     };
@@ -352,13 +354,52 @@ fn fill_and_seal(
     Ok(filled)
 }
 
+/// Opens `path` to read its header: never waiting on a FIFO (O_NONBLOCK has no effect on a
+/// regular file or a block device).
+fn open_probe(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Refuses a bench file (not a device) whose name is a symlink or has other hard links: a
+/// name planted in a shared directory would have the run write another file (a symlink to a
+/// block device, as /dev/disk/by-id has, is the device's business: `prepare_device`).
+fn check_planted(path: &Path) -> Result<(), BenchError> {
+    use crate::io::safefile::{problem_of, SafeFileError, Use};
+    let Ok(st) = rustix::fs::lstat(path) else {
+        return Ok(());
+    };
+    match problem_of(&st, Use::Named) {
+        Some(problem) => Err(BenchError::io(
+            "open",
+            path,
+            SafeFileError::Refused {
+                path: path.to_path_buf(),
+                problem,
+            }
+            .into(),
+        )),
+        None => Ok(()),
+    }
+}
+
 fn open_for_fill(path: &Path, direct: bool) -> Result<File, BenchError> {
     let mut o = OpenOptions::new();
-    o.read(true).write(true).create(true);
+    // A file: never through a symlink swapped in since `check_planted`, never waiting on a
+    // FIFO. A device may be named through a symlink (/dev/disk/by-id).
+    let safe = libc::O_NONBLOCK
+        | if is_block_device(path) {
+            0
+        } else {
+            libc::O_NOFOLLOW
+        };
+    o.read(true).write(true).create(true).custom_flags(safe);
     if direct {
         // Filling through the page cache would leave the file cached and flatter the first
         // read run; fall back to buffered only where O_DIRECT is refused.
-        if let Ok(f) = o.clone().custom_flags(libc::O_DIRECT).open(path) {
+        if let Ok(f) = o.clone().custom_flags(safe | libc::O_DIRECT).open(path) {
             return Ok(f);
         }
     }

@@ -312,9 +312,15 @@ fn resolve_loaded(
 /// directory, else the built-in default.
 fn load(o: &Overrides, env: &Env) -> Result<Loaded, ConfigError> {
     let read = |path: &Path| {
-        let bytes = std::fs::read(path).map_err(|e| ConfigError::Read {
+        // A FIFO or device is refused, not waited on.
+        let bytes = crate::io::safefile::read_input(path).map_err(|e| ConfigError::Read {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: match e {
+                crate::io::safefile::SafeFileError::Refused { problem, .. } => {
+                    format!("{problem}; a configuration must be a regular file")
+                }
+                crate::io::safefile::SafeFileError::Os { source, .. } => source.to_string(),
+            },
         })?;
         encoding::decode(&bytes).map_err(|e| ConfigError::Read {
             path: path.to_path_buf(),

@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
+use super::safefile::{self, Create, Replacement, Use};
 use super::IoError;
 
 /// A file written by appending, made durable with `fdatasync`, replaced whole atomically.
@@ -61,9 +62,11 @@ pub struct DiskAppendFile {
 }
 
 impl DiskAppendFile {
-    /// Creates (or empties) `path` and makes its directory entry durable.
+    /// Creates (or empties) `path` and makes its directory entry durable. An existing file is
+    /// emptied only once its descriptor shows it is ours (see [`safefile`]).
     pub fn create(path: &Path) -> Result<DiskAppendFile, IoError> {
-        let file = create_empty(path).map_err(os(path, "cannot create"))?;
+        let file = safefile::open_own(path, Create::Either)?;
+        file.set_len(0).map_err(os(path, "cannot empty"))?;
         sync_dir(path).map_err(os(path, "cannot sync the directory of"))?;
         Ok(DiskAppendFile {
             file,
@@ -71,14 +74,6 @@ impl DiskAppendFile {
             len: 0,
         })
     }
-}
-
-fn create_empty(path: &Path) -> io::Result<File> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .open(path)
 }
 
 impl AppendFile for DiskAppendFile {
@@ -101,23 +96,12 @@ impl AppendFile for DiskAppendFile {
 
     fn replace(&mut self, bytes: &[u8]) -> io::Result<()> {
         let new = replacement_path(&self.path);
-        let written = (|| {
-            let mut f = create_empty(&new)?;
-            f.write_all(bytes)?;
-            f.sync_data()?;
-            Ok::<File, io::Error>(f)
-        })();
-        let f = match written {
-            Ok(f) => f,
-            Err(e) => {
-                let _ = std::fs::remove_file(&new);
-                return Err(e);
-            }
-        };
-        std::fs::rename(&new, &self.path)?;
-        self.file = f;
+        let tmp = new.file_name().unwrap_or_default();
+        let mut r = Replacement::create_through(&self.path, tmp)?;
+        r.file().write_all(bytes)?;
+        self.file = r.commit_durable()?;
         self.len = bytes.len() as u64;
-        sync_dir(&self.path)
+        Ok(())
     }
 
     fn len(&self) -> u64 {
@@ -131,17 +115,50 @@ impl AppendFile for DiskAppendFile {
 
 /// Makes a new or renamed entry of `file`'s directory durable.
 fn sync_dir(file: &Path) -> io::Result<()> {
-    match file.parent().filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => File::open(dir)?.sync_all(),
-        None => File::open(".")?.sync_all(),
-    }
+    let (dir, _) = safefile::Dir::of(file)?;
+    Ok(dir.sync()?)
 }
 
-/// The whole content of a file on the real filesystem.
+/// The whole content of a file on the real filesystem: never through a symlink, never
+/// waiting on a FIFO.
 pub(crate) fn read_whole(path: &Path) -> Result<Vec<u8>, IoError> {
     let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(os(path, "cannot read"))?;
+    let Some(mut f) = safefile::open_existing(path, Use::Named)? else {
+        return Err(IoError::Os {
+            path: path.to_path_buf(),
+            what: "cannot read",
+            source: io::ErrorKind::NotFound.into(),
+        });
+    };
+    f.read_to_end(&mut bytes).map_err(os(path, "cannot read"))?;
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_planted_compaction_temporary_is_refused_and_the_journal_kept() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"precious").expect("victim");
+        let path = dir.path().join("sqliosim.journal");
+        let mut j = DiskAppendFile::create(&path).expect("create");
+        j.append(b"one").expect("append");
+        std::os::unix::fs::symlink(&victim, replacement_path(&path)).expect("symlink");
+        let e = j.replace(b"snapshot").expect_err("planted");
+        assert!(e.to_string().contains("is a symlink"), "{e}");
+        j.append(b"two").expect("the old journal is still appended to");
+        assert_eq!(std::fs::read(&path).expect("read"), b"onetwo");
+        assert_eq!(std::fs::read(&victim).expect("read"), b"precious");
+        std::fs::remove_file(replacement_path(&path)).expect("rm");
+        j.replace(b"snapshot").expect("replaced");
+        assert_eq!(std::fs::read(&path).expect("read"), b"snapshot");
+        std::fs::remove_file(&path).expect("rm");
+        std::fs::hard_link(&victim, &path).expect("link");
+        let e = DiskAppendFile::create(&path).expect_err("a hard link");
+        assert!(e.to_string().contains("has 2 hard links"), "{e}");
+        assert_eq!(std::fs::read(&victim).expect("read"), b"precious");
+    }
 }

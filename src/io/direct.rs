@@ -12,6 +12,7 @@ use rustix::fd::AsFd;
 use rustix::fs::{AtFlags, Mode, OFlags, Statx, StatxFlags, CWD};
 
 use super::file::FileStorage;
+use super::safefile::{Create, Dir, SafeFileError, Use};
 use super::{Backend, DirectIoInfo, IoError, OpenOptions, Storage};
 
 /// statfs magic numbers of the filesystems this tool knows about.
@@ -52,16 +53,24 @@ impl DirectBackend {
     }
 }
 
-/// Opens `path` with the given extra open(2) flags.
-fn open_file(path: &Path, opts: OpenOptions, flags: i32) -> std::io::Result<std::fs::File> {
-    let dsync = if opts.write_through { libc::O_DSYNC } else { 0 };
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(opts.create)
-        .mode(0o644)
-        .custom_flags(flags | dsync)
-        .open(path)
+/// Opens a data or log file of the set with the given extra open(2) flags, through
+/// [`safefile`](super::safefile): never following a symlink, never waiting on a FIFO, and
+/// refusing anything but a regular file with one link (a hard link to another run's file).
+fn open_file(
+    path: &Path,
+    opts: OpenOptions,
+    mut flags: OFlags,
+) -> Result<std::fs::File, SafeFileError> {
+    if opts.write_through {
+        flags |= OFlags::DSYNC;
+    }
+    let how = if opts.create {
+        Create::Either
+    } else {
+        Create::Existing
+    };
+    let (dir, name) = Dir::of(path)?;
+    dir.open_with(&name, how, Use::Named, flags)
 }
 
 fn os_error(path: &Path, what: &'static str, source: std::io::Error) -> IoError {
@@ -75,20 +84,27 @@ fn os_error(path: &Path, what: &'static str, source: std::io::Error) -> IoError 
 /// Opens `path` as the direct backend does (O_DIRECT when `opts.direct`), for every backend
 /// that reaches a real file: the same flags, mode and errors everywhere.
 pub(crate) fn open_storage(path: &Path, opts: OpenOptions) -> Result<FileStorage, IoError> {
-    let flags = if opts.direct { libc::O_DIRECT } else { 0 };
+    let flags = if opts.direct {
+        OFlags::DIRECT
+    } else {
+        OFlags::empty()
+    };
     match open_file(path, opts, flags) {
         Ok(file) => {
             let unit = file_io_info(&file, path).unit();
             Ok(FileStorage::new(file, path.to_path_buf()).with_dio_align(unit))
         }
-        Err(e) if opts.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+        Err(SafeFileError::Os { source, .. })
+            if opts.direct && source.raw_os_error() == Some(libc::EINVAL) =>
+        {
             Err(IoError::DirectRefused {
                 path: path.to_path_buf(),
                 filesystem: filesystem_name(path),
-                source: e,
+                source,
             })
         }
-        Err(e) => Err(os_error(path, "cannot open", e)),
+        Err(SafeFileError::Os { source, .. }) => Err(os_error(path, "cannot open", source)),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -16,6 +16,9 @@
 //! - the log file read whole by `verify` and `--resume`: [`file::read_all`] over its
 //!   [`Storage`].
 //!
+//! Every name the tool creates or writes, whichever door it goes through, is opened by
+//! [`safefile`] (no symlink followed, no FIFO waited on, the descriptor checked).
+//!
 //! What does not, and why: the run lock files (`app::lock`) are `flock`ed, and a `flock` needs a
 //! kernel file descriptor; the in-memory faulty backend has none, and a lock is about processes
 //! on one kernel, not about the device, so the lock files stay on `std::fs` (faultfs still
@@ -31,6 +34,7 @@ pub mod faulty;
 pub mod file;
 pub mod oserr;
 pub mod post;
+pub mod safefile;
 pub mod service;
 pub(crate) mod sysfs;
 
@@ -236,6 +240,10 @@ pub enum IoError {
         /// The OS error.
         source: io::Error,
     },
+    /// The name holds something the tool must not open (a planted symlink, hard link, FIFO,
+    /// device or directory; see [`safefile`]).
+    #[error(transparent)]
+    Unsafe(#[from] safefile::SafeFileError),
     /// Any other failure on a named file.
     #[error("{path}: {what}: {source}")]
     Os {

@@ -7,6 +7,7 @@ use flate2::Compression;
 
 use super::error::ReportError;
 use super::reader::{InputKind, Loaded};
+use crate::io::safefile::{self, Replacement, Use};
 
 /// Top directory inside the archive.
 pub const TOP: &str = "sqliosim-evidence";
@@ -48,18 +49,23 @@ impl BundleFile {
     }
 }
 
-/// Writes the archive; files that no longer exist are skipped (the archive lists what it has).
+/// Writes the archive through a temporary renamed over `out` (see
+/// [`crate::io::safefile::Replacement`]); files that no longer exist are skipped (the
+/// archive lists what it has), and so are members that are not regular files or are symlinks
+/// (a name planted among the dumps must not carry another file into the archive).
 pub fn write(out: &Path, files: &[BundleFile]) -> Result<(), ReportError> {
-    let f = std::fs::File::create(out).map_err(|e| ReportError::io(out, e))?;
-    let mut tar = tar::Builder::new(GzEncoder::new(f, Compression::default()));
+    let mut r = Replacement::create(out)?;
     let io = |e| ReportError::io(out, e);
+    let mut tar = tar::Builder::new(GzEncoder::new(r.file(), Compression::default()));
     for m in files {
         match m {
-            BundleFile::Disk { path, name } if path.is_file() => {
-                tar.append_path_with_name(path, format!("{TOP}/{name}"))
+            BundleFile::Disk { path, name } => {
+                let Ok(Some(mut f)) = safefile::open_existing(path, Use::Input) else {
+                    continue;
+                };
+                tar.append_file(format!("{TOP}/{name}"), &mut f)
                     .map_err(io)?;
             }
-            BundleFile::Disk { .. } => {}
             BundleFile::Bytes { name, data } => {
                 let mut h = tar::Header::new_gnu();
                 h.set_size(data.len() as u64);
@@ -71,7 +77,9 @@ pub fn write(out: &Path, files: &[BundleFile]) -> Result<(), ReportError> {
         }
     }
     let gz = tar.into_inner().map_err(io)?;
-    gz.finish().map_err(io)?.sync_all().map_err(io)
+    gz.finish().map_err(io)?.sync_all().map_err(io)?;
+    r.commit()?;
+    Ok(())
 }
 
 /// Every file in `dir` (not recursive), stored under `prefix/`.

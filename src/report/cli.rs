@@ -101,7 +101,7 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
     let mut html_path = None;
     if let Some(p) = &args.html {
         let page = super::html::render_loaded(&loaded);
-        std::fs::write(p, page).map_err(|e| super::ReportError::io(p, e))?;
+        crate::io::safefile::replace(p, page.as_bytes()).map_err(super::ReportError::from)?;
         crate::outln!("HTML report written to {}", p.display()).ok();
         html_path = Some(p.clone());
     }

@@ -2,9 +2,11 @@
 //! decodes both headers and shows the differing bytes (like SQLIOSim's SqlSimErrorDump files).
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::findings::Finding;
+use crate::io::safefile::{Create, Dir, Use};
 
 use super::dumptext::dump_text;
 use super::error::ReportError;
@@ -13,6 +15,8 @@ use super::error::ReportError;
 #[derive(Debug)]
 pub struct DumpWriter {
     dir: PathBuf,
+    /// The directory, opened (and made) at the first dump; never a symlink, always ours.
+    opened: Option<Dir>,
     seen: HashMap<(String, u64), u32>,
 }
 
@@ -32,8 +36,27 @@ impl DumpWriter {
     pub fn new(dir: impl Into<PathBuf>) -> DumpWriter {
         DumpWriter {
             dir: dir.into(),
+            opened: None,
             seen: HashMap::new(),
         }
+    }
+
+    /// Refuses at once a dump directory that exists and is not one of ours (a symlink, a file,
+    /// another user's directory), instead of at the first finding.
+    pub fn check_existing(&mut self) -> Result<(), ReportError> {
+        let (parent, name) = Dir::of(&self.dir)?;
+        if parent.stat(&name)?.is_some() {
+            self.opened = Some(parent.own_subdir(&name)?);
+        }
+        Ok(())
+    }
+
+    fn open(&mut self) -> Result<&Dir, ReportError> {
+        if self.opened.is_none() {
+            let (parent, name) = Dir::of(&self.dir)?;
+            self.opened = Some(parent.own_subdir(&name)?);
+        }
+        Ok(self.opened.as_ref().expect("opened above"))
     }
 
     /// The directory dumps go to.
@@ -43,7 +66,6 @@ impl DumpWriter {
 
     /// Writes `<file>.<page>.<n>.received`, `.expected` and `.txt` for a finding.
     pub fn write(&mut self, f: &Finding) -> Result<DumpFiles, ReportError> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| ReportError::io(&self.dir, e))?;
         let file = f.path.file_name().map_or_else(
             || format!("file{}", f.file_id),
             |n| n.to_string_lossy().into_owned(),
@@ -51,21 +73,28 @@ impl DumpWriter {
         let n = self.seen.entry((file.clone(), f.page_id)).or_insert(0);
         *n += 1;
         let stem = format!("{file}.{}.{n}", f.page_id);
-        let name = |ext: &str| self.dir.join(format!("{stem}.{ext}"));
+        let dir = self.open()?;
         let raw = |ext: &str, bytes: &Option<Vec<u8>>| -> Result<Option<PathBuf>, ReportError> {
             let Some(bytes) = bytes else { return Ok(None) };
-            let p = name(ext);
-            std::fs::write(&p, bytes).map_err(|e| ReportError::io(&p, e))?;
-            Ok(Some(p))
+            write_dump(dir, &format!("{stem}.{ext}"), bytes).map(Some)
         };
         let received = raw("received", &f.received)?;
         let expected = raw("expected", &f.expected_image)?;
-        let text = name("txt");
-        std::fs::write(&text, dump_text(f)).map_err(|e| ReportError::io(&text, e))?;
+        let text = write_dump(dir, &format!("{stem}.txt"), dump_text(f).as_bytes())?;
         Ok(DumpFiles {
             text,
             received,
             expected,
         })
     }
+}
+
+/// Writes one dump file in `dir`: a new file, or one of ours from an earlier run emptied.
+fn write_dump(dir: &Dir, name: &str, bytes: &[u8]) -> Result<PathBuf, ReportError> {
+    let path = dir.join(name.as_ref());
+    let mut f = dir.open_file(name.as_ref(), Create::Either, Use::Own)?;
+    f.set_len(0)
+        .and_then(|_| f.write_all(bytes))
+        .map_err(|e| ReportError::io(&path, e))?;
+    Ok(path)
 }

@@ -21,6 +21,16 @@ pub enum ReportError {
         /// What was wrong.
         reason: String,
     },
+    /// A name the tool writes holds something it must not write through (a planted symlink,
+    /// hard link, FIFO, directory, another user's file).
+    #[error(transparent)]
+    Unsafe(#[from] crate::io::safefile::SafeFileError),
+    /// An existing file under the name is not one sqliosim wrote.
+    #[error("{path}: the file exists and was not written by sqliosim; refusing to overwrite it. Choose another path, remove it, or pass --force")]
+    NotOurs {
+        /// The file concerned.
+        path: PathBuf,
+    },
     /// Serialising the JSON summary failed (a bug).
     #[error("JSON encoding failed: {0}")]
     Json(#[from] serde_json::Error),

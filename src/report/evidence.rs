@@ -34,6 +34,8 @@ pub struct EvidenceOptions {
     pub error_cap: u64,
     /// Time zone of the log's TIME and DATE.
     pub clock: LogClock,
+    /// Overwrite an existing log that sqliosim did not write (`--force`).
+    pub overwrite_foreign: bool,
 }
 
 impl Default for EvidenceOptions {
@@ -44,6 +46,7 @@ impl Default for EvidenceOptions {
             json: None,
             error_cap: DEFAULT_ERROR_CAP,
             clock: LogClock::local(),
+            overwrite_foreign: false,
         }
     }
 }
@@ -81,7 +84,12 @@ impl Evidence {
     /// Opens the log (writing `ErrorLog.xslt` next to it) and writes a first JSON summary.
     pub fn create(opts: EvidenceOptions, run: RunInfo) -> Result<Evidence, ReportError> {
         let log = match &opts.log {
-            Some(p) => Some(LogWriter::create(p, opts.clock, run.run_id)?),
+            Some(p) => Some(LogWriter::create(
+                p,
+                opts.clock,
+                run.run_id,
+                opts.overwrite_foreign,
+            )?),
             None => None,
         };
         let mut doc = JsonReport::new();
@@ -95,9 +103,13 @@ impl Evidence {
         doc.error_cap = opts.error_cap;
         doc.log = opts.log.clone();
         doc.dump_dir = opts.dump_dir.clone();
+        let mut dumps = opts.dump_dir.map(DumpWriter::new);
+        if let Some(d) = &mut dumps {
+            d.check_existing()?;
+        }
         let mut st = State {
             log,
-            dumps: opts.dump_dir.map(DumpWriter::new),
+            dumps,
             cap: ErrorCap::new(opts.error_cap),
             doc,
             json: opts.json,

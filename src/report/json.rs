@@ -168,17 +168,12 @@ impl JsonReport {
 
 pub use crate::config::beside_log;
 
-/// Writes `value` as pretty JSON to `path` atomically: a temporary file in the same directory,
-/// then a rename over the old file.
+/// Writes `value` as pretty JSON to `path` atomically: a temporary file `.NAME.tmp` created
+/// anew in the same directory, then renamed over the old file (see
+/// [`crate::io::safefile::Replacement`]).
 pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), ReportError> {
     let text = serde_json::to_vec_pretty(value)?;
-    let name = path.file_name().map_or_else(
-        || "summary.json".into(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, &text).map_err(|e| ReportError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| ReportError::io(path, e))
+    Ok(crate::io::safefile::replace(path, &text)?)
 }
 
 /// Parses a JSON summary; a document cut short is repaired as far as it goes.

@@ -25,14 +25,16 @@ pub struct LogWriter {
 }
 
 impl LogWriter {
-    /// Creates the log at `path`; `run_id` is the expected run id shown in findings.
+    /// Creates the log at `path` (see [`XmlLog::create`]); `run_id` is the expected run id
+    /// shown in findings.
     pub fn create(
         path: &Path,
         clock: LogClock,
         run_id: Option<u64>,
+        foreign_ok: bool,
     ) -> Result<LogWriter, ReportError> {
         Ok(LogWriter {
-            log: XmlLog::create(path, clock)?,
+            log: XmlLog::create(path, clock, foreign_ok)?,
             run_id,
         })
     }

@@ -59,7 +59,8 @@ impl Loaded {
 
 /// Reads an XML log or a JSON summary; an unreadable file is an error.
 pub fn load(path: &Path) -> Result<Loaded, ReportError> {
-    let bytes = std::fs::read(path).map_err(|e| ReportError::io(path, e))?;
+    // A FIFO or device under the name is refused, not waited on (docs/security.md).
+    let bytes = crate::io::safefile::read_input(path)?;
     let text = String::from_utf8_lossy(&bytes);
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     let unreadable = |reason: String| ReportError::Unreadable {
@@ -119,7 +120,10 @@ fn log_seed(entries: &[LogEntry]) -> Option<u64> {
 /// leaves both. The findings and the verdict still come from the log.
 fn add_sibling_json(l: &mut Loaded, seed: u64) {
     let path = json::beside_log(&l.path);
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let Some(text) = crate::io::safefile::read_input(&path)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+    else {
         return;
     };
     let Ok((doc, _)) = json::parse(text.trim_start_matches('\u{feff}').trim_start()) else {

@@ -6,9 +6,10 @@
 //! at the end, which the reader ([`super::reader`]) skips.
 
 use std::fs::File;
-use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+use crate::io::safefile::{self, Create};
 
 use super::clock::LogClock;
 use super::error::ReportError;
@@ -39,15 +40,24 @@ fn prolog() -> String {
 }
 
 impl XmlLog {
-    /// Creates (truncates) the log at `path` and writes `ErrorLog.xslt` next to it.
-    pub fn create(path: &Path, clock: LogClock) -> Result<XmlLog, ReportError> {
-        let mut file = File::create(path).map_err(|e| ReportError::io(path, e))?;
+    /// Creates the log at `path`, or rewrites it when it is one of ours, and writes
+    /// `ErrorLog.xslt` next to it. An existing file is checked through its open descriptor
+    /// (see [`safefile`]): one of the tool's own regular files, and a log (unless
+    /// `foreign_ok`), before it is emptied.
+    pub fn create(path: &Path, clock: LogClock, foreign_ok: bool) -> Result<XmlLog, ReportError> {
+        let file = safefile::open_own(path, Create::Either)?;
+        let io = |e| ReportError::io(path, e);
+        let mut head = vec![0u8; 4096];
+        let n = file.read_at(&mut head, 0).map_err(io)?;
+        if n > 0 && !foreign_ok && !String::from_utf8_lossy(&head[..n]).contains(ROOT) {
+            return Err(ReportError::NotOurs { path: path.into() });
+        }
         let head = prolog();
-        file.write_all(head.as_bytes())
-            .and_then(|_| file.write_all(CLOSING))
-            .map_err(|e| ReportError::io(path, e))?;
-        let xslt = path.with_file_name(XSLT_NAME);
-        std::fs::write(&xslt, XSLT).map_err(|e| ReportError::io(&xslt, e))?;
+        file.set_len(0)
+            .and_then(|_| file.write_all_at(head.as_bytes(), 0))
+            .and_then(|_| file.write_all_at(CLOSING, head.len() as u64))
+            .map_err(io)?;
+        safefile::replace(&path.with_file_name(XSLT_NAME), XSLT.as_bytes())?;
         Ok(XmlLog {
             file,
             path: path.to_path_buf(),

@@ -267,6 +267,7 @@ pub fn options(dir: &Path, cap: u64) -> EvidenceOptions {
         json: Some(dir.join("summary.json")),
         error_cap: cap,
         clock: LogClock::utc(),
+        overwrite_foreign: false,
     }
 }
 

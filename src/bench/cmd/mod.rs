@@ -48,6 +48,10 @@ pub fn run_with(args: &[OsString], out: &mut dyn Write) -> anyhow::Result<Outcom
 /// Runs `sqliosim bench` with parsed options, writing the console report to `out`.
 pub fn run_parsed(a: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let plan = plan::plan(a)?;
+    // A planted name under an output is refused before the measurement, not after it.
+    for p in [&a.json, &a.csv, &a.html].into_iter().flatten() {
+        crate::io::safefile::check_replaceable(p)?;
+    }
     let stop = signals::stop_flag();
     execute(&plan, a, &stop, out)
 }
@@ -126,19 +130,23 @@ fn finish(
     })
 }
 
+/// Writes the requested outputs, each through a temporary renamed over it (the files are
+/// rewritten after every cell, so a stopped sweep still leaves valid ones).
 fn write_files(a: &BenchArgs, done: &[CellResult], interrupted: bool) -> anyhow::Result<()> {
+    use crate::io::safefile::replace;
     let sat = sweep::saturation(done);
     if let Some(p) = &a.json {
-        std::fs::write(p, export::json(done, &sat, interrupted))
+        replace(p, export::json(done, &sat, interrupted).as_bytes())
             .with_context(|| format!("writing {}", p.display()))?;
     }
     if let Some(p) = &a.csv {
-        std::fs::write(p, export::csv(done)).with_context(|| format!("writing {}", p.display()))?;
+        replace(p, export::csv(done).as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?;
     }
     if let Some(p) = &a.html {
         let page = html::page(done, &sat, &text::sweep_table(done))
             .map_err(|e| anyhow::anyhow!("drawing {}: {e}", p.display()))?;
-        std::fs::write(p, page).with_context(|| format!("writing {}", p.display()))?;
+        replace(p, page.as_bytes()).with_context(|| format!("writing {}", p.display()))?;
     }
     Ok(())
 }

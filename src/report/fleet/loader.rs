@@ -57,22 +57,30 @@ enum Read {
 /// Finds and reads every result under `inputs`.
 pub fn load(inputs: &[PathBuf]) -> Loaded {
     let mut out = Loaded::default();
-    let mut jsons = Vec::new();
-    let mut xmls = Vec::new();
+    let mut walk = Walk::default();
     for input in inputs {
         if input.is_dir() {
-            walk(input, &mut jsons, &mut xmls, &mut out.unreadable);
+            walk.dir(input);
         } else {
             let c = Candidate {
                 path: input.clone(),
                 named: true,
             };
             match input.extension().and_then(|e| e.to_str()) {
-                Some("xml") => xmls.push(c),
-                _ => jsons.push(c),
+                Some("xml") => walk.xmls.push(c),
+                _ => walk.jsons.push(c),
             }
         }
     }
+    let Walk {
+        jsons,
+        xmls,
+        bad,
+        skipped,
+        ..
+    } = walk;
+    out.unreadable.extend(bad);
+    out.skipped.extend(skipped);
     let read = parallel(&jsons, read_json);
     // Logs whose run has a JSON summary beside it (or among the inputs) are left out.
     let covered: Vec<PathBuf> = jsons.iter().map(|c| c.path.with_extension("xml")).collect();
@@ -104,39 +112,74 @@ pub fn load(inputs: &[PathBuf]) -> Loaded {
     out
 }
 
-/// Every `*.json` and `*.xml` under `dir`, sorted; a directory that cannot be listed is
-/// unreadable.
-fn walk(dir: &Path, jsons: &mut Vec<Candidate>, xmls: &mut Vec<Candidate>, bad: &mut Vec<Problem>) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            bad.push(Problem {
-                path: dir.to_path_buf(),
-                reason: format!("cannot list the directory: {e}"),
-            });
+/// What a directory walk found, and the directories it has been in (by device and inode, so
+/// that symlinks back up the tree are not walked again and again).
+#[derive(Default)]
+struct Walk {
+    jsons: Vec<Candidate>,
+    xmls: Vec<Candidate>,
+    bad: Vec<Problem>,
+    skipped: Vec<Problem>,
+    seen: std::collections::HashSet<(u64, u64)>,
+}
+
+impl Walk {
+    /// Every `*.json` and `*.xml` under `dir`, sorted; a directory that cannot be listed is
+    /// unreadable. Symlinks are followed (a results tree may be assembled from links), but a
+    /// directory already walked is not walked again, and a name that is not a regular file (a
+    /// FIFO would stall the read) is skipped.
+    fn dir(&mut self, dir: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::metadata(dir) else {
+            return;
+        };
+        if !self.seen.insert((meta.dev(), meta.ino())) {
             return;
         }
-    };
-    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) => {
+                self.bad.push(Problem {
+                    path: dir.to_path_buf(),
+                    reason: format!("cannot list the directory: {e}"),
+                });
+                return;
+            }
+        };
+        let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for p in paths {
+            self.entry(p);
+        }
+    }
+
+    fn entry(&mut self, p: PathBuf) {
         let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
         // Temporary files of an atomic rewrite (".x.json.tmp") and hidden files are not results.
         if name.as_deref().is_some_and(|n| n.starts_with('.')) {
-            continue;
+            return;
         }
-        if p.is_dir() {
-            walk(&p, jsons, xmls, bad);
-            continue;
-        }
-        let c = Candidate {
-            path: p.clone(),
-            named: false,
+        let Ok(meta) = std::fs::metadata(&p) else {
+            return; // a dangling symlink
         };
-        match p.extension().and_then(|e| e.to_str()) {
-            Some("json") => jsons.push(c),
-            Some("xml") => xmls.push(c),
-            _ => {}
+        if meta.is_dir() {
+            return self.dir(&p);
+        }
+        let list = match p.extension().and_then(|e| e.to_str()) {
+            Some("json") => &mut self.jsons,
+            Some("xml") => &mut self.xmls,
+            _ => return,
+        };
+        if meta.is_file() {
+            list.push(Candidate {
+                path: p,
+                named: false,
+            });
+        } else {
+            self.skipped.push(Problem {
+                path: p,
+                reason: "not a regular file (a FIFO, socket or device): not read".into(),
+            });
         }
     }
 }
@@ -204,7 +247,7 @@ fn read_json(c: &Candidate) -> Read {
     }
     let doc = loaded.json.as_ref();
     let log = doc.and_then(|d| log_beside(&c.path, d));
-    let text = log.as_ref().and_then(|p| std::fs::read_to_string(p).ok());
+    let text = log.as_ref().and_then(|p| read_text(p));
     let mut rec = RunRecord::from_loaded(&loaded, text.as_deref());
     rec.log = log;
     Read::Run(Box::new(rec))
@@ -214,7 +257,8 @@ fn read_json(c: &Candidate) -> Read {
 fn looks_like_log(path: &Path) -> bool {
     use std::io::Read as _;
     let mut head = Vec::with_capacity(4096);
-    let ok = std::fs::File::open(path)
+    let ok = crate::io::safefile::open_input(path)
+        .map_err(std::io::Error::from)
         .and_then(|f| f.take(4096).read_to_end(&mut head))
         .is_ok();
     let head = String::from_utf8_lossy(&head).to_ascii_uppercase();
@@ -235,8 +279,14 @@ fn read_xml(c: &Candidate) -> Read {
 }
 
 fn run_of_log(c: &Candidate, l: reader::Loaded) -> Read {
-    let text = std::fs::read_to_string(&c.path).ok();
+    let text = read_text(&c.path);
     let mut rec = RunRecord::from_loaded(&l, text.as_deref());
     rec.log = Some(c.path.clone());
     Read::Run(Box::new(rec))
+}
+
+/// The text of a result file (never waiting on a FIFO); `None` when it cannot be read.
+fn read_text(path: &Path) -> Option<String> {
+    let bytes = crate::io::safefile::read_input(path).ok()?;
+    String::from_utf8(bytes).ok()
 }

@@ -43,8 +43,9 @@ pub fn build(inputs: &[PathBuf]) -> Fleet {
     merge::build(loader::load(inputs))
 }
 
+/// Writes one output through a temporary renamed over it (never through a planted name).
 fn write(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    std::fs::write(path, bytes).map_err(|e| ReportError::io(path, e))
+    Ok(crate::io::safefile::replace(path, bytes)?)
 }
 
 /// Writes the requested files; returns one line per file written.

@@ -1,0 +1,119 @@
+//! Each kind of planted name refused, by the descriptor, with the victim left as it was.
+
+use super::*;
+
+struct Rig {
+    _dir: tempfile::TempDir,
+    dir: PathBuf,
+    victim: PathBuf,
+}
+
+const VICTIM: &[u8] = b"precious\n";
+
+fn rig() -> Rig {
+    let t = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
+    let dir = t.path().to_path_buf();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, VICTIM).expect("victim");
+    Rig {
+        _dir: t,
+        dir,
+        victim,
+    }
+}
+
+/// Plants `kind` at `name`; returns the path.
+fn plant(r: &Rig, name: &str, kind: Problem) -> PathBuf {
+    let at = r.dir.join(name);
+    match kind {
+        Problem::Symlink => std::os::unix::fs::symlink(&r.victim, &at).expect("symlink"),
+        Problem::HardLinks(_) => std::fs::hard_link(&r.victim, &at).expect("link"),
+        Problem::Fifo => rfs::mknodat(rfs::CWD, &at, FileType::Fifo, Mode::from_raw_mode(0o666), 0)
+            .expect("mkfifo"),
+        Problem::Directory => std::fs::create_dir(&at).expect("mkdir"),
+        _ => unreachable!("not planted"),
+    }
+    at
+}
+
+const KINDS: [Problem; 4] = [
+    Problem::Symlink,
+    Problem::HardLinks(2),
+    Problem::Fifo,
+    Problem::Directory,
+];
+
+fn assert_refused(r: Result<impl std::fmt::Debug, SafeFileError>, at: &Path, kind: Problem) {
+    match r {
+        Err(SafeFileError::Refused { path, problem }) => {
+            assert_eq!(path, at);
+            assert_eq!(
+                std::mem::discriminant(&problem),
+                std::mem::discriminant(&kind),
+                "{}: {problem}",
+                at.display()
+            );
+        }
+        other => panic!("{}: expected {kind}, got {other:?}", at.display()),
+    }
+}
+
+#[test]
+fn every_planted_kind_is_refused_for_open_replace_and_read() {
+    let r = rig();
+    for (i, kind) in KINDS.into_iter().enumerate() {
+        let at = plant(&r, &format!("own{i}"), kind);
+        assert_refused(open_own(&at, Create::Either), &at, kind);
+        assert_refused(open_named(&at, Create::Either), &at, kind);
+        assert_refused(replace(&at, b"new"), &at, kind);
+        let tmp = plant(&r, &format!(".t{i}.tmp"), kind);
+        let target = r.dir.join(format!("t{i}"));
+        assert_refused(replace(&target, b"new"), &tmp, kind);
+        assert!(!target.exists(), "nothing written under the name");
+        assert_eq!(std::fs::read(&r.victim).expect("read"), VICTIM);
+    }
+}
+
+#[test]
+fn a_fifo_given_to_read_is_refused_at_once_a_symlink_followed() {
+    let r = rig();
+    let fifo = plant(&r, "in.json", Problem::Fifo);
+    assert_refused(read_input(&fifo), &fifo, Problem::Fifo);
+    let link = plant(&r, "link.json", Problem::Symlink);
+    assert_eq!(read_input(&link).expect("followed"), VICTIM);
+    assert_refused(open_existing(&link, Use::Named), &link, Problem::Symlink);
+    assert!(open_existing(&r.dir.join("none"), Use::Named)
+        .expect("absent")
+        .is_none());
+}
+
+#[test]
+fn own_files_are_opened_replaced_and_stale_temporaries_removed() {
+    let r = rig();
+    let path = r.dir.join("out.json");
+    replace(&path, b"one").expect("new");
+    replace(&path, b"two").expect("over our own");
+    assert_eq!(std::fs::read(&path).expect("read"), b"two");
+    std::fs::write(r.dir.join(".out.json.tmp"), b"left by a killed run").expect("stale");
+    replace(&path, b"three").expect("a stale temporary of ours is removed");
+    assert_eq!(std::fs::read(&path).expect("read"), b"three");
+    assert!(!r.dir.join(".out.json.tmp").exists());
+    let f = open_own(&path, Create::Either).expect("our own file");
+    assert_eq!(f.metadata().expect("stat").len(), 5, "never truncated");
+    assert_refused(open_own(&path, Create::New), &path, Problem::Exists);
+}
+
+#[test]
+fn an_own_subdirectory_must_not_be_a_symlink() {
+    let r = rig();
+    let d = Dir::open(&r.dir).expect("dir");
+    let sub = d.own_subdir(OsStr::new("dumps")).expect("created");
+    sub.open_file(OsStr::new("a.txt"), Create::New, Use::Own)
+        .expect("file in it");
+    std::os::unix::fs::symlink(&r.dir, r.dir.join("elsewhere")).expect("symlink");
+    assert_refused(
+        d.own_subdir(OsStr::new("elsewhere")),
+        &r.dir.join("elsewhere"),
+        Problem::Symlink,
+    );
+}
