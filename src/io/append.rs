@@ -73,6 +73,26 @@ impl DiskAppendFile {
     }
 }
 
+impl DiskAppendFile {
+    /// Opens `path` keeping its content (created when missing, its directory entry made
+    /// durable); appends go after what it holds.
+    pub fn open(path: &Path) -> Result<DiskAppendFile, IoError> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(os(path, "cannot open"))?;
+        let len = file.metadata().map_err(os(path, "cannot stat"))?.len();
+        sync_dir(path).map_err(os(path, "cannot sync the directory of"))?;
+        Ok(DiskAppendFile {
+            file,
+            path: path.to_path_buf(),
+            len,
+        })
+    }
+}
+
 fn create_empty(path: &Path) -> io::Result<File> {
     std::fs::OpenOptions::new()
         .create(true)

@@ -198,6 +198,12 @@ pub trait Backend: Send + Sync {
     fn create_append(&self, path: &Path) -> Result<Box<dyn AppendFile>, IoError> {
         Ok(Box::new(append::DiskAppendFile::create(path)?))
     }
+    /// Opens a file written by appending and keeps what it holds (appends go after it), so
+    /// that its first [`AppendFile::replace`] swaps the old content for the new atomically
+    /// (a restarted run's journal); created empty when missing.
+    fn open_append(&self, path: &Path) -> Result<Box<dyn AppendFile>, IoError> {
+        Ok(Box::new(append::DiskAppendFile::open(path)?))
+    }
     /// The whole content of a small file (the journal), read through the page cache.
     fn read_whole(&self, path: &Path) -> Result<Vec<u8>, IoError> {
         append::read_whole(path)

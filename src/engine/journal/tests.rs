@@ -128,7 +128,8 @@ fn a_compaction_replaces_the_journal_and_appends_go_on_in_the_new_file() {
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
     let path = dir.path().join(JOURNAL_NAME);
     let disk = crate::io::BufferedBackend::new();
-    let mut w = JournalWriter::create(&disk, &path, 4, files()).expect("create");
+    let start = JournalState::started(4, files()).snapshot();
+    let mut w = JournalWriter::create(&disk, &path, &start).expect("create");
     for g in 1..50 {
         w.append(&[Record::Durable {
             file_id: 0,
