@@ -104,7 +104,10 @@ fn a_resume_cut_before_its_main_phase_leaves_no_false_log_loss() {
             !stderr.contains("panicked"),
             "{sig:?} after {after_ms} ms: {stderr}"
         );
-        assert_verify_clean(dir.path(), &format!("{sig:?} {after_ms} ms into the resume"));
+        assert_verify_clean(
+            dir.path(),
+            &format!("{sig:?} {after_ms} ms into the resume"),
+        );
     }
     // And a resume after all those runs to its end with nothing to report.
     let out = run_cmd(&config, dir.path())

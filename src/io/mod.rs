@@ -39,7 +39,7 @@ pub use append::AppendFile;
 pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
 pub use faulty::{FaultyBackend, FaultyStorage};
-pub use post::{Completion, Completions, PostOp};
+pub use post::{Completion, Completions, OnComplete, PostOp};
 pub use service::{IoService, PostRing, ServiceBackend};
 
 use std::io;

@@ -53,6 +53,7 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
 /// Verifies the existing pages and log, reports what is wrong, and makes what was found the
 /// expected state; then journals it.
 pub fn restore(sh: &Shared, journal: Option<&JournalState>) -> anyhow::Result<()> {
+    sh.stop.enter_stage("verification of the existing files");
     let mut bad = 0u64;
     for &i in &sh.data {
         bad += restore_data(sh, i, journal)?;

@@ -387,7 +387,11 @@ fn an_end_batch_that_crosses_the_compaction_threshold_is_still_read_as_a_clean_e
     assert_eq!(svc.summary().compactions, 0, "no compaction before the End");
     assert!(svc.commit(vec![Record::End]));
     svc.finish();
-    assert_eq!(svc.summary().compactions, 1, "the End batch crossed the threshold");
+    assert_eq!(
+        svc.summary().compactions,
+        1,
+        "the End batch crossed the threshold"
+    );
     let after = JournalState::load(&disk, &path).expect("load");
     assert!(after.clean, "the compacted journal lost the End record");
     assert_eq!(after.durable_gen(0, 1), batches);
