@@ -18,6 +18,9 @@ pub enum StopReason {
     Environment = 3,
 }
 
+/// The stage between the end of the main phase's time and the end of its users' work.
+const MAIN_ENDING: &str = "end of the main phase";
+
 /// Shared stop flags: the phase flag ends the current phase; the run flag ends everything.
 #[derive(Debug, Default)]
 pub struct Stop {
@@ -80,6 +83,11 @@ impl Stop {
     /// Ends the current phase (the timer ran out).
     pub fn end_phase(&self) {
         self.phase.store(true, Ordering::Release);
+        // The main phase's time is up; its users are finishing what they have in flight.
+        let mut stage = self.stage.lock();
+        if stage.0 == Some("main") {
+            stage.0 = Some(MAIN_ENDING);
+        }
     }
 
     /// Starts a new phase.
@@ -202,6 +210,7 @@ impl StopWhen {
             }
         };
         Some(match self.during {
+            Some(MAIN_ENDING) => format!("stopped by {name} at the end of {main}"),
             Some(s @ ("final checkpoint" | "audit")) => {
                 format!("stopped by {name} during the {}, after {main}", stage(s))
             }
@@ -284,6 +293,18 @@ mod tests {
         assert_eq!(
             late.phrase().as_deref(),
             Some("stopped by SIGINT during the final checkpoint, after the 10 s main phase")
+        );
+        let ending = Stop::new();
+        ending.enter_stage("main");
+        ending.end_phase();
+        ending.stop_run(StopReason::Signal);
+        let at_end = StopWhen {
+            during: ending.stopped_in(),
+            ..late
+        };
+        assert_eq!(
+            at_end.phrase().as_deref(),
+            Some("stopped by SIGINT at the end of the 10 s main phase")
         );
         let early = StopWhen {
             during: Some("initial update"),
