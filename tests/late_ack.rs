@@ -149,7 +149,12 @@ fn writes_acknowledged_during_a_bulk_users_pause_are_held_to_account() {
     wait_until("a lied write", &mut child, || {
         counter(&rig, "lied_writes") > 0
     });
-    std::thread::sleep(KILL_AFTER);
+    // LATE_ACK_KILL_MS (measurements only): cut sooner, to see how young a named write can be.
+    let kill_after = std::env::var("LATE_ACK_KILL_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(KILL_AFTER, Duration::from_millis);
+    std::thread::sleep(kill_after);
     child.kill().expect("SIGKILL sqliosim");
     let killed_us = now_us();
     child.wait().expect("reap sqliosim");
@@ -199,7 +204,7 @@ fn writes_acknowledged_during_a_bulk_users_pause_are_held_to_account() {
         .map(|a| a.0)
         .collect();
     assert!(
-        !owed.is_empty(),
+        !owed.is_empty() || kill_after < KILL_AFTER,
         "no lost write older than the window: {ctx}"
     );
     let missed: Vec<u64> = owed
@@ -220,5 +225,6 @@ fn writes_acknowledged_during_a_bulk_users_pause_are_held_to_account() {
         unexplained.is_empty(),
         "named but not lost: {unexplained:?}\n{ctx}"
     );
-    assert_eq!(out.status.code(), Some(1), "{ctx}");
+    let expected = if named.is_empty() { 0 } else { 1 };
+    assert_eq!(out.status.code(), Some(expected), "{ctx}");
 }

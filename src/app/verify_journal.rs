@@ -132,7 +132,7 @@ fn held_to(st: &JournalState) -> String {
         ),
         (true, _, None) => "Held to every write acknowledged as durable during the run (clean shutdown).".to_string(),
         (false, Some((us, ms)), None) => format!(
-            "Held to every write acknowledged as durable up to the last journal batch at {} (batches every {ms} ms at most: acknowledgements in the last {ms} ms before the cut may be missing from the journal and are not held).",
+            "Held to every write acknowledged as durable up to the last journal batch at {} (batches every {ms} ms at most, each made durable by an fdatasync: acknowledgements after that batch, i.e. of the last {ms} ms before the cut plus the journal's fdatasync time, may be missing from the journal and are not held).",
             at(us)
         ),
         // Every batch carries a mark: a journal that holds something without one is from
