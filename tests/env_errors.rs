@@ -165,6 +165,18 @@ fn a_mount_that_goes_away_stops_the_run_once() {
         "{}",
         describe(&out)
     );
+    // The journal, beside the data on the same mount, went with it: said in those terms, and
+    // not repeated as a VOID check with the raw error at the end (issue #21 §6).
+    assert!(
+        !stdout.contains("Durability check VOID: "),
+        "the summary repeats the journal's failure\n{}",
+        describe(&out)
+    );
+    assert!(
+        !stderr.contains("cannot write the journal"),
+        "the journal's device went away, not a journal write failure\n{}",
+        describe(&out)
+    );
     let log = std::fs::read_to_string(rig.log_dir().join("sqliosim.log.xml")).expect("log");
     assert!(log.contains("went away"), "the log says so too");
 }

@@ -101,6 +101,11 @@ impl Carrier {
         }
     }
 
+    /// Sets what hears of each completion as it is queued (see [`crate::io::OnComplete`]).
+    pub fn on_complete(&self, hook: Option<crate::io::OnComplete>) {
+        self.queue.set_hook(hook);
+    }
+
     /// True once requests go through a ring of this thread's own.
     pub fn has_ring(&self) -> bool {
         self.ring.is_some()
@@ -136,6 +141,8 @@ impl Drop for Carrier {
     /// Keeps an idle ring for the thread's next flight; the flight has taken every completion
     /// (its own `Drop` waits for them), so the ring holds nothing and the queue is empty.
     fn drop(&mut self) {
+        // The queue may serve the thread's next flight: it must not tell this one's hook.
+        self.queue.set_hook(None);
         let Some(mut ring) = self.ring.take() else {
             return;
         };

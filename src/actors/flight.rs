@@ -18,10 +18,12 @@
 // Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because posting a request lends its frame's memory to the I/O service until the completion comes back (Storage::post's contract); the flight keeps the frame until then.
 #![allow(unsafe_code)]
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::RwLockReadGuard;
 
+use super::acks::AckBook;
 use super::carrier::Carrier;
 use super::shared::Shared;
 use super::worker::Worker;
@@ -91,6 +93,8 @@ pub struct Flight<'a> {
     pub posted: u64,
     /// Pages written or read successfully.
     pub pages: u64,
+    /// The journal acknowledgements its writes owe, pushed as they complete.
+    acks: Option<Arc<AckBook>>,
 }
 
 /// How the initial update's and the checkpoint's log lines name requests carried by the
@@ -100,9 +104,12 @@ pub const OWN_RING_NOTE: &str = "on its own io_uring";
 impl<'a> Flight<'a> {
     /// An empty flight of at most the run's asynchronous depth.
     pub fn new(sh: &'a Shared) -> Flight<'a> {
+        let carrier = Carrier::new(sh.async_depth.max(1));
+        let acks = AckBook::for_run(sh);
+        carrier.on_complete(acks.as_ref().map(AckBook::hook));
         Flight {
             sh,
-            carrier: Carrier::new(sh.async_depth.max(1)),
+            carrier,
             slots: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -110,6 +117,7 @@ impl<'a> Flight<'a> {
             max_live: 0,
             posted: 0,
             pages: 0,
+            acks,
         }
     }
 
@@ -252,6 +260,9 @@ impl<'a> Flight<'a> {
                 .collect(),
         };
         let token = self.slot();
+        if let (Some(book), false) = (&self.acks, read) {
+            book.expect(token as u64, file, first, &gens);
+        }
         self.slots[token] = Some(Posted {
             file,
             first,
@@ -444,11 +455,16 @@ impl<'a> Flight<'a> {
             gens: &p.gens,
             frames: &p.frames,
         };
+        let ok = c.result.is_ok();
         self.pages += if read {
             landed::verify_read(w, &done, c.result)
         } else {
             landed::finish_write(w, &done, c.result)
         };
+        if let (Some(book), false) = (&self.acks, read) {
+            // Still under the size guard: a resize is journaled after this acknowledgement.
+            book.settle(c.token, ok);
+        }
         let pool = &self.sh.pool;
         let keys = (p.first..p.first + p.n).map(|page| PageKey { file: p.file, page });
         match p.after {

@@ -3,6 +3,7 @@
 //! the checkpoint, lazy writer, read-ahead, bulk update and initial update post theirs through a
 //! [`flight::Flight`] without waiting for each.
 
+mod acks;
 pub mod batch;
 mod carrier;
 pub mod evidence;

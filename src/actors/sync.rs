@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 
 use super::shared::Shared;
 use crate::engine::journal::{Ack, JournalService, Record};
+use crate::engine::wal::NO_PREV;
 use crate::findings::Severity;
 use crate::page::PAGE_SIZE;
 
@@ -81,11 +82,19 @@ pub fn sync_point(sh: &Shared) -> bool {
             pages: done_generations(sh, i),
         })
         .collect();
-    records.extend(sh.logs.iter().map(|l| Record::Log {
-        file_id: l.file as u32,
-        last_block: l.wal.last_block(),
-        durable_end: l.wal.durable_end(),
-    }));
+    // Only a position this run wrote and flushed: a resumed log's durable end starts at the
+    // next lap, where nothing is written yet (what the old run made durable is carried over
+    // by the journal itself).
+    records.extend(
+        sh.logs
+            .iter()
+            .filter(|l| l.wal.last_block() != NO_PREV)
+            .map(|l| Record::Log {
+                file_id: l.file as u32,
+                last_block: l.wal.last_block(),
+                durable_end: l.wal.durable_end(),
+            }),
+    );
     for f in &sh.files {
         if let Err(e) = f.storage.sync_data() {
             warn(

@@ -12,13 +12,25 @@ use crate::sched::SimOutcome;
 #[derive(Debug, Default)]
 pub struct ConsoleSink {
     printed: parking_lot::Mutex<u64>,
+    /// `verify` has no seed: its findings do not name one.
+    no_seed: bool,
+}
+
+impl ConsoleSink {
+    /// The console of `verify`, whose findings come from no seeded run.
+    pub fn without_seed() -> ConsoleSink {
+        ConsoleSink {
+            no_seed: true,
+            ..ConsoleSink::default()
+        }
+    }
 }
 
 impl EventSink for ConsoleSink {
     fn emit(&self, event: Event) {
         let text = match &event {
             Event::Finding(f) => format!(
-                "ERROR #{}: {} on {} page {} (offset 0x{:X}), found by {} {}: {}{} [seed {}]",
+                "ERROR #{}: {} on {} page {} (offset 0x{:X}), found by {} {}: {}{}{}",
                 f.seq,
                 f.class.as_str(),
                 f.path.display(),
@@ -37,7 +49,11 @@ impl EventSink for ConsoleSink {
                         f.retries.len()
                     )
                 },
-                f.seed
+                if self.no_seed {
+                    String::new()
+                } else {
+                    format!(" [seed {}]", f.seed)
+                }
             ),
             Event::Message(m) if m.severity != Severity::Info => {
                 format!(
@@ -66,8 +82,10 @@ impl EventSink for ConsoleSink {
     }
 }
 
-/// The journal's size and compactions, or that the durability check is void.
-fn journal_line(j: &crate::engine::journal::JournalSummary) -> String {
+/// The journal's size and compactions, or that the durability check is void. When the run
+/// stopped because a device went away and the journal's went with it, that was said already
+/// (the error above, the journal's warning): the void check is named once more, briefly.
+fn journal_line(j: &crate::engine::journal::JournalSummary, device_gone: bool) -> String {
     let mut s = format!(
         "  Journal {}: {:.1} KB (at most {:.1} KB), {} batch(es) every {} ms at most, {} compaction(s) in {:.1} ms\n",
         j.path,
@@ -78,8 +96,12 @@ fn journal_line(j: &crate::engine::journal::JournalSummary) -> String {
         j.compactions,
         j.compaction_ms
     );
-    if let Some(why) = &j.void {
-        s.push_str(&format!("Durability check VOID: {why}\n"));
+    match &j.void {
+        Some(why) if device_gone && why.contains(crate::engine::journal::service::GONE) => {
+            s.push_str("Durability check VOID from when the device went away (the journal went with it, see above).\n");
+        }
+        Some(why) => s.push_str(&format!("Durability check VOID: {why}\n")),
+        None => {}
     }
     s
 }
@@ -128,7 +150,8 @@ pub fn summary_text(o: &SimOutcome, seed: u64) -> String {
         ));
     }
     if let Some(j) = &o.summary.journal {
-        s.push_str(&journal_line(j));
+        let gone = o.environment.as_ref().is_some_and(|e| !e.internal);
+        s.push_str(&journal_line(j, gone));
     }
     s.push_str(&super::stopped::verdict(o));
     s

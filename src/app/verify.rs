@@ -71,7 +71,7 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     }
     let evidence = Arc::new(open_evidence(&a, &targets)?);
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(vec![
-        Arc::new(ConsoleSink::default()),
+        Arc::new(ConsoleSink::without_seed()),
         evidence.clone(),
     ]));
     let mut findings = journal_findings;

@@ -114,6 +114,11 @@ fn at(us: u64) -> String {
         .unwrap_or_else(|_| format!("{us} us"))
 }
 
+/// True when the journal holds no page generation and no log position.
+fn holds_nothing(st: &JournalState) -> bool {
+    st.durable.iter().all(|d| d.iter().all(|g| *g == 0)) && st.log.iter().all(Option::is_none)
+}
+
 /// What the device is held to: every write acknowledged up to the last journal batch.
 fn held_to(st: &JournalState) -> String {
     let mut s = match (st.clean, st.last_mark, &st.damage) {
@@ -128,10 +133,13 @@ fn held_to(st: &JournalState) -> String {
         ),
         (true, _, None) => "Held to every write acknowledged as durable during the run (clean shutdown).".to_string(),
         (false, Some((us, ms)), None) => format!(
-            "Held to every write acknowledged as durable up to the last journal batch at {} (batches every {ms} ms at most: acknowledgements in the last {ms} ms before the cut may be missing from the journal and are not held).",
+            "Held to every write acknowledged as durable up to the last journal batch at {} (batches every {ms} ms at most, each made durable by an fdatasync: acknowledgements after that batch, i.e. of the last {ms} ms before the cut plus the journal's fdatasync time, may be missing from the journal and are not held).",
             at(us)
         ),
-        (false, None, None) => "Held to the writes journaled at sync points (this journal has no batch marks).".to_string(),
+        // Every batch carries a mark: a journal that holds something without one is from
+        // before marks were written.
+        (false, None, None) if holds_nothing(st) => "Held to nothing: no batch was journaled before the cut (only the run's Start record).".to_string(),
+        (false, None, None) => "Held to the writes journaled at sync points (a journal written before batches were marked).".to_string(),
     };
     if let Some((us, why)) = &st.void {
         s.push_str(&format!(

@@ -18,6 +18,9 @@ pub enum StopReason {
     Environment = 3,
 }
 
+/// The stage between the end of the main phase's time and the end of its users' work.
+const MAIN_ENDING: &str = "end of the main phase";
+
 /// Shared stop flags: the phase flag ends the current phase; the run flag ends everything.
 #[derive(Debug, Default)]
 pub struct Stop {
@@ -28,6 +31,9 @@ pub struct Stop {
     signal: Arc<AtomicUsize>,
     /// When the run was first told to stop.
     stopped_at: parking_lot::Mutex<Option<Instant>>,
+    /// The stage the run is in ("initial update", "main", "final checkpoint"…), and the one
+    /// it was in when first told to stop.
+    stage: parking_lot::Mutex<(Option<&'static str>, Option<&'static str>)>,
 }
 
 impl Stop {
@@ -57,14 +63,31 @@ impl Stop {
                 .compare_exchange(0, reason as u8, Ordering::AcqRel, Ordering::Acquire);
         if first.is_ok() {
             self.stopped_at.lock().get_or_insert_with(Instant::now);
+            let mut stage = self.stage.lock();
+            stage.1 = stage.0;
         }
         self.run.store(true, Ordering::Release);
         self.phase.store(true, Ordering::Release);
     }
 
+    /// The run enters `stage` (a phase's name), which a stop names.
+    pub fn enter_stage(&self, stage: &'static str) {
+        self.stage.lock().0 = Some(stage);
+    }
+
+    /// The stage the run was in when first told to stop.
+    pub fn stopped_in(&self) -> Option<&'static str> {
+        self.stage.lock().1
+    }
+
     /// Ends the current phase (the timer ran out).
     pub fn end_phase(&self) {
         self.phase.store(true, Ordering::Release);
+        // The main phase's time is up; its users are finishing what they have in flight.
+        let mut stage = self.stage.lock();
+        if stage.0 == Some("main") {
+            stage.0 = Some(MAIN_ENDING);
+        }
     }
 
     /// Starts a new phase.
@@ -142,6 +165,8 @@ pub struct StopWhen {
     pub after_s: f64,
     /// Seconds the run was planned to last (cycles × cycle duration); `None`: open-ended.
     pub planned_s: Option<f64>,
+    /// The stage it was in when it stopped ("main", "final checkpoint"…), when known.
+    pub during: Option<&'static str>,
 }
 
 impl StopWhen {
@@ -154,6 +179,7 @@ impl StopWhen {
             signal: stop.signal().filter(|_| reason == StopReason::Signal),
             after_s: at.saturating_duration_since(start).as_secs_f64(),
             planned_s: planned.map(|d| d.as_secs_f64()),
+            during: stop.stopped_in(),
         }
     }
 
@@ -166,17 +192,41 @@ impl StopWhen {
         })
     }
 
-    /// "stopped by SIGINT after 6 s of 30 s" when a signal cut the run short.
+    /// "stopped by SIGINT after 6 s of 30 s" when a signal cut the main phase short; outside
+    /// it, the stage: "stopped by SIGINT during the final checkpoint, after the 10 s main
+    /// phase" (the seconds since the start count the setup and checkpoints, so "11 s of 10 s"
+    /// would read as a clock that ran over).
     pub fn phrase(&self) -> Option<String> {
         let name = self.signal_name()?;
-        let of = match self.planned_s {
-            Some(p) => format!("of {p:.0} s"),
-            None => "of an open-ended run".to_string(),
+        let main = match self.planned_s {
+            Some(p) => format!("the {p:.0} s main phase"),
+            None => "the open-ended main phase".to_string(),
         };
-        Some(format!(
-            "stopped by {name} after {:.0} s {of}",
-            self.after_s
-        ))
+        let stage = |s: &str| {
+            if s == "audit" {
+                "audit pass".to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        Some(match self.during {
+            Some(MAIN_ENDING) => format!("stopped by {name} at the end of {main}"),
+            Some(s @ ("final checkpoint" | "audit")) => {
+                format!("stopped by {name} during the {}, after {main}", stage(s))
+            }
+            Some(s) if s != "main" => format!(
+                "stopped by {name} during the {}, {:.0} s after the start, before {main}",
+                stage(s),
+                self.after_s
+            ),
+            _ => {
+                let of = match self.planned_s {
+                    Some(p) => format!("of {p:.0} s"),
+                    None => "of an open-ended run".to_string(),
+                };
+                format!("stopped by {name} after {:.0} s {of}", self.after_s)
+            }
+        })
     }
 
     /// The shell's exit code for the signal (128 + its number: 130 SIGINT, 143 SIGTERM).
@@ -233,6 +283,36 @@ mod tests {
         assert_eq!(
             open.phrase().as_deref(),
             Some("stopped by SIGTERM after 0 s of an open-ended run")
+        );
+        let late = StopWhen {
+            after_s: 11.2,
+            planned_s: Some(10.0),
+            during: Some("final checkpoint"),
+            ..w
+        };
+        assert_eq!(
+            late.phrase().as_deref(),
+            Some("stopped by SIGINT during the final checkpoint, after the 10 s main phase")
+        );
+        let ending = Stop::new();
+        ending.enter_stage("main");
+        ending.end_phase();
+        ending.stop_run(StopReason::Signal);
+        let at_end = StopWhen {
+            during: ending.stopped_in(),
+            ..late
+        };
+        assert_eq!(
+            at_end.phrase().as_deref(),
+            Some("stopped by SIGINT at the end of the 10 s main phase")
+        );
+        let early = StopWhen {
+            during: Some("initial update"),
+            ..late
+        };
+        assert_eq!(
+            early.phrase().as_deref(),
+            Some("stopped by SIGINT during the initial update, 11 s after the start, before the 10 s main phase")
         );
     }
 

@@ -89,6 +89,18 @@ pub fn scan_data(
     storage: &dyn Storage,
     h: &FileHeader,
     journal: Option<&JournalState>,
+    bad: impl FnMut(BadPage),
+) -> io::Result<DataScan> {
+    scan_data_all(storage, h, journal, |_, _| {}, bad)
+}
+
+/// Scans every data page of a file as [`scan_data`] does; `seen` is also told the verdict of
+/// every page, good or bad (a restart takes what it found as the expected state).
+pub fn scan_data_all(
+    storage: &dyn Storage,
+    h: &FileHeader,
+    journal: Option<&JournalState>,
+    mut seen: impl FnMut(u64, &Verdict),
     mut bad: impl FnMut(BadPage),
 ) -> io::Result<DataScan> {
     let pages = storage.len()? / PAGE_SIZE as u64;
@@ -115,6 +127,7 @@ pub fn scan_data(
                 Verdict::FutureGeneration { .. } => out.newer_than_journal += 1,
                 _ => {}
             }
+            seen(p, &verdict);
             if !acceptable(&verdict) {
                 bad(BadPage {
                     page: p,

@@ -76,6 +76,22 @@ impl DiskAppendFile {
     }
 }
 
+impl DiskAppendFile {
+    /// Opens `path` keeping its content (created when missing, its directory entry made
+    /// durable); appends go after what it holds. An existing file is used only once its
+    /// descriptor shows it is ours (see [`safefile`]).
+    pub fn open(path: &Path) -> Result<DiskAppendFile, IoError> {
+        let file = safefile::open_own(path, Create::Either)?;
+        let len = file.metadata().map_err(os(path, "cannot stat"))?.len();
+        sync_dir(path).map_err(os(path, "cannot sync the directory of"))?;
+        Ok(DiskAppendFile {
+            file,
+            path: path.to_path_buf(),
+            len,
+        })
+    }
+}
+
 impl AppendFile for DiskAppendFile {
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
         // Positional, so that a failed partial append never moves where the next one goes.

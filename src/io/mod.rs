@@ -43,7 +43,7 @@ pub use append::AppendFile;
 pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
 pub use faulty::{FaultyBackend, FaultyStorage};
-pub use post::{Completion, Completions, PostOp};
+pub use post::{Completion, Completions, OnComplete, PostOp};
 pub use service::{IoService, PostRing, ServiceBackend};
 
 use std::io;
@@ -207,6 +207,12 @@ pub trait Backend: Send + Sync {
     /// made durable.
     fn create_append(&self, path: &Path) -> Result<Box<dyn AppendFile>, IoError> {
         Ok(Box::new(append::DiskAppendFile::create(path)?))
+    }
+    /// Opens a file written by appending and keeps what it holds (appends go after it), so
+    /// that its first [`AppendFile::replace`] swaps the old content for the new atomically
+    /// (a restarted run's journal); created empty when missing.
+    fn open_append(&self, path: &Path) -> Result<Box<dyn AppendFile>, IoError> {
+        Ok(Box::new(append::DiskAppendFile::open(path)?))
     }
     /// The whole content of a small file (the journal), read through the page cache.
     fn read_whole(&self, path: &Path) -> Result<Vec<u8>, IoError> {

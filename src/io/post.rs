@@ -29,18 +29,41 @@ pub struct Completion {
     pub done_at: Instant,
 }
 
+/// Told of each completion as it is queued, on the thread that queues it (the I/O service's,
+/// or the poster's own when it polls a ring of its own), before the poster can take it.
+pub type OnComplete = std::sync::Arc<dyn Fn(&Completion) + Send + Sync>;
+
 /// A poster's completion queue; shared with whatever carries its requests.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Completions {
     queue: Mutex<VecDeque<Completion>>,
     cv: Condvar,
+    hook: Mutex<Option<OnComplete>>,
+}
+
+impl std::fmt::Debug for Completions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Completions")
+            .field("queued", &self.queue.lock().len())
+            .finish()
+    }
 }
 
 impl Completions {
-    /// Queues a completion and wakes the poster.
+    /// Queues a completion and wakes the poster; the hook, if any, hears of it first.
     pub fn push(&self, c: Completion) {
+        let hook = self.hook.lock().clone();
+        if let Some(h) = hook {
+            h(&c);
+        }
         self.queue.lock().push_back(c);
         self.cv.notify_one();
+    }
+
+    /// Sets (or with `None` removes) what is told of each completion as it is queued: what
+    /// must not wait until the poster looks (a durable write's acknowledgement).
+    pub fn set_hook(&self, hook: Option<OnComplete>) {
+        *self.hook.lock() = hook;
     }
 
     /// Takes the oldest completion, waiting for one.

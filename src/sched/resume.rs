@@ -8,7 +8,7 @@ use crate::actors::shared::Shared;
 use crate::engine::ceiling::STEP;
 use crate::engine::files::{check_ownership, SimFile};
 use crate::engine::journal::JournalState;
-use crate::engine::scan::{acceptable, scan_data, scan_log};
+use crate::engine::scan::{scan_data_all, scan_log};
 use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
 use crate::page::{ExpectedState, Verdict, PAGE_SIZE};
@@ -53,6 +53,7 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
 /// Verifies the existing pages and log, reports what is wrong, and makes what was found the
 /// expected state; then journals it.
 pub fn restore(sh: &Shared, journal: Option<&JournalState>) -> anyhow::Result<()> {
+    sh.stop.enter_stage("verification of the existing files");
     let mut bad = 0u64;
     for &i in &sh.data {
         bad += restore_data(sh, i, journal)?;
@@ -123,30 +124,36 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
     let mut bad = 0;
     let ceiling = f.ceiling.as_ref().map_or(0, |c| c.reserved());
     // The most any page is known to have held: durable (journal) or intact on disk.
-    let mut seen = 0u64;
-    // Every page now must hold what was found; a bad one is reported and stays unknown until
-    // its next write.
-    scan_data(f.storage.as_ref(), &header, journal, |b| {
-        let durable = journal.map_or(0, |j| j.durable_gen(file as u32, b.page));
-        let state = match b.verdict {
+    let seen = std::cell::Cell::new(0u64);
+    // Every whole page now must hold what was found, so that the resumed run holds the device
+    // to it from the start (in its reads and at its first sync point).
+    let found = |page: u64, v: &Verdict| {
+        let state = match *v {
             Verdict::Ok { generation: 0 } => ExpectedState::NeverWritten,
             Verdict::Ok { generation }
             | Verdict::FutureGeneration {
                 found: generation, ..
             } => ExpectedState::Written { generation },
-            _ => ExpectedState::Unknown {
-                old: 0,
-                issued: durable.max(plausible(found_generation(&b.received), ceiling)),
-            },
+            _ => return,
         };
-        seen = seen.max(durable).max(state.max_issued());
+        seen.set(seen.get().max(state.max_issued()));
+        f.oracle.set(page, state);
+    };
+    // A bad page is reported and stays unknown until its next write; the journal (carried
+    // over) still holds it to its durable generation meanwhile.
+    scan_data_all(f.storage.as_ref(), &header, journal, found, |b| {
+        let durable = journal.map_or(0, |j| j.durable_gen(file as u32, b.page));
+        let state = ExpectedState::Unknown {
+            old: 0,
+            issued: durable.max(plausible(found_generation(&b.received), ceiling)),
+        };
+        seen.set(seen.get().max(durable).max(state.max_issued()));
         f.oracle.set(b.page, state);
-        if !acceptable(&b.verdict) {
-            bad += 1;
-            sh.report(b.into_finding(sh.plan.seed, &f.path, file as u32));
-        }
+        bad += 1;
+        sh.report(b.into_finding(sh.plan.seed, &f.path, file as u32));
     })
     .with_context(|| format!("cannot read {}", f.path.display()))?;
+    let seen = seen.get();
     f.oracle.raise_floor(restart_floor(sh, f, ceiling, seen));
     Ok(bad)
 }

@@ -219,7 +219,7 @@ pub struct Ticker<'a> {
 /// main phase on time.
 fn phase<'e>(
     sh: &'e Shared,
-    name: &str,
+    name: &'static str,
     burst: bool,
     timed: Option<Ticker<'_>>,
     body: impl for<'s> FnOnce(&'s thread::Scope<'s, 'e>),
@@ -228,6 +228,7 @@ fn phase<'e>(
         return;
     }
     sh.stop.begin_phase();
+    sh.stop.enter_stage(name);
     depth_phase(sh, Some(name));
     sh.burst
         .store(burst && sh.plan.allow_io_bursts, Ordering::Relaxed);

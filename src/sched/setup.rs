@@ -15,8 +15,7 @@ use crate::control::throttle::{Gate, Throttle};
 use crate::engine::ceiling::Ceiling;
 use crate::engine::files::{self, Prepare, SimFile};
 use crate::engine::journal::{
-    Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter, Record,
-    JOURNAL_NAME,
+    Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter, JOURNAL_NAME,
 };
 use crate::engine::pool::BufferPool;
 use crate::engine::wal::{FlushHook, Wal};
@@ -130,7 +129,7 @@ pub fn build(
     } else {
         None
     };
-    shared.journal = start_journal(&shared, backend);
+    shared.journal = start_journal(&shared, backend, prior.as_ref());
     if shared.plan.resume {
         super::resume::restore(&shared, prior.as_ref())?;
     }
@@ -207,8 +206,13 @@ pub fn attach_ceiling(f: &mut SimFile) -> anyhow::Result<u64> {
 }
 
 /// Creates the journal through the backend (so the faulty one reaches it too) and starts its
-/// thread (a warning when it cannot be written).
-fn start_journal(sh: &Shared, backend: &dyn Backend) -> crate::actors::sync::JournalSlot {
+/// thread (a warning when it cannot be written). A resumed run's journal begins with what
+/// `prior`, the old journal, held (see [`JournalState::carried_over`]).
+fn start_journal(
+    sh: &Shared,
+    backend: &dyn Backend,
+    prior: Option<&JournalState>,
+) -> crate::actors::sync::JournalSlot {
     if !sh.plan.journal {
         return None;
     }
@@ -222,13 +226,10 @@ fn start_journal(sh: &Shared, backend: &dyn Backend) -> crate::actors::sync::Jou
             path: f.path.clone(),
         })
         .collect();
-    let state = JournalState::replay(
-        &[Record::Start {
-            run_id: sh.run_id,
-            files: files.clone(),
-        }],
-        false,
-    );
+    let state = match prior {
+        Some(p) => JournalState::carried_over(p, sh.run_id, files),
+        None => JournalState::started(sh.run_id, files),
+    };
     let sink = Arc::clone(&sh.sink);
     let warn = Box::new(move |text: &str| {
         sink.emit(Event::Message(Message::new(
@@ -238,7 +239,7 @@ fn start_journal(sh: &Shared, backend: &dyn Backend) -> crate::actors::sync::Jou
             text,
         )));
     });
-    let started = JournalWriter::create(backend, &path, sh.run_id, files)
+    let started = JournalWriter::create(backend, &path, &state.snapshot())
         .map_err(|e| e.to_string())
         .and_then(|w| {
             JournalService::start(w, state, journal_options(), warn)

@@ -67,24 +67,25 @@ pub fn compaction_path(journal: &Path) -> PathBuf {
 }
 
 impl JournalWriter {
-    /// Starts a new journal at `path` (replacing an old one) with a Start record.
+    /// Starts the journal at `path` with `records` (a Start first: a new run's, or the
+    /// snapshot a restarted run carries over, [`JournalState::carried_over`]). They replace
+    /// the old journal atomically, so a crash at any moment leaves the old journal or the
+    /// new one whole, never a journal that holds nothing.
     pub fn create(
         backend: &dyn Backend,
         path: &Path,
-        run_id: u64,
-        files: Vec<JournalFile>,
+        records: &[Record],
     ) -> Result<JournalWriter, IoError> {
         // A compaction a crash interrupted left this; the journal itself is whole.
         backend.remove(&compaction_path(path))?;
         let mut j = JournalWriter {
-            file: backend.create_append(path)?,
+            file: backend.open_append(path)?,
         };
-        j.append(&[Record::Start { run_id, files }])
-            .map_err(|source| IoError::Os {
-                path: path.to_path_buf(),
-                what: "cannot write",
-                source,
-            })?;
+        j.compact(records).map_err(|source| IoError::Os {
+            path: path.to_path_buf(),
+            what: "cannot write",
+            source,
+        })?;
         Ok(j)
     }
 

@@ -20,6 +20,9 @@ use super::summary::Status;
 use super::{JournalState, JournalSummary, JournalWriter, Record};
 use crate::page::layout::now_us;
 
+/// How a void journal's reason says that its device or mount went away.
+pub const GONE: &str = "went away";
+
 /// Acknowledgements in the channel before a writer waits for the journal thread.
 const CHANNEL: usize = 1 << 16;
 
@@ -345,10 +348,14 @@ impl Thread {
     }
 
     fn void(&mut self, e: &std::io::Error) {
-        let reason = format!(
-            "cannot write the journal {}: {e}",
-            self.writer.path().display()
-        );
+        let path = self.writer.path().display();
+        // A journal whose device or mount went away is not a journal problem of its own: say
+        // it in those terms (the run says the same of its data files when they went too).
+        let reason = if crate::io::oserr::classify(e) == crate::io::oserr::ErrorClass::Gone {
+            format!("the device or mount holding the journal {path} {GONE} ({e})")
+        } else {
+            format!("cannot write the journal {path}: {e}")
+        };
         let text = format!(
             "{reason} ({:.1} s into the run): the durability check is void from now on; writes acknowledged after the last journal batch are not held to account",
             self.started.elapsed().as_secs_f64()

@@ -169,6 +169,11 @@ impl JournalState {
                 reason: reason.clone(),
             });
         }
+        // A compaction of the batch that carried the End keeps it: without it a clean run
+        // would read as a crash.
+        if self.clean {
+            out.push(Record::End);
+        }
         if let Some((time_us, interval_ms)) = self.last_mark {
             out.push(Record::Mark {
                 time_us,
@@ -177,6 +182,38 @@ impl JournalState {
             });
         }
         out
+    }
+
+    /// A new run's state: its Start alone.
+    pub fn started(run_id: u64, files: Vec<JournalFile>) -> JournalState {
+        JournalState::replay(&[Record::Start { run_id, files }], false)
+    }
+
+    /// What a restarted run's journal begins with (as a snapshot, in place of a bare Start):
+    /// everything `prior` — the journal of the run it restarts — held for the files of this
+    /// run: the pages' durable generations, the file sizes, the log positions and the last
+    /// batch. So a page stays held to its generation across the restart until the new run
+    /// rewrites it and journals a higher one; no window opens while the restart verifies and
+    /// rewrites the files. The End of a clean shutdown, a Void and damage stay with the old
+    /// journal: the new run has not ended, and its journal is written again.
+    pub fn carried_over(
+        prior: &JournalState,
+        run_id: u64,
+        files: Vec<JournalFile>,
+    ) -> JournalState {
+        let mut st = JournalState::started(run_id, files);
+        for (i, d) in st.durable.iter_mut().enumerate() {
+            *d = prior.durable.get(i).cloned().unwrap_or_default();
+        }
+        for (i, p) in st.pages.iter_mut().enumerate() {
+            *p = prior.pages.get(i).copied().flatten();
+        }
+        for (i, l) in st.log.iter_mut().enumerate() {
+            *l = prior.log.get(i).copied().flatten();
+        }
+        st.last_mark = prior.last_mark;
+        st.last_batch = prior.last_batch;
+        st
     }
 
     /// Bytes of the snapshot (about 16 per durable page), without building it.

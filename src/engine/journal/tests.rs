@@ -128,7 +128,8 @@ fn a_compaction_replaces_the_journal_and_appends_go_on_in_the_new_file() {
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
     let path = dir.path().join(JOURNAL_NAME);
     let disk = crate::io::BufferedBackend::new();
-    let mut w = JournalWriter::create(&disk, &path, 4, files()).expect("create");
+    let start = JournalState::started(4, files()).snapshot();
+    let mut w = JournalWriter::create(&disk, &path, &start).expect("create");
     for g in 1..50 {
         w.append(&[Record::Durable {
             file_id: 0,
@@ -335,4 +336,128 @@ fn raw_record(kind: u8, payload: &[u8]) -> Vec<u8> {
     v.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
     v.extend_from_slice(payload);
     v
+}
+
+#[test]
+fn a_snapshot_keeps_the_end_of_a_clean_run() {
+    let mut st = JournalState::started(3, files());
+    st.apply(&Record::Durable {
+        file_id: 0,
+        pages: vec![(1, 4)],
+    });
+    st.apply(&Record::End);
+    let again = JournalState::replay(&st.snapshot(), false);
+    assert!(again.clean, "the snapshot dropped the End record");
+    assert_eq!(again, st);
+}
+
+#[test]
+fn an_end_batch_that_crosses_the_compaction_threshold_is_still_read_as_a_clean_end() {
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
+    let path = dir.path().join(JOURNAL_NAME);
+    let disk = crate::io::BufferedBackend::new();
+    let state = JournalState::started(4, files());
+    let writer = JournalWriter::create(&disk, &path, &state.snapshot()).expect("create");
+    // The threshold is set where the journal stands before the End: that batch crosses it.
+    let batches = 100u64;
+    let per_batch = (Record::Durable {
+        file_id: 0,
+        pages: vec![(1, 1)],
+    })
+    .encode()
+    .len()
+        + (Record::Mark {
+            time_us: 0,
+            interval_ms: 10,
+            batch: 1,
+        })
+        .encode()
+        .len();
+    let opts = JournalOptions {
+        compact_min_bytes: writer.len() + batches * per_batch as u64,
+        ..JournalOptions::default()
+    };
+    let svc = JournalService::start(writer, state, opts, Box::new(|_| {})).expect("start");
+    for g in 1..=batches {
+        assert!(svc.commit(vec![Record::Durable {
+            file_id: 0,
+            pages: vec![(1, g)],
+        }]));
+    }
+    assert_eq!(svc.summary().compactions, 0, "no compaction before the End");
+    assert!(svc.commit(vec![Record::End]));
+    svc.finish();
+    assert_eq!(
+        svc.summary().compactions,
+        1,
+        "the End batch crossed the threshold"
+    );
+    let after = JournalState::load(&disk, &path).expect("load");
+    assert!(after.clean, "the compacted journal lost the End record");
+    assert_eq!(after.durable_gen(0, 1), batches);
+}
+
+#[test]
+fn a_restart_carries_over_every_held_generation_and_no_end() {
+    let mut prior = JournalState::started(7, files());
+    for r in [
+        Record::Resize {
+            file_id: 0,
+            pages: 64,
+        },
+        Record::Durable {
+            file_id: 0,
+            pages: vec![(1, 4100), (2, 4099), (63, 5)],
+        },
+        Record::Log {
+            file_id: 1,
+            last_block: 4096,
+            durable_end: 4608,
+        },
+        Record::Mark {
+            time_us: 1_700_000_000_000_000,
+            interval_ms: 10,
+            batch: 9,
+        },
+        Record::End,
+    ] {
+        prior.apply(&r);
+    }
+    let mut moved = files();
+    moved[0].path = "/elsewhere/a.mdx".into();
+    let st = JournalState::carried_over(&prior, 7, moved.clone());
+    assert_eq!(st.files, moved, "the restarted run's files are named");
+    for p in [1, 2, 63, 10] {
+        assert_eq!(st.durable_gen(0, p), prior.durable_gen(0, p), "page {p}");
+    }
+    assert_eq!(st.pages[0], Some(64));
+    assert_eq!(st.log[1], Some((4096, 4608)));
+    assert_eq!(st.last_batch, 9);
+    assert!(!st.clean, "the restarted run has not ended");
+    // What the restart finds and journals at its first sync point: the same generations are no
+    // news, an older one (a page the device rolled back) does not lower the floor.
+    assert!(st.news(0, &[(1, 4100), (2, 4099)]).is_empty());
+    let mut after = st.clone();
+    after.apply(&Record::Durable {
+        file_id: 0,
+        pages: vec![(1, 3)],
+    });
+    assert_eq!(after.durable_gen(0, 1), 4100);
+    // Written as the new journal's beginning, it replays to the same state, and the batch
+    // numbers go on from the old journal's.
+    let bytes: Vec<u8> = st.snapshot().iter().flat_map(Record::encode).collect();
+    let read = JournalState::from_bytes(&bytes);
+    assert_eq!(read, st);
+    let mut more = bytes.clone();
+    more.extend(numbered_mark(10));
+    assert_eq!(JournalState::from_bytes(&more).damage, None);
+}
+
+fn numbered_mark(batch: u64) -> Vec<u8> {
+    Record::Mark {
+        time_us: 1_700_000_000_000_000 + batch,
+        interval_ms: 10,
+        batch,
+    }
+    .encode()
 }

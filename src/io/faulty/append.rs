@@ -36,6 +36,12 @@ impl MemAppend {
         }
     }
 
+    /// The append file over `file`, keeping what it holds: appends go after it.
+    pub(crate) fn open(file: Arc<MemFile>, shared: Arc<Shared>) -> MemAppend {
+        let len = file.data.read().len() as u64;
+        MemAppend { file, shared, len }
+    }
+
     /// Bytes of an append of `len` a tear keeps.
     fn kept(&self, t: Tear, len: usize) -> usize {
         let keep = match t {

@@ -186,6 +186,13 @@ impl Backend for FaultyBackend {
         )))
     }
 
+    fn open_append(&self, path: &Path) -> Result<Box<dyn AppendFile>, IoError> {
+        Ok(Box::new(MemAppend::open(
+            self.file(path),
+            Arc::clone(&self.shared),
+        )))
+    }
+
     fn read_whole(&self, path: &Path) -> Result<Vec<u8>, IoError> {
         self.contents(path).ok_or_else(|| IoError::Os {
             path: path.to_path_buf(),
