@@ -53,14 +53,31 @@ pub enum LockError {
 pub struct SetLock {
     files: Vec<File>,
     exclusive: bool,
+    /// What each lock file said when it was taken (a dead run's record, or empty).
+    left: Vec<String>,
+    /// Put `left` back on drop instead of emptying the files.
+    put_back: bool,
+}
+
+impl SetLock {
+    /// On release, puts back the records that dead runs had left instead of emptying the lock
+    /// files: a run that refuses to start over a crashed run's files leaves them as it found
+    /// them, so the next attempt is refused too.
+    pub fn put_back_left(&mut self) {
+        self.put_back = true;
+    }
 }
 
 impl Drop for SetLock {
     fn drop(&mut self) {
         if self.exclusive {
             // Emptied, not removed: removing a lock file races with a process that opened it.
-            for f in &self.files {
+            for (f, left) in self.files.iter().zip(&self.left) {
                 let _ = f.set_len(0);
+                if self.put_back && !left.is_empty() {
+                    use std::os::unix::fs::FileExt;
+                    let _ = f.write_all_at(left.as_bytes(), 0);
+                }
             }
         }
     }
@@ -89,6 +106,8 @@ pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Tak
         lock: SetLock {
             files: Vec::with_capacity(files.len()),
             exclusive,
+            left: Vec::with_capacity(files.len()),
+            put_back: false,
         },
         taken_over: Vec::new(),
     };
@@ -114,6 +133,7 @@ pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Tak
             write_record(&f, &path, exclusive.then_some(command))?;
         }
         taken.lock.files.push(f);
+        taken.lock.left.push(left);
         seen.push(path);
     }
     Ok(taken)

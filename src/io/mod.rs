@@ -29,6 +29,7 @@ pub mod buffered;
 pub mod direct;
 pub mod faulty;
 pub mod file;
+pub mod nodes;
 pub mod oserr;
 pub mod post;
 pub mod service;
