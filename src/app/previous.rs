@@ -26,6 +26,9 @@ struct Previous {
     run_id: Option<u64>,
     /// Its evidence shows a run that found errors, or did not finish.
     evidence_not_clean: bool,
+    /// Its files that may be moved aside: only what sqliosim wrote (a log, summary or journal
+    /// of ours), never a file of the user's that happens to have the name.
+    ours: Vec<PathBuf>,
 }
 
 /// Refuses a fresh run over a file set whose previous run did not end cleanly (unless
@@ -43,10 +46,13 @@ pub fn guard(
     }
     if prev.evidence_not_clean || !prev.unclean.is_empty() {
         // --resume reads the old journal and carries its run on: it stays where it is.
-        let journal = (!plan.resume)
-            .then(|| crate::sched::setup::journal_path(plan))
-            .flatten();
-        let moved = move_aside(settings, journal.as_deref(), prev.run_id)?;
+        let journal = crate::sched::setup::journal_path(plan);
+        let keep: Vec<&PathBuf> = prev
+            .ours
+            .iter()
+            .filter(|p| !(plan.resume && Some(*p) == journal.as_ref()))
+            .collect();
+        let moved = move_aside(&keep, prev.run_id)?;
         if !moved.is_empty() {
             eprintln!(
                 "sqliosim: note: the previous run{} {}; its evidence is kept: {}",
@@ -96,6 +102,7 @@ fn look(
         if let Ok(st) = JournalState::load(backend, &path) {
             if st.run_id != 0 {
                 prev.run_id = Some(st.run_id);
+                prev.ours.push(path.clone());
                 if !st.clean {
                     prev.unclean.push(format!(
                         "its journal {} has no End record (the run was killed, crashed, lost power, or stopped at an error)",
@@ -105,8 +112,20 @@ fn look(
             }
         }
     }
-    let evidence = settings.json.iter().chain([&settings.error_log]);
-    if let Some(p) = evidence.into_iter().find(|p| p.exists()) {
+    let mut evidence: Vec<&PathBuf> = Vec::new();
+    evidence.extend(
+        settings
+            .json
+            .iter()
+            .filter(|p| written_by_us(p, "sqliosim-summary")),
+    );
+    if written_by_us(&settings.error_log, "SQLIOSIM_LOG") {
+        evidence.push(&settings.error_log);
+        let dumps = settings.error_log.parent().map(|d| d.join("dumps"));
+        prev.ours.extend(dumps.filter(|d| has_flat_dumps(d)));
+    }
+    prev.ours.extend(evidence.iter().map(|p| p.to_path_buf()));
+    if let Some(p) = evidence.first() {
         match crate::report::reader::load(p) {
             Ok(l) => {
                 let finished = l.complete || l.stopped_by.is_some();
@@ -151,24 +170,16 @@ fn refusal(settings: &RunSettings, plan: &SimPlan, prev: &Previous) -> String {
     )
 }
 
-/// Renames the XML log, the JSON summary, an old-style flat `dumps/` and `journal` to names
-/// carrying `run_id`; returns "FROM → TO" for each.
-fn move_aside(
-    settings: &RunSettings,
-    journal: Option<&Path>,
-    run_id: Option<u64>,
-) -> anyhow::Result<Vec<String>> {
+/// A file of ours: it exists, is not empty, and carries `marker` near its start.
+fn written_by_us(path: &Path, marker: &str) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0)
+        && super::simrun::ensure_ours(path, marker, false).is_ok()
+}
+
+/// Renames the files of the previous run (the XML log, the JSON summary, an old-style flat
+/// `dumps/`, the journal) to names carrying `run_id`; returns "FROM → TO" for each.
+fn move_aside(moves: &[&PathBuf], run_id: Option<u64>) -> anyhow::Result<Vec<String>> {
     let tag = run_id.map_or_else(unknown_tag, id_text);
-    let mut moves: Vec<PathBuf> = vec![settings.error_log.clone()];
-    moves.extend(settings.json.clone());
-    moves.extend(
-        settings
-            .error_log
-            .parent()
-            .map(|d| d.join("dumps"))
-            .filter(|d| has_flat_dumps(d)),
-    );
-    moves.extend(journal.map(Path::to_path_buf));
     let mut said = Vec::new();
     for from in moves.iter().filter(|p| p.exists()) {
         let to = free_name(from, &tag);
