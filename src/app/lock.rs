@@ -304,6 +304,23 @@ mod tests {
     }
 
     #[test]
+    fn a_refusing_run_puts_the_dead_runs_record_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let files = set(dir.path());
+        let stale = "pid=4242\nhost=h1\nsince_us=0\ncommand=sqliosim run\n";
+        std::fs::write(lock_path(&files[0]), stale).expect("write");
+        let mut t = lock_set(&files, true, "run").expect("taken");
+        t.lock.put_back_left();
+        drop(t);
+        let now = std::fs::read_to_string(lock_path(&files[0])).expect("read");
+        assert_eq!(
+            now, stale,
+            "the next attempt finds the dead run's record again"
+        );
+        assert_eq!(std::fs::read(lock_path(&files[1])).expect("read").len(), 0);
+    }
+
+    #[test]
     fn shared_locks_coexist() {
         let dir = tempfile::tempdir().expect("tempdir");
         let a = lock_set(&set(dir.path()), false, "verify").expect("a");

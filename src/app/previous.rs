@@ -71,6 +71,19 @@ pub fn guard(
     Ok(())
 }
 
+/// The dumps directory of one process: `dumps/NAME`, or `dumps/NAME-2`, `-3`… when an earlier
+/// process of the same run id (a resumed run, a verify) already has one, so that no dump is
+/// ever overwritten by, or mixed with, another process's.
+pub fn dump_dir(dumps: &Path, name: &str) -> PathBuf {
+    (1..)
+        .map(|n| match n {
+            1 => dumps.join(name),
+            n => dumps.join(format!("{name}-{n}")),
+        })
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| dumps.join(name))
+}
+
 /// How a run id appears in names: 16 hex digits, as the log shows it.
 pub fn id_text(run_id: u64) -> String {
     format!("{run_id:016X}")
@@ -257,5 +270,13 @@ mod tests {
             dir.path().join("dumps.00AB")
         );
         assert_eq!(id_text(0xAB), "00000000000000AB");
+        let dumps = dir.path().join("dumps");
+        assert_eq!(dump_dir(&dumps, "00AB"), dumps.join("00AB"));
+        std::fs::create_dir_all(dumps.join("00AB")).expect("mkdir");
+        assert_eq!(
+            dump_dir(&dumps, "00AB"),
+            dumps.join("00AB-2"),
+            "a resumed run's own"
+        );
     }
 }

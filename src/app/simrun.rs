@@ -298,7 +298,7 @@ fn open_evidence(settings: &RunSettings, run_id: u64) -> anyhow::Result<Evidence
     let dumps = settings
         .error_log
         .parent()
-        .map(|d| d.join("dumps").join(super::previous::id_text(run_id)));
+        .map(|d| super::previous::dump_dir(&d.join("dumps"), &super::previous::id_text(run_id)));
     let opts = EvidenceOptions {
         log: Some(settings.error_log.clone()),
         dump_dir: dumps,

@@ -132,7 +132,14 @@ fn open_evidence(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Evidence>
         .log
         .clone()
         .unwrap_or_else(|| dir.join("sqliosim.verify.log.xml"));
-    let dumps = log.parent().map(|d| d.join("dumps"));
+    // Apart from the run's own dumps, and from every other verify's.
+    let name = format!(
+        "verify-{}",
+        super::previous::id_text(targets[0].header.run_id)
+    );
+    let dumps = log
+        .parent()
+        .map(|d| super::previous::dump_dir(&d.join("dumps"), &name));
     let opts = EvidenceOptions {
         log: Some(log.clone()),
         dump_dir: dumps,
