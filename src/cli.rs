@@ -151,6 +151,12 @@ pub struct RunArgs {
     /// Continue with the existing test files instead of creating them afresh.
     #[arg(long)]
     pub resume: bool,
+    /// Start afresh although the previous run of this file set did not end cleanly (killed,
+    /// crashed, power cut): its data files are replaced, its log, JSON summary, dumps and
+    /// journal are kept under its run id. Without it such a run refuses (exit 2) and says to
+    /// `verify` or `--resume` first.
+    #[arg(long, conflicts_with = "resume")]
+    pub discard_previous_run: bool,
     /// Keep the durability journal (sqliosim.journal) in DIR, ideally on another device than
     /// the one under test, so that a device losing writes cannot lose the journal's too.
     /// `verify` and `--resume` need the same --journal-dir. [default: beside the first data
@@ -201,6 +207,7 @@ impl RunArgs {
             },
             force: self.force,
             resume: self.resume,
+            discard_previous_run: self.discard_previous_run,
             journal_dir: self.journal_dir.clone(),
             bundle: self.bundle.clone(),
             bench: self.bench.clone(),

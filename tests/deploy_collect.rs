@@ -174,3 +174,99 @@ fn collect_sh_rebuilds_each_pods_summary_from_its_log_and_the_report_names_the_f
         "{said}"
     );
 }
+
+/// A pod started again (a crash, a reboot, a retried pod) never deletes the results of its
+/// earlier start: they are kept beside, under the run id of their JSON summary.
+#[test]
+fn run_sh_keeps_the_results_of_an_earlier_start_under_its_run_id() {
+    let Some(run_sh) = prerequisites() else {
+        return;
+    };
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let dir = tmp.path();
+    std::fs::write(dir.join("small.cfg.ini"), CONFIG).expect("config");
+    let script = dir.join("run.sh");
+    std::fs::write(&script, run_sh).expect("run.sh");
+    let pod = PODS[FAULTY];
+    run_pod(dir, &script, pod, true);
+    let results = dir.join("results");
+    let first = std::fs::read(results.join(pod).join("sqliosim.log.json")).expect("first json");
+    let id = json(&results.join(pod).join("sqliosim.log.json"))["run_id"]
+        .as_u64()
+        .expect("run_id");
+    let second = run_pod(dir, &script, pod, true);
+    let said = String::from_utf8_lossy(&second);
+    let kept = results.join(format!("{pod}.{id}"));
+    assert!(said.contains(&kept.display().to_string()), "{said}");
+    let kept_json = std::fs::read(kept.join("sqliosim.log.json")).expect("kept json");
+    assert!(
+        kept_json == first,
+        "the earlier start's summary was changed"
+    );
+    assert!(kept.join("dumps").is_dir(), "its dumps were kept with it");
+    assert!(
+        results.join(pod).join("sqliosim.log.json").is_file(),
+        "the new start's results"
+    );
+}
+
+/// The Ansible role's keep-aside step (its shell, read out of the role's defaults) moves an
+/// earlier run's results to results.RUNID and deletes nothing; no task of the role deletes a
+/// results directory.
+#[test]
+fn the_ansible_role_keeps_earlier_results_under_their_run_id() {
+    if prerequisites().is_none() {
+        return;
+    }
+    let role = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/ansible/roles/sqliosim");
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['sqliosim_keep_aside'], end='')",
+        ])
+        .arg(role.join("defaults/main.yml"))
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let keep = String::from_utf8_lossy(&out.stdout).into_owned();
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let results = tmp.path().join("results");
+    std::fs::create_dir_all(results.join("dumps")).expect("dumps");
+    let json = "{\n  \"schema\": \"x\",\n  \"run_id\": 1234567,\n  \"findings\": []\n}\n";
+    std::fs::write(results.join("sqliosim.log.json"), json).expect("json");
+    for expect in ["results.1234567", "results.1234567-2"] {
+        let out = Command::new("sh")
+            .args(["-c", &keep])
+            .env("KEEP", &results)
+            .output()
+            .expect("sh");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let kept = tmp.path().join(expect);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            kept.display().to_string()
+        );
+        assert_eq!(
+            std::fs::read_to_string(kept.join("sqliosim.log.json")).expect("kept"),
+            json
+        );
+        assert!(kept.join("dumps").is_dir());
+        std::fs::create_dir_all(results.join("dumps")).expect("dumps");
+        std::fs::write(results.join("sqliosim.log.json"), json).expect("json");
+    }
+    let tasks = std::fs::read_to_string(role.join("tasks/run.yml")).expect("run.yml");
+    for block in tasks.split("\n- name:") {
+        assert!(
+            !(block.contains("state: absent") && block.contains("results_dir")),
+            "a task deletes the results: {block}"
+        );
+    }
+}

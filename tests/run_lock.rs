@@ -1,7 +1,8 @@
 //! One run per file set: while `sqliosim run` works on a directory, a second `run`, a
 //! `run --resume` and a `verify` there refuse (exit 2) naming the running process, and the
-//! first run is left to finish clean; a run killed with SIGKILL leaves a lock that the next
-//! run or verify takes over, and says so. The lock holds for a second run started in another
+//! first run is left to finish clean; a run killed with SIGKILL leaves a lock that a fresh
+//! run refuses to take over (exit 2: `verify`, `--resume` or `--discard-previous-run`), and
+//! that `--resume` or `verify` takes over, saying so. The lock holds for a second run started in another
 //! network namespace (a container sharing the filesystem) and through a FUSE mount (faultfs).
 
 mod crash_support;
@@ -90,6 +91,17 @@ fn a_lock_left_by_a_killed_run_is_taken_over() {
     let pid = run.id();
     run.kill().expect("SIGKILL");
     run.wait().expect("wait");
+    // A fresh run would destroy what the killed one left: refused, naming the dead holder.
+    let out = run_cmd(&config, dir.path())
+        .args(["--cycles", "1", "--duration", "1"])
+        .output()
+        .expect("fresh run");
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("did not end cleanly") && err.contains(&format!("PID {pid} on host")),
+        "{err}"
+    );
     let out = run_cmd(&config, dir.path())
         .args([
             "--resume",

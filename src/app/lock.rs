@@ -67,14 +67,31 @@ pub enum LockError {
 pub struct SetLock {
     files: Vec<File>,
     exclusive: bool,
+    /// What each lock file said when it was taken (a dead run's record, or empty).
+    left: Vec<String>,
+    /// Put `left` back on drop instead of emptying the files.
+    put_back: bool,
+}
+
+impl SetLock {
+    /// On release, puts back the records that dead runs had left instead of emptying the lock
+    /// files: a run that refuses to start over a crashed run's files leaves them as it found
+    /// them, so the next attempt is refused too.
+    pub fn put_back_left(&mut self) {
+        self.put_back = true;
+    }
 }
 
 impl Drop for SetLock {
     fn drop(&mut self) {
         if self.exclusive {
             // Emptied, not removed: removing a lock file races with a process that opened it.
-            for f in &self.files {
+            for (f, left) in self.files.iter().zip(&self.left) {
                 let _ = f.set_len(0);
+                if self.put_back && !left.is_empty() {
+                    use std::os::unix::fs::FileExt;
+                    let _ = f.write_all_at(left.as_bytes(), 0);
+                }
             }
         }
     }
@@ -103,6 +120,8 @@ pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Tak
         lock: SetLock {
             files: Vec::with_capacity(files.len()),
             exclusive,
+            left: Vec::with_capacity(files.len()),
+            put_back: false,
         },
         taken_over: Vec::new(),
     };
@@ -131,6 +150,7 @@ pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Tak
             write_record(&f, &path, command)?;
         }
         taken.lock.files.push(f);
+        taken.lock.left.push(left);
         seen.push(path);
     }
     Ok(taken)
@@ -293,6 +313,23 @@ mod tests {
         assert!(now.contains(&format!("pid={}", std::process::id())));
         drop(t);
         assert_eq!(std::fs::read(lock_path(&files[0])).expect("read").len(), 0);
+    }
+
+    #[test]
+    fn a_refusing_run_puts_the_dead_runs_record_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let files = set(dir.path());
+        let stale = "pid=4242\nhost=h1\nsince_us=0\ncommand=sqliosim run\n";
+        std::fs::write(lock_path(&files[0]), stale).expect("write");
+        let mut t = lock_set(&files, true, "run").expect("taken");
+        t.lock.put_back_left();
+        drop(t);
+        let now = std::fs::read_to_string(lock_path(&files[0])).expect("read");
+        assert_eq!(
+            now, stale,
+            "the next attempt finds the dead run's record again"
+        );
+        assert_eq!(std::fs::read(lock_path(&files[1])).expect("read").len(), 0);
     }
 
     #[test]

@@ -23,21 +23,36 @@ use crate::report::{Evidence, EvidenceOptions, IoServiceInfo, RunInfo};
 
 /// Runs the simulation for resolved settings.
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
-    let plan = plan_from(settings);
+    let mut plan = plan_from(settings);
+    super::targets::refuse_nodes(&plan, settings)?;
     make_dirs(&plan, settings)?;
     // Before anything of the set is deleted, created or opened: one run per file set.
-    let _lock = lock_files(&plan)?;
-    refuse_planted(&plan, settings)?;
+    let mut taken = super::lock::lock_set(&file_paths(&plan), true, "run")?;
     let Chosen {
         backend,
         faulty,
         engine,
     } = choose_backend(settings, &plan)?;
+    if let Err(e) = super::previous::guard(settings, &plan, backend.as_ref(), &taken.taken_over) {
+        // Leave the crashed run's lock records as found, so that the next attempt is refused too.
+        taken.lock.put_back_left();
+        return Err(e);
+    }
+    if let Err(e) = refuse_planted(&plan, settings) {
+        taken.lock.put_back_left();
+        return Err(e);
+    }
+    for note in &taken.taken_over {
+        eprintln!("sqliosim: note: {note}");
+    }
+    let _lock = taken.lock;
+    let run_id = run_id_of(&plan, backend.as_ref());
+    plan.run_id = Some(run_id);
     crate::outln!("I/O engine = {}", engine.describe())?;
-    let evidence = Arc::new(open_evidence(settings)?);
+    let evidence = Arc::new(open_evidence(settings, run_id)?);
     evidence.io_engine(engine);
     for line in exposure_lines(settings) {
-        println!("{line}");
+        crate::outln!("{line}")?;
         evidence.emit(Event::Message(Message::new(
             Severity::Warning,
             "System",
@@ -259,15 +274,23 @@ fn engine_depth(plan: &SimPlan, kind: RingKind) -> usize {
     }
 }
 
-/// Locks every file of the plan for this run (exit 2 naming the holder when another process
-/// has it), saying when a lock left by a killed run is taken over.
-fn lock_files(plan: &SimPlan) -> anyhow::Result<super::lock::SetLock> {
-    let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
-    let taken = super::lock::lock_set(&paths, true, "run")?;
-    for note in &taken.taken_over {
-        eprintln!("sqliosim: note: {note}");
-    }
-    Ok(taken.lock)
+/// The files of the plan, to lock (exit 2 naming the holder when another process has one).
+fn file_paths(plan: &SimPlan) -> Vec<PathBuf> {
+    plan.files.iter().map(|f| f.path.clone()).collect()
+}
+
+/// The run id of this run: a resumed file set's own (its first data file's header), else a new
+/// one, drawn now so that the evidence (dumps, log, JSON) carries it from the start.
+fn run_id_of(plan: &SimPlan, backend: &dyn Backend) -> u64 {
+    let resumed = plan
+        .resume
+        .then(|| plan.data_files().first().copied())
+        .flatten()
+        .and_then(|i| {
+            crate::engine::files::check_ownership(backend, &plan.files[i].path, false).ok()?
+        })
+        .map(|h| h.run_id);
+    resumed.unwrap_or_else(|| rand::random::<u64>() | 1)
 }
 
 /// Refuses, before the run starts, a planted name under a file the run replaces later: the
@@ -333,14 +356,18 @@ pub fn ensure_ours(path: &Path, marker: &str, force: bool) -> anyhow::Result<()>
 }
 
 /// The XML log, the page dumps and the JSON summary beside it (unless `--no-json`).
-fn open_evidence(settings: &RunSettings) -> anyhow::Result<Evidence> {
+fn open_evidence(settings: &RunSettings, run_id: u64) -> anyhow::Result<Evidence> {
     ensure_ours(&settings.error_log, "SQLIOSIM_LOG", settings.force)?;
     if let Some(json) = &settings.json {
         ensure_ours(json, "sqliosim-summary", settings.force).map_err(|e| {
             anyhow::anyhow!("{e} (the JSON summary goes beside the XML log by default: --json FILE names another path, --no-json turns it off)")
         })?;
     }
-    let dumps = settings.error_log.parent().map(|d| d.join("dumps"));
+    // Each run's dumps in a directory of its own, so none is ever read as another run's.
+    let dumps = settings
+        .error_log
+        .parent()
+        .map(|d| super::previous::dump_dir(&d.join("dumps"), &super::previous::id_text(run_id)));
     let opts = EvidenceOptions {
         log: Some(settings.error_log.clone()),
         dump_dir: dumps,
@@ -350,7 +377,7 @@ fn open_evidence(settings: &RunSettings) -> anyhow::Result<Evidence> {
     };
     let run = RunInfo {
         seed: Some(settings.seed),
-        run_id: None,
+        run_id: Some(run_id),
         command_line: std::env::args().collect(),
         config: serde_json::to_value(&settings.config).unwrap_or_default(),
     };

@@ -134,7 +134,14 @@ fn open_evidence(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Evidence>
         .log
         .as_ref()
         .and_then(|l| l.parent())
-        .map(|d| d.join("dumps"));
+        // Apart from the run's own dumps, and from every other verify's.
+        .map(|d| {
+            let name = format!(
+                "verify-{}",
+                super::previous::id_text(targets[0].header.run_id)
+            );
+            super::previous::dump_dir(&d.join("dumps"), &name)
+        });
     let opts = EvidenceOptions {
         log: a.log.clone(),
         dump_dir: dumps,

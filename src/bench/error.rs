@@ -50,6 +50,28 @@ pub enum BenchError {
         /// The refusal is for `--verify` (otherwise for writing).
         verify: bool,
     },
+    /// A block device in use (mounted, swap, part of a stack, claimed): never written, even
+    /// with `--force`, which is for idle devices.
+    #[error(
+        "{path} is in use: {what}. sqliosim bench never writes a device in use, even with \
+         --force (which only overwrites an idle device): unmount it (swapoff it, or take it out \
+         of its md/dm/LVM stack) first, or run --rw read without --verify, which only reads it"
+    )]
+    DeviceInUse {
+        /// The device.
+        path: PathBuf,
+        /// What uses it.
+        what: super::inuse::DeviceUse,
+    },
+    /// A target that does not exist, where a new file would be created among the device nodes.
+    #[error(
+        "{path} does not exist, and sqliosim never creates files under /dev: check the device \
+         name (lsblk lists them), or give a path on a mounted filesystem"
+    )]
+    NoSuchDevice {
+        /// The path given.
+        path: PathBuf,
+    },
     /// `--verify` on a target an earlier run wrote without stamps.
     #[error(
         "{path}: an earlier run wrote blocks without stamps (--data zeros, or blocks or offsets \

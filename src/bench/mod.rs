@@ -15,6 +15,7 @@ pub mod diskspd;
 pub mod error;
 mod front;
 pub mod honest;
+pub mod inuse;
 pub mod job;
 pub mod latency;
 pub mod out;

@@ -5,6 +5,7 @@
 use super::cpu::{CpuSample, CpuUsage};
 use super::error::BenchError;
 use super::honest::{self, DirectIo};
+use super::inuse::{self, Claim};
 use super::job::Job;
 use super::latency::BenchStats;
 use super::target::{self, OpenMode};
@@ -49,13 +50,15 @@ pub struct RunResult {
     pub total: BenchStats,
 }
 
-/// Open files (shared by every engine), their stamp seeds, and their facts.
-type Opened = (Arc<[FileStorage]>, Vec<u64>, Vec<TargetInfo>);
+/// Open files (shared by every engine), their stamp seeds, their facts, and the exclusive
+/// claims on the devices written, held until the run ends.
+type Opened = (Arc<[FileStorage]>, Vec<u64>, Vec<TargetInfo>, Vec<Claim>);
 
 fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
     let mut files = Vec::new();
     let mut seeds = Vec::new();
     let mut infos = Vec::new();
+    let mut claims = Vec::new();
     let write = job.read_pct < 100;
     for t in &job.targets {
         let access = target::Access {
@@ -65,6 +68,15 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
             verify: job.verify,
             unstamped_writes: write && !job.stamps_writes(),
         };
+        // Only a run that reads without checking stamps never writes (a --verify run may
+        // fill the device first): every other run claims a device before touching it.
+        if write || job.verify || job.force {
+            let claim = inuse::claim(&t.path).map_err(|what| BenchError::DeviceInUse {
+                path: t.path.clone(),
+                what,
+            })?;
+            claims.extend(claim);
+        }
         let p = target::prepare(&t.path, t.size, access, stop)?;
         let mode = OpenMode {
             direct: job.direct,
@@ -81,7 +93,7 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
         seeds.push(p.seed);
         files.push(f);
     }
-    Ok((Arc::from(files), seeds, infos))
+    Ok((Arc::from(files), seeds, infos, claims))
 }
 
 /// Sleeps until `when` or until `stop` is raised; returns false when stopped.
@@ -102,7 +114,7 @@ fn sleep_until(when: Instant, stop: &AtomicBool) -> bool {
 pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
     job.validate()?;
     super::dio::check(job)?;
-    let (files, seeds, infos) = open_targets(job, stop)?;
+    let (files, seeds, infos, _claims) = open_targets(job, stop)?;
     let n = job.threads() as usize;
     let gate = Gate {
         ready: Barrier::new(n + 1),

@@ -281,6 +281,11 @@ pub fn prepare(
     use std::os::unix::fs::FileTypeExt;
     let Access { force, direct, .. } = access;
     let existing = std::fs::metadata(path).ok();
+    if existing.is_none() && crate::io::nodes::among_device_nodes(path) {
+        return Err(BenchError::NoSuchDevice {
+            path: path.to_path_buf(),
+        });
+    }
     if let Some(m) = &existing {
         if m.file_type().is_block_device() {
             return prepare_device(path, size, access, stop);

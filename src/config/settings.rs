@@ -95,6 +95,9 @@ pub struct Overrides {
     pub force: bool,
     /// `--resume`: continue from existing files instead of starting afresh.
     pub resume: bool,
+    /// `--discard-previous-run`: start afresh over a file set whose previous run did not end
+    /// cleanly (its evidence is kept under its run id, its data files are replaced).
+    pub discard_previous_run: bool,
     /// `--journal-dir`: where the durability journal lives.
     pub journal_dir: Option<PathBuf>,
     /// `--bundle`: write an evidence bundle (tar.gz) here.
@@ -174,6 +177,8 @@ pub struct RunSettings {
     pub force: bool,
     /// Continue from existing files.
     pub resume: bool,
+    /// Start afresh even when the previous run of the file set did not end cleanly.
+    pub discard_previous_run: bool,
     /// Directory of the durability journal (absolute), when not beside the first data file.
     pub journal_dir: Option<PathBuf>,
     /// Evidence bundle path (absolute), when asked for.
@@ -298,6 +303,7 @@ fn resolve_loaded(
         save: abs(&o.save),
         force: o.force,
         resume: o.resume,
+        discard_previous_run: o.discard_previous_run,
         journal_dir: abs(&o.journal_dir),
         bundle: abs(&o.bundle),
         bench: o.bench.clone(),

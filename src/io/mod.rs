@@ -32,6 +32,7 @@ pub mod buffered;
 pub mod direct;
 pub mod faulty;
 pub mod file;
+pub mod nodes;
 pub mod oserr;
 pub mod post;
 pub mod safefile;

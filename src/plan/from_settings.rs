@@ -37,6 +37,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         journal: true,
         journal_dir: s.journal_dir.clone(),
         resume: s.resume,
+        run_id: None,
         long_io: crate::control::inflight::LONG_IO,
         random: random(c),
         audit: batch(

@@ -128,6 +128,9 @@ pub struct SimPlan {
     pub journal_dir: Option<std::path::PathBuf>,
     /// Open the existing file set, verify it, and carry on (instead of creating files).
     pub resume: bool,
+    /// Run id of the file set to create, chosen before the run so that its evidence (dumps)
+    /// can carry it; `None`: drawn when the files are created.
+    pub run_id: Option<u64>,
     /// An I/O outstanding longer than this is reported once (SQLIOSim: 15 s).
     pub long_io: Duration,
     /// `[RandomUser]`.

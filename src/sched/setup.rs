@@ -140,7 +140,7 @@ pub fn build(
 
 /// Creates every file of the plan (over files that are ours, or with --force).
 fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, Vec<SimFile>)> {
-    let run_id = rand::random::<u64>() | 1;
+    let run_id = plan.run_id.unwrap_or_else(|| rand::random::<u64>() | 1);
     let open = OpenOptions {
         create: true,
         direct: plan.direct,

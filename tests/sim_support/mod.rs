@@ -63,6 +63,7 @@ pub fn small_plan(dir: &Path, data_mb: u64, main: Duration) -> SimPlan {
         journal: true,
         journal_dir: None,
         resume: false,
+        run_id: None,
         long_io: Duration::from_secs(15),
         random: RandomPlan {
             users: 2,

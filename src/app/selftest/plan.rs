@@ -66,6 +66,7 @@ pub fn selftest_plan(dir: &Path, seed: u64, main: Duration, scatter_gather: bool
         journal: false,
         journal_dir: None,
         resume: false,
+        run_id: None,
         long_io: Duration::from_secs(15),
         random: RandomPlan {
             users: 2,

@@ -1,0 +1,282 @@
+//! What the previous run of a file set left, and what a new `run` may do with it.
+//!
+//! A run that did not end cleanly (killed, crashed, power cut, or stopped at an error: its lock
+//! was left by a dead process, or its journal has no End record) left the files that show what
+//! the device lost. A fresh run would delete them before anyone verified them, so it refuses
+//! (exit 2) and says what to do: `verify`, `run --resume`, or `--discard-previous-run`.
+//!
+//! The evidence of a previous run that did not end cleanly or found errors (its XML log, JSON
+//! summary, old-style flat `dumps/`, journal) is never overwritten: it is moved aside under
+//! the old run's id, and the run says so. A clean previous run's evidence is replaced as
+//! before. Dumps of current runs go in `dumps/RUNID/`, so they never need moving.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::RunSettings;
+use crate::engine::journal::JournalState;
+use crate::io::Backend;
+use crate::plan::SimPlan;
+
+/// What the previous run of the file set left behind.
+#[derive(Debug, Default)]
+struct Previous {
+    /// Why it did not end cleanly (empty: it did, or there was none).
+    unclean: Vec<String>,
+    /// Its run id, where anything says it.
+    run_id: Option<u64>,
+    /// Its evidence shows a run that found errors, or did not finish.
+    evidence_not_clean: bool,
+    /// Its files that may be moved aside: only what sqliosim wrote (a log, summary or journal
+    /// of ours), never a file of the user's that happens to have the name.
+    ours: Vec<PathBuf>,
+}
+
+/// Refuses a fresh run over a file set whose previous run did not end cleanly (unless
+/// `--discard-previous-run` or `--resume`), then moves aside the evidence that must not be
+/// overwritten. `taken_over` are the lock's notes on records left by dead runs.
+pub fn guard(
+    settings: &RunSettings,
+    plan: &SimPlan,
+    backend: &dyn Backend,
+    taken_over: &[String],
+) -> anyhow::Result<()> {
+    let prev = look(settings, plan, backend, taken_over);
+    if !prev.unclean.is_empty() && !plan.resume && !settings.discard_previous_run {
+        anyhow::bail!("{}", refusal(settings, plan, &prev));
+    }
+    if prev.evidence_not_clean || !prev.unclean.is_empty() {
+        // --resume reads the old journal and carries its run on: it stays where it is.
+        let journal = crate::sched::setup::journal_path(plan);
+        let keep: Vec<&PathBuf> = prev
+            .ours
+            .iter()
+            .filter(|p| !(plan.resume && Some(*p) == journal.as_ref()))
+            .collect();
+        let moved = move_aside(&keep, prev.run_id)?;
+        if !moved.is_empty() {
+            eprintln!(
+                "sqliosim: note: the previous run{} {}; its evidence is kept: {}",
+                prev.run_id
+                    .map(|r| format!(" ({})", id_text(r)))
+                    .unwrap_or_default(),
+                if prev.unclean.is_empty() {
+                    "found errors"
+                } else {
+                    "did not end cleanly"
+                },
+                moved.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The dumps directory of one process: `dumps/NAME`, or `dumps/NAME-2`, `-3`… when an earlier
+/// process of the same run id (a resumed run, a verify) already has one, so that no dump is
+/// ever overwritten by, or mixed with, another process's.
+pub fn dump_dir(dumps: &Path, name: &str) -> PathBuf {
+    (1..)
+        .map(|n| match n {
+            1 => dumps.join(name),
+            n => dumps.join(format!("{name}-{n}")),
+        })
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| dumps.join(name))
+}
+
+/// How a run id appears in names: 16 hex digits, as the log shows it.
+pub fn id_text(run_id: u64) -> String {
+    format!("{run_id:016X}")
+}
+
+fn look(
+    settings: &RunSettings,
+    plan: &SimPlan,
+    backend: &dyn Backend,
+    taken_over: &[String],
+) -> Previous {
+    // The lock's notes say "took over the lock …": here nothing is taken over yet.
+    let mut unclean: Vec<String> = taken_over
+        .iter()
+        .take(1)
+        .map(|n| n.replacen("took over the lock", "the lock", 1))
+        .collect();
+    if taken_over.len() > 1 {
+        unclean[0].push_str(&format!(
+            " (and {} more of its lock files)",
+            taken_over.len() - 1
+        ));
+    }
+    let mut prev = Previous {
+        unclean,
+        ..Previous::default()
+    };
+    if let Some(path) = crate::sched::setup::journal_path(plan).filter(|p| backend.exists(p)) {
+        if let Ok(st) = JournalState::load(backend, &path) {
+            if st.run_id != 0 {
+                prev.run_id = Some(st.run_id);
+                prev.ours.push(path.clone());
+                if !st.clean {
+                    prev.unclean.push(format!(
+                        "its journal {} has no End record (the run was killed, crashed, lost power, or stopped at an error)",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+    let mut evidence: Vec<&PathBuf> = Vec::new();
+    evidence.extend(
+        settings
+            .json
+            .iter()
+            .filter(|p| written_by_us(p, "sqliosim-summary")),
+    );
+    if written_by_us(&settings.error_log, "SQLIOSIM_LOG") {
+        evidence.push(&settings.error_log);
+        let dumps = settings.error_log.parent().map(|d| d.join("dumps"));
+        prev.ours.extend(dumps.filter(|d| has_flat_dumps(d)));
+    }
+    prev.ours.extend(evidence.iter().map(|p| p.to_path_buf()));
+    if let Some(p) = evidence.first() {
+        match crate::report::reader::load(p) {
+            Ok(l) => {
+                let finished = l.complete || l.stopped_by.is_some();
+                prev.evidence_not_clean =
+                    l.integrity_errors() > 0 || !l.other_errors.is_empty() || !finished;
+                prev.run_id = prev.run_id.or(l.json.and_then(|j| j.run_id));
+            }
+            Err(_) => prev.evidence_not_clean = true,
+        }
+    }
+    prev.run_id = prev.run_id.or_else(|| header_run_id(plan, backend));
+    prev
+}
+
+/// The run id in the header of the first data file, if it is ours.
+fn header_run_id(plan: &SimPlan, backend: &dyn Backend) -> Option<u64> {
+    let &first = plan.data_files().first()?;
+    crate::engine::files::check_ownership(backend, &plan.files[first].path, false)
+        .ok()
+        .flatten()
+        .map(|h| h.run_id)
+}
+
+fn refusal(settings: &RunSettings, plan: &SimPlan, prev: &Previous) -> String {
+    let dir = plan
+        .data_files()
+        .first()
+        .and_then(|&i| plan.files[i].path.parent())
+        .map_or_else(|| ".".into(), |d| d.display().to_string());
+    let journal = settings
+        .journal_dir
+        .as_ref()
+        .map(|j| format!(" --journal-dir {}", j.display()))
+        .unwrap_or_default();
+    format!(
+        "the previous run of this file set did not end cleanly: {}. Its files show what the device \
+         lost, so this run does not replace them. Check them with `sqliosim verify --dir {dir}{journal}`, \
+         carry the run on with `sqliosim run --resume` (it verifies first), or start afresh with \
+         `sqliosim run --discard-previous-run` (its data files are replaced; its log, JSON \
+         summary, dumps and journal are kept under its run id)",
+        prev.unclean.join("; ")
+    )
+}
+
+/// A file of ours: it exists, is not empty, and carries `marker` near its start.
+fn written_by_us(path: &Path, marker: &str) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0)
+        && super::simrun::ensure_ours(path, marker, false).is_ok()
+}
+
+/// Renames the files of the previous run (the XML log, the JSON summary, an old-style flat
+/// `dumps/`, the journal) to names carrying `run_id`; returns "FROM → TO" for each.
+fn move_aside(moves: &[&PathBuf], run_id: Option<u64>) -> anyhow::Result<Vec<String>> {
+    let tag = run_id.map_or_else(unknown_tag, id_text);
+    let mut said = Vec::new();
+    for from in moves.iter().filter(|p| p.exists()) {
+        let to = free_name(from, &tag);
+        std::fs::rename(from, &to).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot keep the previous run's {} as {}: {e}; move it away yourself, or use another directory",
+                from.display(),
+                to.display()
+            )
+        })?;
+        said.push(format!("{} → {}", from.display(), to.display()));
+    }
+    Ok(said)
+}
+
+/// A directory of dumps written the way runs before per-run dump directories wrote them:
+/// files directly inside.
+fn has_flat_dumps(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .any(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        })
+        .unwrap_or(false)
+}
+
+/// Where nothing says the old run's id: the time now, which is unique enough for one host.
+fn unknown_tag() -> String {
+    format!("unknown-{}", crate::page::layout::now_us())
+}
+
+/// `dir/stem.TAG.ext` (or `dir/name.TAG` without an extension), with `-2`, `-3`… added to the
+/// tag when that name is taken (a run id resumed and kept more than once).
+fn free_name(from: &Path, tag: &str) -> PathBuf {
+    let name = from
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (stem, ext) = match name.rsplit_once('.') {
+        Some((s, e)) if !s.is_empty() => (s.to_string(), format!(".{e}")),
+        _ => (name.clone(), String::new()),
+    };
+    (1..)
+        .map(|n| {
+            let t = if n == 1 {
+                tag.to_string()
+            } else {
+                format!("{tag}-{n}")
+            };
+            from.with_file_name(format!("{stem}.{t}{ext}"))
+        })
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| from.with_file_name(format!("{name}.{tag}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_carry_the_run_id_before_the_extension() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("sqliosim.log.xml");
+        assert_eq!(
+            free_name(&log, "00AB"),
+            dir.path().join("sqliosim.log.00AB.xml")
+        );
+        std::fs::write(dir.path().join("sqliosim.log.00AB.xml"), b"x").expect("write");
+        assert_eq!(
+            free_name(&log, "00AB"),
+            dir.path().join("sqliosim.log.00AB-2.xml")
+        );
+        assert_eq!(
+            free_name(&dir.path().join("dumps"), "00AB"),
+            dir.path().join("dumps.00AB")
+        );
+        assert_eq!(id_text(0xAB), "00000000000000AB");
+        let dumps = dir.path().join("dumps");
+        assert_eq!(dump_dir(&dumps, "00AB"), dumps.join("00AB"));
+        std::fs::create_dir_all(dumps.join("00AB")).expect("mkdir");
+        assert_eq!(
+            dump_dir(&dumps, "00AB"),
+            dumps.join("00AB-2"),
+            "a resumed run's own"
+        );
+    }
+}

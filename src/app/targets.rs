@@ -1,0 +1,63 @@
+//! What `run` refuses before it creates, deletes or locks anything: a data or log file that is
+//! not a regular file (a block device, character device, FIFO, socket or directory), and any
+//! file it would create among the device nodes of `/dev` (a data or log file, its `.lock`,
+//! the journal, the XML log, the JSON summary).
+//!
+//! A block device named as a data file used to be unlinked and replaced by a regular file in
+//! devtmpfs (RAM), which the run then tested and called clean.
+
+use std::path::PathBuf;
+
+use crate::config::RunSettings;
+use crate::io::nodes::{among_device_nodes, NodeKind};
+use crate::plan::SimPlan;
+
+/// Refuses (exit 2) a plan whose files are not regular files, or that would create files in
+/// `/dev`; names the path and says what to do.
+pub fn refuse_nodes(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
+    for f in &plan.files {
+        match NodeKind::of(&f.path) {
+            NodeKind::Missing | NodeKind::Regular => {}
+            NodeKind::BlockDevice => anyhow::bail!(
+                "{} is a block device: sqliosim run tests files on a filesystem and never \
+                 writes, replaces or deletes a device node. Put a filesystem on it, mount it and \
+                 give the mount point with --dir, or use `sqliosim bench --file {}` for a \
+                 raw-device capacity run",
+                f.path.display(),
+                f.path.display()
+            ),
+            other => anyhow::bail!(
+                "{} is {}, not a regular file: sqliosim run creates and tests regular files only \
+                 and never replaces anything else. Name a file on a mounted filesystem (FileName \
+                 in the configuration, or --dir)",
+                f.path.display(),
+                other.describe()
+            ),
+        }
+    }
+    for path in created(plan, settings) {
+        if NodeKind::of(&path) == NodeKind::Missing && among_device_nodes(&path) {
+            anyhow::bail!(
+                "{} would be created under /dev, among the device nodes: sqliosim never creates \
+                 files there. Give a directory on a mounted filesystem (--dir, FileName, --log, \
+                 --json, --journal-dir)",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Every file a run may create: data and log files and their locks, the journal, the logs.
+fn created(plan: &SimPlan, settings: &RunSettings) -> Vec<PathBuf> {
+    let mut all: Vec<PathBuf> = Vec::new();
+    for f in &plan.files {
+        all.push(f.path.clone());
+        all.push(super::lock::lock_path(&f.path));
+    }
+    all.extend(crate::sched::setup::journal_path(plan));
+    all.push(settings.error_log.clone());
+    all.extend(settings.json.clone());
+    all.extend(settings.error_log.parent().map(|d| d.join("dumps")));
+    all
+}
