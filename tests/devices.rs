@@ -2,8 +2,8 @@
 //! a block device (or a FIFO) named as a data file is refused with exit 2 and kept; no file is
 //! ever created in /dev; `bench --force` (and `--verify --force`, `run --bench "… --force"`,
 //! `diskspd`) refuses a device that is mounted, whose partition is mounted, or that is active
-//! swap, naming the mount point or the use, without telling the user to add --force, and the
-//! filesystem is intact after (`e2fsck -fn`).
+//! swap, or that another program holds open with O_EXCL, naming the mount point or the use,
+//! without telling the user to add --force, and the filesystem is intact after (`e2fsck -fn`).
 //!
 //! The loop-device cases need root, losetup, mkfs.ext4, sfdisk and mkswap; without them they
 //! print why and pass, unless SQLIOSIM_REQUIRE_LOOP=1 (as in CI), where they fail instead.
@@ -403,4 +403,41 @@ fn active_swap_is_never_written() {
         std::panic::resume_unwind(e);
     }
     assert!(header() == before, "the swap header was written");
+}
+
+#[test]
+fn a_device_another_program_holds_exclusively_is_never_written() {
+    if !is_root() {
+        return skip("not root: no loop device");
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let img = loop_support::sparse_image(dir.path(), "held.img", 32 << 20);
+    let Some(lo) = LoopDev::attach(&img, true, 512) else {
+        return;
+    };
+    let dev = lo.path().to_str().expect("utf-8").to_string();
+    // Another program claims the device as mkfs or a database would: O_EXCL, held open.
+    let holder = Command::new("python3")
+        .args([
+            "-c",
+            "import os, sys; os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL); print('held', flush=True); sys.stdin.read()",
+            &dev,
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut holder) = holder else {
+        return skip("python3 is missing");
+    };
+    let mut line = String::new();
+    use std::io::BufRead;
+    let mut out = std::io::BufReader::new(holder.stdout.take().expect("stdout"));
+    out.read_line(&mut line).expect("read");
+    assert_eq!(line.trim(), "held");
+    let result = std::panic::catch_unwind(|| assert_all_refused(&dev, &["O_EXCL"], dir.path()));
+    drop(holder.stdin.take());
+    let _ = holder.wait();
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
 }
