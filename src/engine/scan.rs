@@ -10,7 +10,8 @@ use super::wal::NO_PREV;
 use crate::findings::{Finding, FindingClass};
 use crate::io::{AlignedBuf, Storage};
 use crate::page::{
-    verify, ActorKind, Expect, ExpectedState, FileHeader, Verdict, VerdictKind, PAGE_SIZE,
+    verify, ActorKind, Expect, ExpectedState, FileHeader, SectorContent, Verdict, VerdictKind,
+    PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE,
 };
 
 /// Pages read per request while scanning.
@@ -29,9 +30,16 @@ pub struct BadPage {
     pub received: Vec<u8>,
     /// The file's sector size (its header's), in which a torn write is told.
     pub sector_size: u32,
+    /// A tear the device was allowed to leave ([`allowed_tear`]): counted, not a finding.
+    pub allowed_tear: bool,
 }
 
 impl BadPage {
+    /// True when the page is an integrity finding (not an allowed tear).
+    pub fn is_finding(&self) -> bool {
+        !self.allowed_tear && !acceptable(&self.verdict)
+    }
+
     /// The finding for this page of `path` (file `file_id`), found by the offline verifier.
     pub fn into_finding(self, seed: u64, path: &std::path::Path, file_id: u32) -> Finding {
         let mut f = Finding::page(
@@ -60,6 +68,8 @@ pub struct DataScan {
     pub never_written: u64,
     /// Pages newer than the journal knew (written after its last sync point).
     pub newer_than_journal: u64,
+    /// Pages torn as the device may tear a write it never acknowledged ([`allowed_tear`]).
+    pub allowed_tears: u64,
 }
 
 /// What a page must hold according to the journal (when it belongs to this file set).
@@ -76,6 +86,54 @@ pub fn expectation(h: &FileHeader, journal: Option<&JournalState>, page: u64) ->
         }
         _ => Expect::offline(Some(h.run_id), h.file_id, page),
     }
+}
+
+/// The journal, when it is this file's run's.
+fn journaled<'j>(h: &FileHeader, journal: Option<&'j JournalState>) -> Option<&'j JournalState> {
+    journal.filter(|j| j.run_id == h.run_id)
+}
+
+/// The allowed-tear rule (docs/durability.md): a device may tear a write it has not
+/// acknowledged as durable, at a boundary of its atomic unit (`unit`, the logical sector
+/// size; NVMe's AWUPF). So a torn page (or one whose zero sectors are a first write torn) is
+/// allowed loss when every `unit`-byte sector of it is whole, of one write, and every one holds
+/// at least the generation the journal held durable (`durable`; zeros count as generation 0):
+/// the newer part is a write never acknowledged. A tear inside a device sector, or a part older
+/// than the journal's generation (an acknowledged write torn), is not allowed.
+pub fn allowed_tear(v: &Verdict, durable: u64, unit: u32) -> bool {
+    let cells: Vec<Option<u64>> = match v {
+        Verdict::TornWrite { sectors } => sectors
+            .iter()
+            .map(|c| match *c {
+                SectorContent::Zero => Some(0),
+                SectorContent::Generation(g) => Some(g),
+                _ => None,
+            })
+            .collect(),
+        Verdict::ZeroedSectors {
+            generation,
+            sectors,
+        } => (0..SECTORS_PER_PAGE)
+            .map(|i| Some(if sectors >> i & 1 == 1 { 0 } else { *generation }))
+            .collect(),
+        _ => return false,
+    };
+    let per = (unit.max(SECTOR_SIZE as u32) as usize / SECTOR_SIZE).min(SECTORS_PER_PAGE);
+    let whole = cells
+        .chunks(per)
+        .all(|s| s.iter().all(|c| c.is_some() && *c == s[0]));
+    whole && cells.iter().all(|c| c.is_some_and(|g| g >= durable))
+}
+
+/// What a scan says of its allowed tears (nothing when none), after its page counts.
+pub fn allowed_tears(count: u64, sector_size: u32) -> String {
+    if count == 0 {
+        return String::new();
+    }
+    format!(
+        "; {count} torn write(s) allowed: writes never acknowledged as durable, torn at {}-byte device sector boundaries (the atomic unit assumed: the logical sector size), which a device may do; allowed loss, not a finding",
+        sector_size.max(SECTOR_SIZE as u32)
+    )
 }
 
 /// True when a verdict is acceptable after a crash: a newer generation than the journal
@@ -115,6 +173,9 @@ pub fn scan_data(
                 Verdict::FutureGeneration { .. } => out.newer_than_journal += 1,
                 _ => {}
             }
+            let allowed = journaled(h, journal)
+                .is_some_and(|j| allowed_tear(&verdict, j.durable_gen(h.file_id, p), h.sector_size));
+            out.allowed_tears += u64::from(allowed);
             if !acceptable(&verdict) {
                 bad(BadPage {
                     page: p,
@@ -122,6 +183,7 @@ pub fn scan_data(
                     expected: exp.state,
                     received: bytes.to_vec(),
                     sector_size: h.sector_size,
+                    allowed_tear: allowed,
                 });
             }
         }

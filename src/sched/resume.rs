@@ -8,7 +8,7 @@ use crate::actors::shared::Shared;
 use crate::engine::ceiling::STEP;
 use crate::engine::files::{check_ownership, SimFile};
 use crate::engine::journal::JournalState;
-use crate::engine::scan::{acceptable, scan_data, scan_log};
+use crate::engine::scan::{allowed_tears, scan_data, scan_log};
 use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
 use crate::page::{ExpectedState, Verdict, PAGE_SIZE};
@@ -126,7 +126,7 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
     let mut seen = 0u64;
     // Every page now must hold what was found; a bad one is reported and stays unknown until
     // its next write.
-    scan_data(f.storage.as_ref(), &header, journal, |b| {
+    let scan = scan_data(f.storage.as_ref(), &header, journal, |b| {
         let durable = journal.map_or(0, |j| j.durable_gen(file as u32, b.page));
         let state = match b.verdict {
             Verdict::Ok { generation: 0 } => ExpectedState::NeverWritten,
@@ -141,12 +141,17 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
         };
         seen = seen.max(durable).max(state.max_issued());
         f.oracle.set(b.page, state);
-        if !acceptable(&b.verdict) {
+        if b.is_finding() {
             bad += 1;
             sh.report(b.into_finding(sh.plan.seed, &f.path, file as u32));
         }
     })
     .with_context(|| format!("cannot read {}", f.path.display()))?;
+    if scan.allowed_tears > 0 {
+        let text = allowed_tears(scan.allowed_tears, f.sector_size);
+        let text = format!("{}{text}", f.path.display());
+        sh.message(Severity::Info, "System", "Resume", text);
+    }
     f.oracle.raise_floor(restart_floor(sh, f, ceiling, seen));
     Ok(bad)
 }

@@ -165,18 +165,28 @@ impl Volatile {
         self.pending.len()
     }
 
-    /// The image a power cut leaves, and what it lost of acknowledged writes.
-    pub(crate) fn cut(&self, keep: Keep, rng: &mut SmallRng) -> (Vec<u8>, Vec<(usize, u64, u64)>) {
+    /// The image a power cut leaves, and what it lost of acknowledged writes (index of the
+    /// write, byte range). With `in_order` (an append file), what survives is a prefix: once a
+    /// unit is dropped, so is every later one.
+    pub(crate) fn cut(
+        &self,
+        keep: Keep,
+        in_order: bool,
+        rng: &mut SmallRng,
+    ) -> (Vec<u8>, Vec<(usize, u64, u64)>) {
         let mut image = self.durable.clone();
         // Per unit (start offset): the acknowledged write (index) whose bytes are missing there.
         let mut rolled: HashMap<u64, (usize, u64)> = HashMap::new();
+        let mut broken = false;
         for (i, p) in self.pending.iter().enumerate() {
             for (start, end) in units(p, keep) {
-                let kept = match keep {
-                    Keep::Nothing => false,
-                    Keep::Everything => true,
-                    Keep::Units(_) => rng.random_bool(0.5),
-                };
+                let kept = !broken
+                    && match keep {
+                        Keep::Nothing => false,
+                        Keep::Everything => true,
+                        Keep::Units(_) => rng.random_bool(0.5),
+                    };
+                broken |= in_order && !kept;
                 if kept {
                     let from = to_usize(start - p.offset);
                     put(&mut image, start, &p.bytes[from..from + to_usize(end - start)]);
@@ -247,7 +257,7 @@ mod tests {
         assert_eq!(c.durable, vec![0; 16], "not durable before the flush");
         c.flush();
         c.write(8, &[2; 8], false, false);
-        let (image, lost) = c.cut(Keep::Nothing, &mut cut_rng(1));
+        let (image, lost) = c.cut(Keep::Nothing, false, &mut cut_rng(1));
         assert_eq!(&image[..8], &[1; 8]);
         assert_eq!(&image[8..], &[0; 8], "the unsynced write is dropped");
         assert!(lost.is_empty(), "nothing acknowledged was lost");
@@ -258,7 +268,7 @@ mod tests {
         let mut c = cache_of(16);
         c.write(0, &[1; 16], false, false);
         c.lie();
-        let (image, lost) = c.cut(Keep::Nothing, &mut cut_rng(1));
+        let (image, lost) = c.cut(Keep::Nothing, false, &mut cut_rng(1));
         assert_eq!(image, vec![0; 16]);
         assert_eq!(lost, vec![(0, 0, 16)]);
     }
@@ -268,7 +278,7 @@ mod tests {
         let mut c = cache_of(64);
         c.write(0, &[7; 64], false, false);
         c.lie();
-        let (image, lost) = c.cut(Keep::Units(16), &mut cut_rng(3));
+        let (image, lost) = c.cut(Keep::Units(16), false, &mut cut_rng(3));
         let mut dropped: Vec<u64> = lost.iter().map(|l| l.1).collect();
         dropped.sort_unstable();
         for u in 0..4u64 {
@@ -287,7 +297,7 @@ mod tests {
         c.write(0, &[2; 8], false, false);
         let mut lost_any = false;
         for seed in 0..32 {
-            let (image, lost) = c.cut(Keep::Units(8), &mut cut_rng(seed));
+            let (image, lost) = c.cut(Keep::Units(8), false, &mut cut_rng(seed));
             // The image holds the newer write, the older, or neither; only the older missing
             // with nothing newer over it is a loss.
             assert_eq!(lost.is_empty(), image != [0; 8], "seed {seed}: {image:?}");
@@ -301,10 +311,21 @@ mod tests {
         let mut c = cache_of(16);
         c.write(0, &[1; 16], false, false);
         c.write(4, &[2; 8], true, false);
-        let (image, _) = c.cut(Keep::Everything, &mut cut_rng(0));
+        let (image, _) = c.cut(Keep::Everything, false, &mut cut_rng(0));
         assert_eq!(&image[4..12], &[2; 8], "the older cached write cannot land over it");
         assert_eq!(&image[..4], &[1; 4]);
         assert_eq!(c.pending(), 2, "split around the write-through range");
+    }
+
+    #[test]
+    fn appends_in_order_survive_as_a_prefix() {
+        let mut c = cache_of(0);
+        (0..8u8).for_each(|i| c.write(u64::from(i) * 4, &[i + 1; 4], false, false));
+        for seed in 0..16 {
+            let (image, _) = c.cut(Keep::Units(4), true, &mut cut_rng(seed));
+            let kept = image.chunks(4).take_while(|u| u[0] != 0).count();
+            assert!(image[kept * 4..].iter().all(|&b| b == 0), "seed {seed}: {image:?}");
+        }
     }
 
     #[test]

@@ -150,7 +150,9 @@ impl Shared {
             .map(|path| {
                 let file = &files[path];
                 let cache = file.cache.lock();
-                let (image, lost) = cache.cut(keep, &mut rng);
+                let in_order = self.appends_in_order.load(Ordering::Relaxed)
+                    && file.appended.load(Ordering::Relaxed);
+                let (image, lost) = cache.cut(keep, in_order, &mut rng);
                 let lost = lost
                     .into_iter()
                     .map(|(i, start, end)| {
@@ -175,10 +177,14 @@ impl Shared {
         after.enable_volatile_cache();
         let align = self.dio_align.load(Ordering::Relaxed);
         after.shared.dio_align.store(align, Ordering::Relaxed);
+        let in_order = self.appends_in_order.load(Ordering::Relaxed);
+        after.shared.appends_in_order.store(in_order, Ordering::Relaxed);
         let mut lost = Vec::new();
         let mut files = after.shared.files.lock();
         for (file, image, l) in self.cut_files(keep, seed) {
             let copy = MemFile::new(&file.path);
+            let appended = file.appended.load(Ordering::Relaxed);
+            copy.appended.store(appended, Ordering::Relaxed);
             *copy.data.write() = image.clone();
             *copy.cache.lock() = Volatile::over(&image);
             files.insert(file.path.clone(), Arc::new(copy));
@@ -214,6 +220,23 @@ impl FaultyBackend {
         } else {
             Lies::On(paths)
         };
+    }
+
+    /// Whether a cut keeps the unsynced appends of an append file (the journal) as a prefix
+    /// (`true`, the default: a filesystem writing an appended file back in order) or tears
+    /// them unit by unit like any write (`false`: writeback in any order, which can leave
+    /// zeros before a later block of the same unsynced append).
+    pub fn set_appends_in_order(&self, in_order: bool) {
+        self.shared
+            .appends_in_order
+            .store(in_order, Ordering::Relaxed);
+    }
+
+    /// Takes a cut now ([`FaultyBackend::cut_image`]) and queues it for
+    /// [`FaultyBackend::take_cuts`].
+    pub fn cut_now(&self, keep: Keep, seed: u64, label: impl Into<String>) {
+        let cut = self.shared.cut_image(keep, seed, label.into());
+        self.shared.cuts.lock().taken.push(cut);
     }
 
     /// Writes completed so far (every file, journal appends included).

@@ -54,6 +54,8 @@ pub(crate) struct Shared {
     pub(crate) writes: AtomicU64,
     /// Cuts armed and taken.
     pub(crate) cuts: Mutex<cut::Cuts>,
+    /// A cut keeps the unsynced appends of an append file as a prefix.
+    pub(crate) appends_in_order: AtomicBool,
 }
 
 impl Shared {
@@ -93,6 +95,7 @@ impl FaultyBackend {
                 lies: Mutex::default(),
                 writes: AtomicU64::new(0),
                 cuts: Mutex::default(),
+                appends_in_order: AtomicBool::new(true),
             }),
         }
     }

@@ -32,6 +32,8 @@ pub(crate) struct MemFile {
     pub(crate) data: RwLock<Vec<u8>>,
     prev: Mutex<HashMap<u64, Vec<u8>>>,
     pub(crate) cache: Mutex<Volatile>,
+    /// Written by appending (the journal), which a cut may keep in order.
+    pub(crate) appended: std::sync::atomic::AtomicBool,
 }
 
 fn page_of(data: &[u8], page: u64) -> Vec<u8> {
@@ -50,6 +52,7 @@ impl MemFile {
             data: RwLock::new(Vec::new()),
             prev: Mutex::new(HashMap::new()),
             cache: Mutex::default(),
+            appended: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
