@@ -90,7 +90,7 @@ impl Shared {
                 c.flush();
             }
         }
-        self.cut_on_sync(&file.path);
+        self.cut_on_sync(&file.path, "sync");
     }
 
     /// `file` was cut or extended to `len` bytes (durable at once).
@@ -107,7 +107,7 @@ impl Shared {
             let _instant = self.power.read();
             file.cache.lock().replace(&file.data.read());
         }
-        self.cut_on_sync(&file.path);
+        self.cut_on_sync(&file.path, "replacement");
     }
 
     fn cut_after(&self, n: u64) {
@@ -124,13 +124,14 @@ impl Shared {
         }
     }
 
-    fn cut_on_sync(&self, path: &Path) {
+    fn cut_on_sync(&self, path: &Path, what: &str) {
         let armed = self.cuts.lock().on_syncs.clone();
         let Some((p, ring, keep)) = armed.filter(|(p, ..)| p == path) else {
             return;
         };
         let n = self.writes.load(Ordering::Relaxed);
-        let cut = self.cut_image(keep, n, format!("at a sync of {}", p.display()));
+        let label = format!("at a {what} of {}", p.display());
+        let cut = self.cut_image(keep, n, label);
         let mut cuts = self.cuts.lock();
         cuts.ring.push_back(cut);
         while cuts.ring.len() > ring {
