@@ -24,6 +24,16 @@ use sqliosim::io::FaultyBackend;
 use sqliosim::plan::SimPlan;
 
 const MAIN: Duration = Duration::from_millis(700);
+/// Cuts armed at each phase's start (the first at once, the others a seeded number of
+/// writes into it).
+const PER_PHASE: usize = 4;
+/// The most writes into a phase a cut is armed at.
+const SPREAD: u64 = 4;
+/// Cuts after each write, each tearing its own way (a run writes a few dozen times: the
+/// simulation's requests are up to 64 pages, and users dirty pages in the buffer pool).
+const PER_WRITE: usize = 8;
+/// Writes after which cuts are armed (more than a run makes).
+const MAX_WRITES: u64 = 2000;
 
 fn rounds() -> u64 {
     std::env::var("SQLIOSIM_CUT_ROUNDS")
@@ -37,6 +47,8 @@ fn rounds() -> u64 {
 struct Tally {
     cuts: usize,
     by_phase: std::collections::BTreeMap<String, usize>,
+    /// Cuts after a write (`write N`), their phase told by the sink's phases afterwards.
+    at_writes: Vec<u64>,
     allowed_tears: u64,
     failures: Vec<String>,
 }
@@ -44,8 +56,20 @@ struct Tally {
 impl Tally {
     fn count(&mut self, cut: &PowerCut) {
         self.cuts += 1;
+        if cut.label.starts_with("write ") {
+            self.at_writes.push(cut.writes);
+            return;
+        }
         let phase = cut.label.split(" +").next().unwrap_or("").to_string();
         *self.by_phase.entry(phase).or_default() += 1;
+    }
+
+    /// Tells the phase of each cut after a write from the phases `sink` saw begin.
+    fn place(&mut self, sink: &Cutter) {
+        let phases = sink.phases.lock();
+        for w in self.at_writes.drain(..) {
+            *self.by_phase.entry(cut_support::phase_at(&phases, w)).or_default() += 1;
+        }
     }
 
     fn check(&self, phases: &[&str]) {
@@ -107,7 +131,8 @@ fn honest_run(plan: &SimPlan, unit: u32, keep: Keep, resume_every: usize) -> (Ta
     backend.set_dio_align(unit);
     backend.enable_volatile_cache();
     backend.cut_at_syncs(cut_support::journal(), 4, keep);
-    let sink = Arc::new(Cutter::new(&backend, plan.seed, keep, 12, 400));
+    cut_support::every_write(&backend, MAX_WRITES, PER_WRITE, keep, plan.seed);
+    let sink = Arc::new(Cutter::new(&backend, plan.seed, keep, PER_PHASE, SPREAD));
     let mut tally = Tally::default();
     let mut resumes = Vec::new();
     let out = run_and_judge(plan.clone(), &backend, sink.clone(), |cut| {
@@ -117,6 +142,7 @@ fn honest_run(plan: &SimPlan, unit: u32, keep: Keep, resume_every: usize) -> (Ta
         }
     });
     assert_eq!(out.findings, 0, "the run itself: {:?}", sink.findings.lock());
+    tally.place(&sink);
     (tally, resumes)
 }
 
@@ -132,7 +158,7 @@ fn resume_cut(cut: &PowerCut, plan: &SimPlan, keep: Keep, early: &mut Tally, lat
         b.cut_after_writes(b.writes() + n, keep, n ^ plan.seed, format!("resume start +{n} writes"));
     }
     let rplan = resume_plan(plan, Duration::from_millis(200));
-    let sink = Arc::new(Cutter::new(b, plan.seed ^ 1, keep, 3, 100));
+    let sink = Arc::new(Cutter::new(b, plan.seed ^ 1, keep, 3, 3));
     let before = sink_phases_label(cut);
     let mut held = Vec::new();
     let out = run_and_judge(rplan.clone(), b, sink.clone(), |c| held.push(c));
@@ -256,15 +282,17 @@ fn lying_run(plan: SimPlan, keep: Keep) -> (Tally, usize) {
     let backend = FaultyBackend::new(plan.seed);
     backend.enable_volatile_cache();
     let lie: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
+    cut_support::every_write(&backend, MAX_WRITES, PER_WRITE, keep, plan.seed);
     let sink = Arc::new(
-        Cutter::new(&backend, plan.seed, keep, 12, 400).lying_from("initial checkpoint", lie),
+        Cutter::new(&backend, plan.seed, keep, PER_PHASE, SPREAD).lying_from("initial checkpoint", lie),
     );
     let mut tally = Tally::default();
     let mut losses = 0;
-    run_and_judge(plan.clone(), &backend, sink, |cut| {
+    run_and_judge(plan.clone(), &backend, sink.clone(), |cut| {
         losses += usize::from(!cut.lost.is_empty());
         lying(&cut, &plan, &mut tally);
     });
+    tally.place(&sink);
     (tally, losses)
 }
 
@@ -290,7 +318,7 @@ fn lying_o_dsync_and_tears_at_512_every_lost_acknowledged_page_is_named() {
 
 #[test]
 fn resumes_of_honest_cuts_carry_on_clean_once_they_hold_their_state() {
-    let (early, late) = resumes(0x5E, 9);
+    let (early, late) = resumes(0x5E, 50);
     late.check(&["resume start", "main", "final checkpoint", "audit", "end"]);
     eprintln!("{} cuts showing issue #21 §1 or §2 not judged here", early.cuts);
 }
@@ -303,7 +331,7 @@ fn resumes_of_honest_cuts_carry_on_clean_once_they_hold_their_state() {
 #[test]
 #[ignore = "issue #21 §1: fixed on branch resume"]
 fn a_resume_cut_before_its_first_sync_point_is_clean() {
-    let (early, late) = resumes(0x5E, 9);
+    let (early, late) = resumes(0x5E, 50);
     late.check(&[]);
     assert!(
         early.failures.is_empty(),
@@ -311,4 +339,27 @@ fn a_resume_cut_before_its_first_sync_point_is_clean() {
         early.failures.len(),
         early.failures.iter().take(6).cloned().collect::<Vec<_>>().join("\n")
     );
+}
+
+/// Found by the model, not fixed here (the journal reader): a filesystem may write an
+/// unsynced append back out of order, so a power cut can keep a later block of the journal's
+/// last batch and lose an earlier one (zeros or half a record, then whole records of the same
+/// unsynced batch). That is what a crash may leave, but the reader calls it a damaged journal
+/// (`bytes that are not a record; N whole record(s) follow`), which on the device under test
+/// counts as an integrity error. The other tests keep appends in order
+/// (`set_appends_in_order`, the default).
+#[test]
+#[ignore = "journal reader: an unsynced last batch torn out of order is called damage (reported with issue #21 §7)"]
+fn an_unsynced_journal_batch_torn_out_of_order_is_not_damage() {
+    let p = plan(0x0D, MAIN);
+    let backend = FaultyBackend::new(p.seed);
+    backend.enable_volatile_cache();
+    backend.set_appends_in_order(false);
+    backend.cut_at_syncs(cut_support::journal(), 4, Keep::Units(512));
+    cut_support::every_write(&backend, MAX_WRITES, PER_WRITE, Keep::Units(512), p.seed);
+    let sink = Arc::new(Cutter::new(&backend, p.seed, Keep::Units(512), 1, 1));
+    let mut tally = Tally::default();
+    run_and_judge(p.clone(), &backend, sink.clone(), |cut| honest(&cut, &p, &mut tally));
+    tally.place(&sink);
+    tally.check(&PHASES);
 }

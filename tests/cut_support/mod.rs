@@ -264,6 +264,26 @@ pub fn lost_pages(cut: &PowerCut, data: &Path) -> BTreeMap<u64, u64> {
     out
 }
 
+/// Arms `per_write` cuts (each its own seed, so its own tears) after every one of the first
+/// `upto` writes: every moment between two writes of a run is cut.
+pub fn every_write(backend: &FaultyBackend, upto: u64, per_write: usize, keep: Keep, seed: u64) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    for n in 1..=upto {
+        for _ in 0..per_write {
+            backend.cut_after_writes(n, keep, rng.random(), format!("write {n}"));
+        }
+    }
+}
+
+/// The phase a cut taken after `writes` writes fell in, from the phases a sink saw begin.
+pub fn phase_at(phases: &[(String, u64)], writes: u64) -> String {
+    phases
+        .iter()
+        .rev()
+        .find(|(_, w)| *w < writes)
+        .map_or("setup".to_string(), |(p, _)| p.clone())
+}
+
 /// Files the cut lost acknowledged bytes of.
 pub fn lost_files(cut: &PowerCut) -> BTreeSet<PathBuf> {
     cut.lost.iter().map(|l| l.path.clone()).collect()

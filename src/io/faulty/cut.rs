@@ -110,15 +110,19 @@ impl Shared {
         self.cut_on_sync(&file.path, "replacement");
     }
 
+    /// Takes every cut armed at `n` writes or fewer (several at one moment tear differently).
     fn cut_after(&self, n: u64) {
-        let due = {
-            let mut cuts = self.cuts.lock();
-            match cuts.after_writes.first() {
-                Some((at, ..)) if *at <= n => Some(cuts.after_writes.remove(0)),
-                _ => None,
-            }
-        };
-        if let Some((_, keep, seed, label)) = due {
+        loop {
+            let due = {
+                let mut cuts = self.cuts.lock();
+                match cuts.after_writes.first() {
+                    Some((at, ..)) if *at <= n => Some(cuts.after_writes.remove(0)),
+                    _ => None,
+                }
+            };
+            let Some((_, keep, seed, label)) = due else {
+                return;
+            };
             let cut = self.cut_image(keep, seed, label);
             self.cuts.lock().taken.push(cut);
         }
