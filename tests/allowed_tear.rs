@@ -67,8 +67,8 @@ fn verify(dir: &Path) -> (i32, String) {
         .arg(dir)
         .output()
         .expect("run verify");
-    let text = String::from_utf8_lossy(&out.stdout).to_string()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     (out.status.code().unwrap_or(-1), text)
 }
 

@@ -68,7 +68,10 @@ impl Tally {
     fn place(&mut self, sink: &Cutter) {
         let phases = sink.phases.lock();
         for w in self.at_writes.drain(..) {
-            *self.by_phase.entry(cut_support::phase_at(&phases, w)).or_default() += 1;
+            *self
+                .by_phase
+                .entry(cut_support::phase_at(&phases, w))
+                .or_default() += 1;
         }
     }
 
@@ -79,7 +82,12 @@ impl Tally {
             "{} of {} cuts failed:\n{}",
             self.failures.len(),
             self.cuts,
-            self.failures.iter().take(12).cloned().collect::<Vec<_>>().join("\n")
+            self.failures
+                .iter()
+                .take(12)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n")
         );
         for p in phases {
             assert!(
@@ -88,7 +96,10 @@ impl Tally {
                 self.by_phase
             );
         }
-        eprintln!("{} cuts: {:?}, {} allowed tears", self.cuts, self.by_phase, self.allowed_tears);
+        eprintln!(
+            "{} cuts: {:?}, {} allowed tears",
+            self.cuts, self.by_phase, self.allowed_tears
+        );
     }
 }
 
@@ -118,15 +129,25 @@ fn honest_verdict(cut: &PowerCut, j: &cut_support::Judged, tally: &mut Tally) {
 /// back from the newest block called broken before that end), or the new journal holding
 /// nothing yet (the file set judged without it).
 fn resume_defect(j: &cut_support::Judged) -> bool {
-    let section1 = j.found.iter().any(|f| f.text.starts_with("durable log lost"))
-        && j.found.iter().all(|f| f.class == FindingClass::LogCorruption);
+    let section1 = j
+        .found
+        .iter()
+        .any(|f| f.text.starts_with("durable log lost"))
+        && j.found
+            .iter()
+            .all(|f| f.class == FindingClass::LogCorruption);
     let section2 = j.offline && j.journal_damage.is_none();
     !j.found.is_empty() && (section1 || section2)
 }
 
 /// Runs `plan` with cuts of `keep` armed at every phase on a backend of `unit`-byte sectors
 /// and judges each as honest; returns the tally and every `resume_every`-th cut.
-fn honest_run(plan: &SimPlan, unit: u32, keep: Keep, resume_every: usize) -> (Tally, Vec<PowerCut>) {
+fn honest_run(
+    plan: &SimPlan,
+    unit: u32,
+    keep: Keep,
+    resume_every: usize,
+) -> (Tally, Vec<PowerCut>) {
     let backend = FaultyBackend::new(plan.seed);
     backend.set_dio_align(unit);
     backend.enable_volatile_cache();
@@ -141,7 +162,12 @@ fn honest_run(plan: &SimPlan, unit: u32, keep: Keep, resume_every: usize) -> (Ta
             resumes.push(cut);
         }
     });
-    assert_eq!(out.findings, 0, "the run itself: {:?}", sink.findings.lock());
+    assert_eq!(
+        out.findings,
+        0,
+        "the run itself: {:?}",
+        sink.findings.lock()
+    );
     tally.place(&sink);
     (tally, resumes)
 }
@@ -155,7 +181,12 @@ fn resume_cut(cut: &PowerCut, plan: &SimPlan, keep: Keep, early: &mut Tally, lat
         return; // Cut before the file set and its journal existed: nothing to resume.
     }
     for n in [1, 2, 3, 5, 8, 13, 21, 40, 80] {
-        b.cut_after_writes(b.writes() + n, keep, n ^ plan.seed, format!("resume start +{n} writes"));
+        b.cut_after_writes(
+            b.writes() + n,
+            keep,
+            n ^ plan.seed,
+            format!("resume start +{n} writes"),
+        );
     }
     let rplan = resume_plan(plan, Duration::from_millis(200));
     let sink = Arc::new(Cutter::new(b, plan.seed ^ 1, keep, 3, 3));
@@ -164,7 +195,15 @@ fn resume_cut(cut: &PowerCut, plan: &SimPlan, keep: Keep, early: &mut Tally, lat
     let out = run_and_judge(rplan.clone(), b, sink.clone(), |c| held.push(c));
     for c in held {
         let j = judge(&c.backend, &rplan);
-        honest_verdict(&c, &j, if resume_defect(&j) { &mut *early } else { &mut *late });
+        honest_verdict(
+            &c,
+            &j,
+            if resume_defect(&j) {
+                &mut *early
+            } else {
+                &mut *late
+            },
+        );
     }
     if out.findings != 0 {
         late.failures.push(format!(
@@ -247,7 +286,9 @@ fn lying(cut: &PowerCut, plan: &SimPlan, tally: &mut Tally) {
             .push(format!("cut {}: {what}", sink_phases_label(cut)))
     };
     if let Some(d) = &j.journal_damage {
-        fail(format!("journal damaged (the journal's device is honest): {d}"));
+        fail(format!(
+            "journal damaged (the journal's device is honest): {d}"
+        ));
     }
     for f in &j.found {
         let explained = if f.path == data {
@@ -267,8 +308,12 @@ fn lying(cut: &PowerCut, plan: &SimPlan, tally: &mut Tally) {
     let Some(journal) = j.journal.as_ref() else {
         return;
     };
-    let named: std::collections::BTreeSet<u64> =
-        j.found.iter().filter(|f| f.path == data).map(|f| f.page).collect();
+    let named: std::collections::BTreeSet<u64> = j
+        .found
+        .iter()
+        .filter(|f| f.path == data)
+        .map(|f| f.page)
+        .collect();
     for (&page, &generation) in &lost {
         if journal.durable_gen(0, page) >= generation && !named.contains(&page) {
             fail(format!(
@@ -284,7 +329,8 @@ fn lying_run(plan: SimPlan, keep: Keep) -> (Tally, usize) {
     let lie: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
     cut_support::every_write(&backend, MAX_WRITES, PER_WRITE, keep, plan.seed);
     let sink = Arc::new(
-        Cutter::new(&backend, plan.seed, keep, PER_PHASE, SPREAD).lying_from("initial checkpoint", lie),
+        Cutter::new(&backend, plan.seed, keep, PER_PHASE, SPREAD)
+            .lying_from("initial checkpoint", lie),
     );
     let mut tally = Tally::default();
     let mut losses = 0;
@@ -320,7 +366,10 @@ fn lying_o_dsync_and_tears_at_512_every_lost_acknowledged_page_is_named() {
 fn resumes_of_honest_cuts_carry_on_clean_once_they_hold_their_state() {
     let (early, late) = resumes(0x5E, 50);
     late.check(&["resume start", "main", "final checkpoint", "audit", "end"]);
-    eprintln!("{} cuts showing issue #21 §1 or §2 not judged here", early.cuts);
+    eprintln!(
+        "{} cuts showing issue #21 §1 or §2 not judged here",
+        early.cuts
+    );
 }
 
 /// Issue #21 §1 and §2, met by the model: a resume cut before its first sync point. The
@@ -337,7 +386,13 @@ fn a_resume_cut_before_its_first_sync_point_is_clean() {
         early.failures.is_empty(),
         "{} cuts of resumes show issue #21 §1 or §2:\n{}",
         early.failures.len(),
-        early.failures.iter().take(6).cloned().collect::<Vec<_>>().join("\n")
+        early
+            .failures
+            .iter()
+            .take(6)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 
@@ -359,7 +414,9 @@ fn an_unsynced_journal_batch_torn_out_of_order_is_not_damage() {
     cut_support::every_write(&backend, MAX_WRITES, PER_WRITE, Keep::Units(512), p.seed);
     let sink = Arc::new(Cutter::new(&backend, p.seed, Keep::Units(512), 1, 1));
     let mut tally = Tally::default();
-    run_and_judge(p.clone(), &backend, sink.clone(), |cut| honest(&cut, &p, &mut tally));
+    run_and_judge(p.clone(), &backend, sink.clone(), |cut| {
+        honest(&cut, &p, &mut tally)
+    });
     tally.place(&sink);
     tally.check(&PHASES);
 }

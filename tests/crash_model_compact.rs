@@ -41,8 +41,19 @@ fn honest_cuts_around_journal_compactions_are_never_a_finding() {
         }
     });
     let compactions = out.summary.journal.as_ref().map_or(0, |j| j.compactions);
-    assert!(compactions >= 2, "compactions were not frequent: {compactions}");
-    assert!(at_compaction >= 2, "{at_compaction} cuts right after a compaction");
-    assert!(failures.is_empty(), "{} of {cuts} cuts:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        compactions >= 2,
+        "compactions were not frequent: {compactions}"
+    );
+    assert!(
+        at_compaction >= 2,
+        "{at_compaction} cuts right after a compaction"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {cuts} cuts:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     eprintln!("{cuts} cuts, {at_compaction} right after one of {compactions} compactions");
 }

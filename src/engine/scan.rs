@@ -114,7 +114,13 @@ pub fn allowed_tear(v: &Verdict, durable: u64, unit: u32) -> bool {
             generation,
             sectors,
         } => (0..SECTORS_PER_PAGE)
-            .map(|i| Some(if sectors >> i & 1 == 1 { 0 } else { *generation }))
+            .map(|i| {
+                Some(if sectors >> i & 1 == 1 {
+                    0
+                } else {
+                    *generation
+                })
+            })
             .collect(),
         _ => return false,
     };
@@ -173,8 +179,9 @@ pub fn scan_data(
                 Verdict::FutureGeneration { .. } => out.newer_than_journal += 1,
                 _ => {}
             }
-            let allowed = journaled(h, journal)
-                .is_some_and(|j| allowed_tear(&verdict, j.durable_gen(h.file_id, p), h.sector_size));
+            let allowed = journaled(h, journal).is_some_and(|j| {
+                allowed_tear(&verdict, j.durable_gen(h.file_id, p), h.sector_size)
+            });
             out.allowed_tears += u64::from(allowed);
             if !acceptable(&verdict) {
                 bad(BadPage {
@@ -363,5 +370,65 @@ fn walk_chain(
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use SectorContent::{Generation as G, Zero};
+
+    fn torn(cells: [SectorContent; 16]) -> Verdict {
+        Verdict::TornWrite {
+            sectors: cells.to_vec(),
+        }
+    }
+
+    fn halves(first: SectorContent, second: SectorContent) -> Verdict {
+        torn(std::array::from_fn(|i| if i < 8 { first } else { second }))
+    }
+
+    #[test]
+    fn a_tear_at_the_sector_of_a_write_the_journal_does_not_hold_is_allowed() {
+        assert!(allowed_tear(&halves(G(3), G(2)), 2, 4096));
+        assert!(
+            allowed_tear(&halves(G(1), Zero), 0, 4096),
+            "a first write torn"
+        );
+        let zeros_first = Verdict::ZeroedSectors {
+            generation: 1,
+            sectors: 0x00FF,
+        };
+        assert!(allowed_tear(&zeros_first, 0, 4096), "the second half kept");
+    }
+
+    #[test]
+    fn a_tear_of_an_acknowledged_write_or_inside_a_sector_is_not() {
+        assert!(
+            !allowed_tear(&halves(G(3), G(2)), 3, 4096),
+            "g3 was acknowledged"
+        );
+        assert!(
+            !allowed_tear(&halves(G(1), Zero), 1, 4096),
+            "g1 was acknowledged"
+        );
+        let mut cells = [G(2); 16];
+        cells[3] = G(3);
+        assert!(
+            !allowed_tear(&torn(cells), 2, 4096),
+            "inside a 4096-byte sector"
+        );
+        assert!(allowed_tear(&torn(cells), 2, 512), "at a 512-byte sector");
+        let mut split = cells;
+        split[5] = SectorContent::Split {
+            first: 3,
+            rest: 2,
+            at: 100,
+        };
+        assert!(
+            !allowed_tear(&torn(split), 2, 512),
+            "inside a 512-byte sector"
+        );
+        assert!(!allowed_tear(&Verdict::Ok { generation: 3 }, 2, 512));
     }
 }

@@ -83,7 +83,13 @@ impl Cutter {
     }
 
     /// A sink arming cuts on `backend`.
-    pub fn new(backend: &FaultyBackend, seed: u64, keep: Keep, per_phase: usize, spread: u64) -> Cutter {
+    pub fn new(
+        backend: &FaultyBackend,
+        seed: u64,
+        keep: Keep,
+        per_phase: usize,
+        spread: u64,
+    ) -> Cutter {
         Cutter {
             backend: backend.clone(),
             rng: Mutex::new(SmallRng::seed_from_u64(seed)),
@@ -113,12 +119,14 @@ impl Cutter {
         let mut rng = self.rng.lock();
         // The first cut right at the phase's start, the others spread over it.
         let seed = rng.random::<u64>();
-        self.backend.cut_now(self.keep, seed, format!("{phase} +0 writes"));
+        self.backend
+            .cut_now(self.keep, seed, format!("{phase} +0 writes"));
         for _ in 1..self.per_phase {
             let after = rng.random_range(1..=self.spread);
             let seed = rng.random::<u64>();
             let label = format!("{phase} +{after} writes");
-            self.backend.cut_after_writes(now + after, self.keep, seed, label);
+            self.backend
+                .cut_after_writes(now + after, self.keep, seed, label);
         }
     }
 }
@@ -188,7 +196,10 @@ pub fn judge(backend: &FaultyBackend, plan: &SimPlan) -> Judged {
     let journal = backend
         .exists(&journal())
         .then(|| JournalState::load(backend, &journal()).expect("journal read"));
-    out.journal_damage = journal.as_ref().and_then(|j| j.damage.as_ref()).map(|d| d.to_string());
+    out.journal_damage = journal
+        .as_ref()
+        .and_then(|j| j.damage.as_ref())
+        .map(|d| d.to_string());
     for fp in &plan.files {
         let Some((st, h)) = open(backend, &fp.path) else {
             continue; // Not created yet, or its header not durable: not a file of ours.

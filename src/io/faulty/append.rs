@@ -29,7 +29,8 @@ pub struct MemAppend {
 impl MemAppend {
     pub(crate) fn new(file: Arc<MemFile>, shared: Arc<Shared>) -> MemAppend {
         file.data.write().clear();
-        file.appended.store(true, std::sync::atomic::Ordering::Relaxed);
+        file.appended
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         // Created empty with its directory synced: durable at once.
         shared.settled(&file);
         MemAppend {
@@ -127,7 +128,8 @@ impl AppendFile for MemAppend {
 
     fn replace(&mut self, bytes: &[u8]) -> io::Result<()> {
         let file = Arc::new(MemFile::new(&self.file.path));
-        file.appended.store(true, std::sync::atomic::Ordering::Relaxed);
+        file.appended
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         file.store(0, bytes);
         // Written beside, synced, renamed over, the directory synced: durable whole, and a
         // cut sees the old file or this one.

@@ -189,7 +189,11 @@ impl Volatile {
                 broken |= in_order && !kept;
                 if kept {
                     let from = to_usize(start - p.offset);
-                    put(&mut image, start, &p.bytes[from..from + to_usize(end - start)]);
+                    put(
+                        &mut image,
+                        start,
+                        &p.bytes[from..from + to_usize(end - start)],
+                    );
                     rolled.remove(&start);
                 } else if p.acked {
                     rolled.insert(start, (i, end));
@@ -283,10 +287,16 @@ mod tests {
         dropped.sort_unstable();
         for u in 0..4u64 {
             let bytes = &image[(u * 16) as usize..((u + 1) * 16) as usize];
-            assert!(bytes == [7; 16] || bytes == [0; 16], "a unit is whole or absent");
+            assert!(
+                bytes == [7; 16] || bytes == [0; 16],
+                "a unit is whole or absent"
+            );
             assert_eq!(bytes == [0; 16], dropped.contains(&(u * 16)), "unit {u}");
         }
-        assert!(!dropped.is_empty() && dropped.len() < 4, "seed 3 tears: {dropped:?}");
+        assert!(
+            !dropped.is_empty() && dropped.len() < 4,
+            "seed 3 tears: {dropped:?}"
+        );
     }
 
     #[test]
@@ -312,7 +322,11 @@ mod tests {
         c.write(0, &[1; 16], false, false);
         c.write(4, &[2; 8], true, false);
         let (image, _) = c.cut(Keep::Everything, false, &mut cut_rng(0));
-        assert_eq!(&image[4..12], &[2; 8], "the older cached write cannot land over it");
+        assert_eq!(
+            &image[4..12],
+            &[2; 8],
+            "the older cached write cannot land over it"
+        );
         assert_eq!(&image[..4], &[1; 4]);
         assert_eq!(c.pending(), 2, "split around the write-through range");
     }
@@ -324,7 +338,10 @@ mod tests {
         for seed in 0..16 {
             let (image, _) = c.cut(Keep::Units(4), true, &mut cut_rng(seed));
             let kept = image.chunks(4).take_while(|u| u[0] != 0).count();
-            assert!(image[kept * 4..].iter().all(|&b| b == 0), "seed {seed}: {image:?}");
+            assert!(
+                image[kept * 4..].iter().all(|&b| b == 0),
+                "seed {seed}: {image:?}"
+            );
         }
     }
 
@@ -335,7 +352,10 @@ mod tests {
             bytes: vec![0u8; 30].into(),
             acked: false,
         };
-        assert_eq!(units(&p, Keep::Units(16)), vec![(10, 16), (16, 32), (32, 40)]);
+        assert_eq!(
+            units(&p, Keep::Units(16)),
+            vec![(10, 16), (16, 32), (32, 40)]
+        );
         assert_eq!(units(&p, Keep::Nothing), vec![(10, 40)]);
     }
 }

@@ -183,7 +183,10 @@ impl Shared {
         let align = self.dio_align.load(Ordering::Relaxed);
         after.shared.dio_align.store(align, Ordering::Relaxed);
         let in_order = self.appends_in_order.load(Ordering::Relaxed);
-        after.shared.appends_in_order.store(in_order, Ordering::Relaxed);
+        after
+            .shared
+            .appends_in_order
+            .store(in_order, Ordering::Relaxed);
         let mut lost = Vec::new();
         let mut files = after.shared.files.lock();
         for (file, image, l) in self.cut_files(keep, seed) {
