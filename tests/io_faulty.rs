@@ -426,7 +426,8 @@ mod power_cut {
             .write_at(&[3; 4096], 0)
             .expect("write");
         let l = open(&b, liar, true);
-        l.set_len(4096).expect("allocated first: the size is durable, the data not");
+        l.set_len(4096)
+            .expect("allocated first: the size is durable, the data not");
         l.write_at(&[4; 4096], 0).expect("write");
         l.sync_data().expect("a lying flush succeeds");
         let lost = b.power_cut(Keep::Nothing, 7);
