@@ -380,3 +380,97 @@ fn random_faults_limited_to_one_file() {
     assert_eq!(fired.len(), 4);
     assert!(fired.iter().all(|f| f.path == p("b.mdx")));
 }
+
+/// The volatile write cache and an in-place power cut, through the `Backend` door.
+mod power_cut {
+    use std::path::Path;
+
+    use sqliosim::io::faulty::Keep;
+    use sqliosim::io::{Backend, FaultyBackend, OpenOptions};
+
+    fn open(
+        b: &FaultyBackend,
+        path: &Path,
+        write_through: bool,
+    ) -> std::sync::Arc<dyn sqliosim::io::Storage> {
+        let opts = OpenOptions {
+            create: true,
+            direct: true,
+            write_through,
+        };
+        b.open(path, opts).expect("open")
+    }
+
+    #[test]
+    fn an_honest_fdatasync_survives_the_cut_and_an_unsynced_write_does_not() {
+        let b = FaultyBackend::new(1);
+        b.enable_volatile_cache();
+        let path = Path::new("/pc/a.mdx");
+        let st = open(&b, path, false);
+        st.write_at(&[1; 4096], 0).expect("write");
+        st.sync_data().expect("sync");
+        st.write_at(&[2; 4096], 0).expect("write");
+        assert_eq!(b.pending_writes(path), 1);
+        let lost = b.power_cut(Keep::Nothing, 7);
+        assert!(lost.is_empty(), "nothing acknowledged was lost: {lost:?}");
+        assert_eq!(b.contents(path).expect("file"), vec![1; 4096]);
+    }
+
+    #[test]
+    fn o_dsync_writes_are_durable_at_completion_unless_the_device_lies() {
+        let b = FaultyBackend::new(2);
+        b.enable_volatile_cache();
+        let (honest, liar) = (Path::new("/pc/h.mdx"), Path::new("/pc/l.mdx"));
+        b.set_flush_lies(vec![liar.to_path_buf()]);
+        open(&b, honest, true)
+            .write_at(&[3; 4096], 0)
+            .expect("write");
+        let l = open(&b, liar, true);
+        l.set_len(4096)
+            .expect("allocated first: the size is durable, the data not");
+        l.write_at(&[4; 4096], 0).expect("write");
+        l.sync_data().expect("a lying flush succeeds");
+        let lost = b.power_cut(Keep::Nothing, 7);
+        assert_eq!(b.contents(honest).expect("file"), vec![3; 4096]);
+        assert_eq!(
+            b.contents(liar).expect("file"),
+            vec![0; 4096],
+            "the lie is gone"
+        );
+        assert_eq!(lost.len(), 1, "{lost:?}");
+        assert_eq!(
+            (lost[0].path.as_path(), &lost[0].ranges[..]),
+            (liar, &[(0, 4096)][..])
+        );
+    }
+
+    #[test]
+    fn a_tear_keeps_or_drops_each_unit_and_a_cut_image_leaves_the_files_alone() {
+        let b = FaultyBackend::new(3);
+        b.enable_volatile_cache();
+        let path = Path::new("/pc/t.mdx");
+        open(&b, path, false)
+            .write_at(&[5; 8 * 4096], 0)
+            .expect("write");
+        let cut = b.cut_image(Keep::Units(4096), 11, "test");
+        let image = cut.backend.contents(path).expect("file");
+        let kept = image.chunks(4096).filter(|u| u[0] == 5).count();
+        assert!(image.chunks(4096).all(|u| u == [5; 4096] || u == [0; 4096]));
+        assert!(
+            kept > 0 && kept < 8,
+            "seed 11 tears the write: {kept} of 8 units kept"
+        );
+        assert_eq!(
+            b.contents(path).expect("file"),
+            vec![5; 8 * 4096],
+            "the live files go on"
+        );
+        assert_eq!(
+            b.cut_image(Keep::Units(4096), 11, "again")
+                .backend
+                .contents(path),
+            Some(image),
+            "seeded"
+        );
+    }
+}

@@ -180,7 +180,12 @@ fn alignment_line(
 ) -> String {
     let log = match role {
         crate::page::FileRole::Log => format!(", log blocks in {}-byte units", info.unit()),
-        crate::page::FileRole::Data => String::new(),
+        // The allowed-tear rule's unit (docs/durability.md): verify and --resume accept a
+        // tear at its boundaries of a write the journal does not hold.
+        crate::page::FileRole::Data => format!(
+            ", atomic unit assumed {} bytes (the logical sector: a write not acknowledged may tear at its boundaries)",
+            info.unit()
+        ),
     };
     let buffered = if direct {
         ""

@@ -14,7 +14,7 @@ use super::lock::{lock_set, LockError, SetLock};
 use super::verify_journal::Loaded;
 use super::verify_scope::{self, Found};
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
-use crate::engine::scan::{acceptable, scan_data, scan_log};
+use crate::engine::scan::{allowed_tears, scan_data, scan_log};
 use crate::exit::Outcome;
 use crate::findings::{EventSink, Fanout, Finding};
 use crate::io::{AlignedBuf, Backend, BufferedBackend, OpenOptions, Storage};
@@ -298,19 +298,20 @@ fn scan_one(
     match t.header.role {
         FileRole::Data => {
             let stats = scan_data(t.storage.as_ref(), &t.header, j, |b| {
-                if !acceptable(&b.verdict) {
+                if b.is_finding() {
                     findings += 1;
                     emit(b.into_finding(0, &t.path, t.header.file_id));
                 }
             })
             .with_context(|| format!("cannot read {}", t.path.display()))?;
             crate::outln!(
-                "{}: {} pages checked, {} never written, {} newer than the journal, {} bad",
+                "{}: {} pages checked, {} never written, {} newer than the journal, {} bad{}",
                 t.path.display(),
                 stats.pages,
                 stats.never_written,
                 stats.newer_than_journal,
-                findings
+                findings,
+                allowed_tears(stats.allowed_tears, t.header.sector_size)
             )
             .ok();
         }

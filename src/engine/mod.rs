@@ -10,4 +10,5 @@ pub mod oracle;
 pub mod pool;
 pub mod retry;
 pub mod scan;
+pub mod tear;
 pub mod wal;

@@ -6,6 +6,7 @@ use std::io;
 
 use super::journal::JournalState;
 use super::logblock::{self, Want, LOG_AREA_START, MIN_LOG_UNIT};
+pub use super::tear::{allowed_tear, allowed_tears};
 use super::wal::NO_PREV;
 use crate::findings::{Finding, FindingClass};
 use crate::io::{AlignedBuf, Storage};
@@ -29,9 +30,16 @@ pub struct BadPage {
     pub received: Vec<u8>,
     /// The file's sector size (its header's), in which a torn write is told.
     pub sector_size: u32,
+    /// A tear the device was allowed to leave ([`allowed_tear`]): counted, not a finding.
+    pub allowed_tear: bool,
 }
 
 impl BadPage {
+    /// True when the page is an integrity finding (not an allowed tear).
+    pub fn is_finding(&self) -> bool {
+        !self.allowed_tear && !acceptable(&self.verdict)
+    }
+
     /// The finding for this page of `path` (file `file_id`), found by the offline verifier.
     pub fn into_finding(self, seed: u64, path: &std::path::Path, file_id: u32) -> Finding {
         let mut f = Finding::page(
@@ -60,6 +68,8 @@ pub struct DataScan {
     pub never_written: u64,
     /// Pages newer than the journal knew (written after its last sync point).
     pub newer_than_journal: u64,
+    /// Pages torn as the device may tear a write it never acknowledged ([`allowed_tear`]).
+    pub allowed_tears: u64,
 }
 
 /// What a page must hold according to the journal (when it belongs to this file set).
@@ -76,6 +86,11 @@ pub fn expectation(h: &FileHeader, journal: Option<&JournalState>, page: u64) ->
         }
         _ => Expect::offline(Some(h.run_id), h.file_id, page),
     }
+}
+
+/// The journal, when it is this file's run's.
+fn journaled<'j>(h: &FileHeader, journal: Option<&'j JournalState>) -> Option<&'j JournalState> {
+    journal.filter(|j| j.run_id == h.run_id)
 }
 
 /// True when a verdict is acceptable after a crash: a newer generation than the journal
@@ -128,6 +143,10 @@ pub fn scan_data_all(
                 _ => {}
             }
             seen(p, &verdict);
+            let allowed = journaled(h, journal).is_some_and(|j| {
+                allowed_tear(&verdict, j.durable_gen(h.file_id, p), h.sector_size)
+            });
+            out.allowed_tears += u64::from(allowed);
             if !acceptable(&verdict) {
                 bad(BadPage {
                     page: p,
@@ -135,6 +154,7 @@ pub fn scan_data_all(
                     expected: exp.state,
                     received: bytes.to_vec(),
                     sector_size: h.sector_size,
+                    allowed_tear: allowed,
                 });
             }
         }

@@ -8,7 +8,7 @@ use crate::actors::shared::Shared;
 use crate::engine::ceiling::STEP;
 use crate::engine::files::{check_ownership, SimFile};
 use crate::engine::journal::JournalState;
-use crate::engine::scan::{scan_data_all, scan_log};
+use crate::engine::scan::{allowed_tears, scan_data_all, scan_log};
 use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
 use crate::page::{ExpectedState, Verdict, PAGE_SIZE};
@@ -141,7 +141,7 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
     };
     // A bad page is reported and stays unknown until its next write; the journal (carried
     // over) still holds it to its durable generation meanwhile.
-    scan_data_all(f.storage.as_ref(), &header, journal, found, |b| {
+    let scan = scan_data_all(f.storage.as_ref(), &header, journal, found, |b| {
         let durable = journal.map_or(0, |j| j.durable_gen(file as u32, b.page));
         let state = ExpectedState::Unknown {
             old: 0,
@@ -149,11 +149,18 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
         };
         seen.set(seen.get().max(durable).max(state.max_issued()));
         f.oracle.set(b.page, state);
-        bad += 1;
-        sh.report(b.into_finding(sh.plan.seed, &f.path, file as u32));
+        if b.is_finding() {
+            bad += 1;
+            sh.report(b.into_finding(sh.plan.seed, &f.path, file as u32));
+        }
     })
     .with_context(|| format!("cannot read {}", f.path.display()))?;
     let seen = seen.get();
+    if scan.allowed_tears > 0 {
+        let text = allowed_tears(scan.allowed_tears, f.sector_size);
+        let text = format!("{}{text}", f.path.display());
+        sh.message(Severity::Info, "System", "Resume", text);
+    }
     f.oracle.raise_floor(restart_floor(sh, f, ceiling, seen));
     Ok(bad)
 }

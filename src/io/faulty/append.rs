@@ -29,6 +29,10 @@ pub struct MemAppend {
 impl MemAppend {
     pub(crate) fn new(file: Arc<MemFile>, shared: Arc<Shared>) -> MemAppend {
         file.data.write().clear();
+        file.appended
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        // Created empty with its directory synced: durable at once.
+        shared.settled(&file);
         MemAppend {
             file,
             shared,
@@ -99,9 +103,10 @@ impl AppendFile for MemAppend {
                 (bytes.len(), None)
             }
         };
-        self.file.store(at, &bytes[..stored]);
+        self.shared.land(&self.file, at, &bytes[..stored], false);
         self.len += bytes.len() as u64;
         self.grow(self.len);
+        self.shared.wrote();
         if let Some((fault, page)) = fired {
             let detail = match fault {
                 Fault::TornWrite(_) => Detail::KeptBytes(stored),
@@ -113,6 +118,7 @@ impl AppendFile for MemAppend {
     }
 
     fn sync_data(&mut self) -> io::Result<()> {
+        self.shared.sync(&self.file);
         Ok(())
     }
 
@@ -121,13 +127,19 @@ impl AppendFile for MemAppend {
             .data
             .write()
             .truncate(usize::try_from(len).unwrap_or(usize::MAX));
+        self.shared.resized(&self.file, len);
         self.len = len;
         Ok(())
     }
 
     fn replace(&mut self, bytes: &[u8]) -> io::Result<()> {
         let file = Arc::new(MemFile::new(&self.file.path));
+        file.appended
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         file.store(0, bytes);
+        // Written beside, synced, renamed over, the directory synced: durable whole, and a
+        // cut sees the old file or this one.
+        self.shared.settled(&file);
         let mut files = self.shared.files.lock();
         files.remove(&replacement_path(&self.file.path));
         files.insert(self.file.path.clone(), Arc::clone(&file));

@@ -9,6 +9,8 @@
 //! test can check that every fired fault was reported and nothing else was.
 
 mod append;
+mod cache;
+mod cut;
 mod helper;
 mod plan;
 mod post;
@@ -16,12 +18,14 @@ mod storage;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 pub use append::MemAppend;
+pub use cache::{Keep, Lost};
+pub use cut::PowerCut;
 pub use plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Target, Tear};
 pub use storage::FaultyStorage;
 
@@ -39,6 +43,19 @@ pub(crate) struct Shared {
     pub(crate) dio_align: AtomicU32,
     /// The helper thread carrying posted requests.
     pub(crate) helpers: post::Helpers,
+    /// Held shared by every write, sync and resize, exclusively by a power cut: a cut falls
+    /// between two of them, never inside one.
+    pub(crate) power: RwLock<()>,
+    /// The volatile write cache is on ([`FaultyBackend::enable_volatile_cache`]).
+    pub(crate) cache_on: AtomicBool,
+    /// Whose flushes lie.
+    pub(crate) lies: Mutex<cut::Lies>,
+    /// Writes completed (appends included), which cuts are armed at.
+    pub(crate) writes: AtomicU64,
+    /// Cuts armed and taken.
+    pub(crate) cuts: Mutex<cut::Cuts>,
+    /// A cut keeps the unsynced appends of an append file as a prefix.
+    pub(crate) appends_in_order: AtomicBool,
 }
 
 impl Shared {
@@ -73,6 +90,12 @@ impl FaultyBackend {
                 plan: Mutex::new(Plan::new(seed)),
                 dio_align: AtomicU32::new(0),
                 helpers: post::Helpers::new(seed),
+                power: RwLock::new(()),
+                cache_on: AtomicBool::new(false),
+                lies: Mutex::default(),
+                writes: AtomicU64::new(0),
+                cuts: Mutex::default(),
+                appends_in_order: AtomicBool::new(true),
             }),
         }
     }
@@ -143,6 +166,14 @@ impl FaultyBackend {
         Arc::new(FaultyStorage::new(file, Arc::clone(&self.shared)))
     }
 
+    /// As [`FaultyBackend::open_faulty`], its writes durable at completion (`O_DSYNC`) when
+    /// `write_through` (which only the volatile cache tells apart).
+    pub fn open_through(&self, path: &Path, write_through: bool) -> Arc<FaultyStorage> {
+        let file = self.file(path);
+        let st = FaultyStorage::new(file, Arc::clone(&self.shared));
+        Arc::new(st.write_through(write_through))
+    }
+
     /// A copy of a stored file's content (`None` when it does not exist).
     pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
         let files = self.shared.files.lock();
@@ -151,6 +182,7 @@ impl FaultyBackend {
 
     fn file(&self, path: &Path) -> Arc<MemFile> {
         let mut files = self.shared.files.lock();
+        // A new file's (empty) size is durable at once: the model loses data, not metadata.
         let f = files
             .entry(path.to_path_buf())
             .or_insert_with(|| Arc::new(MemFile::new(path)));
@@ -167,7 +199,7 @@ impl Backend for FaultyBackend {
                 source: std::io::Error::from(std::io::ErrorKind::NotFound),
             });
         }
-        Ok(self.open_faulty(path))
+        Ok(self.open_through(path, opts.write_through))
     }
 
     fn remove(&self, path: &Path) -> Result<(), IoError> {

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 use rand::Rng;
 
+use super::cache::Volatile;
 use super::plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Tear};
 use super::Shared;
 use crate::io::Storage;
@@ -23,12 +24,16 @@ use crate::page::{PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE};
 
 const PS: u64 = PAGE_SIZE as u64;
 
-/// The bytes of one file and the previous version of each page.
+/// The bytes of one file (as reads see them), the previous version of each page, and the
+/// volatile cache that knows which bytes are durable.
 #[derive(Debug)]
 pub(crate) struct MemFile {
     pub(crate) path: PathBuf,
     pub(crate) data: RwLock<Vec<u8>>,
     prev: Mutex<HashMap<u64, Vec<u8>>>,
+    pub(crate) cache: Mutex<Volatile>,
+    /// Written by appending (the journal), which a cut may keep in order.
+    pub(crate) appended: std::sync::atomic::AtomicBool,
 }
 
 fn page_of(data: &[u8], page: u64) -> Vec<u8> {
@@ -46,7 +51,15 @@ impl MemFile {
             path: path.to_path_buf(),
             data: RwLock::new(Vec::new()),
             prev: Mutex::new(HashMap::new()),
+            cache: Mutex::default(),
+            appended: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Forgets every page's previous version (after a power cut, the cache that held them
+    /// is gone).
+    pub(crate) fn forget_history(&self) {
+        self.prev.lock().clear();
     }
 
     /// Stores `bytes` at `offset`, remembering the old version of every page that changes.
@@ -82,16 +95,33 @@ fn to_usize(v: u64) -> usize {
 pub struct FaultyStorage {
     file: Arc<MemFile>,
     shared: Arc<Shared>,
+    /// Opened O_DSYNC: each write is durable when it completes (unless the device lies).
+    through: bool,
 }
 
 impl FaultyStorage {
     pub(crate) fn new(file: Arc<MemFile>, shared: Arc<Shared>) -> FaultyStorage {
-        FaultyStorage { file, shared }
+        FaultyStorage {
+            file,
+            shared,
+            through: false,
+        }
+    }
+
+    /// The same handle, its writes O_DSYNC when `through`.
+    pub(crate) fn write_through(self, through: bool) -> FaultyStorage {
+        FaultyStorage { through, ..self }
     }
 
     /// Another handle on the same file (for a posted request's helper thread).
     pub(crate) fn twin(&self) -> FaultyStorage {
         FaultyStorage::new(Arc::clone(&self.file), Arc::clone(&self.shared))
+            .write_through(self.through)
+    }
+
+    /// Stores bytes of a write of this handle's in `file` (this file unless misdirected).
+    fn land(&self, file: &MemFile, offset: u64, bytes: &[u8]) {
+        self.shared.land(file, offset, bytes, self.through);
     }
 
     fn log(&self, fault: Fault, page: u64, op: OpKind, detail: Detail) {
@@ -150,25 +180,25 @@ impl FaultyStorage {
             self.log(fault, page, OpKind::Write, Detail::None);
             return Err(io::Error::from_raw_os_error(libc::EIO));
         }
-        self.file.store(offset, &buf[..ps]);
-        self.file.store(offset + pe as u64, &buf[pe..]);
+        self.land(&self.file, offset, &buf[..ps]);
+        self.land(&self.file, offset + pe as u64, &buf[pe..]);
         let part = &buf[ps..pe];
         let detail = match &fault {
             Fault::TornWrite(t) => {
                 let keep = self.tear_len(*t).min(part.len());
-                self.file.store(page * PS + skew as u64, &part[..keep]);
+                self.land(&self.file, page * PS + skew as u64, &part[..keep]);
                 Detail::KeptBytes(keep)
             }
             Fault::MisdirectedWrite(m) => match self.landing(m, page) {
                 Some((file, dest)) => {
-                    file.store(dest * PS + skew as u64, part);
+                    self.land(&file, dest * PS + skew as u64, part);
                     Detail::Landed {
                         path: file.path.clone(),
                         page: dest,
                     }
                 }
                 None => {
-                    self.file.store(page * PS + skew as u64, part);
+                    self.land(&self.file, page * PS + skew as u64, part);
                     self.skip(fault, page);
                     return Ok(());
                 }
@@ -343,13 +373,15 @@ impl Storage for FaultyStorage {
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.check_aligned(buf.len(), offset)?;
-        match self.pick(OpKind::Write, offset, buf.len()) {
+        let done = match self.pick(OpKind::Write, offset, buf.len()) {
             Some((fault, page)) => self.write_fault(fault, page, buf, offset),
             None => {
-                self.file.store(offset, buf);
+                self.land(&self.file, offset, buf);
                 Ok(())
             }
-        }
+        };
+        self.shared.wrote();
+        done
     }
 
     fn read_vectored_at(&self, bufs: &mut [&mut [u8]], offset: u64) -> io::Result<usize> {
@@ -384,6 +416,7 @@ impl Storage for FaultyStorage {
     }
 
     fn sync_data(&self) -> io::Result<()> {
+        self.shared.sync(&self.file);
         Ok(())
     }
 
@@ -391,12 +424,15 @@ impl Storage for FaultyStorage {
         let mut data = self.file.data.write();
         if (data.len() as u64) < len {
             data.resize(to_usize(len), 0);
+            drop(data);
+            self.shared.resized(&self.file, len);
         }
         Ok(())
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.file.data.write().resize(to_usize(len), 0);
+        self.shared.resized(&self.file, len);
         // Pages cut off lose their history: after a regrow they were never written.
         self.file
             .prev
