@@ -392,3 +392,94 @@ fn a_sparse_file_larger_than_its_filesystem_stops_the_run_soon() {
     assert!(summary.contains("environment_error"), "{summary}");
     assert!(dir.path().join("run.log.xml").exists(), "the log is written");
 }
+
+#[test]
+fn an_os_error_is_printed_once() {
+    let dir = scratch();
+    let missing = dir.path().join("missing.json");
+    let out = bin().arg("report").arg(&missing).output().expect("report");
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = stderr(&out);
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{}", describe(&out));
+    assert!(err.contains("missing.json"), "{}", describe(&out));
+}
+
+/// `sqliosim ARGS…` as user `uid` (not root), for permission cases.
+fn as_user(uid: u32) -> Command {
+    let mut c = Command::new("setpriv");
+    c.arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={uid}"))
+        .args(["--clear-groups", env!("CARGO_BIN_EXE_sqliosim")])
+        .stdin(Stdio::null());
+    c
+}
+
+#[test]
+fn verify_of_a_directory_without_search_permission_says_so() {
+    if !root_or_skip("verify_without_search_permission") {
+        return;
+    }
+    let dir = scratch();
+    let cfg = config(dir.path(), TINY);
+    let data = dir.path().join("d");
+    let mut c = bin();
+    run_args(&mut c, &cfg, &data);
+    let run = c.output().expect("run");
+    assert_eq!(run.status.code(), Some(0), "{}", describe(&run));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path, m| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
+    mode(dir.path(), 0o755).expect("chmod");
+    // Names readable, files not reachable: r without x.
+    mode(&data, 0o744).expect("chmod");
+    let out = as_user(64_123)
+        .args(["verify", "--no-journal", "--dir"])
+        .arg(&data)
+        .output()
+        .expect("verify");
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("Permission denied") && err.contains(&data.display().to_string()),
+        "{}",
+        describe(&out)
+    );
+}
+
+#[test]
+fn bench_on_an_unreadable_device_says_permission_denied() {
+    if !root_or_skip("bench_on_an_unreadable_device") {
+        return;
+    }
+    let dir = scratch();
+    let img = dir.path().join("dev.img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(64 << 20))
+        .expect("image");
+    let attach = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&img)
+        .output()
+        .expect("losetup");
+    if !attach.status.success() {
+        assert!(
+            std::env::var_os("SQLIOSIM_REQUIRE_LOOP").is_none(),
+            "losetup failed: {}",
+            describe(&attach)
+        );
+        eprintln!("SKIPPED bench_on_an_unreadable_device: no loop device");
+        return;
+    }
+    let dev = String::from_utf8_lossy(&attach.stdout).trim().to_string();
+    let out = as_user(64_123)
+        .args(["bench", "--rw", "read", "--duration", "1", "--file", &dev])
+        .output()
+        .expect("bench");
+    let _ = Command::new("losetup").args(["-d", &dev]).status();
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot read the device's size: Permission denied") && !err.contains("0-byte"),
+        "{}",
+        describe(&out)
+    );
+}

@@ -163,10 +163,18 @@ fn discover(a: &VerifyArgs, backend: &dyn Backend) -> anyhow::Result<Vec<Target>
     for dir in &a.dirs {
         let entries = std::fs::read_dir(dir)
             .with_context(|| format!("cannot read the directory {}", dir.display()))?;
-        let mut found: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file())
-            .collect();
+        let mut found = Vec::new();
+        for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_file() => found.push(p),
+                // Names readable but not their files: a directory without search permission.
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => anyhow::bail!(
+                    "cannot look into the directory {}: {e} (reading its files needs search permission, x, on it)",
+                    dir.display()
+                ),
+                _ => {}
+            }
+        }
         found.sort();
         paths.extend(found);
     }

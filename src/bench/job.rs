@@ -92,6 +92,14 @@ pub struct Job {
     pub seed: u64,
 }
 
+/// The error opening a block device for its size, if `path` is one that cannot be opened.
+fn unreadable_device(path: &std::path::Path) -> Option<std::io::Error> {
+    if !super::target::is_block_device(path) {
+        return None;
+    }
+    std::fs::File::open(path).err()
+}
+
 impl Job {
     /// Number of worker threads over all files.
     pub fn threads(&self) -> u32 {
@@ -136,6 +144,14 @@ impl Job {
         for t in &self.targets {
             let (start, end) = self.region(t.size);
             if end < start + u64::from(self.block_size) {
+                // A device whose size cannot be read looks 0 bytes long: say why instead.
+                if let Some(e) = unreadable_device(&t.path) {
+                    return usage(format!(
+                        "{}: cannot read the device's size: {e}; run as a user who may read \
+                         it (root, or the disk group)",
+                        t.path.display()
+                    ));
+                }
                 return usage(format!(
                     "{}: the region [{start}, {end}) of a {}-byte file has no room for one \
                      {}-byte block (the first MiB holds the file's header)",
