@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::{decode, Damage, JournalFile, Record};
+use crate::engine::wal::NO_PREV;
 use crate::io::{Backend, IoError};
 
 /// What a journal says, replayed.
@@ -91,6 +92,10 @@ impl JournalState {
                     d.truncate(usize::try_from(*pages).unwrap_or(usize::MAX));
                 }
             }
+            // A position with no block behind it claims nothing this run wrote: what journals
+            // of earlier versions recorded when a resumed run had not flushed yet (the next
+            // lap's first LSN, never written), so it is not taken as a claim.
+            Record::Log { last_block, .. } if *last_block == NO_PREV => {}
             Record::Log {
                 file_id,
                 last_block,

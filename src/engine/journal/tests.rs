@@ -451,6 +451,15 @@ fn a_restart_carries_over_every_held_generation_and_no_end() {
     let mut more = bytes.clone();
     more.extend(numbered_mark(10));
     assert_eq!(JournalState::from_bytes(&more).damage, None);
+    // What earlier versions journaled when a resumed run had flushed nothing yet (the next
+    // lap's first LSN, no block behind it) claims nothing.
+    let mut old = st.clone();
+    old.apply(&Record::Log {
+        file_id: 1,
+        last_block: u64::MAX,
+        durable_end: 670_924_800,
+    });
+    assert_eq!(old.log[1], Some((4096, 4608)));
 }
 
 fn numbered_mark(batch: u64) -> Vec<u8> {
