@@ -165,7 +165,8 @@ mod tests {
         std::os::unix::fs::symlink(&victim, replacement_path(&path)).expect("symlink");
         let e = j.replace(b"snapshot").expect_err("planted");
         assert!(e.to_string().contains("is a symlink"), "{e}");
-        j.append(b"two").expect("the old journal is still appended to");
+        j.append(b"two")
+            .expect("the old journal is still appended to");
         assert_eq!(std::fs::read(&path).expect("read"), b"onetwo");
         assert_eq!(std::fs::read(&victim).expect("read"), b"precious");
         std::fs::remove_file(replacement_path(&path)).expect("rm");
