@@ -32,13 +32,13 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         faulty,
         engine,
     } = choose_backend(settings, &plan)?;
-    crate::outln!("I/O engine = {}", engine.describe())?;
+    crate::exit::outln!("I/O engine = {}", engine.describe())?;
     let evidence = Arc::new(open_evidence(settings)?);
     evidence.io_engine(engine);
     for f in &plan.files {
         let info = backend.direct_io_info(&f.path);
         let line = alignment_line(&f.path, f.role, &info, plan.direct);
-        crate::outln!("{line}")?;
+        crate::exit::outln!("{line}")?;
         evidence.dio_align(line);
     }
     let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
@@ -107,13 +107,13 @@ fn print_end(
     outcome: &crate::sched::SimOutcome,
     seed: u64,
 ) -> Result<(), crate::exit::StdoutError> {
-    crate::out!("{}", summary_text(outcome, seed))?;
-    crate::outln!("Error log: {}", settings.error_log.display())?;
+    crate::exit::out!("{}", summary_text(outcome, seed))?;
+    crate::exit::outln!("Error log: {}", settings.error_log.display())?;
     if let Some(json) = &settings.json {
-        crate::outln!("JSON summary: {}", json.display())?;
+        crate::exit::outln!("JSON summary: {}", json.display())?;
     }
     if let Some(out) = &settings.bundle {
-        crate::outln!("Evidence bundle: {}", out.display())?;
+        crate::exit::outln!("Evidence bundle: {}", out.display())?;
     }
     Ok(())
 }
