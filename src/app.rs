@@ -59,7 +59,7 @@ fn catch_file_size_limit() {
 fn clap_outcome(e: clap::Error) -> anyhow::Result<Outcome> {
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            crate::out!("{}", e.render())?;
+            crate::exit::out!("{}", e.render())?;
             Ok(Outcome::Clean)
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
@@ -91,9 +91,9 @@ fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
         let text = crate::config::to_ini(&settings.config);
         crate::io::safefile::replace(path, text.as_bytes())
             .with_context(|| format!("cannot write the -save file {}", path.display()))?;
-        crate::outln!("Configuration saved to {}", path.display())?;
+        crate::exit::outln!("Configuration saved to {}", path.display())?;
     }
-    crate::out!("{}", settings.echo())?;
+    crate::exit::out!("{}", settings.echo())?;
     if settings.dry_run {
         return Ok(Outcome::Clean);
     }

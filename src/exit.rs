@@ -6,8 +6,8 @@
 //! Library code returns `anyhow::Error`s; an error is a usage/environment error (exit 2) unless
 //! it carries [`Internal`], which marks a broken invariant of the tool itself (exit 3).
 //!
-//! Everything the tool prints on stdout goes through [`print`] (the [`out!`](crate::out) and
-//! [`outln!`](crate::outln) macros) or the [`Stdout`] writer, never `println!`, which panics
+//! Everything the tool prints on stdout goes through [`print`] (the crate's `exit::out!` and
+//! `exit::outln!` macros) or the [`Stdout`] writer, never `println!`, which panics
 //! (exit 101) when stdout fails. A closed pipe (`sqliosim … | head -1`) ends the command
 //! quietly, as ripgrep does; any other failure (ENOSPC on `> /dev/full`) is an error, exit 2.
 
@@ -122,17 +122,17 @@ pub fn print(args: std::fmt::Arguments<'_>) -> Result<(), StdoutError> {
 }
 
 /// `print!` that returns a [`StdoutError`] instead of panicking.
-#[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => { $crate::exit::print(format_args!($($arg)*)) };
 }
+pub(crate) use out;
 
 /// `println!` that returns a [`StdoutError`] instead of panicking.
-#[macro_export]
 macro_rules! outln {
     () => { $crate::exit::print(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::exit::print(format_args!("{}\n", format_args!($($arg)*))) };
 }
+pub(crate) use outln;
 
 /// Stdout as a writer for code that takes `&mut dyn Write`: its errors carry a
 /// [`StdoutError`], so a closed pipe is told apart from other I/O errors at exit.

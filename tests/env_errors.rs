@@ -123,8 +123,7 @@ fn no_space_inside_a_file_stops_the_run_not_a_finding() {
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert_no_findings(&out);
     assert!(
-        stderr
-            .contains("sqliosim.mdx: no space left for a write of 8192 bytes at offset 409600")
+        stderr.contains("sqliosim.mdx: no space left for a write of 8192 bytes at offset 409600")
             && stderr.contains("the run stops here")
             && stdout.contains("Out of space: 1 request(s)"),
         "{}",

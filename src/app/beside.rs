@@ -51,11 +51,11 @@ impl Beside {
         let (result, out) = self.handle.join().map_err(|_| {
             crate::exit::Internal("the capacity run beside the simulation panicked".into())
         })?;
-        crate::outln!(
+        crate::exit::outln!(
             "\nCapacity run beside the simulation (sqliosim bench {}):",
             self.args
         )?;
-        crate::out!("{}", String::from_utf8_lossy(&out))?;
+        crate::exit::out!("{}", String::from_utf8_lossy(&out))?;
         result
     }
 }

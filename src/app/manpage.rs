@@ -17,7 +17,7 @@ pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {
     // clap_complete panics when its writer fails: generate into memory, print from there.
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cmd, "sqliosim", &mut script);
-    crate::out!("{}", String::from_utf8_lossy(&script))?;
+    crate::exit::out!("{}", String::from_utf8_lossy(&script))?;
     Ok(Outcome::Clean)
 }
 
@@ -39,7 +39,7 @@ pub fn man(out: Option<&Path>) -> anyhow::Result<Outcome> {
     cmd.build();
     write_pages(cmd, dir)
         .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
-    crate::outln!("Man pages written to {}", dir.display())?;
+    crate::exit::outln!("Man pages written to {}", dir.display())?;
     Ok(Outcome::Clean)
 }
 

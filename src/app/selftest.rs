@@ -103,7 +103,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     let args = match SelftestArgs::try_parse_from(args) {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {
-            crate::out!("{}", e.render())?;
+            crate::exit::out!("{}", e.render())?;
             return Ok(Outcome::Clean);
         }
         Err(e) => anyhow::bail!("{}", e.render().to_string().trim_start_matches("error: ")),
@@ -114,25 +114,25 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
 /// Runs the self-test with parsed options.
 pub fn run(args: &SelftestArgs) -> anyhow::Result<Outcome> {
     let seed = args.seed.unwrap_or_else(rand::random);
-    crate::outln!(
+    crate::exit::outln!(
         "sqliosim selftest, seed {seed}: each fault injected into a small run of its own\n"
     )?;
     let mut rows = memory::run(seed)?;
     if args.fuse {
         match fuse::run(seed) {
             Ok(more) => rows.extend(more),
-            Err(skip) => crate::outln!("FUSE scenarios not run: {skip}\n")?,
+            Err(skip) => crate::exit::outln!("FUSE scenarios not run: {skip}\n")?,
         }
     }
     // The verdict line reports a broken stdout; the table is best effort (`.ok()`).
-    crate::out!("{}", table(&rows)).ok();
+    crate::exit::out!("{}", table(&rows)).ok();
     let detected = rows.iter().filter(|r| r.ok).count();
     let verdict = if detected == rows.len() {
         "PASS: every fault was detected with the right verdict, and the clean run stayed clean"
     } else {
         "FAIL: some faults were missed or misclassified (see the rows marked no)"
     };
-    let printed = crate::outln!(
+    let printed = crate::exit::outln!(
         "\n{detected} of {} scenarios as expected. {verdict}.",
         rows.len()
     );

@@ -48,11 +48,11 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let _lock = taken.lock;
     let run_id = run_id_of(&plan, backend.as_ref());
     plan.run_id = Some(run_id);
-    crate::outln!("I/O engine = {}", engine.describe())?;
+    crate::exit::outln!("I/O engine = {}", engine.describe())?;
     let evidence = Arc::new(open_evidence(settings, run_id)?);
     evidence.io_engine(engine);
     for line in exposure_lines(settings) {
-        crate::outln!("{line}")?;
+        crate::exit::outln!("{line}")?;
         evidence.emit(Event::Message(Message::new(
             Severity::Warning,
             "System",
@@ -63,7 +63,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     for f in &plan.files {
         let info = backend.direct_io_info(&f.path);
         let line = alignment_line(&f.path, f.role, &info, plan.direct);
-        crate::outln!("{line}")?;
+        crate::exit::outln!("{line}")?;
         evidence.dio_align(line);
     }
     let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
@@ -132,13 +132,13 @@ fn print_end(
     outcome: &crate::sched::SimOutcome,
     seed: u64,
 ) -> Result<(), crate::exit::StdoutError> {
-    crate::out!("{}", summary_text(outcome, seed))?;
-    crate::outln!("Error log: {}", settings.error_log.display())?;
+    crate::exit::out!("{}", summary_text(outcome, seed))?;
+    crate::exit::outln!("Error log: {}", settings.error_log.display())?;
     if let Some(json) = &settings.json {
-        crate::outln!("JSON summary: {}", json.display())?;
+        crate::exit::outln!("JSON summary: {}", json.display())?;
     }
     if let Some(out) = &settings.bundle {
-        crate::outln!("Evidence bundle: {}", out.display())?;
+        crate::exit::outln!("Evidence bundle: {}", out.display())?;
     }
     Ok(())
 }

@@ -40,7 +40,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
             ) =>
         {
-            crate::out!("{}", e.render())?;
+            crate::exit::out!("{}", e.render())?;
             return Ok(Outcome::Clean);
         }
         Err(e) => anyhow::bail!(
@@ -83,7 +83,7 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
         .map_err(|e| anyhow::anyhow!("writing the evidence failed: {e}"))?;
     // Earlier lines are best effort (`.ok()`): stdout stays broken, so this last line meets
     // the failure again and reports it, without hiding the verdict.
-    let printed = crate::outln!(
+    let printed = crate::exit::outln!(
         "Verdict: {}",
         if findings == 0 {
             "CLEAN - no integrity errors found.".to_string()
@@ -241,7 +241,7 @@ fn in_scope(targets: Vec<Target>, journal: Option<&JournalState>) -> Vec<Target>
         .collect();
     let scope = verify_scope::choose(&found, journal);
     for line in &scope.skipped {
-        crate::outln!("{line}").ok();
+        crate::exit::outln!("{line}").ok();
     }
     let mut slots: Vec<Option<Target>> = targets.into_iter().map(Some).collect();
     scope
@@ -282,7 +282,7 @@ fn load_journal(
         return Ok(None);
     }
     let Some(path) = journal_path(a, targets) else {
-        crate::outln!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.").ok();
+        crate::exit::outln!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.").ok();
         return Ok(None);
     };
     let checked: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
@@ -312,7 +312,7 @@ fn scan_one(
                 }
             })
             .with_context(|| format!("cannot read {}", t.path.display()))?;
-            crate::outln!(
+            crate::exit::outln!(
                 "{}: {} pages checked, {} never written, {} newer than the journal, {} bad{}",
                 t.path.display(),
                 stats.pages,
@@ -333,7 +333,7 @@ fn scan_one(
                 findings += 1;
                 emit(issue.into_finding(0, &t.path, t.header.file_id));
             }
-            crate::outln!(
+            crate::exit::outln!(
                 "{}: {} log blocks found, {} along the chain, {} problem(s)",
                 t.path.display(),
                 scan.blocks,

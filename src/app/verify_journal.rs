@@ -32,7 +32,7 @@ pub struct Loaded {
 pub fn load(backend: &dyn Backend, path: &Path, checked: &[PathBuf]) -> anyhow::Result<Loaded> {
     let st = JournalState::load(backend, path)
         .map_err(|e| anyhow::anyhow!("cannot read the journal: {e}"))?;
-    crate::outln!(
+    crate::exit::outln!(
         "Journal {}: run {:016x}, {}{}",
         path.display(),
         st.run_id,
@@ -48,7 +48,7 @@ pub fn load(backend: &dyn Backend, path: &Path, checked: &[PathBuf]) -> anyhow::
         Some(d) => report_damage(path, d, &st, shared_device(path, checked)),
         None => 0,
     };
-    crate::outln!("{}", held_to(&st)).ok();
+    crate::exit::outln!("{}", held_to(&st)).ok();
     Ok(Loaded {
         state: st,
         findings,
@@ -74,8 +74,8 @@ fn shared_device(journal: &Path, checked: &[PathBuf]) -> Option<PathBuf> {
 
 /// Prints the damage and what it means; returns the integrity errors it counts for.
 fn report_damage(path: &Path, d: &Damage, st: &JournalState, dut: Option<PathBuf>) -> u64 {
-    crate::outln!("JOURNAL DAMAGED: {}: {d}.", path.display()).ok();
-    crate::outln!(
+    crate::exit::outln!("JOURNAL DAMAGED: {}: {d}.", path.display()).ok();
+    crate::exit::outln!(
         "The durability check is PARTIAL: the journal's device lost or tore a write it had acknowledged as durable (a crash leaves only a torn tail, never whole records after it); pages are held only to what the journal recorded before offset {}{}, and the {} record(s) after the damage are not used. Writes acknowledged after that are NOT held to account.",
         d.offset,
         st.last_mark
@@ -85,7 +85,7 @@ fn report_damage(path: &Path, d: &Damage, st: &JournalState, dut: Option<PathBuf
     ).ok();
     match dut {
         Some(file) => {
-            crate::outln!(
+            crate::exit::outln!(
                 "The journal is on the device under test (the same device as {}): that device broke a write it acknowledged as durable. This counts as 1 integrity error against the device, at the journal (offset {}), not against any data or log page.",
                 file.display(),
                 d.offset
@@ -93,7 +93,7 @@ fn report_damage(path: &Path, d: &Damage, st: &JournalState, dut: Option<PathBuf
             1
         }
         None => {
-            crate::outln!("The journal is not on the device under test (another device than the files checked): this is not a finding against them; check the journal's own device.").ok();
+            crate::exit::outln!("The journal is not on the device under test (another device than the files checked): this is not a finding against them; check the journal's own device.").ok();
             0
         }
     }

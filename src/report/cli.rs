@@ -48,7 +48,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {
             // --help and --version: print and succeed.
-            crate::out!("{e}")?;
+            crate::exit::out!("{e}")?;
             return Ok(Outcome::Clean);
         }
         Err(e) => return Err(e.into()),
@@ -89,7 +89,7 @@ fn fleet(args: &Args) -> anyhow::Result<Outcome> {
         (1, Ok(())) => Ok(Outcome::Findings),
         (_, Ok(())) => Err(FleetIncomplete(v.problems).into()),
     };
-    crate::exit::after_printing(crate::out!("{text}"), verdict)
+    crate::exit::after_printing(crate::exit::out!("{text}"), verdict)
 }
 
 /// One run: today's report, plus the fleet JSON and JUnit of that one run when asked for.
@@ -97,18 +97,18 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
     let loaded = super::reader::load(input)?;
     // The lines after the report are best effort (`.ok()`): a broken stdout stays broken, and
     // the report's own line reports it without hiding the verdict.
-    let printed = crate::out!("{}", super::console::render(&loaded));
+    let printed = crate::exit::out!("{}", super::console::render(&loaded));
     let mut html_path = None;
     if let Some(p) = &args.html {
         let page = super::html::render_loaded(&loaded);
         crate::io::safefile::replace(p, page.as_bytes()).map_err(super::ReportError::from)?;
-        crate::outln!("HTML report written to {}", p.display()).ok();
+        crate::exit::outln!("HTML report written to {}", p.display()).ok();
         html_path = Some(p.clone());
     }
     if let Some(p) = &args.bundle {
         let files = super::bundle::evidence_files(&loaded, html_path.as_deref());
         super::bundle::write(p, &files)?;
-        crate::outln!("Evidence bundle written to {}", p.display()).ok();
+        crate::exit::outln!("Evidence bundle written to {}", p.display()).ok();
     }
     if args.json.is_some() || args.junit.is_some() {
         let out = super::fleet::Outputs {
@@ -118,7 +118,7 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
         let fleet = super::fleet::build(&args.input);
         let v = super::fleet::verdict::judge(&fleet);
         for line in super::fleet::write_outputs(&fleet, &v, &args.input, &out)? {
-            crate::outln!("{line}").ok();
+            crate::exit::outln!("{line}").ok();
         }
     }
     let verdict = if loaded.integrity_errors() > 0 {

@@ -11,7 +11,11 @@ fn a_host_name_longer_than_any_column_is_reported() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let long = "h".repeat(70_000);
     put(dir.path(), "long", &as_host(summary(&runs().clean), &long));
-    put(dir.path(), "short", &as_host(summary(&runs().clean), "short"));
+    put(
+        dir.path(),
+        "short",
+        &as_host(summary(&runs().clean), "short"),
+    );
     let json = dir.path().join("fleet.json");
     let (code, stdout, stderr) = report_with(&[dir.path()], &["--json", json.to_str().unwrap()]);
     assert!(!stderr.contains("panicked"), "{stderr}");
@@ -21,7 +25,10 @@ fn a_host_name_longer_than_any_column_is_reported() {
         .lines()
         .find(|l| l.starts_with("short "))
         .expect("the short host's row");
-    assert!(short.len() < 400, "short rows are not padded to the long name: {short}");
+    assert!(
+        short.len() < 400,
+        "short rows are not padded to the long name: {short}"
+    );
 }
 
 #[test]
@@ -35,7 +42,11 @@ fn a_file_name_that_is_not_utf8_does_not_hide_corruption() {
     std::fs::write(odd.join(name), serde_json::to_vec(&doc).unwrap()).expect("write");
     let json = dir.path().join("fleet.json");
     let (code, stdout, stderr) = report_with(&[dir.path()], &["--json", json.to_str().unwrap()]);
-    assert_eq!(code, Some(1), "corruption found: exit 1\n{stdout}\n{stderr}");
+    assert_eq!(
+        code,
+        Some(1),
+        "corruption found: exit 1\n{stdout}\n{stderr}"
+    );
     let text = std::fs::read_to_string(&json).expect("the fleet JSON is written");
     let shown = Path::new("odd").join("run\u{FFFD}.json");
     assert!(
