@@ -160,12 +160,13 @@ pub fn problem_of(st: &Stat, use_: Use) -> Option<Problem> {
     #[allow(clippy::useless_conversion)]
     let nlink = u64::from(st.st_nlink);
     let me = rustix::process::geteuid().as_raw();
-    kind.or_else(|| match use_ {
+    let links_or_owner = match use_ {
         Use::Input => None,
         _ if nlink > 1 => Some(Problem::HardLinks(nlink)),
         Use::Own if st.st_uid != me => Some(Problem::Owner(st.st_uid)),
         _ => None,
-    })
+    };
+    kind.or(links_or_owner)
 }
 
 /// Checks an opened file against `use_`, by its descriptor.
