@@ -17,7 +17,9 @@ mod selftest;
 mod simrun;
 mod stopped;
 mod verify;
+mod verify_found;
 mod verify_journal;
+mod verify_lost;
 mod verify_scope;
 
 pub use selftest::SelftestArgs;

@@ -11,24 +11,18 @@ use clap::Parser;
 
 use super::console::ConsoleSink;
 use super::lock::{lock_set, LockError, SetLock};
-use super::verify_journal::Loaded;
-use super::verify_scope::{self, Found};
+use super::verify_found::{discover, Found, Target};
+use super::verify_lost::{adopt_given, lost_tail, reconcile, Lost};
+use super::verify_scope;
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
 use crate::engine::scan::{acceptable, scan_data, scan_log};
 use crate::exit::Outcome;
 use crate::findings::{EventSink, Fanout, Finding};
-use crate::io::{AlignedBuf, Backend, BufferedBackend, OpenOptions, Storage};
-use crate::page::{FileHeader, FileRole, PAGE_SIZE};
+use crate::io::{Backend, BufferedBackend};
+use crate::page::FileRole;
 use crate::report::{Evidence, EvidenceOptions, RunInfo};
 
 pub use crate::cli::VerifyArgs;
-
-/// One file to scan, with its header.
-struct Target {
-    path: PathBuf,
-    header: FileHeader,
-    storage: Arc<dyn Storage>,
-}
 
 /// Runs `sqliosim verify ARGS…`.
 pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
@@ -57,24 +51,34 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
 /// Runs `sqliosim verify` with parsed options.
 pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     a.files.append(&mut a.file_opts);
-    let backend = BufferedBackend::new();
-    let mut targets = discover(&a, &backend)?;
-    let _lock = lock_targets(&a, &targets)?;
-    let loaded = load_journal(&a, &targets, &backend)?;
-    let journal_findings = loaded.as_ref().map_or(0, |l| l.findings);
-    let journal = loaded.map(|l| l.state);
-    if a.files.is_empty() {
-        targets = in_scope(targets, journal.as_ref());
-        if targets.is_empty() {
-            anyhow::bail!("none of the files the journal names was found; give them with --file PATH, or --no-journal to check every file with a sqliosim header");
-        }
+    if a.files.is_empty() && a.dirs.is_empty() {
+        anyhow::bail!(
+            "nothing to verify: give --dir DIR or file names (see `sqliosim verify --help`)"
+        );
     }
-    let evidence = Arc::new(open_evidence(&a, &targets)?);
+    let backend = BufferedBackend::new();
+    let mut found = discover(&a.files, &a.dirs)?;
+    let journal = read_journal(&a, &found, &backend)?;
+    let (targets, lost) = choose(&a, &mut found, journal.as_ref().map(|(_, j)| j))?;
+    let _lock = lock_targets(&a, &targets)?;
+    let loaded = match journal {
+        Some((path, st)) => Some(super::verify_journal::report(&path, st, &paths(&targets))),
+        None => None,
+    };
+    let mut findings = loaded.as_ref().map_or(0, |l| l.findings);
+    let journal = loaded.map(|l| l.state);
+    let evidence = Arc::new(open_evidence(&a, &targets, journal.as_ref())?);
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(vec![
         Arc::new(ConsoleSink::default()),
         evidence.clone(),
     ]));
-    let mut findings = journal_findings;
+    for line in &lost.notes {
+        println!("{line}");
+    }
+    for f in lost.findings {
+        findings += 1;
+        emit(sink.as_ref(), f, findings);
+    }
     for t in &targets {
         findings += scan_one(t, journal.as_ref(), sink.as_ref(), findings)?;
     }
@@ -96,11 +100,78 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     })
 }
 
+fn paths(targets: &[Target]) -> Vec<PathBuf> {
+    targets.iter().map(|t| t.path.clone()).collect()
+}
+
+/// The journal, read (not yet reported: a verify refused by the lock says nothing of it).
+fn read_journal(
+    a: &VerifyArgs,
+    found: &Found,
+    backend: &dyn Backend,
+) -> anyhow::Result<Option<(PathBuf, JournalState)>> {
+    if a.no_journal {
+        return Ok(None);
+    }
+    let Some(path) = journal_path(a, found) else {
+        return Ok(None);
+    };
+    let st = JournalState::load(backend, &path)
+        .map_err(|e| anyhow::anyhow!("cannot read the journal: {e}"))?;
+    Ok(Some((path, st)))
+}
+
+/// The files to check, and what became of the journal's files that are not among them.
+fn choose(
+    a: &VerifyArgs,
+    found: &mut Found,
+    journal: Option<&JournalState>,
+) -> anyhow::Result<(Vec<Target>, Lost)> {
+    if journal.is_none() && !a.no_journal {
+        println!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.");
+    }
+    if !a.files.is_empty() {
+        // Exactly the files given: one whose header is gone is checked only as the journal's.
+        let mut lost = journal.map_or_else(Lost::default, |j| adopt_given(j, found));
+        if let Some(h) = found.headless.iter().find(|h| h.explicit) {
+            anyhow::bail!("{}: not a file created by sqliosim: {}", h.path.display(), h.why);
+        }
+        let mut targets = std::mem::take(&mut found.targets);
+        targets.append(&mut lost.adopted);
+        return Ok((targets, lost));
+    }
+    let targets = std::mem::take(&mut found.targets);
+    let (mut targets, lost) = in_scope(targets, journal, found, &a.dirs);
+    if targets.is_empty() && lost.findings.is_empty() {
+        anyhow::bail!(
+            "{}",
+            match journal {
+                Some(_) => "none of the files the journal names was found; give them with --file PATH, or --no-journal to check every file with a sqliosim header".to_string(),
+                None => format!("no file created by sqliosim found in {}", shown(&a.dirs)),
+            }
+        );
+    }
+    let mut lost = lost;
+    targets.append(&mut lost.adopted);
+    Ok((targets, lost))
+}
+
+fn shown(dirs: &[PathBuf]) -> String {
+    dirs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn emit(sink: &dyn EventSink, mut f: Finding, seq: u64) {
+    f.seq = seq;
+    sink.emit(crate::findings::Event::Finding(Box::new(f)));
+}
+
 /// Takes the file set shared, so that no run starts on it during the scan; refuses (exit 2)
 /// while a run has it, unless --force.
 fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<SetLock>> {
-    let paths: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
-    match lock_set(&paths, false, "verify") {
+    match lock_set(&paths(targets), false, "verify") {
         Ok(taken) => {
             for note in &taken.taken_over {
                 eprintln!("sqliosim: note: {note}");
@@ -114,6 +185,10 @@ fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Set
         Err(e @ LockError::Busy { .. }) => {
             anyhow::bail!("{e}. Pass --force to verify anyway (the verdict cannot be trusted)")
         }
+        Err(LockError::Io { path, source, .. }) if read_only(&source) => {
+            eprintln!("sqliosim: note: cannot lock {}: read-only ({source}); verified without a lock (nothing is written to a read-only file set, and no run can start on it)", path.display());
+            Ok(None)
+        }
         Err(e) => {
             eprintln!("sqliosim: warning: {e}; verifying without the lock: a run starting meanwhile is not kept out");
             Ok(None)
@@ -121,122 +196,109 @@ fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Set
     }
 }
 
+/// The lock file cannot be made because the directory is read-only to us (a read-only mount
+/// or copy).
+fn read_only(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EROFS) | Some(libc::EACCES) | Some(libc::EPERM)
+    )
+}
+
 /// The scan's own XML log (and dumps beside it), so the evidence of a scan looks like a run's.
-fn open_evidence(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Evidence> {
-    let dir = targets[0]
-        .path
-        .parent()
+/// Beside the first file checked (or the first directory given); a read-only file set gets no
+/// log unless --log puts one elsewhere, and says so.
+fn open_evidence(
+    a: &VerifyArgs,
+    targets: &[Target],
+    journal: Option<&JournalState>,
+) -> anyhow::Result<Evidence> {
+    let dir = targets
+        .first()
+        .and_then(|t| t.path.parent())
+        .or(a.dirs.first().map(PathBuf::as_path))
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let log = a
-        .log
-        .clone()
-        .unwrap_or_else(|| dir.join("sqliosim.verify.log.xml"));
-    let dumps = log.parent().map(|d| d.join("dumps"));
+    let log = match &a.log {
+        Some(l) => Some(l.clone()),
+        None if writable(&dir) => Some(dir.join("sqliosim.verify.log.xml")),
+        None => {
+            println!("{}: read-only: no verify log written there (give --log PATH to keep one)", shown(std::slice::from_ref(&dir)));
+            None
+        }
+    };
     let opts = EvidenceOptions {
-        log: Some(log.clone()),
-        dump_dir: dumps,
+        dump_dir: log.as_ref().and_then(|l| l.parent()).map(|d| d.join("dumps")),
+        log: log.clone(),
         json: a.json.clone(),
         ..EvidenceOptions::default()
     };
     let run = RunInfo {
         seed: None,
-        run_id: Some(targets[0].header.run_id),
+        run_id: targets
+            .first()
+            .map(|t| t.header.run_id)
+            .or(journal.map(|j| j.run_id)),
         command_line: std::env::args().collect(),
         config: serde_json::Value::Null,
     };
+    let shown_log = log.unwrap_or_default();
     Evidence::create(opts, run)
-        .map_err(|e| anyhow::anyhow!("cannot write the log {}: {e}", log.display()))
+        .map_err(|e| anyhow::anyhow!("cannot write the log {}: {e}", shown_log.display()))
 }
 
-fn discover(a: &VerifyArgs, backend: &dyn Backend) -> anyhow::Result<Vec<Target>> {
-    let mut paths: Vec<PathBuf> = a.files.clone();
-    for dir in &a.dirs {
-        let entries = std::fs::read_dir(dir)
-            .with_context(|| format!("cannot read the directory {}", dir.display()))?;
-        let mut found: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file())
-            .collect();
-        found.sort();
-        paths.extend(found);
-    }
-    if paths.is_empty() {
-        anyhow::bail!(
-            "nothing to verify: give --dir DIR or file names (see `sqliosim verify --help`)"
-        );
-    }
-    let explicit = a.files.len();
-    let mut targets = Vec::new();
-    for (i, path) in paths.into_iter().enumerate() {
-        match open_target(&path, backend) {
-            Ok(t) => targets.push(t),
-            Err(e) if i < explicit => return Err(e),
-            Err(_) => {} // Files in a directory that are not ours are skipped.
-        }
-    }
-    if targets.is_empty() {
-        anyhow::bail!(
-            "no file created by sqliosim found in {}",
-            a.dirs
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    Ok(targets)
+/// True when this process may create files in `dir` (not a read-only mount, not a directory
+/// it may not write).
+fn writable(dir: &Path) -> bool {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    rustix::fs::access(dir, rustix::fs::Access::WRITE_OK).is_ok()
 }
 
-fn open_target(path: &Path, backend: &dyn Backend) -> anyhow::Result<Target> {
-    let storage = backend
-        .open(
-            path,
-            OpenOptions {
-                create: false,
-                direct: false,
-                write_through: false,
-            },
-        )
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    let mut buf = AlignedBuf::new(PAGE_SIZE)?;
-    let n = storage
-        .read_at(&mut buf, 0)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let header = FileHeader::decode(&buf[..n])
-        .map_err(|e| anyhow::anyhow!("{}: not a file created by sqliosim: {e}", path.display()))?;
-    Ok(Target {
-        path: path.to_path_buf(),
-        header,
-        storage,
-    })
-}
-
-/// The files of a directory scan that are checked; the others are named, with what they are.
-fn in_scope(targets: Vec<Target>, journal: Option<&JournalState>) -> Vec<Target> {
-    let found: Vec<Found> = targets
+/// The files of a directory scan that are checked; the others are named, with what they are,
+/// and the journal's files not found among them are looked for and judged ([`reconcile`]).
+fn in_scope(
+    targets: Vec<Target>,
+    journal: Option<&JournalState>,
+    found: &mut Found,
+    dirs: &[PathBuf],
+) -> (Vec<Target>, Lost) {
+    let seen: Vec<verify_scope::Found> = targets
         .iter()
-        .map(|t| Found {
+        .map(|t| verify_scope::Found {
             path: t.path.clone(),
             run_id: t.header.run_id,
             file_id: t.header.file_id,
         })
         .collect();
-    let scope = verify_scope::choose(&found, journal);
-    for line in &scope.skipped {
-        println!("{line}");
+    let scope = verify_scope::choose(&seen, journal);
+    found.targets = targets;
+    let lost = journal.map_or_else(Lost::default, |j| {
+        reconcile(j, found, &scope.missing, dirs)
+    });
+    for (i, line) in &scope.skipped {
+        if !lost.named.iter().any(|p| *p == seen[*i].path) {
+            println!("{line}");
+        }
     }
-    let mut slots: Vec<Option<Target>> = targets.into_iter().map(Some).collect();
-    scope
+    let mut slots: Vec<Option<Target>> = std::mem::take(&mut found.targets)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let checked = scope
         .check
         .iter()
         .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
-        .collect()
+        .collect();
+    (checked, lost)
 }
 
 /// The journal to judge against: --journal, --journal-dir, the first --dir that has one, or
 /// beside the first file.
-fn journal_path(a: &VerifyArgs, targets: &[Target]) -> Option<PathBuf> {
+fn journal_path(a: &VerifyArgs, found: &Found) -> Option<PathBuf> {
     if let Some(p) = &a.journal {
         return Some(p.clone());
     }
@@ -246,7 +308,7 @@ fn journal_path(a: &VerifyArgs, targets: &[Target]) -> Option<PathBuf> {
     let beside = a
         .files
         .first()
-        .or(targets.first().map(|t| &t.path))
+        .or(found.targets.first().map(|t| &t.path))
         .and_then(|p| p.parent().map(Path::to_path_buf));
     a.dirs
         .iter()
@@ -254,22 +316,6 @@ fn journal_path(a: &VerifyArgs, targets: &[Target]) -> Option<PathBuf> {
         .chain(beside)
         .map(|d| d.join(JOURNAL_NAME))
         .find(|p| p.exists())
-}
-
-fn load_journal(
-    a: &VerifyArgs,
-    targets: &[Target],
-    backend: &dyn Backend,
-) -> anyhow::Result<Option<Loaded>> {
-    if a.no_journal {
-        return Ok(None);
-    }
-    let Some(path) = journal_path(a, targets) else {
-        println!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.");
-        return Ok(None);
-    };
-    let checked: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
-    super::verify_journal::load(backend, &path, &checked).map(Some)
 }
 
 fn scan_one(
@@ -281,10 +327,9 @@ fn scan_one(
     let j = journal.filter(|j| j.run_id == t.header.run_id);
     let mut findings = 0;
     let mut seq = base;
-    let mut emit = |mut f: Finding| {
+    let mut emit = |f: Finding| {
         seq += 1;
-        f.seq = seq;
-        sink.emit(crate::findings::Event::Finding(Box::new(f)));
+        emit(sink, f, seq);
     };
     match t.header.role {
         FileRole::Data => {
@@ -295,6 +340,15 @@ fn scan_one(
                 }
             })
             .with_context(|| format!("cannot read {}", t.path.display()))?;
+            let pages = t
+                .storage
+                .len()
+                .with_context(|| format!("cannot read {}", t.path.display()))?
+                / crate::page::PAGE_SIZE as u64;
+            if let Some(f) = j.and_then(|j| lost_tail(j, t, pages)) {
+                findings += 1;
+                emit(f);
+            }
             println!(
                 "{}: {} pages checked, {} never written, {} newer than the journal, {} bad",
                 t.path.display(),
