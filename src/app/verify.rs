@@ -186,7 +186,15 @@ fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Set
             anyhow::bail!("{e}. Pass --force to verify anyway (the verdict cannot be trusted)")
         }
         Err(LockError::Io { path, source, .. }) if read_only(&source) => {
-            eprintln!("sqliosim: note: cannot lock {}: read-only ({source}); verified without a lock (nothing is written to a read-only file set, and no run can start on it)", path.display());
+            let meanwhile = if source.raw_os_error() == Some(libc::EROFS) {
+                "a read-only filesystem, which no run can write meanwhile"
+            } else {
+                "read-only to this user: a run by a user who may write there is not kept out"
+            };
+            eprintln!(
+                "sqliosim: note: cannot lock {}: read-only ({source}); verified without a lock ({meanwhile})",
+                path.display()
+            );
             Ok(None)
         }
         Err(e) => {
