@@ -283,13 +283,26 @@ fn the_corpus_is_read_as_what_it_is() {
         "run.log.xml",
         "run.log.json",
     ]
-    .map(|n| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_corpus").join(n));
+    .map(|n| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fuzz_corpus")
+            .join(n)
+    });
     let st = JournalState::load(&sqliosim::io::BufferedBackend::new(), &j).expect("journal");
-    assert!(st.clean && st.damage.is_none() && st.files.len() == 2, "{st:?}");
+    assert!(
+        st.clean && st.damage.is_none() && st.files.len() == 2,
+        "{st:?}"
+    );
     assert!(st.files.iter().all(|f| f.max_pages.is_some()));
     let read = |p: &Path| std::fs::read(p).expect("read");
-    assert_eq!(FileHeader::decode(&read(&h)).map(|h| h.role), Ok(FileRole::Data));
-    assert_eq!(FileHeader::decode(&read(&l)).map(|h| h.role), Ok(FileRole::Log));
+    assert_eq!(
+        FileHeader::decode(&read(&h)).map(|h| h.role),
+        Ok(FileRole::Data)
+    );
+    assert_eq!(
+        FileHeader::decode(&read(&l)).map(|h| h.role),
+        Ok(FileRole::Log)
+    );
     for p in [x, s] {
         let r = reader::load(&p).expect("report reads it");
         assert!(r.complete && r.integrity_errors() == 0, "{}", p.display());

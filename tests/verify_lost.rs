@@ -107,10 +107,20 @@ fn a_missing_data_file_is_a_lost_file_naming_the_pages_the_journal_held() {
     assert_exit(&out, 1);
     let e = errors(&out);
     assert_eq!(e.len(), 1, "{}", text(&out));
-    assert!(e[0].contains("lost_file on ") && e[0].contains("sqliosim.mdx"), "{e:?}");
+    assert!(
+        e[0].contains("lost_file on ") && e[0].contains("sqliosim.mdx"),
+        "{e:?}"
+    );
     assert!(e[0].contains("the file is missing"), "{e:?}");
-    assert!(e[0].contains("page(s) durable (up to page 255, generation"), "{e:?}");
-    assert!(text(&out).contains("1 INTEGRITY ERROR(S)"), "{}", text(&out));
+    assert!(
+        e[0].contains("page(s) durable (up to page 255, generation"),
+        "{e:?}"
+    );
+    assert!(
+        text(&out).contains("1 INTEGRITY ERROR(S)"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -121,7 +131,10 @@ fn a_missing_log_file_names_the_durable_log_it_held() {
     assert_exit(&out, 1);
     let e = errors(&out);
     assert_eq!(e.len(), 1, "{}", text(&out));
-    assert!(e[0].contains("lost_file on ") && e[0].contains("sqliosim.ldx"), "{e:?}");
+    assert!(
+        e[0].contains("lost_file on ") && e[0].contains("sqliosim.ldx"),
+        "{e:?}"
+    );
     assert!(e[0].contains("its log durable up to LSN"), "{e:?}");
 }
 
@@ -133,7 +146,10 @@ fn a_data_file_replaced_by_another_runs_file_is_a_lost_file() {
     assert_exit(&out, 1);
     let e = errors(&out);
     assert_eq!(e.len(), 1, "{}", text(&out));
-    assert!(e[0].contains("lost_file") && e[0].contains("of another run"), "{e:?}");
+    assert!(
+        e[0].contains("lost_file") && e[0].contains("of another run"),
+        "{e:?}"
+    );
     assert!(e[0].contains("it was replaced"), "{e:?}");
     assert!(
         !text(&out).contains("not checked; `sqliosim verify --no-journal"),
@@ -153,7 +169,10 @@ fn a_header_whose_file_id_changed_is_a_lost_file() {
     assert_exit(&out, 1);
     let e = errors(&out);
     assert_eq!(e.len(), 1, "{}", text(&out));
-    assert!(e[0].contains("says it is file 7 of this run, not file 0"), "{e:?}");
+    assert!(
+        e[0].contains("says it is file 7 of this run, not file 0"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -188,11 +207,16 @@ fn files_the_device_lost_whole_are_lost_writes_of_every_durable_page() {
     let t = text(&out);
     let e = errors(&out);
     assert!(
-        e.iter().any(|l| l.contains("lost_write") && l.contains("the file ends at page 0")),
+        e.iter()
+            .any(|l| l.contains("lost_write") && l.contains("the file ends at page 0")),
         "{t}"
     );
     assert!(e.iter().any(|l| l.contains("durable log lost")), "{t}");
-    assert_eq!(e.iter().filter(|l| l.contains("lost_file")).count(), 2, "{t}");
+    assert_eq!(
+        e.iter().filter(|l| l.contains("lost_file")).count(),
+        2,
+        "{t}"
+    );
 }
 
 #[test]
@@ -207,8 +231,14 @@ fn a_data_file_cut_short_is_a_lost_write_of_its_tail() {
     assert_exit(&out, 1);
     let e = errors(&out);
     assert_eq!(e.len(), 1, "{}", text(&out));
-    assert!(e[0].contains("lost_write on ") && e[0].contains(" page 128 "), "{e:?}");
-    assert!(e[0].contains("128 page(s) beyond it durable (pages 128..=255"), "{e:?}");
+    assert!(
+        e[0].contains("lost_write on ") && e[0].contains(" page 128 "),
+        "{e:?}"
+    );
+    assert!(
+        e[0].contains("128 page(s) beyond it durable (pages 128..=255"),
+        "{e:?}"
+    );
 }
 
 /// A Durable record for `page` of file 0, checksummed as the journal frames it.
@@ -250,10 +280,12 @@ fn a_journal_record_naming_a_page_far_beyond_the_file_is_journal_damage() {
         let t = text(&out);
         // On the device under test, a damaged journal is one integrity error against it.
         assert_exit(&out, 1);
-        assert!(t.contains(&format!("JOURNAL DAMAGED: ")), "{t}");
+        assert!(t.contains("JOURNAL DAMAGED: "), "{t}");
         assert!(t.contains(&format!("at offset {at}")), "{t}");
         assert!(
-            t.contains(&format!("page {page} of file 0 is beyond the file's largest size (256 pages)")),
+            t.contains(&format!(
+                "page {page} of file 0 is beyond the file's largest size (256 pages)"
+            )),
             "{t}"
         );
         assert!(errors(&out).is_empty(), "no data page accused:\n{t}");
@@ -275,7 +307,10 @@ fn run_resume_with_such_a_journal_warns_and_carries_on() {
     );
     let t = text(&out);
     assert_exit(&out, 0);
-    assert!(t.contains("is damaged") && t.contains("page 268435456"), "{t}");
+    assert!(
+        t.contains("is damaged") && t.contains("page 268435456"),
+        "{t}"
+    );
 }
 
 #[test]

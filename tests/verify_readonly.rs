@@ -135,6 +135,10 @@ fn a_read_only_mount_verifies_clean_without_a_lock() {
         .output()
         .expect("verify");
     assert_clean_read_only(&out);
-    assert!(text(&out).contains("Read-only file system"), "{}", text(&out));
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(names(m.dir()), before);
 }

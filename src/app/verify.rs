@@ -61,10 +61,8 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     let journal = read_journal(&a, &found, &backend)?;
     let (targets, lost) = choose(&a, &mut found, journal.as_ref().map(|(_, j)| j))?;
     let _lock = lock_targets(&a, &targets)?;
-    let loaded = match journal {
-        Some((path, st)) => Some(super::verify_journal::report(&path, st, &paths(&targets))),
-        None => None,
-    };
+    let loaded =
+        journal.map(|(path, st)| super::verify_journal::report(&path, st, &paths(&targets)));
     let mut findings = loaded.as_ref().map_or(0, |l| l.findings);
     let journal = loaded.map(|l| l.state);
     let evidence = Arc::new(open_evidence(&a, &targets, journal.as_ref())?);
@@ -134,7 +132,11 @@ fn choose(
         // Exactly the files given: one whose header is gone is checked only as the journal's.
         let mut lost = journal.map_or_else(Lost::default, |j| adopt_given(j, found));
         if let Some(h) = found.headless.iter().find(|h| h.explicit) {
-            anyhow::bail!("{}: not a file created by sqliosim: {}", h.path.display(), h.why);
+            anyhow::bail!(
+                "{}: not a file created by sqliosim: {}",
+                h.path.display(),
+                h.why
+            );
         }
         let mut targets = std::mem::take(&mut found.targets);
         targets.append(&mut lost.adopted);
@@ -231,12 +233,18 @@ fn open_evidence(
         Some(l) => Some(l.clone()),
         None if writable(&dir) => Some(dir.join("sqliosim.verify.log.xml")),
         None => {
-            println!("{}: read-only: no verify log written there (give --log PATH to keep one)", shown(std::slice::from_ref(&dir)));
+            println!(
+                "{}: read-only: no verify log written there (give --log PATH to keep one)",
+                shown(std::slice::from_ref(&dir))
+            );
             None
         }
     };
     let opts = EvidenceOptions {
-        dump_dir: log.as_ref().and_then(|l| l.parent()).map(|d| d.join("dumps")),
+        dump_dir: log
+            .as_ref()
+            .and_then(|l| l.parent())
+            .map(|d| d.join("dumps")),
         log: log.clone(),
         json: a.json.clone(),
         ..EvidenceOptions::default()
@@ -284,9 +292,7 @@ fn in_scope(
         .collect();
     let scope = verify_scope::choose(&seen, journal);
     found.targets = targets;
-    let lost = journal.map_or_else(Lost::default, |j| {
-        reconcile(j, found, &scope.missing, dirs)
-    });
+    let lost = journal.map_or_else(Lost::default, |j| reconcile(j, found, &scope.missing, dirs));
     for (i, line) in &scope.skipped {
         if !lost.named.iter().any(|p| *p == seen[*i].path) {
             println!("{line}");

@@ -45,10 +45,12 @@ pub fn reconcile(j: &JournalState, found: &mut Found, missing: &[usize], dirs: &
             };
             lost.named.push(t.path.clone());
             let text = format!("{why}; {}", owed(j, &held));
-            lost.findings.push(file_finding(f, &t.path.clone(), verdict, text));
+            lost.findings
+                .push(file_finding(f, &t.path.clone(), verdict, text));
         } else if let Some(h) = places.iter().find_map(|p| take_headless(found, p)) {
             let text = header_lost(j, f, &h);
-            lost.findings.push(file_finding(f, &h.path, lost_verdict(j, f), text));
+            lost.findings
+                .push(file_finding(f, &h.path, lost_verdict(j, f), text));
             lost.adopted.push(adopt(j, f, h));
         } else if f.path.is_file() {
             lost.notes.push(format!(
@@ -62,7 +64,8 @@ pub fn reconcile(j: &JournalState, found: &mut Found, missing: &[usize], dirs: &
                 "the file is missing (not at its path, nor by its name in the directories given); {}",
                 owed(j, &held)
             );
-            lost.findings.push(file_finding(f, &f.path, lost_verdict(j, f), text));
+            lost.findings
+                .push(file_finding(f, &f.path, lost_verdict(j, f), text));
         } else {
             lost.notes.push(format!(
                 "{}: file {} of the journal's run is missing; the journal holds nothing durable for it and the run did not end cleanly, so it owes nothing (not a finding)",
@@ -87,7 +90,8 @@ pub fn adopt_given(j: &JournalState, found: &mut Found) -> Lost {
         };
         let h = found.headless.remove(i);
         let text = header_lost(j, f, &h);
-        lost.findings.push(file_finding(f, &h.path, lost_verdict(j, f), text));
+        lost.findings
+            .push(file_finding(f, &h.path, lost_verdict(j, f), text));
         lost.adopted.push(adopt(j, f, h));
     }
     lost

@@ -159,7 +159,11 @@ mod tests {
         let s = choose(&f, Some(&j));
         assert_eq!(s.check, vec![1], "checked by name, not the copy");
         assert_eq!(s.skipped.len(), 2);
-        assert!(s.skipped[0].1.contains("a copy of file 0"), "{:?}", s.skipped);
+        assert!(
+            s.skipped[0].1.contains("a copy of file 0"),
+            "{:?}",
+            s.skipped
+        );
         assert!(s.skipped[1].1.contains("another run"), "{:?}", s.skipped);
         assert!(s.missing.is_empty());
     }

@@ -138,7 +138,11 @@ mod tests {
         }
         g.raise(7, 9);
         g.raise(7, 4);
-        assert_eq!(g.far.len(), 0, "pages filled in from the top end up in the table");
+        assert_eq!(
+            g.far.len(),
+            0,
+            "pages filled in from the top end up in the table"
+        );
         assert_eq!((g.get(7), g.len()), (9, 200_000));
         let mut h = PageGens::default();
         g.iter().for_each(|(p, gen)| h.raise(p, gen));
