@@ -19,7 +19,9 @@ mod simrun;
 mod stopped;
 mod targets;
 mod verify;
+mod verify_found;
 mod verify_journal;
+mod verify_lost;
 mod verify_scope;
 
 pub use selftest::SelftestArgs;

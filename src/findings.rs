@@ -42,6 +42,9 @@ pub enum FindingClass {
     LogCorruption,
     /// A data page carries an LSN beyond the durable log (write-ahead rule broken).
     WalViolation,
+    /// A file the journal names is missing, was replaced by another file, or lost its header
+    /// page: the whole file (or its identity) is a lost write.
+    LostFile,
 }
 
 impl FindingClass {
@@ -62,6 +65,7 @@ impl FindingClass {
             FindingClass::ShortRead => "short_read",
             FindingClass::LogCorruption => "log_corruption",
             FindingClass::WalViolation => "wal_violation",
+            FindingClass::LostFile => "lost_file",
         }
     }
 

@@ -11,24 +11,18 @@ use clap::Parser;
 
 use super::console::ConsoleSink;
 use super::lock::{lock_set, LockError, SetLock};
-use super::verify_journal::Loaded;
-use super::verify_scope::{self, Found};
+use super::verify_found::{discover, Found, Target};
+use super::verify_lost::{adopt_given, lost_tail, reconcile, Lost};
+use super::verify_scope;
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
 use crate::engine::scan::{allowed_tears, scan_data, scan_log};
 use crate::exit::Outcome;
 use crate::findings::{EventSink, Fanout, Finding};
-use crate::io::{AlignedBuf, Backend, BufferedBackend, OpenOptions, Storage};
-use crate::page::{FileHeader, FileRole, PAGE_SIZE};
+use crate::io::{Backend, BufferedBackend};
+use crate::page::FileRole;
 use crate::report::{Evidence, EvidenceOptions, RunInfo};
 
 pub use crate::cli::VerifyArgs;
-
-/// One file to scan, with its header.
-struct Target {
-    path: PathBuf,
-    header: FileHeader,
-    storage: Arc<dyn Storage>,
-}
 
 /// Runs `sqliosim verify ARGS…`.
 pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
@@ -57,24 +51,32 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
 /// Runs `sqliosim verify` with parsed options.
 pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     a.files.append(&mut a.file_opts);
-    let backend = BufferedBackend::new();
-    let mut targets = discover(&a, &backend)?;
-    let _lock = lock_targets(&a, &targets)?;
-    let loaded = load_journal(&a, &targets, &backend)?;
-    let journal_findings = loaded.as_ref().map_or(0, |l| l.findings);
-    let journal = loaded.map(|l| l.state);
-    if a.files.is_empty() {
-        targets = in_scope(targets, journal.as_ref());
-        if targets.is_empty() {
-            anyhow::bail!("none of the files the journal names was found; give them with --file PATH, or --no-journal to check every file with a sqliosim header");
-        }
+    if a.files.is_empty() && a.dirs.is_empty() {
+        anyhow::bail!(
+            "nothing to verify: give --dir DIR or file names (see `sqliosim verify --help`)"
+        );
     }
-    let evidence = Arc::new(open_evidence(&a, &targets)?);
+    let backend = BufferedBackend::new();
+    let mut found = discover(&a.files, &a.dirs)?;
+    let journal = read_journal(&a, &found, &backend)?;
+    let (targets, lost) = choose(&a, &mut found, journal.as_ref().map(|(_, j)| j))?;
+    let _lock = lock_targets(&a, &targets)?;
+    let loaded =
+        journal.map(|(path, st)| super::verify_journal::report(&path, st, &paths(&targets)));
+    let mut findings = loaded.as_ref().map_or(0, |l| l.findings);
+    let journal = loaded.map(|l| l.state);
+    let evidence = Arc::new(open_evidence(&a, &targets, journal.as_ref())?);
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(vec![
         Arc::new(ConsoleSink::without_seed()),
         evidence.clone(),
     ]));
-    let mut findings = journal_findings;
+    for line in &lost.notes {
+        crate::exit::outln!("{line}").ok();
+    }
+    for f in lost.findings {
+        findings += 1;
+        emit(sink.as_ref(), f, findings);
+    }
     for t in &targets {
         findings += scan_one(t, journal.as_ref(), sink.as_ref(), findings)?;
     }
@@ -99,11 +101,82 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     crate::exit::after_printing(printed, Ok(verdict))
 }
 
+fn paths(targets: &[Target]) -> Vec<PathBuf> {
+    targets.iter().map(|t| t.path.clone()).collect()
+}
+
+/// The journal, read (not yet reported: a verify refused by the lock says nothing of it).
+fn read_journal(
+    a: &VerifyArgs,
+    found: &Found,
+    backend: &dyn Backend,
+) -> anyhow::Result<Option<(PathBuf, JournalState)>> {
+    if a.no_journal {
+        return Ok(None);
+    }
+    let Some(path) = journal_path(a, found) else {
+        return Ok(None);
+    };
+    let st = JournalState::load(backend, &path)
+        .map_err(|e| anyhow::anyhow!("cannot read the journal: {e}"))?;
+    Ok(Some((path, st)))
+}
+
+/// The files to check, and what became of the journal's files that are not among them.
+fn choose(
+    a: &VerifyArgs,
+    found: &mut Found,
+    journal: Option<&JournalState>,
+) -> anyhow::Result<(Vec<Target>, Lost)> {
+    if journal.is_none() && !a.no_journal {
+        crate::exit::outln!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.").ok();
+    }
+    if !a.files.is_empty() {
+        // Exactly the files given: one whose header is gone is checked only as the journal's.
+        let mut lost = journal.map_or_else(Lost::default, |j| adopt_given(j, found));
+        if let Some(h) = found.headless.iter().find(|h| h.explicit) {
+            anyhow::bail!(
+                "{}: not a file created by sqliosim: {}",
+                h.path.display(),
+                h.why
+            );
+        }
+        let mut targets = std::mem::take(&mut found.targets);
+        targets.append(&mut lost.adopted);
+        return Ok((targets, lost));
+    }
+    let targets = std::mem::take(&mut found.targets);
+    let (mut targets, lost) = in_scope(targets, journal, found, &a.dirs);
+    if targets.is_empty() && lost.findings.is_empty() {
+        anyhow::bail!(
+            "{}",
+            match journal {
+                Some(_) => "none of the files the journal names was found; give them with --file PATH, or --no-journal to check every file with a sqliosim header".to_string(),
+                None => format!("no file created by sqliosim found in {}", shown(&a.dirs)),
+            }
+        );
+    }
+    let mut lost = lost;
+    targets.append(&mut lost.adopted);
+    Ok((targets, lost))
+}
+
+fn shown(dirs: &[PathBuf]) -> String {
+    dirs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn emit(sink: &dyn EventSink, mut f: Finding, seq: u64) {
+    f.seq = seq;
+    sink.emit(crate::findings::Event::Finding(Box::new(f)));
+}
+
 /// Takes the file set shared, so that no run starts on it during the scan; refuses (exit 2)
 /// while a run has it, unless --force.
 fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<SetLock>> {
-    let paths: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
-    match lock_set(&paths, false, "verify") {
+    match lock_set(&paths(targets), false, "verify") {
         Ok(taken) => {
             for note in &taken.taken_over {
                 eprintln!("sqliosim: note: {note}");
@@ -119,6 +192,18 @@ fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Set
         }
         // Something planted under a lock file's name: said and refused, not worked around.
         Err(e @ LockError::Unsafe(_)) => Err(e.into()),
+        Err(LockError::Io { path, source, .. }) if read_only(&source) => {
+            let meanwhile = if source.raw_os_error() == Some(libc::EROFS) {
+                "a read-only filesystem, which no run can write meanwhile"
+            } else {
+                "read-only to this user: a run by a user who may write there is not kept out"
+            };
+            eprintln!(
+                "sqliosim: note: cannot lock {}: read-only ({source}); verified without a lock ({meanwhile})",
+                path.display()
+            );
+            Ok(None)
+        }
         Err(e) => {
             eprintln!("sqliosim: warning: {e}; verifying without the lock: a run starting meanwhile is not kept out");
             Ok(None)
@@ -129,17 +214,22 @@ fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Set
 /// The scan's own XML log (and dumps beside it) when `--log` asks for one, so the evidence
 /// of a scan looks like a run's; the JSON summary when `--json` does. Nothing is written into
 /// the directory being checked unless asked for (docs/security.md).
-fn open_evidence(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Evidence> {
+fn open_evidence(
+    a: &VerifyArgs,
+    targets: &[Target],
+    journal: Option<&JournalState>,
+) -> anyhow::Result<Evidence> {
+    let run_id = targets
+        .first()
+        .map(|t| t.header.run_id)
+        .or(journal.map(|j| j.run_id));
     let dumps = a
         .log
         .as_ref()
         .and_then(|l| l.parent())
         // Apart from the run's own dumps, and from every other verify's.
         .map(|d| {
-            let name = format!(
-                "verify-{}",
-                super::previous::id_text(targets[0].header.run_id)
-            );
+            let name = format!("verify-{}", super::previous::id_text(run_id.unwrap_or(0)));
             super::previous::dump_dir(&d.join("dumps"), &name)
         });
     let opts = EvidenceOptions {
@@ -150,110 +240,54 @@ fn open_evidence(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Evidence>
     };
     let run = RunInfo {
         seed: None,
-        run_id: Some(targets[0].header.run_id),
+        run_id,
         command_line: std::env::args().collect(),
         config: serde_json::Value::Null,
     };
+    let shown_log = a.log.clone().unwrap_or_default();
     Evidence::create(opts, run)
-        .map_err(|e| anyhow::anyhow!("cannot write the evidence of the scan: {e}"))
+        .map_err(|e| anyhow::anyhow!("cannot write the log {}: {e}", shown_log.display()))
 }
 
-fn discover(a: &VerifyArgs, backend: &dyn Backend) -> anyhow::Result<Vec<Target>> {
-    let mut paths: Vec<PathBuf> = a.files.clone();
-    for dir in &a.dirs {
-        let entries = std::fs::read_dir(dir)
-            .with_context(|| format!("cannot read the directory {}", dir.display()))?;
-        let mut found = Vec::new();
-        for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-            match std::fs::metadata(&p) {
-                Ok(m) if m.is_file() => found.push(p),
-                // Names readable but not their files: a directory without search permission.
-                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => anyhow::bail!(
-                    "cannot look into the directory {}: {e} (reading its files needs search permission, x, on it)",
-                    dir.display()
-                ),
-                _ => {}
-            }
-        }
-        found.sort();
-        paths.extend(found);
-    }
-    if paths.is_empty() {
-        anyhow::bail!(
-            "nothing to verify: give --dir DIR or file names (see `sqliosim verify --help`)"
-        );
-    }
-    let explicit = a.files.len();
-    let mut targets = Vec::new();
-    for (i, path) in paths.into_iter().enumerate() {
-        match open_target(&path, backend) {
-            Ok(t) => targets.push(t),
-            Err(e) if i < explicit => return Err(e),
-            Err(_) => {} // Files in a directory that are not ours are skipped.
-        }
-    }
-    if targets.is_empty() {
-        anyhow::bail!(
-            "no file created by sqliosim found in {}",
-            a.dirs
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    Ok(targets)
-}
-
-fn open_target(path: &Path, backend: &dyn Backend) -> anyhow::Result<Target> {
-    let storage = backend
-        .open(
-            path,
-            OpenOptions {
-                create: false,
-                direct: false,
-                write_through: false,
-            },
-        )
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    let mut buf = AlignedBuf::new(PAGE_SIZE)?;
-    let n = storage
-        .read_at(&mut buf, 0)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let header = FileHeader::decode(&buf[..n])
-        .map_err(|e| anyhow::anyhow!("{}: not a file created by sqliosim: {e}", path.display()))?;
-    Ok(Target {
-        path: path.to_path_buf(),
-        header,
-        storage,
-    })
-}
-
-/// The files of a directory scan that are checked; the others are named, with what they are.
-fn in_scope(targets: Vec<Target>, journal: Option<&JournalState>) -> Vec<Target> {
-    let found: Vec<Found> = targets
+/// The files of a directory scan that are checked; the others are named, with what they are,
+/// and the journal's files not found among them are looked for and judged ([`reconcile`]).
+fn in_scope(
+    targets: Vec<Target>,
+    journal: Option<&JournalState>,
+    found: &mut Found,
+    dirs: &[PathBuf],
+) -> (Vec<Target>, Lost) {
+    let seen: Vec<verify_scope::Found> = targets
         .iter()
-        .map(|t| Found {
+        .map(|t| verify_scope::Found {
             path: t.path.clone(),
             run_id: t.header.run_id,
             file_id: t.header.file_id,
         })
         .collect();
-    let scope = verify_scope::choose(&found, journal);
-    for line in &scope.skipped {
-        crate::exit::outln!("{line}").ok();
+    let scope = verify_scope::choose(&seen, journal);
+    found.targets = targets;
+    let lost = journal.map_or_else(Lost::default, |j| reconcile(j, found, &scope.missing, dirs));
+    for (i, line) in &scope.skipped {
+        if !lost.named.iter().any(|p| *p == seen[*i].path) {
+            crate::exit::outln!("{line}").ok();
+        }
     }
-    let mut slots: Vec<Option<Target>> = targets.into_iter().map(Some).collect();
-    scope
+    let mut slots: Vec<Option<Target>> = std::mem::take(&mut found.targets)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let checked = scope
         .check
         .iter()
         .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
-        .collect()
+        .collect();
+    (checked, lost)
 }
 
 /// The journal to judge against: --journal, --journal-dir, the first --dir that has one, or
 /// beside the first file.
-fn journal_path(a: &VerifyArgs, targets: &[Target]) -> Option<PathBuf> {
+fn journal_path(a: &VerifyArgs, found: &Found) -> Option<PathBuf> {
     if let Some(p) = &a.journal {
         return Some(p.clone());
     }
@@ -263,7 +297,7 @@ fn journal_path(a: &VerifyArgs, targets: &[Target]) -> Option<PathBuf> {
     let beside = a
         .files
         .first()
-        .or(targets.first().map(|t| &t.path))
+        .or(found.targets.first().map(|t| &t.path))
         .and_then(|p| p.parent().map(Path::to_path_buf));
     a.dirs
         .iter()
@@ -271,22 +305,6 @@ fn journal_path(a: &VerifyArgs, targets: &[Target]) -> Option<PathBuf> {
         .chain(beside)
         .map(|d| d.join(JOURNAL_NAME))
         .find(|p| p.exists())
-}
-
-fn load_journal(
-    a: &VerifyArgs,
-    targets: &[Target],
-    backend: &dyn Backend,
-) -> anyhow::Result<Option<Loaded>> {
-    if a.no_journal {
-        return Ok(None);
-    }
-    let Some(path) = journal_path(a, targets) else {
-        crate::exit::outln!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.").ok();
-        return Ok(None);
-    };
-    let checked: Vec<PathBuf> = targets.iter().map(|t| t.path.clone()).collect();
-    super::verify_journal::load(backend, &path, &checked).map(Some)
 }
 
 fn scan_one(
@@ -298,10 +316,9 @@ fn scan_one(
     let j = journal.filter(|j| j.run_id == t.header.run_id);
     let mut findings = 0;
     let mut seq = base;
-    let mut emit = |mut f: Finding| {
+    let mut emit = |f: Finding| {
         seq += 1;
-        f.seq = seq;
-        sink.emit(crate::findings::Event::Finding(Box::new(f)));
+        emit(sink, f, seq);
     };
     match t.header.role {
         FileRole::Data => {
@@ -312,6 +329,15 @@ fn scan_one(
                 }
             })
             .with_context(|| format!("cannot read {}", t.path.display()))?;
+            let pages = t
+                .storage
+                .len()
+                .with_context(|| format!("cannot read {}", t.path.display()))?
+                / crate::page::PAGE_SIZE as u64;
+            if let Some(f) = j.and_then(|j| lost_tail(j, t, pages)) {
+                findings += 1;
+                emit(f);
+            }
             crate::exit::outln!(
                 "{}: {} pages checked, {} never written, {} newer than the journal, {} bad{}",
                 t.path.display(),

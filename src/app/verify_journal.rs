@@ -15,8 +15,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::engine::journal::{Damage, JournalState};
-use crate::io::Backend;
+use crate::engine::journal::{Damage, Flaw, JournalState};
 
 /// The journal as verify read it.
 pub struct Loaded {
@@ -26,12 +25,9 @@ pub struct Loaded {
     pub findings: u64,
 }
 
-/// Reads the journal at `path` through `backend`, prints what it is and what the device is
-/// held to; `checked` are the files the scan checks (to tell whether the journal shares their
-/// device).
-pub fn load(backend: &dyn Backend, path: &Path, checked: &[PathBuf]) -> anyhow::Result<Loaded> {
-    let st = JournalState::load(backend, path)
-        .map_err(|e| anyhow::anyhow!("cannot read the journal: {e}"))?;
+/// Prints what the journal read at `path` is and what the device is held to; `checked` are
+/// the files the scan checks (to tell whether the journal shares their device).
+pub fn report(path: &Path, st: JournalState, checked: &[PathBuf]) -> Loaded {
     crate::exit::outln!(
         "Journal {}: run {:016x}, {}{}",
         path.display(),
@@ -49,10 +45,10 @@ pub fn load(backend: &dyn Backend, path: &Path, checked: &[PathBuf]) -> anyhow::
         None => 0,
     };
     crate::exit::outln!("{}", held_to(&st)).ok();
-    Ok(Loaded {
+    Loaded {
         state: st,
         findings,
-    })
+    }
 }
 
 fn ended(st: &JournalState) -> &'static str {
@@ -76,7 +72,11 @@ fn shared_device(journal: &Path, checked: &[PathBuf]) -> Option<PathBuf> {
 fn report_damage(path: &Path, d: &Damage, st: &JournalState, dut: Option<PathBuf>) -> u64 {
     crate::exit::outln!("JOURNAL DAMAGED: {}: {d}.", path.display()).ok();
     crate::exit::outln!(
-        "The durability check is PARTIAL: the journal's device lost or tore a write it had acknowledged as durable (a crash leaves only a torn tail, never whole records after it); pages are held only to what the journal recorded before offset {}{}, and the {} record(s) after the damage are not used. Writes acknowledged after that are NOT held to account.",
+        "The durability check is PARTIAL: {}; pages are held only to what the journal recorded before offset {}{}, and the {} record(s) after the damage are not used. Writes acknowledged after that are NOT held to account.",
+        match d.flaw {
+            Flaw::Invalid { .. } => "the journal holds a record no run writes (a write corrupted with its checksum, or a journal not written by sqliosim)",
+            _ => "the journal's device lost or tore a write it had acknowledged as durable (a crash leaves only a torn tail, never whole records after it)",
+        },
         d.offset,
         st.last_mark
             .map(|(us, _)| format!(" (its last batch before the damage at {})", at(us)))

@@ -26,8 +26,10 @@ pub struct Found {
 pub struct Scope {
     /// Indices (into the found files) to check.
     pub check: Vec<usize>,
-    /// Files left alone, each with a sentence saying what it is.
-    pub skipped: Vec<String>,
+    /// Files left alone (index into the found files), each with a sentence saying what it is.
+    pub skipped: Vec<(usize, String)>,
+    /// Files of the journal (indices into its file list) not found among them.
+    pub missing: Vec<usize>,
 }
 
 /// Chooses the files to check among `found` (in directory order).
@@ -37,7 +39,7 @@ pub fn choose(found: &[Found], journal: Option<&JournalState>) -> Scope {
     let mut order: Vec<usize> = Vec::new();
     match journal {
         Some(j) => {
-            for f in &j.files {
+            for (n, f) in j.files.iter().enumerate() {
                 let same: Vec<usize> = (0..found.len())
                     .filter(|&i| found[i].run_id == j.run_id && found[i].file_id == f.file_id)
                     .collect();
@@ -48,11 +50,7 @@ pub fn choose(found: &[Found], journal: Option<&JournalState>) -> Scope {
                             taken[k] = Some(i);
                         }
                     }
-                    None => scope.skipped.push(format!(
-                        "{}: file {} of the journal's run is missing (not found in the directories given)",
-                        f.path.display(),
-                        f.file_id
-                    )),
+                    None => scope.missing.push(n),
                 }
             }
         }
@@ -76,21 +74,21 @@ pub fn choose(found: &[Found], journal: Option<&JournalState>) -> Scope {
     }
     for (i, f) in found.iter().enumerate() {
         match taken[i] {
-            Some(orig) if orig != i => scope.skipped.push(format!(
+            Some(orig) if orig != i => scope.skipped.push((i, format!(
                 "{}: a copy of file {} of this run ({} is checked), not checked; `sqliosim verify --file {}` checks it",
                 f.path.display(),
                 f.file_id,
                 found[orig].path.display(),
                 f.path.display()
-            )),
+            ))),
             Some(_) => {}
-            None => scope.skipped.push(format!(
+            None => scope.skipped.push((i, format!(
                 "{}: file {} of another run (run {:016x}) than the journal's, not checked; `sqliosim verify --no-journal --file {}` checks it",
                 f.path.display(),
                 f.file_id,
                 f.run_id,
                 f.path.display()
-            )),
+            ))),
         }
     }
     scope.check = order;
@@ -148,6 +146,7 @@ mod tests {
                     file_id: 0,
                     role: FileRole::Data,
                     path: "/gone/d/sqliosim.mdx".into(),
+                    max_pages: None,
                 }],
             }],
             false,
@@ -160,8 +159,13 @@ mod tests {
         let s = choose(&f, Some(&j));
         assert_eq!(s.check, vec![1], "checked by name, not the copy");
         assert_eq!(s.skipped.len(), 2);
-        assert!(s.skipped[0].contains("a copy of file 0"), "{:?}", s.skipped);
-        assert!(s.skipped[1].contains("another run"), "{:?}", s.skipped);
+        assert!(
+            s.skipped[0].1.contains("a copy of file 0"),
+            "{:?}",
+            s.skipped
+        );
+        assert!(s.skipped[1].1.contains("another run"), "{:?}", s.skipped);
+        assert!(s.missing.is_empty());
     }
 
     #[test]
@@ -174,6 +178,6 @@ mod tests {
         let s = choose(&f, None);
         assert_eq!(s.check, vec![0, 2]);
         assert_eq!(s.skipped.len(), 1);
-        assert!(s.skipped[0].starts_with("/nonexistent/b: a copy"));
+        assert!(s.skipped[0].1.starts_with("/nonexistent/b: a copy"));
     }
 }

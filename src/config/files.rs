@@ -212,13 +212,16 @@ pub fn check_file_set(files: &[(FileSpec, Origin)], file: &str) -> Result<(), Co
             )));
         }
     }
-    for (i, (a, oa)) in files.iter().enumerate() {
-        if let Some((_, ob)) = files[i + 1..].iter().find(|(b, _)| b.path == a.path) {
+    // By path, so that many files are checked in linear time.
+    let mut first: std::collections::HashMap<&std::path::Path, &Origin> =
+        std::collections::HashMap::with_capacity(files.len());
+    for (b, ob) in files {
+        if let Some(oa) = first.insert(&b.path, ob) {
             return Err(rule(format!(
                 "{} and {} both resolve to {}; give each file its own name or directory",
                 oa.label,
                 ob.label,
-                a.path.display()
+                b.path.display()
             )));
         }
     }

@@ -214,15 +214,15 @@ pub fn scan_log(bytes: &[u8], h: &FileHeader, durable: Option<(u64, u64)>) -> Lo
     let unit = u64::from(log_unit(h));
     let area = (bytes.len() as u64).saturating_sub(LOG_AREA_START) / unit * unit;
     let mut out = LogScan::default();
-    if area == 0 {
-        return out;
-    }
-    let newest = newest_block(bytes, h, area, &mut out);
+    // A log cut to its header (or to nothing) holds no block: a durable log is lost whole.
+    let newest = (area > 0)
+        .then(|| newest_block(bytes, h, area, &mut out))
+        .flatten();
     out.newest_end = newest.map_or(0, |b| b.lsn + u64::from(b.len));
     if let Some((_, end)) = durable {
         if out.newest_end < end {
             out.issues.push(LogIssue {
-                offset: LOG_AREA_START + out.newest_end % area,
+                offset: LOG_AREA_START + out.newest_end.checked_rem(area).unwrap_or(0),
                 what: format!("durable log lost: the journal says the log was durable up to LSN {end}, but the newest valid block ends at LSN {}", out.newest_end),
             });
         }

@@ -38,8 +38,12 @@ pub struct ParsedLog {
     pub truncated: bool,
 }
 
+/// The attributes of `e`. quick-xml's duplicate check compares each attribute with every one
+/// before it, which made an element with 100,000 attributes take half a minute; a duplicate
+/// name simply keeps its last value here.
 fn attrs_of(e: &BytesStart) -> BTreeMap<String, String> {
     e.attributes()
+        .with_checks(false)
         .flatten()
         .map(|a| {
             let k = String::from_utf8_lossy(a.key.as_ref()).into_owned();

@@ -205,6 +205,15 @@ pub fn attach_ceiling(f: &mut SimFile) -> anyhow::Result<u64> {
     Ok(on_disk)
 }
 
+/// The most pages `f` can have during the run, which the journal records so that a page
+/// beyond it is known as damage: its MaxSize, or its size now when larger (a resumed file or a
+/// block device).
+fn largest_size(sh: &Shared, f: &crate::engine::files::SimFile) -> u64 {
+    let plan = &sh.plan.files[f.index];
+    let now = f.storage.len().unwrap_or(0).div_ceil(PAGE_SIZE as u64);
+    plan.max_pages.max(plan.initial_pages).max(now).max(1)
+}
+
 /// Creates the journal through the backend (so the faulty one reaches it too) and starts its
 /// thread (a warning when it cannot be written). A resumed run's journal begins with what
 /// `prior`, the old journal, held (see [`JournalState::carried_over`]).
@@ -224,6 +233,7 @@ fn start_journal(
             file_id: f.index as u32,
             role: f.role,
             path: f.path.clone(),
+            max_pages: Some(largest_size(sh, f)),
         })
         .collect();
     let state = match prior {

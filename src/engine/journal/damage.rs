@@ -44,6 +44,14 @@ pub enum Flaw {
     },
     /// Bytes that are neither zeros nor a record.
     NotARecord,
+    /// A whole record whose checksum matches but which cannot be right: it names a file the
+    /// run does not have, or a page or size beyond the file's largest (see `bounds.rs`).
+    Invalid {
+        /// Record kind.
+        kind: u8,
+        /// What is wrong with it.
+        why: String,
+    },
     /// Whole records, but the batch numbers jump: `next` follows `after` (see the module doc).
     MissingBatches {
         /// The last batch before the gap.
@@ -71,10 +79,10 @@ pub struct Damage {
 }
 
 impl Damage {
-    /// True when whole records follow: the journal's device lost or tore an acknowledged
-    /// write, which a crash while appending cannot explain.
+    /// True when whole records follow, or the flaw is a whole record that cannot be right:
+    /// neither is what a crash while appending leaves.
     pub fn is_mid_journal(&self) -> bool {
-        self.records_after > 0
+        self.records_after > 0 || matches!(self.flaw, Flaw::Invalid { .. })
     }
 }
 
@@ -96,6 +104,10 @@ impl fmt::Display for Flaw {
                 write!(f, "a record of kind {kind} that cannot be decoded")
             }
             Flaw::NotARecord => write!(f, "bytes that are not a record"),
+            Flaw::Invalid { kind, why } => write!(
+                f,
+                "a whole record (kind {kind}) whose checksum matches but which cannot be right: {why}"
+            ),
             Flaw::MissingBatches { after, next } => write!(
                 f,
                 "batch {next} follows batch {after}: {} batch(es) of acknowledgements missing with no hole where they were (a lost write)",
@@ -184,6 +196,22 @@ pub(super) fn missing_batches(bytes: &[u8], at: usize, after: u64, next: u64) ->
         offset: at as u64,
         len: 0,
         flaw: Flaw::MissingBatches { after, next },
+        records_after: rest.count,
+        resumes_at: rest.first.map(|p| p as u64),
+        end_after: rest.end,
+    }
+}
+
+/// The damage of a whole record (at `at`, `len` bytes) that cannot be right.
+pub(super) fn invalid(bytes: &[u8], at: usize, len: usize, r: &Record, why: String) -> Damage {
+    let rest = whole_records(bytes, at + len);
+    Damage {
+        offset: at as u64,
+        len: len as u64,
+        flaw: Flaw::Invalid {
+            kind: r.kind(),
+            why,
+        },
         records_after: rest.count,
         resumes_at: rest.first.map(|p| p as u64),
         end_after: rest.end,

@@ -18,13 +18,16 @@
 //! that are not one — is damaged, not torn: its device lost or tore a write it had acknowledged
 //! as durable ([`Damage`]); only the records before the damage are trusted.
 
+mod bounds;
 mod damage;
+mod gens;
 mod record;
 pub mod service;
 mod state;
 mod summary;
 
 pub use damage::{Damage, Flaw};
+pub use gens::PageGens;
 pub use record::{decode, decode_all, Decoded, Record};
 pub use service::{Ack, JournalOptions, JournalService};
 pub use state::JournalState;
@@ -52,7 +55,15 @@ pub struct JournalFile {
     pub role: FileRole,
     /// Path.
     pub path: PathBuf,
+    /// The most pages the file can have during the run (its MaxSize, or its size when that is
+    /// larger): no journaled page or size may be beyond it. `None` in journals written before
+    /// the bound was recorded, which are held to [`MAX_FILE_PAGES`].
+    pub max_pages: Option<u64>,
 }
+
+/// The bound of journals that do not record one per file: the largest page number whose byte
+/// offset a `u64` holds (a block device as `FileName` can be larger than `MaxSize` allows).
+pub const MAX_FILE_PAGES: u64 = u64::MAX / crate::page::PAGE_SIZE as u64;
 
 /// The journal being written by a run, through the I/O layer's append-file door (so the
 /// faulty backend and faultfs reach it as they reach the data files).

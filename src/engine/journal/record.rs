@@ -76,7 +76,8 @@ fn put_u64(v: &mut Vec<u8>, x: u64) {
 }
 
 impl Record {
-    fn kind(&self) -> u8 {
+    /// The record's kind byte.
+    pub fn kind(&self) -> u8 {
         match self {
             Record::Start { .. } => 1,
             Record::Durable { .. } => 2,
@@ -100,6 +101,10 @@ impl Record {
                     let p = f.path.to_string_lossy();
                     put_u32(&mut v, p.len() as u32);
                     v.extend_from_slice(p.as_bytes());
+                }
+                // After the list, so that journals written before the bound still decode.
+                for f in files {
+                    put_u64(&mut v, f.max_pages.unwrap_or(0));
                 }
             }
             Record::Durable { file_id, pages } => {
@@ -199,7 +204,14 @@ fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
                     file_id,
                     role,
                     path,
+                    max_pages: None,
                 });
+            }
+            // Journals written before the bound was recorded end here.
+            if c.0.len() == files.len() * 8 {
+                for f in &mut files {
+                    f.max_pages = c.u64().filter(|&p| p > 0);
+                }
             }
             Record::Start { run_id, files }
         }
@@ -293,11 +305,19 @@ pub fn decode(bytes: &[u8]) -> Decoded {
     let mut records = Vec::new();
     let mut at = 0;
     let mut seq = BatchSeq::default();
+    let mut bounds = super::bounds::Bounds::default();
     while at < bytes.len() {
         let Some((rec, n)) = decode_one(&bytes[at..]) else {
             let damage = Some(super::damage::assess(bytes, at));
             return Decoded { records, damage };
         };
+        if let Err(why) = bounds.check(&rec) {
+            let damage = super::damage::invalid(bytes, at, n, &rec, why);
+            return Decoded {
+                records,
+                damage: Some(damage),
+            };
+        }
         if let Some((after, next)) = seq.gap(&rec) {
             records.truncate(seq.kept);
             let damage = super::damage::missing_batches(bytes, seq.trusted_to, after, next);

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{decode, Damage, JournalFile, Record};
+use super::{decode, Damage, JournalFile, PageGens, Record};
 use crate::engine::wal::NO_PREV;
 use crate::io::{Backend, IoError};
 
@@ -14,8 +14,8 @@ pub struct JournalState {
     pub run_id: u64,
     /// The files of that run.
     pub files: Vec<JournalFile>,
-    /// Per file id: durable generation per page (index = page).
-    pub durable: Vec<Vec<u64>>,
+    /// Per file id: durable generation per page.
+    pub durable: Vec<PageGens>,
     /// Per file id: size in pages, when a Resize was journaled.
     pub pages: Vec<Option<u64>>,
     /// Per file id: (last durable block, durable end) of its log.
@@ -56,9 +56,12 @@ impl JournalState {
     pub fn apply(&mut self, r: &Record) {
         match r {
             Record::Start { run_id, files } => {
+                // Ids beyond the list (which a read journal cannot hold, see bounds.rs) get no
+                // table: an id must not decide how much is allocated.
                 let n = files
                     .iter()
                     .map(|f| f.file_id as usize + 1)
+                    .filter(|&k| k <= files.len())
                     .max()
                     .unwrap_or(0);
                 *self = JournalState {
@@ -68,20 +71,14 @@ impl JournalState {
                     damage: self.damage.take(),
                     ..JournalState::default()
                 };
-                self.durable = vec![Vec::new(); n];
+                self.durable = vec![PageGens::default(); n];
                 self.pages = vec![None; n];
                 self.log = vec![None; n];
             }
             Record::Durable { file_id, pages } => {
                 if let Some(d) = self.durable.get_mut(*file_id as usize) {
                     for &(p, g) in pages {
-                        let i = usize::try_from(p).unwrap_or(usize::MAX);
-                        if i < (1 << 40) {
-                            if d.len() <= i {
-                                d.resize(i + 1, 0);
-                            }
-                            d[i] = d[i].max(g);
-                        }
+                        d.raise(p, g);
                     }
                 }
             }
@@ -89,7 +86,7 @@ impl JournalState {
                 let i = *file_id as usize;
                 if let (Some(p), Some(d)) = (self.pages.get_mut(i), self.durable.get_mut(i)) {
                     *p = Some(*pages);
-                    d.truncate(usize::try_from(*pages).unwrap_or(usize::MAX));
+                    d.truncate(*pages);
                 }
             }
             // A position with no block behind it claims nothing this run wrote: what journals
@@ -146,12 +143,7 @@ impl JournalState {
             }
         }
         for (i, d) in self.durable.iter().enumerate() {
-            let pages: Vec<(u64, u64)> = d
-                .iter()
-                .enumerate()
-                .filter(|(_, g)| **g > 0)
-                .map(|(p, g)| (p as u64, *g))
-                .collect();
+            let pages: Vec<(u64, u64)> = d.iter().collect();
             for chunk in pages.chunks(SNAPSHOT_CHUNK) {
                 out.push(Record::Durable {
                     file_id: i as u32,
@@ -223,11 +215,7 @@ impl JournalState {
 
     /// Bytes of the snapshot (about 16 per durable page), without building it.
     pub fn snapshot_len(&self) -> u64 {
-        let pages: u64 = self
-            .durable
-            .iter()
-            .map(|d| d.iter().filter(|g| **g > 0).count() as u64)
-            .sum();
+        let pages: u64 = self.durable.iter().map(PageGens::len).sum();
         let files = self.files.len() as u64;
         // Start (with paths), per file a Resize, a Durable header per chunk and a Log, a Mark.
         let paths: u64 = self
@@ -261,8 +249,6 @@ impl JournalState {
     pub fn durable_gen(&self, file_id: u32, page: u64) -> u64 {
         self.durable
             .get(file_id as usize)
-            .and_then(|d| d.get(usize::try_from(page).ok()?))
-            .copied()
-            .unwrap_or(0)
+            .map_or(0, |d| d.get(page))
     }
 }

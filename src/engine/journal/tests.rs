@@ -9,11 +9,13 @@ fn files() -> Vec<JournalFile> {
             file_id: 0,
             role: FileRole::Data,
             path: "/d/a.mdx".into(),
+            max_pages: Some(200),
         },
         JournalFile {
             file_id: 1,
             role: FileRole::Log,
             path: "/d/a.ldx".into(),
+            max_pages: None,
         },
     ]
 }

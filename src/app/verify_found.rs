@@ -1,0 +1,116 @@
+//! The files `sqliosim verify` found: every file given or in the directories given, opened
+//! read-only (a read-only copy or mount is verified as it is: nothing is opened for writing),
+//! and told apart by their header page — ours, or not (yet) identified.
+//!
+//! A file without a readable header is not dropped at once: the journal may name it (the
+//! device lost its header page), and then it is checked as the journal's file, its lost header
+//! a finding (`verify_lost.rs`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use crate::io::{AlignedBuf, OpenOptions, Storage};
+use crate::page::{FileHeader, HeaderError, PAGE_SIZE};
+
+/// One file to scan, with its header.
+pub struct Target {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its header (for a file whose header was lost, what the journal says it is).
+    pub header: FileHeader,
+    /// The file, open read-only.
+    pub storage: Arc<dyn Storage>,
+}
+
+/// A file found without a readable sqliosim header.
+pub struct Headless {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Why its page 0 is not a header of ours.
+    pub why: HeaderError,
+    /// The file, open read-only.
+    pub storage: Arc<dyn Storage>,
+    /// Given by name (`--file`): an error unless the journal names it.
+    pub explicit: bool,
+}
+
+/// Everything found.
+#[derive(Default)]
+pub struct Found {
+    /// Files with a header of ours.
+    pub targets: Vec<Target>,
+    /// Files without one.
+    pub headless: Vec<Headless>,
+}
+
+impl Found {
+    /// Opens `path` and adds it to what was found; a file that cannot be opened or read is an
+    /// error when `explicit`, else skipped (a directory holds other files too).
+    pub fn add(&mut self, path: &Path, explicit: bool) -> anyhow::Result<()> {
+        match open(path) {
+            Ok((storage, Ok(header))) => self.targets.push(Target {
+                path: path.to_path_buf(),
+                header,
+                storage,
+            }),
+            Ok((storage, Err(why))) => self.headless.push(Headless {
+                path: path.to_path_buf(),
+                why,
+                storage,
+                explicit,
+            }),
+            Err(e) if explicit => return Err(e),
+            Err(_) => {}
+        }
+        Ok(())
+    }
+}
+
+/// The files given and those in the directories given (regular files, in name order).
+pub fn discover(files: &[PathBuf], dirs: &[PathBuf]) -> anyhow::Result<Found> {
+    let mut found = Found::default();
+    for path in files {
+        found.add(path, true)?;
+    }
+    for dir in dirs {
+        let entries = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read the directory {}", dir.display()))?;
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_file() => paths.push(p),
+                // Names readable but not their files: a directory without search permission.
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => anyhow::bail!(
+                    "cannot look into the directory {}: {e} (reading its files needs search permission, x, on it)",
+                    dir.display()
+                ),
+                _ => {}
+            }
+        }
+        paths.sort();
+        for p in paths {
+            found.add(&p, false)?;
+        }
+    }
+    Ok(found)
+}
+
+/// Opens `path` read-only and decodes its page 0.
+fn open(path: &Path) -> anyhow::Result<(Arc<dyn Storage>, Result<FileHeader, HeaderError>)> {
+    let opts = OpenOptions {
+        create: false,
+        direct: false,
+        write_through: false,
+    };
+    let storage: Arc<dyn Storage> = Arc::new(
+        crate::io::direct::open_engine_file(path, opts, false)
+            .with_context(|| format!("cannot open {}", path.display()))?,
+    );
+    let mut buf = AlignedBuf::new(PAGE_SIZE)?;
+    let n = storage
+        .read_at(&mut buf, 0)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok((storage, FileHeader::decode(&buf[..n])))
+}
