@@ -6,7 +6,7 @@
 //! Library code returns `anyhow::Error`s; an error is a usage/environment error (exit 2) unless
 //! it carries [`Internal`], which marks a broken invariant of the tool itself (exit 3).
 //!
-//! Everything the tool prints on stdout goes through [`print`] (the crate's `exit::out!` and
+//! Everything the tool prints on stdout goes through [`print()`] (the crate's `exit::out!` and
 //! `exit::outln!` macros) or the [`Stdout`] writer, never `println!`, which panics
 //! (exit 101) when stdout fails. A closed pipe (`sqliosim … | head -1`) ends the command
 //! quietly, as ripgrep does; any other failure (ENOSPC on `> /dev/full`) is an error, exit 2.

@@ -211,6 +211,15 @@ fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Set
     }
 }
 
+/// The lock file cannot be made because the directory is read-only to us (a read-only mount
+/// or copy).
+fn read_only(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EROFS) | Some(libc::EACCES) | Some(libc::EPERM)
+    )
+}
+
 /// The scan's own XML log (and dumps beside it) when `--log` asks for one, so the evidence
 /// of a scan looks like a run's; the JSON summary when `--json` does. Nothing is written into
 /// the directory being checked unless asked for (docs/security.md).

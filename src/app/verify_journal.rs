@@ -116,7 +116,7 @@ fn at(us: u64) -> String {
 
 /// True when the journal holds no page generation and no log position.
 fn holds_nothing(st: &JournalState) -> bool {
-    st.durable.iter().all(|d| d.iter().all(|g| *g == 0)) && st.log.iter().all(Option::is_none)
+    st.durable.iter().all(|d| d.iter().all(|(_, g)| g == 0)) && st.log.iter().all(Option::is_none)
 }
 
 /// What the device is held to: every write acknowledged up to the last journal batch.

@@ -31,6 +31,26 @@ pub struct DumpFiles {
     pub expected: Option<PathBuf>,
 }
 
+/// True when the directory `dir` would be made in exists (`dumps/` for `dumps/RUNID/`).
+fn parent_exists(dir: &Path) -> bool {
+    match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.symlink_metadata().is_ok(),
+        _ => true,
+    }
+}
+
+/// Opens the tool's own directory `dir`, making it and the missing directories above it (each
+/// one ours, never a symlink: [`Dir::own_subdir`]).
+fn own_dir(dir: &Path) -> Result<Dir, ReportError> {
+    if !parent_exists(dir) {
+        if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
+            return Ok(own_dir(parent)?.own_subdir(name)?);
+        }
+    }
+    let (parent, name) = Dir::of(dir)?;
+    Ok(parent.own_subdir(&name)?)
+}
+
 impl DumpWriter {
     /// Dumps go into `dir` (created on the first dump).
     pub fn new(dir: impl Into<PathBuf>) -> DumpWriter {
@@ -44,6 +64,9 @@ impl DumpWriter {
     /// Refuses at once a dump directory that exists and is not one of ours (a symlink, a file,
     /// another user's directory), instead of at the first finding.
     pub fn check_existing(&mut self) -> Result<(), ReportError> {
+        if !parent_exists(&self.dir) {
+            return Ok(()); // Made with its parents at the first dump.
+        }
         let (parent, name) = Dir::of(&self.dir)?;
         if parent.stat(&name)?.is_some() {
             self.opened = Some(parent.own_subdir(&name)?);
@@ -53,8 +76,7 @@ impl DumpWriter {
 
     fn open(&mut self) -> Result<&Dir, ReportError> {
         if self.opened.is_none() {
-            let (parent, name) = Dir::of(&self.dir)?;
-            self.opened = Some(parent.own_subdir(&name)?);
+            self.opened = Some(own_dir(&self.dir)?);
         }
         Ok(self.opened.as_ref().expect("opened above"))
     }
