@@ -11,6 +11,11 @@
 //! the channel is full it keeps the acknowledgement, and the actor pushes it (waiting) when
 //! it handles the completion ([`AckBook::settle`]). The hook runs before the completion is
 //! queued, so it is done with a token before the actor can handle it and reuse the token.
+//!
+//! A file on a stack that drops an `O_DSYNC` write's flush (FUSE; `SimFile::flush_after_dsync`)
+//! is durable only after an explicit `fdatasync`: the hook leaves its writes alone, and the
+//! actor syncs the file and then acknowledges them in [`AckBook::settle`] (none when the sync
+//! fails), as `sync::acknowledged` does for synchronous writers.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,7 +25,7 @@ use parking_lot::Mutex;
 
 use super::shared::Shared;
 use crate::engine::journal::Ack;
-use crate::io::{Completion, OnComplete};
+use crate::io::{Completion, OnComplete, Storage};
 
 /// A posted write's pages: (file id, first page, generations), or its acknowledgement when
 /// the hook could not push it.
@@ -33,6 +38,8 @@ enum Entry {
 pub(super) struct AckBook {
     tx: Sender<Ack>,
     pending: Mutex<HashMap<u64, Entry>>,
+    /// Per data file: its storage when its writes must be fdatasynced before they count.
+    flush: Vec<Option<Arc<dyn Storage>>>,
 }
 
 impl AckBook {
@@ -40,9 +47,15 @@ impl AckBook {
     /// (a journal, WriteThrough); `None` otherwise.
     pub fn for_run(sh: &Shared) -> Option<Arc<AckBook>> {
         let j = sh.journal.as_ref().filter(|_| sh.plan.write_through)?;
+        let flush = sh
+            .files
+            .iter()
+            .map(|f| f.flush_after_dsync.then(|| Arc::clone(&f.storage)))
+            .collect();
         Some(Arc::new(AckBook {
             tx: j.service.sender(),
             pending: Mutex::new(HashMap::new()),
+            flush,
         }))
     }
 
@@ -62,6 +75,11 @@ impl AckBook {
     /// The hook: a completed write is acknowledged to the journal now, without waiting.
     fn completed(&self, c: &Completion) {
         let mut pending = self.pending.lock();
+        let needs_flush = |f: u32| matches!(self.flush.get(f as usize), Some(Some(_)));
+        match pending.get(&c.token) {
+            Some(Entry::Posted(file_id, ..)) if !needs_flush(*file_id) => {}
+            _ => return, // Left to settle (after an fdatasync), or not ours.
+        }
         let Some(Entry::Posted(file_id, first, gens)) = pending.remove(&c.token) else {
             return;
         };
@@ -85,11 +103,18 @@ impl AckBook {
         let ack = match entry {
             Some(Entry::Unsent(ack)) => ack,
             // Not seen by the hook (a carrier that bypassed the queue): acknowledged now.
-            Some(Entry::Posted(file_id, first, gens)) if ok => Ack::Pages {
-                file_id,
-                first,
-                gens,
-            },
+            Some(Entry::Posted(file_id, first, gens)) if ok => {
+                if let Some(Some(storage)) = self.flush.get(file_id as usize) {
+                    if storage.sync_data().is_err() {
+                        return; // Not durable: not acknowledged.
+                    }
+                }
+                Ack::Pages {
+                    file_id,
+                    first,
+                    gens,
+                }
+            }
             _ => return,
         };
         let _ = self.tx.send(ack);
