@@ -31,21 +31,18 @@ pub struct DumpFiles {
     pub expected: Option<PathBuf>,
 }
 
-/// True when the directory `dir` would be made in exists (`dumps/` for `dumps/RUNID/`).
-fn parent_exists(dir: &Path) -> bool {
-    match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.symlink_metadata().is_ok(),
-        _ => true,
-    }
+/// The per-run directory's parent when `dir` is one (`dumps/` of `dumps/RUNID/`): the tool's
+/// own directory too, checked and made as one ([`Dir::own_subdir`]), never followed.
+fn dumps_root(dir: &Path) -> Option<&Path> {
+    dir.parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == "dumps"))
 }
 
-/// Opens the tool's own directory `dir`, making it and the missing directories above it (each
-/// one ours, never a symlink: [`Dir::own_subdir`]).
+/// Opens the tool's own directory `dir` (made when missing; never a symlink, ours), and the
+/// `dumps/` above a per-run one the same way.
 fn own_dir(dir: &Path) -> Result<Dir, ReportError> {
-    if !parent_exists(dir) {
-        if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
-            return Ok(own_dir(parent)?.own_subdir(name)?);
-        }
+    if let (Some(root), Some(name)) = (dumps_root(dir), dir.file_name()) {
+        return Ok(own_dir(root)?.own_subdir(name)?);
     }
     let (parent, name) = Dir::of(dir)?;
     Ok(parent.own_subdir(&name)?)
@@ -64,8 +61,18 @@ impl DumpWriter {
     /// Refuses at once a dump directory that exists and is not one of ours (a symlink, a file,
     /// another user's directory), instead of at the first finding.
     pub fn check_existing(&mut self) -> Result<(), ReportError> {
-        if !parent_exists(&self.dir) {
-            return Ok(()); // Made with its parents at the first dump.
+        let exists = |p: &Path| p.symlink_metadata().is_ok();
+        if let Some(root) = dumps_root(&self.dir) {
+            if exists(root) {
+                let (parent, name) = Dir::of(root)?;
+                let root_dir = parent.own_subdir(&name)?;
+                if let Some(name) = self.dir.file_name() {
+                    if root_dir.stat(name)?.is_some() {
+                        self.opened = Some(root_dir.own_subdir(name)?);
+                    }
+                }
+            }
+            return Ok(());
         }
         let (parent, name) = Dir::of(&self.dir)?;
         if parent.stat(&name)?.is_some() {
