@@ -37,7 +37,16 @@ pub fn reconcile(j: &JournalState, found: &mut Found, missing: &[usize], dirs: &
     for f in missing.iter().filter_map(|&i| j.files.get(i)) {
         let held = held(j, f);
         let places = places(f, dirs);
-        if let Some(t) = places.iter().find_map(|p| target_at(found, p)) {
+        if f.path.is_file() && !in_dirs(&f.path, dirs) {
+            // At its own path, outside the directories given (another --dir of the run): not
+            // looked for by its name here, where another file of the run may have that name.
+            lost.notes.push(format!(
+                "{}: file {} of the journal's run is not in the directories given, not checked; `sqliosim verify --file {}` checks it",
+                f.path.display(),
+                f.file_id,
+                f.path.display()
+            ));
+        } else if let Some(t) = places.iter().find_map(|p| target_at(found, p)) {
             let why = replaced(j, f, &t.header);
             let verdict = Verdict::ForeignRun {
                 found_run: t.header.run_id,
@@ -75,6 +84,23 @@ pub fn reconcile(j: &JournalState, found: &mut Found, missing: &[usize], dirs: &
         }
     }
     lost
+}
+
+/// True when `path` lies directly in one of `dirs` (compared after resolving both).
+fn in_dirs(path: &std::path::Path, dirs: &[PathBuf]) -> bool {
+    let parent = path.parent().and_then(|p| {
+        std::fs::canonicalize(if p.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            p
+        })
+        .ok()
+    });
+    dirs.iter().any(|d| {
+        std::fs::canonicalize(d)
+            .ok()
+            .is_some_and(|d| Some(d) == parent)
+    })
 }
 
 /// The files given by name (`--file`) without a header that the journal names (at its path,
