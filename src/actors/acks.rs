@@ -13,9 +13,10 @@
 //! queued, so it is done with a token before the actor can handle it and reuse the token.
 //!
 //! A file on a stack that drops an `O_DSYNC` write's flush (FUSE; `SimFile::flush_after_dsync`)
-//! is durable only after an explicit `fdatasync`: the hook leaves its writes alone, and the
-//! actor syncs the file and then acknowledges them in [`AckBook::settle`] (none when the sync
-//! fails), as `sync::acknowledged` does for synchronous writers.
+//! is durable only after an explicit `fdatasync`: the hook syncs the file before it
+//! acknowledges such a write (and [`AckBook::settle`] before one the hook did not see), none
+//! when the sync fails, as `sync::acknowledged` does for synchronous writers. That sync runs on
+//! the thread that heard the completion; it is paid only on such stacks.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -75,16 +76,18 @@ impl AckBook {
     /// The hook: a completed write is acknowledged to the journal now, without waiting.
     fn completed(&self, c: &Completion) {
         let mut pending = self.pending.lock();
-        let needs_flush = |f: u32| matches!(self.flush.get(f as usize), Some(Some(_)));
-        match pending.get(&c.token) {
-            Some(Entry::Posted(file_id, ..)) if !needs_flush(*file_id) => {}
-            _ => return, // Left to settle (after an fdatasync), or not ours.
-        }
         let Some(Entry::Posted(file_id, first, gens)) = pending.remove(&c.token) else {
             return;
         };
         if c.result.is_err() {
             return;
+        }
+        if let Some(Some(storage)) = self.flush.get(file_id as usize) {
+            // Durable only once synced (FUSE): synced here, on the thread that heard the
+            // completion, so the acknowledgement is as prompt as on any other stack.
+            if storage.sync_data().is_err() {
+                return; // Not durable: not acknowledged.
+            }
         }
         let ack = Ack::Pages {
             file_id,
