@@ -330,3 +330,43 @@ fn delete_files_at_shutdown_leaves_no_journal_naming_them() {
     assert_exit(&out, 2);
     assert!(errors(&out).is_empty(), "{}", text(&out));
 }
+
+/// A run cut at its start (crash_depth's compaction cell met it on XFS: SIGKILL 165 ms in):
+/// its journal holds its Start record, naming the files, and nothing else, and the files never
+/// reached the device. Nothing was acknowledged, so nothing is owed: verify says so and exits
+/// 0 (it used to exit 2, `none of the files the journal names was found`). The same journal
+/// with a page held durable is a lost file.
+#[test]
+fn a_run_cut_before_its_files_existed_owes_nothing() {
+    let (_tmp, dir) = copy_of_run();
+    let journal = dir.join("sqliosim.journal");
+    let bytes = std::fs::read(&journal).expect("journal");
+    assert_eq!(
+        (&bytes[..8], bytes[8]),
+        (&b"SQLSIMJR"[..], 1),
+        "a Start first"
+    );
+    let start = 20 + u32::from_le_bytes(bytes[12..16].try_into().expect("len")) as usize;
+    std::fs::write(&journal, &bytes[..start]).expect("cut the journal");
+    for name in ["sqliosim.mdx", "sqliosim.ldx"] {
+        std::fs::remove_file(dir.join(name)).expect("remove");
+    }
+    let out = verify(&dir);
+    assert_exit(&out, 0);
+    assert!(errors(&out).is_empty(), "{}", text(&out));
+    assert!(
+        text(&out).contains("nothing is owed; 0 pages checked"),
+        "{}",
+        text(&out)
+    );
+    let mut held = bytes[..start].to_vec();
+    held.extend_from_slice(&durable_record(3));
+    std::fs::write(&journal, &held).expect("journal with a durable page");
+    let out = verify(&dir);
+    assert_exit(&out, 1);
+    assert!(
+        errors(&out).iter().any(|e| e.contains("lost_file")),
+        "{}",
+        text(&out)
+    );
+}

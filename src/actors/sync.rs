@@ -82,9 +82,8 @@ pub fn sync_point(sh: &Shared) -> bool {
             pages: done_generations(sh, i),
         })
         .collect();
-    // Only a position this run wrote and flushed: a resumed log's durable end starts at the
-    // next lap, where nothing is written yet (what the old run made durable is carried over
-    // by the journal itself).
+    // Only a position this run wrote and flushed: a resumed log has written nothing yet (what
+    // the old run made durable is carried over by the journal itself).
     records.extend(
         sh.logs
             .iter()

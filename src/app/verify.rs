@@ -146,8 +146,17 @@ fn choose(
         return Ok((targets, lost));
     }
     let targets = std::mem::take(&mut found.targets);
-    let (mut targets, lost) = in_scope(targets, journal, found, &a.dirs);
-    if targets.is_empty() && lost.findings.is_empty() {
+    let (mut targets, mut lost) = in_scope(targets, journal, found, &a.dirs);
+    if targets.is_empty()
+        && lost.findings.is_empty()
+        && journal.is_some_and(|j| !j.files.is_empty() && lost.owe_nothing == j.files.len())
+    {
+        // A run cut at its start, after its journal began and before its files reached the
+        // device: nothing was acknowledged, so nothing is owed (and nothing is checked).
+        lost.notes.push(
+            "None of the journal's files exists, and the journal holds nothing durable for any of them: the run was cut before its files reached the device, so nothing was acknowledged and nothing is owed; 0 pages checked.".to_string(),
+        );
+    } else if targets.is_empty() && lost.findings.is_empty() {
         anyhow::bail!(
             "{}",
             match journal {
@@ -156,7 +165,6 @@ fn choose(
             }
         );
     }
-    let mut lost = lost;
     targets.append(&mut lost.adopted);
     Ok((targets, lost))
 }

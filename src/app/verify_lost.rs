@@ -28,6 +28,8 @@ pub struct Lost {
     pub adopted: Vec<Target>,
     /// Found files named in a finding (not to be listed again as "not checked").
     pub named: Vec<PathBuf>,
+    /// Missing files that owe nothing (nothing durable held, the run not ended cleanly).
+    pub owe_nothing: usize,
 }
 
 /// Looks for each of the journal's files `missing` (indices into `j.files`) at its path and by
@@ -76,6 +78,7 @@ pub fn reconcile(j: &JournalState, found: &mut Found, missing: &[usize], dirs: &
             lost.findings
                 .push(file_finding(f, &f.path, lost_verdict(j, f), text));
         } else {
+            lost.owe_nothing += 1;
             lost.notes.push(format!(
                 "{}: file {} of the journal's run is missing; the journal holds nothing durable for it and the run did not end cleanly, so it owes nothing (not a finding)",
                 f.path.display(),

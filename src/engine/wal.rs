@@ -111,10 +111,16 @@ impl Wal {
         })
     }
 
-    /// Continues an existing log whose newest block ends at `end`: new blocks start on the next
-    /// lap, so every one of them has a higher LSN than anything already in the file.
+    /// Continues an existing log whose newest valid block ends at `end`: new blocks follow it in
+    /// the stream (at `end`, rounded up to the unit), so each has a higher LSN than any block
+    /// already in the file, and each overwrites only what a lap ago was older than the oldest
+    /// block a verify walks back to, as in a log that was never stopped. Starting on the next
+    /// lap instead would overwrite the newest lap's own first blocks, still durable in the
+    /// journal: a cut tearing that unacknowledged write read as a broken durable log chain
+    /// (issue #21, the model's resumes of early cuts).
     pub fn continue_after(&self, end: u64) {
-        let start = end.div_ceil(self.area_len) * self.area_len;
+        let unit = u64::from(self.unit);
+        let start = end.div_ceil(unit) * unit;
         self.pending.lock().next_lsn = start;
         self.durable_end.store(start, Ordering::Release);
     }

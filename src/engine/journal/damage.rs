@@ -7,6 +7,15 @@
 //! device having lost or torn (or corrupted) a write it had acknowledged as durable: the
 //! journal is damaged there, and only what comes before the damage is trusted.
 //!
+//! One exception: the last batch. Until its `fdatasync` returns, a filesystem may write a
+//! batch's blocks back in any order, so a crash can keep a later block of the batch and lose
+//! an earlier one: a flaw, then whole records of the same batch. When every whole record after
+//! the flaw belongs to the batch after the last mark read (none of them a mark but, at most,
+//! the very last, carrying the next number), the flaw and those records are that unsynced
+//! batch torn out of order: a torn tail, dropped whole (`reordered` counts the records), as a
+//! torn tail always was. A batch with a mark after it was synced before the next was written,
+//! so a flaw followed by a second mark stays damage.
+//!
 //! A loss can also leave no hole: batches are numbered since the last Start, so whole records
 //! whose batch number jumps (batch 7 right after batch 5) show that acknowledged batches went
 //! missing — appends that landed where a lost one should have been, or older records showing
@@ -76,6 +85,9 @@ pub struct Damage {
     pub resumes_at: Option<u64>,
     /// An End record (a clean shutdown) is among them.
     pub end_after: bool,
+    /// Whole records of the last, unsynced batch after a tear of that batch, dropped with it
+    /// (0 but for a batch written back out of order: see the module doc).
+    pub reordered: usize,
 }
 
 impl Damage {
@@ -83,6 +95,48 @@ impl Damage {
     /// neither is what a crash while appending leaves.
     pub fn is_mid_journal(&self) -> bool {
         self.records_after > 0 || matches!(self.flaw, Flaw::Invalid { .. })
+    }
+
+    /// The same flaw taken as the torn tail of an unsynced last batch: everything from it to
+    /// `file_len` is dropped, the whole records after it counted in `reordered`.
+    pub(super) fn as_torn_tail(self, file_len: usize) -> Damage {
+        Damage {
+            len: file_len as u64 - self.offset,
+            reordered: self.records_after,
+            records_after: 0,
+            resumes_at: None,
+            end_after: false,
+            ..self
+        }
+    }
+}
+
+/// True when every whole record after the flaw at `at` belongs to the batch after `last` (the
+/// last mark read since the last Start, if any): no mark among them but, at most, the very
+/// last record, numbered `last + 1` (any number right after a Start). Then the flaw lies in the
+/// journal's last batch, which a crash may have torn in any order (see the module doc).
+pub(super) fn within_last_batch(bytes: &[u8], at: usize, last: Option<u64>) -> bool {
+    let mut from = at + 1;
+    let mut mark: Option<u64> = None;
+    while let Some(i) = find_magic(bytes.get(from..).unwrap_or_default()) {
+        let p = from + i;
+        match decode_one(&bytes[p..]) {
+            Some((r, n)) => {
+                if mark.is_some() {
+                    return false; // A record after the batch's mark: a later batch.
+                }
+                if let Record::Mark { batch, .. } = r {
+                    mark = Some(batch);
+                }
+                from = p + n;
+            }
+            None => from = p + 1,
+        }
+    }
+    match (mark, last) {
+        (Some(0), _) => false,
+        (Some(b), Some(l)) => b == l + 1,
+        _ => true,
     }
 }
 
@@ -185,6 +239,7 @@ pub(super) fn assess(bytes: &[u8], at: usize) -> Damage {
         records_after: after.count,
         resumes_at: after.first.map(|p| p as u64),
         end_after: after.end,
+        reordered: 0,
     }
 }
 
@@ -199,6 +254,7 @@ pub(super) fn missing_batches(bytes: &[u8], at: usize, after: u64, next: u64) ->
         records_after: rest.count,
         resumes_at: rest.first.map(|p| p as u64),
         end_after: rest.end,
+        reordered: 0,
     }
 }
 
@@ -215,6 +271,7 @@ pub(super) fn invalid(bytes: &[u8], at: usize, len: usize, r: &Record, why: Stri
         records_after: rest.count,
         resumes_at: rest.first.map(|p| p as u64),
         end_after: rest.end,
+        reordered: 0,
     }
 }
 

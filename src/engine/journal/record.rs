@@ -308,8 +308,14 @@ pub fn decode(bytes: &[u8]) -> Decoded {
     let mut bounds = super::bounds::Bounds::default();
     while at < bytes.len() {
         let Some((rec, n)) = decode_one(&bytes[at..]) else {
-            let damage = Some(super::damage::assess(bytes, at));
-            return Decoded { records, damage };
+            let mut damage = super::damage::assess(bytes, at);
+            if super::damage::within_last_batch(bytes, at, seq.last) {
+                damage = damage.as_torn_tail(bytes.len());
+            }
+            return Decoded {
+                records,
+                damage: Some(damage),
+            };
         };
         if let Err(why) = bounds.check(&rec) {
             let damage = super::damage::invalid(bytes, at, n, &rec, why);

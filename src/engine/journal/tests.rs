@@ -204,49 +204,106 @@ fn a_flaw_followed_by_whole_records_is_damage_not_a_torn_tail() {
         files: files(),
     }
     .encode();
-    let batch = |g: u64| {
-        Record::Durable {
-            file_id: 0,
-            pages: vec![(1, g), (2, g)],
-        }
-        .encode()
-    };
     // A lost batch: zeros where it should be, then a whole batch and the End record.
     let mut lost = start.clone();
-    lost.extend_from_slice(&batch(1));
+    lost.extend_from_slice(&numbered_batch(1));
     let hole = lost.len();
-    lost.extend_from_slice(&vec![0u8; batch(2).len()]);
-    lost.extend_from_slice(&batch(3));
+    lost.extend_from_slice(&vec![0u8; numbered_batch(2).len()]);
+    lost.extend_from_slice(&numbered_batch(2));
+    lost.extend_from_slice(&numbered_batch(3));
     lost.extend_from_slice(&Record::End.encode());
     let st = JournalState::from_bytes(&lost);
     let d = st.damage.clone().expect("damage");
     assert_eq!((d.offset, d.flaw.clone()), (hole as u64, Flaw::Zeros));
-    assert_eq!((d.records_after, d.end_after), (2, true));
+    assert_eq!((d.records_after, d.end_after), (5, true));
     assert_eq!(
         st.durable_gen(0, 1),
         1,
         "only what precedes the damage counts"
     );
     assert!(!st.torn_tail && !st.clean);
-    // A torn batch: its header and part of its payload, then a whole batch.
+    // A torn batch: its header and part of its payload, its mark, then a whole batch.
     let mut torn = start.clone();
-    let b = batch(2);
+    torn.extend_from_slice(&numbered_batch(1));
+    let at = torn.len();
+    let b = Record::Durable {
+        file_id: 0,
+        pages: vec![(1, 2), (2, 2)],
+    }
+    .encode();
     torn.extend_from_slice(&b[..HEADER + 8]);
     torn.extend_from_slice(&vec![0u8; b.len() - HEADER - 8]);
-    torn.extend_from_slice(&batch(3));
+    torn.extend_from_slice(&mark(2));
+    torn.extend_from_slice(&numbered_batch(3));
     let d = JournalState::from_bytes(&torn).damage.expect("damage");
     assert!(
         matches!(d.flaw, Flaw::ChecksumMismatch { kind: 2, .. }),
         "{d}"
     );
-    assert!(d
-        .to_string()
-        .contains(&format!("at offset {}", start.len())));
+    assert!(d.to_string().contains(&format!("at offset {at}")), "{d}");
     // The same tear at the very end is the tail a crash leaves: not damage.
     let mut tail = start;
+    tail.extend_from_slice(&numbered_batch(1));
     tail.extend_from_slice(&b[..HEADER + 8]);
     let st = JournalState::from_bytes(&tail);
     assert!(st.torn_tail && st.damage.is_none());
+}
+
+/// The last batch, written back out of order by a crash before its fdatasync returned: an
+/// earlier block lost (zeros, or half a record), a later one kept (its mark, or records and
+/// the mark). That is a torn tail, dropped whole; the same followed by another batch is damage
+/// (a batch is synced before the next is written).
+#[test]
+fn the_last_batch_torn_out_of_order_is_a_torn_tail_not_damage() {
+    let start = Record::Start {
+        run_id: 3,
+        files: files(),
+    }
+    .encode();
+    let two = Record::Durable {
+        file_id: 0,
+        pages: vec![(1, 2), (2, 2)],
+    }
+    .encode();
+    let mut j = start.clone();
+    j.extend_from_slice(&numbered_batch(1));
+    j.extend_from_slice(&vec![0u8; two.len()]);
+    let kept_two = j.clone();
+    j.extend_from_slice(&mark(2));
+    let st = JournalState::from_bytes(&j);
+    assert!(st.torn_tail, "the last batch's own mark after the tear");
+    assert!(st.damage.is_none(), "{:?}", st.damage);
+    assert_eq!(st.durable_gen(0, 1), 1, "the torn batch is dropped whole");
+    // Half a record lost, then a whole record of the same batch and no mark.
+    let mut half = start.clone();
+    half.extend_from_slice(&numbered_batch(1));
+    half.extend_from_slice(&two[..HEADER + 4]);
+    half.extend_from_slice(&two);
+    let st = JournalState::from_bytes(&half);
+    assert!(st.torn_tail && st.damage.is_none(), "{:?}", st.damage);
+    // A later batch after the tear: the torn one had been synced.
+    let mut later = kept_two.clone();
+    later.extend_from_slice(&mark(2));
+    later.extend_from_slice(&numbered_batch(3));
+    assert!(JournalState::from_bytes(&later).damage.is_some());
+    // A mark that does not carry the next number is not the torn batch's.
+    let mut skip = kept_two;
+    skip.extend_from_slice(&mark(3));
+    assert!(JournalState::from_bytes(&skip).damage.is_some());
+    // Right after a Start (a compaction's snapshot), the first mark may carry any number.
+    let mut fresh = start;
+    fresh.extend_from_slice(&vec![0u8; two.len()]);
+    fresh.extend_from_slice(&mark(7));
+    assert!(JournalState::from_bytes(&fresh).damage.is_none());
+}
+
+fn mark(n: u64) -> Vec<u8> {
+    Record::Mark {
+        time_us: 1_700_000_000_000_000 + n,
+        interval_ms: 10,
+        batch: n,
+    }
+    .encode()
 }
 
 /// Batch `n` as the journal thread writes it: its acknowledgements, then its numbered mark.
