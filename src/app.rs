@@ -53,7 +53,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
 fn catch_file_size_limit() {
     let caught = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, caught) {
-        eprintln!("sqliosim: warning: cannot catch SIGXFSZ ({e}): a file size limit (ulimit -f) would end the process without a message");
+        crate::exit::errln!("sqliosim: warning: cannot catch SIGXFSZ ({e}): a file size limit (ulimit -f) would end the process without a message");
     }
 }
 
@@ -65,7 +65,7 @@ fn clap_outcome(e: clap::Error) -> anyhow::Result<Outcome> {
             Ok(Outcome::Clean)
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            eprint!("{}", e.render());
+            crate::exit::err!("{}", e.render());
             anyhow::bail!("a command is needed, e.g. `sqliosim run` (see the help above)")
         }
         _ => {
@@ -87,7 +87,7 @@ fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     let env = Env::detect()?;
     let (settings, warnings) = RunSettings::resolve(&args.overrides(), &env)?;
     for w in &warnings {
-        eprintln!("sqliosim: warning: {w}");
+        crate::exit::errln!("sqliosim: warning: {w}");
     }
     if let Some(path) = &settings.save {
         let text = crate::config::to_ini(&settings.config);

@@ -58,7 +58,7 @@ pub fn to_exit_code(result: anyhow::Result<Outcome>) -> ExitCode {
         Ok(outcome) => ExitCode::from(outcome.code()),
         Err(err) if stdout_closed(&err) => ExitCode::from(CLEAN),
         Err(err) => {
-            eprintln!("sqliosim: error: {}", error_text(err.as_ref()));
+            errln!("sqliosim: error: {}", error_text(err.as_ref()));
             if err.downcast_ref::<Internal>().is_some() {
                 ExitCode::from(INTERNAL)
             } else {
@@ -134,6 +134,26 @@ macro_rules! outln {
 }
 pub(crate) use outln;
 
+/// `eprintln!` that never panics: a message to stderr is best effort. `eprintln!` panics
+/// (exit 101) when stderr fails, as it does on a closed pipe (`sqliosim … 2>&1 | head -1`);
+/// the exit status must still say what happened.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+pub(crate) use errln;
+
+/// `eprint!` that never panics (see [`errln!`]).
+macro_rules! err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+pub(crate) use err;
+
 /// Stdout as a writer for code that takes `&mut dyn Write`: its errors carry a
 /// [`StdoutError`], so a closed pipe is told apart from other I/O errors at exit.
 #[derive(Debug, Default)]
@@ -164,7 +184,7 @@ pub fn after_printing(
         (Err(e), Ok(Outcome::Clean)) if !e.closed() => Err(e.into()),
         (Err(e), verdict) => {
             if !e.closed() {
-                eprintln!("sqliosim: error: {e}");
+                errln!("sqliosim: error: {e}");
             }
             verdict
         }

@@ -51,6 +51,9 @@
 // clippy.toml lets `#[cfg(test)]` code unwrap.
 #![warn(missing_docs)]
 #![warn(clippy::unwrap_used)]
+// stdout and stderr only through crate::exit (outln!, errln!): the std macros panic when
+// the stream fails (a closed pipe), which would turn any exit status into 101.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod actors;
 pub mod app;

@@ -118,6 +118,44 @@ fn a_closed_stdout_pipe_ends_quietly() {
     }
 }
 
+/// `sqliosim … 2>&1 | head -1`: once the reader is gone, stderr is a closed pipe too. An
+/// error or warning that cannot be printed must not turn the exit status into a panic's 101
+/// (each of these exited 101 before: `eprintln!` panics when stderr fails).
+#[test]
+fn a_closed_stderr_pipe_keeps_the_exit_status() {
+    let tmp = scratch();
+    let missing = tmp.path().join("missing");
+    let cfg = missing.join("x.cfg.ini");
+    for args in [
+        vec![
+            "run".to_string(),
+            "--config".into(),
+            cfg.display().to_string(),
+        ],
+        vec![
+            "verify".into(),
+            "--dir".into(),
+            missing.display().to_string(),
+        ],
+        vec!["run".into(), "--no-such-flag".into()],
+        vec![
+            "bench".into(),
+            "--file".into(),
+            missing.join("f").display().to_string(),
+            "--rw".into(),
+            "read".into(),
+        ],
+    ] {
+        let out = bin()
+            .args(&args)
+            .stdout(closed_pipe())
+            .stderr(closed_pipe())
+            .output()
+            .expect("run sqliosim");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {:?}", out.status);
+    }
+}
+
 #[test]
 fn a_full_stdout_is_a_clear_error() {
     for args in [&["completions", "bash"][..], &["run", "-h"], &["man"]] {

@@ -370,3 +370,26 @@ fn a_run_cut_before_its_files_existed_owes_nothing() {
         text(&out)
     );
 }
+
+/// A run cut right after it created its journal, before the journal's first record landed
+/// (crash_depth's compaction cell on XFS: the Start goes in by replace, and the kill came
+/// between; `sqliosim.journal` empty, `sqliosim.journal.new` left). The files are there: they
+/// are checked by what they say, and nothing is owed. Verify used to take the empty journal
+/// for another run's, skip both files as "of another run" and exit 2.
+#[test]
+fn an_empty_journal_beside_the_files_is_no_claim() {
+    let (_tmp, dir) = copy_of_run();
+    let journal = dir.join("sqliosim.journal");
+    let bytes = std::fs::read(&journal).expect("journal");
+    std::fs::write(dir.join("sqliosim.journal.new"), &bytes).expect("left-over .new");
+    std::fs::write(&journal, b"").expect("empty the journal");
+    let out = verify(&dir);
+    assert_exit(&out, 0);
+    let t = text(&out);
+    assert!(t.contains("holds no Start record"), "{t}");
+    assert!(!t.contains("another run"), "{t}");
+    assert!(
+        t.contains("sqliosim.mdx: ") && t.contains("pages checked"),
+        "{t}"
+    );
+}

@@ -54,7 +54,7 @@ pub fn guard(
             .collect();
         let moved = move_aside(&keep, prev.run_id)?;
         if !moved.is_empty() {
-            eprintln!(
+            crate::exit::errln!(
                 "sqliosim: note: the previous run{} {}; its evidence is kept: {}",
                 prev.run_id
                     .map(|r| format!(" ({})", id_text(r)))

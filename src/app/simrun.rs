@@ -43,7 +43,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         return Err(e);
     }
     for note in &taken.taken_over {
-        eprintln!("sqliosim: note: {note}");
+        crate::exit::errln!("sqliosim: note: {note}");
     }
     let _lock = taken.lock;
     let run_id = run_id_of(&plan, backend.as_ref());
@@ -102,7 +102,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         b.finish_and_clear();
     }
     if let Some(n) = faulty.map(|f| f.armed()).filter(|&n| n > 0) {
-        eprintln!("sqliosim: warning: {n} injected fault(s) never fired: no request of their kind reached their page after they were armed (a request meets at most one armed fault)");
+        crate::exit::errln!("sqliosim: warning: {n} injected fault(s) never fired: no request of their kind reached their page after they were armed (a request meets at most one armed fault)");
     }
     let outcome = result?;
     // A failure to write evidence must not hide the verdict: findings still exit 1.
@@ -115,7 +115,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     );
     let evidence_error = evidence.finish(Some(&outcome.summary)).err();
     if let Some(e) = &evidence_error {
-        eprintln!("sqliosim: warning: writing the evidence failed: {e}");
+        crate::exit::errln!("sqliosim: warning: writing the evidence failed: {e}");
     }
     if let Some(out) = &settings.bundle {
         write_bundle(settings, out)?;

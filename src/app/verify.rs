@@ -58,7 +58,17 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     }
     let backend = BufferedBackend::new();
     let mut found = discover(&a.files, &a.dirs)?;
-    let journal = read_journal(&a, &found, &backend)?;
+    let journal = match read_journal(&a, &found, &backend)? {
+        Some((path, st)) if st.files.is_empty() => {
+            // Created, and cut before its first record (the Start) landed: a run cut at its
+            // start. Nothing was acknowledged, so nothing is owed; the pages still say what
+            // they are. (It was taken for another run's journal: every file "not checked".)
+            crate::exit::outln!("The journal {} holds no Start record (the run was cut before it journaled anything, so nothing was acknowledged): pages are judged by what they say about themselves.", path.display()).ok();
+            a.no_journal = true;
+            None
+        }
+        journal => journal,
+    };
     let (targets, lost) = choose(&a, &mut found, journal.as_ref().map(|(_, j)| j))?;
     let _lock = lock_targets(&a, &targets)?;
     let loaded =
@@ -187,12 +197,12 @@ fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Set
     match lock_set(&paths(targets), false, "verify") {
         Ok(taken) => {
             for note in &taken.taken_over {
-                eprintln!("sqliosim: note: {note}");
+                crate::exit::errln!("sqliosim: note: {note}");
             }
             Ok(Some(taken.lock))
         }
         Err(e @ LockError::Busy { .. }) if a.force => {
-            eprintln!("sqliosim: warning: {e}. Verifying anyway (--force): the verdict cannot be trusted, pages change while they are read");
+            crate::exit::errln!("sqliosim: warning: {e}. Verifying anyway (--force): the verdict cannot be trusted, pages change while they are read");
             Ok(None)
         }
         Err(e @ LockError::Busy { .. }) => {
@@ -206,14 +216,14 @@ fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<Set
             } else {
                 "read-only to this user: a run by a user who may write there is not kept out"
             };
-            eprintln!(
+            crate::exit::errln!(
                 "sqliosim: note: cannot lock {}: read-only ({source}); verified without a lock ({meanwhile})",
                 path.display()
             );
             Ok(None)
         }
         Err(e) => {
-            eprintln!("sqliosim: warning: {e}; verifying without the lock: a run starting meanwhile is not kept out");
+            crate::exit::errln!("sqliosim: warning: {e}; verifying without the lock: a run starting meanwhile is not kept out");
             Ok(None)
         }
     }

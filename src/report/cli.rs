@@ -81,7 +81,7 @@ fn fleet(args: &Args) -> anyhow::Result<Outcome> {
     let (v, text, written) = super::fleet::run(&args.input, &fleet_outputs(args));
     let verdict = match (v.code, written) {
         (1, Err(e)) => {
-            eprintln!("sqliosim: error: {e}");
+            crate::exit::errln!("sqliosim: error: {e}");
             Ok(Outcome::Findings)
         }
         (_, Err(e)) => Err(e.into()),

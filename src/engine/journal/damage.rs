@@ -99,7 +99,7 @@ impl Damage {
 
     /// The same flaw taken as the torn tail of an unsynced last batch: everything from it to
     /// `file_len` is dropped, the whole records after it counted in `reordered`.
-    pub(super) fn as_torn_tail(self, file_len: usize) -> Damage {
+    pub(super) fn into_torn_tail(self, file_len: usize) -> Damage {
         Damage {
             len: file_len as u64 - self.offset,
             reordered: self.records_after,

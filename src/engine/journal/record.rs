@@ -310,7 +310,7 @@ pub fn decode(bytes: &[u8]) -> Decoded {
         let Some((rec, n)) = decode_one(&bytes[at..]) else {
             let mut damage = super::damage::assess(bytes, at);
             if super::damage::within_last_batch(bytes, at, seq.last) {
-                damage = damage.as_torn_tail(bytes.len());
+                damage = damage.into_torn_tail(bytes.len());
             }
             return Decoded {
                 records,

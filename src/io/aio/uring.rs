@@ -279,8 +279,9 @@ impl Drop for UringEngine {
                 if self.external {
                     // Caller-owned memory cannot be leaked from here: stopping the process is
                     // the only way to keep the kernel from writing into memory handed back.
-                    eprintln!(
-                        "sqliosim: io_uring failed with caller-owned I/O in flight; aborting"
+                    let _ = std::io::Write::write_all(
+                        &mut std::io::stderr().lock(),
+                        b"sqliosim: io_uring failed with caller-owned I/O in flight; aborting\n",
                     );
                     std::process::abort();
                 }

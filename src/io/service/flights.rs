@@ -2,6 +2,8 @@
 //! service thread ([`super::serve`]) and a poster's own ring ([`super::own`]) keep, and the
 //! drain that must succeed before their requests' memory is given back.
 
+use std::io::Write as _;
+
 use super::request::Request;
 use crate::io::aio::Ring;
 
@@ -72,7 +74,11 @@ impl Flights {
 pub(super) fn drain_or_abort(ring: &mut Ring, who: &str) {
     let mut sink = Vec::new();
     if let Err(e) = ring.drain(&mut sink) {
-        eprintln!("sqliosim: {who} cannot wait for its requests in flight ({e}); aborting");
+        // Best effort: stderr may be a closed pipe, and the abort must happen regardless.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "sqliosim: {who} cannot wait for its requests in flight ({e}); aborting"
+        );
         std::process::abort();
     }
 }
