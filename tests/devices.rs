@@ -441,3 +441,33 @@ fn a_device_another_program_holds_exclusively_is_never_written() {
         std::panic::resume_unwind(e);
     }
 }
+
+/// A data file copied onto a device (`dd` to a spare disk, then `verify --file /dev/…`):
+/// verify reads it read-only and checks every page. A block device's metadata says 0 bytes,
+/// and verify said "0 pages checked … CLEAN" without reading a page (a pass that checked
+/// nothing); now the device's size is where its end is.
+#[test]
+fn verify_of_a_device_holding_a_data_file_checks_every_page() {
+    if !is_root() {
+        return skip("not root: no loop device");
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let data = dir.path().join("t.mdx");
+    let out = run_with_data_file(dir.path(), &data);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let Some(lo) = LoopDev::attach(&data, false, 512) else {
+        return;
+    };
+    let out = bin()
+        .args(["verify", "--no-journal", "--file"])
+        .arg(lo.path())
+        .output()
+        .expect("verify");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    // 8 MB: 1024 pages, the header page not counted.
+    assert!(text.contains(": 1023 pages checked"), "{text}");
+    let mut lock = lo.path().to_path_buf().into_os_string();
+    lock.push(".lock");
+    assert!(!Path::new(&lock).exists(), "a lock file was created in /dev");
+}
