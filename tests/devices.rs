@@ -469,5 +469,8 @@ fn verify_of_a_device_holding_a_data_file_checks_every_page() {
     assert!(text.contains(": 1023 pages checked"), "{text}");
     let mut lock = lo.path().to_path_buf().into_os_string();
     lock.push(".lock");
-    assert!(!Path::new(&lock).exists(), "a lock file was created in /dev");
+    assert!(
+        !Path::new(&lock).exists(),
+        "a lock file was created in /dev"
+    );
 }

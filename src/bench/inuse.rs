@@ -67,6 +67,8 @@ impl std::fmt::Display for DeviceUse {
 #[derive(Debug)]
 pub struct Claim {
     _file: File,
+    /// The device claimed (`st_rdev`): every later open of the target must reach this one.
+    pub rdev: u64,
 }
 
 /// Claims the block device at `path` for writing: `Err` with what uses it, else an exclusive
@@ -88,7 +90,7 @@ pub fn claim(path: &Path) -> Result<Option<Claim>, DeviceUse> {
         .custom_flags(libc::O_EXCL)
         .open(path)
     {
-        Ok(file) => Ok(Some(Claim { _file: file })),
+        Ok(file) => Ok(Some(Claim { _file: file, rdev })),
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Err(DeviceUse::Busy),
         Err(_) => Ok(None),
     }

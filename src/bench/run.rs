@@ -61,22 +61,29 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
     let mut claims = Vec::new();
     let write = job.read_pct < 100;
     for t in &job.targets {
+        // Only a run that reads without checking stamps never writes (a --verify run may
+        // fill the device first): every other run claims a device before touching it, and
+        // each later open must reach the device claimed (or, for a file, no device at all).
+        let claimed = write || job.verify || job.force;
+        let device = if claimed {
+            let claim = inuse::claim(&t.path).map_err(|what| BenchError::DeviceInUse {
+                path: t.path.clone(),
+                what,
+            })?;
+            let rdev = claim.as_ref().map(|c| c.rdev);
+            claims.extend(claim);
+            rdev
+        } else {
+            target::device_number(&t.path)
+        };
         let access = target::Access {
             force: job.force,
             direct: job.direct,
             write,
             verify: job.verify,
             unstamped_writes: write && !job.stamps_writes(),
+            device,
         };
-        // Only a run that reads without checking stamps never writes (a --verify run may
-        // fill the device first): every other run claims a device before touching it.
-        if write || job.verify || job.force {
-            let claim = inuse::claim(&t.path).map_err(|what| BenchError::DeviceInUse {
-                path: t.path.clone(),
-                what,
-            })?;
-            claims.extend(claim);
-        }
         let p = target::prepare(&t.path, t.size, access, stop)?;
         let mode = OpenMode {
             direct: job.direct,
@@ -84,6 +91,9 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
             write,
         };
         let f = target::open(&t.path, mode)?;
+        if claimed {
+            target::check_opened(f.file(), &t.path, device)?;
+        }
         let direct_io = honest::probe(f.file(), job.direct);
         infos.push(TargetInfo {
             path: t.path.display().to_string(),

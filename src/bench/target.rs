@@ -133,6 +133,9 @@ pub struct Access {
     /// The run writes blocks without stamps (`--data zeros`, or blocks or offsets that are
     /// not multiples of 4 KiB): the header then says so before the first write.
     pub unstamped_writes: bool,
+    /// The block device claimed for the run (`st_rdev`; None for a file): every open that
+    /// may write must reach it, and a file's must reach no device.
+    pub device: Option<u64>,
 }
 
 /// The header of a target that is reused as it is.
@@ -172,7 +175,7 @@ fn mark_unstamped(
     if !access.unstamped_writes || !intact {
         return Ok(());
     }
-    let file = open_for_fill(path, access.direct)?;
+    let file = open_for_fill(path, access)?;
     write_header(&file, path, seed, size, false)?;
     file.sync_data()
         .map_err(|e| BenchError::io("sync", path, e))
@@ -182,6 +185,13 @@ fn mark_unstamped(
 pub fn is_block_device(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+}
+
+/// The device number (`st_rdev`) of the block device at `path`, if it is one.
+pub fn device_number(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let m = std::fs::metadata(path).ok()?;
+    m.file_type().is_block_device().then(|| m.rdev())
 }
 
 /// Size of the block device at `path` in bytes (its end, as `lseek` reports it).
@@ -257,7 +267,7 @@ fn prepare_device(
     let (filled, recorded) = if fill_from >= size {
         (0, r.size)
     } else {
-        let file = open_for_fill(path, access.direct)?;
+        let file = open_for_fill(path, access)?;
         write_header(&file, path, seed, fill_from, r.intact)?;
         let filled = fill_and_seal(&file, path, seed, fill_from, size, r.intact, stop)?;
         (filled, size)
@@ -279,7 +289,7 @@ pub fn prepare(
     stop: &AtomicBool,
 ) -> Result<Prepared, BenchError> {
     use std::os::unix::fs::FileTypeExt;
-    let Access { force, direct, .. } = access;
+    let Access { force, .. } = access;
     let existing = std::fs::metadata(path).ok();
     if existing.is_none() && crate::io::nodes::among_device_nodes(path) {
         return Err(BenchError::NoSuchDevice {
@@ -322,7 +332,7 @@ pub fn prepare(
     let (filled, recorded) = match ours {
         Some(r) if fill_from >= size => (0, r.size),
         _ => {
-            let file = open_for_fill(path, direct)?;
+            let file = open_for_fill(path, access)?;
             if ours.is_none() {
                 // Taking over an empty, old or (with --force) foreign file: drop its old content
                 // so that an interrupted fill cannot leave unstamped blocks behind a valid header.
@@ -390,25 +400,65 @@ fn check_planted(path: &Path) -> Result<(), BenchError> {
     }
 }
 
-fn open_for_fill(path: &Path, direct: bool) -> Result<File, BenchError> {
+fn open_for_fill(path: &Path, access: Access) -> Result<File, BenchError> {
     let mut o = OpenOptions::new();
     // A file: never through a symlink swapped in since `check_planted`, never waiting on a
-    // FIFO. A device may be named through a symlink (/dev/disk/by-id).
+    // FIFO. A device may be named through a symlink (/dev/disk/by-id); whatever the name
+    // reaches now must be the device claimed (`check_opened`), never another one swapped in.
     let safe = libc::O_NONBLOCK
-        | if is_block_device(path) {
+        | if access.device.is_some() {
             0
         } else {
             libc::O_NOFOLLOW
         };
     o.read(true).write(true).create(true).custom_flags(safe);
-    if direct {
+    let file = match access.direct {
         // Filling through the page cache would leave the file cached and flatter the first
         // read run; fall back to buffered only where O_DIRECT is refused.
-        if let Ok(f) = o.clone().custom_flags(safe | libc::O_DIRECT).open(path) {
-            return Ok(f);
-        }
+        true => match o.clone().custom_flags(safe | libc::O_DIRECT).open(path) {
+            Ok(f) => f,
+            Err(_) => o
+                .open(path)
+                .map_err(|e| BenchError::io("create", path, e))?,
+        },
+        false => o
+            .open(path)
+            .map_err(|e| BenchError::io("create", path, e))?,
+    };
+    check_opened(&file, path, access.device)?;
+    Ok(file)
+}
+
+/// Refuses an opened target that is not what was checked: another block device than the one
+/// claimed (`device`), or a block device where a file was checked (a name swapped for a
+/// symlink between the check and the open; the in-use checks and the exclusive claim hold
+/// only for the device they were made on).
+pub fn check_opened(file: &File, path: &Path, device: Option<u64>) -> Result<(), BenchError> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let m = file
+        .metadata()
+        .map_err(|e| BenchError::io("stat", path, e))?;
+    let now = m.file_type().is_block_device().then(|| m.rdev());
+    if now == device {
+        return Ok(());
     }
-    o.open(path).map_err(|e| BenchError::io("create", path, e))
+    Err(BenchError::Usage(format!(
+        "{}: the name now reaches {}, not the {} checked before it was opened (was it swapped?): refused, nothing written",
+        path.display(),
+        what(now),
+        what(device)
+    )))
+}
+
+fn what(device: Option<u64>) -> String {
+    match device {
+        Some(rdev) => format!(
+            "block device {}:{}",
+            rustix::fs::major(rdev),
+            rustix::fs::minor(rdev)
+        ),
+        None => "file".to_string(),
+    }
 }
 
 /// Writes the header through an aligned buffer, as O_DIRECT requires.

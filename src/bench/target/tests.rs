@@ -9,6 +9,7 @@ const NEW: Access = Access {
     write: true,
     verify: false,
     unstamped_writes: false,
+    device: None,
 };
 const FORCED: Access = Access { force: true, ..NEW };
 
@@ -151,4 +152,58 @@ fn unstamped_writes_mark_the_header_and_verify_is_refused_until_refilled() {
         read_header(&File::open(&path).expect("open")),
         Header::Ours { intact: true, .. }
     ));
+}
+
+/// A name checked as a file and swapped for a symlink before the fill opens it: the fill never
+/// follows it, whatever it points to (it used to follow a symlink to a block device, which
+/// the in-use checks and the exclusive claim had never seen). An opened target must be the
+/// device claimed, or, for a file, no device.
+#[test]
+fn a_name_swapped_for_a_symlink_after_the_checks_is_not_followed() {
+    let dir = tempfile::tempdir_in(".").expect("tempdir");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"not ours").expect("victim");
+    let link = dir.path().join("bench.dat");
+    std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+    let err = open_for_fill(&link, NEW).expect_err("a symlink is not followed");
+    assert!(err.to_string().contains("bench.dat"), "{err}");
+    assert_eq!(std::fs::read(&victim).expect("victim"), b"not ours");
+    let file = File::open(&victim).expect("open");
+    assert!(check_opened(&file, &victim, None).is_ok());
+    let err = check_opened(&file, &victim, Some(7 << 8)).expect_err("not the device claimed");
+    assert!(
+        err.to_string().contains("not the block device 7:0 checked"),
+        "{err}"
+    );
+    // As root, the symlink to a block device (a loop device over a file of zeros).
+    if !rustix::process::geteuid().is_root() {
+        return;
+    }
+    let image = dir.path().join("disk.img");
+    std::fs::write(&image, vec![0u8; 4 << 20]).expect("image");
+    let Ok(out) = std::process::Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&image)
+        .output()
+    else {
+        return;
+    };
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if dev.is_empty() {
+        return;
+    }
+    let to_dev = dir.path().join("to-dev.dat");
+    std::os::unix::fs::symlink(&dev, &to_dev).expect("symlink");
+    let opened = open_for_fill(&to_dev, NEW);
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &dev])
+        .status();
+    assert!(
+        opened.is_err(),
+        "a symlink swapped in to {dev} was followed"
+    );
+    assert!(std::fs::read(&image)
+        .expect("image")
+        .iter()
+        .all(|&b| b == 0));
 }
