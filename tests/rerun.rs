@@ -190,3 +190,38 @@ fn a_rerun_after_corruption_keeps_the_evidence_under_the_old_run_id() {
         "the new run's dumps are apart from the old run's"
     );
 }
+
+/// A run that stopped at an error in its setup (`ulimit -v` too low: `cannot allocate … I/O
+/// buffers`, exit 2) exited by itself, its locks released, its journal begun and holding no
+/// acknowledged write. Rerunning the same command once the limit is raised runs: there is no
+/// loss to preserve (it used to refuse, `its journal has no End record`). Shown with a
+/// finished run's journal cut back to its Start record, as such a run leaves it.
+#[test]
+fn a_rerun_after_a_setup_error_that_acknowledged_nothing_runs() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 0, 2, false);
+    let out = run_cmd(&config, dir.path())
+        .args(["--duration", "1", "--cycles", "1", "--seed", "21"])
+        .output()
+        .expect("first run");
+    assert_success(&out);
+    let journal = dir.path().join("sqliosim.journal");
+    let bytes = std::fs::read(&journal).expect("journal");
+    assert_eq!(
+        (&bytes[..8], bytes[8]),
+        (&b"SQLSIMJR"[..], 1),
+        "a Start first"
+    );
+    let start = 20 + u32::from_le_bytes(bytes[12..16].try_into().expect("len")) as usize;
+    std::fs::write(&journal, &bytes[..start]).expect("cut the journal to its Start");
+    let out = run_cmd(&config, dir.path())
+        .args(["--duration", "1", "--cycles", "1", "--seed", "22"])
+        .output()
+        .expect("rerun");
+    assert_success(&out);
+    assert!(
+        !stderr(&out).contains("did not end cleanly"),
+        "{}",
+        stderr(&out)
+    );
+}

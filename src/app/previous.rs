@@ -1,8 +1,8 @@
 //! What the previous run of a file set left, and what a new `run` may do with it.
 //!
 //! A run that did not end cleanly (killed, crashed, power cut, or stopped at an error: its lock
-//! was left by a dead process, or its journal has no End record) left the files that show what
-//! the device lost. A fresh run would delete them before anyone verified them, so it refuses
+//! was left by a dead process, or its journal has no End record and holds an acknowledged
+//! write) left the files that show what the device lost. A fresh run would delete them before anyone verified them, so it refuses
 //! (exit 2) and says what to do: `verify`, `run --resume`, or `--discard-previous-run`.
 //!
 //! The evidence of a previous run that did not end cleanly or found errors (its XML log, JSON
@@ -116,7 +116,10 @@ fn look(
             if st.run_id != 0 {
                 prev.run_id = Some(st.run_id);
                 prev.ours.push(path.clone());
-                if !st.clean {
+                // A journal that holds no acknowledged write (a run that stopped at an error
+                // during its setup, then exited) owes nothing to preserve but its evidence,
+                // which is moved aside below; a lock left by a dead process still refuses.
+                if !st.clean && holds_something(&st) {
                     prev.unclean.push(format!(
                         "its journal {} has no End record (the run was killed, crashed, lost power, or stopped at an error)",
                         path.display()
@@ -151,6 +154,11 @@ fn look(
     }
     prev.run_id = prev.run_id.or_else(|| header_run_id(plan, backend));
     prev
+}
+
+/// True when the journal holds an acknowledged write: a durable page or a durable log end.
+fn holds_something(st: &JournalState) -> bool {
+    st.durable.iter().any(|d| !d.is_empty()) || st.log.iter().flatten().any(|&(_, end)| end > 0)
 }
 
 /// The run id in the header of the first data file, if it is ours.
