@@ -7,9 +7,9 @@ use super::encoding;
 use super::error::{ConfigError, Warning};
 use super::files;
 use super::host::Host;
-use super::model::Config;
 use super::pages;
-use super::parse::{self, MAX_DURATION_S, MAX_FILE_MB};
+use super::parse;
+use super::sections::{Config, MAX_DURATION_S, MAX_FILE_MB};
 use super::reader::View;
 use std::path::{Path, PathBuf};
 
