@@ -20,6 +20,7 @@ mod model;
 mod pages;
 mod parse;
 mod reader;
+mod run_args;
 mod save;
 pub mod sections;
 mod settings;
@@ -31,6 +32,7 @@ pub use ini::{Entry, Ini, Section};
 pub use keys::{closest, edit_distance};
 pub use model::{auto_user_count, user_limit, Ratio, PAGES_PER_MB};
 pub use parse::{parse, Parsed};
+pub use run_args::{parse_duration, RunArgs};
 pub use save::to_ini;
 pub use sections::{
     AuditUser, BulkUpdateUser, Config, FileSpec, General, RandomUser, ReadAheadUser, ShrinkUser,
@@ -38,6 +40,6 @@ pub use sections::{
 };
 pub use settings::beside_log;
 pub use settings::{
-    ConfigSource, Env, IoServiceKind, Overrides, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
+    ConfigSource, Env, IoServiceKind, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
     DEFAULT_DATA_DIR, WORKING_DIR_CONFIG,
 };
