@@ -3,7 +3,7 @@
 //! Min/Max pairs), what `-save` writes of it, what the start-up echo shows of it, its
 //! `UserCount` and the page counts the page rule checks ([`IniSection`], [`SectionValue`]).
 //!
-//! The [`sections!`] list at the end of this file is the registry: it names the fixed sections
+//! The `sections!` list at the end of this file is the registry: it names the fixed sections
 //! in the order SQLIOSim writes them, and from it come the [`Config`] struct (one field per
 //! section), the table of known names and keys ([`SECTIONS`]), and the order in which the
 //! sections are read, saved, echoed and checked. A new section is a new file here and one line
@@ -122,7 +122,7 @@ fn view_of<'a, S: IniSection>(ini: &'a Ini, file: &'a str) -> View<'a> {
     View::new(file, S::NAME, ini.section(S::NAME))
 }
 
-/// The registry: makes [`Config`], [`SECTIONS`], [`Config::sections`] and [`read`] from the
+/// The registry: makes [`Config`], [`SECTIONS`], [`Config::sections`] and `read` from the
 /// list of fixed sections.
 macro_rules! sections {
     ($( $(#[$doc:meta])* $field:ident: $ty:ty, )*) => {
