@@ -85,7 +85,7 @@ fn pass(name: &str, p: PassThrough) -> Vec<OsString> {
 /// `sqliosim run`: resolve the settings, warn, save, echo, then simulate.
 fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
     let env = Env::detect()?;
-    let (settings, warnings) = RunSettings::resolve(&args.overrides(), &env)?;
+    let (settings, warnings) = RunSettings::resolve(args, &env)?;
     for w in &warnings {
         crate::exit::errln!("sqliosim: warning: {w}");
     }

@@ -5,11 +5,16 @@
 //! modern `run` subcommand's long options before clap sees them, so scripts written for
 //! SQLIOSim run unchanged. The other subcommands take their arguments raw and parse them
 //! themselves.
+//!
+//! `run`'s options are [`RunArgs`], defined in `config` (which reads them as the overrides of
+//! the configuration file) and re-exported here: one type from the command line to
+//! `RunSettings::resolve`.
 
-use crate::config::{IoServiceKind, Overrides};
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
+
+pub use crate::config::RunArgs;
 
 /// SQLIOSim.com's switches and the long options they stand for.
 pub const LEGACY_SWITCHES: &[(&str, &str)] = &[
@@ -95,164 +100,6 @@ pub struct PassThrough {
     /// Arguments for the subcommand, passed through as given.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub args: Vec<OsString>,
-}
-
-/// `sqliosim run`. Every option overrides the configuration file.
-#[derive(Debug, Args, Default)]
-pub struct RunArgs {
-    /// Configuration file (SQLIOSim -cfg). [default: sqliosim.cfg.ini in the working directory
-    /// if present, else the built-in 60 s run with a 200 MB data and a 50 MB log file in
-    /// ./sqliosim-data/]
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Put the test files in DIR (SQLIOSim -dir); repeatable, each DIR gets its own set. The
-    /// configuration's FileN sections are created there by name; without any, sqliosim.mdx and
-    /// sqliosim.ldx. [default: relative names beside the configuration file]
-    #[arg(long, value_name = "DIR")]
-    pub dir: Vec<PathBuf>,
-    /// Length of each test cycle (SQLIOSim -d): seconds, or with an s, m or h suffix.
-    /// [default: TestCycleDuration from the configuration, 300 s; built-in run 60 s]
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
-    pub duration: Option<u64>,
-    /// Data file initial size in MB (SQLIOSim -size); data files may grow to twice that, log
-    /// files get half of it, at most 50 MB. [default: InitialSize/MaxSize from the configuration]
-    #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(1..))]
-    pub size: Option<u64>,
-    /// XML error log (SQLIOSim -log). [default: ErrorFile from the configuration,
-    /// sqliosim.log.xml, beside the test files]
-    #[arg(long, value_name = "FILE")]
-    pub log: Option<PathBuf>,
-    /// Seed for every random choice, to repeat a run. [default: drawn at random and printed]
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-    /// Write the JSON summary to FILE. [default: beside the XML log, its name with ".xml"
-    /// replaced by ".json" (sqliosim.log.xml → sqliosim.log.json), or ".json" appended]
-    #[arg(long, value_name = "FILE", conflicts_with = "no_json")]
-    pub json: Option<PathBuf>,
-    /// Write no JSON summary.
-    #[arg(long)]
-    pub no_json: bool,
-    /// Write the resolved configuration, every key, as an INI file (SQLIOSim -save); the run
-    /// still happens unless --dry-run is given.
-    #[arg(long, value_name = "FILE")]
-    pub save: Option<PathBuf>,
-    /// Number of test cycles; 0 runs until stopped. [default: TestCycles from the configuration, 1]
-    #[arg(long, value_name = "N")]
-    pub cycles: Option<u32>,
-    /// Stop at the first integrity error. [default: StopOnError from the configuration, TRUE]
-    #[arg(long, overrides_with = "no_stop_on_error")]
-    pub stop_on_error: bool,
-    /// Keep going after integrity errors.
-    #[arg(long, overrides_with = "stop_on_error")]
-    pub no_stop_on_error: bool,
-    /// Overwrite existing files that sqliosim did not create.
-    #[arg(long)]
-    pub force: bool,
-    /// Continue with the existing test files instead of creating them afresh.
-    #[arg(long)]
-    pub resume: bool,
-    /// Start afresh although the previous run of this file set did not end cleanly (killed,
-    /// crashed, power cut): its data files are replaced, its log, JSON summary, dumps and
-    /// journal are kept under its run id. Without it such a run refuses (exit 2) and says to
-    /// `verify` or `--resume` first.
-    #[arg(long, conflicts_with = "resume")]
-    pub discard_previous_run: bool,
-    /// Keep the durability journal (sqliosim.journal) in DIR, ideally on another device than
-    /// the one under test, so that a device losing writes cannot lose the journal's too.
-    /// `verify` and `--resume` need the same --journal-dir. [default: beside the first data
-    /// file]
-    #[arg(long, value_name = "DIR")]
-    pub journal_dir: Option<PathBuf>,
-    /// Write an evidence bundle (logs, dumps, summary) to FILE (.tar.gz). [default: none]
-    #[arg(long, value_name = "FILE")]
-    pub bundle: Option<PathBuf>,
-    /// A capacity run beside the simulation, in the same process: `sqliosim bench` options in
-    /// one quoted string, e.g. --bench "--file /mnt/x/bench.dat --size 1G --rw read
-    /// --duration 30". Its report follows the simulation's. [default: none]
-    #[arg(long, value_name = "BENCH OPTIONS", allow_hyphen_values = true)]
-    pub bench: Option<String>,
-    /// How the simulation's disk I/O is carried: `uring`, one io_uring engine shared by every
-    /// thread with MaxOutstandingIO requests in flight at most (psync when the kernel refuses
-    /// io_uring); `psync`, the same engine with pread/pwrite helper threads; `sync`, each
-    /// thread's own pread/pwrite, MaxOutstandingIO held by a gate. The engine used is printed at
-    /// start and recorded in the log and the JSON summary. [default: uring]
-    #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
-    pub engine: Option<IoServiceKind>,
-    /// Fault injection specification (for tests).
-    #[arg(long, value_name = "SPEC", hide = true)]
-    pub fault_injection: Option<String>,
-    /// Resolve the configuration, print it (and --save it), then stop without simulating.
-    #[arg(long)]
-    pub dry_run: bool,
-}
-
-impl RunArgs {
-    /// The command-line values as configuration overrides.
-    pub fn overrides(&self) -> Overrides {
-        Overrides {
-            config: self.config.clone(),
-            dirs: self.dir.clone(),
-            duration_s: self.duration,
-            size_mb: self.size,
-            log: self.log.clone(),
-            seed: self.seed,
-            json: self.json.clone(),
-            no_json: self.no_json,
-            save: self.save.clone(),
-            cycles: self.cycles,
-            stop_on_error: match (self.stop_on_error, self.no_stop_on_error) {
-                (true, _) => Some(true),
-                (_, true) => Some(false),
-                _ => None,
-            },
-            force: self.force,
-            resume: self.resume,
-            discard_previous_run: self.discard_previous_run,
-            journal_dir: self.journal_dir.clone(),
-            bundle: self.bundle.clone(),
-            bench: self.bench.clone(),
-            fault_injection: self.fault_injection.clone(),
-            engine: self.engine,
-            dry_run: self.dry_run,
-        }
-    }
-}
-
-/// Parses an `--engine` name; an empty one is refused like any unknown name.
-fn parse_engine(text: &str) -> Result<IoServiceKind, String> {
-    IoServiceKind::from_name(text).ok_or_else(|| {
-        format!(
-            "{text:?}: expected one of {}",
-            IoServiceKind::NAMES.join(", ")
-        )
-    })
-}
-
-/// Parses `60`, `60s`, `5m` or `2h` into seconds.
-pub fn parse_duration(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((i, _)) => t.split_at(i),
-        None => (t, ""),
-    };
-    let factor = match unit.to_ascii_lowercase().as_str() {
-        "" | "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        _ => {
-            return Err(format!(
-                "{text:?}: expected seconds, or a number with an s, m or h suffix"
-            ))
-        }
-    };
-    let n: u64 = digits.parse().map_err(|_| {
-        format!("{text:?}: expected a whole number of seconds, e.g. 60, 60s, 5m, 2h")
-    })?;
-    match n.checked_mul(factor) {
-        Some(0) => Err(format!("{text:?}: the duration must be at least 1 second")),
-        Some(s) => Ok(s),
-        None => Err(format!("{text:?}: too long")),
-    }
 }
 
 /// Rewrites SQLIOSim.com's single-dash switches into `run` with long options. A first argument
@@ -398,23 +245,6 @@ mod tests {
             translate_legacy(strings(&["s", "run", "-log", "x"])),
             strings(&["s", "run", "--log", "x"])
         );
-    }
-
-    #[test]
-    fn durations_accept_suffixes() {
-        assert_eq!(parse_duration("60"), Ok(60));
-        assert_eq!(parse_duration("60s"), Ok(60));
-        assert_eq!(parse_duration("5m"), Ok(300));
-        assert_eq!(parse_duration("2H"), Ok(7200));
-        assert_eq!(
-            parse_duration("0"),
-            Err("\"0\": the duration must be at least 1 second".into())
-        );
-        assert_eq!(
-            parse_duration("5x"),
-            Err("\"5x\": expected seconds, or a number with an s, m or h suffix".into())
-        );
-        assert!(parse_duration("").is_err());
     }
 
     #[test]

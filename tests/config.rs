@@ -2,7 +2,7 @@
 //! the exact error or warning text, and random input that must never panic.
 
 use proptest::prelude::*;
-use sqliosim::config::{self, ConfigSource, Env, Host, Overrides, RunSettings};
+use sqliosim::config::{self, ConfigSource, Env, Host, RunArgs, RunSettings};
 use std::path::{Path, PathBuf};
 
 #[path = "config/rules.rs"]
@@ -39,7 +39,7 @@ impl Scratch {
     }
 
     /// Resolves `t.ini` with `o` (its `config` set to t.ini); warnings as text.
-    fn resolve(&self, mut o: Overrides) -> Result<(RunSettings, Vec<String>), String> {
+    fn resolve(&self, mut o: RunArgs) -> Result<(RunSettings, Vec<String>), String> {
         o.config = Some("t.ini".into());
         RunSettings::resolve(&o, &self.env())
             .map(|(s, w)| (s, w.iter().map(ToString::to_string).collect()))
@@ -57,13 +57,13 @@ fn with_files(extra: &str) -> String {
 
 fn ok(text: &str) -> (RunSettings, Vec<String>) {
     Scratch::new(text)
-        .resolve(Overrides::default())
+        .resolve(RunArgs::default())
         .expect("valid configuration")
 }
 
 fn err(text: &str) -> String {
     Scratch::new(text)
-        .resolve(Overrides::default())
+        .resolve(RunArgs::default())
         .expect_err("invalid configuration")
 }
 
@@ -75,10 +75,10 @@ fn sample(name: &str) -> PathBuf {
 fn all_five_microsoft_samples_parse_with_dir() {
     for name in ["default", "hwcache", "nothrottle", "seqwrites", "sparse"] {
         let scratch = Scratch::new("");
-        let o = Overrides {
+        let o = RunArgs {
             config: Some(sample(name)),
-            dirs: vec!["data".into()],
-            ..Overrides::default()
+            dir: vec!["data".into()],
+            ..RunArgs::default()
         };
         let (s, _) =
             RunSettings::resolve(&o, &scratch.env()).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -96,9 +96,9 @@ fn all_five_microsoft_samples_parse_with_dir() {
 #[test]
 fn sample_values_are_read() {
     let scratch = Scratch::new("");
-    let o = Overrides {
+    let o = RunArgs {
         config: Some(sample("sparse")),
-        ..Overrides::default()
+        ..RunArgs::default()
     };
     let (s, w) = RunSettings::resolve(&o, &scratch.env()).expect("sparse parses without -dir");
     let g = &s.config.general;
@@ -128,17 +128,17 @@ fn sample_values_are_read() {
 fn save_round_trips_every_sample() {
     for name in ["default", "hwcache", "nothrottle", "seqwrites", "sparse"] {
         let scratch = Scratch::new("");
-        let o = Overrides {
+        let o = RunArgs {
             config: Some(sample(name)),
-            dirs: vec!["d1".into(), "d2".into()],
-            ..Overrides::default()
+            dir: vec!["d1".into(), "d2".into()],
+            ..RunArgs::default()
         };
         let (first, _) = RunSettings::resolve(&o, &scratch.env()).expect("sample");
         let saved = scratch.path().join("saved.ini");
         std::fs::write(&saved, config::to_ini(&first.config)).expect("write");
-        let again = Overrides {
+        let again = RunArgs {
             config: Some(saved),
-            ..Overrides::default()
+            ..RunArgs::default()
         };
         let (second, _) = RunSettings::resolve(&again, &scratch.env()).expect("saved file parses");
         assert_eq!(first.config, second.config, "{name}");
@@ -166,13 +166,13 @@ fn saved_file_has_every_key() {
 #[test]
 fn file_names_resolve_against_dir_or_the_config_folder() {
     let dir = Scratch::new(&with_files(""));
-    let (s, _) = dir.resolve(Overrides::default()).expect("valid");
+    let (s, _) = dir.resolve(RunArgs::default()).expect("valid");
     assert_eq!(s.config.files[0].path, dir.path().join("d.mdx"));
     assert_eq!(s.data_dir, dir.path());
     let (s, _) = dir
-        .resolve(Overrides {
-            dirs: vec!["x".into()],
-            ..Overrides::default()
+        .resolve(RunArgs {
+            dir: vec!["x".into()],
+            ..RunArgs::default()
         })
         .expect("valid");
     assert_eq!(s.config.files[1].path, dir.path().join("x/l.ldx"));
@@ -186,10 +186,10 @@ fn file_names_resolve_against_dir_or_the_config_folder() {
 #[test]
 fn dir_without_file_sections_creates_a_pair_per_dir() {
     let dir = Scratch::new("[CONFIG]\nTestCycles=2\n");
-    let o = Overrides {
-        dirs: vec!["a".into(), "b".into()],
-        size_mb: Some(500),
-        ..Overrides::default()
+    let o = RunArgs {
+        dir: vec!["a".into(), "b".into()],
+        size: Some(500),
+        ..RunArgs::default()
     };
     let (s, _) = dir.resolve(o).expect("valid");
     let got: Vec<_> = s
@@ -208,9 +208,9 @@ fn dir_without_file_sections_creates_a_pair_per_dir() {
             (p.join("b/sqliosim.ldx"), 50, 50, true),
         ]
     );
-    let twice = Overrides {
-        dirs: vec!["a".into(), "a".into()],
-        ..Overrides::default()
+    let twice = RunArgs {
+        dir: vec!["a".into(), "a".into()],
+        ..RunArgs::default()
     };
     let msg = dir.resolve(twice).expect_err("same dir twice");
     assert_eq!(
@@ -227,14 +227,14 @@ fn command_line_overrides_the_file() {
     let dir = Scratch::new(&with_files(
         "[CONFIG]\nTestCycleDuration=300\nTestCycles=5\n",
     ));
-    let o = Overrides {
-        duration_s: Some(42),
+    let o = RunArgs {
+        duration: Some(42),
         cycles: Some(0),
-        size_mb: Some(10),
+        size: Some(10),
         seed: Some(7),
         log: Some("logs/x.xml".into()),
-        stop_on_error: Some(false),
-        ..Overrides::default()
+        no_stop_on_error: true,
+        ..RunArgs::default()
     };
     let (s, _) = dir.resolve(o).expect("valid");
     let g = &s.config.general;
@@ -259,9 +259,9 @@ fn command_line_overrides_the_file() {
     assert_eq!((s.seed, s.seed_given), (7, true));
     assert_eq!(s.error_log, dir.path().join("logs/x.xml"));
     let bad = dir
-        .resolve(Overrides {
-            size_mb: Some(0),
-            ..Overrides::default()
+        .resolve(RunArgs {
+            size: Some(0),
+            ..RunArgs::default()
         })
         .expect_err("size 0");
     assert_eq!(bad, "command line -size/--size 0: expected 1 to 524288 MB");
@@ -270,7 +270,7 @@ fn command_line_overrides_the_file() {
 #[test]
 fn working_dir_file_else_embedded_default() {
     let dir = Scratch::new("");
-    let (s, _) = RunSettings::resolve(&Overrides::default(), &dir.env()).expect("embedded default");
+    let (s, _) = RunSettings::resolve(&RunArgs::default(), &dir.env()).expect("embedded default");
     assert_eq!(s.source, ConfigSource::Embedded);
     assert_eq!(s.config.general.test_cycle_duration_s, 60);
     assert_eq!(
@@ -290,7 +290,7 @@ fn working_dir_file_else_embedded_default() {
         with_files("[CONFIG]\nTestCycleDuration=9\n"),
     )
     .expect("write");
-    let (s, _) = RunSettings::resolve(&Overrides::default(), &dir.env()).expect("working-dir file");
+    let (s, _) = RunSettings::resolve(&RunArgs::default(), &dir.env()).expect("working-dir file");
     assert_eq!(
         s.source,
         ConfigSource::WorkingDir(dir.path().join("sqliosim.cfg.ini"))
@@ -301,9 +301,9 @@ fn working_dir_file_else_embedded_default() {
 #[test]
 fn missing_config_file_is_an_error() {
     let dir = Scratch::new("");
-    let o = Overrides {
+    let o = RunArgs {
         config: Some("nope.ini".into()),
-        ..Overrides::default()
+        ..RunArgs::default()
     };
     let e = RunSettings::resolve(&o, &dir.env())
         .expect_err("missing")
@@ -328,9 +328,9 @@ fn repo_configs_are_valid() {
     files.push(root.join("sqliosim.cfg.ini.sample"));
     for path in files {
         let dir = Scratch::new("");
-        let o = Overrides {
+        let o = RunArgs {
             config: Some(path.clone()),
-            ..Overrides::default()
+            ..RunArgs::default()
         };
         let (_, w) = RunSettings::resolve(&o, &dir.env())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -419,7 +419,7 @@ proptest! {
         text.push('\n');
         text.push_str(&lines.join("\n"));
         let dir = Scratch::new(&text);
-        match dir.resolve(Overrides::default()) {
+        match dir.resolve(RunArgs::default()) {
             Ok((s, _)) => prop_assert!(!s.config.files.is_empty()),
             Err(e) => prop_assert!(!e.is_empty()),
         }

@@ -3,7 +3,8 @@
 //! the Increment adjustment, and the checks that need the final file list.
 
 use super::error::{ConfigError, Warning};
-use super::model::{Config, FileSpec, PAGES_PER_MB};
+use super::model::PAGES_PER_MB;
+use super::sections::{Config, FileOrigin, FileSpec};
 use std::path::{Path, PathBuf};
 
 /// Where a placed file came from, for messages.
@@ -82,7 +83,7 @@ pub fn stream_to_sibling(name: &str) -> Option<String> {
 /// Places each `[FileN]` (or the `-dir` pair) and returns the files with absolute paths.
 pub fn place(
     config: &Config,
-    origins: &[super::parse::FileOrigin],
+    origins: &[FileOrigin],
     dirs: &[PathBuf],
     base: &Path,
     file: &str,

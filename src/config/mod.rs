@@ -5,6 +5,9 @@
 //! numbers), `parse` checks every key into a [`Config`], `settings` applies the command line
 //! and places the files, `save` writes a configuration back as INI, `echo` renders the start-up
 //! block. Nothing here prints: warnings are returned as data.
+//!
+//! Each INI section is one file in [`sections`]: its struct, keys, parsing, `-save` keys,
+//! echo lines and page counts. The stages above only walk the registry there.
 
 mod echo;
 mod encoding;
@@ -17,7 +20,9 @@ mod model;
 mod pages;
 mod parse;
 mod reader;
+mod run_args;
 mod save;
+pub mod sections;
 mod settings;
 
 pub use error::{BadValue, ConfigError, Warning};
@@ -25,14 +30,16 @@ pub use files::{dir_pair, is_windows_path, log_size, stream_to_sibling, DEFAULT_
 pub use host::{meminfo_mb, Host, MAX_CPU_COUNT};
 pub use ini::{Entry, Ini, Section};
 pub use keys::{closest, edit_distance};
-pub use model::{
-    auto_user_count, user_limit, AuditUser, BulkUpdateUser, Config, FileSpec, General, RandomUser,
-    Ratio, ReadAheadUser, ShrinkUser, PAGES_PER_MB,
-};
-pub use parse::{parse, Parsed, MAX_DURATION_S, MAX_FILE_MB};
+pub use model::{auto_user_count, user_limit, Ratio, PAGES_PER_MB};
+pub use parse::{parse, Parsed};
+pub use run_args::{parse_duration, RunArgs};
 pub use save::to_ini;
+pub use sections::{
+    AuditUser, BulkUpdateUser, Config, FileSpec, General, RandomUser, ReadAheadUser, ShrinkUser,
+    MAX_DURATION_S, MAX_FILE_MB,
+};
 pub use settings::beside_log;
 pub use settings::{
-    ConfigSource, Env, IoServiceKind, Overrides, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
+    ConfigSource, Env, IoServiceKind, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
     DEFAULT_DATA_DIR, WORKING_DIR_CONFIG,
 };

@@ -1,12 +1,14 @@
 //! The page-count rule: counts of pages a user touches at once (largest random region,
-//! audit batch, read-ahead, bulk update) must fit the smallest data file and the buffer pool.
-//! SQLIOSim clamps them at run time; we refuse them up front, naming the key and the limit.
+//! audit batch, read-ahead, bulk update: each section names its own, `page_counts`) must fit
+//! the smallest data file and the buffer pool. SQLIOSim clamps them at run time; we refuse
+//! them up front, naming the key and the limit.
 
 use super::error::ConfigError;
 use super::files::{self, Origin};
-use super::model::{FileSpec, PAGES_PER_MB};
+use super::model::PAGES_PER_MB;
 use super::parse::Parsed;
 use super::reader::View;
+use super::sections::FileSpec;
 
 /// The limits a page count must respect.
 struct Limits<'a> {
@@ -53,31 +55,33 @@ pub fn check_page_counts(
         pool_pages: c.general.max_memory_mb * PAGES_PER_MB,
         max_memory_mb: c.general.max_memory_mb,
     };
-    let checks = [
-        (
-            "RandomUser",
-            "MaxIOChainLength",
-            c.random.max_io_chain_length,
-        ),
-        ("AuditUser", "BuffersValidated", c.audit.buffers_validated),
-        ("ReadAheadUser", "BuffersRAMax", c.read_ahead.buffers_max),
-        ("BulkUpdateUser", "BuffersBUMax", c.bulk_update.buffers_max),
-    ];
-    for (section, key, pages) in checks {
-        let pages = u64::from(pages);
-        if let Some(reason) = limits.reason(pages) {
-            let limit = limits.file_pages.min(limits.pool_pages);
-            let allowed = format!("expected at most {limit} pages: {reason}");
-            let view = View::new(name, section, p.ini.section(section));
-            return Err(match view.entry(key) {
-                Some(e) => view.bad(e, allowed),
-                None => ConfigError::Rule {
-                    file: name.into(),
-                    line: view.line_of(key),
-                    message: format!("[{section}] {key}={pages} (the default): {allowed}"),
-                },
-            });
+    for (section, value) in c.sections() {
+        for (key, pages) in value.page_counts() {
+            check_one(p, &limits, name, (section, key, u64::from(pages)))?;
         }
     }
     Ok(())
+}
+
+/// One page count `pages` of `[section] key` against the limits.
+fn check_one(
+    p: &Parsed,
+    limits: &Limits,
+    name: &str,
+    (section, key, pages): (&str, &str, u64),
+) -> Result<(), ConfigError> {
+    let Some(reason) = limits.reason(pages) else {
+        return Ok(());
+    };
+    let limit = limits.file_pages.min(limits.pool_pages);
+    let allowed = format!("expected at most {limit} pages: {reason}");
+    let view = View::new(name, section, p.ini.section(section));
+    Err(match view.entry(key) {
+        Some(e) => view.bad(e, allowed),
+        None => ConfigError::Rule {
+            file: name.into(),
+            line: view.line_of(key),
+            message: format!("[{section}] {key}={pages} (the default): {allowed}"),
+        },
+    })
 }

@@ -1,16 +1,17 @@
-//! Configuration + command line → [`RunSettings`]: which file is read (`-cfg`, else
-//! `sqliosim.cfg.ini` in the working directory, else the built-in default), command-line values
-//! applied over it (the command line wins), files placed with absolute paths, and the checks
-//! that need the final file list.
+//! Configuration + command line ([`RunArgs`]) → [`RunSettings`]: which file is read (`-cfg`,
+//! else `sqliosim.cfg.ini` in the working directory, else the built-in default), command-line
+//! values applied over it (the command line wins), files placed with absolute paths, and the
+//! checks that need the final file list.
 
 use super::encoding;
 use super::error::{ConfigError, Warning};
 use super::files;
 use super::host::Host;
-use super::model::Config;
 use super::pages;
-use super::parse::{self, MAX_DURATION_S, MAX_FILE_MB};
+use super::parse;
 use super::reader::View;
+use super::run_args::RunArgs;
+use super::sections::{Config, MAX_DURATION_S, MAX_FILE_MB};
 use std::path::{Path, PathBuf};
 
 /// The built-in configuration used when no file is given: a 60 s run, a 200 MB data file
@@ -64,52 +65,6 @@ impl IoServiceKind {
             IoServiceKind::Sync => "sync",
         }
     }
-}
-
-/// What the command line asks for; `None`/empty/false = not given. Pure data, built by `app`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Overrides {
-    /// `-cfg` / `--config`: configuration file.
-    pub config: Option<PathBuf>,
-    /// `-dir` / `--dir`, repeatable: directories for the test files.
-    pub dirs: Vec<PathBuf>,
-    /// `-d` / `--duration`: TestCycleDuration in seconds.
-    pub duration_s: Option<u64>,
-    /// `-size` / `--size`: data-file initial size in MB.
-    pub size_mb: Option<u64>,
-    /// `-log` / `--log`: XML error log path.
-    pub log: Option<PathBuf>,
-    /// `--seed`: the run's seed.
-    pub seed: Option<u64>,
-    /// `--json`: JSON summary path.
-    pub json: Option<PathBuf>,
-    /// `--no-json`: no JSON summary (else it goes beside the XML log).
-    pub no_json: bool,
-    /// `-save` / `--save`: write the resolved configuration here.
-    pub save: Option<PathBuf>,
-    /// `--cycles`: TestCycles.
-    pub cycles: Option<u32>,
-    /// `--stop-on-error` / `--no-stop-on-error`: StopOnError.
-    pub stop_on_error: Option<bool>,
-    /// `--force`: overwrite files sqliosim did not create.
-    pub force: bool,
-    /// `--resume`: continue from existing files instead of starting afresh.
-    pub resume: bool,
-    /// `--discard-previous-run`: start afresh over a file set whose previous run did not end
-    /// cleanly (its evidence is kept under its run id, its data files are replaced).
-    pub discard_previous_run: bool,
-    /// `--journal-dir`: where the durability journal lives.
-    pub journal_dir: Option<PathBuf>,
-    /// `--bundle`: write an evidence bundle (tar.gz) here.
-    pub bundle: Option<PathBuf>,
-    /// `--bench`: a benchmark specification to run alongside.
-    pub bench: Option<String>,
-    /// `--fault-injection`: fault specification (tests only).
-    pub fault_injection: Option<String>,
-    /// `--engine`: how the disk I/O is carried.
-    pub engine: Option<IoServiceKind>,
-    /// `--dry-run`: resolve, echo and save, then stop.
-    pub dry_run: bool,
 }
 
 /// Where the configuration came from.
@@ -195,7 +150,7 @@ pub struct RunSettings {
 
 impl RunSettings {
     /// Resolves the configuration and command line; returns the settings and the warnings.
-    pub fn resolve(o: &Overrides, env: &Env) -> Result<(RunSettings, Vec<Warning>), ConfigError> {
+    pub fn resolve(o: &RunArgs, env: &Env) -> Result<(RunSettings, Vec<Warning>), ConfigError> {
         let loaded = load(o, env)?;
         resolve_loaded(loaded, o, env)
     }
@@ -214,9 +169,9 @@ impl RunSettings {
             text: text.into(),
             base: dir.to_path_buf(),
         };
-        let o = Overrides {
+        let o = RunArgs {
             seed: Some(seed),
-            ..Overrides::default()
+            ..RunArgs::default()
         };
         resolve_loaded(
             loaded,
@@ -241,14 +196,14 @@ struct Loaded {
 /// The configuration part of the resolution: parse, override, place and check the files.
 fn resolve_config(
     l: &Loaded,
-    o: &Overrides,
+    o: &RunArgs,
     env: &Env,
     w: &mut Vec<Warning>,
 ) -> Result<(Config, PathBuf, PathBuf), ConfigError> {
     let mut parsed = parse::parse(&l.text, &l.name, &env.host)?;
     w.append(&mut parsed.warnings);
     apply_general_overrides(&mut parsed.config, o)?;
-    let dirs: Vec<PathBuf> = o.dirs.iter().map(|d| env.cwd.join(d)).collect();
+    let dirs: Vec<PathBuf> = o.dir.iter().map(|d| env.cwd.join(d)).collect();
     let mut placed = files::place(
         &parsed.config,
         &parsed.file_origins,
@@ -257,7 +212,7 @@ fn resolve_config(
         &l.name,
         w,
     )?;
-    if let Some(size) = o.size_mb {
+    if let Some(size) = o.size {
         files::apply_size(&mut placed, size);
     }
     files::check_file_set(&placed, &l.name)?;
@@ -280,7 +235,7 @@ fn resolve_config(
 /// Resolves a loaded configuration with the command line into settings and warnings.
 fn resolve_loaded(
     l: Loaded,
-    o: &Overrides,
+    o: &RunArgs,
     env: &Env,
 ) -> Result<(RunSettings, Vec<Warning>), ConfigError> {
     let mut w = Vec::new();
@@ -316,7 +271,7 @@ fn resolve_loaded(
 
 /// Picks and reads the configuration: `-cfg`, else `sqliosim.cfg.ini` in the working
 /// directory, else the built-in default.
-fn load(o: &Overrides, env: &Env) -> Result<Loaded, ConfigError> {
+fn load(o: &RunArgs, env: &Env) -> Result<Loaded, ConfigError> {
     let read = |path: &Path| {
         // A FIFO or device is refused, not waited on.
         let bytes = crate::io::safefile::read_input(path).map_err(|e| ConfigError::Read {
@@ -366,13 +321,13 @@ fn load(o: &Overrides, env: &Env) -> Result<Loaded, ConfigError> {
 }
 
 /// `-d`, `--cycles` and the range checks of `-size`.
-fn apply_general_overrides(config: &mut Config, o: &Overrides) -> Result<(), ConfigError> {
+fn apply_general_overrides(config: &mut Config, o: &RunArgs) -> Result<(), ConfigError> {
     let bad = |option: &str, value: u64, allowed: String| ConfigError::BadOption {
         option: option.into(),
         value: value.to_string(),
         allowed,
     };
-    if let Some(d) = o.duration_s {
+    if let Some(d) = o.duration {
         if !(1..=MAX_DURATION_S).contains(&d) {
             return Err(bad(
                 "-d/--duration",
@@ -382,7 +337,7 @@ fn apply_general_overrides(config: &mut Config, o: &Overrides) -> Result<(), Con
         }
         config.general.test_cycle_duration_s = d;
     }
-    if let Some(size) = o.size_mb {
+    if let Some(size) = o.size {
         if !(1..=MAX_FILE_MB / 2).contains(&size) {
             return Err(bad(
                 "-size/--size",
@@ -394,7 +349,7 @@ fn apply_general_overrides(config: &mut Config, o: &Overrides) -> Result<(), Con
     if let Some(cycles) = o.cycles {
         config.general.test_cycles = cycles;
     }
-    if let Some(stop) = o.stop_on_error {
+    if let Some(stop) = o.stop_on_error_override() {
         config.general.stop_on_error = stop;
     }
     Ok(())
@@ -403,7 +358,7 @@ fn apply_general_overrides(config: &mut Config, o: &Overrides) -> Result<(), Con
 /// `-log`, else `ErrorFile` placed like a `FileName` (in the first `-dir`, else beside the
 /// configuration).
 fn error_log(
-    o: &Overrides,
+    o: &RunArgs,
     env: &Env,
     p: &parse::Parsed,
     data_dir: &Path,
@@ -413,7 +368,7 @@ fn error_log(
         return Ok(env.cwd.join(log));
     }
     let written = &p.config.general.error_file;
-    if o.dirs.is_empty() && files::is_windows_path(written) {
+    if o.dir.is_empty() && files::is_windows_path(written) {
         let line = View::new(name, "CONFIG", p.ini.section("CONFIG")).line_of("ErrorFile");
         return Err(ConfigError::Rule {
             file: name.into(),
@@ -424,7 +379,7 @@ fn error_log(
             ),
         });
     }
-    let leaf = if o.dirs.is_empty() {
+    let leaf = if o.dir.is_empty() {
         written.as_str()
     } else {
         files::name_part(written)

@@ -1,10 +1,13 @@
 //! The run plan: everything the simulation needs, already validated and resolved.
 //!
-//! The configuration layer builds it from the INI file and the command line; tests build it
-//! directly. Counts are final (automatic user counts resolved), sizes are in pages, ratios are
+//! The configuration layer builds it from the INI file and the command line (`from_settings`);
+//! tests and the self-test build it with [`SimPlan::builder`] (`builder`). Counts are final (automatic user counts resolved), sizes are in pages, ratios are
 //! fractions.
 
+mod builder;
 pub mod from_settings;
+
+pub use builder::PlanBuilder;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -97,9 +97,7 @@ fn min_must_not_exceed_max() {
 fn page_counts_must_fit_the_smallest_data_file() {
     let text = with_files("[BulkUpdateUser]\nBuffersBUMax=9000\n");
     let dir = Scratch::new(&text);
-    let msg = dir
-        .resolve(Overrides::default())
-        .expect_err("too many pages");
+    let msg = dir.resolve(RunArgs::default()).expect_err("too many pages");
     let file = dir.path().join("d.mdx");
     assert_eq!(
         msg,
@@ -120,7 +118,7 @@ fn increment_is_lowered_to_fit_memory() {
     let text = "[CONFIG]\nMaxMemoryMB=100\n[File1]\nFileName=d.mdx\nInitialSize=64\nMaxSize=128\nIncrement=10\n\
                 Shrinkable=TRUE\n[File2]\nFileName=l.ldx\nInitialSize=8\nLogFile=TRUE\n";
     let dir = Scratch::new(text);
-    let (s, w) = dir.resolve(Overrides::default()).expect("valid");
+    let (s, w) = dir.resolve(RunArgs::default()).expect("valid");
     assert_eq!(s.config.files[0].increment_mb, 4, "(100/1 - 1) / 20");
     assert!(s.config.files[0].shrinkable);
     let path = dir.path().join("d.mdx");
@@ -267,9 +265,9 @@ fn windows_paths_need_dir() {
     );
     let dir = Scratch::new(text);
     let (s, _) = dir
-        .resolve(Overrides {
-            dirs: vec!["x".into()],
-            ..Overrides::default()
+        .resolve(RunArgs {
+            dir: vec!["x".into()],
+            ..RunArgs::default()
         })
         .expect("with -dir");
     assert_eq!(s.config.files[0].path, dir.path().join("x/sqliosim.mdx"));

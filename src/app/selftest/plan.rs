@@ -5,7 +5,6 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::page::FileRole;
 use crate::plan::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
 
 /// Name of the data file.
@@ -25,68 +24,33 @@ fn batch(users: usize, min: u64, max: u64) -> BatchPlan {
     }
 }
 
-fn file(dir: &Path, name: &str, role: FileRole, pages: u64) -> FilePlan {
-    FilePlan {
-        path: dir.join(name),
-        role,
-        initial_pages: pages,
-        max_pages: pages,
-        increment_pages: 0,
-        shrinkable: false,
-        sparse: false,
-    }
-}
-
 /// The plan: files in `dir`, `main` long main phase, `scatter_gather` as given.
 pub fn selftest_plan(dir: &Path, seed: u64, main: Duration, scatter_gather: bool) -> SimPlan {
-    SimPlan {
-        seed,
-        files: vec![
-            file(dir, DATA, FileRole::Data, DATA_PAGES),
-            file(dir, LOG, FileRole::Log, 256),
-        ],
-        cycles: 1,
-        cycle_duration: main,
-        stop_on_error: false,
-        cache_hit_ratio: 0.1,
-        direct: true,
-        write_through: true,
-        max_outstanding_io: 0,
-        target_io: Duration::from_millis(100),
-        allow_io_bursts: true,
-        scatter_gather,
-        force_read_ahead: true,
-        delete_at_startup: true,
-        delete_at_shutdown: false,
-        stamp_files: false,
-        max_memory_mb: 16,
-        read_retries: 3,
-        force: false,
+    SimPlan::builder(seed)
+        .file(FilePlan::data(dir.join(DATA), DATA_PAGES))
+        .file(FilePlan::log(dir.join(LOG), 256))
+        .cycle_duration(main)
+        .stop_on_error(false)
+        .scatter_gather(scatter_gather)
+        .max_memory_mb(16)
+        .read_retries(3)
         // The journal is a real file beside the data file: none for files in memory.
-        journal: false,
-        journal_dir: None,
-        resume: false,
-        run_id: None,
-        long_io: Duration::from_secs(15),
-        random: RandomPlan {
-            users: 2,
-            jump: 0.05,
+        .journal(false)
+        .random(RandomPlan {
             min_chain: 8,
             max_chain: 64,
             write_ratio: 0.0,
-            min_log: 64,
-            max_log: 8192,
-            rollback: 0.01,
             sleep_after: Duration::from_millis(1),
-        },
-        audit: batch(1, 64, 64),
-        read_ahead: batch(1, 16, 64),
-        bulk: batch(0, 32, 128),
-        shrink: ShrinkPlan {
+            ..RandomPlan::default()
+        })
+        .audit(batch(1, 64, 64))
+        .read_ahead(batch(1, 16, 64))
+        .bulk(batch(0, 32, 128))
+        .shrink(ShrinkPlan {
             min_interval: Duration::from_secs(5),
             max_interval: Duration::from_secs(10),
             min_extends: 1,
             max_extends: 4,
-        },
-    }
+        })
+        .build()
 }
