@@ -41,7 +41,8 @@ fn round_trips(c: &mut Criterion) {
         direct: true,
         write_through: false,
     };
-    let file = sqliosim::io::direct::open_engine_file(&path, opts, false).expect("open O_DIRECT");
+    let file =
+        sqliosim::io::direct::open_engine_file(&path, opts, false, true).expect("open O_DIRECT");
     let files: Arc<[sqliosim::io::file::FileStorage]> = Arc::from(vec![file]);
     for kind in [RingKind::Uring, RingKind::Psync] {
         let cfg = RingConfig {

@@ -225,3 +225,29 @@ fn a_rerun_after_a_setup_error_that_acknowledged_nothing_runs() {
         stderr(&out)
     );
 }
+
+/// A rerun over a file set whose journal is damaged (its Start lost, whole records after it)
+/// is refused: the journal is the evidence of what its device did. It used to be skipped as a
+/// journal of no run, and the rerun replaced it.
+#[test]
+fn a_rerun_over_a_damaged_journal_is_refused() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 0, 2, false);
+    let out = run_cmd(&config, dir.path())
+        .args(["--duration", "1", "--cycles", "1", "--seed", "31"])
+        .output()
+        .expect("first run");
+    assert_success(&out);
+    let journal = dir.path().join("sqliosim.journal");
+    let mut bytes = std::fs::read(&journal).expect("journal");
+    let start = 20 + u32::from_le_bytes(bytes[12..16].try_into().expect("len")) as usize;
+    bytes[..start].fill(0);
+    std::fs::write(&journal, &bytes).expect("lose the Start");
+    let out = run_cmd(&config, dir.path())
+        .args(["--duration", "1", "--cycles", "1", "--seed", "32"])
+        .output()
+        .expect("rerun");
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("is damaged"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&journal).expect("journal"), bytes, "the journal was kept");
+}

@@ -393,3 +393,20 @@ fn an_empty_journal_beside_the_files_is_no_claim() {
         "{t}"
     );
 }
+
+/// The same left-over journal with its Start record lost (zeros where it was) and whole
+/// records after it is damage, never "no journal": the Start came in by the rename of a synced
+/// file, so its loss is the journal's device losing an acknowledged write.
+#[test]
+fn a_journal_whose_start_is_lost_is_damage_not_an_empty_journal() {
+    let (_tmp, dir) = copy_of_run();
+    let journal = dir.join("sqliosim.journal");
+    let mut bytes = std::fs::read(&journal).expect("journal");
+    let start = 20 + u32::from_le_bytes(bytes[12..16].try_into().expect("len")) as usize;
+    bytes[..start].fill(0);
+    std::fs::write(&journal, &bytes).expect("lose the Start");
+    let out = verify(&dir);
+    let t = text(&out);
+    assert!(!t.contains("holds no Start record"), "{t}");
+    assert_ne!(out.status.code(), Some(0), "{t}");
+}

@@ -112,21 +112,7 @@ fn look(
         ..Previous::default()
     };
     if let Some(path) = crate::sched::setup::journal_path(plan).filter(|p| backend.exists(p)) {
-        if let Ok(st) = JournalState::load(backend, &path) {
-            if st.run_id != 0 {
-                prev.run_id = Some(st.run_id);
-                prev.ours.push(path.clone());
-                // A journal that holds no acknowledged write (a run that stopped at an error
-                // during its setup, then exited) owes nothing to preserve but its evidence,
-                // which is moved aside below; a lock left by a dead process still refuses.
-                if !st.clean && holds_something(&st) {
-                    prev.unclean.push(format!(
-                        "its journal {} has no End record (the run was killed, crashed, lost power, or stopped at an error)",
-                        path.display()
-                    ));
-                }
-            }
-        }
+        journal_left(&mut prev, &path, JournalState::load(backend, &path));
     }
     let mut evidence: Vec<&PathBuf> = Vec::new();
     evidence.extend(
@@ -154,6 +140,52 @@ fn look(
     }
     prev.run_id = prev.run_id.or_else(|| header_run_id(plan, backend));
     prev
+}
+
+/// What the previous run's journal at `path` says of it. Damage, or bytes with no readable
+/// Start, are evidence of what its device did (a lost or torn write it had acknowledged):
+/// never ignored, so the run is unclean, as it is when the journal cannot be read.
+fn journal_left(
+    prev: &mut Previous,
+    path: &Path,
+    loaded: Result<JournalState, crate::io::IoError>,
+) {
+    let st = match loaded {
+        Ok(st) => st,
+        Err(e) => {
+            prev.unclean.push(format!(
+                "its journal {} cannot be read ({e})",
+                path.display()
+            ));
+            return;
+        }
+    };
+    if st.damage.is_some() || (st.run_id == 0 && st.torn_tail) {
+        prev.ours.push(path.to_path_buf());
+        prev.unclean.push(format!(
+            "its journal {} is damaged{}",
+            path.display(),
+            st.damage
+                .as_ref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        ));
+        return;
+    }
+    if st.run_id == 0 {
+        return; // Empty: created, and cut before its Start landed.
+    }
+    prev.run_id = Some(st.run_id);
+    prev.ours.push(path.to_path_buf());
+    // A journal that holds no acknowledged write (a run that stopped at an error during its
+    // setup, then exited) owes nothing to preserve but its evidence, which is moved aside; a
+    // lock left by a dead process still refuses.
+    if !st.clean && holds_something(&st) {
+        prev.unclean.push(format!(
+            "its journal {} has no End record (the run was killed, crashed, lost power, or stopped at an error)",
+            path.display()
+        ));
+    }
 }
 
 /// True when the journal holds an acknowledged write: a durable page or a durable log end.

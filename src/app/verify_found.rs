@@ -105,7 +105,7 @@ fn open(path: &Path) -> anyhow::Result<(Arc<dyn Storage>, Result<FileHeader, Hea
         write_through: false,
     };
     let storage: Arc<dyn Storage> = Arc::new(
-        crate::io::direct::open_engine_file(path, opts, false)
+        crate::io::direct::open_engine_file(path, opts, false, true)
             .with_context(|| format!("cannot open {}", path.display()))?,
     );
     let mut buf = AlignedBuf::new(PAGE_SIZE)?;

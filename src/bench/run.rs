@@ -90,7 +90,7 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
             dsync: job.write_through,
             write,
         };
-        let f = target::open(&t.path, mode)?;
+        let f = target::open(&t.path, mode, device)?;
         if claimed {
             target::check_opened(f.file(), &t.path, device)?;
         }

@@ -48,17 +48,27 @@ pub struct Prepared {
 
 /// Opens `path` with the flags of `mode`, through the io layer: the handle the engine
 /// registers with io_uring.
-pub fn open(path: &Path, mode: OpenMode) -> Result<FileStorage, BenchError> {
+pub fn open(path: &Path, mode: OpenMode, device: Option<u64>) -> Result<FileStorage, BenchError> {
     let opts = crate::io::OpenOptions {
         create: false,
         direct: mode.direct,
         write_through: mode.dsync,
     };
-    crate::io::direct::open_engine_file(path, opts, mode.write).map_err(|e| match e {
-        crate::io::IoError::Os { source, .. }
-        | crate::io::IoError::DirectRefused { source, .. } => BenchError::io("open", path, source),
-        crate::io::IoError::Unsafe(e) => BenchError::io("open", path, e.into()),
-    })
+    let f = crate::io::direct::open_engine_file(path, opts, mode.write, device.is_some()).map_err(
+        |e| match e {
+            crate::io::IoError::Os { source, .. }
+            | crate::io::IoError::DirectRefused { source, .. } => {
+                BenchError::io("open", path, source)
+            }
+            crate::io::IoError::Unsafe(e) => BenchError::io("open", path, e.into()),
+        },
+    )?;
+    if device.is_none() && mode.write {
+        // A file the run writes: the name the checks saw, not a hard link planted since.
+        use crate::io::safefile::{check_fd, Use};
+        check_fd(f.file(), path, Use::Named).map_err(|e| BenchError::io("open", path, e.into()))?;
+    }
+    Ok(f)
 }
 
 fn header_text(seed: u64, size: u64, intact: bool) -> Vec<u8> {
@@ -266,6 +276,15 @@ fn prepare_device(
     let (seed, fill_from) = (r.seed, r.size.max(DATA_OFFSET));
     let (filled, recorded) = if fill_from >= size {
         (0, r.size)
+    } else if !(access.write || access.verify || access.force) {
+        // A read run never claimed the device (bench::inuse), so it never writes it, not
+        // even to extend our own fill: the device may be in use by now.
+        return Err(BenchError::Usage(format!(
+            "{}: the device is prepared up to {} bytes of the {size} asked; a read run does not write it: give --size {} or less, or prepare it with a write run (or --verify)",
+            path.display(),
+            r.size,
+            r.size
+        )));
     } else {
         let file = open_for_fill(path, access)?;
         write_header(&file, path, seed, fill_from, r.intact)?;

@@ -109,13 +109,20 @@ pub(crate) fn open_storage(path: &Path, opts: OpenOptions) -> Result<FileStorage
 }
 
 /// Opens an existing file for the asynchronous engine (capacity runs): read-only unless
-/// `write`, O_DIRECT when `opts.direct`, O_DSYNC when `opts.write_through`; never creates.
+/// `write`, O_DIRECT when `opts.direct`, O_DSYNC when `opts.write_through`; never creates,
+/// never waits on a FIFO, and follows a symlink only when `follow` (a device named through
+/// /dev/disk/by-id: the caller then checks what it reached).
 pub fn open_engine_file(
     path: &Path,
     opts: OpenOptions,
     write: bool,
+    follow: bool,
 ) -> Result<FileStorage, IoError> {
     let mut flags = if opts.direct { libc::O_DIRECT } else { 0 };
+    flags |= libc::O_NONBLOCK;
+    if !follow {
+        flags |= libc::O_NOFOLLOW;
+    }
     if opts.write_through {
         flags |= libc::O_DSYNC;
     }
@@ -125,6 +132,26 @@ pub fn open_engine_file(
         .custom_flags(flags)
         .open(path)
         .map_err(|e| os_error(path, "cannot open", e))?;
+    // O_NONBLOCK only kept the open from waiting on a FIFO: io_uring would turn it into
+    // EAGAIN for every request, so it goes once the descriptor is known to be a file or device.
+    let st = rustix::fs::fstat(&file).map_err(|e| os_error(path, "cannot stat", e.into()))?;
+    let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+    if !matches!(
+        kind,
+        rustix::fs::FileType::RegularFile | rustix::fs::FileType::BlockDevice
+    ) {
+        return Err(os_error(
+            path,
+            "refusing to use",
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "neither a regular file nor a block device",
+            ),
+        ));
+    }
+    let fl = rustix::fs::fcntl_getfl(&file).map_err(|e| os_error(path, "fcntl", e.into()))?;
+    rustix::fs::fcntl_setfl(&file, fl - rustix::fs::OFlags::NONBLOCK)
+        .map_err(|e| os_error(path, "fcntl", e.into()))?;
     let unit = file_io_info(&file, path).unit();
     Ok(FileStorage::new(file, path.to_path_buf()).with_dio_align(unit))
 }

@@ -207,3 +207,28 @@ fn a_name_swapped_for_a_symlink_after_the_checks_is_not_followed() {
         .iter()
         .all(|&b| b == 0));
 }
+
+/// The run's own open of a prepared file, after the fill: a symlink or a hard link swapped in
+/// under the name since is refused, and the victim is untouched (the run's open used to follow
+/// both: only the fill's open was checked).
+#[test]
+fn the_runs_open_refuses_a_link_swapped_in_after_the_fill() {
+    let dir = tempfile::tempdir_in(".").expect("tempdir");
+    let path = dir.path().join("bench.dat");
+    prepare(&path, 2 << 20, NEW, &GO).expect("prepare");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"not ours").expect("victim");
+    let mode = OpenMode {
+        direct: false,
+        dsync: false,
+        write: true,
+    };
+    std::fs::remove_file(&path).expect("rm");
+    std::os::unix::fs::symlink(&victim, &path).expect("symlink");
+    assert!(open(&path, mode, None).is_err(), "a symlink was followed");
+    std::fs::remove_file(&path).expect("rm");
+    std::fs::hard_link(&victim, &path).expect("hard link");
+    let err = open(&path, mode, None).expect_err("a hard link was taken");
+    assert!(err.to_string().contains("hard link"), "{err}");
+    assert_eq!(std::fs::read(&victim).expect("victim"), b"not ours");
+}

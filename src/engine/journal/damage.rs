@@ -11,7 +11,8 @@
 //! batch's blocks back in any order, so a crash can keep a later block of the batch and lose
 //! an earlier one: a flaw, then whole records of the same batch. When every whole record after
 //! the flaw belongs to the batch after the last mark read (none of them a mark but, at most,
-//! the very last, carrying the next number), the flaw and those records are that unsynced
+//! the very last, carrying the next number: 1 right after a Start, since a snapshot is synced
+//! before it is renamed in and ends with its own mark), the flaw and those records are that unsynced
 //! batch torn out of order: a torn tail, dropped whole (`reordered` counts the records), as a
 //! torn tail always was. A batch with a mark after it was synced before the next was written,
 //! so a flaw followed by a second mark stays damage.
@@ -113,7 +114,7 @@ impl Damage {
 
 /// True when every whole record after the flaw at `at` belongs to the batch after `last` (the
 /// last mark read since the last Start, if any): no mark among them but, at most, the very
-/// last record, numbered `last + 1` (any number right after a Start). Then the flaw lies in the
+/// last record, numbered `last + 1` (1 right after a Start). Then the flaw lies in the
 /// journal's last batch, which a crash may have torn in any order (see the module doc).
 pub(super) fn within_last_batch(bytes: &[u8], at: usize, last: Option<u64>) -> bool {
     let mut from = at + 1;
@@ -136,7 +137,11 @@ pub(super) fn within_last_batch(bytes: &[u8], at: usize, last: Option<u64>) -> b
     match (mark, last) {
         (Some(0), _) => false,
         (Some(b), Some(l)) => b == l + 1,
-        _ => true,
+        // Right after a Start, only a fresh run's first batch can be torn: a snapshot (a
+        // compaction's or a resume's carried-over state) is synced before it is renamed in,
+        // and ends with its own mark, so a flaw before a mark other than 1 is inside it.
+        (Some(b), None) => b == 1,
+        (None, _) => true,
     }
 }
 
