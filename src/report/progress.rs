@@ -1,34 +1,23 @@
-//! The text of the live progress line (pure; the app decides where it goes). The line names
-//! the phase the cycle is in — "initial update 35 %", "initial checkpoint 00:03", "main
-//! 00:12/01:00", "final checkpoint 00:02", "audit 40 %" — then the I/O rates of the last
-//! interval.
+//! The text of the live progress line, from a [`Tick`] (pure; the app's progress sink shows
+//! it on a terminal). The line names the phase the cycle is in — "initial update 35 %",
+//! "initial checkpoint 00:03", "main 00:12/01:00", "final checkpoint 00:02", "audit 40 %" —
+//! then the I/O rates of the last interval.
 
 use std::time::Duration;
 
+use crate::events::{Phase, Tick};
 use crate::stats::LiveSnapshot;
 
-/// The phase a progress line describes, with what its label needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// Every data page written once: `total_bytes` in all.
-    InitialUpdate {
-        /// Bytes the phase writes.
-        total_bytes: u64,
-    },
-    /// The checkpoint after the initial update.
-    InitialCheckpoint,
-    /// The timed phase with every user.
-    Main {
-        /// Its length (the test cycle duration).
-        length: Duration,
-    },
-    /// The checkpoint after the main phase.
-    FinalCheckpoint,
-    /// Every data page read and verified once: `total_bytes` in all.
-    Audit {
-        /// Bytes of data pages the pass reads.
-        total_bytes: u64,
-    },
+/// The progress line of `t`: its phase's label, then the last interval's rates.
+pub fn tick_line(t: &Tick) -> String {
+    let label = label(t.phase, t.elapsed, t.done_bytes, t.finished);
+    line(
+        &label,
+        &t.before,
+        &t.now,
+        t.interval.as_secs_f64(),
+        t.findings,
+    )
 }
 
 /// "initial update 35 %", "main 00:12/01:00", "final checkpoint 00:02", "audit 40 %": where the
