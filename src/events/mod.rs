@@ -120,3 +120,33 @@ impl EventSink for Fanout {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_stays_small_enough_for_the_hot_path() {
+        // The workers emit findings and messages from their I/O loops: every payload larger
+        // than a message is boxed, so moving an event stays a copy of a few words.
+        assert!(std::mem::size_of::<Event>() <= std::mem::size_of::<Message>() + 8);
+    }
+
+    #[test]
+    fn a_fanout_hands_every_event_to_every_sink_in_order() {
+        let a = Arc::new(MemorySink::default());
+        let b = Arc::new(MemorySink::default());
+        let fan = Fanout::new(vec![a.clone(), b.clone()]);
+        let began = PhaseBegan {
+            phase: Phase::InitialCheckpoint,
+            cycle: 2,
+        };
+        fan.emit(Event::Phase(began));
+        let m = Message::new(crate::findings::Severity::Info, "System", "Test", "hello");
+        fan.emit(Event::Message(m.clone()));
+        for sink in [&a, &b] {
+            assert!(matches!(sink.events()[0], Event::Phase(p) if p == began));
+            assert_eq!(sink.messages(), vec![m.clone()]);
+        }
+    }
+}

@@ -82,6 +82,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_tick_reads_as_its_phase_and_its_interval() {
+        let mut now = LiveSnapshot {
+            reads: 50,
+            bytes_read: 8192 * 50,
+            ..LiveSnapshot::default()
+        };
+        now.lat_log2[0] = 50;
+        let t = Tick {
+            cycle: 1,
+            phase: Phase::Audit {
+                total_bytes: 8192 * 100,
+            },
+            elapsed: Duration::from_secs(1),
+            run_elapsed: Duration::from_secs(9),
+            planned: None,
+            done_bytes: 8192 * 50,
+            finished: false,
+            before: LiveSnapshot::default(),
+            now,
+            interval: Duration::from_millis(500),
+            findings: 2,
+            in_flight: 3,
+            allowed: 8,
+        };
+        let l = tick_line(&t);
+        assert!(l.starts_with("audit 50 %  IOPS      100"), "{l}");
+        assert!(l.ends_with("throttled 0  errors 2"), "{l}");
+        assert_eq!(t.p99_ms(), Some(0.001));
+        assert_eq!(
+            Tick {
+                now: t.before,
+                ..t.clone()
+            }
+            .p99_ms(),
+            None
+        );
+    }
+
+    #[test]
     fn line_shows_rates_over_the_interval() {
         let a = LiveSnapshot::default();
         let b = LiveSnapshot {
