@@ -1,8 +1,10 @@
-//! Findings and events: what the workers tell the reporters.
+//! Findings and messages: what the workers tell the reporters.
 //!
 //! Findings are data: an integrity problem found while working is turned into a [`Finding`] and
-//! sent as an [`Event`] to the reporters (console, XML log, JSON, dumps) through an
-//! [`EventSink`]. Nothing below `app` prints; everything flows through here.
+//! sent, as a `crate::events::Event`, to the outputs (console, XML log, JSON, dumps) through an
+//! event sink; log messages travel the same way as a [`Message`]. Nothing below `app` prints.
+//! This module stays low (the engine builds findings); the event stream itself, which also
+//! carries the statistics, lives in `crate::events`, above `stats`.
 
 use std::path::PathBuf;
 
@@ -237,82 +239,6 @@ impl Message {
             func: func.to_string(),
             errno: None,
             text: text.into(),
-        }
-    }
-}
-
-/// Everything that flows from the workers to the reporters.
-#[derive(Debug, Clone)]
-pub enum Event {
-    /// A log message.
-    Message(Message),
-    /// An integrity finding.
-    Finding(Box<Finding>),
-}
-
-/// Where events go. Implementations must be cheap to call from any thread.
-pub trait EventSink: Send + Sync {
-    /// Delivers one event.
-    fn emit(&self, event: Event);
-}
-
-/// A sink that keeps every event in memory (tests, self-test).
-#[derive(Debug, Default)]
-pub struct MemorySink {
-    events: parking_lot::Mutex<Vec<Event>>,
-}
-
-impl MemorySink {
-    /// All findings received so far.
-    pub fn findings(&self) -> Vec<Finding> {
-        self.events
-            .lock()
-            .iter()
-            .filter_map(|e| match e {
-                Event::Finding(f) => Some((**f).clone()),
-                Event::Message(_) => None,
-            })
-            .collect()
-    }
-
-    /// All messages received so far.
-    pub fn messages(&self) -> Vec<Message> {
-        self.events
-            .lock()
-            .iter()
-            .filter_map(|e| match e {
-                Event::Message(m) => Some(m.clone()),
-                Event::Finding(_) => None,
-            })
-            .collect()
-    }
-}
-
-impl EventSink for MemorySink {
-    fn emit(&self, event: Event) {
-        self.events.lock().push(event);
-    }
-}
-
-/// Sends every event to several sinks, in order.
-pub struct Fanout {
-    sinks: Vec<std::sync::Arc<dyn EventSink>>,
-}
-
-impl Fanout {
-    /// A fan-out over `sinks`.
-    pub fn new(sinks: Vec<std::sync::Arc<dyn EventSink>>) -> Fanout {
-        Fanout { sinks }
-    }
-}
-
-impl EventSink for Fanout {
-    fn emit(&self, event: Event) {
-        if let Some((last, rest)) = self.sinks.split_last() {
-            for s in rest {
-                s.emit(event.clone());
-            }
-            last.emit(event);
         }
     }
 }

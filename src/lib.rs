@@ -13,7 +13,8 @@
 //! 1. [`exit`] — the outcome of a command and its exit status (0 clean, 1 findings, 2
 //!    usage/config/environment, 3 internal failure).
 //! 2. [`page`] — the 8 KB page format and its verifier: pure functions, no I/O.
-//! 3. [`findings`] — integrity findings and messages, and the event sink they travel through.
+//! 3. [`findings`] — integrity findings and log messages (the data; the stream they travel in
+//!    is [`events`]).
 //! 4. [`io`] — the only door to the disk: the `Backend`/`Storage` traits, the direct, buffered
 //!    and faulty backends, the async I/O ring (`io::aio`) and the I/O service (`io::service`).
 //! 5. [`control`] — run-time controls that the driver and the actors share: stop, throttle,
@@ -25,14 +26,17 @@
 //!    files, write-ahead log, journal, scans.
 //! 9. [`stats`] — per-thread counters and histograms, merged into the run summary (with the
 //!    depth gauges' readings).
-//! 10. [`report`] — evidence: XML log, dumps, JSON summary, `sqliosim report` (never uses
-//!     `actors` or `sched`, which come after it).
-//! 11. [`actors`] — the SQL Server-like actors, one file each.
-//! 12. [`sched`] — the driver only: setup, test cycles, monitor, resume, progress line.
-//! 13. [`bench`](mod@bench) — capacity runs: `sqliosim bench` and the SQLIO and DiskSpd
+//! 10. [`events`] — the typed event stream (`Event`, `EventSink`, `Fanout`): findings,
+//!     messages, phases, ticks, facts, the stop and the summary, from the driver and the
+//!     workers to every output.
+//! 11. [`report`] — evidence: XML log, dumps, JSON summary, progress line text, `sqliosim
+//!     report` (never uses `actors` or `sched`, which come after it).
+//! 12. [`actors`] — the SQL Server-like actors, one file each.
+//! 13. [`sched`] — the driver only: setup, test cycles, monitor, resume.
+//! 14. [`bench`](mod@bench) — capacity runs: `sqliosim bench` and the SQLIO and DiskSpd
 //!     front ends.
-//! 14. [`cli`] — clap definitions of the command line; no I/O.
-//! 15. [`app`] — the wiring of each subcommand: config → plan → storage, engine, actors →
+//! 15. [`cli`] — clap definitions of the command line; no I/O.
+//! 16. [`app`] — the wiring of each subcommand: config → plan → storage, engine, actors →
 //!     driver → reports.
 //!
 //! # Names
@@ -62,6 +66,7 @@ pub mod cli;
 pub mod config;
 pub mod control;
 pub mod engine;
+pub mod events;
 pub mod exit;
 pub mod findings;
 pub mod io;

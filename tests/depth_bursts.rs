@@ -15,13 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sim_support::small_plan;
-use sqliosim::findings::MemorySink;
+use sqliosim::events::MemorySink;
 use sqliosim::io::faulty::Fault;
 use sqliosim::io::FaultyBackend;
 use sqliosim::sched::simulate;
 use sqliosim::stats::PhaseDepth;
-
-fn no_tick(_: &str) {}
 
 /// The data file's depth in each phase of a 32 MB run whose every request takes 20 ms.
 fn phases(max_outstanding_io: usize) -> Vec<PhaseDepth> {
@@ -36,7 +34,7 @@ fn phases(max_outstanding_io: usize) -> Vec<PhaseDepth> {
     let backend = FaultyBackend::new(3);
     backend.set_random(1.0, vec![Fault::Latency(Duration::from_millis(20))]);
     let sink = Arc::new(MemorySink::default());
-    let out = simulate(plan, &backend, sink.clone(), &no_tick).expect("simulate");
+    let out = simulate(plan, &backend, sink.clone()).expect("simulate");
     assert!(!out.worker_panicked, "a worker thread panicked");
     assert_eq!(sink.findings(), vec![], "slowness is not corruption");
     out.summary.files[0]

@@ -11,14 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sim_support::small_plan;
-use sqliosim::findings::MemorySink;
+use sqliosim::events::MemorySink;
 use sqliosim::io::faulty::Fault;
 use sqliosim::io::FaultyBackend;
 use sqliosim::plan::SimPlan;
 use sqliosim::sched::simulate;
 use sqliosim::stats::FileSummary;
-
-fn no_tick(_: &str) {}
 
 /// A plan with few threads and a deep allowance, bursts off so every phase obeys the throttle.
 fn plan() -> SimPlan {
@@ -51,7 +49,7 @@ fn checkpoint_depth(sink: &MemorySink) -> u64 {
 /// The data file's summary and the deepest checkpoint of a run.
 fn data_file(backend: &FaultyBackend) -> (FileSummary, u64) {
     let sink = Arc::new(MemorySink::default());
-    let out = simulate(plan(), backend, sink.clone(), &no_tick).expect("simulate");
+    let out = simulate(plan(), backend, sink.clone()).expect("simulate");
     assert!(!out.worker_panicked, "a worker thread panicked");
     assert_eq!(sink.findings(), vec![], "slowness is not corruption");
     (out.summary.files[0].clone(), checkpoint_depth(&sink))

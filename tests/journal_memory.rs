@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqliosim::engine::journal::{Flaw, JournalState, JOURNAL_NAME};
-use sqliosim::findings::MemorySink;
+use sqliosim::events::MemorySink;
 use sqliosim::io::faulty::{Fault, Target, Tear};
 use sqliosim::io::FaultyBackend;
 
@@ -28,7 +28,7 @@ fn run_with(fault: Fault) -> (FaultyBackend, PathBuf, u64) {
     };
     backend.inject(fault, target);
     let sink = Arc::new(MemorySink::default());
-    let outcome = sqliosim::sched::simulate(plan, &backend, sink.clone(), &|_| {}).expect("run");
+    let outcome = sqliosim::sched::simulate(plan, &backend, sink.clone()).expect("run");
     let fired = backend.fired().iter().filter(|f| f.path == journal).count();
     assert_eq!(
         fired,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sim_support::{batch, small_plan};
-use sqliosim::findings::MemorySink;
+use sqliosim::events::MemorySink;
 use sqliosim::io::{Backend, FaultyBackend, ServiceBackend};
 use sqliosim::plan::SimPlan;
 use sqliosim::sched::simulate;
@@ -32,7 +32,7 @@ fn hot_plan(dir: &Path) -> SimPlan {
 
 fn assert_clean(backend: &dyn Backend, dir: &Path) -> Arc<MemorySink> {
     let sink = Arc::new(MemorySink::default());
-    let out = simulate(hot_plan(dir), backend, sink.clone(), &|_| {}).expect("simulate");
+    let out = simulate(hot_plan(dir), backend, sink.clone()).expect("simulate");
     assert!(!out.worker_panicked, "a worker thread panicked");
     assert_eq!(sink.findings(), vec![], "false alarms");
     let data = &out.summary.files[0];

@@ -1,15 +1,17 @@
-//! The progress line names the phase the cycle is in. A real (short) simulation's lines,
-//! collected from the callback the terminal spinner is fed by, go through every phase in
-//! order, and none says "main" once the final checkpoint has begun.
+//! The progress line names the phase the cycle is in. A real (short) simulation's lines, made
+//! from the ticks it emits (what the terminal spinner shows), go through every phase in order,
+//! and none says "main" once the final checkpoint has begun. The same stream carries each
+//! phase as it begins and the summary at the end.
 
 mod sim_support;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use sim_support::small_plan;
-use sqliosim::findings::MemorySink;
+use sqliosim::events::{Event, MemorySink};
 use sqliosim::io::DirectBackend;
+use sqliosim::report::progress::tick_line;
 use sqliosim::sched::simulate;
 
 /// The phase a line names: its text before the first figure.
@@ -24,12 +26,12 @@ fn phase_of(line: &str) -> &str {
 fn progress_lines_name_every_phase_in_order() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let plan = small_plan(dir.path(), 4, Duration::from_secs(2));
-    let lines = Mutex::new(Vec::<String>::new());
-    let on_tick = |l: &str| lines.lock().expect("lines").push(l.to_string());
     let sink = Arc::new(MemorySink::default());
-    let out = simulate(plan, &DirectBackend::new(), sink, &on_tick).expect("simulate");
+    let out = simulate(plan, &DirectBackend::new(), sink.clone()).expect("simulate");
     assert!(!out.worker_panicked);
-    let lines = lines.into_inner().expect("lines");
+    let ticks = sink.ticks();
+    assert!(ticks.iter().all(|t| t.cycle == 1), "{ticks:#?}");
+    let lines: Vec<String> = ticks.iter().map(tick_line).collect();
     let mut phases: Vec<&str> = lines.iter().map(|l| phase_of(l)).collect();
     phases.dedup();
     assert_eq!(
@@ -54,4 +56,35 @@ fn progress_lines_name_every_phase_in_order() {
         lines.iter().any(|l| l.starts_with("main 00:0")),
         "the main phase shows its clock: {lines:#?}"
     );
+}
+
+#[test]
+fn the_stream_names_each_phase_as_it_begins_and_ends_with_the_summary() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let plan = small_plan(dir.path(), 4, Duration::from_secs(1));
+    let sink = Arc::new(MemorySink::default());
+    let out = simulate(plan, &DirectBackend::new(), sink.clone()).expect("simulate");
+    let events = sink.events();
+    let began: Vec<(&str, u32)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Phase(p) => Some((p.phase.name(), p.cycle)),
+            _ => None,
+        })
+        .collect();
+    let phases = [
+        "initial update",
+        "initial checkpoint",
+        "main",
+        "final checkpoint",
+        "audit",
+    ];
+    assert_eq!(began, phases.map(|p| (p, 1)), "{began:?}");
+    // Each phase's ticks follow its Phase event, and its last tick closes it.
+    let closing = sink.ticks().iter().filter(|t| t.finished).count();
+    assert_eq!(closing, phases.len());
+    match events.last() {
+        Some(Event::Summary(s)) => assert_eq!(s.total.reads, out.summary.total.reads),
+        other => panic!("the last event is not the summary: {other:?}"),
+    }
 }

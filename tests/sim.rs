@@ -9,12 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sim_support::small_plan;
-use sqliosim::findings::{FindingClass, MemorySink};
+use sqliosim::events::MemorySink;
+use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Fault, Misdirect, Target, Tear};
 use sqliosim::io::{Backend, DirectBackend, FaultyBackend};
 use sqliosim::sched::simulate;
-
-fn no_tick(_: &str) {}
 
 /// Runs the simulation and checks that no worker thread panicked.
 fn run(
@@ -22,7 +21,7 @@ fn run(
     backend: &dyn Backend,
     sink: Arc<MemorySink>,
 ) -> sqliosim::sched::SimOutcome {
-    let out = simulate(plan, backend, sink, &no_tick).expect("simulate");
+    let out = simulate(plan, backend, sink).expect("simulate");
     assert!(!out.worker_panicked, "a worker thread panicked");
     out
 }

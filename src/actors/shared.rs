@@ -11,7 +11,8 @@ use crate::control::throttle::{Gate, Throttle};
 use crate::engine::files::SimFile;
 use crate::engine::pool::BufferPool;
 use crate::engine::wal::Wal;
-use crate::findings::{Event, EventSink, Finding, Message, Severity};
+use crate::events::{Event, EventSink};
+use crate::findings::{Finding, Message, Severity};
 use crate::plan::SimPlan;
 use crate::stats::LiveCounters;
 

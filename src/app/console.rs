@@ -1,9 +1,13 @@
-//! Console reporting: findings and warnings to stderr as they happen, and the end-of-run
-//! summary text.
+//! Console reporting, as two sinks of the event stream: findings and warnings to stderr as
+//! they happen ([`ConsoleSink`]) and the live progress line on a terminal ([`ProgressSink`]);
+//! and the end-of-run summary text.
 
 use std::io::Write;
 
-use crate::findings::{Event, EventSink, Severity};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::events::{Event, EventSink};
+use crate::findings::Severity;
 use crate::sched::SimOutcome;
 
 /// Prints findings and warnings to stderr; informational messages stay in the log. Past the
@@ -66,7 +70,7 @@ impl EventSink for ConsoleSink {
                     m.text
                 )
             }
-            Event::Message(_) => return,
+            _ => return,
         };
         let mut printed = self.printed.lock();
         if matches!(event, Event::Finding(_)) {
@@ -79,6 +83,48 @@ impl EventSink for ConsoleSink {
             }
         }
         let _ = writeln!(std::io::stderr(), "{text}");
+    }
+}
+
+/// The live progress line: a spinner on stdout showing each [`Event::Tick`]'s line, only when
+/// stdout is a terminal. It shows nothing until [`ProgressSink::start`] (the run header is
+/// printed first) and is cleared by [`ProgressSink::finish`].
+#[derive(Debug, Default)]
+pub struct ProgressSink {
+    bar: parking_lot::Mutex<Option<ProgressBar>>,
+}
+
+impl ProgressSink {
+    /// Starts the spinner, when stdout is a terminal.
+    pub fn start(&self) {
+        use std::io::IsTerminal;
+        if !std::io::stdout().is_terminal() {
+            return;
+        }
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        *self.bar.lock() = Some(bar);
+    }
+
+    /// Clears the line for good.
+    pub fn finish(&self) {
+        if let Some(b) = self.bar.lock().take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl EventSink for ProgressSink {
+    fn emit(&self, event: Event) {
+        if let Event::Tick(t) = event {
+            if let Some(b) = &*self.bar.lock() {
+                b.set_message(crate::report::progress::tick_line(&t));
+            }
+        }
     }
 }
 

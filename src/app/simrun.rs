@@ -1,17 +1,15 @@
 //! `sqliosim run` after the configuration is resolved: choose the storage backend and the
-//! engine that carries its I/O, fan the events out to the reporters, show progress, simulate,
-//! and map the outcome.
+//! engine that carries its I/O, fan the events out to the outputs (console, evidence, progress
+//! line: each a sink), simulate, and map the outcome.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
-
-use super::console::{summary_text, ConsoleSink};
+use super::console::{summary_text, ConsoleSink, ProgressSink};
 use crate::config::{IoServiceKind, RunSettings};
+use crate::events::{Event, EventSink, Facts, Fanout, FileUnit, Stopped};
 use crate::exit::{Internal, Outcome};
-use crate::findings::{Event, EventSink, Fanout, Message, Severity};
+use crate::findings::{Message, Severity};
 use crate::io::aio::RingKind;
 use crate::io::{
     Backend, BufferedBackend, DirectBackend, FaultyBackend, IoService, ServiceBackend,
@@ -50,70 +48,42 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     plan.run_id = Some(run_id);
     crate::exit::outln!("I/O engine = {}", engine.describe())?;
     let evidence = Arc::new(open_evidence(settings, run_id)?);
-    evidence.io_engine(engine);
-    for line in exposure_lines(settings) {
-        crate::exit::outln!("{line}")?;
-        evidence.emit(Event::Message(Message::new(
-            Severity::Warning,
-            "System",
-            "Dir::Exposure",
-            line.as_str(),
-        )));
-    }
-    for f in &plan.files {
-        let info = backend.direct_io_info(&f.path);
-        let line = alignment_line(&f.path, f.role, &info, plan.direct);
-        crate::exit::outln!("{line}")?;
-        evidence.dio_align(line);
-    }
-    let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
-    evidence.system_info(crate::report::sysinfo::capture(&paths));
-    let sinks: Vec<Arc<dyn EventSink>> = vec![Arc::new(ConsoleSink::default()), evidence.clone()];
+    // Every output is a sink of the one event stream (docs/layout.md, "Adding a sink").
+    let progress = Arc::new(ProgressSink::default());
+    let sinks: Vec<Arc<dyn EventSink>> = vec![
+        Arc::new(ConsoleSink::default()),
+        evidence.clone(),
+        progress.clone(),
+    ];
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(sinks));
-    for line in settings.echo().lines() {
-        sink.emit(Event::Message(Message::new(
-            Severity::Info,
-            "System",
-            "Config::Echo",
-            line,
-        )));
-    }
-    let bar = progress_bar();
-    let last_json = parking_lot::Mutex::new(Instant::now());
-    let tick = |line: &str| {
-        if let Some(b) = &bar {
-            b.set_message(line.to_string());
-        }
-        // Keep the JSON summary current, so a killed run still leaves its findings there.
-        let mut last = last_json.lock();
-        if last.elapsed() >= Duration::from_secs(10) {
-            evidence.update(None);
-            *last = Instant::now();
-        }
-    };
+    header(
+        settings,
+        &plan,
+        backend.as_ref(),
+        engine,
+        &evidence,
+        sink.as_ref(),
+    )?;
+    progress.start();
     let seed = plan.seed;
     let beside = settings
         .bench
         .as_deref()
         .map(super::beside::start)
         .transpose()?;
-    let result = crate::sched::simulate(plan, backend.as_ref(), sink, &tick);
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let result = crate::sched::simulate(plan, backend.as_ref(), sink.clone());
+    progress.finish();
     if let Some(n) = faulty.map(|f| f.armed()).filter(|&n| n > 0) {
         crate::exit::errln!("sqliosim: warning: {n} injected fault(s) never fired: no request of their kind reached their page after they were armed (a request meets at most one armed fault)");
     }
     let outcome = result?;
     // A failure to write evidence must not hide the verdict: findings still exit 1.
-    if let Some(env) = &outcome.environment {
-        evidence.environment_error(&env.text);
-    }
-    evidence.stopped(
-        super::stopped::stop_info(&outcome),
-        &super::stopped::log_text(&outcome),
-    );
-    let evidence_error = evidence.finish(Some(&outcome.summary)).err();
+    sink.emit(Event::Stop(Box::new(Stopped {
+        info: super::stopped::stop_info(&outcome),
+        environment_error: outcome.environment.as_ref().map(|e| e.text.clone()),
+        text: super::stopped::log_text(&outcome),
+    })));
+    let evidence_error = evidence.finish().err();
     if let Some(e) = &evidence_error {
         crate::exit::errln!("sqliosim: warning: writing the evidence failed: {e}");
     }
@@ -169,34 +139,40 @@ fn verdict(
     }
 }
 
-/// The run header's line for one file's direct-I/O unit, e.g. `Direct I/O unit of
-/// m/sqliosim.ldx = 4096 bytes (statx DIOALIGN: offset 4096, memory 512; ext4), log blocks in
-/// 4096-byte units`.
-fn alignment_line(
-    path: &Path,
-    role: crate::page::FileRole,
-    info: &crate::io::DirectIoInfo,
-    direct: bool,
-) -> String {
-    let log = match role {
-        crate::page::FileRole::Log => format!(", log blocks in {}-byte units", info.unit()),
-        // The allowed-tear rule's unit (docs/durability.md): verify and --resume accept a
-        // tear at its boundaries of a write the journal does not hold.
-        crate::page::FileRole::Data => format!(
-            ", atomic unit assumed {} bytes (the logical sector: a write not acknowledged may tear at its boundaries)",
-            info.unit()
-        ),
-    };
-    let buffered = if direct {
-        ""
-    } else {
-        " (buffered I/O: not enforced)"
-    };
-    format!(
-        "Direct I/O unit of {} = {}{buffered}{log}",
-        path.display(),
-        info.describe()
-    )
+/// The run header: what carries the I/O, the exposure warnings and each file's direct-I/O unit
+/// on stdout, then the facts (I/O service, units, system) and the configuration echo as
+/// events. The exposure warnings go to the log only (the console has printed them).
+fn header(
+    settings: &RunSettings,
+    plan: &SimPlan,
+    backend: &dyn Backend,
+    engine: IoServiceInfo,
+    evidence: &Evidence,
+    sink: &dyn EventSink,
+) -> anyhow::Result<()> {
+    sink.emit(Event::Facts(Box::new(Facts::IoService(engine))));
+    for line in exposure_lines(settings) {
+        crate::exit::outln!("{line}")?;
+        let m = Message::new(Severity::Warning, "System", "Dir::Exposure", line.as_str());
+        evidence.emit(Event::Message(m));
+    }
+    for f in &plan.files {
+        let unit = FileUnit {
+            path: f.path.clone(),
+            role: f.role,
+            info: backend.direct_io_info(&f.path),
+            direct: plan.direct,
+        };
+        crate::exit::outln!("{}", crate::report::io_service::unit_line(&unit))?;
+        sink.emit(Event::Facts(Box::new(Facts::Unit(unit))));
+    }
+    let system = crate::report::sysinfo::capture(&file_paths(plan));
+    sink.emit(Event::Facts(Box::new(Facts::System(system))));
+    for line in settings.echo().lines() {
+        let m = Message::new(Severity::Info, "System", "Config::Echo", line);
+        sink.emit(Event::Message(m));
+    }
+    Ok(())
 }
 
 /// The backend of a run, with what carries its I/O.
@@ -409,19 +385,4 @@ fn write_bundle(settings: &RunSettings, out: &Path) -> anyhow::Result<()> {
     crate::report::bundle::write_for(&input, None, &extra, out)
         .map_err(|e| anyhow::anyhow!("cannot write the bundle {}: {e}", out.display()))?;
     Ok(())
-}
-
-/// A progress line on a terminal; none when stdout is not one.
-fn progress_bar() -> Option<ProgressBar> {
-    use std::io::IsTerminal;
-    if !std::io::stdout().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    Some(bar)
 }

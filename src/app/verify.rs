@@ -16,8 +16,9 @@ use super::verify_lost::{adopt_given, lost_tail, reconcile, Lost};
 use super::verify_scope;
 use crate::engine::journal::{JournalState, JOURNAL_NAME};
 use crate::engine::scan::{allowed_tears, scan_data, scan_log};
+use crate::events::{EventSink, Fanout};
 use crate::exit::Outcome;
-use crate::findings::{EventSink, Fanout, Finding};
+use crate::findings::Finding;
 use crate::io::{Backend, BufferedBackend};
 use crate::page::FileRole;
 use crate::report::{Evidence, EvidenceOptions, RunInfo};
@@ -91,7 +92,7 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
         findings += scan_one(t, journal.as_ref(), sink.as_ref(), findings)?;
     }
     evidence
-        .finish(None)
+        .finish()
         .map_err(|e| anyhow::anyhow!("writing the evidence failed: {e}"))?;
     // Earlier lines are best effort (`.ok()`): stdout stays broken, so this last line meets
     // the failure again and reports it, without hiding the verdict.
@@ -195,7 +196,7 @@ fn shown(dirs: &[PathBuf]) -> String {
 
 fn emit(sink: &dyn EventSink, mut f: Finding, seq: u64) {
     f.seq = seq;
-    sink.emit(crate::findings::Event::Finding(Box::new(f)));
+    sink.emit(crate::events::Event::Finding(Box::new(f)));
 }
 
 /// Takes the file set shared, so that no run starts on it during the scan; refuses (exit 2)

@@ -2,37 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::sysinfo::{or_unknown, read_opt, UNKNOWN};
 
-/// What sysfs says about a block device and the disk it is part of.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeviceInfo {
-    /// major:minor of the file's st_dev.
-    pub major_minor: String,
-    /// Kernel name of the device (sda1, nvme0n1p2, dm-0).
-    pub name: String,
-    /// Kernel name of the whole disk (sda, nvme0n1).
-    pub disk: String,
-    /// Model.
-    pub model: String,
-    /// Serial number.
-    pub serial: String,
-    /// Firmware revision.
-    pub firmware: String,
-    /// Logical block size, bytes.
-    pub logical_block_size: Option<u64>,
-    /// Physical block size, bytes.
-    pub physical_block_size: Option<u64>,
-    /// "yes", "no" or "unknown".
-    pub rotational: String,
-    /// "write back", "write through" or "unknown".
-    pub write_cache: String,
-    /// Active I/O scheduler.
-    pub scheduler: String,
-}
+pub use crate::events::facts::DeviceInfo;
 
 impl DeviceInfo {
     /// Nothing known.

@@ -1,25 +1,26 @@
 //! The evidence sink: every event of a run goes to the XML log, the page dumps and the JSON
 //! summary, under the error cap.
 //!
-//! It implements [`EventSink`], so workers can emit into it directly from any thread. A
-//! failure to write evidence does not stop the run; the first one is kept and handed back by
-//! [`Evidence::finish`] (or [`Evidence::take_error`]).
+//! It implements [`EventSink`], so workers can emit into it directly from any thread, and it
+//! learns everything from the events: findings and messages, the facts of the machine and the
+//! I/O, the ticks (its periodic JSON rewrite), the stop and the summary. A failure to write evidence does not stop the run; the first one is
+//! kept and handed back by [`Evidence::finish`] (or [`Evidence::take_error`]).
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::findings::{Event, EventSink, Finding, Message, Severity};
-use crate::stats::Summary;
+use crate::events::{Event, EventSink, Facts, Stopped};
+use crate::findings::{Finding, Message, Severity};
 
 use super::cap::{Admit, ErrorCap, DEFAULT_ERROR_CAP};
 use super::clock::LogClock;
 use super::dump::DumpWriter;
 use super::error::ReportError;
-use super::io_service::IoServiceInfo;
-use super::json::{write_atomic, HostInfo, JsonReport, StopInfo};
+use super::io_service::{ALIGN_FUNC, LOG_FUNC};
+use super::json::{write_atomic, HostInfo, JsonReport};
 use super::logw::LogWriter;
-use super::sysinfo::SystemInfo;
 
 /// Where the evidence goes and how much of it.
 #[derive(Debug, Clone)]
@@ -73,7 +74,13 @@ struct State {
     error: Option<ReportError>,
     /// The run already sent the per-file summary lines as messages.
     summary_logged: bool,
+    /// The last periodic rewrite of the JSON summary (on a tick, every [`JSON_EVERY`]).
+    last_json: Instant,
 }
+
+/// How often the JSON summary is rewritten while the run goes on, so a killed run still leaves
+/// its findings there.
+const JSON_EVERY: Duration = Duration::from_secs(10);
 
 /// The sink that writes the evidence of a run.
 pub struct Evidence {
@@ -115,76 +122,12 @@ impl Evidence {
             json: opts.json,
             error: None,
             summary_logged: false,
+            last_json: Instant::now(),
         };
         st.write_json()?;
         Ok(Evidence {
             state: Mutex::new(st),
         })
-    }
-
-    /// Records the system information (log entries and JSON).
-    pub fn system_info(&self, info: SystemInfo) {
-        let mut st = self.state.lock();
-        for line in super::sysinfo::describe(&info) {
-            st.log_message(&Message::new(Severity::Info, "System", "SystemInfo", line));
-        }
-        st.doc.system = Some(info);
-        st.rewrite_json();
-    }
-
-    /// Records what carries the run's disk I/O (a log entry and the JSON).
-    pub fn io_engine(&self, info: IoServiceInfo) {
-        let mut st = self.state.lock();
-        let text = format!("I/O engine: {}", info.describe());
-        st.log_message(&Message::new(
-            Severity::Info,
-            "System",
-            super::io_service::LOG_FUNC,
-            text,
-        ));
-        st.doc.io_engine = Some(info);
-        st.rewrite_json();
-    }
-
-    /// Records one file's direct-I/O unit (a log entry, `Func` [`super::io_service::ALIGN_FUNC`]).
-    pub fn dio_align(&self, line: String) {
-        let mut st = self.state.lock();
-        st.log_message(&Message::new(
-            Severity::Info,
-            "System",
-            super::io_service::ALIGN_FUNC,
-            line,
-        ));
-    }
-
-    /// Rewrites the JSON summary with the statistics so far (call it periodically).
-    pub fn update(&self, stats: Option<&Summary>) {
-        let mut st = self.state.lock();
-        if let Some(s) = stats {
-            st.doc.stats = Some(s.clone());
-        }
-        st.rewrite_json();
-    }
-
-    /// Records the environment error that stopped the run (JSON `environment_error`).
-    pub fn environment_error(&self, text: &str) {
-        self.state.lock().doc.environment_error = Some(text.to_string());
-    }
-
-    /// Records how the run stopped (JSON `stop`); a signal stop is also logged as a warning
-    /// (`Func` [`super::logw::STOP_SIGNAL_FUNC`]) with `text`.
-    pub fn stopped(&self, stop: StopInfo, text: &str) {
-        let mut st = self.state.lock();
-        if stop.reason == "signal" {
-            let m = Message::new(
-                Severity::Warning,
-                "System",
-                super::logw::STOP_SIGNAL_FUNC,
-                text,
-            );
-            st.log_message(&m);
-        }
-        st.doc.stop = Some(stop);
     }
 
     /// The findings logged in full so far.
@@ -202,25 +145,13 @@ impl Evidence {
         self.state.lock().error.take()
     }
 
-    /// Logs the per-file summaries (unless the run already sent them as messages) and the
-    /// suppressed count, closes the log and writes the final JSON. Returns the first evidence-writing failure of the run, if any.
-    pub fn finish(&self, stats: Option<&Summary>) -> Result<(), ReportError> {
+    /// Logs the per-file summaries of the [`Event::Summary`] received (unless the run already
+    /// sent them as messages) and the suppressed count, closes the log and writes the final
+    /// JSON. Returns the first evidence-writing failure of the run, if any.
+    pub fn finish(&self) -> Result<(), ReportError> {
         let mut st = self.state.lock();
-        if let Some(s) = stats.filter(|_| !st.summary_logged) {
-            for f in &s.files {
-                for line in crate::stats::file_summary_lines(f) {
-                    let m = Message::new(
-                        Severity::Info,
-                        "Display Monitor",
-                        crate::stats::SQLIOSIM_SUMMARY_FUNC,
-                        line,
-                    );
-                    st.log_message(&m);
-                }
-            }
-        }
-        if let Some(s) = stats {
-            st.doc.stats = Some(s.clone());
+        if !st.summary_logged {
+            st.log_summary_lines();
         }
         st.log_suppressed();
         let signal = st.doc.stop.as_ref().is_some_and(|s| s.reason == "signal");
@@ -349,20 +280,100 @@ impl State {
     }
 }
 
+/// What the events other than findings do to the evidence.
+impl State {
+    fn message(&mut self, m: &Message) {
+        if m.severity == Severity::Error {
+            if self.admit("error_message") {
+                self.log_message(m);
+            }
+            return;
+        }
+        self.summary_logged |= m.func == crate::stats::SQLIOSIM_SUMMARY_FUNC;
+        self.log_message(m);
+    }
+
+    /// The system information (log entries and JSON), what carries the I/O (a log entry and
+    /// the JSON), or one file's direct-I/O unit (a log entry, `Func` [`ALIGN_FUNC`]).
+    fn facts(&mut self, facts: Facts) {
+        let info = |text| Message::new(Severity::Info, "System", "SystemInfo", text);
+        match facts {
+            Facts::System(sys) => {
+                for line in super::sysinfo::describe(&sys) {
+                    self.log_message(&info(line));
+                }
+                self.doc.system = Some(sys);
+            }
+            Facts::IoService(io) => {
+                let text = format!("I/O engine: {}", io.describe());
+                self.log_message(&Message {
+                    func: LOG_FUNC.into(),
+                    ..info(text)
+                });
+                self.doc.io_engine = Some(io);
+            }
+            Facts::Unit(u) => {
+                let m = Message {
+                    func: ALIGN_FUNC.into(),
+                    ..info(super::io_service::unit_line(&u))
+                };
+                self.log_message(&m);
+                return;
+            }
+        }
+        self.rewrite_json();
+    }
+
+    /// Keeps the JSON summary current while the run goes on.
+    fn tick(&mut self) {
+        if self.last_json.elapsed() >= JSON_EVERY {
+            self.rewrite_json();
+            self.last_json = Instant::now();
+        }
+    }
+
+    /// How the run stopped (JSON `stop`, and `environment_error` when one stopped it); a
+    /// signal stop is also logged as a warning (`Func` [`super::logw::STOP_SIGNAL_FUNC`]).
+    fn stopped(&mut self, s: Stopped) {
+        if let Some(text) = s.environment_error {
+            self.doc.environment_error = Some(text);
+        }
+        if s.info.reason == "signal" {
+            let func = super::logw::STOP_SIGNAL_FUNC;
+            self.log_message(&Message::new(Severity::Warning, "System", func, s.text));
+        }
+        self.doc.stop = Some(s.info);
+    }
+
+    /// The per-file summaries of the statistics received, as SQLIOSim logs them.
+    fn log_summary_lines(&mut self) {
+        let Some(stats) = self.doc.stats.take() else {
+            return;
+        };
+        for f in &stats.files {
+            for line in crate::stats::file_summary_lines(f) {
+                let func = crate::stats::SQLIOSIM_SUMMARY_FUNC;
+                self.log_message(&Message::new(Severity::Info, "Display Monitor", func, line));
+            }
+        }
+        self.doc.stats = Some(stats);
+    }
+}
+
 impl EventSink for Evidence {
     fn emit(&self, event: Event) {
         let mut st = self.state.lock();
         match event {
             Event::Finding(f) => st.finding(*f),
-            Event::Message(m) if m.severity == Severity::Error => {
-                if st.admit("error_message") {
-                    st.log_message(&m);
-                }
+            Event::Message(m) => st.message(&m),
+            Event::Facts(f) => st.facts(*f),
+            Event::Tick(_) => st.tick(),
+            Event::Stop(s) => st.stopped(*s),
+            Event::Summary(s) => {
+                st.doc.stats = Some(*s);
+                st.rewrite_json();
             }
-            Event::Message(m) => {
-                st.summary_logged |= m.func == crate::stats::SQLIOSIM_SUMMARY_FUNC;
-                st.log_message(&m)
-            }
+            Event::Phase(_) => {}
         }
     }
 }

@@ -1,7 +1,9 @@
-//! What carried a run's disk I/O (`sqliosim run --engine`): recorded in the JSON summary,
-//! logged at start, and printed in the console header, all from the same description.
+//! What carried a run's disk I/O (`sqliosim run --engine`) and each file's direct-I/O unit:
+//! recorded in the JSON summary, logged at start, and printed in the console header, all from
+//! the same description.
 
-use serde::{Deserialize, Serialize};
+use crate::events::FileUnit;
+use crate::page::FileRole;
 
 /// The `Func` attribute of the log entry that records the engine (its text is
 /// `I/O engine: ` and the description); `sqliosim report` reads it back.
@@ -11,24 +13,7 @@ pub const LOG_FUNC: &str = "IoEngine";
 /// text is the run header's `Direct I/O unit of …` line).
 pub const ALIGN_FUNC: &str = "DirectIoAlign";
 
-/// The engine a run asked for and the one that carried its I/O.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct IoServiceInfo {
-    /// What `--engine` asked for: `uring`, `psync` or `sync`.
-    pub requested: String,
-    /// What carried the I/O: `uring`, `psync` (asked for, or io_uring refused), `sync`, or
-    /// `memory` (the fault-injection backend, which no engine carries).
-    pub used: String,
-    /// Most requests in flight (the engine's depth); `None` for `sync` and `memory`.
-    pub depth: Option<u64>,
-    /// MaxOutstandingIO from the configuration (0: no cap).
-    pub max_outstanding_io: u64,
-    /// The asynchronous actors submit to io_uring rings of their own, not to the engine
-    /// (issue #15 §3); MaxOutstandingIO then holds their requests by a gate.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub own_rings: bool,
-}
+pub use crate::events::facts::IoServiceInfo;
 
 impl IoServiceInfo {
     /// One line for the console and the log, e.g. `uring, depth 32 (MaxOutstandingIO)`.
@@ -64,6 +49,31 @@ impl IoServiceInfo {
             ),
         }
     }
+}
+
+/// The run header's line for one file's direct-I/O unit, e.g. `Direct I/O unit of
+/// m/sqliosim.ldx = 4096 bytes (statx DIOALIGN: offset 4096, memory 512; ext4), log blocks in
+/// 4096-byte units`; the log entry ([`ALIGN_FUNC`]) has the same text.
+pub fn unit_line(u: &FileUnit) -> String {
+    let unit = u.info.unit();
+    let log = match u.role {
+        FileRole::Log => format!(", log blocks in {unit}-byte units"),
+        // The allowed-tear rule's unit (docs/durability.md): verify and --resume accept a
+        // tear at its boundaries of a write the journal does not hold.
+        FileRole::Data => format!(
+            ", atomic unit assumed {unit} bytes (the logical sector: a write not acknowledged may tear at its boundaries)"
+        ),
+    };
+    let buffered = if u.direct {
+        ""
+    } else {
+        " (buffered I/O: not enforced)"
+    };
+    format!(
+        "Direct I/O unit of {} = {}{buffered}{log}",
+        u.path.display(),
+        u.info.describe()
+    )
 }
 
 #[cfg(test)]

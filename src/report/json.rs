@@ -77,20 +77,7 @@ pub fn config_hash(config: &serde_json::Value) -> String {
     format!("sha256:{hex}")
 }
 
-/// How a run stopped.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct StopInfo {
-    /// "completed" (ran its planned course), "signal" (SIGINT or SIGTERM cut it short),
-    /// "findings" (stopped on an integrity finding, StopOnError), or "environment_error".
-    pub reason: String,
-    /// "SIGINT" or "SIGTERM" when `reason` is "signal".
-    pub signal: Option<String>,
-    /// Seconds from the run start to the stop.
-    pub after_s: f64,
-    /// Seconds the run was planned to last (cycles × duration), null when open-ended.
-    pub planned_s: Option<f64>,
-}
+pub use crate::events::facts::StopInfo;
 
 /// The whole JSON summary document.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,7 @@
 //! Evidence: the SQLIOSim-compatible XML log, page dumps, the JSON summary, system
 //! information, and `sqliosim report` (terminal summary, HTML page, evidence bundle).
 //!
-//! During a run, [`Evidence`] is the [`crate::findings::EventSink`] that writes the log, the
+//! During a run, [`Evidence`] is the [`crate::events::EventSink`] that writes the log, the
 //! dumps and the JSON summary under the error cap. After (or during) a run, [`reader::load`]
 //! reads a log or summary back, cut short or not, for the terminal summary, [`html::render`]
 //! and [`bundle::write`]. This module never depends on `actors` or `sched`.
@@ -26,6 +26,7 @@ pub mod json;
 mod jsonfix;
 pub mod logparse;
 pub mod logw;
+pub mod progress;
 pub mod reader;
 mod summary_lines;
 pub mod sysinfo;

@@ -5,52 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::blockdev::{self, DeviceInfo};
 
 /// What is reported for a field that could not be read.
 pub const UNKNOWN: &str = "unknown";
 
-/// The machine and the storage under the test files.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SystemInfo {
-    /// Host name.
-    pub hostname: String,
-    /// Kernel: `uname -srvm`.
-    pub kernel: String,
-    /// CPU model name.
-    pub cpu_model: String,
-    /// Logical CPUs.
-    pub cpu_count: usize,
-    /// Total memory, bytes.
-    pub memory_bytes: Option<u64>,
-    /// One entry per test file.
-    pub files: Vec<FileDevice>,
-}
-
-/// The device and file system under one test file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct FileDevice {
-    /// The test file.
-    pub path: PathBuf,
-    /// The block device and its disk.
-    pub device: DeviceInfo,
-    /// File system type (ext4, xfs, tmpfs, …).
-    pub fs_type: String,
-    /// Mount point.
-    pub mount_point: String,
-    /// Mount options (per-mount and super-block options).
-    pub mount_options: String,
-    /// Mount source (the device as mounted).
-    pub mount_source: String,
-    /// Bytes available to unprivileged users.
-    pub free_bytes: Option<u64>,
-    /// Size of the file system, bytes.
-    pub total_bytes: Option<u64>,
-}
+pub use crate::events::facts::{FileDevice, SystemInfo};
 
 fn read_trim(path: impl AsRef<Path>) -> Option<String> {
     std::fs::read_to_string(path)

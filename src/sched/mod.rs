@@ -1,14 +1,14 @@
-//! Scheduler, the driver only: setup, test cycles, the monitor, resume and the progress line.
+//! Scheduler, the driver only: setup, test cycles, the monitor and resume.
 //! The plan it runs lives in [`crate::plan`], the run-time controls it shares with the actors
 //! (stop, throttle, gate, in-flight table) in [`crate::control`].
 //!
 //! [`simulate`] is the whole of a `sqliosim run` below the reporting: it sets the files up,
-//! runs the cycles, and returns the merged statistics and the per-file summaries. Findings and
-//! messages leave through the event sink as they happen.
+//! runs the cycles, and returns the merged statistics and the per-file summaries. Everything
+//! else leaves through the event sink as it happens: findings and messages, each phase as it
+//! begins, a tick about once a second (the progress line is a sink), and the summary at the end.
 
 pub mod counted;
 pub mod monitor;
-pub mod progress;
 pub mod resume;
 pub mod run;
 pub mod setup;
@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::control::stop::{Stop, StopReason};
-use crate::findings::{EventSink, Severity};
+use crate::events::{Event, EventSink};
+use crate::findings::Severity;
 use crate::io::Backend;
 use crate::plan::SimPlan;
 use crate::stats::{
@@ -48,13 +49,14 @@ pub struct SimOutcome {
     pub no_space: u64,
 }
 
-/// Runs the simulation of `plan` on `backend`; `on_tick` receives a progress line about once a
-/// second during the main phase. SIGINT and SIGTERM stop the run cleanly.
+/// Runs the simulation of `plan` on `backend`, its events into `sink` (a
+/// [`Tick`](crate::events::Tick) about once a second in every phase, the
+/// [`Summary`](crate::events::Event::Summary) at the end). SIGINT and SIGTERM stop the run
+/// cleanly.
 pub fn simulate(
     plan: SimPlan,
     backend: &dyn Backend,
     sink: Arc<dyn EventSink>,
-    on_tick: &(dyn Fn(&str) + Sync),
 ) -> anyhow::Result<SimOutcome> {
     // Signals are caught from the start: a Ctrl-C while the files are being created still
     // ends the run cleanly.
@@ -68,7 +70,7 @@ pub fn simulate(
         }
     };
     let started = Instant::now();
-    let result = run::run_cycles(&sh, on_tick);
+    let result = run::run_cycles(&sh);
     if !sh.stop.run_stopped() || sh.stop.reason() == StopReason::Signal {
         crate::actors::sync::end(&sh);
     }
@@ -109,6 +111,7 @@ pub fn simulate(
             format!("{long} I/O requests were outstanding for more than 15 sec. during the run"),
         );
     }
+    sh.sink.emit(Event::Summary(Box::new(summary.clone())));
     if sh.plan.delete_at_shutdown {
         // The journal goes first: a crash in between leaves files without a journal, never a
         // journal naming files that are gone (which verify reports as lost files).

@@ -1,13 +1,14 @@
 //! The Display Monitor: ends the main phase when its time is up, reports I/Os outstanding
-//! for more than 15 seconds (each once), and feeds the progress line of every phase.
+//! for more than 15 seconds (each once), and emits a [`Tick`] of every phase about once a
+//! second (the progress line and the periodic JSON rewrite are sinks of them).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::progress::{self, Phase};
 use super::run::Ticker;
 
 use crate::actors::shared::Shared;
+use crate::events::{Event, Phase, Tick};
 use crate::findings::Severity;
 use crate::stats::LiveSnapshot;
 
@@ -15,9 +16,9 @@ use crate::stats::LiveSnapshot;
 const TICK: Duration = Duration::from_millis(250);
 
 /// Watches the I/O of a phase until its workers are done: reports I/Os outstanding for longer
-/// than the limit, each once; ends the main phase on time; and calls the progress callback
-/// about once a second with a line naming the phase.
-pub fn monitor(sh: &Shared, workers_done: &AtomicBool, ticker: Option<Ticker<'_>>) {
+/// than the limit, each once; ends the main phase on time; and emits a tick of the phase about
+/// once a second, and a closing one.
+pub fn monitor(sh: &Shared, workers_done: &AtomicBool, ticker: Option<Ticker>) {
     let start = Instant::now();
     let mut last_line = Instant::now();
     let at_start = sh.live.snapshot();
@@ -49,11 +50,11 @@ pub fn monitor(sh: &Shared, workers_done: &AtomicBool, ticker: Option<Ticker<'_>
     }
 }
 
-/// Sends one progress line for `t`'s phase; `(at_start, last)` are the snapshots at the start
-/// of the phase and at the previous line, taken `since` then. Returns the snapshot now.
+/// Emits one tick of `t`'s phase; `(at_start, last)` are the snapshots at the start of the
+/// phase and at the previous tick, taken `since` then. Returns the snapshot now.
 fn tick(
     sh: &Shared,
-    t: &Ticker<'_>,
+    t: &Ticker,
     start: Instant,
     (at_start, last): (&LiveSnapshot, &LiveSnapshot),
     since: Instant,
@@ -61,19 +62,27 @@ fn tick(
 ) -> LiveSnapshot {
     let now = sh.live.snapshot();
     // The initial update writes each page once, the audit reads each once.
-    let done = match t.phase {
+    let done_bytes = match t.phase {
         Phase::Audit { .. } => now.bytes_read.saturating_sub(at_start.bytes_read),
         _ => now.bytes_written.saturating_sub(at_start.bytes_written),
     };
-    let label = progress::label(t.phase, start.elapsed(), done, finished);
-    let secs = since.elapsed().as_secs_f64();
-    (t.on_tick)(&progress::line(
-        &label,
-        last,
-        &now,
-        secs,
-        sh.finding_count(),
-    ));
+    let planned = (sh.plan.cycles > 0).then(|| sh.plan.cycle_duration * sh.plan.cycles);
+    let tick = Tick {
+        cycle: t.cycle,
+        phase: t.phase,
+        elapsed: start.elapsed(),
+        run_elapsed: sh.start.elapsed(),
+        planned,
+        done_bytes,
+        finished,
+        before: *last,
+        now,
+        interval: since.elapsed(),
+        findings: sh.finding_count(),
+        in_flight: sh.depth.reading().inflight,
+        allowed: sh.throttles.iter().map(|t| t.allowed() as u64).sum(),
+    };
+    sh.sink.emit(Event::Tick(Box::new(tick)));
     now
 }
 

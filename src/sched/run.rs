@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
-use super::progress::Phase;
 use crate::actors::shared::Shared;
 use crate::actors::worker::Worker;
 use crate::actors::{batch, random, shrink, system};
+use crate::events::Phase;
 use crate::findings::Severity;
 use crate::page::{ActorKind, PAGE_SIZE};
 use crate::stats::{RunStats, ThreadStats};
@@ -114,7 +114,7 @@ fn no_buffers_text(actor: &str, bytes: usize, e: &std::io::Error) -> String {
 }
 
 /// Runs every cycle of the plan.
-pub fn run_cycles(sh: &Shared, on_tick: &(dyn Fn(&str) + Sync)) -> SimResult {
+pub fn run_cycles(sh: &Shared) -> SimResult {
     let col = Collector::new(sh.start);
     let mut cycles = 0;
     while sh.plan.cycles == 0 || cycles < sh.plan.cycles {
@@ -122,7 +122,7 @@ pub fn run_cycles(sh: &Shared, on_tick: &(dyn Fn(&str) + Sync)) -> SimResult {
             break;
         }
         cycles += 1;
-        one_cycle(sh, &col, cycles, on_tick);
+        one_cycle(sh, &col, cycles);
     }
     let stats = col.stats.into_inner();
     SimResult {
@@ -133,7 +133,7 @@ pub fn run_cycles(sh: &Shared, on_tick: &(dyn Fn(&str) + Sync)) -> SimResult {
     }
 }
 
-fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) + Sync)) {
+fn one_cycle(sh: &Shared, col: &Collector, cycle: u32) {
     sh.message(
         Severity::Info,
         "System",
@@ -141,7 +141,7 @@ fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) +
         format!("Starting test cycle {cycle}"),
     );
     let data = data_bytes(sh);
-    let tick = |phase| Some(Ticker { on_tick, phase });
+    let tick = |phase| Some(Ticker { cycle, phase });
     phase(
         sh,
         "initial update",
@@ -172,7 +172,7 @@ fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) +
             });
         },
     );
-    main_phase(sh, col, on_tick);
+    main_phase(sh, col, cycle);
     if !sh.stop.run_stopped() {
         phase(
             sh,
@@ -205,11 +205,11 @@ fn data_bytes(sh: &Shared) -> u64 {
         .sum()
 }
 
-/// The progress callback and the phase its lines describe (the main phase also ends on time).
+/// The phase the monitor's ticks describe, and its cycle (the main phase also ends on time).
 #[derive(Clone, Copy)]
-pub struct Ticker<'a> {
-    /// Receives a progress line about once a second.
-    pub on_tick: &'a (dyn Fn(&str) + Sync),
+pub struct Ticker {
+    /// The test cycle (1-based).
+    pub cycle: u32,
     /// The phase running.
     pub phase: Phase,
 }
@@ -221,7 +221,7 @@ fn phase<'e>(
     sh: &'e Shared,
     name: &'static str,
     burst: bool,
-    timed: Option<Ticker<'_>>,
+    timed: Option<Ticker>,
     body: impl for<'s> FnOnce(&'s thread::Scope<'s, 'e>),
 ) {
     if sh.stop.run_stopped() {
@@ -229,6 +229,13 @@ fn phase<'e>(
     }
     sh.stop.begin_phase();
     sh.stop.enter_stage(name);
+    if let Some(t) = timed {
+        let began = crate::events::PhaseBegan {
+            phase: t.phase,
+            cycle: t.cycle,
+        };
+        sh.sink.emit(crate::events::Event::Phase(began));
+    }
     depth_phase(sh, Some(name));
     sh.burst
         .store(burst && sh.plan.allow_io_bursts, Ordering::Relaxed);
@@ -288,7 +295,7 @@ fn initial_update(w: &mut Worker<'_>, file: usize) {
     w.sh.message(Severity::Info, "InitialUpdate", "InitialUpdate", text);
 }
 
-fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
+fn main_phase(sh: &Shared, col: &Collector, cycle: u32) {
     let plan = &sh.plan;
     let max_chain = plan.random.max_chain.max(1) as usize;
     let main = Phase::Main {
@@ -298,10 +305,7 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
         sh,
         "main",
         false,
-        Some(Ticker {
-            on_tick,
-            phase: main,
-        }),
+        Some(Ticker { cycle, phase: main }),
         |scope| {
             for id in 0..plan.random.users {
                 spawn(
@@ -369,7 +373,7 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
     );
 }
 
-fn audit_phase(sh: &Shared, col: &Collector, ticker: Option<Ticker<'_>>) {
+fn audit_phase(sh: &Shared, col: &Collector, ticker: Option<Ticker>) {
     phase(sh, "audit", false, ticker, |scope| {
         for (i, &file) in sh.data.iter().enumerate() {
             spawn(

@@ -19,7 +19,8 @@ use crate::engine::journal::{
 };
 use crate::engine::pool::BufferPool;
 use crate::engine::wal::{FlushHook, Wal};
-use crate::findings::{Event, EventSink, Message, Severity};
+use crate::events::{Event, EventSink};
+use crate::findings::{Message, Severity};
 use crate::io::{Backend, OpenOptions};
 use crate::page::{FileRole, PAGE_SIZE};
 use crate::plan::SimPlan;

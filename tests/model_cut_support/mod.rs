@@ -15,7 +15,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sqliosim::engine::journal::{JournalState, JOURNAL_NAME};
 use sqliosim::engine::scan::{scan_data, scan_log};
-use sqliosim::findings::{Event, EventSink, FindingClass};
+use sqliosim::events::{Event, EventSink};
+use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Keep, PowerCut};
 use sqliosim::io::{Backend, FaultyBackend, OpenOptions};
 use sqliosim::page::{FileHeader, FileRole, PAGE_SIZE};
@@ -157,6 +158,7 @@ impl EventSink for Cutter {
                     self.begin(p);
                 }
             }
+            _ => {}
         }
     }
 }
@@ -311,7 +313,7 @@ pub fn run_and_judge(
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         let run = s.spawn(|| {
-            let out = sqliosim::sched::simulate(plan, backend, sink.clone(), &|_| {});
+            let out = sqliosim::sched::simulate(plan, backend, sink.clone());
             done.store(true, std::sync::atomic::Ordering::Release);
             out
         });

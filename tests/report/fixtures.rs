@@ -3,9 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use sqliosim::findings::{
-    Event, EventSink, Finding, FindingClass, HistoryEntry, Message, Severity,
-};
+use sqliosim::events::{Event, EventSink};
+use sqliosim::findings::{Finding, FindingClass, HistoryEntry, Message, Severity};
 use sqliosim::page::sectors::expected_image;
 use sqliosim::page::{
     verify, ActorKind, Expect, ExpectedState, PageStamp, Verdict, PAGE_SIZE, SECTOR_SIZE,
@@ -304,6 +303,7 @@ pub fn run(dir: &Path, findings: &[Finding], cap: u64) -> Evidence {
     for f in findings {
         ev.emit(Event::Finding(Box::new(f.clone())));
     }
-    ev.finish(Some(&summary())).expect("evidence closes");
+    ev.emit(Event::Summary(Box::new(summary())));
+    ev.finish().expect("evidence closes");
     ev
 }

@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sqliosim::findings::{Event, EventSink};
+use sqliosim::events::{Event, EventSink};
 
 use super::fixtures;
 
@@ -28,7 +28,7 @@ fn evidence_child() {
         f.seq = i as u64 + 1;
         ev.emit(Event::Finding(Box::new(f)));
         if i % 8 == 0 {
-            ev.update(Some(&fixtures::summary()));
+            ev.emit(Event::Summary(Box::new(fixtures::summary())));
         }
     }
 }

@@ -45,8 +45,8 @@ fn log_is_well_formed_after_every_entry() {
             .unwrap();
     fixtures::startup(&ev);
     for f in fixtures::every_class().into_iter().take(3) {
-        use sqliosim::findings::EventSink;
-        ev.emit(sqliosim::findings::Event::Finding(Box::new(f)));
+        use sqliosim::events::EventSink;
+        ev.emit(sqliosim::events::Event::Finding(Box::new(f)));
         let raw = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).unwrap();
         roxmltree::Document::parse(&raw).expect("well-formed mid-run");
     }

@@ -270,7 +270,8 @@ fn unreadable_input_is_an_error() {
 
 #[test]
 fn summary_lines_sent_by_the_run_are_not_repeated() {
-    use sqliosim::findings::{Event, EventSink, Message, Severity};
+    use sqliosim::events::{Event, EventSink};
+    use sqliosim::findings::{Message, Severity};
     let dir = tempfile::tempdir().unwrap();
     let ev =
         sqliosim::report::Evidence::create(fixtures::options(dir.path(), 50), fixtures::run_info())
@@ -286,7 +287,8 @@ fn summary_lines_sent_by_the_run_are_not_repeated() {
             )));
         }
     }
-    ev.finish(Some(&summary)).unwrap();
+    ev.emit(Event::Summary(Box::new(summary)));
+    ev.finish().unwrap();
     let raw = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).unwrap();
     assert_eq!(
         raw.matches("Final Summary for file /data/sqliosim.mdx")

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use super::faultfs::{find_binary, unavailable, Daemon};
 use super::plan::{selftest_plan, DATA, DATA_PAGES};
 use super::Row;
-use crate::findings::{FindingClass as C, MemorySink};
+use crate::events::MemorySink;
+use crate::findings::FindingClass as C;
 use crate::io::DirectBackend;
 
 /// One fault class through faultfs.
@@ -141,8 +142,7 @@ fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, Strin
     plan.journal = true;
     let sink = Arc::new(MemorySink::default());
     let (result, late) = std::thread::scope(|s| {
-        let sim =
-            s.spawn(|| crate::sched::simulate(plan, &DirectBackend::new(), sink.clone(), &|_| {}));
+        let sim = s.spawn(|| crate::sched::simulate(plan, &DirectBackend::new(), sink.clone()));
         let late = match (case.spec, case.late) {
             (Some(spec), true)
                 if wait_initial_update(&backing.join(DATA), || sim.is_finished()) =>

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use super::plan::{selftest_plan, DATA};
 use super::Row;
-use crate::findings::{FindingClass as C, MemorySink};
+use crate::events::MemorySink;
+use crate::findings::FindingClass as C;
 use crate::io::faulty::{Fault, Misdirect, Target, Tear};
 use crate::io::FaultyBackend;
 
@@ -102,7 +103,7 @@ fn run_case(case: &Case, seed: u64) -> anyhow::Result<Row> {
         backend.inject(f.clone(), target);
     }
     let sink = Arc::new(MemorySink::default());
-    crate::sched::simulate(plan, &backend, sink.clone(), &|_| {})?;
+    crate::sched::simulate(plan, &backend, sink.clone())?;
     let fired = case.fault.is_none() || !backend.fired().is_empty();
     let expect: Vec<(C, u64)> = case.expect.to_vec();
     Ok(Row::judge(

@@ -1,34 +1,23 @@
-//! The text of the live progress line (pure; the app decides where it goes). The line names
-//! the phase the cycle is in — "initial update 35 %", "initial checkpoint 00:03", "main
-//! 00:12/01:00", "final checkpoint 00:02", "audit 40 %" — then the I/O rates of the last
-//! interval.
+//! The text of the live progress line, from a [`Tick`] (pure; the app's progress sink shows
+//! it on a terminal). The line names the phase the cycle is in — "initial update 35 %",
+//! "initial checkpoint 00:03", "main 00:12/01:00", "final checkpoint 00:02", "audit 40 %" —
+//! then the I/O rates of the last interval.
 
 use std::time::Duration;
 
+use crate::events::{Phase, Tick};
 use crate::stats::LiveSnapshot;
 
-/// The phase a progress line describes, with what its label needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// Every data page written once: `total_bytes` in all.
-    InitialUpdate {
-        /// Bytes the phase writes.
-        total_bytes: u64,
-    },
-    /// The checkpoint after the initial update.
-    InitialCheckpoint,
-    /// The timed phase with every user.
-    Main {
-        /// Its length (the test cycle duration).
-        length: Duration,
-    },
-    /// The checkpoint after the main phase.
-    FinalCheckpoint,
-    /// Every data page read and verified once: `total_bytes` in all.
-    Audit {
-        /// Bytes of data pages the pass reads.
-        total_bytes: u64,
-    },
+/// The progress line of `t`: its phase's label, then the last interval's rates.
+pub fn tick_line(t: &Tick) -> String {
+    let label = label(t.phase, t.elapsed, t.done_bytes, t.finished);
+    line(
+        &label,
+        &t.before,
+        &t.now,
+        t.interval.as_secs_f64(),
+        t.findings,
+    )
 }
 
 /// "initial update 35 %", "main 00:12/01:00", "final checkpoint 00:02", "audit 40 %": where the
@@ -91,6 +80,45 @@ fn mmss(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tick_reads_as_its_phase_and_its_interval() {
+        let mut now = LiveSnapshot {
+            reads: 50,
+            bytes_read: 8192 * 50,
+            ..LiveSnapshot::default()
+        };
+        now.lat_log2[0] = 50;
+        let t = Tick {
+            cycle: 1,
+            phase: Phase::Audit {
+                total_bytes: 8192 * 100,
+            },
+            elapsed: Duration::from_secs(1),
+            run_elapsed: Duration::from_secs(9),
+            planned: None,
+            done_bytes: 8192 * 50,
+            finished: false,
+            before: LiveSnapshot::default(),
+            now,
+            interval: Duration::from_millis(500),
+            findings: 2,
+            in_flight: 3,
+            allowed: 8,
+        };
+        let l = tick_line(&t);
+        assert!(l.starts_with("audit 50 %  IOPS      100"), "{l}");
+        assert!(l.ends_with("throttled 0  errors 2"), "{l}");
+        assert_eq!(t.p99_ms(), Some(0.001));
+        assert_eq!(
+            Tick {
+                now: t.before,
+                ..t.clone()
+            }
+            .p99_ms(),
+            None
+        );
+    }
 
     #[test]
     fn line_shows_rates_over_the_interval() {

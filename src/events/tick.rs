@@ -1,0 +1,119 @@
+//! The live events of a running cycle: a phase began ([`PhaseBegan`]), and the snapshot the
+//! driver takes about once a second ([`Tick`]) — what the progress line, a status line or a
+//! metrics file need: where the run is, its rates over the last interval, the depth in flight,
+//! the throttle and the findings so far.
+
+use std::time::Duration;
+
+use crate::stats::LiveSnapshot;
+
+/// The phase of a test cycle, with what a progress label needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Every data page written once: `total_bytes` in all.
+    InitialUpdate {
+        /// Bytes the phase writes.
+        total_bytes: u64,
+    },
+    /// The checkpoint after the initial update.
+    InitialCheckpoint,
+    /// The timed phase with every user.
+    Main {
+        /// Its length (the test cycle duration).
+        length: Duration,
+    },
+    /// The checkpoint after the main phase.
+    FinalCheckpoint,
+    /// Every data page read and verified once: `total_bytes` in all.
+    Audit {
+        /// Bytes of data pages the pass reads.
+        total_bytes: u64,
+    },
+}
+
+impl Phase {
+    /// The phase's name as the log and the depth summary spell it ("initial update", "main"…).
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::InitialUpdate { .. } => "initial update",
+            Phase::InitialCheckpoint => "initial checkpoint",
+            Phase::Main { .. } => "main",
+            Phase::FinalCheckpoint => "final checkpoint",
+            Phase::Audit { .. } => "audit",
+        }
+    }
+}
+
+/// A phase of a test cycle began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhaseBegan {
+    /// The phase, with its planned size or length.
+    pub phase: Phase,
+    /// The test cycle it belongs to (1-based).
+    pub cycle: u32,
+}
+
+/// The live snapshot of the running phase.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tick {
+    /// The test cycle (1-based).
+    pub cycle: u32,
+    /// The phase running.
+    pub phase: Phase,
+    /// Time since the phase began.
+    pub elapsed: Duration,
+    /// Time since the run began.
+    pub run_elapsed: Duration,
+    /// The run's planned length (cycles × cycle duration); `None` when open-ended.
+    pub planned: Option<Duration>,
+    /// Bytes the phase moved so far (written by the initial update, read by the audit).
+    pub done_bytes: u64,
+    /// The phase's closing tick: its workers are done.
+    pub finished: bool,
+    /// The live totals at the previous tick…
+    pub before: LiveSnapshot,
+    /// …and now: their difference is the last interval's activity.
+    pub now: LiveSnapshot,
+    /// The time between the two snapshots.
+    pub interval: Duration,
+    /// Integrity findings reported so far.
+    pub findings: u64,
+    /// Requests in flight now (the run's depth gauge).
+    pub in_flight: u64,
+    /// Requests the per-file throttles allow in flight now, summed over the files.
+    pub allowed: u64,
+}
+
+impl Tick {
+    /// The last interval's activity.
+    pub fn delta(&self) -> LiveSnapshot {
+        self.now - self.before
+    }
+
+    /// Reads and writes per second over the last interval.
+    pub fn iops(&self) -> f64 {
+        self.delta().iops(self.interval.as_secs_f64())
+    }
+
+    /// MB/s (2^20 bytes) read and written over the last interval.
+    pub fn mb_per_s(&self) -> f64 {
+        self.delta().mb_per_s(self.interval.as_secs_f64())
+    }
+
+    /// Mean latency over the last interval, ms (0 when no I/O completed).
+    pub fn mean_latency_ms(&self) -> f64 {
+        self.delta().mean_latency_ms()
+    }
+
+    /// Upper bound of the last interval's 99th-percentile latency, ms (to a factor of two);
+    /// `None` when no I/O completed in it.
+    pub fn p99_ms(&self) -> Option<f64> {
+        let d = self.delta();
+        (d.ops() > 0).then(|| d.p99_ms_bound())
+    }
+
+    /// Times I/O was throttled since the run began.
+    pub fn throttled(&self) -> u64 {
+        self.now.throttles
+    }
+}
