@@ -9,7 +9,7 @@ use std::time::Instant;
 use parking_lot::Mutex;
 
 use super::progress::Phase;
-use crate::actors::shared::Shared;
+use crate::actors::context::Run;
 use crate::actors::worker::Worker;
 use crate::actors::{batch, random, shrink, system};
 use crate::findings::Severity;
@@ -57,7 +57,7 @@ impl Collector {
 /// `Scope::spawn` would panic in the driver, whose scope then waited for the monitor forever.
 fn spawn<'s, 'e: 's>(
     scope: &'s thread::Scope<'s, 'e>,
-    sh: &'e Shared,
+    run: &'e Run<'e>,
     col: &'e Collector,
     kind: ActorKind,
     id: u16,
@@ -69,11 +69,11 @@ fn spawn<'s, 'e: 's>(
         .name(name.clone())
         .spawn_scoped(scope, move || {
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let mut w = match Worker::new(sh, kind, id, pages) {
+                let mut w = match Worker::new(run, kind, id, pages) {
                     Ok(w) => w,
                     Err(e) => {
                         let bytes = pages.max(1) * PAGE_SIZE;
-                        environment(sh, no_buffers_text(kind.name(), bytes, &e));
+                        environment(run, no_buffers_text(kind.name(), bytes, &e));
                         return None;
                     }
                 };
@@ -85,22 +85,24 @@ fn spawn<'s, 'e: 's>(
                 Ok(None) => {}
                 Err(_) => {
                     *col.panicked.lock() = true;
-                    sh.stop.stop_run(crate::control::stop::StopReason::Error);
+                    run.controls
+                        .stop
+                        .stop_run(crate::control::stop::StopReason::Error);
                 }
             }
         });
     if let Err(e) = started {
-        environment(sh, no_thread_text(&name, &e));
+        environment(run, no_thread_text(&name, &e));
     }
 }
 
 /// Stops the run for an environment error of the driver itself (no file concerned).
-fn environment(sh: &Shared, text: String) {
+fn environment(run: &Run<'_>, text: String) {
     let stop = crate::actors::failure::EnvStop {
         text,
         internal: false,
     };
-    crate::actors::failure::stop(sh, stop);
+    crate::actors::failure::stop(run, stop);
 }
 
 /// The message for a thread the system would not start.
@@ -114,44 +116,44 @@ fn no_buffers_text(actor: &str, bytes: usize, e: &std::io::Error) -> String {
 }
 
 /// Runs every cycle of the plan.
-pub fn run_cycles(sh: &Shared, on_tick: &(dyn Fn(&str) + Sync)) -> SimResult {
-    let col = Collector::new(sh.start);
+pub fn run_cycles(run: &Run<'_>, on_tick: &(dyn Fn(&str) + Sync)) -> SimResult {
+    let col = Collector::new(run.reporting.start);
     let mut cycles = 0;
-    while sh.plan.cycles == 0 || cycles < sh.plan.cycles {
-        if sh.stop.run_stopped() {
+    while run.plan.cycles == 0 || cycles < run.plan.cycles {
+        if run.controls.stop.run_stopped() {
             break;
         }
         cycles += 1;
-        one_cycle(sh, &col, cycles, on_tick);
+        one_cycle(run, &col, cycles, on_tick);
     }
     let stats = col.stats.into_inner();
     SimResult {
         stats,
-        findings: sh.finding_count(),
+        findings: run.finding_count(),
         cycles,
         worker_panicked: col.panicked.into_inner(),
     }
 }
 
-fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) + Sync)) {
-    sh.message(
+fn one_cycle(run: &Run<'_>, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) + Sync)) {
+    run.message(
         Severity::Info,
         "System",
         "Cycle::Start",
         format!("Starting test cycle {cycle}"),
     );
-    let data = data_bytes(sh);
+    let data = data_bytes(run);
     let tick = |phase| Some(Ticker { on_tick, phase });
     phase(
-        sh,
+        run,
         "initial update",
         true,
         tick(Phase::InitialUpdate { total_bytes: data }),
         |scope| {
-            for (i, &file) in sh.data.iter().enumerate() {
+            for (i, &file) in run.files.data.iter().enumerate() {
                 spawn(
                     scope,
-                    sh,
+                    run,
                     col,
                     ActorKind::Init,
                     i as u16,
@@ -162,35 +164,51 @@ fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) +
         },
     );
     phase(
-        sh,
+        run,
         "initial checkpoint",
         true,
         tick(Phase::InitialCheckpoint),
         |scope| {
-            spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
-                system::checkpoint(w);
-            });
+            spawn(
+                scope,
+                run,
+                col,
+                ActorKind::Checkpoint,
+                0,
+                SWEEP_PAGES,
+                |w| {
+                    system::checkpoint(w);
+                },
+            );
         },
     );
-    main_phase(sh, col, on_tick);
-    if !sh.stop.run_stopped() {
+    main_phase(run, col, on_tick);
+    if !run.controls.stop.run_stopped() {
         phase(
-            sh,
+            run,
             "final checkpoint",
             true,
             tick(Phase::FinalCheckpoint),
             |scope| {
-                spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
-                    system::checkpoint(w);
-                });
+                spawn(
+                    scope,
+                    run,
+                    col,
+                    ActorKind::Checkpoint,
+                    0,
+                    SWEEP_PAGES,
+                    |w| {
+                        system::checkpoint(w);
+                    },
+                );
             },
         );
         // The audit reads the data files as they are now (a shrink may have cut them).
         audit_phase(
-            sh,
+            run,
             col,
             tick(Phase::Audit {
-                total_bytes: data_bytes(sh),
+                total_bytes: data_bytes(run),
             }),
         );
     }
@@ -198,10 +216,11 @@ fn one_cycle(sh: &Shared, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str) +
 
 /// Bytes of the data files' pages after the header page: what the initial update writes and
 /// the audit pass reads.
-fn data_bytes(sh: &Shared) -> u64 {
-    sh.data
+fn data_bytes(run: &Run<'_>) -> u64 {
+    run.files
+        .data
         .iter()
-        .map(|&f| sh.files[f].pages.read().saturating_sub(1) * PAGE_SIZE as u64)
+        .map(|&f| run.files[f].pages.read().saturating_sub(1) * PAGE_SIZE as u64)
         .sum()
 }
 
@@ -218,36 +237,37 @@ pub struct Ticker<'a> {
 /// with the Display Monitor watching for long I/O, feeding the progress line, and ending the
 /// main phase on time.
 fn phase<'e>(
-    sh: &'e Shared,
+    run: &'e Run<'e>,
     name: &'static str,
     burst: bool,
     timed: Option<Ticker<'_>>,
     body: impl for<'s> FnOnce(&'s thread::Scope<'s, 'e>),
 ) {
-    if sh.stop.run_stopped() {
+    if run.controls.stop.run_stopped() {
         return;
     }
-    sh.stop.begin_phase();
-    sh.stop.enter_stage(name);
-    depth_phase(sh, Some(name));
-    sh.burst
-        .store(burst && sh.plan.allow_io_bursts, Ordering::Relaxed);
+    run.controls.stop.begin_phase();
+    run.controls.stop.enter_stage(name);
+    depth_phase(run, Some(name));
+    run.controls
+        .burst
+        .store(burst && run.plan.allow_io_bursts, Ordering::Relaxed);
     let t = Instant::now();
     let workers_done = AtomicBool::new(false);
     thread::scope(|outer| {
         let monitor = thread::Builder::new()
             .name("monitor".into())
-            .spawn_scoped(outer, || super::monitor::monitor(sh, &workers_done, timed));
+            .spawn_scoped(outer, || super::monitor::monitor(run, &workers_done, timed));
         // Without the monitor nothing would end the main phase: the workers see the stop.
         if let Err(e) = monitor {
-            environment(sh, no_thread_text("monitor", &e));
+            environment(run, no_thread_text("monitor", &e));
         }
         thread::scope(|scope| body(scope));
         workers_done.store(true, Ordering::Release);
     });
-    sh.burst.store(false, Ordering::Relaxed);
-    depth_phase(sh, None);
-    sh.message(
+    run.controls.burst.store(false, Ordering::Relaxed);
+    depth_phase(run, None);
+    run.message(
         Severity::Info,
         "System",
         "Cycle::Phase",
@@ -257,9 +277,9 @@ fn phase<'e>(
 
 /// Opens phase `name` (or closes the open one) in every depth gauge, so the depth is also
 /// reported per phase.
-fn depth_phase(sh: &Shared, name: Option<&str>) {
-    let gauges = sh.throttles.iter().map(|t| t.depth());
-    for g in gauges.chain([&*sh.depth]) {
+fn depth_phase(run: &Run<'_>, name: Option<&str>) {
+    let gauges = run.controls.throttles.iter().map(|t| t.depth());
+    for g in gauges.chain([&*run.controls.depth]) {
         match name {
             Some(n) => g.begin_phase(n),
             None => g.end_phase(),
@@ -270,32 +290,33 @@ fn depth_phase(sh: &Shared, name: Option<&str>) {
 /// Writes every page of a data file once (generation 1 of this cycle's pages), posting the
 /// writes without waiting for each (with AllowIOBursts, as many as the depth allows).
 fn initial_update(w: &mut Worker<'_>, file: usize) {
-    let pages = *w.sh.files[file].pages.read();
+    let pages = *w.run.files[file].pages.read();
     let t = Instant::now();
-    let mut flight = crate::actors::flight::Flight::new(w.sh);
+    let mut flight = crate::actors::flight::Flight::new(w.run);
     let mut page = 1;
-    while page < pages && !w.sh.stop.run_stopped() {
+    while page < pages && !w.run.controls.stop.run_stopped() {
         let n = (w.max_pages() as u64).min(pages - page);
         flight.write(w, file, page, n, 0, crate::actors::flight::After::Nothing);
         page += n;
     }
     flight.drain(w);
-    let name = w.sh.files[file].path.display().to_string();
+    let name = w.run.files[file].path.display().to_string();
     let text = format!(
         "Initial update of {name} {}",
         flight.describe_writes(t.elapsed())
     );
-    w.sh.message(Severity::Info, "InitialUpdate", "InitialUpdate", text);
+    w.run
+        .message(Severity::Info, "InitialUpdate", "InitialUpdate", text);
 }
 
-fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
-    let plan = &sh.plan;
+fn main_phase(run: &Run<'_>, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
+    let plan = &run.plan;
     let max_chain = plan.random.max_chain.max(1) as usize;
     let main = Phase::Main {
-        length: sh.plan.cycle_duration,
+        length: run.plan.cycle_duration,
     };
     phase(
-        sh,
+        run,
         "main",
         false,
         Some(Ticker {
@@ -306,7 +327,7 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
             for id in 0..plan.random.users {
                 spawn(
                     scope,
-                    sh,
+                    run,
                     col,
                     ActorKind::RandomUser,
                     id as u16,
@@ -324,7 +345,7 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
                     let pages = bp.max_pages.clamp(1, 1024) as usize;
                     spawn(
                         scope,
-                        sh,
+                        run,
                         col,
                         kind,
                         id as u16,
@@ -337,10 +358,10 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
                     );
                 }
             }
-            spawn(scope, sh, col, ActorKind::ShrinkUser, 0, 1, shrink::run);
+            spawn(scope, run, col, ActorKind::ShrinkUser, 0, 1, shrink::run);
             spawn(
                 scope,
-                sh,
+                run,
                 col,
                 ActorKind::Checkpoint,
                 0,
@@ -349,7 +370,7 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
             );
             spawn(
                 scope,
-                sh,
+                run,
                 col,
                 ActorKind::LazyWriter,
                 0,
@@ -358,7 +379,7 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
             );
             spawn(
                 scope,
-                sh,
+                run,
                 col,
                 ActorKind::LogWriter,
                 0,
@@ -369,33 +390,33 @@ fn main_phase(sh: &Shared, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
     );
 }
 
-fn audit_phase(sh: &Shared, col: &Collector, ticker: Option<Ticker<'_>>) {
-    phase(sh, "audit", false, ticker, |scope| {
-        for (i, &file) in sh.data.iter().enumerate() {
+fn audit_phase(run: &Run<'_>, col: &Collector, ticker: Option<Ticker<'_>>) {
+    phase(run, "audit", false, ticker, |scope| {
+        for (i, &file) in run.files.data.iter().enumerate() {
             spawn(
                 scope,
-                sh,
+                run,
                 col,
                 ActorKind::AuditUser,
                 1000 + i as u16,
                 SWEEP_PAGES,
                 move |w| {
                     let n = system::audit_pass(w, file);
-                    w.sh.message(
+                    w.run.message(
                         Severity::Info,
                         "Audit User",
                         "AuditPass",
                         format!(
                             "Audit pass verified {n} pages of {}",
-                            w.sh.files[file].path.display()
+                            w.run.files[file].path.display()
                         ),
                     );
                 },
             );
         }
-        spawn(scope, sh, col, ActorKind::LogWriter, 1000, 1, |w| {
-            for i in 0..w.sh.logs.len() {
-                let file = w.sh.logs[i].file;
+        spawn(scope, run, col, ActorKind::LogWriter, 1000, 1, |w| {
+            for i in 0..w.run.files.logs.len() {
+                let file = w.run.files.logs[i].file;
                 w.flush_log_index(i);
                 system::check_log_chain(w, i, file, usize::MAX);
             }
