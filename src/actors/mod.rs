@@ -14,5 +14,7 @@ pub mod flight;
 mod landed;
 pub mod random;
 pub mod shrink;
+mod sweep;
 pub mod system;
+pub mod table;
 pub mod worker;

@@ -10,14 +10,11 @@ use parking_lot::Mutex;
 
 use super::progress::Phase;
 use crate::actors::context::Run;
+use crate::actors::table::{self, CyclePhase};
 use crate::actors::worker::Worker;
-use crate::actors::{batch, random, shrink, system};
 use crate::findings::Severity;
 use crate::page::{ActorKind, PAGE_SIZE};
 use crate::stats::{RunStats, ThreadStats};
-
-/// Pages per request for the initial update and the audit pass.
-const SWEEP_PAGES: usize = 64;
 
 /// What a finished simulation reports back.
 #[derive(Debug)]
@@ -142,76 +139,45 @@ fn one_cycle(run: &Run<'_>, col: &Collector, cycle: u32, on_tick: &(dyn Fn(&str)
         "Cycle::Start",
         format!("Starting test cycle {cycle}"),
     );
-    let data = data_bytes(run);
     let tick = |phase| Some(Ticker { on_tick, phase });
-    phase(
-        run,
-        "initial update",
-        true,
-        tick(Phase::InitialUpdate { total_bytes: data }),
-        |scope| {
-            for (i, &file) in run.files.data.iter().enumerate() {
-                spawn(
-                    scope,
-                    run,
-                    col,
-                    ActorKind::Init,
-                    i as u16,
-                    SWEEP_PAGES,
-                    move |w| initial_update(w, file),
-                );
-            }
-        },
-    );
-    phase(
-        run,
-        "initial checkpoint",
-        true,
-        tick(Phase::InitialCheckpoint),
-        |scope| {
-            spawn(
-                scope,
-                run,
-                col,
-                ActorKind::Checkpoint,
-                0,
-                SWEEP_PAGES,
-                |w| {
-                    system::checkpoint(w);
-                },
-            );
-        },
-    );
-    main_phase(run, col, on_tick);
+    let data = data_bytes(run);
+    let initial = tick(Phase::InitialUpdate { total_bytes: data });
+    run_phase(run, col, CyclePhase::InitialUpdate, initial);
+    let checkpoint = tick(Phase::InitialCheckpoint);
+    run_phase(run, col, CyclePhase::InitialCheckpoint, checkpoint);
+    let main = Phase::Main {
+        length: run.plan.cycle_duration,
+    };
+    run_phase(run, col, CyclePhase::Main, tick(main));
     if !run.controls.stop.run_stopped() {
-        phase(
-            run,
-            "final checkpoint",
-            true,
-            tick(Phase::FinalCheckpoint),
-            |scope| {
-                spawn(
-                    scope,
-                    run,
-                    col,
-                    ActorKind::Checkpoint,
-                    0,
-                    SWEEP_PAGES,
-                    |w| {
-                        system::checkpoint(w);
-                    },
-                );
-            },
-        );
+        let checkpoint = tick(Phase::FinalCheckpoint);
+        run_phase(run, col, CyclePhase::FinalCheckpoint, checkpoint);
         // The audit reads the data files as they are now (a shrink may have cut them).
-        audit_phase(
-            run,
-            col,
-            tick(Phase::Audit {
-                total_bytes: data_bytes(run),
-            }),
-        );
+        let audit = tick(Phase::Audit {
+            total_bytes: data_bytes(run),
+        });
+        run_phase(run, col, CyclePhase::Audit, audit);
     }
+}
+
+/// Runs the actors of `which` from the table, each with its threads.
+fn run_phase<'e>(
+    run: &'e Run<'e>,
+    col: &'e Collector,
+    which: CyclePhase,
+    timed: Option<Ticker<'_>>,
+) {
+    let burst = which.bursts();
+    phase(run, which.name(), burst, timed, |scope| {
+        for spec in table::of_phase(which) {
+            let pages = (spec.pages)(&run.plan);
+            let body = spec.body;
+            for i in 0..(spec.threads)(&run.plan) {
+                let id = spec.first_id + i as u16;
+                spawn(scope, run, col, spec.kind, id, pages, move |w| body(w, i));
+            }
+        }
+    });
 }
 
 /// Bytes of the data files' pages after the header page: what the initial update writes and
@@ -285,141 +251,4 @@ fn depth_phase(run: &Run<'_>, name: Option<&str>) {
             None => g.end_phase(),
         }
     }
-}
-
-/// Writes every page of a data file once (generation 1 of this cycle's pages), posting the
-/// writes without waiting for each (with AllowIOBursts, as many as the depth allows).
-fn initial_update(w: &mut Worker<'_>, file: usize) {
-    let pages = *w.run.files[file].pages.read();
-    let t = Instant::now();
-    let mut flight = crate::actors::flight::Flight::new(w.run);
-    let mut page = 1;
-    while page < pages && !w.run.controls.stop.run_stopped() {
-        let n = (w.max_pages() as u64).min(pages - page);
-        flight.write(w, file, page, n, 0, crate::actors::flight::After::Nothing);
-        page += n;
-    }
-    flight.drain(w);
-    let name = w.run.files[file].path.display().to_string();
-    let text = format!(
-        "Initial update of {name} {}",
-        flight.describe_writes(t.elapsed())
-    );
-    w.run
-        .message(Severity::Info, "InitialUpdate", "InitialUpdate", text);
-}
-
-fn main_phase(run: &Run<'_>, col: &Collector, on_tick: &(dyn Fn(&str) + Sync)) {
-    let plan = &run.plan;
-    let max_chain = plan.random.max_chain.max(1) as usize;
-    let main = Phase::Main {
-        length: run.plan.cycle_duration,
-    };
-    phase(
-        run,
-        "main",
-        false,
-        Some(Ticker {
-            on_tick,
-            phase: main,
-        }),
-        |scope| {
-            for id in 0..plan.random.users {
-                spawn(
-                    scope,
-                    run,
-                    col,
-                    ActorKind::RandomUser,
-                    id as u16,
-                    max_chain,
-                    random::run,
-                );
-            }
-            let specs = [
-                (ActorKind::AuditUser, &plan.audit),
-                (ActorKind::ReadAheadUser, &plan.read_ahead),
-                (ActorKind::BulkUpdateUser, &plan.bulk),
-            ];
-            for (kind, bp) in specs {
-                for id in 0..bp.users {
-                    let pages = bp.max_pages.clamp(1, 1024) as usize;
-                    spawn(
-                        scope,
-                        run,
-                        col,
-                        kind,
-                        id as u16,
-                        pages,
-                        move |w| match kind {
-                            ActorKind::AuditUser => batch::audit(w, bp),
-                            ActorKind::ReadAheadUser => batch::read_ahead(w, bp),
-                            _ => batch::bulk_update(w, bp),
-                        },
-                    );
-                }
-            }
-            spawn(scope, run, col, ActorKind::ShrinkUser, 0, 1, shrink::run);
-            spawn(
-                scope,
-                run,
-                col,
-                ActorKind::Checkpoint,
-                0,
-                SWEEP_PAGES,
-                system::checkpointer,
-            );
-            spawn(
-                scope,
-                run,
-                col,
-                ActorKind::LazyWriter,
-                0,
-                SWEEP_PAGES,
-                system::lazy_writer,
-            );
-            spawn(
-                scope,
-                run,
-                col,
-                ActorKind::LogWriter,
-                0,
-                1,
-                system::log_writer,
-            );
-        },
-    );
-}
-
-fn audit_phase(run: &Run<'_>, col: &Collector, ticker: Option<Ticker<'_>>) {
-    phase(run, "audit", false, ticker, |scope| {
-        for (i, &file) in run.files.data.iter().enumerate() {
-            spawn(
-                scope,
-                run,
-                col,
-                ActorKind::AuditUser,
-                1000 + i as u16,
-                SWEEP_PAGES,
-                move |w| {
-                    let n = system::audit_pass(w, file);
-                    w.run.message(
-                        Severity::Info,
-                        "Audit User",
-                        "AuditPass",
-                        format!(
-                            "Audit pass verified {n} pages of {}",
-                            w.run.files[file].path.display()
-                        ),
-                    );
-                },
-            );
-        }
-        spawn(scope, run, col, ActorKind::LogWriter, 1000, 1, |w| {
-            for i in 0..w.run.files.logs.len() {
-                let file = w.run.files.logs[i].file;
-                w.flush_log_index(i);
-                system::check_log_chain(w, i, file, usize::MAX);
-            }
-        });
-    });
 }

@@ -223,7 +223,7 @@ pub fn attach_ceiling(f: &mut SimFile) -> anyhow::Result<u64> {
 
 /// Threads a main phase runs (users plus the system actors).
 pub fn user_threads(plan: &SimPlan) -> usize {
-    plan.random.users + plan.audit.users + plan.read_ahead.users + plan.bulk.users + 4
+    crate::actors::table::threads_in(plan, crate::actors::table::CyclePhase::Main)
 }
 
 /// Most requests one asynchronous actor keeps in flight: MaxOutstandingIO, or with 0 the depth
