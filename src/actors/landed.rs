@@ -66,7 +66,7 @@ pub(super) fn finish_write(
             evidence::report_write_error(w, p.file, p.first, p.n, &e);
             0
         }
-        // The journal heard of it as it completed (`acks.rs`).
+        // The journal heard of it as it completed (`durability::acks`).
         Ok(_) => p.n,
     }
 }

@@ -15,7 +15,7 @@
 //! A file on a stack that drops an `O_DSYNC` write's flush (FUSE; `SimFile::flush_after_dsync`)
 //! is durable only after an explicit `fdatasync`: the hook syncs the file before it
 //! acknowledges such a write (and [`AckBook::settle`] before one the hook did not see), none
-//! when the sync fails, as `sync::acknowledged` does for synchronous writers. That sync runs on
+//! when the sync fails, as `durability::acknowledged` does for synchronous writers. That sync runs on
 //! the thread that heard the completion; it is paid only on such stacks.
 
 use std::collections::HashMap;

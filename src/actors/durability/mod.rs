@@ -5,7 +5,7 @@
 //!   new journal through the backend (carrying that over), starts its thread and hooks the
 //!   logs' flushes to it;
 //! - while the run works, synchronous `O_DSYNC` writes are acknowledged by their writer
-//!   ([`acknowledged`]), asynchronous ones as they complete ([`acks`]), resizes are journaled
+//!   ([`acknowledged`]), asynchronous ones as they complete (`acks`), resizes are journaled
 //!   in order ([`resize`]), and checkpoints are sync points ([`sync_point`]);
 //! - at the end, [`shutdown`] marks a clean end and stops the thread, [`summary`] says what it
 //!   wrote, and [`remove`] deletes the journal before the files when DeleteAtShutdown asks.
