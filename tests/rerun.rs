@@ -249,5 +249,9 @@ fn a_rerun_over_a_damaged_journal_is_refused() {
         .expect("rerun");
     assert_exit(&out, 2);
     assert!(stderr(&out).contains("is damaged"), "{}", stderr(&out));
-    assert_eq!(std::fs::read(&journal).expect("journal"), bytes, "the journal was kept");
+    assert_eq!(
+        std::fs::read(&journal).expect("journal"),
+        bytes,
+        "the journal was kept"
+    );
 }

@@ -10,7 +10,7 @@ use crate::plan::BatchPlan;
 const BULK_LOG_BYTES: u32 = 512;
 
 fn random_file(w: &mut Worker<'_>) -> usize {
-    w.sh.data[w.between(0, w.sh.data.len() as u64 - 1) as usize]
+    w.run.files.data[w.between(0, w.run.files.data.len() as u64 - 1) as usize]
 }
 
 /// Pauses after every `delay_after_cycles` cycles; false when the phase ended.
@@ -18,7 +18,7 @@ fn pace(w: &Worker<'_>, plan: &BatchPlan, cycles: u32) -> bool {
     if pauses(plan, cycles) {
         w.pause(plan.delay)
     } else {
-        !w.sh.stop.phase_over()
+        !w.run.controls.stop.phase_over()
     }
 }
 
@@ -29,14 +29,14 @@ fn pauses(plan: &BatchPlan, cycles: u32) -> bool {
 
 /// AuditUser: walks every data file page by page, `BuffersValidated` pages per cycle.
 pub fn audit(w: &mut Worker<'_>, plan: &BatchPlan) {
-    let mut file_pos = w.id as usize % w.sh.data.len();
+    let mut file_pos = w.id as usize % w.run.files.data.len();
     let mut page = 1u64;
     let mut cycles = 0u32;
-    while !w.sh.stop.phase_over() {
-        let file = w.sh.data[file_pos];
-        let pages = *w.sh.files[file].pages.read();
+    while !w.run.controls.stop.phase_over() {
+        let file = w.run.files.data[file_pos];
+        let pages = *w.run.files[file].pages.read();
         if page >= pages {
-            file_pos = (file_pos + 1) % w.sh.data.len();
+            file_pos = (file_pos + 1) % w.run.files.data.len();
             page = 1;
             continue;
         }
@@ -66,11 +66,11 @@ fn each_cycle<'a>(
     mut body: impl FnMut(&mut Worker<'a>, &mut Flight<'a>, usize, u64, u64),
 ) {
     let mut cycles = 0u32;
-    while !w.sh.stop.phase_over() {
+    while !w.run.controls.stop.phase_over() {
         let file = random_file(w);
         // Recursive: the caller's requests in flight hold the size shared, and a resize
         // waiting for them must not make this read wait behind it.
-        let pages = *w.sh.files[file].pages.read_recursive();
+        let pages = *w.run.files[file].pages.read_recursive();
         let n = w
             .between(plan.min_pages.max(1), plan.max_pages.max(1))
             .min(pages.saturating_sub(1))
@@ -94,10 +94,10 @@ fn each_cycle<'a>(
 /// Reads are posted without waiting for each (verified as they complete), up to the run's
 /// asynchronous depth across cycles.
 pub fn read_ahead<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
-    let mut flight = Flight::new(w.sh);
+    let mut flight = Flight::new(w.run);
     each_cycle(w, plan, &mut flight, |w, flight, file, start, n| {
         flight.reap_ready(w);
-        let force = w.sh.plan.force_read_ahead;
+        let force = w.run.plan.force_read_ahead;
         for (first, len) in misses(w, file, start, n, force) {
             flight.read(w, file, first, len, After::Cache);
         }
@@ -110,7 +110,7 @@ pub fn read_ahead<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
 fn misses(w: &Worker<'_>, file: usize, start: u64, n: u64, force: bool) -> Vec<(u64, u64)> {
     let mut out: Vec<(u64, u64)> = Vec::new();
     for page in start..start + n {
-        if !force && w.sh.pool.lookup(PageKey { file, page }) {
+        if !force && w.run.files.pool.lookup(PageKey { file, page }) {
             continue;
         }
         match out.last_mut() {
@@ -127,7 +127,7 @@ pub fn read_misses(w: &mut Worker<'_>, file: usize, start: u64, n: u64, hit_rati
     let mut run: Option<u64> = None;
     for page in start..=start + n {
         let miss = page < start + n && {
-            let cached = hit_ratio > 0.0 && w.sh.pool.lookup(PageKey { file, page });
+            let cached = hit_ratio > 0.0 && w.run.files.pool.lookup(PageKey { file, page });
             !(cached && (hit_ratio >= 1.0 || w.chance(hit_ratio)))
         };
         match (miss, run) {
@@ -135,7 +135,7 @@ pub fn read_misses(w: &mut Worker<'_>, file: usize, start: u64, n: u64, hit_rati
             (false, Some(s)) => {
                 w.read_run(file, s, page - s);
                 for p in s..page {
-                    w.sh.pool.insert_clean(PageKey { file, page: p });
+                    w.run.files.pool.insert_clean(PageKey { file, page: p });
                 }
                 run = None;
             }
@@ -149,12 +149,14 @@ pub fn read_misses(w: &mut Worker<'_>, file: usize, start: u64, n: u64, hit_rati
 /// The writes are posted without waiting for each, up to the run's asynchronous depth
 /// across cycles.
 pub fn bulk_update<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
-    let mut flight = Flight::new(w.sh);
+    let mut flight = Flight::new(w.run);
     each_cycle(w, plan, &mut flight, |w, flight, file, start, n| {
         flight.reap_ready(w);
-        let lsn =
-            w.sh.log_of(file)
-                .map_or(0, |l| l.wal.append(BULK_LOG_BYTES));
+        let lsn = w
+            .run
+            .files
+            .log_of(file)
+            .map_or(0, |l| l.wal.append(BULK_LOG_BYTES));
         flight.write(w, file, start, n, lsn, After::Nothing);
     });
     flight.drain(w);

@@ -31,16 +31,16 @@ pub fn triage_and_report(
     first: Verdict,
     received: Vec<u8>,
 ) {
-    let sh = w.sh;
+    let run = w.run;
     if let Verdict::IoError { errno } = first {
-        if failure::handled_errno(sh, file, page * PAGE_SIZE as u64, PAGE_SIZE as u64, errno) {
+        if failure::handled_errno(run, file, page * PAGE_SIZE as u64, PAGE_SIZE as u64, errno) {
             return;
         }
     }
     // Another reader may be triaging the same page right now: wait for it, so a persistent
     // problem it reports is seen as already reported here.
-    let _triage = sh.triage.lock(page);
-    let f = &sh.files[file];
+    let _triage = run.reporting.triage.lock(page);
+    let f = &run.files[file];
     let exp = f.oracle.expect_page(page);
     if f.already_reported(page, exp.state) {
         // A persistent problem already reported for this page and this expected content:
@@ -48,7 +48,7 @@ pub fn triage_and_report(
         return;
     }
     let policy = retry::RetryPolicy {
-        retries: w.sh.plan.read_retries,
+        retries: w.run.plan.read_retries,
         sleep: Duration::from_millis(2),
     };
     let out = retry::triage(
@@ -73,14 +73,14 @@ pub fn triage_and_report(
     if finding.persistent {
         f.mark_reported(page, exp.state);
     }
-    w.sh.report(finding);
+    w.run.report(finding);
 }
 
 /// A finding about `page` of `file` by this worker, under the run's seed.
 fn page_finding(w: &Worker<'_>, file: usize, page: u64, verdict: Verdict) -> Finding {
     Finding::page(
-        w.sh.plan.seed,
-        w.sh.files[file].path.clone(),
+        w.run.plan.seed,
+        w.run.files[file].path.clone(),
         file as u32,
         page,
         w.kind,
@@ -102,7 +102,7 @@ pub fn build(
     expected: Option<ExpectedState>,
     received: Vec<u8>,
 ) -> Finding {
-    let f = &w.sh.files[file];
+    let f = &w.run.files[file];
     let header = layout::read_stamp(&received);
     let mut finding = page_finding(w, file, page, verdict);
     finding.class = FindingClass::from_verdict(finding.verdict.kind(), persistent);
@@ -129,7 +129,7 @@ pub fn report_request(
 ) {
     if let Verdict::IoError { errno } = v {
         let (off, len) = (first * PAGE_SIZE as u64, n * PAGE_SIZE as u64);
-        if failure::handled_errno(w.sh, file, off, len, errno) {
+        if failure::handled_errno(w.run, file, off, len, errno) {
             return;
         }
     }
@@ -145,7 +145,7 @@ pub fn report_request(
     let mut finding = build(w, file, first, v, Vec::new(), persistent, None, Vec::new());
     finding.page_count = n as u32;
     finding.detail = Some(what);
-    w.sh.report(finding);
+    w.run.report(finding);
 }
 
 /// Reports a failed write: `n` data pages from `first`, or (n = 0) a log write or flush, or a
@@ -158,7 +158,7 @@ pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e
         len: n * PAGE_SIZE as u64,
         error: e,
     };
-    if failure::handled(w.sh, &failed) {
+    if failure::handled(w.run, &failed) {
         return;
     }
     let errno = e.raw_os_error().unwrap_or(libc::EIO);
@@ -177,7 +177,7 @@ pub fn report_write_error(w: &mut Worker<'_>, file: usize, first: u64, n: u64, e
         finding.page_count = n as u32;
         finding.detail = Some(format!("write of {n} pages from page {first} failed: {e}"));
     }
-    w.sh.report(finding);
+    w.run.report(finding);
 }
 
 /// A finding about the log that is not a page read (chain broken, WAL rule broken).

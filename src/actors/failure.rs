@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
-use super::shared::Shared;
+use super::context::Run;
 use crate::control::stop::StopReason;
 use crate::findings::Severity;
 use crate::io::oserr::{self, ErrorClass};
@@ -83,18 +83,18 @@ pub struct Failed<'a> {
 
 /// Handles `f` unless it is the device's fault; returns true when it was handled (the caller
 /// must not report a finding), false when it is a device error (the caller reports it).
-pub fn handled(sh: &Shared, f: &Failed<'_>) -> bool {
+pub fn handled(run: &Run<'_>, f: &Failed<'_>) -> bool {
     match oserr::classify(f.error) {
         ErrorClass::Device => false,
         ErrorClass::NoSpace if f.what == "grow" => {
-            no_space(sh, f);
+            no_space(run, f);
             true
         }
         ErrorClass::NoSpace => {
-            sh.env.note_no_space(f.file, f.what);
-            let text = full_text(&sh.files[f.file].path, f);
+            run.reporting.env.note_no_space(f.file, f.what);
+            let text = full_text(&run.files[f.file].path, f);
             stop(
-                sh,
+                run,
                 EnvStop {
                     text,
                     internal: false,
@@ -103,9 +103,9 @@ pub fn handled(sh: &Shared, f: &Failed<'_>) -> bool {
             true
         }
         ErrorClass::Gone => {
-            let text = gone_text(&sh.files[f.file].path, f);
+            let text = gone_text(&run.files[f.file].path, f);
             stop(
-                sh,
+                run,
                 EnvStop {
                     text,
                     internal: false,
@@ -114,16 +114,16 @@ pub fn handled(sh: &Shared, f: &Failed<'_>) -> bool {
             true
         }
         class => {
-            let text = refused_text(sh, f);
+            let text = refused_text(run, f);
             let internal = class == ErrorClass::ToolBug;
-            stop(sh, EnvStop { text, internal });
+            stop(run, EnvStop { text, internal });
             true
         }
     }
 }
 
 /// Handles an errno from a read verdict (see [`handled`]).
-pub fn handled_errno(sh: &Shared, file: usize, offset: u64, len: u64, errno: i32) -> bool {
+pub fn handled_errno(run: &Run<'_>, file: usize, offset: u64, len: u64, errno: i32) -> bool {
     let error = std::io::Error::from_raw_os_error(errno);
     let f = Failed {
         file,
@@ -132,15 +132,15 @@ pub fn handled_errno(sh: &Shared, file: usize, offset: u64, len: u64, errno: i32
         len,
         error: &error,
     };
-    handled(sh, &f)
+    handled(run, &f)
 }
 
 /// Stops the run for `s`, saying so once.
-pub fn stop(sh: &Shared, s: EnvStop) {
-    if sh.env.set_stop(s.clone()) {
-        sh.message(Severity::Error, "System", "Environment", s.text);
+pub fn stop(run: &Run<'_>, s: EnvStop) {
+    if run.reporting.env.set_stop(s.clone()) {
+        run.message(Severity::Error, "System", "Environment", s.text);
     }
-    sh.stop.stop_run(StopReason::Environment);
+    run.controls.stop.stop_run(StopReason::Environment);
 }
 
 fn request(f: &Failed<'_>) -> String {
@@ -153,17 +153,17 @@ fn request(f: &Failed<'_>) -> String {
     }
 }
 
-fn no_space(sh: &Shared, f: &Failed<'_>) {
-    if !sh.env.note_no_space(f.file, f.what) {
+fn no_space(run: &Run<'_>, f: &Failed<'_>) {
+    if !run.reporting.env.note_no_space(f.file, f.what) {
         return;
     }
     let text = format!(
         "{}: no space left for a {}: {}. Out of space is a condition, not corruption: the pages of a failed write are not checked until they are written again; further out-of-space failures of this file are only counted",
-        sh.files[f.file].path.display(),
+        run.files[f.file].path.display(),
         request(f),
         f.error
     );
-    sh.message(Severity::Warning, "System", "Environment", text);
+    run.message(Severity::Warning, "System", "Environment", text);
 }
 
 fn full_text(path: &Path, f: &Failed<'_>) -> String {
@@ -184,22 +184,22 @@ fn gone_text(path: &Path, f: &Failed<'_>) -> String {
     )
 }
 
-fn refused_text(sh: &Shared, f: &Failed<'_>) -> String {
-    let path = &sh.files[f.file].path;
+fn refused_text(run: &Run<'_>, f: &Failed<'_>) -> String {
+    let path = &run.files[f.file].path;
     let errno = f.error.raw_os_error();
     format!(
         "{}: the platform refused a {}: {}. This is about how the request was made, not what the device did: not an integrity finding. {}. What to do: {}",
         path.display(),
         request(f),
         f.error,
-        alignment(sh, path),
+        alignment(run, path),
         oserr::advice(errno)
     )
 }
 
 /// The direct-I/O alignment in force for `path`, in words.
-fn alignment(sh: &Shared, path: &Path) -> String {
-    if !sh.plan.direct {
+fn alignment(run: &Run<'_>, path: &Path) -> String {
+    if !run.plan.direct {
         return "The file is opened for buffered I/O (NoBuffering=FALSE), so no direct-I/O alignment applies".into();
     }
     let info = crate::io::direct::direct_io_info(path);

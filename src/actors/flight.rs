@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::RwLockReadGuard;
 
-use super::acks::AckBook;
 use super::carrier::Carrier;
-use super::shared::Shared;
+use super::context::Run;
+use super::durability::acks::AckBook;
 use super::worker::Worker;
 use super::{evidence, landed};
 use crate::control::inflight::InflightGuard;
@@ -81,7 +81,7 @@ struct Held<'a> {
 
 /// The requests one actor has in flight.
 pub struct Flight<'a> {
-    sh: &'a Shared,
+    run: &'a Run<'a>,
     carrier: Carrier,
     slots: Vec<Option<Posted<'a>>>,
     free: Vec<usize>,
@@ -103,17 +103,17 @@ pub const OWN_RING_NOTE: &str = "on its own io_uring";
 
 impl<'a> Flight<'a> {
     /// An empty flight of at most the run's asynchronous depth.
-    pub fn new(sh: &'a Shared) -> Flight<'a> {
-        let carrier = Carrier::new(sh.async_depth.max(1));
-        let acks = AckBook::for_run(sh);
+    pub fn new(run: &'a Run<'a>) -> Flight<'a> {
+        let carrier = Carrier::new(run.controls.async_depth.max(1));
+        let acks = AckBook::for_run(run);
         carrier.on_complete(acks.as_ref().map(AckBook::hook));
         Flight {
-            sh,
+            run,
             carrier,
             slots: Vec::new(),
             free: Vec::new(),
             live: 0,
-            limit: sh.async_depth.max(1),
+            limit: run.controls.async_depth.max(1),
             max_live: 0,
             posted: 0,
             pages: 0,
@@ -191,9 +191,9 @@ impl<'a> Flight<'a> {
         n: u64,
         mut post: impl FnMut(&mut Self, &mut Worker<'a>, u64, u64),
     ) {
-        let step = if self.sh.plan.scatter_gather {
+        let step = if self.run.plan.scatter_gather {
             (w.max_pages() as u64)
-                .min(self.sh.io_frames.frames() as u64)
+                .min(self.run.controls.io_frames.frames() as u64)
                 .max(1)
         } else {
             1
@@ -218,7 +218,7 @@ impl<'a> Flight<'a> {
         after: After,
         read: bool,
     ) {
-        let sh = self.sh;
+        let run = self.run;
         // Completions are handled as they come: the throttle learns each latency at once.
         self.reap_ready(w);
         let Some(held) = self.acquire(w, file, first, n, read) else {
@@ -229,7 +229,7 @@ impl<'a> Flight<'a> {
         if n == 0 {
             return;
         }
-        let f = &sh.files[file];
+        let f = &run.files[file];
         let mut frames = held.frames;
         frames.truncate(n as usize);
         let mut gens = Vec::new();
@@ -271,7 +271,7 @@ impl<'a> Flight<'a> {
             after,
             frames,
             started: Instant::now(),
-            _watch: sh.inflight.begin(),
+            _watch: run.controls.inflight.begin(),
             permit: Some(held.permit),
             _latch: held.latch,
             _size: held.size,
@@ -280,13 +280,13 @@ impl<'a> Flight<'a> {
         self.posted += 1;
         self.max_live = self.max_live.max(self.live);
         w.stats
-            .outstanding(file, sh.throttles[file].max_outstanding() as u64);
+            .outstanding(file, run.controls.throttles[file].max_outstanding() as u64);
         // SAFETY: the frames named by `op` are owned by the request in `slots[token]`, which
         // is only dropped once its completion has come back through the carrier (`handle`,
         // or `Drop` of the flight); the storage is the run's, alive for the whole run.
         let carried = unsafe { self.carrier.post(f.storage.as_ref(), op, token as u64) };
         if let Err(why) = carried {
-            sh.message(
+            run.message(
                 crate::findings::Severity::Warning,
                 w.kind.name(),
                 "IoEngine",
@@ -323,7 +323,7 @@ impl<'a> Flight<'a> {
                 Ok(held) => return Some(held),
                 Err(Refusal::Throttled) if !counted => {
                     counted = true;
-                    self.sh.throttles[file].count_throttled();
+                    self.run.controls.throttles[file].count_throttled();
                     w.stats.throttled(file);
                 }
                 Err(_) => {}
@@ -345,8 +345,8 @@ impl<'a> Flight<'a> {
         n: u64,
         read: bool,
     ) -> Result<Held<'a>, Refusal> {
-        let sh = self.sh;
-        let f = &sh.files[file];
+        let run = self.run;
+        let f = &run.files[file];
         let size = f.pages.try_read().ok_or(Refusal::Gate)?;
         let (first, n) = clamp(*size, first, n);
         let latch = if read {
@@ -355,8 +355,10 @@ impl<'a> Flight<'a> {
             f.oracle.try_write_latch_range(first, n).map(Latch::Write)
         }
         .ok_or(Refusal::Gate)?;
-        let permit = sh.throttles[file].try_enter(&sh.gate, sh.bursting())?;
-        let frames = sh
+        let permit =
+            run.controls.throttles[file].try_enter(&run.controls.gate, run.controls.bursting())?;
+        let frames = run
+            .controls
             .io_frames
             .take_many(n.max(1) as usize)
             .ok_or(Refusal::Gate)?;
@@ -370,8 +372,8 @@ impl<'a> Flight<'a> {
 
     /// Takes everything, waiting as a synchronous actor does (nothing of ours in flight).
     fn acquire_waiting(&self, file: usize, first: u64, n: u64, read: bool) -> Option<Held<'a>> {
-        let sh = self.sh;
-        let f = &sh.files[file];
+        let run = self.run;
+        let f = &run.files[file];
         let size = f.pages.read();
         let (first, n) = clamp(*size, first, n);
         let latch = if read {
@@ -379,14 +381,15 @@ impl<'a> Flight<'a> {
         } else {
             Latch::Write(f.oracle.write_latch_range(first, n))
         };
-        let permit = sh.throttles[file].enter(&sh.gate, sh.bursting());
+        let permit =
+            run.controls.throttles[file].enter(&run.controls.gate, run.controls.bursting());
         // Frames in use belong to other actors' requests in flight, which complete on
         // their own: poll for them rather than hold a wake-up in every frame's drop.
         let frames = loop {
-            if let Some(fr) = sh.io_frames.take_many(n.max(1) as usize) {
+            if let Some(fr) = run.controls.io_frames.take_many(n.max(1) as usize) {
                 break fr;
             }
-            if sh.stop.run_stopped() {
+            if run.controls.stop.run_stopped() {
                 return None;
             }
             std::thread::sleep(Duration::from_millis(1));
@@ -432,7 +435,7 @@ impl<'a> Flight<'a> {
         self.live -= 1;
         let took = c.done_at.saturating_duration_since(p.started);
         if let Some(permit) = p.permit.take() {
-            self.sh.throttles[p.file].complete(permit, took);
+            self.run.controls.throttles[p.file].complete(permit, took);
         }
         let read = p.gens.is_empty();
         let op = match (read, p.n > 1) {
@@ -465,7 +468,7 @@ impl<'a> Flight<'a> {
             // Still under the size guard: a resize is journaled after this acknowledgement.
             book.settle(c.token, ok);
         }
-        let pool = &self.sh.pool;
+        let pool = &self.run.files.pool;
         let keys = (p.first..p.first + p.n).map(|page| PageKey { file: p.file, page });
         match p.after {
             After::Nothing => {}

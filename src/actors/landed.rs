@@ -34,7 +34,7 @@ pub(super) fn stamp(
     let now = layout::now_us();
     for (i, (fr, g)) in frames.iter_mut().zip(gens).enumerate() {
         let st = PageStamp {
-            run_id: w.sh.run_id,
+            run_id: w.run.files.run_id,
             file_id: file as u32,
             page_id: first + i as u64,
             generation: *g,
@@ -53,8 +53,8 @@ pub(super) fn finish_write(
     p: &Request<'_>,
     result: std::io::Result<usize>,
 ) -> u64 {
-    let sh = w.sh;
-    let f = &sh.files[p.file];
+    let run = w.run;
+    let f = &run.files[p.file];
     let ok = result.is_ok();
     for (i, g) in p.gens.iter().enumerate() {
         let page = p.first + i as u64;
@@ -66,7 +66,7 @@ pub(super) fn finish_write(
             evidence::report_write_error(w, p.file, p.first, p.n, &e);
             0
         }
-        // The journal heard of it as it completed (`acks.rs`).
+        // The journal heard of it as it completed (`durability::acks`).
         Ok(_) => p.n,
     }
 }

@@ -1,18 +1,20 @@
 //! The SQL Server-like actors. Each actor decides its next operation from its plan and its
 //! random generator, and performs it through a [`worker::Worker`], which verifies every read;
 //! the checkpoint, lazy writer, read-ahead, bulk update and initial update post theirs through a
-//! [`flight::Flight`] without waiting for each.
+//! [`flight::Flight`] without waiting for each. They share one [`context::Run`], and keep the
+//! durability journal through [`durability`].
 
-mod acks;
 pub mod batch;
 mod carrier;
+pub mod context;
+pub mod durability;
 pub mod evidence;
 pub mod failure;
 pub mod flight;
 mod landed;
 pub mod random;
-pub mod shared;
 pub mod shrink;
-pub mod sync;
+mod sweep;
 pub mod system;
+pub mod table;
 pub mod worker;

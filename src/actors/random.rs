@@ -31,12 +31,12 @@ pub fn pick_region(
 
 /// Runs one random user until the phase ends.
 pub fn run(w: &mut Worker<'_>) {
-    let plan = w.sh.plan.random.clone();
+    let plan = w.run.plan.random.clone();
     let mut region: Option<Region> = None;
-    while !w.sh.stop.phase_over() {
+    while !w.run.controls.stop.phase_over() {
         if region.is_none() || w.chance(plan.jump) {
-            let file = w.sh.data[w.between(0, w.sh.data.len() as u64 - 1) as usize];
-            let pages = *w.sh.files[file].pages.read();
+            let file = w.run.files.data[w.between(0, w.run.files.data.len() as u64 - 1) as usize];
+            let pages = *w.run.files[file].pages.read();
             region = pick_region(w, file, pages, plan.min_chain, plan.max_chain);
         }
         let Some(r) = region else {
@@ -52,7 +52,7 @@ pub fn run(w: &mut Worker<'_>) {
 fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::plan::RandomPlan) {
     let chain = w.between(1, r.len.min(w.max_pages() as u64));
     let start = r.start + w.between(0, r.len - chain);
-    let ratio = w.sh.plan.cache_hit_ratio;
+    let ratio = w.run.plan.cache_hit_ratio;
     super::batch::read_misses(w, r.file, start, chain, ratio);
     let mut last_lsn = 0;
     for page in start..start + chain {
@@ -63,14 +63,19 @@ fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::plan::RandomPlan) {
             // Rolled back in memory: the change never reaches the log or the page.
             continue;
         }
-        let Some(log) = w.sh.log_of(r.file) else {
+        let Some(log) = w.run.files.log_of(r.file) else {
             continue;
         };
         let lsn = log
             .wal
             .append(w.between(u64::from(plan.min_log), u64::from(plan.max_log)) as u32);
         last_lsn = lsn;
-        if !w.sh.pool.mark_dirty(PageKey { file: r.file, page }, lsn) {
+        if !w
+            .run
+            .files
+            .pool
+            .mark_dirty(PageKey { file: r.file, page }, lsn)
+        {
             // The pool is full of dirty pages: write this one through.
             w.write_run(r.file, page, 1, lsn);
         }

@@ -42,19 +42,21 @@ pub fn decide(current: u64, min: u64, max: u64, increment: u64, steps: u64, grow
 
 /// Runs the shrink user until the phase ends.
 pub fn run(w: &mut Worker<'_>) {
-    let candidates: Vec<usize> =
-        w.sh.data
-            .iter()
-            .copied()
-            .filter(|&i| {
-                let p = &w.sh.plan.files[i];
-                p.shrinkable && p.increment_pages > 0 && p.max_pages > p.initial_pages
-            })
-            .collect();
+    let candidates: Vec<usize> = w
+        .run
+        .files
+        .data
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let p = &w.run.plan.files[i];
+            p.shrinkable && p.increment_pages > 0 && p.max_pages > p.initial_pages
+        })
+        .collect();
     if candidates.is_empty() {
         return;
     }
-    let plan = w.sh.plan.shrink.clone();
+    let plan = w.run.plan.shrink.clone();
     loop {
         let wait = w.between(
             plan.min_interval.as_millis() as u64,
@@ -71,9 +73,9 @@ pub fn run(w: &mut Worker<'_>) {
 }
 
 fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
-    let sh = w.sh;
-    let fp = &sh.plan.files[file];
-    let f = &sh.files[file];
+    let run = w.run;
+    let fp = &run.plan.files[file];
+    let f = &run.files[file];
     let mut size = f.pages.write();
     let to = decide(
         *size,
@@ -89,21 +91,21 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
     }
     let res = if to > from {
         let prep = Prepare {
-            run_id: sh.run_id,
+            run_id: run.files.run_id,
             file_id: file as u32,
             role: FileRole::Data,
             pages: to,
-            stamp: sh.plan.stamp_files,
+            stamp: run.plan.stamp_files,
             sparse: fp.sparse,
             force: false,
             open: OpenOptions::default(),
         };
-        super::sync::resize(sh, file, to, || {
+        super::durability::resize(run, file, to, || {
             extend(f.storage.as_ref(), from, to, &prep).map(|_| f.oracle.resize(to))
         })
     } else {
-        super::sync::resize(sh, file, to, || {
-            sh.pool.drop_from(file, to);
+        super::durability::resize(run, file, to, || {
+            run.files.pool.drop_from(file, to);
             f.oracle.resize(to);
             f.storage.set_len(to * PAGE_SIZE as u64)
         })
@@ -112,7 +114,7 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
         Ok(()) => {
             *size = to;
             let verb = if to > from { "grew" } else { "shrank" };
-            sh.message(
+            run.message(
                 Severity::Info,
                 "Shrink User",
                 "ShrinkUser::Resize",
@@ -137,7 +139,7 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
                 len: from.abs_diff(to) * PAGE_SIZE as u64,
                 error: &e,
             };
-            if !handled(sh, &failed) {
+            if !handled(run, &failed) {
                 super::evidence::report_write_error(w, file, 0, 0, &e);
             }
         }
@@ -154,15 +156,15 @@ fn growth_limit(e: &std::io::Error) -> bool {
 /// After a growth from `from` to `to` pages failed for lack of room: gives back what the
 /// attempt took, journals the size the file kept, warns, and never grows the file again.
 fn stop_growing(w: &Worker<'_>, file: usize, from: u64, to: u64, e: &std::io::Error) {
-    let sh = w.sh;
-    let f = &sh.files[file];
+    let run = w.run;
+    let f = &run.files[file];
     f.cap_growth(from);
-    let _ = super::sync::resize(sh, file, from, || {
+    let _ = super::durability::resize(run, file, from, || {
         // Best effort: a partial growth (zeros written, blocks allocated) is released.
         f.storage.set_len(from * PAGE_SIZE as u64)
     });
-    sh.env.note_no_space(file, "grow");
-    sh.message(
+    run.reporting.env.note_no_space(file, "grow");
+    run.message(
         Severity::Warning,
         "Shrink User",
         "ShrinkUser::Resize",

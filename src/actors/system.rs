@@ -42,9 +42,9 @@ pub fn runs(
 /// asynchronous depth in flight), marks each run clean as its write completes, and waits for
 /// the last. Returns the pages written and the flight's figures.
 fn write_dirty<'a>(w: &mut Worker<'a>, dirty: &[(PageKey, u64)]) -> Flight<'a> {
-    let mut flight = Flight::new(w.sh);
+    let mut flight = Flight::new(w.run);
     for (file, first, n, lsn) in runs(dirty, w.max_pages() as u64) {
-        if w.sh.stop.run_stopped() {
+        if w.run.controls.stop.run_stopped() {
             break;
         }
         flight.write(w, file, first, n, lsn, After::Clean(lsn));
@@ -56,12 +56,12 @@ fn write_dirty<'a>(w: &mut Worker<'a>, dirty: &[(PageKey, u64)]) -> Flight<'a> {
 /// One checkpoint: every dirty page written (log first, the writes posted asynchronously),
 /// then the recent log read back.
 pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
-    let dirty = w.sh.pool.dirty_pages();
+    let dirty = w.run.files.pool.dirty_pages();
     let t = std::time::Instant::now();
     let flight = write_dirty(w, &dirty);
     let took = t.elapsed();
     if flight.posted > 0 {
-        w.sh.message(
+        w.run.message(
             crate::findings::Severity::Info,
             "Checkpoint",
             "Checkpoint",
@@ -69,14 +69,14 @@ pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
         );
     }
     let written = flight.pages;
-    for i in 0..w.sh.logs.len() {
-        let file = w.sh.logs[i].file;
+    for i in 0..w.run.files.logs.len() {
+        let file = w.run.files.logs[i].file;
         let _ = w.flush_log_index(i);
         check_log_chain(w, i, file, RECENT_LOG_BLOCKS);
     }
     let t = std::time::Instant::now();
-    if super::sync::sync_point(w.sh) {
-        for &f in &w.sh.data {
+    if super::durability::sync_point(w.run) {
+        for &f in &w.run.files.data {
             w.stats.record(
                 f,
                 w.kind,
@@ -98,10 +98,10 @@ pub fn checkpointer(w: &mut Worker<'_>) {
 
 /// The lazy writer: when the pool is under pressure, writes dirty pages in clock order.
 pub fn lazy_writer(w: &mut Worker<'_>) {
-    while !w.sh.stop.phase_over() {
-        if w.sh.pool.under_pressure() {
+    while !w.run.controls.stop.phase_over() {
+        if w.run.files.pool.under_pressure() {
             let victims = {
-                let mut v = w.sh.pool.lazy_victims(w.max_pages() * 4);
+                let mut v = w.run.files.pool.lazy_victims(w.max_pages() * 4);
                 v.sort_unstable();
                 v
             };
@@ -120,7 +120,7 @@ pub fn lazy_writer(w: &mut Worker<'_>) {
 /// records whose users did not wait).
 pub fn log_writer(w: &mut Worker<'_>) {
     while w.pause(Duration::from_millis(20)) {
-        for i in 0..w.sh.logs.len() {
+        for i in 0..w.run.files.logs.len() {
             w.flush_log_index(i);
         }
     }
@@ -128,9 +128,9 @@ pub fn log_writer(w: &mut Worker<'_>) {
 
 /// Reads back up to `max_blocks` log blocks along the chain and reports a broken chain.
 pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: usize) {
-    let wal = &w.sh.logs[log].wal;
+    let wal = &w.run.files.logs[log].wal;
     let spec = ChainSpec {
-        run_id: w.sh.run_id,
+        run_id: w.run.files.run_id,
         file_id: file as u32,
         area_len: wal.area_len(),
         last_block: wal.last_block(),
@@ -149,7 +149,7 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
                 len: 0,
                 error: &e,
             };
-            if !super::failure::handled(w.sh, &failed) {
+            if !super::failure::handled(w.run, &failed) {
                 evidence::report_write_error(w, file, 0, 0, &e);
             }
             return;
@@ -164,7 +164,7 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
         return;
     }
     // Re-read: a block that is right on a second look was a transient read problem.
-    let retries = w.sh.plan.read_retries.min(3);
+    let retries = w.run.plan.read_retries.min(3);
     let transient = (0..retries).any(|_| matches!(check_block(storage, &spec, p.lsn), Ok(Ok(()))));
     let what = format!(
         "log block at LSN {} (offset 0x{:X}): {}{}",
@@ -179,16 +179,16 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
     );
     let mut f = evidence::log_finding(w, file, FindingClass::LogCorruption, p.offset, what);
     f.persistent = !transient;
-    w.sh.report(f);
+    w.run.report(f);
 }
 
 /// The end-of-cycle audit: every page of every data file read and verified, and the whole
 /// retained log chain checked.
 pub fn audit_pass(w: &mut Worker<'_>, file: usize) -> u64 {
-    let pages = *w.sh.files[file].pages.read();
+    let pages = *w.run.files[file].pages.read();
     let mut page = 1;
     let mut verified = 0;
-    while page < pages && !w.sh.stop.run_stopped() {
+    while page < pages && !w.run.controls.stop.run_stopped() {
         let n = (w.max_pages() as u64).min(pages - page);
         verified += w.read_run(file, page, n).pages;
         page += n;
@@ -199,7 +199,7 @@ pub fn audit_pass(w: &mut Worker<'_>, file: usize) -> u64 {
 impl Worker<'_> {
     /// Flushes log number `i` completely.
     pub fn flush_log_index(&mut self, i: usize) -> bool {
-        let log = &self.sh.logs[i];
+        let log = &self.run.files.logs[i];
         match log.wal.flush_all() {
             Ok(ios) => {
                 for io in ios {

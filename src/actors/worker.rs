@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::context::Run;
 use super::evidence;
-use super::shared::Shared;
 use crate::engine::retry;
 use crate::io::AlignedBuf;
 use crate::page::{layout, verify, ActorKind, PageStamp, Verdict, PAGE_SIZE};
@@ -16,8 +16,8 @@ use crate::stats::{OpKind, ThreadStats};
 
 /// One actor thread.
 pub struct Worker<'a> {
-    /// Shared state.
-    pub sh: &'a Shared,
+    /// The run.
+    pub run: &'a Run<'a>,
     /// Kind of actor.
     pub kind: ActorKind,
     /// Which actor of that kind.
@@ -59,20 +59,20 @@ impl<'a> Worker<'a> {
     /// A worker with room for runs of `max_pages` pages; its seed is derived from the run seed
     /// and its identity, so every thread's choices are reproducible.
     pub fn new(
-        sh: &'a Shared,
+        run: &'a Run<'a>,
         kind: ActorKind,
         id: u16,
         max_pages: usize,
     ) -> std::io::Result<Worker<'a>> {
         let max_pages = max_pages.max(1);
         let seed =
-            crate::page::fill::splitmix64(sh.plan.seed ^ ((kind as u64) << 32) ^ u64::from(id));
+            crate::page::fill::splitmix64(run.plan.seed ^ ((kind as u64) << 32) ^ u64::from(id));
         Ok(Worker {
-            sh,
+            run,
             kind,
             id,
             rng: SmallRng::seed_from_u64(seed),
-            stats: ThreadStats::new(sh.start).with_live(sh.live.clone()),
+            stats: ThreadStats::new(run.reporting.start).with_live(run.reporting.live.clone()),
             buf: AlignedBuf::new(max_pages * PAGE_SIZE)?,
             max_pages,
         })
@@ -99,8 +99,8 @@ impl<'a> Worker<'a> {
 
     /// Reads `n` pages from `first` of data file `file` and verifies each; findings are reported.
     pub fn read_run(&mut self, file: usize, first: u64, n: u64) -> ReadOutcome {
-        let sh = self.sh;
-        if n > 1 && !sh.plan.scatter_gather {
+        let run = self.run;
+        if n > 1 && !run.plan.scatter_gather {
             // Without scatter/gather every page is a request of its own (SQLIOSim's rule),
             // so a failure is the failure of that page alone.
             return (first..first + n).fold(ReadOutcome::default(), |acc, p| {
@@ -111,7 +111,7 @@ impl<'a> Worker<'a> {
                 }
             });
         }
-        let f = &sh.files[file];
+        let f = &run.files[file];
         let size = f.pages.read();
         let first = first.max(1);
         let n = n.min(self.max_pages as u64).min(size.saturating_sub(first));
@@ -149,7 +149,7 @@ impl<'a> Worker<'a> {
     /// Reads each page of a run alone and verifies it (after a failed multi-page request).
     pub(super) fn reread_singly(&mut self, file: usize, first: u64, n: u64) -> ReadOutcome {
         let mut out = ReadOutcome { pages: n, bad: 0 };
-        let f = &self.sh.files[file];
+        let f = &self.run.files[file];
         for i in 0..n {
             let page = first + i;
             let exp = f.oracle.expect_page(page);
@@ -167,17 +167,17 @@ impl<'a> Worker<'a> {
     /// Writes `n` pages from `first` of data file `file`, changed by log records up to `lsn`
     /// (0: not logged), after making the log durable past `lsn`. Returns the pages written.
     pub fn write_run(&mut self, file: usize, first: u64, n: u64, lsn: u64) -> u64 {
-        let sh = self.sh;
+        let run = self.run;
         if lsn > 0 && !self.flush_log(file, lsn) {
             return 0;
         }
-        if n > 1 && !sh.plan.scatter_gather {
+        if n > 1 && !run.plan.scatter_gather {
             // One request per page: the log is already durable past `lsn`.
             return (first..first + n)
                 .map(|p| self.write_run(file, p, 1, lsn))
                 .sum();
         }
-        let f = &sh.files[file];
+        let f = &run.files[file];
         let size = f.pages.read();
         let first = first.max(1);
         let n = n.min(self.max_pages as u64).min(size.saturating_sub(first));
@@ -200,7 +200,7 @@ impl<'a> Worker<'a> {
         }
         for (i, g) in gens.iter().enumerate() {
             let st = PageStamp {
-                run_id: sh.run_id,
+                run_id: run.files.run_id,
                 file_id: file as u32,
                 page_id: first + i as u64,
                 generation: *g,
@@ -225,7 +225,7 @@ impl<'a> Worker<'a> {
             return 0;
         }
         // Still under the size guard: a resize is journaled after this acknowledgement.
-        super::sync::acknowledged(sh, file, first, gens);
+        super::durability::acknowledged(run, file, first, gens);
         n
     }
 
@@ -237,9 +237,10 @@ impl<'a> Worker<'a> {
 
     /// Verifies `bytes`, read from `page`, as [`Worker::check_page`] does.
     pub(super) fn check_bytes(&self, file: usize, bytes: &[u8], page: u64) -> Verdict {
-        let verdict = verify(bytes, &self.sh.files[file].oracle.expect_page(page));
+        let verdict = verify(bytes, &self.run.files[file].oracle.expect_page(page));
         if verdict.is_ok() {
-            if let (Some(st), Some(log)) = (layout::read_stamp(bytes), self.sh.log_of(file)) {
+            if let (Some(st), Some(log)) = (layout::read_stamp(bytes), self.run.files.log_of(file))
+            {
                 let durable = log.wal.durable_end();
                 if st.lsn > 0 && st.lsn >= durable {
                     let what = format!(
@@ -253,7 +254,7 @@ impl<'a> Worker<'a> {
                         page * PAGE_SIZE as u64,
                         what,
                     );
-                    self.sh.report(f);
+                    self.run.report(f);
                 }
             }
         }
@@ -262,7 +263,7 @@ impl<'a> Worker<'a> {
 
     /// Makes the WAL of data file `file` durable past `lsn`; false (and a finding) on failure.
     pub fn flush_log(&mut self, file: usize, lsn: u64) -> bool {
-        let Some(log) = self.sh.log_of(file) else {
+        let Some(log) = self.run.files.log_of(file) else {
             return true;
         };
         match log.wal.flush_to(lsn) {
@@ -303,19 +304,19 @@ impl<'a> Worker<'a> {
         read: bool,
         vectored: bool,
     ) -> std::io::Result<usize> {
-        let sh = self.sh;
-        let throttle = &sh.throttles[file];
+        let run = self.run;
+        let throttle = &run.controls.throttles[file];
         let waited_before = throttle.throttled();
-        let permit = throttle.enter(&sh.gate, sh.bursting());
+        let permit = throttle.enter(&run.controls.gate, run.controls.bursting());
         if throttle.throttled() > waited_before {
             self.stats.throttled(file);
         }
         self.stats
             .outstanding(file, throttle.max_outstanding() as u64);
         let buf = &mut self.buf[slot * PAGE_SIZE..(slot + count) * PAGE_SIZE];
-        let storage = sh.files[file].storage.as_ref();
+        let storage = run.files[file].storage.as_ref();
         let off = page * PAGE_SIZE as u64;
-        let guard = sh.inflight.begin();
+        let guard = run.controls.inflight.begin();
         let t = Instant::now();
         let res = match (read, vectored) {
             (true, true) => {
@@ -355,6 +356,6 @@ impl<'a> Worker<'a> {
 
     /// Sleeps unless the phase ends; false when it ended.
     pub fn pause(&self, d: Duration) -> bool {
-        d.is_zero() || self.sh.stop.sleep(d)
+        d.is_zero() || self.run.controls.stop.sleep(d)
     }
 }

@@ -16,6 +16,8 @@ pub mod setup;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::actors::context::Run;
+use crate::actors::durability;
 use crate::control::stop::{Stop, StopReason};
 use crate::events::{Event, EventSink};
 use crate::findings::Severity;
@@ -62,37 +64,36 @@ pub fn simulate(
     // ends the run cleanly.
     let flag = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let signals = register_signals(&flag);
-    let sh = match setup::build(plan, backend, sink, Stop::with_signal(flag)) {
-        Ok(sh) => sh,
+    let run = match setup::build(plan, backend, sink, Stop::with_signal(flag)) {
+        Ok(run) => run,
         Err(e) => {
             unregister(signals);
             return Err(e);
         }
     };
     let started = Instant::now();
-    let result = run::run_cycles(&sh);
-    if !sh.stop.run_stopped() || sh.stop.reason() == StopReason::Signal {
-        crate::actors::sync::end(&sh);
-    }
-    crate::actors::sync::finish(&sh);
+    let result = run::run_cycles(&run);
+    let clean =
+        !run.controls.stop.run_stopped() || run.controls.stop.reason() == StopReason::Signal;
+    durability::shutdown(&run, clean);
     unregister(signals);
-    let metas: Vec<FileMeta> = sh
+    let metas: Vec<FileMeta> = run
         .files
         .iter()
         .enumerate()
         .map(|(i, f)| FileMeta {
             path: f.path.clone(),
-            target_io_duration_ms: sh.throttles[i].target_ms(),
-            running_avg_io_ms: Some(sh.throttles[i].running_average_ms()),
-            sparse: sh.plan.files[i].sparse,
+            target_io_duration_ms: run.controls.throttles[i].target_ms(),
+            running_avg_io_ms: Some(run.controls.throttles[i].running_average_ms()),
+            sparse: run.plan.files[i].sparse,
         })
         .collect();
     let mut summary = result.stats.summary(&metas, started.elapsed());
-    add_depth(&sh, &mut summary);
-    summary.journal = sh.journal.as_ref().map(|j| j.service.summary());
+    add_depth(&run, &mut summary);
+    summary.journal = durability::summary(&run);
     for f in &summary.files {
         for line in file_summary_lines(f) {
-            sh.message(
+            run.message(
                 Severity::Info,
                 "Display Monitor",
                 SQLIOSIM_SUMMARY_FUNC,
@@ -100,27 +101,23 @@ pub fn simulate(
             );
         }
     }
-    let planned = (sh.plan.cycles > 0).then(|| sh.plan.cycle_duration * sh.plan.cycles);
-    let when = crate::control::stop::StopWhen::of(&sh.stop, sh.start, planned);
-    let long = sh.inflight.long_total();
+    let planned = (run.plan.cycles > 0).then(|| run.plan.cycle_duration * run.plan.cycles);
+    let when = crate::control::stop::StopWhen::of(&run.controls.stop, run.reporting.start, planned);
+    let long = run.controls.inflight.long_total();
     if long > 0 {
-        sh.message(
+        run.message(
             Severity::Warning,
             "Display Monitor",
             "CheckForLongIO",
             format!("{long} I/O requests were outstanding for more than 15 sec. during the run"),
         );
     }
-    sh.sink.emit(Event::Summary(Box::new(summary.clone())));
-    if sh.plan.delete_at_shutdown {
-        // The journal goes first: a crash in between leaves files without a journal, never a
-        // journal naming files that are gone (which verify reports as lost files).
-        if sh.journal.is_some() {
-            if let Some(path) = setup::journal_path(&sh.plan) {
-                let _ = backend.remove(&path);
-            }
-        }
-        for f in &sh.files {
+    run.reporting
+        .sink
+        .emit(Event::Summary(Box::new(summary.clone())));
+    if run.plan.delete_at_shutdown {
+        durability::remove(&run);
+        for f in &run.files {
             let _ = backend.remove(&f.path);
         }
     }
@@ -128,25 +125,25 @@ pub fn simulate(
         summary,
         findings: result.findings,
         cycles: result.cycles,
-        stopped: sh.stop.reason(),
+        stopped: run.controls.stop.reason(),
         stop: when,
         worker_panicked: result.worker_panicked,
-        run_id: sh.run_id,
-        environment: sh.env.stop(),
-        no_space: sh.env.no_space(),
+        run_id: run.files.run_id,
+        environment: run.reporting.env.stop(),
+        no_space: run.reporting.env.no_space(),
     })
 }
 
 /// The depth the device saw: per file and for the run, over the run and per phase, and in the
 /// timeline. "IO request blocks" is the per-file maximum.
-fn add_depth(sh: &crate::actors::shared::Shared, summary: &mut Summary) {
-    for (f, t) in summary.files.iter_mut().zip(&sh.throttles) {
+fn add_depth(run: &Run<'_>, summary: &mut Summary) {
+    for (f, t) in summary.files.iter_mut().zip(&run.controls.throttles) {
         let d = DepthSummary::of(t.depth());
         f.io_request_blocks = f.io_request_blocks.max(d.max);
         f.depth = Some(d);
     }
-    summary.depth = Some(DepthSummary::of(&sh.depth));
-    fill_depth_timeline(&sh.depth, &mut summary.timeline);
+    summary.depth = Some(DepthSummary::of(&run.controls.depth));
+    fill_depth_timeline(&run.controls.depth, &mut summary.timeline);
 }
 
 /// SIGINT and SIGTERM store their number in `flag`.

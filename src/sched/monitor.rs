@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::run::Ticker;
 
-use crate::actors::shared::Shared;
+use crate::actors::context::Run;
 use crate::events::{Event, Phase, Tick};
 use crate::findings::Severity;
 use crate::stats::LiveSnapshot;
@@ -18,10 +18,10 @@ const TICK: Duration = Duration::from_millis(250);
 /// Watches the I/O of a phase until its workers are done: reports I/Os outstanding for longer
 /// than the limit, each once; ends the main phase on time; and emits a tick of the phase about
 /// once a second, and a closing one.
-pub fn monitor(sh: &Shared, workers_done: &AtomicBool, ticker: Option<Ticker>) {
+pub fn monitor(run: &Run<'_>, workers_done: &AtomicBool, ticker: Option<Ticker>) {
     let start = Instant::now();
     let mut last_line = Instant::now();
-    let at_start = sh.live.snapshot();
+    let at_start = run.reporting.live.snapshot();
     let mut last_ops = at_start;
     let mut first = true;
     while !workers_done.load(Ordering::Acquire) {
@@ -31,68 +31,73 @@ pub fn monitor(sh: &Shared, workers_done: &AtomicBool, ticker: Option<Ticker>) {
         }) = ticker
         {
             if start.elapsed() >= length {
-                sh.stop.end_phase();
+                run.controls.stop.end_phase();
             }
         }
         std::thread::sleep(TICK);
-        report_long_io(sh);
+        report_long_io(run);
         let Some(t) = ticker else { continue };
         // The first line comes after one tick, so that even a short phase is named.
         if first || last_line.elapsed() >= Duration::from_secs(1) {
-            last_ops = tick(sh, &t, start, (&at_start, &last_ops), last_line, false);
+            last_ops = tick(run, &t, start, (&at_start, &last_ops), last_line, false);
             last_line = Instant::now();
             first = false;
         }
     }
     // A closing line per phase: the display (and a log of the lines) shows each phase ran.
     if let Some(t) = ticker {
-        tick(sh, &t, start, (&at_start, &last_ops), last_line, true);
+        tick(run, &t, start, (&at_start, &last_ops), last_line, true);
     }
 }
 
 /// Emits one tick of `t`'s phase; `(at_start, last)` are the snapshots at the start of the
 /// phase and at the previous tick, taken `since` then. Returns the snapshot now.
 fn tick(
-    sh: &Shared,
+    run: &Run<'_>,
     t: &Ticker,
     start: Instant,
     (at_start, last): (&LiveSnapshot, &LiveSnapshot),
     since: Instant,
     finished: bool,
 ) -> LiveSnapshot {
-    let now = sh.live.snapshot();
+    let now = run.reporting.live.snapshot();
     // The initial update writes each page once, the audit reads each once.
     let done_bytes = match t.phase {
         Phase::Audit { .. } => now.bytes_read.saturating_sub(at_start.bytes_read),
         _ => now.bytes_written.saturating_sub(at_start.bytes_written),
     };
-    let planned = (sh.plan.cycles > 0).then(|| sh.plan.cycle_duration * sh.plan.cycles);
+    let planned = (run.plan.cycles > 0).then(|| run.plan.cycle_duration * run.plan.cycles);
     let tick = Tick {
         cycle: t.cycle,
         phase: t.phase,
         elapsed: start.elapsed(),
-        run_elapsed: sh.start.elapsed(),
+        run_elapsed: run.reporting.start.elapsed(),
         planned,
         done_bytes,
         finished,
         before: *last,
         now,
         interval: since.elapsed(),
-        findings: sh.finding_count(),
-        in_flight: sh.depth.reading().inflight,
-        allowed: sh.throttles.iter().map(|t| t.allowed() as u64).sum(),
+        findings: run.finding_count(),
+        in_flight: run.controls.depth.reading().inflight,
+        allowed: run
+            .controls
+            .throttles
+            .iter()
+            .map(|t| t.allowed() as u64)
+            .sum(),
     };
-    sh.sink.emit(Event::Tick(Box::new(tick)));
+    run.reporting.sink.emit(Event::Tick(Box::new(tick)));
     now
 }
 
-fn report_long_io(sh: &Shared) {
-    let long = sh.inflight.newly_long(sh.plan.long_io);
+fn report_long_io(run: &Run<'_>) {
+    let long = run.controls.inflight.newly_long(run.plan.long_io);
     if long > 0 {
         let text = format!(
             "{long} IO requests are outstanding for more than {} sec.",
-            sh.plan.long_io.as_secs_f64()
+            run.plan.long_io.as_secs_f64()
         );
-        sh.message(Severity::Warning, "Display Monitor", "CheckForLongIO", text);
+        run.message(Severity::Warning, "Display Monitor", "CheckForLongIO", text);
     }
 }

@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 
-use crate::actors::shared::Shared;
+use crate::actors::context::Run;
 use crate::engine::ceiling::STEP;
 use crate::engine::files::{check_ownership, SimFile};
 use crate::engine::journal::JournalState;
@@ -52,14 +52,16 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
 
 /// Verifies the existing pages and log, reports what is wrong, and makes what was found the
 /// expected state; then journals it.
-pub fn restore(sh: &Shared, journal: Option<&JournalState>) -> anyhow::Result<()> {
-    sh.stop.enter_stage("verification of the existing files");
+pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> anyhow::Result<()> {
+    run.controls
+        .stop
+        .enter_stage("verification of the existing files");
     let mut bad = 0u64;
-    for &i in &sh.data {
-        bad += restore_data(sh, i, journal)?;
+    for &i in &run.files.data {
+        bad += restore_data(run, i, journal)?;
     }
-    for log in &sh.logs {
-        let f = &sh.files[log.file];
+    for log in &run.files.logs {
+        let f = &run.files[log.file];
         let bytes = crate::io::file::read_all(f.storage.as_ref())
             .with_context(|| format!("cannot read {}", f.path.display()))?;
         let header = crate::page::FileHeader::decode(&bytes)
@@ -70,50 +72,27 @@ pub fn restore(sh: &Shared, journal: Option<&JournalState>) -> anyhow::Result<()
         let scan = scan_log(&bytes, &header, durable);
         for issue in scan.issues {
             bad += 1;
-            sh.report(issue.into_finding(sh.plan.seed, &f.path, log.file as u32));
+            run.report(issue.into_finding(run.plan.seed, &f.path, log.file as u32));
         }
         log.wal.continue_after(scan.newest_end);
     }
-    sh.message(
+    run.message(
         Severity::Info,
         "System",
         "Resume",
         format!(
             "Resumed run {:016x}: existing files verified, {bad} problem(s) found",
-            sh.run_id
+            run.files.run_id
         ),
     );
-    crate::actors::sync::sync_point(sh);
+    crate::actors::durability::sync_point(run);
     Ok(())
 }
 
-/// The journal of this file set left by the run being resumed, if any, read through the
-/// run's backend. A damaged one is used up to its damage, and said so.
-pub fn journal_of(sh: &Shared, backend: &dyn Backend) -> Option<JournalState> {
-    let path = super::setup::journal_path(&sh.plan)?;
-    let st = JournalState::load(backend, &path).ok()?;
-    if st.run_id != sh.run_id {
-        return None;
-    }
-    if let Some(d) = &st.damage {
-        sh.message(
-            Severity::Warning,
-            "System",
-            "Resume",
-            format!(
-                "the journal {} is damaged ({d}): its device lost or tore a write it had acknowledged; the existing files are held only to what it recorded before offset {}",
-                path.display(),
-                d.offset
-            ),
-        );
-    }
-    Some(st)
-}
-
-fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> anyhow::Result<u64> {
-    let f = &sh.files[file];
+fn restore_data(run: &Run<'_>, file: usize, journal: Option<&JournalState>) -> anyhow::Result<u64> {
+    let f = &run.files[file];
     let header = crate::page::FileHeader {
-        run_id: sh.run_id,
+        run_id: run.files.run_id,
         file_id: file as u32,
         page_size: PAGE_SIZE as u32,
         role: f.role,
@@ -151,7 +130,7 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
         f.oracle.set(b.page, state);
         if b.is_finding() {
             bad += 1;
-            sh.report(b.into_finding(sh.plan.seed, &f.path, file as u32));
+            run.report(b.into_finding(run.plan.seed, &f.path, file as u32));
         }
     })
     .with_context(|| format!("cannot read {}", f.path.display()))?;
@@ -159,9 +138,9 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
     if scan.allowed_tears > 0 {
         let text = allowed_tears(scan.allowed_tears, f.sector_size);
         let text = format!("{}{text}", f.path.display());
-        sh.message(Severity::Info, "System", "Resume", text);
+        run.message(Severity::Info, "System", "Resume", text);
     }
-    f.oracle.raise_floor(restart_floor(sh, f, ceiling, seen));
+    f.oracle.raise_floor(restart_floor(run, f, ceiling, seen));
     Ok(bad)
 }
 
@@ -169,9 +148,9 @@ fn restore_data(sh: &Shared, file: usize, journal: Option<&JournalState>) -> any
 /// covers every generation ever issued, including writes the device lost. What the pages and
 /// the journal show is taken too, in case the device lost the header's last rewrite (said in
 /// a warning); a file from before ceilings were kept gets a margin of a ceiling step.
-fn restart_floor(sh: &Shared, f: &crate::engine::files::SimFile, ceiling: u64, seen: u64) -> u64 {
+fn restart_floor(run: &Run<'_>, f: &crate::engine::files::SimFile, ceiling: u64, seen: u64) -> u64 {
     if ceiling == 0 {
-        sh.message(
+        run.message(
             Severity::Warning,
             "System",
             "Resume",
@@ -184,7 +163,7 @@ fn restart_floor(sh: &Shared, f: &crate::engine::files::SimFile, ceiling: u64, s
         return seen + STEP;
     }
     if seen > ceiling {
-        sh.message(
+        run.message(
             Severity::Warning,
             "System",
             "Resume",

@@ -8,16 +8,13 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
-use crate::actors::shared::Shared;
+use crate::actors::context::Run;
+use crate::actors::table::{self, CyclePhase};
 use crate::actors::worker::Worker;
-use crate::actors::{batch, random, shrink, system};
 use crate::events::Phase;
 use crate::findings::Severity;
 use crate::page::{ActorKind, PAGE_SIZE};
 use crate::stats::{RunStats, ThreadStats};
-
-/// Pages per request for the initial update and the audit pass.
-const SWEEP_PAGES: usize = 64;
 
 /// What a finished simulation reports back.
 #[derive(Debug)]
@@ -57,7 +54,7 @@ impl Collector {
 /// `Scope::spawn` would panic in the driver, whose scope then waited for the monitor forever.
 fn spawn<'s, 'e: 's>(
     scope: &'s thread::Scope<'s, 'e>,
-    sh: &'e Shared,
+    run: &'e Run<'e>,
     col: &'e Collector,
     kind: ActorKind,
     id: u16,
@@ -69,11 +66,11 @@ fn spawn<'s, 'e: 's>(
         .name(name.clone())
         .spawn_scoped(scope, move || {
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let mut w = match Worker::new(sh, kind, id, pages) {
+                let mut w = match Worker::new(run, kind, id, pages) {
                     Ok(w) => w,
                     Err(e) => {
                         let bytes = pages.max(1) * PAGE_SIZE;
-                        environment(sh, no_buffers_text(kind.name(), bytes, &e));
+                        environment(run, no_buffers_text(kind.name(), bytes, &e));
                         return None;
                     }
                 };
@@ -85,22 +82,24 @@ fn spawn<'s, 'e: 's>(
                 Ok(None) => {}
                 Err(_) => {
                     *col.panicked.lock() = true;
-                    sh.stop.stop_run(crate::control::stop::StopReason::Error);
+                    run.controls
+                        .stop
+                        .stop_run(crate::control::stop::StopReason::Error);
                 }
             }
         });
     if let Err(e) = started {
-        environment(sh, no_thread_text(&name, &e));
+        environment(run, no_thread_text(&name, &e));
     }
 }
 
 /// Stops the run for an environment error of the driver itself (no file concerned).
-fn environment(sh: &Shared, text: String) {
+fn environment(run: &Run<'_>, text: String) {
     let stop = crate::actors::failure::EnvStop {
         text,
         internal: false,
     };
-    crate::actors::failure::stop(sh, stop);
+    crate::actors::failure::stop(run, stop);
 }
 
 /// The message for a thread the system would not start.
@@ -114,94 +113,75 @@ fn no_buffers_text(actor: &str, bytes: usize, e: &std::io::Error) -> String {
 }
 
 /// Runs every cycle of the plan.
-pub fn run_cycles(sh: &Shared) -> SimResult {
-    let col = Collector::new(sh.start);
+pub fn run_cycles(run: &Run<'_>) -> SimResult {
+    let col = Collector::new(run.reporting.start);
     let mut cycles = 0;
-    while sh.plan.cycles == 0 || cycles < sh.plan.cycles {
-        if sh.stop.run_stopped() {
+    while run.plan.cycles == 0 || cycles < run.plan.cycles {
+        if run.controls.stop.run_stopped() {
             break;
         }
         cycles += 1;
-        one_cycle(sh, &col, cycles);
+        one_cycle(run, &col, cycles);
     }
     let stats = col.stats.into_inner();
     SimResult {
         stats,
-        findings: sh.finding_count(),
+        findings: run.finding_count(),
         cycles,
         worker_panicked: col.panicked.into_inner(),
     }
 }
 
-fn one_cycle(sh: &Shared, col: &Collector, cycle: u32) {
-    sh.message(
+fn one_cycle(run: &Run<'_>, col: &Collector, cycle: u32) {
+    run.message(
         Severity::Info,
         "System",
         "Cycle::Start",
         format!("Starting test cycle {cycle}"),
     );
-    let data = data_bytes(sh);
     let tick = |phase| Some(Ticker { cycle, phase });
-    phase(
-        sh,
-        "initial update",
-        true,
-        tick(Phase::InitialUpdate { total_bytes: data }),
-        |scope| {
-            for (i, &file) in sh.data.iter().enumerate() {
-                spawn(
-                    scope,
-                    sh,
-                    col,
-                    ActorKind::Init,
-                    i as u16,
-                    SWEEP_PAGES,
-                    move |w| initial_update(w, file),
-                );
-            }
-        },
-    );
-    phase(
-        sh,
-        "initial checkpoint",
-        true,
-        tick(Phase::InitialCheckpoint),
-        |scope| {
-            spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
-                system::checkpoint(w);
-            });
-        },
-    );
-    main_phase(sh, col, cycle);
-    if !sh.stop.run_stopped() {
-        phase(
-            sh,
-            "final checkpoint",
-            true,
-            tick(Phase::FinalCheckpoint),
-            |scope| {
-                spawn(scope, sh, col, ActorKind::Checkpoint, 0, SWEEP_PAGES, |w| {
-                    system::checkpoint(w);
-                });
-            },
-        );
+    let data = data_bytes(run);
+    let initial = tick(Phase::InitialUpdate { total_bytes: data });
+    run_phase(run, col, CyclePhase::InitialUpdate, initial);
+    let checkpoint = tick(Phase::InitialCheckpoint);
+    run_phase(run, col, CyclePhase::InitialCheckpoint, checkpoint);
+    let main = Phase::Main {
+        length: run.plan.cycle_duration,
+    };
+    run_phase(run, col, CyclePhase::Main, tick(main));
+    if !run.controls.stop.run_stopped() {
+        let checkpoint = tick(Phase::FinalCheckpoint);
+        run_phase(run, col, CyclePhase::FinalCheckpoint, checkpoint);
         // The audit reads the data files as they are now (a shrink may have cut them).
-        audit_phase(
-            sh,
-            col,
-            tick(Phase::Audit {
-                total_bytes: data_bytes(sh),
-            }),
-        );
+        let audit = tick(Phase::Audit {
+            total_bytes: data_bytes(run),
+        });
+        run_phase(run, col, CyclePhase::Audit, audit);
     }
+}
+
+/// Runs the actors of `which` from the table, each with its threads.
+fn run_phase<'e>(run: &'e Run<'e>, col: &'e Collector, which: CyclePhase, timed: Option<Ticker>) {
+    let burst = which.bursts();
+    phase(run, which.name(), burst, timed, |scope| {
+        for spec in table::of_phase(which) {
+            let pages = (spec.pages)(&run.plan);
+            let body = spec.body;
+            for i in 0..(spec.threads)(&run.plan) {
+                let id = spec.first_id + i as u16;
+                spawn(scope, run, col, spec.kind, id, pages, move |w| body(w, i));
+            }
+        }
+    });
 }
 
 /// Bytes of the data files' pages after the header page: what the initial update writes and
 /// the audit pass reads.
-fn data_bytes(sh: &Shared) -> u64 {
-    sh.data
+fn data_bytes(run: &Run<'_>) -> u64 {
+    run.files
+        .data
         .iter()
-        .map(|&f| sh.files[f].pages.read().saturating_sub(1) * PAGE_SIZE as u64)
+        .map(|&f| run.files[f].pages.read().saturating_sub(1) * PAGE_SIZE as u64)
         .sum()
 }
 
@@ -218,43 +198,44 @@ pub struct Ticker {
 /// with the Display Monitor watching for long I/O, feeding the progress line, and ending the
 /// main phase on time.
 fn phase<'e>(
-    sh: &'e Shared,
+    run: &'e Run<'e>,
     name: &'static str,
     burst: bool,
     timed: Option<Ticker>,
     body: impl for<'s> FnOnce(&'s thread::Scope<'s, 'e>),
 ) {
-    if sh.stop.run_stopped() {
+    if run.controls.stop.run_stopped() {
         return;
     }
-    sh.stop.begin_phase();
-    sh.stop.enter_stage(name);
+    run.controls.stop.begin_phase();
+    run.controls.stop.enter_stage(name);
     if let Some(t) = timed {
         let began = crate::events::PhaseBegan {
             phase: t.phase,
             cycle: t.cycle,
         };
-        sh.sink.emit(crate::events::Event::Phase(began));
+        run.reporting.sink.emit(crate::events::Event::Phase(began));
     }
-    depth_phase(sh, Some(name));
-    sh.burst
-        .store(burst && sh.plan.allow_io_bursts, Ordering::Relaxed);
+    depth_phase(run, Some(name));
+    run.controls
+        .burst
+        .store(burst && run.plan.allow_io_bursts, Ordering::Relaxed);
     let t = Instant::now();
     let workers_done = AtomicBool::new(false);
     thread::scope(|outer| {
         let monitor = thread::Builder::new()
             .name("monitor".into())
-            .spawn_scoped(outer, || super::monitor::monitor(sh, &workers_done, timed));
+            .spawn_scoped(outer, || super::monitor::monitor(run, &workers_done, timed));
         // Without the monitor nothing would end the main phase: the workers see the stop.
         if let Err(e) = monitor {
-            environment(sh, no_thread_text("monitor", &e));
+            environment(run, no_thread_text("monitor", &e));
         }
         thread::scope(|scope| body(scope));
         workers_done.store(true, Ordering::Release);
     });
-    sh.burst.store(false, Ordering::Relaxed);
-    depth_phase(sh, None);
-    sh.message(
+    run.controls.burst.store(false, Ordering::Relaxed);
+    depth_phase(run, None);
+    run.message(
         Severity::Info,
         "System",
         "Cycle::Phase",
@@ -264,145 +245,12 @@ fn phase<'e>(
 
 /// Opens phase `name` (or closes the open one) in every depth gauge, so the depth is also
 /// reported per phase.
-fn depth_phase(sh: &Shared, name: Option<&str>) {
-    let gauges = sh.throttles.iter().map(|t| t.depth());
-    for g in gauges.chain([&*sh.depth]) {
+fn depth_phase(run: &Run<'_>, name: Option<&str>) {
+    let gauges = run.controls.throttles.iter().map(|t| t.depth());
+    for g in gauges.chain([&*run.controls.depth]) {
         match name {
             Some(n) => g.begin_phase(n),
             None => g.end_phase(),
         }
     }
-}
-
-/// Writes every page of a data file once (generation 1 of this cycle's pages), posting the
-/// writes without waiting for each (with AllowIOBursts, as many as the depth allows).
-fn initial_update(w: &mut Worker<'_>, file: usize) {
-    let pages = *w.sh.files[file].pages.read();
-    let t = Instant::now();
-    let mut flight = crate::actors::flight::Flight::new(w.sh);
-    let mut page = 1;
-    while page < pages && !w.sh.stop.run_stopped() {
-        let n = (w.max_pages() as u64).min(pages - page);
-        flight.write(w, file, page, n, 0, crate::actors::flight::After::Nothing);
-        page += n;
-    }
-    flight.drain(w);
-    let name = w.sh.files[file].path.display().to_string();
-    let text = format!(
-        "Initial update of {name} {}",
-        flight.describe_writes(t.elapsed())
-    );
-    w.sh.message(Severity::Info, "InitialUpdate", "InitialUpdate", text);
-}
-
-fn main_phase(sh: &Shared, col: &Collector, cycle: u32) {
-    let plan = &sh.plan;
-    let max_chain = plan.random.max_chain.max(1) as usize;
-    let main = Phase::Main {
-        length: sh.plan.cycle_duration,
-    };
-    phase(
-        sh,
-        "main",
-        false,
-        Some(Ticker { cycle, phase: main }),
-        |scope| {
-            for id in 0..plan.random.users {
-                spawn(
-                    scope,
-                    sh,
-                    col,
-                    ActorKind::RandomUser,
-                    id as u16,
-                    max_chain,
-                    random::run,
-                );
-            }
-            let specs = [
-                (ActorKind::AuditUser, &plan.audit),
-                (ActorKind::ReadAheadUser, &plan.read_ahead),
-                (ActorKind::BulkUpdateUser, &plan.bulk),
-            ];
-            for (kind, bp) in specs {
-                for id in 0..bp.users {
-                    let pages = bp.max_pages.clamp(1, 1024) as usize;
-                    spawn(
-                        scope,
-                        sh,
-                        col,
-                        kind,
-                        id as u16,
-                        pages,
-                        move |w| match kind {
-                            ActorKind::AuditUser => batch::audit(w, bp),
-                            ActorKind::ReadAheadUser => batch::read_ahead(w, bp),
-                            _ => batch::bulk_update(w, bp),
-                        },
-                    );
-                }
-            }
-            spawn(scope, sh, col, ActorKind::ShrinkUser, 0, 1, shrink::run);
-            spawn(
-                scope,
-                sh,
-                col,
-                ActorKind::Checkpoint,
-                0,
-                SWEEP_PAGES,
-                system::checkpointer,
-            );
-            spawn(
-                scope,
-                sh,
-                col,
-                ActorKind::LazyWriter,
-                0,
-                SWEEP_PAGES,
-                system::lazy_writer,
-            );
-            spawn(
-                scope,
-                sh,
-                col,
-                ActorKind::LogWriter,
-                0,
-                1,
-                system::log_writer,
-            );
-        },
-    );
-}
-
-fn audit_phase(sh: &Shared, col: &Collector, ticker: Option<Ticker>) {
-    phase(sh, "audit", false, ticker, |scope| {
-        for (i, &file) in sh.data.iter().enumerate() {
-            spawn(
-                scope,
-                sh,
-                col,
-                ActorKind::AuditUser,
-                1000 + i as u16,
-                SWEEP_PAGES,
-                move |w| {
-                    let n = system::audit_pass(w, file);
-                    w.sh.message(
-                        Severity::Info,
-                        "Audit User",
-                        "AuditPass",
-                        format!(
-                            "Audit pass verified {n} pages of {}",
-                            w.sh.files[file].path.display()
-                        ),
-                    );
-                },
-            );
-        }
-        spawn(scope, sh, col, ActorKind::LogWriter, 1000, 1, |w| {
-            for i in 0..w.sh.logs.len() {
-                let file = w.sh.logs[i].file;
-                w.flush_log_index(i);
-                system::check_log_chain(w, i, file, usize::MAX);
-            }
-        });
-    });
 }

@@ -1,47 +1,46 @@
 //! Setting a run up: opening or creating every file (only over files that are ours), the
-//! oracles, logs, buffer pool and throttles.
+//! oracles, logs, buffer pool and throttles, assembled into the [`Run`] context; the journal is
+//! opened by [`crate::actors::durability`].
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::actors::shared::{LogFile, Shared};
-use crate::actors::sync::Journal;
+use crate::actors::context::{Controls, FileSet, LogFile, Reporting, Run};
+use crate::actors::durability;
 use crate::control::depth::DepthGauge;
 use crate::control::inflight::Inflight;
 use crate::control::stop::Stop;
 use crate::control::throttle::{Gate, Throttle};
 use crate::engine::ceiling::Ceiling;
 use crate::engine::files::{self, Prepare, SimFile};
-use crate::engine::journal::{
-    Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter, JOURNAL_NAME,
-};
 use crate::engine::pool::BufferPool;
-use crate::engine::wal::{FlushHook, Wal};
-use crate::events::{Event, EventSink};
-use crate::findings::{Message, Severity};
+use crate::engine::wal::Wal;
+use crate::events::EventSink;
+use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
 use crate::page::{FileRole, PAGE_SIZE};
 use crate::plan::SimPlan;
-use crate::stats::LiveCounters;
+
+/// Where the journal of a plan's file set is (kept here for the app's callers).
+pub use crate::actors::durability::journal_path;
 
 /// Frames per MB of MaxMemoryMB.
 const FRAMES_PER_MB: u64 = 128;
 
 /// Creates the files and everything the actors share.
-pub fn build(
+pub fn build<'b>(
     plan: SimPlan,
-    backend: &dyn Backend,
+    backend: &'b dyn Backend,
     sink: Arc<dyn EventSink>,
     stop: Stop,
-) -> anyhow::Result<Shared> {
-    let (run_id, mut sim_files) = if plan.resume {
+) -> anyhow::Result<Run<'b>> {
+    let (run_id, mut all) = if plan.resume {
         super::resume::open_files(&plan, backend)?
     } else {
         create_files(&plan, backend)?
     };
-    for f in &mut sim_files {
+    for f in &mut all {
         f.flush_after_dsync =
             plan.write_through && !backend.direct_io_info(&f.path).dsync_flushed();
     }
@@ -54,15 +53,55 @@ pub fn build(
         .iter()
         .map(|_| Arc::new(DepthGauge::new(start)))
         .collect();
+    let logs = open_logs(&plan, run_id, &all, &gauges, &depth)?;
+    let controls = controls(&plan, backend, stop, gauges, depth)?;
+    let files = FileSet {
+        run_id,
+        all,
+        data: plan.data_files(),
+        logs,
+        pool: BufferPool::new(pool_frames(&plan)),
+    };
+    let mut run = Run {
+        plan,
+        files,
+        controls,
+        journal: None,
+        reporting: Reporting::new(sink, start),
+        backend,
+    };
+    // Resuming: read what the old journal says before the new one replaces it.
+    let prior = if run.plan.resume {
+        durability::prior(&run)
+    } else {
+        None
+    };
+    run.journal = durability::open(&run, prior.as_ref());
+    if run.plan.resume {
+        super::resume::restore(&run, prior.as_ref())?;
+    }
+    warn_direct_io(&run);
+    warn_dsync(&run);
+    Ok(run)
+}
+
+/// The write-ahead log of every log file, its requests counted in the file's depth gauge.
+fn open_logs(
+    plan: &SimPlan,
+    run_id: u64,
+    all: &[SimFile],
+    gauges: &[Arc<DepthGauge>],
+    depth: &Arc<DepthGauge>,
+) -> anyhow::Result<Vec<LogFile>> {
     let mut logs = Vec::new();
     for &i in &plan.log_files() {
-        let f = &sim_files[i];
+        let f = &all[i];
         let len = *f.pages.read() * PAGE_SIZE as u64;
         // The WAL issues the log's requests itself: count them in the file's gauge.
         let counted = super::counted::Counted::new(
             Arc::clone(&f.storage),
             Arc::clone(&gauges[i]),
-            Arc::clone(&depth),
+            Arc::clone(depth),
         );
         let wal = Wal::new(
             Arc::new(counted),
@@ -76,29 +115,28 @@ pub fn build(
         .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
         logs.push(LogFile { file: i, wal });
     }
-    let users = user_threads(&plan);
-    let ceiling = async_depth(&plan, backend);
-    let io_frames = io_frames(&plan, ceiling).map_err(|e| {
+    Ok(logs)
+}
+
+/// The run-time controls: the throttles over the files' gauges, the gate, the asynchronous
+/// depth and its I/O frames, the in-flight table.
+fn controls(
+    plan: &SimPlan,
+    backend: &dyn Backend,
+    stop: Stop,
+    gauges: Vec<Arc<DepthGauge>>,
+    depth: Arc<DepthGauge>,
+) -> anyhow::Result<Controls> {
+    let users = user_threads(plan);
+    let ceiling = async_depth(plan, backend);
+    let io_frames = io_frames(plan, ceiling).map_err(|e| {
         anyhow::anyhow!("cannot allocate the I/O frames for requests in flight: {e}; raise the memory limit (ulimit -v) or lower MaxOutstandingIO and MaxMemoryMB")
     })?;
     let throttles = gauges
         .into_iter()
         .map(|g| Throttle::new(plan.target_io, ceiling).with_depth(g, Arc::clone(&depth)))
         .collect();
-    // The pool never needs more frames than the data files can have pages.
-    let data_pages: u64 = plan
-        .data_files()
-        .iter()
-        .map(|&i| plan.files[i].max_pages)
-        .sum();
-    let frames = (plan.max_memory_mb * FRAMES_PER_MB).min(data_pages) as usize;
-    let data = plan.data_files();
-    let shared = Shared {
-        run_id,
-        files: sim_files,
-        data,
-        logs,
-        pool: BufferPool::new(frames),
+    Ok(Controls {
         stop,
         // An engine-backed backend queues what is beyond its depth (MaxOutstandingIO) itself;
         // a gate in front would only move the wait from its queue to the gate.
@@ -113,30 +151,19 @@ pub fn build(
         inflight: Inflight::new(users * 4 + 16 + io_frames.frames()),
         async_depth: ceiling,
         io_frames,
-        live: Arc::new(LiveCounters::new()),
-        sink,
         burst: AtomicBool::new(false),
-        findings: AtomicU64::new(0),
-        start,
-        journal: None,
-        triage: Default::default(),
-        env: Default::default(),
-        plan,
-    };
-    let mut shared = shared;
-    // Resuming: read what the old journal says before the new one replaces it.
-    let prior = if shared.plan.resume {
-        super::resume::journal_of(&shared, backend)
-    } else {
-        None
-    };
-    shared.journal = start_journal(&shared, backend, prior.as_ref());
-    if shared.plan.resume {
-        super::resume::restore(&shared, prior.as_ref())?;
-    }
-    warn_direct_io(&shared, backend);
-    warn_dsync(&shared, backend);
-    Ok(shared)
+    })
+}
+
+/// Frames of the buffer pool: MaxMemoryMB's worth, but never more than the data files can
+/// have pages.
+fn pool_frames(plan: &SimPlan) -> usize {
+    let data_pages: u64 = plan
+        .data_files()
+        .iter()
+        .map(|&i| plan.files[i].max_pages)
+        .sum();
+    (plan.max_memory_mb * FRAMES_PER_MB).min(data_pages) as usize
 }
 
 /// Creates every file of the plan (over files that are ours, or with --force).
@@ -179,17 +206,6 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
     Ok((run_id, sim_files))
 }
 
-/// Where the journal of a plan's file set is: in `--journal-dir`, else beside the first data
-/// file.
-pub fn journal_path(plan: &SimPlan) -> Option<PathBuf> {
-    let first = plan.data_files().first().map(|&i| &plan.files[i])?;
-    let dir = match &plan.journal_dir {
-        Some(d) => d.clone(),
-        None => first.path.parent()?.to_path_buf(),
-    };
-    Some(dir.join(JOURNAL_NAME))
-}
-
 /// Reads a data file's generation ceiling from its header (a log file has none); returns what
 /// the header records (0: none).
 pub fn attach_ceiling(f: &mut SimFile) -> anyhow::Result<u64> {
@@ -206,133 +222,9 @@ pub fn attach_ceiling(f: &mut SimFile) -> anyhow::Result<u64> {
     Ok(on_disk)
 }
 
-/// The most pages `f` can have during the run, which the journal records so that a page
-/// beyond it is known as damage: its MaxSize, or its size now when larger (a resumed file or a
-/// block device).
-fn largest_size(sh: &Shared, f: &crate::engine::files::SimFile) -> u64 {
-    let plan = &sh.plan.files[f.index];
-    let now = f.storage.len().unwrap_or(0).div_ceil(PAGE_SIZE as u64);
-    plan.max_pages.max(plan.initial_pages).max(now).max(1)
-}
-
-/// Creates the journal through the backend (so the faulty one reaches it too) and starts its
-/// thread (a warning when it cannot be written). A resumed run's journal begins with what
-/// `prior`, the old journal, held (see [`JournalState::carried_over`]).
-fn start_journal(
-    sh: &Shared,
-    backend: &dyn Backend,
-    prior: Option<&JournalState>,
-) -> crate::actors::sync::JournalSlot {
-    if !sh.plan.journal {
-        return None;
-    }
-    let path = journal_path(&sh.plan)?;
-    let files: Vec<JournalFile> = sh
-        .files
-        .iter()
-        .map(|f| JournalFile {
-            file_id: f.index as u32,
-            role: f.role,
-            path: f.path.clone(),
-            max_pages: Some(largest_size(sh, f)),
-        })
-        .collect();
-    let state = match prior {
-        Some(p) => JournalState::carried_over(p, sh.run_id, files),
-        None => JournalState::started(sh.run_id, files),
-    };
-    let sink = Arc::clone(&sh.sink);
-    let warn = Box::new(move |text: &str| {
-        sink.emit(Event::Message(Message::new(
-            Severity::Warning,
-            "System",
-            "Journal",
-            text,
-        )));
-    });
-    let started = JournalWriter::create(backend, &path, &state.snapshot())
-        .map_err(|e| e.to_string())
-        .and_then(|w| {
-            JournalService::start(w, state, journal_options(), warn)
-                .map_err(|e| format!("{}: cannot start the journal thread: {e}", path.display()))
-        });
-    match started {
-        Ok(service) => {
-            for log in &sh.logs {
-                let tx = service.sender();
-                let file_id = log.file as u32;
-                log.wal
-                    .on_flush(FlushHook(Box::new(move |last_block, durable_end| {
-                        let _ = tx.send(Ack::Log {
-                            file_id,
-                            last_block,
-                            durable_end,
-                        });
-                    })));
-            }
-            say_where_the_journal_is(sh, &path);
-            Some(Journal::new(service))
-        }
-        Err(e) => {
-            sh.message(
-                Severity::Warning,
-                "System",
-                "Journal",
-                format!(
-                    "cannot create the journal: {e}; the durability check is void for this run (verify can judge pages only by what they say about themselves)"
-                ),
-            );
-            None
-        }
-    }
-}
-
-/// Batching and compaction, with two hidden knobs for tests: SQLIOSIM_JOURNAL_BATCH_MS and
-/// SQLIOSIM_JOURNAL_COMPACT_BYTES (compaction threshold, to make compactions frequent).
-fn journal_options() -> JournalOptions {
-    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
-    let mut o = JournalOptions::default();
-    if let Some(ms) = env("SQLIOSIM_JOURNAL_BATCH_MS") {
-        o.interval = std::time::Duration::from_millis(ms.max(1));
-    }
-    if let Some(b) = env("SQLIOSIM_JOURNAL_COMPACT_BYTES") {
-        o.compact_min_bytes = b;
-    }
-    o
-}
-
-/// Names the journal in the run header, and warns when it shares a device with the data.
-fn say_where_the_journal_is(sh: &Shared, path: &Path) {
-    use std::os::unix::fs::MetadataExt;
-    let dev = |p: &Path| std::fs::metadata(p).ok().map(|m| m.dev());
-    let journal_dev = path.parent().and_then(dev);
-    let shared = sh
-        .files
-        .iter()
-        .any(|f| journal_dev.is_some() && dev(&f.path) == journal_dev);
-    sh.message(
-        Severity::Info,
-        "System",
-        "Journal",
-        format!("Journal: {}", path.display()),
-    );
-    if shared {
-        sh.message(
-            Severity::Warning,
-            "System",
-            "Journal",
-            if sh.plan.journal_dir.is_some() {
-                "journal on the device under test (the --journal-dir is on the same device as a test file): a device that loses it weakens the check; choose a directory on another device"
-            } else {
-                "journal on the device under test: a device that loses it weakens the check; use --journal-dir"
-            },
-        );
-    }
-}
-
 /// Threads a main phase runs (users plus the system actors).
 pub fn user_threads(plan: &SimPlan) -> usize {
-    plan.random.users + plan.audit.users + plan.read_ahead.users + plan.bulk.users + 4
+    crate::actors::table::threads_in(plan, crate::actors::table::CyclePhase::Main)
 }
 
 /// Most requests one asynchronous actor keeps in flight: MaxOutstandingIO, or with 0 the depth
@@ -384,14 +276,14 @@ fn io_frames(plan: &SimPlan, depth: usize) -> std::io::Result<Arc<crate::io::Buf
 
 /// Says, once per filesystem, where WriteThrough's O_DSYNC writes are followed by an
 /// fdatasync because the stack drops their flush (FUSE).
-fn warn_dsync(sh: &Shared, backend: &dyn Backend) {
+fn warn_dsync(run: &Run<'_>) {
     let mut seen = Vec::new();
-    for f in sh.files.iter().filter(|f| f.flush_after_dsync) {
-        let fs = backend.direct_io_info(&f.path).filesystem;
+    for f in run.files.iter().filter(|f| f.flush_after_dsync) {
+        let fs = run.backend.direct_io_info(&f.path).filesystem;
         if seen.contains(&fs) {
             continue;
         }
-        sh.message(
+        run.message(
             Severity::Warning,
             "System",
             "CheckDsync",
@@ -405,15 +297,15 @@ fn warn_dsync(sh: &Shared, backend: &dyn Backend) {
 }
 
 /// Warns when the filesystem accepts O_DIRECT without honouring it (tmpfs, btrfs, FUSE).
-fn warn_direct_io(sh: &Shared, backend: &dyn Backend) {
-    if !sh.plan.direct {
+fn warn_direct_io(run: &Run<'_>) {
+    if !run.plan.direct {
         return;
     }
     let mut seen = Vec::new();
-    for f in &sh.files {
-        let info = backend.direct_io_info(&f.path);
+    for f in &run.files {
+        let info = run.backend.direct_io_info(&f.path);
         if !info.honoured && !seen.contains(&info.filesystem) {
-            sh.message(
+            run.message(
                 Severity::Warning,
                 "System",
                 "CheckDirectIo",

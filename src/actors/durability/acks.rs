@@ -15,7 +15,7 @@
 //! A file on a stack that drops an `O_DSYNC` write's flush (FUSE; `SimFile::flush_after_dsync`)
 //! is durable only after an explicit `fdatasync`: the hook syncs the file before it
 //! acknowledges such a write (and [`AckBook::settle`] before one the hook did not see), none
-//! when the sync fails, as `sync::acknowledged` does for synchronous writers. That sync runs on
+//! when the sync fails, as `durability::acknowledged` does for synchronous writers. That sync runs on
 //! the thread that heard the completion; it is paid only on such stacks.
 
 use std::collections::HashMap;
@@ -24,7 +24,7 @@ use std::sync::Arc;
 use crossbeam::channel::{Sender, TrySendError};
 use parking_lot::Mutex;
 
-use super::shared::Shared;
+use crate::actors::context::Run;
 use crate::engine::journal::Ack;
 use crate::io::{Completion, OnComplete, Storage};
 
@@ -36,7 +36,7 @@ enum Entry {
 }
 
 /// The acknowledgements a flight's writes owe the journal.
-pub(super) struct AckBook {
+pub(in crate::actors) struct AckBook {
     tx: Sender<Ack>,
     pending: Mutex<HashMap<u64, Entry>>,
     /// Per data file: its storage when its writes must be fdatasynced before they count.
@@ -44,11 +44,11 @@ pub(super) struct AckBook {
 }
 
 impl AckBook {
-    /// A book for a flight of `sh`, when its completed writes are durable and journaled
+    /// A book for a flight of `run`, when its completed writes are durable and journaled
     /// (a journal, WriteThrough); `None` otherwise.
-    pub fn for_run(sh: &Shared) -> Option<Arc<AckBook>> {
-        let j = sh.journal.as_ref().filter(|_| sh.plan.write_through)?;
-        let flush = sh
+    pub fn for_run(run: &Run<'_>) -> Option<Arc<AckBook>> {
+        let j = run.journal.as_ref().filter(|_| run.plan.write_through)?;
+        let flush = run
             .files
             .iter()
             .map(|f| f.flush_after_dsync.then(|| Arc::clone(&f.storage)))

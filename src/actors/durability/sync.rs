@@ -1,5 +1,6 @@
-//! Sync points and acknowledgements: what the journal is told, so that after a crash
-//! `sqliosim verify` knows which generation every page must hold at least.
+//! Sync points, synchronous acknowledgements, resizes and the end: what the journal is told
+//! while the run works, so that after a crash `sqliosim verify` knows which generation every
+//! page must hold at least.
 //!
 //! Acknowledged durability reaches the journal two ways. Continuously: every `O_DSYNC` page
 //! write that completes (WriteThrough=TRUE) and every log flush is queued to the journal
@@ -7,56 +8,31 @@
 //! the end): the generations of every completed write are snapshotted, every file is
 //! `fdatasync`ed, and the pages whose generation changed are journaled.
 
-use parking_lot::Mutex;
-
-use super::shared::Shared;
-use crate::engine::journal::{Ack, JournalService, Record};
+use crate::actors::context::Run;
+use crate::engine::journal::{Ack, Record};
 use crate::engine::wal::NO_PREV;
 use crate::findings::Severity;
 use crate::page::PAGE_SIZE;
-
-/// The journal of a run.
-#[derive(Debug)]
-pub struct Journal {
-    /// The journal thread.
-    pub service: JournalService,
-    /// Held by sync points and resizes, so that no sync point journals pages of the old size
-    /// after a new size is recorded.
-    order: Mutex<()>,
-}
-
-impl Journal {
-    /// Wraps a running journal.
-    pub fn new(service: JournalService) -> Journal {
-        Journal {
-            service,
-            order: Mutex::new(()),
-        }
-    }
-}
-
-/// The journal, if the run keeps one.
-pub type JournalSlot = Option<Journal>;
 
 /// Queues the acknowledgement of `O_DSYNC` writes of pages `first..` of data file `file` (a
 /// push onto the journal thread's channel; no-op without a journal or WriteThrough). Where
 /// the stack drops an `O_DSYNC` write's flush (FUSE), the file is fdatasynced first: the
 /// write is durable only then, and is not acknowledged when that fails.
-pub fn acknowledged(sh: &Shared, file: usize, first: u64, gens: Vec<u64>) {
-    if !sh.plan.write_through {
+pub fn acknowledged(run: &Run<'_>, file: usize, first: u64, gens: Vec<u64>) {
+    if !run.plan.write_through {
         return;
     }
-    let f = &sh.files[file];
+    let f = &run.files[file];
     if f.flush_after_dsync {
         if let Err(e) = f.storage.sync_data() {
             warn(
-                sh,
+                run,
                 &format!("fdatasync of {} failed: {e}", f.path.display()),
             );
             return;
         }
     }
-    if let Some(j) = &sh.journal {
+    if let Some(j) = &run.journal {
         j.service.ack(Ack::Pages {
             file_id: file as u32,
             first,
@@ -67,25 +43,27 @@ pub fn acknowledged(sh: &Shared, file: usize, first: u64, gens: Vec<u64>) {
 
 /// Snapshots the completed generations, fdatasyncs every file, then journals what changed.
 /// Returns false (after a warning) when a file could not be synced or the journal written.
-pub fn sync_point(sh: &Shared) -> bool {
-    let Some(j) = &sh.journal else {
+pub fn sync_point(run: &Run<'_>) -> bool {
+    let Some(j) = &run.journal else {
         return true;
     };
     let _order = j.order.lock();
     // Snapshot before the fdatasync: every write counted here completed before the sync began,
     // so the sync makes it durable.
-    let mut records: Vec<Record> = sh
+    let mut records: Vec<Record> = run
+        .files
         .data
         .iter()
         .map(|&i| Record::Durable {
             file_id: i as u32,
-            pages: done_generations(sh, i),
+            pages: done_generations(run, i),
         })
         .collect();
     // Only a position this run wrote and flushed: a resumed log has written nothing yet (what
     // the old run made durable is carried over by the journal itself).
     records.extend(
-        sh.logs
+        run.files
+            .logs
             .iter()
             .filter(|l| l.wal.last_block() != NO_PREV)
             .map(|l| Record::Log {
@@ -94,10 +72,10 @@ pub fn sync_point(sh: &Shared) -> bool {
                 durable_end: l.wal.durable_end(),
             }),
     );
-    for f in &sh.files {
+    for f in &run.files {
         if let Err(e) = f.storage.sync_data() {
             warn(
-                sh,
+                run,
                 &format!("fdatasync of {} failed: {e}", f.path.display()),
             );
             return false;
@@ -110,8 +88,8 @@ pub fn sync_point(sh: &Shared) -> bool {
 /// so that no sync point journals pages of the old size after the new size is recorded. A
 /// shrink is journaled before it truncates (after a crash the pages beyond the size are not
 /// owed); a grow adds only never-written pages, which nothing owes either.
-pub fn resize<T>(sh: &Shared, file: usize, pages: u64, apply: impl FnOnce() -> T) -> T {
-    let Some(j) = &sh.journal else {
+pub fn resize<T>(run: &Run<'_>, file: usize, pages: u64, apply: impl FnOnce() -> T) -> T {
+    let Some(j) = &run.journal else {
         return apply();
     };
     let _order = j.order.lock();
@@ -123,24 +101,24 @@ pub fn resize<T>(sh: &Shared, file: usize, pages: u64, apply: impl FnOnce() -> T
 }
 
 /// Marks the end of a clean run.
-pub fn end(sh: &Shared) {
-    if sync_point(sh) {
-        if let Some(j) = &sh.journal {
+pub(super) fn end(run: &Run<'_>) {
+    if sync_point(run) {
+        if let Some(j) = &run.journal {
             j.service.commit(vec![Record::End]);
         }
     }
 }
 
 /// Writes what the journal thread holds and stops it.
-pub fn finish(sh: &Shared) {
-    if let Some(j) = &sh.journal {
+pub(super) fn finish(run: &Run<'_>) {
+    if let Some(j) = &run.journal {
         j.service.finish();
     }
 }
 
 /// (page, generation) of every page of `file` with a completed write.
-fn done_generations(sh: &Shared, file: usize) -> Vec<(u64, u64)> {
-    let f = &sh.files[file];
+fn done_generations(run: &Run<'_>, file: usize) -> Vec<(u64, u64)> {
+    let f = &run.files[file];
     let pages = f
         .storage
         .len()
@@ -153,6 +131,6 @@ fn done_generations(sh: &Shared, file: usize) -> Vec<(u64, u64)> {
         .collect()
 }
 
-fn warn(sh: &Shared, text: &str) {
-    sh.message(Severity::Warning, "Checkpoint", "SyncPoint", text);
+fn warn(run: &Run<'_>, text: &str) {
+    run.message(Severity::Warning, "Checkpoint", "SyncPoint", text);
 }

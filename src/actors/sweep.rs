@@ -1,0 +1,58 @@
+//! The sweeps of every cycle, one thread per data file: the initial update writes every page
+//! once, the audit pass reads every page back; and the final log check, which flushes every
+//! log and walks its chain.
+
+use std::time::Instant;
+
+use super::flight::{After, Flight};
+use super::system;
+use super::worker::Worker;
+use crate::findings::Severity;
+
+/// Writes every page of the `i`-th data file once (generation 1 of this cycle's pages),
+/// posting the writes without waiting for each (with AllowIOBursts, as many as the depth
+/// allows).
+pub fn initial_update(w: &mut Worker<'_>, i: usize) {
+    let run = w.run;
+    let file = run.files.data[i];
+    let pages = *run.files[file].pages.read();
+    let t = Instant::now();
+    let mut flight = Flight::new(run);
+    let mut page = 1;
+    while page < pages && !run.controls.stop.run_stopped() {
+        let n = (w.max_pages() as u64).min(pages - page);
+        flight.write(w, file, page, n, 0, After::Nothing);
+        page += n;
+    }
+    flight.drain(w);
+    let name = run.files[file].path.display().to_string();
+    let text = format!(
+        "Initial update of {name} {}",
+        flight.describe_writes(t.elapsed())
+    );
+    run.message(Severity::Info, "InitialUpdate", "InitialUpdate", text);
+}
+
+/// Reads and verifies every page of the `i`-th data file (the audit phase).
+pub fn audit(w: &mut Worker<'_>, i: usize) {
+    let file = w.run.files.data[i];
+    let n = system::audit_pass(w, file);
+    w.run.message(
+        Severity::Info,
+        "Audit User",
+        "AuditPass",
+        format!(
+            "Audit pass verified {n} pages of {}",
+            w.run.files[file].path.display()
+        ),
+    );
+}
+
+/// Flushes every log and checks its whole chain (the audit phase).
+pub fn log_chains(w: &mut Worker<'_>, _: usize) {
+    for i in 0..w.run.files.logs.len() {
+        let file = w.run.files.logs[i].file;
+        w.flush_log_index(i);
+        system::check_log_chain(w, i, file, usize::MAX);
+    }
+}
