@@ -95,10 +95,12 @@ fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
             .with_context(|| format!("cannot write the -save file {}", path.display()))?;
         crate::exit::outln!("Configuration saved to {}", path.display())?;
     }
-    crate::exit::out!("{}", settings.echo())?;
+    let echoed = crate::exit::out!("{}", settings.echo());
     if settings.dry_run {
+        echoed?;
         return Ok(Outcome::Clean);
     }
+    crate::exit::unless_closed(echoed)?;
     simrun::run(&settings)
 }
 

@@ -156,6 +156,27 @@ fn a_closed_stderr_pipe_keeps_the_exit_status() {
     }
 }
 
+/// `sqliosim run … | head -1`: the reader goes after the first line. The run carries on and
+/// leaves its evidence, and its exit status is its verdict (it used to stop at the header's
+/// next line and exit 0: a pass that tested nothing).
+#[test]
+fn a_run_whose_stdout_reader_goes_still_runs() {
+    let dir = scratch();
+    let cfg = config(dir.path(), TINY);
+    let data = dir.path().join("d");
+    let mut c = bin();
+    run_args(&mut c, &cfg, &data);
+    let out = c
+        .args(["--json", &data.join("run.json").display().to_string()])
+        .stdout(closed_pipe())
+        .output()
+        .expect("run sqliosim");
+    assert_no_panic(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let json = std::fs::read_to_string(data.join("run.json")).expect("the run's JSON summary");
+    assert!(json.contains("\"completed\""), "{json}");
+}
+
 #[test]
 fn a_full_stdout_is_a_clear_error() {
     for args in [&["completions", "bash"][..], &["run", "-h"], &["man"]] {

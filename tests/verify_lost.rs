@@ -410,3 +410,35 @@ fn a_journal_whose_start_is_lost_is_damage_not_an_empty_journal() {
     assert!(!t.contains("holds no Start record"), "{t}");
     assert_ne!(out.status.code(), Some(0), "{t}");
 }
+
+/// `run --resume` over a journal whose Start record is lost: refused (exit 2) naming the
+/// journal, which is kept byte for byte. It used to resume silently without it (holding the
+/// files to nothing) and replace it.
+#[test]
+fn run_resume_over_a_journal_whose_start_is_lost_is_refused() {
+    let (_t, dir) = copy_of_run();
+    let journal = dir.join("sqliosim.journal");
+    let mut bytes = std::fs::read(&journal).expect("journal");
+    let start = 20 + u32::from_le_bytes(bytes[12..16].try_into().expect("len")) as usize;
+    bytes[..start].fill(0);
+    std::fs::write(&journal, &bytes).expect("lose the Start");
+    let cfg = config(&dir, false);
+    let out = bin()
+        .args(["run", "--resume", "--seed", "3", "--config"])
+        .arg(&cfg)
+        .arg("--dir")
+        .arg(&dir)
+        .output()
+        .expect("resume");
+    assert_exit(&out, 2);
+    assert!(
+        text(&out).contains("no readable Start record"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read(&journal).expect("journal"),
+        bytes,
+        "the journal was kept"
+    );
+}

@@ -46,7 +46,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let _lock = taken.lock;
     let run_id = run_id_of(&plan, backend.as_ref());
     plan.run_id = Some(run_id);
-    crate::exit::outln!("I/O engine = {}", engine.describe())?;
+    crate::exit::unless_closed(crate::exit::outln!("I/O engine = {}", engine.describe()))?;
     let evidence = Arc::new(open_evidence(settings, run_id)?);
     // Every output is a sink of the one event stream (docs/layout.md, "Adding a sink").
     let progress = Arc::new(ProgressSink::default());
@@ -152,7 +152,7 @@ fn header(
 ) -> anyhow::Result<()> {
     sink.emit(Event::Facts(Box::new(Facts::IoService(engine))));
     for line in exposure_lines(settings) {
-        crate::exit::outln!("{line}")?;
+        crate::exit::unless_closed(crate::exit::outln!("{line}"))?;
         let m = Message::new(Severity::Warning, "System", "Dir::Exposure", line.as_str());
         evidence.emit(Event::Message(m));
     }
@@ -163,7 +163,10 @@ fn header(
             info: backend.direct_io_info(&f.path),
             direct: plan.direct,
         };
-        crate::exit::outln!("{}", crate::report::io_service::unit_line(&unit))?;
+        crate::exit::unless_closed(crate::exit::outln!(
+            "{}",
+            crate::report::io_service::unit_line(&unit)
+        ))?;
         sink.emit(Event::Facts(Box::new(Facts::Unit(unit))));
     }
     let system = crate::report::sysinfo::capture(&file_paths(plan));

@@ -72,7 +72,7 @@ pub fn build<'b>(
     };
     // Resuming: read what the old journal says before the new one replaces it.
     let prior = if run.plan.resume {
-        durability::prior(&run)
+        durability::prior(&run)?
     } else {
         None
     };

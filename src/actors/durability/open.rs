@@ -17,12 +17,34 @@ use crate::findings::{Message, Severity};
 use crate::page::PAGE_SIZE;
 
 /// The journal of this file set left by the run being resumed, if any, read through the
-/// run's backend. A damaged one is used up to its damage, and said so.
-pub fn prior(run: &Run<'_>) -> Option<JournalState> {
-    let path = journal_path(&run.plan)?;
-    let st = JournalState::load(run.backend, &path).ok()?;
+/// run's backend. A damaged one is used up to its damage, and said so. One that cannot be
+/// read, or whose Start record is lost or torn, refuses the resume: the resume would replace
+/// it (and its evidence) and then hold the files to nothing (it used to go on silently).
+pub fn prior(run: &Run<'_>) -> anyhow::Result<Option<JournalState>> {
+    let Some(path) = journal_path(&run.plan) else {
+        return Ok(None);
+    };
+    if !run.backend.exists(&path) {
+        return Ok(None);
+    }
+    let st = JournalState::load(run.backend, &path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the journal {} to resume ({e}); the resume would replace it: check it with `sqliosim verify`, or move it away to resume without it",
+            path.display()
+        )
+    })?;
+    if st.run_id == 0 && (st.damage.is_some() || st.torn_tail) {
+        anyhow::bail!(
+            "the journal {} has no readable Start record{}: its device lost or tore a write it had acknowledged; `sqliosim verify` reports it. Move it away (it is evidence) to resume without it",
+            path.display(),
+            st.damage
+                .as_ref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        );
+    }
     if st.run_id != run.files.run_id {
-        return None;
+        return Ok(None);
     }
     if let Some(d) = &st.damage {
         run.message(
@@ -36,7 +58,7 @@ pub fn prior(run: &Run<'_>) -> Option<JournalState> {
             ),
         );
     }
-    Some(st)
+    Ok(Some(st))
 }
 
 /// The most pages `f` can have during the run, which the journal records so that a page
