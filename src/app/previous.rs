@@ -1,9 +1,10 @@
 //! What the previous run of a file set left, and what a new `run` may do with it.
 //!
 //! A run that did not end cleanly (killed, crashed, power cut, or stopped at an error: its lock
-//! was left by a dead process, or its journal has no End record and holds an acknowledged
-//! write) left the files that show what the device lost. A fresh run would delete them before anyone verified them, so it refuses
-//! (exit 2) and says what to do: `verify`, `run --resume`, or `--discard-previous-run`.
+//! was left by a dead process, its journal is damaged, or it has no End record and holds an
+//! acknowledged write) left the files that show what the device lost. A fresh run would delete
+//! them before anyone verified them, so it refuses (exit 2) and says what to do: `verify`,
+//! `run --resume`, or `--discard-previous-run`.
 //!
 //! The evidence of a previous run that did not end cleanly or found errors (its XML log, JSON
 //! summary, old-style flat `dumps/`, journal) is never overwritten: it is moved aside under

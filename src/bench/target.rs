@@ -445,6 +445,12 @@ fn open_for_fill(path: &Path, access: Access) -> Result<File, BenchError> {
             .map_err(|e| BenchError::io("create", path, e))?,
     };
     check_opened(&file, path, access.device)?;
+    if access.device.is_none() {
+        // A file: one link, so that the truncation and the fill never reach a victim that a
+        // hard link planted since `check_planted` names.
+        use crate::io::safefile::{check_fd, Use};
+        check_fd(&file, path, Use::Named).map_err(|e| BenchError::io("open", path, e.into()))?;
+    }
     Ok(file)
 }
 
