@@ -207,12 +207,7 @@ fn a_rerun_after_a_setup_error_that_acknowledged_nothing_runs() {
     assert_success(&out);
     let journal = dir.path().join("sqliosim.journal");
     let bytes = std::fs::read(&journal).expect("journal");
-    assert_eq!(
-        (&bytes[..8], bytes[8]),
-        (&b"SQLSIMJR"[..], 1),
-        "a Start first"
-    );
-    let start = 20 + u32::from_le_bytes(bytes[12..16].try_into().expect("len")) as usize;
+    let start = start_record_len(&bytes);
     std::fs::write(&journal, &bytes[..start]).expect("cut the journal to its Start");
     let out = run_cmd(&config, dir.path())
         .args(["--duration", "1", "--cycles", "1", "--seed", "22"])
@@ -240,7 +235,7 @@ fn a_rerun_over_a_damaged_journal_is_refused() {
     assert_success(&out);
     let journal = dir.path().join("sqliosim.journal");
     let mut bytes = std::fs::read(&journal).expect("journal");
-    let start = 20 + u32::from_le_bytes(bytes[12..16].try_into().expect("len")) as usize;
+    let start = start_record_len(&bytes);
     bytes[..start].fill(0);
     std::fs::write(&journal, &bytes).expect("lose the Start");
     let out = run_cmd(&config, dir.path())

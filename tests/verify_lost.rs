@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use crash_support::{assert_exit, bin, read_page, write_page, PAGE};
+use crash_support::{assert_exit, bin, read_page, start_record_len, write_page, PAGE};
 use sqliosim::page::FileHeader;
 
 /// A one-second run's configuration: a 2 MB data file and a 1 MB log.
@@ -341,12 +341,7 @@ fn a_run_cut_before_its_files_existed_owes_nothing() {
     let (_tmp, dir) = copy_of_run();
     let journal = dir.join("sqliosim.journal");
     let bytes = std::fs::read(&journal).expect("journal");
-    assert_eq!(
-        (&bytes[..8], bytes[8]),
-        (&b"SQLSIMJR"[..], 1),
-        "a Start first"
-    );
-    let start = 20 + u32::from_le_bytes(bytes[12..16].try_into().expect("len")) as usize;
+    let start = start_record_len(&bytes);
     std::fs::write(&journal, &bytes[..start]).expect("cut the journal");
     for name in ["sqliosim.mdx", "sqliosim.ldx"] {
         std::fs::remove_file(dir.join(name)).expect("remove");
@@ -402,7 +397,7 @@ fn a_journal_whose_start_is_lost_is_damage_not_an_empty_journal() {
     let (_tmp, dir) = copy_of_run();
     let journal = dir.join("sqliosim.journal");
     let mut bytes = std::fs::read(&journal).expect("journal");
-    let start = 20 + u32::from_le_bytes(bytes[12..16].try_into().expect("len")) as usize;
+    let start = start_record_len(&bytes);
     bytes[..start].fill(0);
     std::fs::write(&journal, &bytes).expect("lose the Start");
     let out = verify(&dir);
@@ -419,7 +414,7 @@ fn run_resume_over_a_journal_whose_start_is_lost_is_refused() {
     let (_t, dir) = copy_of_run();
     let journal = dir.join("sqliosim.journal");
     let mut bytes = std::fs::read(&journal).expect("journal");
-    let start = 20 + u32::from_le_bytes(bytes[12..16].try_into().expect("len")) as usize;
+    let start = start_record_len(&bytes);
     bytes[..start].fill(0);
     std::fs::write(&journal, &bytes).expect("lose the Start");
     let cfg = config(&dir, false);

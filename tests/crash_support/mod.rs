@@ -121,3 +121,14 @@ pub fn write_page(path: &Path, page: u64, bytes: &[u8]) {
     f.write_all_at(bytes, page * PAGE).expect("write page");
     f.sync_all().expect("sync");
 }
+
+/// Length of the first record of `journal`, which must be its Start (a run writes it first):
+/// the 20-byte record header (magic, kind, length, CRC) and the payload its length says.
+pub fn start_record_len(journal: &[u8]) -> usize {
+    assert_eq!(
+        (&journal[..8], journal[8]),
+        (&b"SQLSIMJR"[..], 1),
+        "a Start first"
+    );
+    20 + u32::from_le_bytes(journal[12..16].try_into().expect("len")) as usize
+}
