@@ -161,7 +161,7 @@ fn journal_left(
             return;
         }
     };
-    if st.damage.is_some() || (st.run_id == 0 && st.torn_tail) {
+    if st.damage.is_some() || st.start_lost() {
         prev.ours.push(path.to_path_buf());
         prev.unclean.push(format!(
             "its journal {} is damaged{}",
@@ -173,7 +173,7 @@ fn journal_left(
         ));
         return;
     }
-    if st.run_id == 0 {
+    if st.never_started() {
         return; // Empty: created, and cut before its Start landed.
     }
     prev.run_id = Some(st.run_id);

@@ -60,7 +60,7 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     let backend = BufferedBackend::new();
     let mut found = discover(&a.files, &a.dirs)?;
     let journal = match read_journal(&a, &found, &backend)? {
-        Some((path, st)) if is_empty_journal(&st) => {
+        Some((path, st)) if st.never_started() => {
             // Created, and cut before its first record (the Start) landed: a run cut at its
             // start. Nothing was acknowledged, so nothing is owed; the pages still say what
             // they are. (It was taken for another run's journal: every file "not checked".)
@@ -110,13 +110,6 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
         Outcome::Findings
     };
     crate::exit::after_printing(printed, Ok(verdict))
-}
-
-/// A journal created and cut before its Start landed: nothing in it at all. (The Start comes
-/// in by a rename of a synced file, so one that is there but torn or unreadable, or zeros
-/// where it should be, is damage: reported as such, never taken for no journal.)
-fn is_empty_journal(st: &JournalState) -> bool {
-    st.files.is_empty() && st.run_id == 0 && st.damage.is_none() && !st.torn_tail
 }
 
 fn paths(targets: &[Target]) -> Vec<PathBuf> {

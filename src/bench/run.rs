@@ -91,9 +91,6 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
             write,
         };
         let f = target::open(&t.path, mode, device)?;
-        if claimed {
-            target::check_opened(f.file(), &t.path, device)?;
-        }
         let direct_io = honest::probe(f.file(), job.direct);
         infos.push(TargetInfo {
             path: t.path.display().to_string(),

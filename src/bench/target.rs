@@ -63,11 +63,7 @@ pub fn open(path: &Path, mode: OpenMode, device: Option<u64>) -> Result<FileStor
             crate::io::IoError::Unsafe(e) => BenchError::io("open", path, e.into()),
         },
     )?;
-    if device.is_none() && mode.write {
-        // A file the run writes: the name the checks saw, not a hard link planted since.
-        use crate::io::safefile::{check_fd, Use};
-        check_fd(f.file(), path, Use::Named).map_err(|e| BenchError::io("open", path, e.into()))?;
-    }
+    check_opened(f.file(), path, device)?;
     Ok(f)
 }
 
@@ -445,27 +441,27 @@ fn open_for_fill(path: &Path, access: Access) -> Result<File, BenchError> {
             .map_err(|e| BenchError::io("create", path, e))?,
     };
     check_opened(&file, path, access.device)?;
-    if access.device.is_none() {
-        // A file: one link, so that the truncation and the fill never reach a victim that a
-        // hard link planted since `check_planted` names.
-        use crate::io::safefile::{check_fd, Use};
-        check_fd(&file, path, Use::Named).map_err(|e| BenchError::io("open", path, e.into()))?;
-    }
     Ok(file)
 }
 
 /// Refuses an opened target that is not what was checked: another block device than the one
-/// claimed (`device`), or a block device where a file was checked (a name swapped for a
-/// symlink between the check and the open; the in-use checks and the exclusive claim hold
-/// only for the device they were made on).
+/// claimed (`device`), a block device where a file was checked (a name swapped for a symlink
+/// between the check and the open; the in-use checks and the exclusive claim hold only for
+/// the device they were made on), or a file with other hard links (one planted since
+/// `check_planted`: the truncation, the fill and the run would reach its victim).
 pub fn check_opened(file: &File, path: &Path, device: Option<u64>) -> Result<(), BenchError> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let m = file
         .metadata()
         .map_err(|e| BenchError::io("stat", path, e))?;
     let now = m.file_type().is_block_device().then(|| m.rdev());
-    if now == device {
+    if now == device && device.is_some() {
         return Ok(());
+    }
+    if now == device {
+        use crate::io::safefile::{check_fd, Use};
+        return check_fd(file, path, Use::Named)
+            .map_err(|e| BenchError::io("open", path, e.into()));
     }
     Err(BenchError::Usage(format!(
         "{}: the name now reaches {}, not the {} checked before it was opened (was it swapped?): refused, nothing written",

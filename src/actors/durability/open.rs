@@ -33,7 +33,7 @@ pub fn prior(run: &Run<'_>) -> anyhow::Result<Option<JournalState>> {
             path.display()
         )
     })?;
-    if st.run_id == 0 && (st.damage.is_some() || st.torn_tail) {
+    if st.start_lost() {
         anyhow::bail!(
             "the journal {} has no readable Start record{}: its device lost or tore a write it had acknowledged; `sqliosim verify` reports it. Move it away (it is evidence) to resume without it",
             path.display(),

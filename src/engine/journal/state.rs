@@ -226,6 +226,19 @@ impl JournalState {
         pages * 16 + files * 3 * 40 + paths + (pages / SNAPSHOT_CHUNK as u64 + 1) * 28 + 100
     }
 
+    /// Nothing at all: a journal created and cut before its Start landed (a run, or a resume,
+    /// renames its Start in from a synced file), which claims nothing.
+    pub fn never_started(&self) -> bool {
+        self.run_id == 0 && self.files.is_empty() && self.damage.is_none() && !self.torn_tail
+    }
+
+    /// Bytes, but no readable Start: its first record lost or torn. Since the Start comes in
+    /// by the rename of a synced file, that is the journal's device losing an acknowledged
+    /// write, never what a crash leaves.
+    pub fn start_lost(&self) -> bool {
+        self.run_id == 0 && (self.damage.is_some() || self.torn_tail)
+    }
+
     /// Reads the journal at `path` through `backend` and replays it up to its first flaw: a
     /// torn tail is dropped, damage before the end is kept in [`JournalState::damage`].
     pub fn load(backend: &dyn Backend, path: &Path) -> Result<JournalState, IoError> {
