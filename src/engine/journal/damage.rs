@@ -117,21 +117,13 @@ impl Damage {
 /// last record, numbered `last + 1` (1 right after a Start). Then the flaw lies in the
 /// journal's last batch, which a crash may have torn in any order (see the module doc).
 pub(super) fn within_last_batch(bytes: &[u8], at: usize, last: Option<u64>) -> bool {
-    let mut from = at + 1;
     let mut mark: Option<u64> = None;
-    while let Some(i) = find_magic(bytes.get(from..).unwrap_or_default()) {
-        let p = from + i;
-        match decode_one(&bytes[p..]) {
-            Some((r, n)) => {
-                if mark.is_some() {
-                    return false; // A record after the batch's mark: a later batch.
-                }
-                if let Record::Mark { batch, .. } = r {
-                    mark = Some(batch);
-                }
-                from = p + n;
-            }
-            None => from = p + 1,
+    for (_, r) in records_from(bytes, at + 1) {
+        if mark.is_some() {
+            return false; // A record after the batch's mark: a later batch.
+        }
+        if let Record::Mark { batch, .. } = r {
+            mark = Some(batch);
         }
     }
     match (mark, last) {
@@ -287,25 +279,35 @@ struct WholeRecords {
     end: bool,
 }
 
-fn whole_records(bytes: &[u8], mut from: usize) -> WholeRecords {
+fn whole_records(bytes: &[u8], from: usize) -> WholeRecords {
     let mut out = WholeRecords {
         count: 0,
         first: None,
         end: false,
     };
-    while let Some(i) = find_magic(bytes.get(from..).unwrap_or_default()) {
-        let p = from + i;
-        match decode_one(&bytes[p..]) {
-            Some((r, n)) => {
-                out.first.get_or_insert(p);
-                out.count += 1;
-                out.end |= r == Record::End;
-                from = p + n;
-            }
-            None => from = p + 1,
-        }
+    for (p, r) in records_from(bytes, from) {
+        out.first.get_or_insert(p);
+        out.count += 1;
+        out.end |= r == Record::End;
     }
     out
+}
+
+/// The whole records found from `from` on, with their offsets, skipping whatever is not one.
+fn records_from(bytes: &[u8], mut from: usize) -> impl Iterator<Item = (usize, Record)> + '_ {
+    std::iter::from_fn(move || {
+        while let Some(i) = find_magic(bytes.get(from..).unwrap_or_default()) {
+            let p = from + i;
+            match decode_one(&bytes[p..]) {
+                Some((r, n)) => {
+                    from = p + n;
+                    return Some((p, r));
+                }
+                None => from = p + 1,
+            }
+        }
+        None
+    })
 }
 
 fn find_magic(b: &[u8]) -> Option<usize> {
