@@ -250,3 +250,52 @@ fn a_rerun_over_a_damaged_journal_is_refused() {
         "the journal was kept"
     );
 }
+
+/// A resume over a journal damaged after a good Start carries the run on, and keeps the
+/// damaged journal's bytes as evidence under the old run's id: the resume writes a new
+/// journal in its place. It used to replace it, and the bytes after the damage were lost.
+#[test]
+fn a_resume_over_a_damaged_journal_keeps_its_bytes() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 0, 2, false);
+    let out = run_cmd(&config, dir.path())
+        .args(["--duration", "1", "--cycles", "1", "--seed", "41"])
+        .output()
+        .expect("first run");
+    assert_success(&out);
+    let journal = dir.path().join("sqliosim.journal");
+    let mut bytes = std::fs::read(&journal).expect("journal");
+    let start = start_record_len(&bytes);
+    assert!(
+        bytes.len() > start + 64,
+        "a journal with records after its Start"
+    );
+    bytes[start..start + 16].fill(0xA5);
+    std::fs::write(&journal, &bytes).expect("damage the journal after its Start");
+    let out = run_cmd(&config, dir.path())
+        .args([
+            "--duration",
+            "1",
+            "--cycles",
+            "1",
+            "--seed",
+            "42",
+            "--resume",
+        ])
+        .output()
+        .expect("resume");
+    let said = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
+    assert_ne!(out.status.code(), Some(3), "{said}");
+    let kept: Vec<PathBuf> = snapshot(dir.path())
+        .into_iter()
+        .filter(|(_, b)| *b == bytes)
+        .map(|(p, _)| p)
+        .collect();
+    assert_eq!(kept.len(), 1, "the damaged journal is kept once: {said}");
+    let name = kept[0]
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    assert!(said.contains(&name), "the kept copy is named: {said}");
+}

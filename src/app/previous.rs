@@ -30,6 +30,9 @@ struct Previous {
     /// Its files that may be moved aside: only what sqliosim wrote (a log, summary or journal
     /// of ours), never a file of the user's that happens to have the name.
     ours: Vec<PathBuf>,
+    /// Its journal is damaged: a resume, which reads it where it is and then writes a new
+    /// one in its place, keeps a copy.
+    journal_damaged: bool,
 }
 
 /// Refuses a fresh run over a file set whose previous run did not end cleanly (unless
@@ -53,7 +56,11 @@ pub fn guard(
             .iter()
             .filter(|p| !(plan.resume && Some(*p) == journal.as_ref()))
             .collect();
-        let moved = move_aside(&keep, prev.run_id)?;
+        let tag = prev.run_id.map_or_else(unknown_tag, id_text);
+        let mut moved = move_aside(&keep, &tag)?;
+        if let Some(j) = journal.filter(|_| plan.resume && prev.journal_damaged) {
+            moved.push(copy_aside(&j, &tag, backend)?);
+        }
         if !moved.is_empty() {
             crate::exit::errln!(
                 "sqliosim: note: the previous run{} {}; its evidence is kept: {}",
@@ -163,6 +170,7 @@ fn journal_left(
     };
     if st.damage.is_some() || st.start_lost() {
         prev.ours.push(path.to_path_buf());
+        prev.journal_damaged = true;
         prev.unclean.push(format!(
             "its journal {} is damaged{}",
             path.display(),
@@ -232,11 +240,10 @@ fn written_by_us(path: &Path, marker: &str) -> bool {
 
 /// Renames the files of the previous run (the XML log, the JSON summary, an old-style flat
 /// `dumps/`, the journal) to names carrying `run_id`; returns "FROM → TO" for each.
-fn move_aside(moves: &[&PathBuf], run_id: Option<u64>) -> anyhow::Result<Vec<String>> {
-    let tag = run_id.map_or_else(unknown_tag, id_text);
+fn move_aside(moves: &[&PathBuf], tag: &str) -> anyhow::Result<Vec<String>> {
     let mut said = Vec::new();
     for from in moves.iter().filter(|p| p.exists()) {
-        let to = free_name(from, &tag);
+        let to = free_name(from, tag);
         std::fs::rename(from, &to).map_err(|e| {
             anyhow::anyhow!(
                 "cannot keep the previous run's {} as {}: {e}; move it away yourself, or use another directory",
@@ -247,6 +254,27 @@ fn move_aside(moves: &[&PathBuf], run_id: Option<u64>) -> anyhow::Result<Vec<Str
         said.push(format!("{} → {}", from.display(), to.display()));
     }
     Ok(said)
+}
+
+/// Copies the damaged journal at `from`, read through the backend, to a new file named by
+/// `tag` (created `O_EXCL`, never through a planted link), synced; returns "FROM → copy TO".
+fn copy_aside(from: &Path, tag: &str, backend: &dyn Backend) -> anyhow::Result<String> {
+    use std::io::Write;
+    let to = free_name(from, tag);
+    let cannot = |e: &dyn std::fmt::Display| {
+        anyhow::anyhow!(
+            "cannot keep a copy of the damaged journal {} as {} before the resume replaces it: {e}; copy it away yourself, or use another directory",
+            from.display(),
+            to.display()
+        )
+    };
+    let bytes = backend.read_whole(from).map_err(|e| cannot(&e))?;
+    let mut f = crate::io::safefile::open_own(&to, crate::io::safefile::Create::New)
+        .map_err(|e| cannot(&e))?;
+    f.write_all(&bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| cannot(&e))?;
+    Ok(format!("{} → copy {}", from.display(), to.display()))
 }
 
 /// A directory of dumps written the way runs before per-run dump directories wrote them:
