@@ -198,3 +198,58 @@ fn a_second_run_through_a_fuse_mount_is_refused() {
         fuse_support::describe(&out)
     );
 }
+
+/// A file set without lock files (copied without them, or they were removed): a run does not
+/// start over a file that a verify holds (here `flock -s`, as verify's shared flock), and leaves
+/// it as it was; it starts once the file is free. It used to start mid-scan, and the verify
+/// reported the run's writes as corruption.
+#[test]
+fn a_run_waits_for_a_verify_of_a_set_without_lock_files() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 1, false);
+    let out = run_cmd(&config, dir.path())
+        .args(["--seed", "51"])
+        .output()
+        .expect("first run");
+    assert_success(&out);
+    for e in std::fs::read_dir(dir.path()).expect("read_dir").flatten() {
+        if e.path().extension().is_some_and(|x| x == "lock") {
+            std::fs::remove_file(e.path()).expect("remove the lock file");
+        }
+    }
+    let data = dir.path().join("sqliosim.mdx");
+    let before = std::fs::read(&data).expect("data");
+    let mut holder = std::process::Command::new("flock")
+        // -o: the lock stays with flock itself (not its sleep), so killing it frees the file.
+        .args(["-s", "-o"])
+        .arg(&data)
+        .args(["sleep", "30"])
+        .spawn()
+        .expect("flock -s");
+    let t = Instant::now();
+    while !std::fs::read_to_string("/proc/locks")
+        .expect("/proc/locks")
+        .contains(&format!(" {} ", holder.id()))
+    {
+        assert!(t.elapsed() < Duration::from_secs(10), "flock took no lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = run_cmd(&config, dir.path())
+        .args(["--seed", "52"])
+        .output()
+        .expect("run during the verify");
+    holder.kill().expect("kill flock");
+    holder.wait().expect("wait flock");
+    assert_exit(&out, 2);
+    assert!(stderr(&out).contains("sqliosim verify"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(&data).expect("data"),
+        before,
+        "the file was left alone"
+    );
+    let out = run_cmd(&config, dir.path())
+        .args(["--seed", "53"])
+        .output()
+        .expect("run after the verify");
+    assert_success(&out);
+}

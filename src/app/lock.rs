@@ -23,6 +23,13 @@
 //! is rewritten in place only once the flock is held. `verify` creates nothing: it opens an
 //! existing lock file read-only and takes its shared lock on that; no lock file means no run
 //! holds the file (a run creates its lock files before it touches the set).
+//!
+//! A set may have no lock files at all (copied without them, or they were removed), so verify
+//! also takes its shared flock on each file of the set itself, before it looks for the lock
+//! files; a run, once it holds its lock files, probes each existing file of the set with an
+//! exclusive flock before it deletes or opens one, and refuses while a verify holds it. In
+//! that order, a verify and a run starting together cannot both go on: either the run finds
+//! the verify's flock on a file, or the verify finds the run's on a lock file.
 
 use std::fs::File;
 use std::io::{Read, Seek};
@@ -71,6 +78,8 @@ pub struct SetLock {
     left: Vec<String>,
     /// Put `left` back on drop instead of emptying the files.
     put_back: bool,
+    /// A verify's shared flocks on the files of the set themselves.
+    held: Vec<File>,
 }
 
 impl SetLock {
@@ -122,9 +131,13 @@ pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Tak
             exclusive,
             left: Vec::with_capacity(files.len()),
             put_back: false,
+            held: Vec::new(),
         },
         taken_over: Vec::new(),
     };
+    if !exclusive {
+        taken.lock.held = hold_files(files)?;
+    }
     // Non-blocking locks cannot deadlock, so the files are taken in the set's order (data
     // files first), and a refusal names the first file in use.
     let mut seen = Vec::with_capacity(files.len());
@@ -153,7 +166,63 @@ pub fn lock_set(files: &[PathBuf], exclusive: bool, command: &str) -> Result<Tak
         taken.lock.left.push(left);
         seen.push(path);
     }
+    if exclusive {
+        probe_files(files)?;
+    }
     Ok(taken)
+}
+
+/// Opens a file of the set only to flock it: read-only, never following a symlink nor
+/// waiting on a FIFO, whatever it is (verify judges that itself); `None` when it cannot be
+/// opened (missing: verify says so).
+fn open_to_flock(file: &Path) -> Option<File> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    rustix::fs::open(file, flags, Mode::empty())
+        .ok()
+        .map(File::from)
+}
+
+/// A verify's shared flocks on the files of the set: refused while a run probes one.
+fn hold_files(files: &[PathBuf]) -> Result<Vec<File>, LockError> {
+    let mut held = Vec::with_capacity(files.len());
+    for file in files {
+        let Some(f) = open_to_flock(file) else {
+            continue;
+        };
+        match flock(&f, FlockOperation::NonBlockingLockShared) {
+            Ok(()) => held.push(f),
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                return Err(LockError::Busy {
+                    file: file.clone(),
+                    holder: "a sqliosim run starting up".into(),
+                })
+            }
+            // A filesystem without flock: the lock files still keep runs out.
+            Err(_) => {}
+        }
+    }
+    Ok(held)
+}
+
+/// Refuses a run while a verify holds a file of the set itself (a set without lock files).
+/// The probe's flock is dropped at once: the run's own lock files keep later verifies out.
+fn probe_files(files: &[PathBuf]) -> Result<(), LockError> {
+    for file in files {
+        let Some(f) = open_to_flock(file) else {
+            continue;
+        };
+        if let Err(rustix::io::Errno::WOULDBLOCK) =
+            flock(&f, FlockOperation::NonBlockingLockExclusive)
+        {
+            return Err(LockError::Busy {
+                file: file.clone(),
+                holder: "a `sqliosim verify` reading it (or another process holding a flock on it)"
+                    .into(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Opens and locks the lock file at `path`: a run's created if missing (read-write), verify's
@@ -298,6 +367,23 @@ mod tests {
             again.taken_over.is_empty(),
             "a released lock is not taken over"
         );
+    }
+
+    /// A set without lock files (copied without them): a verify still keeps a run out while it
+    /// reads, and the run that is refused says a verify holds the file.
+    #[test]
+    fn a_verify_of_a_set_without_lock_files_keeps_a_run_out() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let files = set(dir.path());
+        for f in &files {
+            std::fs::write(f, b"data").expect("write");
+        }
+        let verify = lock_set(&files, false, "verify").expect("verify");
+        assert!(!lock_path(&files[0]).exists(), "verify creates nothing");
+        let err = lock_set(&files, true, "run").expect_err("a verify reads the set");
+        assert!(err.to_string().contains("sqliosim verify"), "{err}");
+        drop(verify);
+        lock_set(&files, true, "run").expect("free once the verify is done");
     }
 
     #[test]
