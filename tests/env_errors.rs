@@ -326,3 +326,38 @@ fn bench_stops_on_a_refused_request_and_counts_a_real_eio() {
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(stdout.contains("failed I/O(s)"), "{}", describe(&out));
 }
+
+/// `verify --dir` over a file set whose data file's header page reads back EIO: the file is
+/// the journal's, so it is named, its unreadable page 0 is a finding (exit 1), and the rest
+/// of its pages are still checked. It used to be skipped as if it were not there, and then
+/// said to be "not in the directories given".
+#[test]
+fn verify_names_a_file_whose_header_page_reads_eio() {
+    if !faultfs::fuse_or_skip("verify_header_eio") {
+        return;
+    }
+    let rig = Rig::new("verify_header_eio", Shape::default());
+    let out = rig.run();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    rig.inject("eio-read file=sqliosim.mdx page=0 count=always");
+    let out = Command::new(env!("CARGO_BIN_EXE_sqliosim"))
+        .arg("verify")
+        .arg("--dir")
+        .arg(rig.data_dir())
+        .output()
+        .expect("verify");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        !stdout.contains("not in the directories given"),
+        "{stdout}{stderr}"
+    );
+    let said = format!("{stdout}{stderr}");
+    assert!(
+        said.contains("read_error on")
+            && said.contains("sqliosim.mdx page 0")
+            && said.contains("cannot be read"),
+        "{said}"
+    );
+    assert!(said.contains("sqliosim.mdx: 1023 pages checked"), "{said}");
+}

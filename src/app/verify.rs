@@ -20,7 +20,7 @@ use crate::events::{EventSink, Fanout};
 use crate::exit::Outcome;
 use crate::findings::Finding;
 use crate::io::{Backend, BufferedBackend};
-use crate::page::FileRole;
+use crate::page::{FileRole, HeaderError};
 use crate::report::{Evidence, EvidenceOptions, RunInfo};
 
 pub use crate::cli::VerifyArgs;
@@ -158,6 +158,16 @@ fn choose(
     }
     let targets = std::mem::take(&mut found.targets);
     let (mut targets, mut lost) = in_scope(targets, journal, found, &a.dirs);
+    for h in &found.headless {
+        if let HeaderError::Unreadable { .. } = h.why {
+            crate::exit::outln!(
+                "WARNING: {}: {}; not checked: no journal names it (if it is a file of sqliosim, its device failed to read its header page; give the journal with --journal to check it)",
+                h.path.display(),
+                h.why
+            )
+            .ok();
+        }
+    }
     if targets.is_empty()
         && lost.findings.is_empty()
         && journal.is_some_and(|j| !j.files.is_empty() && lost.owe_nothing == j.files.len())

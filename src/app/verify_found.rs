@@ -3,8 +3,9 @@
 //! and told apart by their header page — ours, or not (yet) identified.
 //!
 //! A file without a readable header is not dropped at once: the journal may name it (the
-//! device lost its header page), and then it is checked as the journal's file, its lost header
-//! a finding (`verify_lost.rs`).
+//! device lost its header page, or fails to read it), and then it is checked as the journal's
+//! file, its lost header a finding (`verify_lost.rs`). One whose page 0 the device cannot read
+//! and that no journal names is said, not passed over in silence.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -109,8 +110,14 @@ fn open(path: &Path) -> anyhow::Result<(Arc<dyn Storage>, Result<FileHeader, Hea
             .with_context(|| format!("cannot open {}", path.display()))?,
     );
     let mut buf = AlignedBuf::new(PAGE_SIZE)?;
-    let n = storage
-        .read_at(&mut buf, 0)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok((storage, FileHeader::decode(&buf[..n])))
+    // A read error is the device's answer about page 0, not a reason to pass over the file:
+    // the journal may name it (then it is a finding, and its other pages are checked).
+    let header = match storage.read_at(&mut buf, 0) {
+        Ok(n) => FileHeader::decode(&buf[..n]),
+        Err(e) => Err(HeaderError::Unreadable {
+            errno: e.raw_os_error().unwrap_or(0),
+            what: e.to_string(),
+        }),
+    };
+    Ok((storage, header))
 }

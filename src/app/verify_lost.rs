@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::verify_found::{Found, Headless, Target};
 use crate::engine::journal::{JournalFile, JournalState};
 use crate::findings::{Finding, FindingClass};
-use crate::page::{ActorKind, FileHeader, FileRole, Verdict, PAGE_SIZE};
+use crate::page::{ActorKind, FileHeader, FileRole, HeaderError, Verdict, PAGE_SIZE};
 
 /// What the journal's missing files came to.
 #[derive(Default)]
@@ -60,8 +60,16 @@ pub fn reconcile(j: &JournalState, found: &mut Found, missing: &[usize], dirs: &
                 .push(file_finding(f, &t.path.clone(), verdict, text));
         } else if let Some(h) = places.iter().find_map(|p| take_headless(found, p)) {
             let text = header_lost(j, f, &h);
-            lost.findings
-                .push(file_finding(f, &h.path, lost_verdict(j, f), text));
+            let finding = match h.why {
+                // The device answered the read of page 0 with an error: a read error there.
+                HeaderError::Unreadable { errno, .. } => {
+                    let mut x = file_finding(f, &h.path, Verdict::IoError { errno }, text);
+                    x.class = FindingClass::ReadError;
+                    x
+                }
+                _ => file_finding(f, &h.path, lost_verdict(j, f), text),
+            };
+            lost.findings.push(finding);
             lost.adopted.push(adopt(j, f, h));
         } else if f.path.is_file() {
             lost.notes.push(format!(
@@ -127,9 +135,14 @@ pub fn adopt_given(j: &JournalState, found: &mut Found) -> Lost {
 }
 
 fn header_lost(j: &JournalState, f: &JournalFile, h: &Headless) -> String {
+    let what = match &h.why {
+        HeaderError::Unreadable { what, .. } => {
+            format!("its header page (page 0) cannot be read ({what})")
+        }
+        why => format!("its header page (page 0) is not a sqliosim header ({why})"),
+    };
     format!(
-        "its header page (page 0) is not a sqliosim header ({}): the device lost or damaged it. The journal names the file as file {} of run {:016x} and holds {}; its pages are checked as that file",
-        h.why,
+        "{what}: the device lost, damaged or cannot read it. The journal names the file as file {} of run {:016x} and holds {}; its pages are checked as that file",
         f.file_id,
         j.run_id,
         held(j, f).unwrap_or_else(|| "nothing durable for it".into())

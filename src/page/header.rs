@@ -46,6 +46,14 @@ pub enum HeaderError {
     /// Not created by this tool.
     #[error("no sqliosim file header (magic {0:02x?})")]
     BadMagic([u8; 8]),
+    /// Page 0 could not be read at all (the device's read error, in words).
+    #[error("page 0 cannot be read: {what}")]
+    Unreadable {
+        /// errno of the failure (0 when the OS gave none).
+        errno: i32,
+        /// The error, in words.
+        what: String,
+    },
     /// Created by this tool, but the header page is damaged.
     #[error("file header checksum mismatch: stored 0x{stored:08X}, calculated 0x{calculated:08X}")]
     ChecksumMismatch {
