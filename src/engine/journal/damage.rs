@@ -293,11 +293,32 @@ fn whole_records(bytes: &[u8], from: usize) -> WholeRecords {
     out
 }
 
+/// How many bytes a scan for whole records may checksum, per byte of the journal (plus
+/// [`SCAN_HASH_MIN`]). A candidate record's checksum covers the length its header claims, and a
+/// failed candidate is passed by one byte only (a record may start inside it), so crafted bytes
+/// (a magic every few bytes, each claiming the length to the end) would cost the square of the
+/// journal's size: a verify that never ends. A journal the tool wrote has a magic only where a
+/// record starts, so its scan checksums each byte about once.
+const SCAN_HASH_FACTOR: usize = 16;
+/// Bytes a scan may checksum whatever the journal's size (the largest record is about 1 MiB).
+const SCAN_HASH_MIN: usize = 64 << 20;
+
 /// The whole records found from `from` on, with their offsets, skipping whatever is not one.
+/// The scan ends early once the checksums it has computed pass its budget (see
+/// [`SCAN_HASH_FACTOR`]): records after that point in such crafted bytes are not counted.
 fn records_from(bytes: &[u8], mut from: usize) -> impl Iterator<Item = (usize, Record)> + '_ {
+    let mut budget = bytes
+        .len()
+        .saturating_mul(SCAN_HASH_FACTOR)
+        .saturating_add(SCAN_HASH_MIN);
     std::iter::from_fn(move || {
         while let Some(i) = find_magic(bytes.get(from..).unwrap_or_default()) {
             let p = from + i;
+            let claimed = claimed_len(&bytes[p..]);
+            if claimed > budget {
+                return None;
+            }
+            budget -= claimed;
             match decode_one(&bytes[p..]) {
                 Some((r, n)) => {
                     from = p + n;
@@ -308,6 +329,21 @@ fn records_from(bytes: &[u8], mut from: usize) -> impl Iterator<Item = (usize, R
         }
         None
     })
+}
+
+/// The bytes the checksum of a candidate record at the start of `b` would cover: the length
+/// its header claims (0 when the header is not whole or the length passes the end of `b`,
+/// which [`decode_one`] refuses without a checksum).
+fn claimed_len(b: &[u8]) -> usize {
+    if b.len() < HEADER {
+        return 0;
+    }
+    let len = get_u32(b, 12) as usize;
+    if len > b.len() - HEADER {
+        0
+    } else {
+        len
+    }
 }
 
 fn find_magic(b: &[u8]) -> Option<usize> {

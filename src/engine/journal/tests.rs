@@ -535,3 +535,36 @@ fn numbered_mark(batch: u64) -> Vec<u8> {
     }
     .encode()
 }
+
+/// Crafted bytes after a flaw — a record magic every 20 bytes, each header claiming the length
+/// to the end of the journal — cost the scan for whole records the square of their size (4 MiB
+/// of them: about 400 GB checksummed, a verify that does not end). The scan's checksum budget
+/// bounds it; the whole batches between the flaw and the crafted bytes are still found, so
+/// the journal is still damaged at the flaw.
+#[test]
+fn crafted_record_headers_after_a_flaw_do_not_make_the_scan_quadratic() {
+    let mut bytes = Record::Start {
+        run_id: 3,
+        files: files(),
+    }
+    .encode();
+    bytes.extend_from_slice(&numbered_batch(1));
+    let flaw = bytes.len();
+    bytes.extend_from_slice(&[0xEE; 40]);
+    // Two whole batches: more than the last batch torn out of order.
+    bytes.extend_from_slice(&numbered_batch(2));
+    bytes.extend_from_slice(&numbered_batch(3));
+    let fakes = (4 << 20) / HEADER;
+    for i in 0..fakes {
+        // Each claims exactly the bytes left after its header: all of them are checksummed.
+        let left = (fakes - i - 1) * HEADER;
+        bytes.extend_from_slice(&MAGIC);
+        bytes.extend_from_slice(&[2, 0, 0, 0]);
+        bytes.extend_from_slice(&(left as u32).to_le_bytes());
+        bytes.extend_from_slice(&0u32.to_le_bytes());
+    }
+    let st = JournalState::from_bytes(&bytes);
+    let d = st.damage.expect("damage at the flaw");
+    assert_eq!(d.offset, flaw as u64);
+    assert!(d.records_after >= 4, "{d}");
+}
