@@ -364,6 +364,7 @@ fn open_evidence(settings: &RunSettings, run_id: u64) -> anyhow::Result<Evidence
         run_id: Some(run_id),
         command_line: std::env::args().collect(),
         config: serde_json::to_value(&settings.config).unwrap_or_default(),
+        host_label: settings.host_label.clone(),
     };
     Evidence::create(opts, run).map_err(|e| {
         anyhow::anyhow!(

@@ -91,6 +91,12 @@ pub struct RunArgs {
     /// start and recorded in the log and the JSON summary. [default: uring]
     #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
     pub engine: Option<IoServiceKind>,
+    /// The host's name in the fleet's inventory (e.g. Ansible's inventory_hostname), recorded in
+    /// the JSON summary and the XML log: the fleet report tells hosts apart by it (freshly
+    /// imaged machines often share a hostname) and shows it. [default: none; the report then
+    /// tells hosts apart by hostname and /etc/machine-id]
+    #[arg(long, value_name = "NAME", value_parser = parse_label)]
+    pub host_label: Option<String>,
     /// Fault injection specification (for tests).
     #[arg(long, value_name = "SPEC", hide = true)]
     pub fault_injection: Option<String>,
@@ -107,6 +113,19 @@ fn parse_engine(text: &str) -> Result<IoServiceKind, String> {
             IoServiceKind::NAMES.join(", ")
         )
     })
+}
+
+/// A `--host-label`: 1 to 253 printable characters, no spaces (it names a host in tables and
+/// in the `--expect-hosts` list of the fleet report).
+fn parse_label(text: &str) -> Result<String, String> {
+    let ok = (1..=253).contains(&text.chars().count())
+        && text.chars().all(|c| c.is_ascii_graphic() || (!c.is_ascii() && !c.is_control()));
+    match ok {
+        true => Ok(text.to_string()),
+        false => Err(format!(
+            "{text:?}: expected 1 to 253 printable characters without spaces, e.g. an inventory name such as rack1-node3"
+        )),
+    }
 }
 
 /// Parses `60`, `60s`, `5m` or `2h` into seconds.

@@ -146,6 +146,8 @@ pub struct RunSettings {
     pub engine: IoServiceKind,
     /// Resolve, echo and save only.
     pub dry_run: bool,
+    /// `--host-label`: the host's inventory name, carried into the JSON summary and XML log.
+    pub host_label: Option<String>,
 }
 
 impl RunSettings {
@@ -265,6 +267,7 @@ fn resolve_loaded(
         fault_injection: o.fault_injection.clone(),
         engine: o.engine.unwrap_or_default(),
         dry_run: o.dry_run,
+        host_label: o.host_label.clone(),
     };
     Ok((settings, w))
 }

@@ -63,6 +63,8 @@ pub struct RunInfo {
     pub command_line: Vec<String>,
     /// The effective configuration.
     pub config: serde_json::Value,
+    /// `--host-label`: the host's name in the fleet's inventory, when given.
+    pub host_label: Option<String>,
 }
 
 struct State {
@@ -105,7 +107,10 @@ impl Evidence {
         doc.command_line = run.command_line;
         doc.config_hash = Some(super::json::config_hash(&run.config));
         doc.config = run.config;
-        doc.host = Some(HostInfo::capture());
+        doc.host = Some(HostInfo {
+            label: run.host_label,
+            ..HostInfo::capture()
+        });
         doc.started_us = super::clock::now_us();
         doc.error_cap = opts.error_cap;
         doc.log = opts.log.clone();
@@ -300,6 +305,9 @@ impl State {
         match facts {
             Facts::System(sys) => {
                 for line in super::sysinfo::describe(&sys) {
+                    self.log_message(&info(line));
+                }
+                if let Some(line) = self.doc.host.as_ref().map(HostInfo::identity_line) {
                     self.log_message(&info(line));
                 }
                 self.doc.system = Some(sys);
