@@ -135,6 +135,11 @@ impl Evidence {
         })
     }
 
+    /// The JSON summary as it stands (the final one after [`Evidence::finish`]), pretty-printed.
+    pub fn summary_json(&self) -> Result<Vec<u8>, ReportError> {
+        Ok(serde_json::to_vec_pretty(&self.state.lock().doc)?)
+    }
+
     /// The findings logged in full so far.
     pub fn findings(&self) -> Vec<Finding> {
         self.state.lock().doc.findings.clone()

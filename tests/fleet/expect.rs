@@ -18,7 +18,10 @@ struct Missing {
 fn report_missing_host3() -> Missing {
     let dir = clean_fleet(2);
     let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let list = expect_file(out.path(), "# the rack\nhost1\n\nhost2   # spare PSU\nhost3\n");
+    let list = expect_file(
+        out.path(),
+        "# the rack\nhost1\n\nhost2   # spare PSU\nhost3\n",
+    );
     let file = |n: &str| out.path().join(n).to_str().expect("UTF-8").to_string();
     let (html, json, junit) = (file("fleet.html"), file("fleet.json"), file("junit.xml"));
     let opts = [

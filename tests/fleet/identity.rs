@@ -21,7 +21,10 @@ fn same_hostname_different_machine_ids_are_separate_rows() {
     }
     let (code, out, err) = report(&[dir.path()]);
     assert_eq!(code, Some(0), "{out}{err}");
-    assert!(out.contains("3 run(s) on 3 host(s), 3 host/device row(s)"), "{out}");
+    assert!(
+        out.contains("3 run(s) on 3 host(s), 3 host/device row(s)"),
+        "{out}"
+    );
     for id in ids {
         let r = row(&out, &format!("localhost [machine {}]", &id[..8]));
         assert!(r.contains("CLEAN"), "{r}");
@@ -40,7 +43,10 @@ fn same_hostname_different_machine_ids_are_separate_rows() {
         .collect();
     names.dedup();
     assert_eq!(names.len(), 3, "{text}");
-    assert!(names.contains(&"sqliosim.localhost_machine_5f1c0e2a"), "{text}");
+    assert!(
+        names.contains(&"sqliosim.localhost_machine_5f1c0e2a"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -75,16 +81,25 @@ fn copy_dir(from: &Path, to: &Path) {
 fn a_merged_rows_corruption_line_names_the_run_its_dumps_and_bundle() {
     let dir = clean_fleet(2);
     // host9 ran twice (two cycles of a burn-in, results side by side): clean, then corrupt.
-    put(&dir.path().join("host9"), "a", &as_host(summary(&runs().clean), "host9"));
+    put(
+        &dir.path().join("host9"),
+        "a",
+        &as_host(summary(&runs().clean), "host9"),
+    );
     let bad = as_host(summary(&runs().faulty), "host9");
     let bad_json = put(&dir.path().join("host9"), "b", &bad);
     let here = bad_json.parent().expect("dir");
     // The results came back with their dumps and bundle, as the Ansible role fetches them.
-    let recorded = bad["dump_dir"].as_str().expect("the faulty run recorded its dump dir");
+    let recorded = bad["dump_dir"]
+        .as_str()
+        .expect("the faulty run recorded its dump dir");
     let dumps_name = Path::new(recorded).file_name().expect("dump dir name");
     copy_dir(Path::new(recorded), &here.join("dumps").join(dumps_name));
-    std::fs::copy(runs().faulty.join("bundle.tar.gz"), here.join("bundle.tar.gz"))
-        .expect("the faulty run wrote its bundle");
+    std::fs::copy(
+        runs().faulty.join("bundle.tar.gz"),
+        here.join("bundle.tar.gz"),
+    )
+    .expect("the faulty run wrote its bundle");
     let (code, out, err) = report(&[dir.path()]);
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(row(&out, "host9").contains("CORRUPTION"), "{out}");
@@ -92,10 +107,22 @@ fn a_merged_rows_corruption_line_names_the_run_its_dumps_and_bundle() {
         .lines()
         .find(|l| l.starts_with("CORRUPTION on host9 "))
         .unwrap_or_else(|| panic!("no CORRUPTION line:\n{out}"));
-    assert!(line.contains(&format!("in {}", bad_json.display())), "{line}");
+    assert!(
+        line.contains(&format!("in {}", bad_json.display())),
+        "{line}"
+    );
     let dumps = here.join("dumps").join(dumps_name);
-    assert!(line.contains(&format!("dumps {}", dumps.display())), "{line}");
+    assert!(
+        line.contains(&format!("dumps {}", dumps.display())),
+        "{line}"
+    );
     let bundle = here.join("bundle.tar.gz");
-    assert!(line.contains(&format!("bundle {}", bundle.display())), "{line}");
-    assert!(!line.contains("/a/summary.json"), "the clean run is not named: {line}");
+    assert!(
+        line.contains(&format!("bundle {}", bundle.display())),
+        "{line}"
+    );
+    assert!(
+        !line.contains("/a/summary.json"),
+        "the clean run is not named: {line}"
+    );
 }

@@ -36,10 +36,7 @@ impl Evidence {
     /// The evidence of the run whose XML log (with no JSON summary) is `log`: the `dumps/`
     /// directory beside it, when there is one.
     pub fn of_log(log: &Path) -> Evidence {
-        let dumps = log
-            .parent()
-            .map(|d| d.join("dumps"))
-            .filter(|d| d.is_dir());
+        let dumps = log.parent().map(|d| d.join("dumps")).filter(|d| d.is_dir());
         Evidence {
             dumps,
             bundle: None,

@@ -36,7 +36,8 @@ pub fn read(path: &Path) -> Result<Vec<String>, ReportError> {
         )
     };
     let bytes = crate::io::safefile::read_input(path).map_err(|e| bad(e.to_string()))?;
-    let text = String::from_utf8(bytes).map_err(|_| bad("--expect-hosts: not UTF-8 text".into()))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| bad("--expect-hosts: not UTF-8 text".into()))?;
     let names = parse(&text);
     if names.is_empty() {
         return Err(bad(

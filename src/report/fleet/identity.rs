@@ -51,7 +51,9 @@ fn short_id<'a>(id: &'a str, r: &Row, rows: &[Row]) -> &'a str {
     let clash = rows.iter().any(|o| {
         o.host == r.host
             && o.key != r.key
-            && o.machine_id.as_deref().is_some_and(|x| x.starts_with(short))
+            && o.machine_id
+                .as_deref()
+                .is_some_and(|x| x.starts_with(short))
     });
     if clash {
         id
