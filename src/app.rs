@@ -10,6 +10,7 @@ use std::ffi::OsString;
 
 mod beside;
 mod console;
+mod dirs;
 mod faults;
 mod lock;
 mod manpage;
@@ -35,7 +36,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
         Err(e) => return clap_outcome(e),
     };
     match cli.command {
-        Command::Run(a) => run_command(&a),
+        Command::Run(a) => run_command(a),
         Command::Bench(a) => crate::bench::run_args(&a),
         Command::Sqlio(p) => crate::bench::sqlio::main(pass("sqliosim sqlio", p)),
         Command::Diskspd(p) => crate::bench::diskspd::main(pass("sqliosim diskspd", p)),
@@ -82,10 +83,15 @@ fn pass(name: &str, p: PassThrough) -> Vec<OsString> {
         .collect()
 }
 
-/// `sqliosim run`: resolve the settings, warn, save, echo, then simulate.
-fn run_command(args: &RunArgs) -> anyhow::Result<Outcome> {
+/// `sqliosim run`: map Windows `--dir`s, resolve the settings, warn, save, echo, then simulate.
+fn run_command(mut args: Box<RunArgs>) -> anyhow::Result<Outcome> {
     let env = Env::detect()?;
-    let (settings, warnings) = RunSettings::resolve(args, &env)?;
+    args.dir = dirs::map_windows_dirs(&args.dir, &args.drive_map)?;
+    let (settings, warnings) = RunSettings::resolve(&args, &env)?;
+    if settings.json_stdout {
+        // `--json -`: stdout is the summary alone, as `… --json - | jq` expects.
+        crate::exit::console_to_stderr();
+    }
     for w in &warnings {
         crate::exit::errln!("sqliosim: warning: {w}");
     }

@@ -124,10 +124,36 @@ fn stdout_closed(err: &anyhow::Error) -> bool {
     })
 }
 
-/// Writes `args` to stdout and flushes, so a failure is met here (not lost at exit).
+/// Set when stdout carries data (`run --json -`): the console's lines go to stderr instead.
+static CONSOLE_ON_STDERR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on, what [`out!`], [`outln!`] and [`Stdout`] print goes to stderr, so that stdout
+/// carries only what [`print_data`] writes (`sqliosim run --json - | jq`).
+pub fn console_to_stderr() {
+    CONSOLE_ON_STDERR.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn console_on_stderr() -> bool {
+    CONSOLE_ON_STDERR.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Writes `args` to stdout (or stderr, see [`console_to_stderr`]) and flushes, so a failure is
+/// met here (not lost at exit).
 pub fn print(args: std::fmt::Arguments<'_>) -> Result<(), StdoutError> {
+    if console_on_stderr() {
+        let _ = std::io::stderr().lock().write_fmt(args);
+        return Ok(());
+    }
     let mut out = std::io::stdout().lock();
     out.write_fmt(args)
+        .and_then(|()| out.flush())
+        .map_err(StdoutError)
+}
+
+/// Writes `bytes` (a document asked for on stdout, such as `--json -`) to stdout itself.
+pub fn print_data(bytes: &[u8]) -> Result<(), StdoutError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
         .and_then(|()| out.flush())
         .map_err(StdoutError)
 }
@@ -172,10 +198,16 @@ pub struct Stdout;
 
 impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if console_on_stderr() {
+            return std::io::stderr().lock().write(buf);
+        }
         std::io::stdout().lock().write(buf).map_err(tagged)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
+        if console_on_stderr() {
+            return std::io::stderr().lock().flush();
+        }
         std::io::stdout().lock().flush().map_err(tagged)
     }
 }

@@ -7,6 +7,9 @@ use predicates::prelude::*;
 use predicates::str::contains;
 use std::path::Path;
 
+#[path = "cli/run_options.rs"]
+mod run_options;
+
 const SAMPLES: &str = "/work/shared/reference/microsoft-sample-configs";
 
 fn sqliosim(cwd: &Path) -> Command {

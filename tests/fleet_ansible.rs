@@ -2,7 +2,8 @@
 //! its own sshd, hostname, machine id and data directory, reached by ansible-playbook over real
 //! SSH from the root namespace. One host runs with injected faults; the fleet report that the
 //! playbook runs on the controller must name exactly that host, by the hostname the host itself
-//! reported, and exit 1.
+//! reported, and exit 1. A fourth host of the inventory cannot be reached: the report, given
+//! the play's host list (--expect-hosts), names it MISSING and fails it in JUnit.
 //!
 //! Skips (SKIPPED line) unless root with ansible-playbook, ssh and Debian's sshd; fails instead
 //! when SQLIOSIM_REQUIRE_ANSIBLE=1, as in CI (.ci/run installs them).
@@ -16,6 +17,9 @@ use std::time::{Duration, Instant};
 
 /// The host that runs with faults, by index in the fleet.
 const FAULTY: usize = 2;
+
+/// The inventory name of a host that cannot be reached.
+const UNREACHABLE: &str = "node4";
 
 /// A small simulation (8 MB data, 2 MB log), so three hosts finish within seconds.
 const CONFIG: &str = "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\nMaxMemoryMB=8\n\
@@ -53,6 +57,9 @@ fn inventory(fleet: &Fleet, remote: &Path) -> String {
         }
         text += "\n";
     }
+    // A host of the play that never answers (nothing listens on port 9): the fleet report must
+    // name it MISSING from the play's host list (--expect-hosts), and fail it in JUnit.
+    text += &format!("{UNREACHABLE} ansible_host=127.0.0.1 ansible_port=9\n");
     text += &format!(
         "[sqliosim:vars]\nansible_user=root\nansible_ssh_private_key_file={key}\n\
          ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\n\
@@ -213,9 +220,33 @@ fn check_report(text: &str, fleet: &Fleet) {
             host.hostname
         );
     }
+    // Each run carried its inventory name (--host-label), and the report shows it.
+    let labelled = format!(
+        "CORRUPTION on {} [node{}] ",
+        fleet.hosts[FAULTY].hostname,
+        FAULTY + 1
+    );
+    assert!(text.contains(&labelled), "{labelled}:\n{text}");
 }
 
-/// The JUnit file the playbook asked for: one failing test case, the faulty host's.
+/// The playbook's report: also the host that never answered, named from the play's list.
+fn check_missing(out: &Path, text: &str) {
+    let list = std::fs::read_to_string(out.join("expected-hosts.txt")).expect("expected-hosts.txt");
+    let names: Vec<&str> = list
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(names, ["node1", "node2", "node3", UNREACHABLE], "{list}");
+    assert!(
+        text.contains(&format!("MISSING {UNREACHABLE}: expected")),
+        "{text}"
+    );
+    assert!(text.contains("4 host(s) expected, 1 missing"), "{text}");
+}
+
+/// The JUnit file the playbook asked for: two failing test cases, the faulty host's and the
+/// unreachable one's.
 fn check_junit(path: &Path, fleet: &Fleet) {
     let xml = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let doc = roxmltree::Document::parse(&xml).expect("JUnit is XML");
@@ -226,7 +257,7 @@ fn check_junit(path: &Path, fleet: &Fleet) {
         .filter_map(|n| n.attribute("classname"))
         .collect();
     let want = format!("sqliosim.{}", fleet.hosts[FAULTY].hostname);
-    assert_eq!(failed, [want.as_str()], "{xml}");
+    assert_eq!(failed, [want.as_str(), "sqliosim.missing"], "{xml}");
 }
 
 #[test]
@@ -250,13 +281,19 @@ fn the_playbook_runs_three_ssh_hosts_and_the_fleet_report_names_the_faulty_one()
         String::from_utf8_lossy(&played.stdout),
         String::from_utf8_lossy(&played.stderr)
     );
-    // The verdict task fails the play when the fleet is not clean: ansible's "a task failed".
-    assert_eq!(played.status.code(), Some(2), "ansible-playbook:\n{log}");
+    // The verdict task fails the play when the fleet is not clean: ansible's "a task failed"
+    // (2), or "a host was unreachable" (4), which node4 also is.
+    let code = played.status.code();
+    assert!(
+        matches!(code, Some(2 | 4)),
+        "ansible-playbook exited {code:?}:\n{log}"
+    );
     let rc = std::fs::read_to_string(out.join("fleet-report.rc")).expect("fleet-report.rc");
     assert_eq!(rc.trim(), "1", "the playbook's fleet report:\n{log}");
     let text = std::fs::read_to_string(out.join("fleet-report.txt")).expect("fleet-report.txt");
     eprintln!("{text}");
     check_report(&text, &fleet);
+    check_missing(&out, &text);
     check_junit(&out.join("fleet-junit.xml"), &fleet);
     check_fetched(&out, &fleet);
 

@@ -23,6 +23,7 @@ use crate::report::{Evidence, EvidenceOptions, IoServiceInfo, RunInfo};
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let mut plan = plan_from(settings);
     super::targets::refuse_nodes(&plan, settings)?;
+    let placement = super::dirs::placement_warnings(&test_dirs(&plan));
     make_dirs(&plan, settings)?;
     // Before anything of the set is deleted, created or opened: one run per file set.
     let mut taken = super::lock::lock_set(&file_paths(&plan), true, "run")?;
@@ -56,14 +57,22 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         progress.clone(),
     ];
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(sinks));
+    let warnings = placement.into_iter().chain(exposure_lines(settings));
+    let said = Said {
+        evidence: &evidence,
+        sink: sink.as_ref(),
+    };
     header(
-        settings,
+        &warnings.collect::<Vec<_>>(),
         &plan,
         backend.as_ref(),
         engine,
-        &evidence,
-        sink.as_ref(),
+        &said,
     )?;
+    for line in settings.echo().lines() {
+        let m = Message::new(Severity::Info, "System", "Config::Echo", line);
+        sink.emit(Event::Message(m));
+    }
     progress.start();
     let seed = plan.seed;
     let beside = settings
@@ -83,7 +92,10 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         environment_error: outcome.environment.as_ref().map(|e| e.text.clone()),
         text: super::stopped::log_text(&outcome),
     })));
-    let evidence_error = evidence.finish().err();
+    let mut evidence_error = evidence.finish().err();
+    if settings.json_stdout {
+        evidence_error = evidence_error.or_else(|| json_to_stdout(&evidence).err());
+    }
     if let Some(e) = &evidence_error {
         crate::exit::errln!("sqliosim: warning: writing the evidence failed: {e}");
     }
@@ -94,6 +106,16 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let bench = beside.map(super::beside::Beside::finish).transpose()?;
     // stdout failing at the end (a closed pipe, a full disk) never hides the verdict.
     crate::exit::after_printing(printed, verdict(&outcome, bench, evidence_error))
+}
+
+/// `--json -`: the final JSON summary on stdout (a closed pipe is no failure of the run).
+fn json_to_stdout(evidence: &Evidence) -> Result<(), crate::report::ReportError> {
+    let mut doc = evidence.summary_json()?;
+    doc.push(b'\n');
+    match crate::exit::print_data(&doc) {
+        Err(e) if !e.closed() => Err(crate::report::ReportError::io("standard output", e.0)),
+        _ => Ok(()),
+    }
 }
 
 /// The end-of-run summary and where the evidence went, on stdout.
@@ -139,19 +161,36 @@ fn verdict(
     }
 }
 
-/// The run header: what carries the I/O, the exposure warnings and each file's direct-I/O unit
-/// on stdout, then the facts (I/O service, units, system) and the configuration echo as
-/// events. The exposure warnings go to the log only (the console has printed them).
+/// Where the header's lines go: the evidence alone (what the console has printed) or every sink.
+struct Said<'a> {
+    evidence: &'a Evidence,
+    sink: &'a dyn EventSink,
+}
+
+/// The directories the files go in, each once.
+fn test_dirs(plan: &SimPlan) -> Vec<&Path> {
+    let mut dirs: Vec<&Path> = Vec::new();
+    for d in plan.files.iter().filter_map(|f| f.path.parent()) {
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    dirs
+}
+
+/// The run header: what carries the I/O, the warnings (a directory created or on the root
+/// filesystem, one another user can change) and each file's direct-I/O unit on stdout, then
+/// the facts (I/O service, units, system) as events. The warnings go to the log as well.
 fn header(
-    settings: &RunSettings,
+    warnings: &[String],
     plan: &SimPlan,
     backend: &dyn Backend,
     engine: IoServiceInfo,
-    evidence: &Evidence,
-    sink: &dyn EventSink,
+    said: &Said,
 ) -> anyhow::Result<()> {
+    let (evidence, sink) = (said.evidence, said.sink);
     sink.emit(Event::Facts(Box::new(Facts::IoService(engine))));
-    for line in exposure_lines(settings) {
+    for line in warnings {
         crate::exit::unless_closed(crate::exit::outln!("{line}"))?;
         let m = Message::new(Severity::Warning, "System", "Dir::Exposure", line.as_str());
         evidence.emit(Event::Message(m));
@@ -171,10 +210,6 @@ fn header(
     }
     let system = crate::report::sysinfo::capture(&file_paths(plan));
     sink.emit(Event::Facts(Box::new(Facts::System(system))));
-    for line in settings.echo().lines() {
-        let m = Message::new(Severity::Info, "System", "Config::Echo", line);
-        sink.emit(Event::Message(m));
-    }
     Ok(())
 }
 
@@ -364,6 +399,7 @@ fn open_evidence(settings: &RunSettings, run_id: u64) -> anyhow::Result<Evidence
         run_id: Some(run_id),
         command_line: std::env::args().collect(),
         config: serde_json::to_value(&settings.config).unwrap_or_default(),
+        host_label: settings.host_label.clone(),
     };
     Evidence::create(opts, run).map_err(|e| {
         anyhow::anyhow!(

@@ -281,6 +281,7 @@ fn open_evidence(
         run_id,
         command_line: std::env::args().collect(),
         config: serde_json::Value::Null,
+        host_label: None,
     };
     let shown_log = a.log.clone().unwrap_or_default();
     Evidence::create(opts, run)

@@ -25,26 +25,10 @@ pub fn bad(switch: &str, value: &str, expected: &'static str) -> BadArg {
 }
 
 /// Parses a byte size: a number with an optional K, M, G or T suffix (powers of 1024), with
-/// or without a trailing `B`/`iB`.
+/// or without a trailing `B`/`iB` (the one parser, [`crate::config::units::size_bytes`]).
 pub fn parse_size(switch: &str, s: &str) -> Result<u64, BadArg> {
     const EXPECTED: &str = "a size such as 8192, 64K, 100M or 2G";
-    let t = s.trim();
-    let t = t
-        .strip_suffix("iB")
-        .or_else(|| t.strip_suffix("ib"))
-        .unwrap_or(t);
-    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(digits_end);
-    let n: u64 = num.parse().map_err(|_| bad(switch, s, EXPECTED))?;
-    let mult: u64 = match suffix.to_ascii_uppercase().as_str() {
-        "" | "B" => 1,
-        "K" | "KB" => 1 << 10,
-        "M" | "MB" => 1 << 20,
-        "G" | "GB" => 1 << 30,
-        "T" | "TB" => 1 << 40,
-        _ => return Err(bad(switch, s, EXPECTED)),
-    };
-    n.checked_mul(mult).ok_or_else(|| bad(switch, s, EXPECTED))
+    crate::config::units::size_bytes(s).ok_or_else(|| bad(switch, s, EXPECTED))
 }
 
 /// Parses a duration in seconds: `30`, `30s`, `500ms`, `2m`, `1h`.

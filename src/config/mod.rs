@@ -24,6 +24,7 @@ mod run_args;
 mod save;
 pub mod sections;
 mod settings;
+pub mod units;
 
 pub use error::{BadValue, ConfigError, Warning};
 pub use files::{dir_pair, is_windows_path, log_size, stream_to_sibling, DEFAULT_DIR_SIZE_MB};

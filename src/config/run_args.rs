@@ -21,15 +21,23 @@ pub struct RunArgs {
     /// Put the test files in DIR (SQLIOSim -dir); repeatable, each DIR gets its own set. The
     /// configuration's FileN sections are created there by name; without any, sqliosim.mdx and
     /// sqliosim.ldx. [default: relative names beside the configuration file]
+    /// A Windows path (`-dir 'D:\'` from a SQLIOSim script) is mapped through --drive-map or
+    /// SQLIOSIM_DRIVE_D, as the sqlio and diskspd front ends do; unmapped, it is refused.
     #[arg(long, value_name = "DIR")]
     pub dir: Vec<PathBuf>,
-    /// Length of each test cycle (SQLIOSim -d): seconds, or with an s, m or h suffix.
+    /// Map a Windows drive letter of --dir to a directory, e.g. --drive-map D=/mnt/d
+    /// (repeatable; SQLIOSIM_DRIVE_D=/mnt/d does the same).
+    #[arg(long, value_name = "LETTER=DIR")]
+    pub drive_map: Vec<String>,
+    /// Length of each test cycle (SQLIOSim -d): seconds, or with units d, h, m, s (90s, 5m,
+    /// 1h30m, 2d).
     /// [default: TestCycleDuration from the configuration, 300 s; built-in run 60 s]
     #[arg(long, value_name = "TIME", value_parser = parse_duration)]
     pub duration: Option<u64>,
-    /// Data file initial size in MB (SQLIOSim -size); data files may grow to twice that, log
-    /// files get half of it, at most 50 MB. [default: InitialSize/MaxSize from the configuration]
-    #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Data file initial size (SQLIOSim -size): MB, or with a K, M, G or T suffix (10G); data
+    /// files may grow to twice that, log files get half of it, at most 50 MB. [default:
+    /// InitialSize/MaxSize from the configuration]
+    #[arg(long, value_name = "MB", value_parser = parse_size)]
     pub size: Option<u64>,
     /// XML error log (SQLIOSim -log). [default: ErrorFile from the configuration,
     /// sqliosim.log.xml, beside the test files]
@@ -38,8 +46,10 @@ pub struct RunArgs {
     /// Seed for every random choice, to repeat a run. [default: drawn at random and printed]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Write the JSON summary to FILE. [default: beside the XML log, its name with ".xml"
-    /// replaced by ".json" (sqliosim.log.xml → sqliosim.log.json), or ".json" appended]
+    /// Write the JSON summary to FILE; `-` writes the final summary to stdout instead (and the
+    /// console's lines go to stderr, so stdout is the JSON alone). [default: beside the XML
+    /// log, its name with ".xml" replaced by ".json" (sqliosim.log.xml → sqliosim.log.json),
+    /// or ".json" appended]
     #[arg(long, value_name = "FILE", conflicts_with = "no_json")]
     pub json: Option<PathBuf>,
     /// Write no JSON summary.
@@ -91,6 +101,12 @@ pub struct RunArgs {
     /// start and recorded in the log and the JSON summary. [default: uring]
     #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
     pub engine: Option<IoServiceKind>,
+    /// The host's name in the fleet's inventory (e.g. Ansible's inventory_hostname), recorded in
+    /// the JSON summary and the XML log: the fleet report tells hosts apart by it (freshly
+    /// imaged machines often share a hostname) and shows it. [default: none; the report then
+    /// tells hosts apart by hostname and /etc/machine-id]
+    #[arg(long, value_name = "NAME", value_parser = parse_label)]
+    pub host_label: Option<String>,
     /// Fault injection specification (for tests).
     #[arg(long, value_name = "SPEC", hide = true)]
     pub fault_injection: Option<String>,
@@ -109,31 +125,32 @@ fn parse_engine(text: &str) -> Result<IoServiceKind, String> {
     })
 }
 
-/// Parses `60`, `60s`, `5m` or `2h` into seconds.
-pub fn parse_duration(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
-        Some((i, _)) => t.split_at(i),
-        None => (t, ""),
-    };
-    let factor = match unit.to_ascii_lowercase().as_str() {
-        "" | "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        _ => {
-            return Err(format!(
-                "{text:?}: expected seconds, or a number with an s, m or h suffix"
-            ))
-        }
-    };
-    let n: u64 = digits.parse().map_err(|_| {
-        format!("{text:?}: expected a whole number of seconds, e.g. 60, 60s, 5m, 2h")
-    })?;
-    match n.checked_mul(factor) {
-        Some(0) => Err(format!("{text:?}: the duration must be at least 1 second")),
-        Some(s) => Ok(s),
-        None => Err(format!("{text:?}: too long")),
+/// A `--host-label`: 1 to 253 printable characters, no spaces (it names a host in tables and
+/// in the `--expect-hosts` list of the fleet report).
+fn parse_label(text: &str) -> Result<String, String> {
+    let ok = (1..=253).contains(&text.chars().count())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_graphic() || (!c.is_ascii() && !c.is_control()));
+    match ok {
+        true => Ok(text.to_string()),
+        false => Err(format!(
+            "{text:?}: expected 1 to 253 printable characters without spaces, e.g. an inventory name such as rack1-node3"
+        )),
     }
+}
+
+/// Parses a `--size`: MB, or a size with a suffix that comes to whole MB, at least 1 MB.
+fn parse_size(text: &str) -> Result<u64, String> {
+    match super::units::size_mb(text)? {
+        0 => Err(format!("{text:?}: the size must be at least 1 MB")),
+        mb => Ok(mb),
+    }
+}
+
+/// Parses a `--duration`: plain seconds, or `90s`, `5m`, `1h30m`, `2d` ([`super::units`]).
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    super::units::duration_secs(text)
 }
 
 impl RunArgs {
@@ -153,19 +170,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_accept_suffixes() {
-        assert_eq!(parse_duration("60"), Ok(60));
-        assert_eq!(parse_duration("60s"), Ok(60));
-        assert_eq!(parse_duration("5m"), Ok(300));
-        assert_eq!(parse_duration("2H"), Ok(7200));
+    fn durations_and_sizes_go_through_the_one_parser() {
+        assert_eq!(parse_duration("1h30m"), Ok(5400));
         assert_eq!(
             parse_duration("0"),
             Err("\"0\": the duration must be at least 1 second".into())
         );
-        assert_eq!(
-            parse_duration("5x"),
-            Err("\"5x\": expected seconds, or a number with an s, m or h suffix".into())
-        );
-        assert!(parse_duration("").is_err());
+        assert_eq!(parse_size("10G"), Ok(10_240));
+        assert!(parse_size("0").is_err());
     }
 }

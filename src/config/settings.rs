@@ -146,6 +146,10 @@ pub struct RunSettings {
     pub engine: IoServiceKind,
     /// Resolve, echo and save only.
     pub dry_run: bool,
+    /// `--host-label`: the host's inventory name, carried into the JSON summary and XML log.
+    pub host_label: Option<String>,
+    /// `--json -`: the final JSON summary goes to stdout, and the console to stderr.
+    pub json_stdout: bool,
 }
 
 impl RunSettings {
@@ -241,8 +245,10 @@ fn resolve_loaded(
     let mut w = Vec::new();
     let (config, data_dir, error_log) = resolve_config(&l, o, env, &mut w)?;
     let abs = |p: &Option<PathBuf>| p.as_ref().map(|p| env.cwd.join(p));
+    let json_stdout = o.json.as_deref() == Some(Path::new("-"));
     let json = match (&o.json, o.no_json) {
         (_, true) => None,
+        (Some(_), false) if json_stdout => None,
         (Some(_), false) => abs(&o.json),
         (None, false) => Some(beside_log(&error_log)),
     };
@@ -265,6 +271,8 @@ fn resolve_loaded(
         fault_injection: o.fault_injection.clone(),
         engine: o.engine.unwrap_or_default(),
         dry_run: o.dry_run,
+        host_label: o.host_label.clone(),
+        json_stdout,
     };
     Ok((settings, w))
 }

@@ -1,4 +1,5 @@
-//! `sqliosim report INPUT... [--html FILE] [--bundle FILE.tar.gz] [--json FILE] [--junit FILE]`:
+//! `sqliosim report INPUT... [--html FILE] [--bundle FILE.tar.gz] [--json FILE] [--junit FILE]
+//! [--expect-hosts FILE]`:
 //! one file is the single-run report; several inputs or a directory are the fleet report
 //! ([`super::fleet`]).
 
@@ -34,6 +35,12 @@ pub struct Args {
     /// Also write JUnit XML (one test case per host and device) to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// The hosts that must have reported, one name a line (a run's --host-label, its hostname
+    /// or its machine id; blank lines and # comments ignored). An expected host without a
+    /// result is named in every output, is a failing JUnit test case, and makes a fleet
+    /// without corruption exit 2. Always the fleet report, even over one input.
+    #[arg(long, value_name = "FILE")]
+    pub expect_hosts: Option<PathBuf>,
 }
 
 /// The fleet report found no corruption, but a result is unreadable or a run did not finish
@@ -60,7 +67,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
 /// a directory the fleet report.
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     match args.input.as_slice() {
-        [one] if !one.is_dir() => single(&args, one),
+        [one] if !one.is_dir() && args.expect_hosts.is_none() => single(&args, one),
         _ => fleet(&args),
     }
 }
@@ -78,7 +85,12 @@ fn fleet(args: &Args) -> anyhow::Result<Outcome> {
     if args.bundle.is_some() {
         anyhow::bail!("--bundle packs the evidence of one run: give a single input file, not several or a directory");
     }
-    let (v, text, written) = super::fleet::run(&args.input, &fleet_outputs(args));
+    let expected = match &args.expect_hosts {
+        Some(p) => Some(super::fleet::expect::read(p)?),
+        None => None,
+    };
+    let (v, text, written) =
+        super::fleet::run(&args.input, expected.as_deref(), &fleet_outputs(args));
     let verdict = match (v.code, written) {
         (1, Err(e)) => {
             crate::exit::errln!("sqliosim: error: {e}");
@@ -115,7 +127,7 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
             html: None,
             ..fleet_outputs(args)
         };
-        let fleet = super::fleet::build(&args.input);
+        let fleet = super::fleet::build(&args.input, None);
         let v = super::fleet::verdict::judge(&fleet);
         for line in super::fleet::write_outputs(&fleet, &v, &args.input, &out)? {
             crate::exit::outln!("{line}").ok();

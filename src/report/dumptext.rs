@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use crate::findings::Finding;
 use crate::page::layout::{self, get_u16, get_u32, get_u64, page_checksum};
+use crate::page::verdict::ExpectedState;
 use crate::page::PAGE_SIZE;
 
 use super::clock::iso_utc;
@@ -43,12 +44,38 @@ pub fn dump_text(f: &Finding) -> String {
     if let Some(d) = &f.detail {
         let _ = writeln!(s, "Detail: {d}");
     }
-    let _ = writeln!(s, "Expected state: {:?}", f.expected);
+    let _ = writeln!(s, "Expected state: {}", expected_words(f.expected));
     retries(&mut s, f);
     let _ = writeln!(s, "Persistent: {}", if f.persistent { "yes" } else { "no" });
     history(&mut s, f);
     images(&mut s, f);
     s
+}
+
+/// What the run expected of the page, in words (not Rust's debug form).
+pub fn expected_words(e: Option<ExpectedState>) -> String {
+    let before = |old: u64| match old {
+        0 => "never written".to_string(),
+        g => format!("wholly generation {g}"),
+    };
+    match e {
+        None => "nothing known (the page was checked only against itself)".into(),
+        Some(ExpectedState::NeverWritten) => "never written".into(),
+        Some(ExpectedState::Written { generation }) => {
+            format!("written, generation {generation} (the last write that completed)")
+        }
+        Some(ExpectedState::InFlight { old, new }) => format!(
+            "a write of generation {new} in flight: the page must be {} or wholly generation {new}",
+            before(old)
+        ),
+        Some(ExpectedState::Unknown { old, issued }) => format!(
+            "uncertain after a failed write: any intact page from {} to generation {issued}",
+            match old {
+                0 => "never written".to_string(),
+                g => format!("generation {g}"),
+            }
+        ),
+    }
 }
 
 /// The page's recent operations.
@@ -183,5 +210,27 @@ fn hex_line(s: &mut String, at: usize, e: &[u8], r: &[u8]) {
     let _ = writeln!(s, "        R: {}", hex(&r[at..end]));
     if marks.contains('^') {
         let _ = writeln!(s, "           {}", marks.trim_end());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_expected_state_is_written_in_words() {
+        let w = |e| expected_words(Some(e));
+        assert_eq!(
+            w(ExpectedState::Written { generation: 33 }),
+            "written, generation 33 (the last write that completed)"
+        );
+        assert_eq!(w(ExpectedState::NeverWritten), "never written");
+        assert_eq!(
+            w(ExpectedState::InFlight { old: 0, new: 4 }),
+            "a write of generation 4 in flight: the page must be never written or wholly generation 4"
+        );
+        assert!(w(ExpectedState::Unknown { old: 2, issued: 5 })
+            .contains("from generation 2 to generation 5"));
+        assert!(!expected_words(None).contains("None"));
     }
 }

@@ -63,6 +63,8 @@ pub struct RunInfo {
     pub command_line: Vec<String>,
     /// The effective configuration.
     pub config: serde_json::Value,
+    /// `--host-label`: the host's name in the fleet's inventory, when given.
+    pub host_label: Option<String>,
 }
 
 struct State {
@@ -105,7 +107,10 @@ impl Evidence {
         doc.command_line = run.command_line;
         doc.config_hash = Some(super::json::config_hash(&run.config));
         doc.config = run.config;
-        doc.host = Some(HostInfo::capture());
+        doc.host = Some(HostInfo {
+            label: run.host_label,
+            ..HostInfo::capture()
+        });
         doc.started_us = super::clock::now_us();
         doc.error_cap = opts.error_cap;
         doc.log = opts.log.clone();
@@ -128,6 +133,11 @@ impl Evidence {
         Ok(Evidence {
             state: Mutex::new(st),
         })
+    }
+
+    /// The JSON summary as it stands (the final one after [`Evidence::finish`]), pretty-printed.
+    pub fn summary_json(&self) -> Result<Vec<u8>, ReportError> {
+        Ok(serde_json::to_vec_pretty(&self.state.lock().doc)?)
     }
 
     /// The findings logged in full so far.
@@ -300,6 +310,9 @@ impl State {
         match facts {
             Facts::System(sys) => {
                 for line in super::sysinfo::describe(&sys) {
+                    self.log_message(&info(line));
+                }
+                if let Some(line) = self.doc.host.as_ref().map(HostInfo::identity_line) {
                     self.log_message(&info(line));
                 }
                 self.doc.system = Some(sys);

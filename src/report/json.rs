@@ -48,6 +48,9 @@ pub struct HostInfo {
     pub hostname: String,
     /// /etc/machine-id (systemd's machine id), null where the machine has none.
     pub machine_id: Option<String>,
+    /// The name the run was given with `--host-label` (an inventory name), null without one:
+    /// the fleet report keys and shows the host by it.
+    pub label: Option<String>,
 }
 
 impl HostInfo {
@@ -63,9 +66,23 @@ impl HostInfo {
                 .to_string_lossy()
                 .into_owned(),
             machine_id,
+            label: None,
         }
     }
+
+    /// "Host identity: label NAME, machine id ID" ("none" for what is not known): the XML
+    /// log's entry the fleet report reads back ([`crate::report::fleet`]).
+    pub fn identity_line(&self) -> String {
+        format!(
+            "{IDENTITY_PREFIX}{}, machine id {}",
+            self.label.as_deref().unwrap_or("none"),
+            self.machine_id.as_deref().unwrap_or("none")
+        )
+    }
 }
+
+/// How the XML log's host identity entry begins.
+pub const IDENTITY_PREFIX: &str = "Host identity: label ";
 
 /// `sha256:` and the hex SHA-256 of `serde_json::to_string(config)`: the `config_hash` of a
 /// document whose `config` is `config` (a reader recomputes it from the document itself).

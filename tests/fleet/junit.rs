@@ -62,7 +62,8 @@ fn surefire_time(t: &str) -> bool {
         .is_match(t)
 }
 
-fn check_schema(doc: &roxmltree::Document) {
+/// Every element and attribute of `doc` is one junit-10.xsd allows, with its required ones.
+pub fn check_schema(doc: &roxmltree::Document) {
     let rules = allowed();
     for n in doc.descendants().filter(|n| n.is_element()) {
         let name = n.tag_name().name();

@@ -2,13 +2,15 @@
 //! real run summaries (host names rewritten in copies, since every real run here shares this
 //! machine's), the JUnit output against the Jenkins junit-10.xsd expectations, the fleet page in
 //! headless Chromium, and the merge property (merged histograms give the percentiles of one
-//! histogram fed every sample).
+//! histogram fed every sample), `--expect-hosts`, and hosts told apart by machine id and label.
 
 #[path = "../chromium_support/mod.rs"]
 mod chromium_support;
 mod cli;
+mod expect;
 mod hostile;
 mod html;
+mod identity;
 mod junit;
 mod props;
 mod support;

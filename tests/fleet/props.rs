@@ -17,6 +17,7 @@ fn summary_of(host: &str, samples: &[u64]) -> String {
     doc.host = Some(sqliosim::report::json::HostInfo {
         hostname: host.into(),
         machine_id: None,
+        label: None,
     });
     doc.stats = Some(Summary {
         elapsed_s: 1.0,
@@ -51,7 +52,7 @@ proptest! {
             std::fs::write(dir.path().join(format!("r{i}.json")), summary_of(&format!("h{i}"), samples)).unwrap();
             samples.iter().for_each(|s| all.record(*s));
         }
-        let fleet = sqliosim::report::fleet::build(&[dir.path().to_path_buf()]);
+        let fleet = sqliosim::report::fleet::build(&[dir.path().to_path_buf()], None);
         prop_assert_eq!(fleet.rows.len(), runs.len());
         prop_assert_eq!(fleet.totals.runs_merged, runs.len());
         let merged = fleet.totals.hist.expect("merged histogram");
@@ -70,7 +71,7 @@ proptest! {
             std::fs::write(dir.path().join(format!("r{i}.json")), summary_of("same", samples)).unwrap();
             samples.iter().for_each(|s| all.record(*s));
         }
-        let fleet = sqliosim::report::fleet::build(&[dir.path().to_path_buf()]);
+        let fleet = sqliosim::report::fleet::build(&[dir.path().to_path_buf()], None);
         prop_assert_eq!(fleet.rows.len(), 1);
         prop_assert_eq!(fleet.rows[0].latency, all.latency());
     }

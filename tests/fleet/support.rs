@@ -58,7 +58,10 @@ pub fn runs() -> &'static Runs {
         let clean = base.join("clean");
         let faulty = base.join("faulty");
         assert_eq!(real_run(&clean, &[]), Some(0), "the clean run is clean");
-        let spec = ["--fault-injection", "lost@10,torn4k@80"];
+        // With a bundle, as the Ansible role runs it, so the evidence can be followed.
+        let bundle = faulty.join("bundle.tar.gz");
+        let bundle = bundle.to_str().expect("UTF-8 path");
+        let spec = ["--fault-injection", "lost@10,torn4k@80", "--bundle", bundle];
         assert_eq!(
             real_run(&faulty, &spec),
             Some(1),
@@ -78,6 +81,19 @@ pub fn summary(run: &Path) -> Value {
 pub fn as_host(mut doc: Value, host: &str) -> Value {
     doc["host"] = json!({ "hostname": host, "machine_id": format!("id-{host}") });
     doc
+}
+
+/// `doc` as run on a host named `hostname` with machine id `id` (no label).
+pub fn as_machine(mut doc: Value, hostname: &str, id: &str) -> Value {
+    doc["host"] = json!({ "hostname": hostname, "machine_id": id });
+    doc
+}
+
+/// Writes `text` to `dir/expected-hosts.txt` (an `--expect-hosts` list); returns the path.
+pub fn expect_file(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("expected-hosts.txt");
+    std::fs::write(&p, text).expect("write the expected hosts");
+    p
 }
 
 /// Writes `doc` to `dir/name/summary.json`; returns the path.

@@ -276,6 +276,7 @@ pub fn run_info() -> RunInfo {
         run_id: Some(RUN),
         command_line: vec!["sqliosim".into(), "run".into()],
         config: serde_json::json!({"CONFIG": {"TestCycles": 1}}),
+        host_label: None,
     }
 }
 

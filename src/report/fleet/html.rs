@@ -18,13 +18,13 @@ const EXTRA_STYLE: &str =
 tr.outlier td{background:#fff0d9}tr.unfinished td{background:#fff8e1}";
 
 fn label(r: &Row) -> String {
-    format!("{} ({})", r.host, r.device.name)
+    format!("{} ({})", r.name, r.device.name)
 }
 
 /// Bar names: the host alone when no host has several devices.
 fn bar_label(f: &Fleet, r: &Row) -> String {
-    match f.rows.iter().filter(|x| x.host == r.host).count() {
-        1 => r.host.clone(),
+    match f.rows.iter().filter(|x| x.name == r.name).count() {
+        1 => r.name.clone(),
         _ => label(r),
     }
 }
@@ -210,7 +210,7 @@ fn table(s: &mut String, f: &Fleet) {
         let _ = writeln!(
             s,
             "<tr class='{class}'><td class='l'>{}</td><td class='l'>{}</td><td class='l'>{} / {} / {}</td><td class='l'>{}</td><td>{:.1}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class='l'>{}</td><td class='l'>{}</td></tr>",
-            esc(&r.host), esc(&d.name), esc(&d.model), esc(&d.serial), esc(&d.firmware),
+            esc(&r.name), esc(&d.name), esc(&d.model), esc(&d.serial), esc(&d.firmware),
             r.verdict().word(), r.iops, r.mb_per_s, lat(l.p50_us), lat(l.p99_us), lat(l.p999_us),
             r.throttled, r.long_ios.map_or_else(|| "-".into(), |n| n.to_string()),
             r.outlier.join(", "), esc(&r.classes())
@@ -267,10 +267,14 @@ fn problems(s: &mut String, f: &Fleet) {
                 .map(move |w| format!("{}: {w}", label(r)))
         })
         .collect();
-    if unfinished.is_empty() && f.unreadable.is_empty() {
+    if unfinished.is_empty() && f.unreadable.is_empty() && f.missing.is_empty() {
         return;
     }
-    s.push_str("<h2>Did not finish or could not be read</h2><ul id='problems'>\n");
+    s.push_str("<h2>Missing, did not finish or could not be read</h2><ul id='problems'>\n");
+    for name in &f.missing {
+        let why = super::expect::MISSING_WHY;
+        let _ = writeln!(s, "<li class='fail'>MISSING {}: {why}</li>", esc(name));
+    }
     for u in unfinished {
         let _ = writeln!(s, "<li>UNFINISHED {}</li>", esc(&u));
     }

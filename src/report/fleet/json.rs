@@ -12,7 +12,7 @@ use crate::report::ReportError;
 use crate::stats::Latency;
 
 use super::loader::Problem;
-use super::merge::{Fleet, LatencySource, Row, Verdict};
+use super::merge::{CorruptRun, Fleet, LatencySource, Row, Verdict};
 use super::outliers::Outliers;
 use super::record::DeviceKey;
 use super::verdict::FleetVerdict;
@@ -24,6 +24,8 @@ pub const FLEET_SCHEMA: &str = "sqliosim-fleet/1";
 #[derive(Debug, Serialize)]
 struct JsonRow<'a> {
     host: &'a str,
+    name: &'a str,
+    label: Option<&'a str>,
     machine_id: Option<&'a str>,
     device: &'a DeviceKey,
     verdict: Verdict,
@@ -32,6 +34,7 @@ struct JsonRow<'a> {
     unfinished: &'a [String],
     #[serde(serialize_with = "lossy_paths")]
     runs: &'a [PathBuf],
+    corrupt_runs: Vec<JsonCorruptRun>,
     ops: u64,
     elapsed_s: f64,
     iops: f64,
@@ -42,6 +45,25 @@ struct JsonRow<'a> {
     throttled: u64,
     long_ios: Option<u64>,
     outlier: &'a [&'static str],
+}
+
+/// A run of a row that found corruption, with its evidence (paths as text).
+#[derive(Debug, Serialize)]
+struct JsonCorruptRun {
+    path: String,
+    findings: u64,
+    dumps: Option<String>,
+    bundle: Option<String>,
+}
+
+fn corrupt_run(c: &CorruptRun) -> JsonCorruptRun {
+    let text = |p: &Option<PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
+    JsonCorruptRun {
+        path: c.path.to_string_lossy().into_owned(),
+        findings: c.findings,
+        dumps: text(&c.evidence.dumps),
+        bundle: text(&c.evidence.bundle),
+    }
 }
 
 /// Fleet totals.
@@ -75,6 +97,8 @@ struct JsonFleet<'a> {
     verdict: &'a str,
     exit_code: u8,
     problems: &'a str,
+    expected_hosts: Option<usize>,
+    missing_hosts: &'a [String],
     totals: JsonTotals<'a>,
     rows: Vec<JsonRow<'a>>,
     outliers: &'a Outliers,
@@ -86,6 +110,8 @@ struct JsonFleet<'a> {
 fn row(r: &Row) -> JsonRow<'_> {
     JsonRow {
         host: &r.host,
+        name: &r.name,
+        label: r.label.as_deref(),
         machine_id: r.machine_id.as_deref(),
         device: &r.device,
         verdict: r.verdict(),
@@ -93,6 +119,7 @@ fn row(r: &Row) -> JsonRow<'_> {
         by_class: &r.by_class,
         unfinished: &r.unfinished,
         runs: &r.runs,
+        corrupt_runs: r.corrupt_runs.iter().map(corrupt_run).collect(),
         ops: r.ops,
         elapsed_s: r.elapsed_s,
         iops: r.iops,
@@ -124,6 +151,8 @@ pub fn render(f: &Fleet, v: &FleetVerdict, inputs: &[PathBuf]) -> Result<Vec<u8>
         verdict: &v.line,
         exit_code: v.code,
         problems: &v.problems,
+        expected_hosts: f.expected,
+        missing_hosts: &f.missing,
         totals: JsonTotals {
             runs: t.runs,
             hosts: t.hosts,

@@ -7,7 +7,9 @@
 //! its last dot into package and class; `name` = the device). Integrity findings are a
 //! `<failure>` (type = the finding classes); a run that did not finish is an `<error
 //! type="unfinished">`; each unreadable input is a test case of the "unreadable" suite with an
-//! `<error type="unreadable">`. Written with quick-xml, so every value is escaped.
+//! `<error type="unreadable">`; each host of `--expect-hosts` that sent nothing is a test case
+//! of the "missing" suite with a `<failure type="missing">`. Written with quick-xml, so every
+//! value is escaped.
 
 use std::fmt::Write as _;
 
@@ -56,15 +58,27 @@ fn secs(s: f64) -> String {
     format!("{:.3}", s.max(0.0))
 }
 
-/// Hosts in the order their first row appears (corruption first).
+/// Hosts (by shown name) in the order their first row appears (corruption first).
 fn hosts(f: &Fleet) -> Vec<&str> {
     let mut v: Vec<&str> = Vec::new();
     for r in &f.rows {
-        if !v.contains(&r.host.as_str()) {
-            v.push(&r.host);
+        if !v.contains(&r.name.as_str()) {
+            v.push(&r.name);
         }
     }
     v
+}
+
+/// The classname of a row: "sqliosim.HOST", and where another host has the same hostname,
+/// "sqliosim.HOST_QUALIFIER" (its label or machine id), so Jenkins keeps them apart.
+fn row_classname(f: &Fleet, r: &Row) -> String {
+    let shared = f.rows.iter().any(|o| o.host == r.host && o.key != r.key);
+    let qualifier = r.name.strip_prefix(r.host.as_str()).unwrap_or("").trim();
+    let qualifier = qualifier.trim_matches(['[', ']']).replace(' ', "_");
+    match shared && !qualifier.is_empty() {
+        true => classname(&format!("{}_{qualifier}", r.host)),
+        false => classname(&r.host),
+    }
 }
 
 fn failures(rows: &[&Row]) -> usize {
@@ -86,18 +100,24 @@ pub fn render(f: &Fleet) -> Vec<u8> {
         "testsuites",
         &[
             ("name", "sqliosim fleet".into()),
-            ("tests", (all.len() + f.unreadable.len()).to_string()),
-            ("failures", failures(&all).to_string()),
+            (
+                "tests",
+                (all.len() + f.unreadable.len() + f.missing.len()).to_string(),
+            ),
+            ("failures", (failures(&all) + f.missing.len()).to_string()),
             ("errors", (errors(&all) + f.unreadable.len()).to_string()),
             ("time", secs(time)),
         ],
     );
     for host in hosts(f) {
-        let rows: Vec<&Row> = f.rows.iter().filter(|r| r.host == host).collect();
-        suite(&mut w, host, &rows);
+        let rows: Vec<&Row> = f.rows.iter().filter(|r| r.name == host).collect();
+        suite(&mut w, f, host, &rows);
     }
     if !f.unreadable.is_empty() {
         unreadable_suite(&mut w, f);
+    }
+    if !f.missing.is_empty() {
+        missing_suite(&mut w, f);
     }
     end(&mut w, "testsuites");
     let mut out = w.into_inner();
@@ -105,14 +125,15 @@ pub fn render(f: &Fleet) -> Vec<u8> {
     out
 }
 
-fn suite(w: &mut Out, host: &str, rows: &[&Row]) {
+fn suite(w: &mut Out, f: &Fleet, name: &str, rows: &[&Row]) {
     let time: f64 = rows.iter().map(|r| r.elapsed_s).sum();
+    let hostname = rows.first().map_or(name, |r| r.host.as_str());
     start(
         w,
         "testsuite",
         &[
-            ("name", host.into()),
-            ("hostname", host.into()),
+            ("name", name.into()),
+            ("hostname", hostname.into()),
             ("tests", rows.len().to_string()),
             ("failures", failures(rows).to_string()),
             ("errors", errors(rows).to_string()),
@@ -129,17 +150,17 @@ fn suite(w: &mut Out, host: &str, rows: &[&Row]) {
         end(w, "properties");
     }
     for r in rows {
-        case(w, r);
+        case(w, f, r);
     }
     end(w, "testsuite");
 }
 
-fn case(w: &mut Out, r: &Row) {
+fn case(w: &mut Out, f: &Fleet, r: &Row) {
     start(
         w,
         "testcase",
         &[
-            ("classname", classname(&r.host)),
+            ("classname", row_classname(f, r)),
             ("name", r.device.name.clone()),
             ("time", secs(r.elapsed_s)),
         ],
@@ -183,7 +204,7 @@ fn summary(r: &Row) -> String {
     let d = &r.device;
     let mut s = format!(
         "host {} device {} (model {}, serial {}, firmware {})\nverdict {}; IOPS {:.1}, MB/s {:.2}, p50 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms ({:?}); throttled {}, long I/Os {}",
-        r.host, d.name, d.model, d.serial, d.firmware, r.verdict().word(), r.iops, r.mb_per_s,
+        r.name, d.name, d.model, d.serial, d.firmware, r.verdict().word(), r.iops, r.mb_per_s,
         l.p50_us / 1000.0, l.p99_us / 1000.0, l.p999_us / 1000.0, r.latency_source,
         r.throttled, r.long_ios.map_or_else(|| "unknown".into(), |n| n.to_string())
     );
@@ -194,6 +215,44 @@ fn summary(r: &Row) -> String {
         let _ = write!(s, "\nrun: {}", p.display());
     }
     s
+}
+
+/// Each expected host that sent nothing: a failing test case, so CI cannot show green.
+fn missing_suite(w: &mut Out, f: &Fleet) {
+    let n = f.missing.len().to_string();
+    start(
+        w,
+        "testsuite",
+        &[
+            ("name", "missing".into()),
+            ("tests", n.clone()),
+            ("failures", n),
+            ("errors", "0".into()),
+            ("skipped", "0".into()),
+            ("time", "0.000".into()),
+        ],
+    );
+    for name in &f.missing {
+        start(
+            w,
+            "testcase",
+            &[
+                ("classname", "sqliosim.missing".into()),
+                ("name", name.clone()),
+                ("time", "0.000".into()),
+            ],
+        );
+        let why = super::expect::MISSING_WHY;
+        let message = format!("no result from expected host {name}");
+        text_element(
+            w,
+            "failure",
+            &[("message", message), ("type", "missing".into())],
+            &format!("{name}: {why}"),
+        );
+        end(w, "testcase");
+    }
+    end(w, "testsuite");
 }
 
 fn unreadable_suite(w: &mut Out, f: &Fleet) {

@@ -11,6 +11,8 @@ use std::path::PathBuf;
 
 use crate::stats::{Latency, LatencyHistogram};
 
+use super::evidence::Evidence;
+use super::identity;
 use super::loader::{Loaded, Problem};
 use super::outliers::{self, Outliers};
 use super::record::{DeviceKey, DevicePart, Ending, RunRecord};
@@ -52,13 +54,33 @@ impl Verdict {
     }
 }
 
+/// A run of a row that found corruption, and where its evidence is.
+#[derive(Debug, Clone)]
+pub struct CorruptRun {
+    /// Its result file.
+    pub path: PathBuf,
+    /// Its integrity findings on the row's device.
+    pub findings: u64,
+    /// Its page dumps and bundle.
+    pub evidence: Evidence,
+}
+
 /// One host and device.
 #[derive(Debug, Clone)]
 pub struct Row {
-    /// Host name.
+    /// Host name, as the run recorded it.
     pub host: String,
+    /// The name the row is shown by ([`identity::name_rows`]): the host name, qualified by the
+    /// label or machine id where needed.
+    pub name: String,
+    /// What tells the host apart from others ([`identity::key`]).
+    pub key: String,
+    /// The `--host-label` of its runs, when given.
+    pub label: Option<String>,
     /// Machine id, when known.
     pub machine_id: Option<String>,
+    /// Its runs that found corruption (in the order read).
+    pub corrupt_runs: Vec<CorruptRun>,
     /// Device.
     pub device: DeviceKey,
     /// The files its figures come from.
@@ -94,7 +116,11 @@ impl Row {
     pub fn new(host: &str, device: DeviceKey) -> Row {
         Row {
             host: host.to_string(),
+            name: host.to_string(),
+            key: host.to_string(),
+            label: None,
             machine_id: None,
+            corrupt_runs: Vec::new(),
             device,
             runs: Vec::new(),
             by_class: BTreeMap::new(),
@@ -185,6 +211,10 @@ pub struct Fleet {
     pub skipped: Vec<Problem>,
     /// Remarks about single runs ("path: note").
     pub notes: Vec<String>,
+    /// How many hosts `--expect-hosts` named (None: no list given).
+    pub expected: Option<usize>,
+    /// The expected hosts no result answers to.
+    pub missing: Vec<String>,
 }
 
 /// Merges what was read.
@@ -198,15 +228,16 @@ pub fn build(loaded: Loaded) -> Fleet {
                 .map(|n| format!("{}: {n}", run.path.display())),
         );
         for part in &run.parts {
-            let key = (run.host.clone(), part.device.clone());
+            let key = (identity::key(run), part.device.clone());
             let row = rows.entry(key).or_insert_with(|| new_row(run, part));
             add_part(row, run, part);
         }
     }
     let mut rows: Vec<Row> = rows.into_values().map(finish_row).collect();
+    identity::name_rows(&mut rows);
     let outliers = outliers::analyse(&mut rows);
     rows.sort_by(|a, b| {
-        (a.verdict(), &a.host, &a.device.name).cmp(&(b.verdict(), &b.host, &b.device.name))
+        (a.verdict(), &a.name, &a.device.name).cmp(&(b.verdict(), &b.name, &b.device.name))
     });
     let totals = totals(&loaded.runs, &rows);
     Fleet {
@@ -216,11 +247,15 @@ pub fn build(loaded: Loaded) -> Fleet {
         unreadable: loaded.unreadable,
         skipped: loaded.skipped,
         notes,
+        expected: None,
+        missing: Vec::new(),
     }
 }
 
 fn new_row(run: &RunRecord, part: &DevicePart) -> Row {
     let mut row = Row::new(&run.host, part.device.clone());
+    row.key = identity::key(run);
+    row.label = run.label.clone();
     row.machine_id = run.machine_id.clone();
     row
 }
@@ -229,6 +264,14 @@ fn add_part(row: &mut Row, run: &RunRecord, part: &DevicePart) {
     row.runs.push(run.path.clone());
     for (c, n) in &part.by_class {
         *row.by_class.entry(c.clone()).or_default() += n;
+    }
+    let findings: u64 = part.by_class.values().sum();
+    if findings > 0 {
+        row.corrupt_runs.push(CorruptRun {
+            path: run.path.clone(),
+            findings,
+            evidence: run.evidence.clone(),
+        });
     }
     if let Ending::Unfinished(why) = &run.ending {
         row.unfinished
@@ -278,7 +321,7 @@ fn totals(runs: &[RunRecord], rows: &[Row]) -> Totals {
         runs: runs.len(),
         ..Totals::default()
     };
-    let mut hosts: Vec<&str> = rows.iter().map(|r| r.host.as_str()).collect();
+    let mut hosts: Vec<&str> = rows.iter().map(|r| r.key.as_str()).collect();
     hosts.sort_unstable();
     hosts.dedup();
     t.hosts = hosts.len();

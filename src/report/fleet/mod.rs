@@ -2,13 +2,18 @@
 //!
 //! [`loader`] finds and reads the results (JSON summaries of schema /1 and /2, XML logs where a
 //! run has no JSON), [`record`] turns each into a host, its devices and how it ended,
-//! [`merge`] builds one row per (host, device) and the fleet totals from merged HdrHistograms,
+//! [`merge`] builds one row per (host, device) and the fleet totals from merged HdrHistograms
+//! (a host told apart by [`identity`], its evidence found by [`evidence`]), [`expect`] names
+//! the hosts of `--expect-hosts` that sent nothing,
 //! [`outliers`] flags rows far from the fleet median, [`verdict`] decides the exit code, and
 //! [`table`], [`json`], [`junit`] and [`html`] render the result. Documented in
 //! docs/report-fleet.md.
 
 mod charts;
+pub mod evidence;
+pub mod expect;
 pub mod html;
+pub mod identity;
 pub mod json;
 pub mod junit;
 pub mod loader;
@@ -38,9 +43,14 @@ pub struct Outputs {
     pub junit: Option<PathBuf>,
 }
 
-/// Reads and merges every result under `inputs`.
-pub fn build(inputs: &[PathBuf]) -> Fleet {
-    merge::build(loader::load(inputs))
+/// Reads and merges every result under `inputs`; `expected` (from `--expect-hosts`) names the
+/// hosts that must have reported.
+pub fn build(inputs: &[PathBuf], expected: Option<&[String]>) -> Fleet {
+    let mut fleet = merge::build(loader::load(inputs));
+    if let Some(names) = expected {
+        expect::check(&mut fleet, names);
+    }
+    fleet
 }
 
 /// Writes one output through a temporary renamed over it (never through a planted name).
@@ -76,8 +86,12 @@ pub fn write_outputs(
 /// The fleet report over `inputs`: writes `out`, and returns the verdict (whose `code` is the
 /// exit code), the text for stdout (the table, then the files written) and whether writing
 /// the files failed (which must not hide corruption the verdict found).
-pub fn run(inputs: &[PathBuf], out: &Outputs) -> (FleetVerdict, String, Result<(), ReportError>) {
-    let fleet = build(inputs);
+pub fn run(
+    inputs: &[PathBuf],
+    expected: Option<&[String]>,
+    out: &Outputs,
+) -> (FleetVerdict, String, Result<(), ReportError>) {
+    let fleet = build(inputs, expected);
     let v = verdict::judge(&fleet);
     let mut text = table::render(&fleet, &v);
     let written = write_outputs(&fleet, &v, inputs, out).map(|lines| {

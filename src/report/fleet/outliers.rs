@@ -102,7 +102,7 @@ fn measure(name: &'static str, vals: &[(usize, f64)], rows: &[Row]) -> Result<Me
         .iter()
         .filter(|(_, v)| (v - med).abs() > K * scale && *v != med)
         .map(|&(i, v)| Flagged {
-            host: rows[i].host.clone(),
+            host: rows[i].name.clone(),
             device: rows[i].device.name.clone(),
             value: v,
             deviations: if scale > 0.0 {
@@ -146,7 +146,7 @@ pub fn analyse(rows: &mut [Row]) -> Outliers {
                 for f in &m.flagged {
                     if let Some(r) = rows
                         .iter_mut()
-                        .find(|r| r.host == f.host && r.device.name == f.device)
+                        .find(|r| r.name == f.host && r.device.name == f.device)
                     {
                         r.outlier.push(tag);
                     }

@@ -13,6 +13,7 @@ use crate::report::reader::{InputKind, Loaded};
 use crate::report::sysinfo::{SystemInfo, UNKNOWN};
 use crate::stats::{Latency, LatencyHistogram};
 
+use super::evidence::Evidence;
 use super::parts::parts_of;
 use super::xmlinfo::{self, LogHost};
 
@@ -101,6 +102,10 @@ pub struct RunRecord {
     pub host: String,
     /// /etc/machine-id of the host, when known.
     pub machine_id: Option<String>,
+    /// The run's `--host-label` (an inventory name), when given.
+    pub label: Option<String>,
+    /// Where the run's page dumps and evidence bundle are, when it left any.
+    pub evidence: Evidence,
     /// How it ended.
     pub ending: Ending,
     /// One entry per device under its files (at least one).
@@ -148,11 +153,14 @@ fn from_json(l: &Loaded, doc: &JsonReport, notes: &mut Vec<String>) -> RunRecord
         .or_else(|| doc.system.as_ref().map(|s| s.hostname.clone()))
         .filter(|h| !h.is_empty() && h != UNKNOWN);
     let devices = doc.system.as_ref().map(device_map).unwrap_or_default();
+    let known = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
     RunRecord {
         path: l.path.clone(),
         source: doc.schema.clone(),
         host: host.unwrap_or_else(|| l.path.display().to_string()),
-        machine_id: doc.host.as_ref().and_then(|h| h.machine_id.clone()),
+        machine_id: doc.host.as_ref().and_then(|h| known(&h.machine_id)),
+        label: doc.host.as_ref().and_then(|h| known(&h.label)),
+        evidence: Evidence::of_json(&l.path, doc),
         ending: json_ending(l, doc),
         parts: parts_of(l, &devices, notes),
         long_ios: None,
@@ -177,7 +185,9 @@ fn from_log(l: &Loaded, info: LogHost) -> RunRecord {
         host: info
             .hostname
             .unwrap_or_else(|| l.path.display().to_string()),
-        machine_id: None,
+        machine_id: info.machine_id,
+        label: info.label,
+        evidence: Evidence::of_log(&l.path),
         ending,
         parts,
         long_ios: None,

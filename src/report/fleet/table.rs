@@ -15,7 +15,7 @@ const LIST_MAX: usize = 10;
 pub fn render(f: &Fleet, v: &FleetVerdict) -> String {
     let mut s = String::new();
     let t = &f.totals;
-    let _ = writeln!(
+    let _ = write!(
         s,
         "sqliosim fleet report: {} run(s) on {} host(s), {} host/device row(s); {} unreadable, {} skipped",
         t.runs,
@@ -24,6 +24,10 @@ pub fn render(f: &Fleet, v: &FleetVerdict) -> String {
         f.unreadable.len(),
         f.skipped.len()
     );
+    let _ = match f.expected {
+        Some(n) => writeln!(s, "; {n} host(s) expected, {} missing", f.missing.len()),
+        None => writeln!(s),
+    };
     for r in f.rows.iter().filter(|r| r.findings() > 0) {
         let _ = writeln!(s, "{}", corruption_line(r));
     }
@@ -36,15 +40,31 @@ pub fn render(f: &Fleet, v: &FleetVerdict) -> String {
     s
 }
 
-/// `CORRUPTION on host3 (/dev/loop7): 12 findings (lost_write 8, torn_write 4)`.
+/// `CORRUPTION on host3 (/dev/loop7): 12 finding(s) (lost_write 8, torn_write 4) in
+/// hosts/node3/sqliosim.log.json (dumps …, bundle …)`: each run of the row that found
+/// corruption, with where its dumps and bundle are, so they can be found among merged runs.
 pub fn corruption_line(r: &Row) -> String {
+    let runs: Vec<String> = r
+        .corrupt_runs
+        .iter()
+        .map(|c| {
+            let n = match r.corrupt_runs.len() {
+                1 => String::new(),
+                _ => format!("{} finding(s) ", c.findings),
+            };
+            format!("{n}in {} ({})", c.path.display(), c.evidence)
+        })
+        .collect();
     format!(
-        "CORRUPTION on {} ({}): {} finding(s) ({})",
-        r.host,
+        "CORRUPTION on {} ({}): {} finding(s) ({}) {}",
+        r.name,
         r.device.name,
         r.findings(),
-        r.classes()
+        r.classes(),
+        runs.join("; ")
     )
+    .trim_end()
+    .to_string()
 }
 
 fn ms(us: f64) -> String {
@@ -56,7 +76,7 @@ fn ms(us: f64) -> String {
 const MAX_NAME_WIDTH: usize = 64;
 
 fn table(s: &mut String, rows: &[Row]) {
-    let hw = rows.iter().map(|r| r.host.len()).max().unwrap_or(0);
+    let hw = rows.iter().map(|r| r.name.len()).max().unwrap_or(0);
     let hw = hw.clamp(4, MAX_NAME_WIDTH);
     let dw = rows.iter().map(|r| r.device.name.len()).max().unwrap_or(0);
     let dw = dw.clamp(6, MAX_NAME_WIDTH);
@@ -95,7 +115,7 @@ fn table(s: &mut String, rows: &[Row]) {
         let _ = writeln!(
             s,
             "{:<hw$}  {:<dw$}  {:<10} {:>10.1} {:>9.2} {p50:>9} {p99:>9} {p999:>9} {:>9} {long:>9}  {outlier:<8} {}",
-            r.host,
+            r.name,
             r.device.name,
             r.verdict().word(),
             r.iops,
@@ -197,13 +217,16 @@ fn outliers(s: &mut String, f: &Fleet) {
 
 fn problems(s: &mut String, f: &Fleet) {
     let unfinished: Vec<&Row> = f.rows.iter().filter(|r| !r.unfinished.is_empty()).collect();
-    if !unfinished.is_empty() || !f.unreadable.is_empty() {
+    if !unfinished.is_empty() || !f.unreadable.is_empty() || !f.missing.is_empty() {
         s.push('\n');
     }
     for r in unfinished {
         for why in &r.unfinished {
-            let _ = writeln!(s, "UNFINISHED on {} ({}): {why}", r.host, r.device.name);
+            let _ = writeln!(s, "UNFINISHED on {} ({}): {why}", r.name, r.device.name);
         }
+    }
+    for name in &f.missing {
+        let _ = writeln!(s, "MISSING {name}: {}", super::expect::MISSING_WHY);
     }
     for p in &f.unreadable {
         let _ = writeln!(s, "UNREADABLE {}: {}", p.path.display(), p.reason);

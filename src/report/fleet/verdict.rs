@@ -1,5 +1,6 @@
 //! The fleet's verdict and exit code: 1 when any host found corruption; otherwise 2 when a
-//! result is unreadable or a run did not finish (naming which); otherwise 0. Corruption wins
+//! result is unreadable, a run did not finish or an expected host sent nothing (naming which);
+//! otherwise 0. Corruption wins
 //! over unfinished, but both are named in the verdict line.
 
 use super::merge::{Fleet, Verdict};
@@ -21,13 +22,13 @@ pub fn judge(f: &Fleet) -> FleetVerdict {
         .rows
         .iter()
         .filter(|r| r.verdict() == Verdict::Corruption)
-        .map(|r| format!("{} ({})", r.host, r.device.name))
+        .map(|r| format!("{} ({})", r.name, r.device.name))
         .collect();
     let unfinished: Vec<String> = f
         .rows
         .iter()
         .filter(|r| !r.unfinished.is_empty())
-        .map(|r| format!("{} ({})", r.host, r.device.name))
+        .map(|r| format!("{} ({})", r.name, r.device.name))
         .collect();
     let unreadable: Vec<String> = f
         .unreadable
@@ -35,6 +36,13 @@ pub fn judge(f: &Fleet) -> FleetVerdict {
         .map(|p| p.path.display().to_string())
         .collect();
     let mut parts = Vec::new();
+    if !f.missing.is_empty() {
+        parts.push(format!(
+            "{} expected host(s) sent no result: {}",
+            f.missing.len(),
+            f.missing.join(", ")
+        ));
+    }
     if !unfinished.is_empty() {
         parts.push(format!(
             "{} did not finish: {}",

@@ -5,6 +5,7 @@
 use quick_xml::escape::unescape;
 
 use super::record::DeviceKey;
+use crate::report::json::IDENTITY_PREFIX;
 
 /// Host and devices as an XML log states them.
 #[derive(Debug, Clone, Default)]
@@ -13,6 +14,10 @@ pub struct LogHost {
     pub hostname: Option<String>,
     /// Test file path → device.
     pub devices: Vec<(String, DeviceKey)>,
+    /// The run's `--host-label`, from the "Host identity" entry.
+    pub label: Option<String>,
+    /// The machine id, from the "Host identity" entry.
+    pub machine_id: Option<String>,
 }
 
 /// The EXTENDED_DESCRIPTION texts that start with `prefix`, unescaped.
@@ -40,7 +45,30 @@ pub fn host_of(text: &str) -> LogHost {
     let devices = descriptions(text, "Storage for ")
         .filter_map(|d| storage_line(&d))
         .collect();
-    LogHost { hostname, devices }
+    let (label, machine_id) = identity(text);
+    LogHost {
+        hostname,
+        devices,
+        label,
+        machine_id,
+    }
+}
+
+/// Label and machine id of our "Host identity: label L, machine id M" entry ("none": absent).
+fn identity(text: &str) -> (Option<String>, Option<String>) {
+    let Some(d) = descriptions(text, IDENTITY_PREFIX).next() else {
+        return (None, None);
+    };
+    let label = known(between(&d, IDENTITY_PREFIX, ", machine id "));
+    let id = known(d.rsplit_once(", machine id ").map(|(_, id)| id));
+    (label, id)
+}
+
+/// A field of the identity entry, None when empty or "none".
+fn known(s: Option<&str>) -> Option<String> {
+    s.map(str::trim)
+        .filter(|s| !s.is_empty() && *s != "none")
+        .map(str::to_string)
 }
 
 /// "Storage for PATH: device NAME (disk …), model M, serial S, firmware F, logical…".
@@ -109,5 +137,10 @@ mod tests {
         let fin = format!("{log}<EXTENDED_DESCRIPTION>4 I/O requests were outstanding for more than 15 sec. during the run</EXTENDED_DESCRIPTION>");
         assert_eq!(long_ios(&fin), 4);
         assert_eq!(host_of("<LOG/>").hostname, None);
+        assert_eq!((h.label, h.machine_id), (None, None));
+        let ided = format!("{log}<EXTENDED_DESCRIPTION>Host identity: label rack1-n3, machine id 0a1b</EXTENDED_DESCRIPTION>");
+        let h = host_of(&ided);
+        assert_eq!(h.label.as_deref(), Some("rack1-n3"));
+        assert_eq!(h.machine_id.as_deref(), Some("0a1b"));
     }
 }
