@@ -136,3 +136,27 @@ fn a_read_only_mount_verifies_clean_without_a_lock() {
     assert_clean_read_only(&out);
     assert_eq!(names(m.dir()), before);
 }
+
+/// A copy made with hard links (`cp -al` without the lock files): every file, the journal
+/// included, has two links. Reading is all verify does, so the copy verifies clean. The
+/// journal used to be refused ("has 2 hard links"), and verify went on without it.
+#[test]
+fn a_hard_linked_copy_verifies_clean() {
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let dir = tmp.path().join("set");
+    let copy = tmp.path().join("copy");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::create_dir_all(&copy).expect("dir");
+    run_in(&dir, &config(tmp.path()));
+    for n in names(&dir).iter().filter(|n| !n.ends_with(".lock")) {
+        std::fs::hard_link(dir.join(n), copy.join(n)).expect("link");
+    }
+    let out = bin()
+        .args(["verify", "--dir"])
+        .arg(&copy)
+        .output()
+        .expect("verify");
+    let t = text(&out);
+    assert_clean_read_only(&out);
+    assert!(t.contains("Journal ") && !t.contains("hard links"), "{t}");
+}

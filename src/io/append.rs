@@ -136,10 +136,12 @@ fn sync_dir(file: &Path) -> io::Result<()> {
 }
 
 /// The whole content of a file on the real filesystem: never through a symlink, never
-/// waiting on a FIFO.
+/// waiting on a FIFO, and only a regular file. Any number of links is fine: nothing is
+/// written through this descriptor (a hard-linked copy of a run, `cp -al`, is read as it is;
+/// whoever writes the name later checks its links then).
 pub(crate) fn read_whole(path: &Path) -> Result<Vec<u8>, IoError> {
     let mut bytes = Vec::new();
-    let Some(mut f) = safefile::open_existing(path, Use::Named)? else {
+    let Some(mut f) = safefile::open_existing(path, Use::Input)? else {
         return Err(IoError::Os {
             path: path.to_path_buf(),
             what: "cannot read",
