@@ -1,13 +1,18 @@
 //! Command-line tests: help, SQLIOSim.com's legacy switches, the modern `run` options,
 //! command-line overrides, bad values (exit 2 naming key and line). Every run uses `--dry-run`
-//! so nothing is simulated.
+//! so nothing is simulated. One test binary with the command line's other topics as modules:
+//! the INI parser and its rules (`config`), shell completions, large and hostile inputs, and
+//! the readers fuzzed with a corpus.
 
 use assert_cmd::Command;
 use predicates::prelude::*;
 use predicates::str::contains;
 use std::path::Path;
 
-#[path = "cli/run_options.rs"]
+mod big_inputs;
+mod cli_completions;
+mod config;
+mod fuzz_readers;
 mod run_options;
 
 const SAMPLES: &str = "/work/shared/reference/microsoft-sample-configs";

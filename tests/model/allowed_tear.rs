@@ -7,15 +7,12 @@
 //! counted, exit 0. The same device tearing inside a sector (at 512): torn writes, exit 1.
 //! A lying device tearing writes it acknowledged (the journal holds them): exit 1.
 
-mod model_cut_support;
-mod sim_support;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::model_cut_support::{judge, lost_pages, plan, run_and_judge, Cutter, Judged};
 use assert_cmd::Command;
-use model_cut_support::{judge, lost_pages, plan, run_and_judge, Cutter, Judged};
 use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Keep, PowerCut};
 use sqliosim::io::FaultyBackend;
@@ -53,7 +50,7 @@ fn write_out(cut: &PowerCut, plan: &SimPlan, dir: &Path) {
         .files
         .iter()
         .map(|f| f.path.clone())
-        .chain([model_cut_support::journal()]);
+        .chain([crate::model_cut_support::journal()]);
     for path in names {
         let bytes = cut.backend.contents(&path).expect("file of the cut");
         std::fs::write(dir.join(path.file_name().expect("name")), bytes).expect("write");
@@ -123,5 +120,5 @@ fn a_tear_of_an_acknowledged_write_is_a_finding_exit_1() {
 }
 
 fn plan_data() -> std::path::PathBuf {
-    Path::new(model_cut_support::DIR).join("t.mdx")
+    Path::new(crate::model_cut_support::DIR).join("t.mdx")
 }

@@ -10,14 +10,13 @@
 //! acknowledged write of, and every lost page the journal holds is named.
 //! `SQLIOSIM_CUT_ROUNDS` multiplies the runs (each with its own seeds) for a longer soak.
 
-mod model_cut_support;
-mod sim_support;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use model_cut_support::{judge, lost_files, lost_pages, plan, resume_plan, run_and_judge, Cutter};
+use crate::model_cut_support::{
+    judge, lost_files, lost_pages, plan, resume_plan, run_and_judge, Cutter,
+};
 use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Keep, PowerCut};
 use sqliosim::io::FaultyBackend;
@@ -70,7 +69,7 @@ impl Tally {
         for w in self.at_writes.drain(..) {
             *self
                 .by_phase
-                .entry(model_cut_support::phase_at(&phases, w))
+                .entry(crate::model_cut_support::phase_at(&phases, w))
                 .or_default() += 1;
         }
     }
@@ -109,7 +108,7 @@ fn honest(cut: &PowerCut, plan: &SimPlan, tally: &mut Tally) {
     honest_verdict(cut, &j, tally);
 }
 
-fn honest_verdict(cut: &PowerCut, j: &model_cut_support::Judged, tally: &mut Tally) {
+fn honest_verdict(cut: &PowerCut, j: &crate::model_cut_support::Judged, tally: &mut Tally) {
     tally.count(cut);
     tally.allowed_tears += j.allowed_tears;
     if !j.found.is_empty() || j.journal_damage.is_some() {
@@ -128,7 +127,7 @@ fn honest_verdict(cut: &PowerCut, j: &model_cut_support::Judged, tally: &mut Tal
 /// journaled durable up to a lap not written yet (`durable log lost`, and the chain walked
 /// back from the newest block called broken before that end), or the new journal holding
 /// nothing yet (the file set judged without it).
-fn resume_defect(j: &model_cut_support::Judged) -> bool {
+fn resume_defect(j: &crate::model_cut_support::Judged) -> bool {
     let section1 = j
         .found
         .iter()
@@ -151,8 +150,8 @@ fn honest_run(
     let backend = FaultyBackend::new(plan.seed);
     backend.set_dio_align(unit);
     backend.enable_volatile_cache();
-    backend.cut_at_syncs(model_cut_support::journal(), 4, keep);
-    model_cut_support::every_write(&backend, MAX_WRITES, PER_WRITE, keep, plan.seed);
+    backend.cut_at_syncs(crate::model_cut_support::journal(), 4, keep);
+    crate::model_cut_support::every_write(&backend, MAX_WRITES, PER_WRITE, keep, plan.seed);
     let sink = Arc::new(Cutter::new(&backend, plan.seed, keep, PER_PHASE, SPREAD));
     let mut tally = Tally::default();
     let mut resumes = Vec::new();
@@ -327,7 +326,7 @@ fn lying_run(plan: SimPlan, keep: Keep) -> (Tally, usize) {
     let backend = FaultyBackend::new(plan.seed);
     backend.enable_volatile_cache();
     let lie: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
-    model_cut_support::every_write(&backend, MAX_WRITES, PER_WRITE, keep, plan.seed);
+    crate::model_cut_support::every_write(&backend, MAX_WRITES, PER_WRITE, keep, plan.seed);
     let sink = Arc::new(
         Cutter::new(&backend, plan.seed, keep, PER_PHASE, SPREAD)
             .lying_from("initial checkpoint", lie),
@@ -393,8 +392,14 @@ fn an_unsynced_journal_batch_torn_out_of_order_is_not_damage() {
     let backend = FaultyBackend::new(p.seed);
     backend.enable_volatile_cache();
     backend.set_appends_in_order(false);
-    backend.cut_at_syncs(model_cut_support::journal(), 4, Keep::Units(512));
-    model_cut_support::every_write(&backend, MAX_WRITES, PER_WRITE, Keep::Units(512), p.seed);
+    backend.cut_at_syncs(crate::model_cut_support::journal(), 4, Keep::Units(512));
+    crate::model_cut_support::every_write(
+        &backend,
+        MAX_WRITES,
+        PER_WRITE,
+        Keep::Units(512),
+        p.seed,
+    );
     let sink = Arc::new(Cutter::new(&backend, p.seed, Keep::Units(512), 1, 1));
     let mut tally = Tally::default();
     run_and_judge(p.clone(), &backend, sink.clone(), |cut| {

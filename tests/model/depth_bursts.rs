@@ -8,13 +8,11 @@
 //! faulty backend's latency fault keeps every request in flight long enough for the poster to
 //! reach the limit, so the assertions are on counts, never on times.
 
-mod sim_support;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sim_support::small_plan;
+use crate::sim_support::small_plan;
 use sqliosim::events::MemorySink;
 use sqliosim::io::faulty::Fault;
 use sqliosim::io::FaultyBackend;

@@ -4,13 +4,11 @@
 //! goes on, and its latency fault makes every request slower than the target, so the throttle
 //! fires on every run: the assertions are on counts, never on times.
 
-mod sim_support;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sim_support::small_plan;
+use crate::sim_support::small_plan;
 use sqliosim::events::MemorySink;
 use sqliosim::io::faulty::Fault;
 use sqliosim::io::FaultyBackend;

@@ -1,9 +1,7 @@
 //! Every fault class of the faulty backend, injected on command, is reported by oracle +
 //! retry with its own verdict and the right transient/persistent triage.
 
-mod page_support;
-
-use page_support::{p, read_page, write_ok, write_page, PS};
+use crate::page_support::{p, read_page, write_ok, write_page, PS};
 use sqliosim::engine::oracle::Oracle;
 use sqliosim::io::faulty::{Detail, Fault, Misdirect, OpKind, Target, Tear};
 use sqliosim::io::{FaultyBackend, Storage};

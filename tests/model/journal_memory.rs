@@ -3,8 +3,6 @@
 //! the same backend is damaged before its end (whole records follow), which is told apart
 //! from a torn tail; and the run reports nothing against the data files.
 
-mod sim_support;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,13 +10,13 @@ use std::time::Duration;
 use sqliosim::engine::journal::{Flaw, JournalState, JOURNAL_NAME};
 use sqliosim::events::MemorySink;
 use sqliosim::io::faulty::{Fault, Target, Tear};
-use sqliosim::io::FaultyBackend;
+use sqliosim::io::{Backend, FaultyBackend};
 
 /// Runs a short simulation with O_DSYNC data writes (a journal batch every few
 /// milliseconds), `fault` armed on the journal append that reaches its second 8 KB.
 fn run_with(fault: Fault) -> (FaultyBackend, PathBuf, u64) {
     let dir = Path::new("/mem");
-    let mut plan = sim_support::small_plan(dir, 1, Duration::from_millis(1500));
+    let mut plan = crate::sim_support::small_plan(dir, 1, Duration::from_millis(1500));
     plan.write_through = true;
     let journal = dir.join(JOURNAL_NAME);
     let backend = FaultyBackend::new(11);
@@ -49,7 +47,13 @@ fn a_lost_journal_append_leaves_zeros_with_whole_records_after_them() {
     let (backend, journal, findings) = run_with(Fault::LostWrite);
     assert_eq!(findings, 0);
     let st = JournalState::load(&backend, &journal).expect("journal");
-    let d = st.damage.expect("damage found");
+    let len = backend.read_whole(&journal).map(|b| b.len()).unwrap_or(0);
+    let d = st.damage.unwrap_or_else(|| {
+        panic!(
+            "no damage: journal {len} bytes, torn tail {}, clean {}",
+            st.torn_tail, st.clean
+        )
+    });
     assert_eq!(d.flaw, Flaw::Zeros, "{d}");
     assert!(d.offset < 2 * 8192 && d.records_after > 0, "{d}");
     assert!(d.end_after, "the run ended cleanly after the damage: {d}");

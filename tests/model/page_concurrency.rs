@@ -2,12 +2,10 @@
 //! on the faulty backend (no faults) and on the direct backend on a real file: not one false
 //! alarm. Each thread draws its own operations from a seed, for a bounded number of steps.
 
-mod page_support;
-
 use std::sync::Arc;
 use std::thread;
 
-use page_support::{read_page_with, write_page_with, PS};
+use crate::page_support::{read_page_with, write_page_with, PS};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use sqliosim::engine::oracle::Oracle;

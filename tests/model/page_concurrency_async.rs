@@ -6,13 +6,11 @@
 //! the test checks that it did) and through the io_uring engine on a real file, the actors
 //! posting to the shared service or to rings of their own.
 
-mod sim_support;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sim_support::{batch, small_plan};
+use crate::sim_support::{batch, small_plan};
 use sqliosim::events::MemorySink;
 use sqliosim::io::{Backend, FaultyBackend, ServiceBackend};
 use sqliosim::plan::SimPlan;

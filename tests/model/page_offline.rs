@@ -1,9 +1,7 @@
 //! Verdicts without an expected state (offline scans), on blank pages, the expected image
 //! kept for dumps, and the file header page.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use sqliosim::page::{
     expected_image, verify, Expect, ExpectedState, FileHeader, FileRole, Verdict, VerdictKind,
     PAGE_SIZE,

@@ -18,12 +18,10 @@
 //! | short read (honest or silent) | ShortRead | transient |
 //! | latency spike | Ok | — |
 
-mod page_support;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
-use page_support::{read_page, write_ok, write_page, PS};
+use crate::page_support::{read_page, write_ok, write_page, PS};
 use proptest::prelude::*;
 use sqliosim::engine::oracle::Oracle;
 use sqliosim::engine::retry::ReadOutcome;

@@ -1,9 +1,7 @@
 //! One test per verdict of the verifier, each built from real stamped page bytes, live (with
 //! an expected state) and offline (the page judged on what it says about itself).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use sqliosim::page::layout::{OFF_CHECKSUM, OFF_GENERATION, OFF_LSN, OFF_MAGIC};
 use sqliosim::page::{
     verify, Expect, ExpectedState, FileHeader, FileRole, SectorContent, Verdict, VerdictKind,

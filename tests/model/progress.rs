@@ -3,12 +3,10 @@
 //! and none says "main" once the final checkpoint has begun. The same stream carries each
 //! phase as it begins and the summary at the end.
 
-mod sim_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use sim_support::small_plan;
+use crate::sim_support::small_plan;
 use sqliosim::events::{Event, MemorySink};
 use sqliosim::io::DirectBackend;
 use sqliosim::report::progress::tick_line;

@@ -3,8 +3,6 @@
 //! unit over a page is refused, and tears are told in device sectors. The real devices (ext4,
 //! XFS and btrfs on `losetup --sector-size 4096 --direct-io=on`) are cells of tests/matrix.rs.
 
-mod sim_support;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +14,7 @@ use sqliosim::io::FaultyBackend;
 fn every_transfer_of_a_run_is_whole_4096_byte_sectors() {
     let backend = FaultyBackend::new(7);
     backend.set_dio_align(4096);
-    let plan = sim_support::small_plan(Path::new("/4kn"), 2, Duration::from_secs(2));
+    let plan = crate::sim_support::small_plan(Path::new("/4kn"), 2, Duration::from_secs(2));
     let log = plan.files[1].path.clone();
     let sink = Arc::new(MemorySink::default());
     let out = sqliosim::sched::simulate(plan, &backend, sink.clone()).expect("simulate");
@@ -38,7 +36,7 @@ fn every_transfer_of_a_run_is_whole_4096_byte_sectors() {
 fn a_device_needing_more_than_a_page_is_refused_before_anything_is_written() {
     let backend = FaultyBackend::new(7);
     backend.set_dio_align(16384);
-    let plan = sim_support::small_plan(Path::new("/16k"), 2, Duration::from_secs(1));
+    let plan = crate::sim_support::small_plan(Path::new("/16k"), 2, Duration::from_secs(1));
     let sink = Arc::new(MemorySink::default());
     let err = sqliosim::sched::simulate(plan, &backend, sink).expect_err("refused");
     let text = format!("{err:#}");
@@ -54,7 +52,8 @@ fn a_device_needing_more_than_a_page_is_refused_before_anything_is_written() {
 fn findings_with(fault: sqliosim::io::faulty::Fault) -> Vec<sqliosim::findings::Finding> {
     let backend = FaultyBackend::new(7);
     backend.set_dio_align(4096);
-    let mut plan = sim_support::small_plan(Path::new("/torn"), 8, Duration::from_millis(500));
+    let mut plan =
+        crate::sim_support::small_plan(Path::new("/torn"), 8, Duration::from_millis(500));
     plan.journal = false;
     plan.random.write_ratio = 0.0;
     plan.bulk.users = 0;

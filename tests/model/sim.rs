@@ -1,14 +1,12 @@
 //! The simulation through its real actors: clean runs stay clean, and faults injected by the
 //! faulty backend are each reported with the right class at the right page.
 
-mod sim_support;
-
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sim_support::small_plan;
+use crate::sim_support::small_plan;
 use sqliosim::events::MemorySink;
 use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Fault, Misdirect, Target, Tear};

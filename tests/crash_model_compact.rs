@@ -3,6 +3,9 @@
 //! this file holds one test so that no other test of the binary reads the environment
 //! meanwhile), a cut at every journal sync and replacement and at seeded points of every
 //! phase, each judged as `sqliosim verify` would: an honest device is never a finding.
+//!
+//! A binary of its own, outside tests/model/: the environment it sets is the whole
+//! process's, and a compaction knob seen by the other in-process tests changed their journals.
 
 mod model_cut_support;
 mod sim_support;
@@ -10,7 +13,7 @@ mod sim_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use model_cut_support::{judge, plan, run_and_judge, Cutter};
+use crate::model_cut_support::{judge, plan, run_and_judge, Cutter};
 use sqliosim::io::faulty::Keep;
 use sqliosim::io::FaultyBackend;
 
@@ -38,7 +41,7 @@ fn cut_around_compactions(main_ms: u64) -> (u64, usize) {
     plan.write_through = true;
     let backend = FaultyBackend::new(plan.seed);
     backend.enable_volatile_cache();
-    backend.cut_at_syncs(model_cut_support::journal(), 8, Keep::Units(512));
+    backend.cut_at_syncs(crate::model_cut_support::journal(), 8, Keep::Units(512));
     let sink = Arc::new(Cutter::new(&backend, plan.seed, Keep::Units(512), 8, 300));
     let (mut cuts, mut at_compaction, mut failures) = (0, 0, Vec::new());
     let out = run_and_judge(plan.clone(), &backend, sink, |cut| {

@@ -1,8 +1,6 @@
 //! Helpers shared by the page-engine integration tests: write a stamped page through the
 //! oracle, read it back through retry and triage.
 
-#![allow(dead_code)]
-
 use std::path::Path;
 use std::time::Duration;
 
