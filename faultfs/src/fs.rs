@@ -4,9 +4,10 @@
 //! directory plus the virtual control file. Inode numbers are handed out by name
 //! for the life of the daemon. The `fuser::Filesystem` methods live in ops.rs.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because the pass-through
-// filesystem calls libc on raw descriptors and buffers.
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "the pass-through filesystem calls libc on raw descriptors and buffers"
+)]
 
 use fuser::{Errno, FileAttr, FileType, INodeNo};
 use std::collections::HashMap;

@@ -4,9 +4,7 @@
 //! never leaves a mount behind: Drop unmounts (fusermount3 -u, then umount,
 //! then umount -l) and reaps the daemon, killing it if it does not exit.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because mounting calls into
-// libc with raw C strings.
-#![allow(unsafe_code)]
+#![expect(unsafe_code, reason = "mounting calls into libc with raw C strings")]
 
 use std::fs::OpenOptions;
 use std::io::{Read, Write};

@@ -2,9 +2,10 @@
 //!
 //! Every `unsafe` block of the crate that is not a trivial getter lives here.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because the syscall glue:
-// libc calls on raw descriptors, buffers and C strings.
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "the syscall glue: libc calls on raw descriptors, buffers and C strings"
+)]
 
 use std::ffi::CString;
 use std::fs::File;

@@ -12,9 +12,10 @@
 //! for the thread's next flight (a lazy writer makes a flight per pass): setting up a ring of
 //! thousands of entries costs more than a request.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because posting lends the
-// flight's frames until the completion (Storage::post and PostRing::post are unsafe by contract).
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "posting lends the flight's frames until the completion (Storage::post and PostRing::post are unsafe by contract)"
+)]
 
 use std::cell::RefCell;
 use std::sync::Arc;

@@ -91,7 +91,10 @@ fn page_finding(w: &Worker<'_>, file: usize, page: u64, verdict: Verdict) -> Fin
 
 /// Builds the finding for `page`; `received` (empty when no bytes were read) is kept for the
 /// dump, and the caller adds the expected image it has (triage regenerates it).
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "what a finding is made of, from the worker, the read and the triage; called from two places"
+)]
 pub fn build(
     w: &Worker<'_>,
     file: usize,

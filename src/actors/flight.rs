@@ -15,8 +15,10 @@
 //! the state a synchronous actor is always in when it waits. Its requests complete without
 //! anyone's help, so what it holds is always released.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because posting a request lends its frame's memory to the I/O service until the completion comes back (Storage::post's contract); the flight keeps the frame until then.
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "posting a request lends its frame's memory to the I/O service until the completion comes back (Storage::post's contract); the flight keeps the frame until then"
+)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -39,8 +41,20 @@ use crate::stats::OpKind;
 
 /// A page latch set held by a request in flight.
 enum Latch<'a> {
-    Read(#[allow(dead_code)] ReadLatch<'a>),
-    Write(#[allow(dead_code)] WriteLatch<'a>),
+    Read(
+        #[expect(
+            dead_code,
+            reason = "held for its Drop: the latch is released when the request completes"
+        )]
+        ReadLatch<'a>,
+    ),
+    Write(
+        #[expect(
+            dead_code,
+            reason = "held for its Drop: the latch is released when the request completes"
+        )]
+        WriteLatch<'a>,
+    ),
 }
 
 /// What to do with a request's pages once it completed.
@@ -207,7 +221,10 @@ impl<'a> Flight<'a> {
     }
 
     /// Posts one request (see `write` and `read`).
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the request's parts, each from a different owner; a struct for one call would only rename them"
+    )]
     fn post(
         &mut self,
         w: &mut Worker<'a>,

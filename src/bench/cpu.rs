@@ -1,9 +1,10 @@
 //! CPU accounting for capacity runs: process user/system time from `getrusage`, and per-CPU
 //! busy/user/kernel/idle shares from `/proc/stat` for DiskSpd's CPU table.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because getrusage(2) through
-// libc fills a C struct: a zeroed struct and a raw call.
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "getrusage(2) through libc fills a C struct: a zeroed struct and a raw call"
+)]
 
 use serde::Serialize;
 

@@ -6,10 +6,10 @@
 //! once at start; a [`Frame`] is handed out by [`BufPool::take`], owns its slice exclusively
 //! and returns to the pool when dropped, so frames are always disjoint.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because aligned buffers are
-// carved out of one allocation by raw pointer, and the pool is shared between threads (Send/Sync by
-// hand).
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "aligned buffers are carved out of one allocation by raw pointer, and the pool is shared between threads (Send/Sync by hand)"
+)]
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};

@@ -108,8 +108,10 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     /// # Safety
     /// The memory `op` names must stay valid, and not be touched by the poster, until the
     /// completion tagged `token` has been pushed to `to`.
-    // Storage::post lends memory until the completion: unsafe by contract (see io::post).
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "Storage::post lends memory until the completion: unsafe by contract (see io::post)"
+    )]
     unsafe fn post(&self, op: PostOp, to: &std::sync::Arc<Completions>, token: u64) {
         // SAFETY: the caller lends the memory until the completion is queued, below.
         let result = unsafe { op.run_blocking(self) };

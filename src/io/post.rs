@@ -9,8 +9,10 @@
 //! poster's logic — collect completions as they come, verify and account on completion — the
 //! same whatever carries the I/O.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because a posted operation holds raw pointers into memory the poster lends until the completion (Send by hand, run_blocking unsafe to call).
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "a posted operation holds raw pointers into memory the poster lends until the completion (Send by hand, run_blocking unsafe to call)"
+)]
 
 use std::collections::VecDeque;
 use std::io;

@@ -17,10 +17,10 @@
 //! refused (EPERM, ENOSYS, EOPNOTSUPP) or when asked for. Dispatch is a plain `match`, not a
 //! trait object, so the hot path has no indirect call.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because io_uring submission
-// and pread/pwrite on raw buffers and descriptors need unsafe; here and in psync.rs, uring.rs and
-// tests.rs.
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "io_uring submission and pread/pwrite on raw buffers and descriptors need unsafe; here and in psync.rs, uring.rs and tests.rs"
+)]
 
 mod buffers;
 mod psync;

@@ -218,8 +218,10 @@ pub(crate) fn serve(rx: &Receiver<Job>, seed: u64, mut order: Order) {
 
 #[cfg(test)]
 mod tests {
-    // Unsafe code is denied crate-wide; the test posts requests, whose memory-lending contract is unsafe to state.
-    #![allow(unsafe_code)]
+    #![expect(
+        unsafe_code,
+        reason = "unsafe code is denied crate-wide; the test posts requests, whose memory-lending contract is unsafe to state"
+    )]
 
     use std::path::Path;
     use std::sync::Arc;

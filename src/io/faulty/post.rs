@@ -12,8 +12,10 @@
 //! two threads raced); which requests are held at each choice still depends on when posters
 //! post, as the order of requests from several threads always did.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because a posted request carries raw pointers to frames lent by the poster until its completion; the helper thread runs it with that contract.
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "a posted request carries raw pointers to frames lent by the poster until its completion; the helper thread runs it with that contract"
+)]
 
 use std::cell::Cell;
 use std::io;

@@ -4,8 +4,10 @@
 //! not at all (unless a fault says otherwise). The previous version of every page is kept so a
 //! stale read can return it.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because implements Storage::post, whose memory-lending contract is unsafe to state.
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "implements Storage::post, whose memory-lending contract is unsafe to state"
+)]
 
 use std::collections::HashMap;
 use std::io;

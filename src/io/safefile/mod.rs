@@ -156,8 +156,11 @@ pub fn problem_of(st: &Stat, use_: Use) -> Option<Problem> {
         FileType::BlockDevice => Some(Problem::BlockDevice),
         FileType::Unknown => Some(Problem::Special),
     };
-    // st_nlink is u64 on x86_64 and u32 elsewhere.
-    #[allow(clippy::useless_conversion)]
+    // An allow, not an expect: the lint fires only where st_nlink is already u64.
+    #[allow(
+        clippy::useless_conversion,
+        reason = "st_nlink is u64 on x86_64 and u32 elsewhere"
+    )]
     let nlink = u64::from(st.st_nlink);
     let me = rustix::process::geteuid().as_raw();
     let links_or_owner = match use_ {

@@ -257,8 +257,10 @@ impl IoService {
     /// # Safety
     /// The memory `op` names must stay valid and untouched until that completion is pushed,
     /// and `fd` open until then.
-    // Storage::post lends memory until the completion: unsafe by contract (see io::post).
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "Storage::post lends memory until the completion: unsafe by contract (see io::post)"
+    )]
     pub unsafe fn post(
         &self,
         fd: BorrowedFd<'_>,

@@ -122,8 +122,10 @@ impl Storage for ServiceStorage {
             .write_vectored(self.file.file().as_fd(), bufs, offset)
     }
 
-    // Storage::post lends memory until the completion: unsafe by contract (see io::post).
-    #[allow(unsafe_code)]
+    #[expect(
+        unsafe_code,
+        reason = "Storage::post lends memory until the completion: unsafe by contract (see io::post)"
+    )]
     unsafe fn post(&self, op: crate::io::PostOp, to: &Arc<crate::io::Completions>, token: u64) {
         // SAFETY: the caller lends the memory until the completion is pushed; this storage
         // (and so the file) is held by the poster until then.

@@ -11,9 +11,10 @@
 //! A completion is stamped when the poster reaps it, so a poster reaps before every post and
 //! whenever it waits; it should not sleep with requests in flight.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because the ring is handed
-// the poster's memory (Ring::submit_external is unsafe by contract).
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "the ring is handed the poster's memory (Ring::submit_external is unsafe by contract)"
+)]
 
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::Arc;

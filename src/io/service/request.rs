@@ -6,10 +6,10 @@
 //! done with that memory (or never handed it the request). A request dropped unanswered (the
 //! service stopped) answers with an error as it drops, so no caller waits forever.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because a request holds raw
-// pointers to its caller's buffers, so it is sent to the service thread by hand (Send), and its
-// iovec is read through them.
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "a request holds raw pointers to its caller's buffers, so it is sent to the service thread by hand (Send), and its iovec is read through them"
+)]
 
 use std::io;
 use std::os::fd::RawFd;

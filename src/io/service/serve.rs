@@ -6,9 +6,10 @@
 //! is always in the engine while the service runs, so a caller's new request completes that
 //! wait as surely as the disk does; there is no timeout and no polling.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because the service submits
-// callers' memory to the ring (Ring::submit_external is unsafe by contract).
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "the service submits callers' memory to the ring (Ring::submit_external is unsafe by contract)"
+)]
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
