@@ -94,6 +94,21 @@ pub enum Kind {
     },
 }
 
+/// Every fault kind's name, as `inject KIND …` takes it (sqliosim's table of fault classes,
+/// `io::faulty::classes`, is tested against this list).
+pub const KIND_NAMES: &[&str] = &[
+    "lost",
+    "torn",
+    "misdirect",
+    "flip",
+    "flip-read",
+    "stale",
+    "eio-read",
+    "eio-write",
+    "delay-read",
+    "delay-write",
+];
+
 impl Kind {
     /// The name used in commands and status lines.
     pub fn name(&self) -> &'static str {
@@ -339,6 +354,16 @@ fn parse_bit(value: &str) -> Result<u8, SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `KIND_NAMES` is exactly the kinds `inject` accepts: each parses, and names itself back.
+    #[test]
+    fn kind_names_are_the_kinds_that_parse() {
+        for name in KIND_NAMES {
+            let spec = parse_fault(&format!("{name} ms=1")).expect(name);
+            assert_eq!(spec.kind.name(), *name);
+        }
+        assert!(parse_fault("melt").is_err());
+    }
 
     #[test]
     fn page_sets_range_and_defaults_fire_once() {

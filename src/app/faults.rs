@@ -5,7 +5,7 @@
 //! SPEC is a comma-separated list of items, all aimed at the first data file:
 //!
 //! - `KIND@PAGE` arms one fault that fires on the first request of its kind covering PAGE.
-//!   KIND is `lost`, `torn512` (a random number of 512-byte sectors kept), `torn4k` (the first
+//!   KIND is a word of the table of fault classes (`io::faulty::classes`, docs/faults.md): `lost`, `torn512` (a random number of 512-byte sectors kept), `torn4k` (the first
 //!   4 KB kept), `misdirect` (to a random other page; `misdirect@P>D` to page D), `flip` (one
 //!   bit flipped at rest), `zero` (one sector zeroed at rest), `stale` (the previous version
 //!   read once), `eio-read`, `eio-write`, `short` (a read that transfers part of a page but
@@ -13,11 +13,9 @@
 //! - `random=P:KIND+KIND…` draws, for each request, one of those kinds that applies to it with
 //!   probability P (0..=1).
 
-use std::path::Path;
-use std::time::Duration;
-
-use crate::io::faulty::{Fault, Misdirect, Target, Tear};
+use crate::io::faulty::{Fault, Misdirect, Target};
 use crate::io::FaultyBackend;
+use std::path::Path;
 
 /// What is wrong with a SPEC.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -29,7 +27,7 @@ pub enum SpecError {
     #[error("--fault-injection: {0:?} is not KIND@PAGE or random=P:KIND+KIND (e.g. lost@10, random=0.001:lost+flip)")]
     Item(String),
     /// Unknown fault kind.
-    #[error("--fault-injection: unknown fault kind {0:?}; known: lost, torn512, torn4k, misdirect, flip, zero, stale, eio-read, eio-write, short, delay")]
+    #[error("--fault-injection: unknown fault kind {0:?}; known: {known}", known = crate::io::faulty::classes::words())]
     Kind(String),
     /// A page or probability that does not parse or is out of range.
     #[error("--fault-injection: bad number in {item:?}: {why}")]
@@ -132,27 +130,18 @@ fn parse_random(item: &str, rest: &str) -> Result<(f64, Vec<Fault>), SpecError> 
     Ok((p, kinds))
 }
 
-/// The fault a kind name stands for.
+/// The fault a kind name stands for: the word of a class of the one table of fault classes
+/// (`io::faulty::classes`).
 pub fn kind_of(name: &str) -> Result<Fault, SpecError> {
-    Ok(match name {
-        "lost" => Fault::LostWrite,
-        "torn512" | "torn" => Fault::TornWrite(Tear::Sectors512),
-        "torn4k" => Fault::TornWrite(Tear::At4096),
-        "misdirect" => Fault::MisdirectedWrite(Misdirect::OtherPage),
-        "flip" => Fault::BitFlip(None),
-        "zero" => Fault::ZeroedSector(None),
-        "stale" => Fault::StaleRead,
-        "eio-read" => Fault::ReadEio,
-        "eio-write" => Fault::WriteEio,
-        "short" => Fault::ShortRead { silent: true },
-        "delay" => Fault::Latency(Duration::from_millis(100)),
-        other => return Err(SpecError::Kind(other.to_string())),
-    })
+    crate::io::faulty::classes::by_word(name)
+        .and_then(|c| c.fault.clone())
+        .ok_or_else(|| SpecError::Kind(name.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::faulty::Tear;
 
     #[test]
     fn items_parse_to_faults_at_pages() {

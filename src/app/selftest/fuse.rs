@@ -209,3 +209,38 @@ fn wait_initial_update(path: &Path, finished: impl Fn() -> bool) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::faulty::classes::CLASSES;
+
+    /// Each faultfs case injects a kind of the table of fault classes and expects what the
+    /// table says catches it; every faultfs kind of a class with a finding has a case.
+    #[test]
+    fn the_cases_are_the_tables_classes() {
+        let mut covered = Vec::new();
+        for case in CASES {
+            let Some(spec) = case.spec else { continue };
+            let kind = spec.split_whitespace().next().unwrap_or_default();
+            let mut want: Vec<C> = case.expect.iter().map(|e| e.0).collect();
+            want.sort_by_key(|c| c.as_str());
+            let class = CLASSES.iter().find(|c| {
+                let mut got = c.caught_as.to_vec();
+                got.sort_by_key(|c| c.as_str());
+                c.faultfs.contains(&kind) && got == want
+            });
+            assert!(
+                class.is_some(),
+                "{}: {spec} is no class of the table",
+                case.name
+            );
+            covered.push(kind);
+        }
+        for c in CLASSES.iter().filter(|c| !c.caught_as.is_empty()) {
+            for k in c.faultfs {
+                assert!(covered.contains(k), "no faultfs case for {} ({k})", c.name);
+            }
+        }
+    }
+}

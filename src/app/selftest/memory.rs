@@ -9,81 +9,68 @@ use super::plan::{selftest_plan, DATA};
 use super::Row;
 use crate::events::MemorySink;
 use crate::findings::FindingClass as C;
-use crate::io::faulty::{Fault, Misdirect, Target, Tear};
+use crate::io::faulty::{classes, Fault, Misdirect, Target};
 use crate::io::FaultyBackend;
 
 /// One fault class: what is armed where, and what must be reported.
 struct Case {
-    name: &'static str,
+    name: String,
     fault: Option<Fault>,
     page: u64,
-    expect: &'static [(C, u64)],
+    expect: Vec<(C, u64)>,
 }
 
+/// Where each class of the table of fault classes (`io::faulty::classes`) is armed in the
+/// self-test: its page, and for a misdirected write the page it is sent to. A class of the
+/// table with an in-memory fault and no place here fails a test; a delay reports nothing to
+/// check, so it has none.
+const PLACES: &[(&str, u64, Option<u64>)] = &[
+    ("lost write", 10, None),
+    ("torn write (512 B sectors)", 80, None),
+    ("torn write (4 KB)", 90, None),
+    // The stray page lands inside its own request: the faulty backend completes posted
+    // requests out of order, so a page of another request in flight could be written after
+    // the stray one and hide it (as on a real device), and the row would not be
+    // reproducible.
+    ("misdirected write", 150, Some(140)),
+    ("bit flip at rest", 220, None),
+    ("zeroed sector", 290, None),
+    ("stale read", 600, None),
+    ("EIO on read", 360, None),
+    ("EIO on write", 430, None),
+    ("short read (claims full length)", 500, None),
+];
+
 fn cases() -> Vec<Case> {
-    let c = |name, fault, page, expect| Case {
-        name,
-        fault: Some(fault),
-        page,
-        expect,
-    };
-    vec![
-        Case {
-            name: "none (clean run)",
-            fault: None,
-            page: 0,
-            expect: &[],
-        },
-        c("lost write", Fault::LostWrite, 10, &[(C::LostWrite, 10)]),
-        c(
-            "torn write (512 B sectors)",
-            Fault::TornWrite(Tear::Sectors512),
-            80,
-            &[(C::TornWrite, 80)],
-        ),
-        c(
-            "torn write (4 KB)",
-            Fault::TornWrite(Tear::At4096),
-            90,
-            &[(C::TornWrite, 90)],
-        ),
-        // The stray page lands inside its own request: the faulty backend completes posted
-        // requests out of order, so a page of another request in flight could be written
-        // after the stray one and hide it (as on a real device), and the row would not be
-        // reproducible.
-        c(
-            "misdirected write (to page 140)",
-            Fault::MisdirectedWrite(Misdirect::Page(140)),
-            150,
-            &[(C::MisdirectedWrite, 140), (C::LostWrite, 150)],
-        ),
-        c(
-            "bit flip at rest",
-            Fault::BitFlip(None),
-            220,
-            &[(C::BitRot, 220)],
-        ),
-        c(
-            "zeroed sector",
-            Fault::ZeroedSector(None),
-            290,
-            &[(C::ZeroedSectors, 290)],
-        ),
-        c("stale read", Fault::StaleRead, 600, &[(C::StaleRead, 600)]),
-        c("EIO on read", Fault::ReadEio, 360, &[(C::ReadError, 360)]),
-        c(
-            "EIO on write",
-            Fault::WriteEio,
-            430,
-            &[(C::WriteError, 430)],
-        ),
-        c(
-            "short read (claims full length)",
-            Fault::ShortRead { silent: true },
-            500,
-            &[(C::ShortRead, 500)],
-        ),
-    ]
+    let mut out = vec![Case {
+        name: "none (clean run)".into(),
+        fault: None,
+        page: 0,
+        expect: Vec::new(),
+    }];
+    for &(name, page, to) in PLACES {
+        let Some(class) = classes::by_name(name) else {
+            continue;
+        };
+        let mut fault = class.fault.clone();
+        let mut shown = class.name.to_string();
+        let mut expect: Vec<(C, u64)> = class.caught_as.iter().map(|&c| (c, page)).collect();
+        if let (Some(to), Some(Fault::MisdirectedWrite(_))) = (to, &fault) {
+            fault = Some(Fault::MisdirectedWrite(Misdirect::Page(to)));
+            shown = format!("{} (to page {to})", class.name);
+            // The stray copy is found where it landed, the page it left is a lost write.
+            for e in expect.iter_mut().filter(|e| e.0 == C::MisdirectedWrite) {
+                e.1 = to;
+            }
+        }
+        out.push(Case {
+            name: shown,
+            fault,
+            page,
+            expect,
+        });
+    }
+    out
 }
 
 /// Runs every case; one row each.
@@ -105,13 +92,38 @@ fn run_case(case: &Case, seed: u64) -> anyhow::Result<Row> {
     let sink = Arc::new(MemorySink::default());
     crate::sched::simulate(plan, &backend, sink.clone())?;
     let fired = case.fault.is_none() || !backend.fired().is_empty();
-    let expect: Vec<(C, u64)> = case.expect.to_vec();
     Ok(Row::judge(
         "memory",
-        case.name,
+        &case.name,
         case.page,
-        &expect,
+        &case.expect,
         &sink.findings(),
         fired,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every class of the table that the in-memory backend injects and that has something to
+    /// report is a case of the self-test.
+    #[test]
+    fn every_class_with_a_finding_is_a_case() {
+        let names: Vec<String> = cases().into_iter().map(|c| c.name).collect();
+        for c in classes::CLASSES {
+            if c.fault.is_some() && !c.caught_as.is_empty() {
+                assert!(
+                    names.iter().any(|n| n.starts_with(c.name)),
+                    "no self-test case for {}",
+                    c.name
+                );
+            }
+        }
+        assert_eq!(
+            names.len(),
+            PLACES.len() + 1,
+            "a place names no class: {names:?}"
+        );
+    }
 }

@@ -10,6 +10,7 @@
 
 mod append;
 mod cache;
+pub mod classes;
 mod cut;
 mod helper;
 mod plan;
@@ -25,6 +26,7 @@ use parking_lot::{Mutex, RwLock};
 
 pub use append::MemAppend;
 pub use cache::{Keep, Lost};
+pub use classes::{FaultClass, CLASSES};
 pub use cut::PowerCut;
 pub use plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Target, Tear};
 pub use storage::FaultyStorage;

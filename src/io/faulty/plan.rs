@@ -76,25 +76,6 @@ pub enum OpKind {
 }
 
 impl Fault {
-    /// One fault of every class (random placement), e.g. for a self-test that injects each.
-    pub fn catalogue() -> Vec<Fault> {
-        vec![
-            Fault::LostWrite,
-            Fault::TornWrite(Tear::Sectors512),
-            Fault::TornWrite(Tear::At4096),
-            Fault::MisdirectedWrite(Misdirect::OtherPage),
-            Fault::MisdirectedWrite(Misdirect::OtherFile),
-            Fault::BitFlip(None),
-            Fault::StaleRead,
-            Fault::ZeroedSector(None),
-            Fault::ReadEio,
-            Fault::WriteEio,
-            Fault::ShortRead { silent: false },
-            Fault::ShortRead { silent: true },
-            Fault::Latency(Duration::from_millis(50)),
-        ]
-    }
-
     /// Stable snake_case name of the fault class.
     pub fn name(&self) -> &'static str {
         match self {
