@@ -46,7 +46,8 @@ fn progress_lines_name_every_phase_in_order() {
         "{lines:#?}"
     );
     let last = lines.last().expect("a line");
-    assert!(last.starts_with("audit 100 %  IOPS"), "{last}");
+    assert!(last.starts_with("audit 100 %  cycle 1"), "{last}");
+    assert!(last.contains("  IOPS "), "{last}");
     let first_update = lines.first().expect("a line");
     assert!(
         first_update.starts_with("initial update "),

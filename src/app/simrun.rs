@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::console::{summary_text, ConsoleSink, ProgressSink};
 use crate::config::{IoServiceKind, RunSettings};
@@ -17,6 +18,8 @@ use crate::io::{
 use crate::plan::from_settings::plan_from;
 use crate::plan::SimPlan;
 use crate::report::bundle::BundleFile;
+use crate::report::metrics::MetricsSink;
+use crate::report::status::StatusSink;
 use crate::report::{Evidence, EvidenceOptions, IoServiceInfo, RunInfo};
 
 /// Runs the simulation for resolved settings.
@@ -50,11 +53,14 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let evidence = Arc::new(open_evidence(settings, run_id)?);
     // Every output is a sink of the one event stream (docs/layout.md, "Adding a sink").
     let progress = Arc::new(ProgressSink::default());
-    let sinks: Vec<Arc<dyn EventSink>> = vec![
-        Arc::new(ConsoleSink::default()),
+    let mut sinks: Vec<Arc<dyn EventSink>> = vec![
+        Arc::new(ConsoleSink::beside(progress.clone())),
         evidence.clone(),
         progress.clone(),
     ];
+    sinks.extend(status_sink(settings));
+    let metrics = metrics_sink(settings);
+    sinks.extend(metrics.clone().map(|m| m as Arc<dyn EventSink>));
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(sinks));
     header(
         settings,
@@ -84,6 +90,9 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         text: super::stopped::log_text(&outcome),
     })));
     let evidence_error = evidence.finish().err();
+    if let Some(e) = metrics.and_then(|m| m.take_error()) {
+        crate::exit::errln!("sqliosim: warning: writing the metrics file failed: {e}");
+    }
     if let Some(e) = &evidence_error {
         crate::exit::errln!("sqliosim: warning: writing the evidence failed: {e}");
     }
@@ -94,6 +103,22 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let bench = beside.map(super::beside::Beside::finish).transpose()?;
     // stdout failing at the end (a closed pipe, a full disk) never hides the verdict.
     crate::exit::after_printing(printed, verdict(&outcome, bench, evidence_error))
+}
+
+/// `--status-interval`: a status line every interval, when stdout is not a terminal (there
+/// the progress line shows the same).
+fn status_sink(settings: &RunSettings) -> Option<Arc<dyn EventSink>> {
+    use std::io::IsTerminal;
+    let every = Duration::from_secs(settings.status_interval?);
+    (!std::io::stdout().is_terminal())
+        .then(|| Arc::new(StatusSink::new(every)) as Arc<dyn EventSink>)
+}
+
+/// `--metrics-textfile`: the Prometheus textfile, every `--status-interval` (10 s without).
+fn metrics_sink(settings: &RunSettings) -> Option<Arc<MetricsSink>> {
+    let path = settings.metrics_textfile.clone()?;
+    let every = Duration::from_secs(settings.status_interval.unwrap_or(10));
+    Some(Arc::new(MetricsSink::new(path, every)))
 }
 
 /// The end-of-run summary and where the evidence went, on stdout.
@@ -279,7 +304,8 @@ fn run_id_of(plan: &SimPlan, backend: &dyn Backend) -> u64 {
 
 /// Refuses, before the run starts, a planted name under a file the run replaces later: the
 /// journal (whose creation failing would only void the durability check, with a warning) and
-/// its compaction temporary, and the `--bundle` archive written at the end.
+/// its compaction temporary, the `--bundle` archive written at the end and the
+/// `--metrics-textfile`.
 fn refuse_planted(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     use crate::io::safefile::check_replaceable;
     let journal = crate::sched::setup::journal_path(plan)
@@ -288,8 +314,8 @@ fn refuse_planted(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> 
         check_replaceable(&j)?;
         check_replaceable(&crate::engine::journal::compaction_path(&j))?;
     }
-    if let Some(b) = &settings.bundle {
-        check_replaceable(b)?;
+    for out in settings.bundle.iter().chain(&settings.metrics_textfile) {
+        check_replaceable(out)?;
     }
     Ok(())
 }

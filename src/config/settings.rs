@@ -146,6 +146,10 @@ pub struct RunSettings {
     pub engine: IoServiceKind,
     /// Resolve, echo and save only.
     pub dry_run: bool,
+    /// Seconds between status lines when stdout is not a terminal (`--status-interval`).
+    pub status_interval: Option<u64>,
+    /// The Prometheus textfile rewritten while the run goes on (absolute), when asked for.
+    pub metrics_textfile: Option<PathBuf>,
 }
 
 impl RunSettings {
@@ -265,6 +269,8 @@ fn resolve_loaded(
         fault_injection: o.fault_injection.clone(),
         engine: o.engine.unwrap_or_default(),
         dry_run: o.dry_run,
+        status_interval: o.status_interval,
+        metrics_textfile: abs(&o.metrics_textfile),
     };
     Ok((settings, w))
 }

@@ -369,6 +369,7 @@ impl EventSink for Evidence {
             Event::Facts(f) => st.facts(*f),
             Event::Tick(_) => st.tick(),
             Event::Stop(s) => st.stopped(*s),
+            Event::Stats(s) => st.doc.stats = Some((*s).clone()),
             Event::Summary(s) => {
                 st.doc.stats = Some(*s);
                 st.rewrite_json();
