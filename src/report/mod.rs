@@ -29,6 +29,7 @@ pub mod logw;
 pub mod metrics;
 pub mod progress;
 pub mod reader;
+pub mod runstate;
 pub mod status;
 mod summary_lines;
 pub mod sysinfo;

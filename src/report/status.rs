@@ -16,6 +16,7 @@
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
 
 use crate::events::{Event, EventSink, Tick};
 use crate::stats::LiveSnapshot;
@@ -76,6 +77,81 @@ pub fn status_line(t: &Tick, before: &LiveSnapshot, since: Duration) -> String {
         t.throttled(),
         t.findings,
     )
+}
+
+/// Where a run was at its last tick: the JSON summary's `status` (schema /2 addition), what
+/// `sqliosim report` shows of a run that is still going or never finished.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunStatus {
+    /// The phase ("initial update", "main", …).
+    pub phase: String,
+    /// How far the phase is: "35%" or "00:12/01:00".
+    pub progress: String,
+    /// The test cycle (1-based).
+    pub cycle: u32,
+    /// The test cycles planned (0: until stopped).
+    pub cycles: u32,
+    /// Seconds since the run began.
+    pub elapsed_s: f64,
+    /// The planned length (cycles × cycle duration), seconds; null when open-ended.
+    pub planned_s: Option<f64>,
+    /// Reads and writes per second over the last tick's interval (about a second).
+    pub iops: f64,
+    /// MB/s (2^20 bytes) over the same interval.
+    pub mb_per_s: f64,
+    /// Upper bound of the interval's 99th-percentile latency, ms; null with no I/O in it.
+    pub p99_ms: Option<f64>,
+    /// Requests in flight.
+    pub in_flight: u64,
+    /// Times I/O was throttled since the run began.
+    pub throttled: u64,
+    /// Integrity findings so far.
+    pub findings: u64,
+}
+
+impl RunStatus {
+    /// The status a tick describes.
+    pub fn of(t: &Tick) -> RunStatus {
+        let label = super::progress::label(t.phase, t.elapsed, t.done_bytes, t.finished);
+        RunStatus {
+            phase: t.phase.name().into(),
+            progress: label.trim_start_matches(t.phase.name()).replace(' ', ""),
+            cycle: t.cycle,
+            cycles: t.cycles,
+            elapsed_s: t.run_elapsed.as_secs_f64(),
+            planned_s: t.planned.map(|p| p.as_secs_f64()),
+            iops: t.iops(),
+            mb_per_s: t.mb_per_s(),
+            p99_ms: t.p99_ms(),
+            in_flight: t.in_flight,
+            throttled: t.throttled(),
+            findings: t.findings,
+        }
+    }
+
+    /// "main 00:12/01:00, cycle 1/2, 20 s of 120 s planned, 1234 IOPS, 9.6 MB/s, p99 < 1.024
+    /// ms, 3 in flight, 0 throttled, 0 finding(s)".
+    pub fn describe(&self) -> String {
+        let planned = self
+            .planned_s
+            .map_or_else(String::new, |p| format!(" of {p:.0} s planned"));
+        let p99 = self
+            .p99_ms
+            .map_or_else(|| "no I/O".into(), |p| format!("p99 < {p:.3} ms"));
+        format!(
+            "{} {}, {}, {:.0} s{planned}, {:.0} IOPS, {:.1} MB/s, {p99}, {} in flight, {} throttled, {} finding(s)",
+            self.phase,
+            self.progress,
+            super::progress::cycle_words(self.cycle, self.cycles),
+            self.elapsed_s,
+            self.iops,
+            self.mb_per_s,
+            self.in_flight,
+            self.throttled,
+            self.findings
+        )
+    }
 }
 
 impl EventSink for StatusSink {
