@@ -2,10 +2,11 @@
 //! in progress or unfinished is never a pass (`sqliosim report` exits 2 for both, as the fleet
 //! report does).
 //!
-//! A JSON summary that says `outcome: "running"` is RUNNING when its heartbeat is recent (the
-//! run rewrites it every 10 s, [`HEARTBEAT`] allows three of those) or when its writer process
-//! still lives on this machine (same machine id, its `pid` a live `sqliosim`: a run still
-//! creating large files ticks no heartbeat). Anything else that did not finish — killed, cut
+//! A JSON summary that says `outcome: "running"` is RUNNING when its writer process still lives
+//! (read on the machine that wrote it: same machine id, its `pid` a live `sqliosim`, which
+//! also covers a run still creating large files, whose heartbeat is silent), or, read
+//! elsewhere, when its heartbeat is recent (the run rewrites it every 10 s, [`HEARTBEAT`]
+//! allows three of those). Anything else that did not finish — killed, cut
 //! short, stopped by a signal or an environment error, an XML log without its final summary —
 //! is UNFINISHED, with the reason.
 
@@ -37,7 +38,7 @@ pub fn of(l: &Loaded, now_us: u64) -> RunState {
         return RunState::Finished;
     }
     if l.truncated {
-        return RunState::Unfinished("the file was cut short: the run was killed".into());
+        return RunState::Unfinished("the run did not finish: the file was cut short".into());
     }
     if let Some(by) = &l.stopped_by {
         return RunState::Unfinished(format!("stopped by {by}"));
@@ -51,31 +52,33 @@ pub fn of(l: &Loaded, now_us: u64) -> RunState {
         return RunState::Unfinished(format!("stopped on an environment error: {e}"));
     }
     let ago_s = now_us.saturating_sub(doc.updated_us) / 1_000_000;
-    let live = doc.outcome == "running" && doc.ended_us.is_none();
-    if live && (ago_s <= HEARTBEAT.as_secs() || writer_alive(doc)) {
+    if doc.outcome != "running" || doc.ended_us.is_some() {
+        return RunState::Unfinished("no final summary: the run did not finish".into());
+    }
+    let alive = writer_alive(doc).unwrap_or(ago_s <= HEARTBEAT.as_secs());
+    if alive {
         return RunState::Running { ago_s };
     }
-    let why = if live {
-        format!("no final summary, and no heartbeat for {ago_s} s: the run was killed")
-    } else {
-        "no final summary: the run did not finish".into()
-    };
-    RunState::Unfinished(why)
+    RunState::Unfinished(format!(
+        "the run did not finish: its process is gone, last heartbeat {ago_s} s ago"
+    ))
 }
 
-/// The writer of `doc` is a `sqliosim` process alive on this machine.
-fn writer_alive(doc: &JsonReport) -> bool {
-    let (Some(pid), Some(host)) = (doc.pid, &doc.host) else {
-        return false;
-    };
+/// Whether the writer of `doc` is a `sqliosim` process alive on this machine; `None` when
+/// that cannot be told here (another machine, or no pid recorded): the heartbeat decides.
+fn writer_alive(doc: &JsonReport) -> Option<bool> {
+    let (pid, host) = (doc.pid?, doc.host.as_ref()?);
     let here = HostInfo::capture();
     let same = match (&host.machine_id, &here.machine_id) {
         (Some(a), Some(b)) => a == b,
         (None, None) => host.hostname == here.hostname,
         _ => false,
     };
+    if !same {
+        return None;
+    }
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    same && comm.trim() == "sqliosim"
+    Some(comm.trim() == "sqliosim")
 }
 
 /// The verdict line: CLEAN, FAILED, RUNNING or UNFINISHED, and why.

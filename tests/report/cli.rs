@@ -20,7 +20,7 @@ fn exit_codes_follow_the_evidence() {
         .arg(clean.path().join("sqliosim.log.xml"))
         .assert()
         .code(0)
-        .stdout(contains("Verdict: PASSED"));
+        .stdout(contains("Verdict: CLEAN: no integrity errors"));
     let bad = tempfile::tempdir().unwrap();
     fixtures::run(bad.path(), &fixtures::every_class(), 50);
     report()
