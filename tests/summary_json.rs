@@ -293,7 +293,9 @@ fn live_json(json: &Path, child: &mut std::process::Child) -> serde_json::Value 
     loop {
         let text = std::fs::read_to_string(json).unwrap_or_default();
         if let Ok(j) = serde_json::from_str::<serde_json::Value>(&text) {
-            let ops = j["stats"]["total"]["latency"]["count"].as_u64().unwrap_or(0);
+            let ops = j["stats"]["total"]["latency"]["count"]
+                .as_u64()
+                .unwrap_or(0);
             if j["outcome"] == "running" && ops > 0 && !j["status"].is_null() {
                 return j;
             }
