@@ -288,6 +288,26 @@ fn check_live_metrics(fams: &serde_json::Value, data_file: &str) {
     assert!(count > Some(0.0) && of_file("_sum").len() == 1, "{lat:?}");
 }
 
+/// `promtool check metrics` (Debian's prometheus package) accepts the file without a lint
+/// complaint, where promtool is installed (CI does not install it: skipped there).
+fn promtool_check(path: &Path) {
+    let file = std::fs::File::open(path).expect("metrics");
+    let Ok(out) = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(file)
+        .output()
+    else {
+        eprintln!("SKIPPED: promtool is not installed");
+        return;
+    };
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success() && said.trim().is_empty(), "{said}");
+}
+
 /// Polls `json` until the run's running statistics and status are in it (or the run ends).
 fn live_json(json: &Path, child: &mut std::process::Child) -> serde_json::Value {
     loop {
@@ -360,6 +380,7 @@ fn a_live_run_is_watched_from_outside_status_lines_json_heartbeat_and_metrics() 
     if let Some(fams) = parse_metrics(&text) {
         check_live_metrics(&fams, &data_file);
     }
+    promtool_check(&metrics);
     let out = child.wait_with_output().expect("wait");
     let stdout = assert_success(&out);
     let status: Vec<&str> = stdout
