@@ -9,7 +9,7 @@
 //! never scraped). The counters come from the running statistics ([`Event::Stats`]: I/Os,
 //! bytes and errors by file and direction, throttled I/Os, the HDR latency histogram as
 //! cumulative `le` buckets), the gauges from the last tick (phase, cycle, in flight) and the
-//! findings from the findings themselves. docs/output.md lists every metric.
+//! findings from the findings themselves. docs/status.md lists every metric.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
