@@ -45,7 +45,8 @@ pub fn of(l: &Loaded, now_us: u64) -> RunState {
     }
     let Some(doc) = &l.json else {
         return RunState::Unfinished(
-            "the XML log has no final summary: the run was killed or is still going".into(),
+            "the run did not finish: the XML log has no final summary (killed, or still going)"
+                .into(),
         );
     };
     if let Some(e) = &doc.environment_error {
@@ -53,15 +54,18 @@ pub fn of(l: &Loaded, now_us: u64) -> RunState {
     }
     let ago_s = now_us.saturating_sub(doc.updated_us) / 1_000_000;
     if doc.outcome != "running" || doc.ended_us.is_some() {
-        return RunState::Unfinished("no final summary: the run did not finish".into());
+        return RunState::Unfinished("the run did not finish: no final summary".into());
     }
-    let alive = writer_alive(doc).unwrap_or(ago_s <= HEARTBEAT.as_secs());
-    if alive {
-        return RunState::Running { ago_s };
+    match writer_alive(doc) {
+        Some(true) => RunState::Running { ago_s },
+        None if ago_s <= HEARTBEAT.as_secs() => RunState::Running { ago_s },
+        Some(false) => RunState::Unfinished(format!(
+            "the run did not finish: its process is gone, last heartbeat {ago_s} s ago"
+        )),
+        None => RunState::Unfinished(format!(
+            "the run did not finish: last heartbeat {ago_s} s ago (written on another machine)"
+        )),
     }
-    RunState::Unfinished(format!(
-        "the run did not finish: its process is gone, last heartbeat {ago_s} s ago"
-    ))
 }
 
 /// Whether the writer of `doc` is a `sqliosim` process alive on this machine; `None` when
