@@ -1,11 +1,13 @@
 //! deploy/ checked offline, as far as a machine without a cluster can: every Kubernetes manifest
 //! validated against the Kubernetes schemas by kubernetes-validate (strict: unknown fields are
-//! errors) and the Ansible playbook through `ansible-playbook --syntax-check`. collect.sh is run
-//! for real in tests/deploy_collect.rs.
+//! errors), the Ansible playbook through `ansible-playbook --syntax-check`, and the systemd
+//! burn-in unit (its settings, its command against the built binary, `systemd-analyze
+//! verify`). collect.sh is run for real in tests/deploy_collect.rs.
 //!
 //! Each test skips (SKIPPED line) when its tool is missing, and fails instead when
 //! SQLIOSIM_REQUIRE_KUBEVAL=1 (kubernetes-validate) or SQLIOSIM_REQUIRE_ANSIBLE=1
-//! (ansible-playbook) is set, as in CI.
+//! (ansible-playbook) is set, as in CI, or SQLIOSIM_REQUIRE_SYSTEMD=1 (systemd-analyze; CI does
+//! not set it).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -107,4 +109,87 @@ fn the_playbook_passes_the_ansible_syntax_check() {
         .expect("ansible-playbook");
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("playbook: site.yml"), "{}", text(&out));
+}
+
+/// deploy/systemd's unit, its continuation lines joined.
+fn unit_lines() -> Vec<String> {
+    let path = deploy().join("systemd").join("sqliosim-burnin.service");
+    let text = std::fs::read_to_string(&path).expect("the burn-in unit");
+    text.replace("\\\n", " ")
+        .lines()
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// The value of `key=` in the unit's lines (the last one wins, as in systemd).
+fn unit_value(lines: &[String], key: &str) -> Option<String> {
+    let prefix = format!("{key}=");
+    lines
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+}
+
+#[test]
+fn the_burn_in_unit_stops_cleanly_logs_to_the_journal_and_its_command_parses() {
+    let lines = unit_lines();
+    let v = |k| unit_value(&lines, k);
+    assert_eq!(v("Restart").as_deref(), Some("no"));
+    assert_eq!(v("KillSignal").as_deref(), Some("SIGTERM"));
+    assert_eq!(v("TimeoutStopSec").as_deref(), Some("15min"));
+    assert_eq!(v("StandardOutput").as_deref(), Some("journal"));
+    // The command with the unit's Environment= defaults, against the built binary: its
+    // options exist and resolve (--dry-run stops before any file is touched).
+    let mut exec = v("ExecStart").expect("ExecStart");
+    for env in lines.iter().filter_map(|l| l.strip_prefix("Environment=")) {
+        let (name, value) = env.split_once('=').expect("NAME=value");
+        exec = exec.replace(&format!("${{{name}}}"), value);
+    }
+    assert!(exec.contains("--status-interval 60"), "{exec}");
+    let words: Vec<&str> = exec.split_whitespace().collect();
+    assert_eq!(words[..2], ["/usr/local/bin/sqliosim", "run"]);
+    let cfg = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/quick.cfg.ini");
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let args: Vec<String> = words[2..]
+        .iter()
+        .map(|w| match *w {
+            "/etc/sqliosim/burnin.cfg.ini" => cfg.display().to_string(),
+            w if w.starts_with('/') => tmp.path().join(&w[1..]).display().to_string(),
+            w => w.to_string(),
+        })
+        .collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_sqliosim"))
+        .arg("run")
+        .args(&args)
+        .arg("--dry-run")
+        .output()
+        .expect("sqliosim");
+    assert!(out.status.success(), "{args:?}: {}", text(&out));
+}
+
+#[test]
+fn the_burn_in_unit_passes_systemd_analyze_verify() {
+    if !tool("systemd-analyze", "SQLIOSIM_REQUIRE_SYSTEMD") {
+        return;
+    }
+    // verify checks that the binary and the mount exist: point them at the built binary and
+    // a directory that does.
+    let unit = std::fs::read_to_string(deploy().join("systemd/sqliosim-burnin.service"))
+        .expect("unit")
+        .replace("/usr/local/bin/sqliosim", env!("CARGO_BIN_EXE_sqliosim"))
+        .replace("RequiresMountsFor=/mnt/burnin", "RequiresMountsFor=/tmp");
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let path = dir.path().join("sqliosim-burnin.service");
+    std::fs::write(&path, unit).expect("write");
+    let out = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .expect("systemd-analyze");
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        !text(&out).contains("sqliosim-burnin.service:"),
+        "warnings: {}",
+        text(&out)
+    );
 }

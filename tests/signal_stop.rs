@@ -116,11 +116,15 @@ fn assert_stopped_by(s: &Stopped, name: &str, code: i32) {
         .collect::<Vec<_>>()
         .join(" ");
     assert!(text.contains(name), "{text}");
-    // `sqliosim report` reads the stop back from either file: clean, but not complete.
+    // `sqliosim report` reads the stop back from either file: nothing found, but not a pass
+    // (UNFINISHED, exit 2).
     for (code, out) in &s.reports {
-        assert_eq!(*code, Some(0), "{out}");
-        let said = format!("no integrity errors so far (stopped by {name} after ");
+        assert_eq!(*code, Some(2), "{out}");
+        let said = format!(
+            "Verdict: UNFINISHED: no integrity errors found before it ended (stopped by {name} after "
+        );
         assert!(out.contains(&said), "{out}");
+        assert!(!out.contains("PASSED") && !out.contains("CLEAN"), "{out}");
     }
 }
 

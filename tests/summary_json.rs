@@ -179,3 +179,235 @@ fn a_file_that_is_not_ours_beside_the_log_is_never_overwritten() {
         "{\"someone\": \"else's file\"}\n"
     );
 }
+
+/// What `prometheus_client.parser.text_string_to_metric_families` makes of a metrics file:
+/// one JSON object per family (name, type, samples with labels and values).
+const PARSE_METRICS: &str = r#"
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+out = []
+for fam in text_string_to_metric_families(sys.stdin.read()):
+    out.append({"name": fam.name, "type": fam.type, "samples": [
+        {"name": s.name, "labels": s.labels, "value": s.value} for s in fam.samples]})
+print(json.dumps(out))
+"#;
+
+/// The metrics file through the real Prometheus client parser; `None` when python3 or
+/// prometheus_client is missing and SQLIOSIM_REQUIRE_PROMETHEUS is not set (CI sets it).
+fn parse_metrics(text: &str) -> Option<serde_json::Value> {
+    use std::io::Write;
+    let child = std::process::Command::new("python3")
+        .args(["-c", PARSE_METRICS])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let required = std::env::var_os("SQLIOSIM_REQUIRE_PROMETHEUS").is_some();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) if !required => {
+            eprintln!("skipping the Prometheus parse: no python3 ({e})");
+            return None;
+        }
+        Err(e) => panic!("SQLIOSIM_REQUIRE_PROMETHEUS is set but python3 does not start: {e}"),
+    };
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(text.as_bytes()).expect("write the metrics");
+    drop(stdin);
+    let out = child.wait_with_output().expect("python3");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && err.contains("No module named 'prometheus_client'") && !required {
+        eprintln!("skipping the Prometheus parse: {err}");
+        return None;
+    }
+    assert!(
+        out.status.success(),
+        "the parser refused the file: {err}\n{text}"
+    );
+    Some(serde_json::from_slice(&out.stdout).expect("parser output"))
+}
+
+/// The family `name` of parsed metrics, with its type checked.
+fn family<'a>(fams: &'a serde_json::Value, name: &str, kind: &str) -> &'a Vec<serde_json::Value> {
+    let fam = fams
+        .as_array()
+        .and_then(|a| a.iter().find(|f| f["name"] == name))
+        .unwrap_or_else(|| panic!("no family {name}: {fams}"));
+    assert_eq!(fam["type"], kind, "{name}");
+    fam["samples"].as_array().expect("samples")
+}
+
+/// The checks on the metrics file read while the run goes on: the counters by file and
+/// direction, findings, throttled and long I/Os, the gauges and the latency histogram.
+fn check_live_metrics(fams: &serde_json::Value, data_file: &str) {
+    let ops = family(fams, "sqliosim_io_operations", "counter");
+    let writes = ops
+        .iter()
+        .find(|s| s["labels"]["file"] == data_file && s["labels"]["direction"] == "write")
+        .unwrap_or_else(|| panic!("no writes of {data_file}: {ops:?}"));
+    assert!(writes["value"].as_f64() > Some(0.0), "{writes}");
+    let bytes = family(fams, "sqliosim_io_bytes", "counter");
+    assert!(
+        bytes.iter().any(|s| s["labels"]["direction"] == "read"),
+        "{bytes:?}"
+    );
+    for counter in [
+        "sqliosim_integrity_findings",
+        "sqliosim_throttled",
+        "sqliosim_long_ios",
+    ] {
+        assert_eq!(family(fams, counter, "counter").len(), 1, "{counter}");
+    }
+    family(fams, "sqliosim_findings", "counter");
+    family(fams, "sqliosim_file_throttled", "counter");
+    for gauge in ["sqliosim_in_flight", "sqliosim_cycle", "sqliosim_running"] {
+        assert_eq!(family(fams, gauge, "gauge").len(), 1, "{gauge}");
+    }
+    let running = &family(fams, "sqliosim_running", "gauge")[0];
+    assert_eq!(running["value"].as_f64(), Some(1.0), "{running}");
+    let phases = family(fams, "sqliosim_phase", "gauge");
+    let on: f64 = phases.iter().filter_map(|s| s["value"].as_f64()).sum();
+    assert_eq!((phases.len(), on), (5, 1.0), "{phases:?}");
+    let lat = family(fams, "sqliosim_io_latency_seconds", "histogram");
+    let of_file = |suffix: &str| -> Vec<&serde_json::Value> {
+        lat.iter()
+            .filter(|s| s["name"] == format!("sqliosim_io_latency_seconds{suffix}"))
+            .filter(|s| s["labels"]["file"] == data_file)
+            .collect()
+    };
+    let buckets: Vec<f64> = of_file("_bucket")
+        .iter()
+        .filter_map(|s| s["value"].as_f64())
+        .collect();
+    assert!(
+        buckets.windows(2).all(|w| w[0] <= w[1]),
+        "cumulative: {buckets:?}"
+    );
+    let count = of_file("_count")[0]["value"].as_f64();
+    assert_eq!(buckets.last().copied(), count, "+Inf is the count");
+    assert!(count > Some(0.0) && of_file("_sum").len() == 1, "{lat:?}");
+}
+
+/// `promtool check metrics` (Debian's prometheus package) accepts the file without a lint
+/// complaint, where promtool is installed (CI does not install it: skipped there).
+fn promtool_check(path: &Path) {
+    let file = std::fs::File::open(path).expect("metrics");
+    let Ok(out) = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(file)
+        .output()
+    else {
+        eprintln!("SKIPPED: promtool is not installed");
+        return;
+    };
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success() && said.trim().is_empty(), "{said}");
+}
+
+/// Polls `json` until the run's running statistics and status are in it (or the run ends).
+fn live_json(json: &Path, child: &mut std::process::Child) -> serde_json::Value {
+    loop {
+        let text = std::fs::read_to_string(json).unwrap_or_default();
+        if let Ok(j) = serde_json::from_str::<serde_json::Value>(&text) {
+            let ops = j["stats"]["total"]["latency"]["count"]
+                .as_u64()
+                .unwrap_or(0);
+            if j["outcome"] == "running" && ops > 0 && !j["status"].is_null() {
+                return j;
+            }
+        }
+        if let Some(rc) = child.try_wait().expect("wait") {
+            panic!("the run ended ({rc}) before its JSON carried running statistics: {text}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_live_run_is_watched_from_outside_status_lines_json_heartbeat_and_metrics() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 6, false);
+    let metrics = dir.path().join("sqliosim.prom");
+    let mut child = run_cmd(&config, dir.path())
+        .args(["--status-interval", "1", "--metrics-textfile"])
+        .arg(&metrics)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start");
+    let json = dir.path().join("sqliosim.log.json");
+    let j = live_json(&json, &mut child);
+    assert!(
+        j["stats"]["files"][0]["io"]["latency_hdr"].is_string(),
+        "{j}"
+    );
+    assert!(
+        j["pid"].as_u64().is_some() && j["status"]["cycle"] == 1,
+        "{j}"
+    );
+    // While it runs, `report` says RUNNING with its last status, exit 2: never a pass.
+    let r = bin().arg("report").arg(&json).output().expect("report");
+    let said = String::from_utf8_lossy(&r.stdout);
+    assert_exit(&r, 2);
+    assert!(
+        said.contains("Verdict: RUNNING: no integrity errors so far"),
+        "{said}"
+    );
+    assert!(
+        said.contains("Last status: ") && !said.contains("PASSED"),
+        "{said}"
+    );
+    assert!(!said.contains("CLEAN"), "{said}");
+    // The fleet report of the same file agrees (2).
+    let fleet = dir.path().join("fleet");
+    std::fs::create_dir(&fleet).expect("mkdir");
+    std::fs::copy(&json, fleet.join("host.json")).expect("copy");
+    let f = bin()
+        .arg("report")
+        .arg(&fleet)
+        .output()
+        .expect("fleet report");
+    assert_exit(&f, 2);
+    let data_file = j["stats"]["files"][0]["path"]
+        .as_str()
+        .expect("path")
+        .to_string();
+    let text = std::fs::read_to_string(&metrics).expect("the metrics file, during the run");
+    if let Some(fams) = parse_metrics(&text) {
+        check_live_metrics(&fams, &data_file);
+    }
+    promtool_check(&metrics);
+    let out = child.wait_with_output().expect("wait");
+    let stdout = assert_success(&out);
+    let status: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("sqliosim status: "))
+        .collect();
+    assert!(status.len() >= 2, "{stdout}");
+    for l in &status {
+        for key in [
+            "phase=",
+            "cycle=1/1",
+            "elapsed=",
+            "planned=6s",
+            "iops=",
+            "mb_s=",
+            "p99_ms=",
+            "in_flight=",
+            "throttled=",
+            "findings=0",
+        ] {
+            assert!(l.contains(key), "{key} in {l}");
+        }
+    }
+    assert!(
+        status.iter().any(|l| l.contains("phase=main ")),
+        "{status:?}"
+    );
+    let done = bin().arg("report").arg(&json).output().expect("report");
+    assert_success(&done);
+}

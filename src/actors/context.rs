@@ -138,6 +138,8 @@ pub struct Reporting {
     pub sink: Arc<dyn EventSink>,
     /// Live counters for the progress line.
     pub live: Arc<LiveCounters>,
+    /// The run's statistics so far, flushed into by every worker (`stats::board`).
+    pub board: Arc<crate::stats::StatsBoard>,
     /// Number of findings so far.
     pub findings: AtomicU64,
     /// Start of the run.
@@ -156,6 +158,7 @@ impl Reporting {
         Reporting {
             sink,
             live: Arc::new(LiveCounters::new()),
+            board: Arc::new(crate::stats::StatsBoard::new(start)),
             findings: AtomicU64::new(0),
             start,
             triage: TriageLocks::default(),

@@ -72,7 +72,9 @@ impl<'a> Worker<'a> {
             kind,
             id,
             rng: SmallRng::seed_from_u64(seed),
-            stats: ThreadStats::new(run.reporting.start).with_live(run.reporting.live.clone()),
+            stats: ThreadStats::new(run.reporting.start)
+                .with_live(run.reporting.live.clone())
+                .with_board(run.reporting.board.clone()),
             buf: AlignedBuf::new(max_pages * PAGE_SIZE)?,
             max_pages,
         })

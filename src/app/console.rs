@@ -18,6 +18,9 @@ pub struct ConsoleSink {
     printed: parking_lot::Mutex<u64>,
     /// `verify` has no seed: its findings do not name one.
     no_seed: bool,
+    /// The progress line on the same terminal, cleared while a line is printed and drawn
+    /// again after it, so no half-drawn spinner line is left above the message.
+    progress: Option<std::sync::Arc<ProgressSink>>,
 }
 
 impl ConsoleSink {
@@ -26,6 +29,24 @@ impl ConsoleSink {
         ConsoleSink {
             no_seed: true,
             ..ConsoleSink::default()
+        }
+    }
+
+    /// The console of a run whose progress line is `progress`.
+    pub fn beside(progress: std::sync::Arc<ProgressSink>) -> ConsoleSink {
+        ConsoleSink {
+            progress: Some(progress),
+            ..ConsoleSink::default()
+        }
+    }
+
+    fn print(&self, text: &str) {
+        let line = || {
+            let _ = writeln!(std::io::stderr(), "{text}");
+        };
+        match &self.progress {
+            Some(p) => p.suspend(line),
+            None => line(),
         }
     }
 }
@@ -77,18 +98,20 @@ impl EventSink for ConsoleSink {
             *printed += 1;
             if *printed > crate::report::DEFAULT_ERROR_CAP {
                 if *printed == crate::report::DEFAULT_ERROR_CAP + 1 {
-                    let _ = writeln!(std::io::stderr(), "ERROR: more than {} integrity errors: further ones are counted, not printed (see the error log)", crate::report::DEFAULT_ERROR_CAP);
+                    self.print(&format!("ERROR: more than {} integrity errors: further ones are counted, not printed (see the error log)", crate::report::DEFAULT_ERROR_CAP));
                 }
                 return;
             }
         }
-        let _ = writeln!(std::io::stderr(), "{text}");
+        self.print(&text);
     }
 }
 
-/// The live progress line: a spinner on stdout showing each [`Event::Tick`]'s line, only when
-/// stdout is a terminal. It shows nothing until [`ProgressSink::start`] (the run header is
-/// printed first) and is cleared by [`ProgressSink::finish`].
+/// The live progress line: a spinner on stdout showing each [`Event::Tick`]'s line (phase,
+/// cycle, rates), only when stdout is a terminal. It shows nothing until
+/// [`ProgressSink::start`] (the run header is printed first) and is cleared by
+/// [`ProgressSink::finish`]; the console's messages are printed around it
+/// ([`ProgressSink::suspend`]), so neither leaves a broken line behind.
 #[derive(Debug, Default)]
 pub struct ProgressSink {
     bar: parking_lot::Mutex<Option<ProgressBar>>,
@@ -101,13 +124,23 @@ impl ProgressSink {
         if !std::io::stdout().is_terminal() {
             return;
         }
-        let bar = ProgressBar::new_spinner();
+        // Drawn on stdout, the stream whose terminal was checked (indicatif's default is stderr,
+        // which may be a file).
+        let bar = ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stdout());
         bar.set_style(
             ProgressStyle::with_template("{spinner} {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
         *self.bar.lock() = Some(bar);
+    }
+
+    /// Runs `f` (which prints a line) with the progress line cleared, then draws it again.
+    pub fn suspend(&self, f: impl FnOnce()) {
+        match &*self.bar.lock() {
+            Some(b) => b.suspend(f),
+            None => f(),
+        }
     }
 
     /// Clears the line for good.

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::console::{summary_text, ConsoleSink, ProgressSink};
 use crate::config::{IoServiceKind, RunSettings};
@@ -17,6 +18,8 @@ use crate::io::{
 use crate::plan::from_settings::plan_from;
 use crate::plan::SimPlan;
 use crate::report::bundle::BundleFile;
+use crate::report::metrics::MetricsSink;
+use crate::report::status::StatusSink;
 use crate::report::{Evidence, EvidenceOptions, IoServiceInfo, RunInfo};
 
 /// Runs the simulation for resolved settings.
@@ -51,11 +54,14 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let evidence = Arc::new(open_evidence(settings, run_id)?);
     // Every output is a sink of the one event stream (docs/layout.md, "Adding a sink").
     let progress = Arc::new(ProgressSink::default());
-    let sinks: Vec<Arc<dyn EventSink>> = vec![
-        Arc::new(ConsoleSink::default()),
+    let mut sinks: Vec<Arc<dyn EventSink>> = vec![
+        Arc::new(ConsoleSink::beside(progress.clone())),
         evidence.clone(),
         progress.clone(),
     ];
+    sinks.extend(status_sink(settings));
+    let metrics = metrics_sink(settings);
+    sinks.extend(metrics.clone().map(|m| m as Arc<dyn EventSink>));
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(sinks));
     let warnings = placement.into_iter().chain(exposure_lines(settings));
     let said = Said {
@@ -96,6 +102,9 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if settings.json_stdout {
         evidence_error = evidence_error.or_else(|| json_to_stdout(&evidence).err());
     }
+    if let Some(e) = metrics.and_then(|m| m.take_error()) {
+        crate::exit::errln!("sqliosim: warning: writing the metrics file failed: {e}");
+    }
     if let Some(e) = &evidence_error {
         crate::exit::errln!("sqliosim: warning: writing the evidence failed: {e}");
     }
@@ -116,6 +125,22 @@ fn json_to_stdout(evidence: &Evidence) -> Result<(), crate::report::ReportError>
         Err(e) if !e.closed() => Err(crate::report::ReportError::io("standard output", e.0)),
         _ => Ok(()),
     }
+}
+
+/// `--status-interval`: a status line every interval, when stdout is not a terminal (there
+/// the progress line shows the same).
+fn status_sink(settings: &RunSettings) -> Option<Arc<dyn EventSink>> {
+    use std::io::IsTerminal;
+    let every = Duration::from_secs(settings.status_interval?);
+    (!std::io::stdout().is_terminal())
+        .then(|| Arc::new(StatusSink::new(every)) as Arc<dyn EventSink>)
+}
+
+/// `--metrics-textfile`: the Prometheus textfile, every `--status-interval` (10 s without).
+fn metrics_sink(settings: &RunSettings) -> Option<Arc<MetricsSink>> {
+    let path = settings.metrics_textfile.clone()?;
+    let every = Duration::from_secs(settings.status_interval.unwrap_or(10));
+    Some(Arc::new(MetricsSink::new(path, every)))
 }
 
 /// The end-of-run summary and where the evidence went, on stdout.
@@ -314,7 +339,8 @@ fn run_id_of(plan: &SimPlan, backend: &dyn Backend) -> u64 {
 
 /// Refuses, before the run starts, a planted name under a file the run replaces later: the
 /// journal (whose creation failing would only void the durability check, with a warning) and
-/// its compaction temporary, and the `--bundle` archive written at the end.
+/// its compaction temporary, the `--bundle` archive written at the end and the
+/// `--metrics-textfile`.
 fn refuse_planted(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     use crate::io::safefile::check_replaceable;
     let journal = crate::sched::setup::journal_path(plan)
@@ -323,8 +349,8 @@ fn refuse_planted(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> 
         check_replaceable(&j)?;
         check_replaceable(&crate::engine::journal::compaction_path(&j))?;
     }
-    if let Some(b) = &settings.bundle {
-        check_replaceable(b)?;
+    for out in settings.bundle.iter().chain(&settings.metrics_textfile) {
+        check_replaceable(out)?;
     }
     Ok(())
 }

@@ -107,6 +107,19 @@ pub struct RunArgs {
     /// tells hosts apart by hostname and /etc/machine-id]
     #[arg(long, value_name = "NAME", value_parser = parse_label)]
     pub host_label: Option<String>,
+    /// When stdout is not a terminal (a pipe, a file, the journal of a systemd unit), print a
+    /// status line every TIME: phase, cycle, elapsed/planned, IOPS, MB/s, p99 latency, in
+    /// flight, throttled, findings. Seconds, or with an s, m or h suffix (fio's option). On a
+    /// terminal the progress line shows the same. [default: none when not a terminal]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub status_interval: Option<u64>,
+    /// Keep FILE current with the run's metrics in the Prometheus text format (for
+    /// node_exporter's textfile collector): I/Os and bytes by file and direction, findings by
+    /// class, throttled and long I/Os, in flight, phase, cycle and a latency histogram.
+    /// Replaced atomically every --status-interval (every 10 s without it) and at the end.
+    /// [default: none]
+    #[arg(long, value_name = "FILE")]
+    pub metrics_textfile: Option<PathBuf>,
     /// Fault injection specification (for tests).
     #[arg(long, value_name = "SPEC", hide = true)]
     pub fault_injection: Option<String>,

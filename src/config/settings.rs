@@ -150,6 +150,10 @@ pub struct RunSettings {
     pub host_label: Option<String>,
     /// `--json -`: the final JSON summary goes to stdout, and the console to stderr.
     pub json_stdout: bool,
+    /// Seconds between status lines when stdout is not a terminal (`--status-interval`).
+    pub status_interval: Option<u64>,
+    /// The Prometheus textfile rewritten while the run goes on (absolute), when asked for.
+    pub metrics_textfile: Option<PathBuf>,
 }
 
 impl RunSettings {
@@ -273,6 +277,8 @@ fn resolve_loaded(
         dry_run: o.dry_run,
         host_label: o.host_label.clone(),
         json_stdout,
+        status_interval: o.status_interval,
+        metrics_textfile: abs(&o.metrics_textfile),
     };
     Ok((settings, w))
 }

@@ -5,8 +5,9 @@
 //! [`EventSink`], fanned out by [`Fanout`] (the model is raft-engine's `EventListener` and
 //! hyperfine's exporters). An output learns everything from the events: findings and log
 //! messages as they happen, a [`Phase`](Event::Phase) as each begins, a [`Tick`] about once a
-//! second, the [`Facts`] of the machine and the I/O before the run, how the run stopped
-//! ([`Stopped`]) and the final [`Summary`].
+//! second, the running statistics ([`Stats`](Event::Stats)) every couple of seconds, the
+//! [`Facts`] of the machine and the I/O before the run, how the run stopped ([`Stopped`]) and
+//! the final [`Summary`].
 //!
 //! This module sits above `stats` (the tick carries live snapshots, the summary is
 //! `stats::Summary`) and below `report` (whose sinks implement [`EventSink`]). The payloads the
@@ -38,6 +39,10 @@ pub enum Event {
     Tick(Box<Tick>),
     /// What the run found out about the machine and its I/O before it started.
     Facts(Box<Facts>),
+    /// The run's statistics so far (the same figures as the final summary, as of the workers'
+    /// last flush, about a second old), every couple of seconds and as each phase ends: the
+    /// JSON heartbeat and the metrics file read them. Shared, so the fan-out copies a pointer.
+    Stats(Arc<Summary>),
     /// How the run stopped.
     Stop(Box<Stopped>),
     /// The final statistics of the run (or of the run so far, for a run cut short).

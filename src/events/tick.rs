@@ -58,6 +58,8 @@ pub struct PhaseBegan {
 pub struct Tick {
     /// The test cycle (1-based).
     pub cycle: u32,
+    /// The test cycles planned; 0 when the run goes on until stopped.
+    pub cycles: u32,
     /// The phase running.
     pub phase: Phase,
     /// Time since the phase began.
@@ -82,6 +84,8 @@ pub struct Tick {
     pub in_flight: u64,
     /// Requests the per-file throttles allow in flight now, summed over the files.
     pub allowed: u64,
+    /// Requests seen outstanding for longer than the long-I/O limit (15 s) since the run began.
+    pub long_ios: u64,
 }
 
 impl Tick {

@@ -11,7 +11,8 @@ use clap::Parser;
 use crate::exit::Outcome;
 
 /// Reads the XML log or JSON summary of a run (also one cut short by a killed run) and prints
-/// a summary; exits 1 when it holds integrity errors, 0 when clean, 2 when unreadable.
+/// a summary; exits 1 when it holds integrity errors, 0 when clean, 2 when unreadable or when
+/// the run is still going or did not finish (RUNNING, UNFINISHED: never a pass).
 /// Several inputs, or a directory (searched recursively), give the fleet report: one row per
 /// host and device; exits 1 when any host found corruption, else 2 when a result is unreadable
 /// or a run did not finish, else 0.
@@ -48,6 +49,12 @@ pub struct Args {
 #[derive(Debug, thiserror::Error)]
 #[error("fleet report incomplete: {0}")]
 pub struct FleetIncomplete(pub String);
+
+/// The single run read found no corruption but has no final verdict: it is still going or
+/// did not finish (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("no final verdict: the run {0}")]
+pub struct NotFinished(pub String);
 
 /// Runs the command.
 pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
@@ -133,10 +140,12 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
             crate::exit::outln!("{line}").ok();
         }
     }
-    let verdict = if loaded.integrity_errors() > 0 {
-        Outcome::Findings
-    } else {
-        Outcome::Clean
+    use super::runstate::RunState;
+    let verdict = match super::runstate::of(&loaded, super::clock::now_us()) {
+        _ if loaded.integrity_errors() > 0 => Ok(Outcome::Findings),
+        RunState::Finished => Ok(Outcome::Clean),
+        RunState::Running { .. } => Err(NotFinished("is still going".into()).into()),
+        RunState::Unfinished(why) => Err(NotFinished(format!("did not finish ({why})")).into()),
     };
-    crate::exit::after_printing(printed, Ok(verdict))
+    crate::exit::after_printing(printed, verdict)
 }

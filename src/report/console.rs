@@ -1,25 +1,14 @@
-//! The terminal summary of `sqliosim report`.
+//! The terminal summary of `sqliosim report`: the verdict (with the last status of a run not
+//! finished), the findings, the other errors and warnings, and the files' figures.
 
 use std::fmt::Write;
 
 use super::reader::{InputKind, Loaded};
 
-/// The verdict line: PASSED or FAILED and why.
+/// The verdict line: CLEAN, FAILED, RUNNING or UNFINISHED and why (see [`super::runstate`]).
 pub fn verdict(l: &Loaded) -> String {
-    let n = l.integrity_errors();
-    let state = match (l.truncated, l.complete, &l.stopped_by) {
-        (true, _, _) => {
-            " (the file was cut short: the run was killed or is still going)".to_string()
-        }
-        (false, false, Some(by)) => format!(" so far (stopped by {by}: the run did not complete)"),
-        (false, false, None) => " (no final summary: the run did not finish)".to_string(),
-        _ => String::new(),
-    };
-    if n == 0 {
-        format!("Verdict: PASSED: no integrity errors{state}")
-    } else {
-        format!("Verdict: FAILED: {n} integrity error(s){state}")
-    }
+    let state = super::runstate::of(l, super::clock::now_us());
+    super::runstate::verdict_line(l, &state)
 }
 
 /// The whole terminal summary.
@@ -30,7 +19,12 @@ pub fn render(l: &Loaded) -> String {
         InputKind::Json => "JSON summary",
     };
     let _ = writeln!(s, "sqliosim report: {} ({kind})", l.path.display());
-    let _ = writeln!(s, "{}", verdict(l));
+    let state = super::runstate::of(l, super::clock::now_us());
+    let _ = writeln!(s, "{}", super::runstate::verdict_line(l, &state));
+    let status = l.json.as_ref().and_then(|j| j.status.as_ref());
+    if let (Some(st), false) = (status, state == super::runstate::RunState::Finished) {
+        let _ = writeln!(s, "Last status: {}", st.describe());
+    }
     if let Some(j) = &l.json {
         let seed = j.seed.map_or_else(|| "unknown".into(), |v| format!("{v}"));
         let _ = writeln!(s, "Tool {} {}, seed {seed}", j.tool.name, j.tool.version);
@@ -61,8 +55,8 @@ pub fn render(l: &Loaded) -> String {
     let _ = writeln!(
         s,
         "\nOther errors: {}, warnings: {}",
-        l.other_errors.len(),
-        l.warnings.len()
+        l.other_error_count(),
+        l.warning_count()
     );
     for e in l.other_errors.iter().take(10) {
         let _ = writeln!(s, "  {e}");

@@ -111,6 +111,7 @@ impl Evidence {
             label: run.host_label,
             ..HostInfo::capture()
         });
+        doc.pid = Some(std::process::id());
         doc.started_us = super::clock::now_us();
         doc.error_cap = opts.error_cap;
         doc.log = opts.log.clone();
@@ -207,7 +208,12 @@ impl State {
         }
     }
 
+    /// Logs `m`; a warning is counted whether or not there is a log (the JSON's
+    /// `warnings_total`: the WARNING entries of the log).
     fn log_message(&mut self, m: &Message) {
+        if m.severity == Severity::Warning {
+            self.doc.warnings_total += 1;
+        }
         if let Some(log) = &mut self.log {
             if let Err(e) = log.message(m) {
                 self.keep(e);
@@ -337,9 +343,12 @@ impl State {
         self.rewrite_json();
     }
 
-    /// Keeps the JSON summary current while the run goes on.
-    fn tick(&mut self) {
-        if self.last_json.elapsed() >= JSON_EVERY {
+    /// Keeps the JSON summary current while the run goes on: its status now, the whole
+    /// document every [`JSON_EVERY`].
+    fn tick(&mut self, t: &crate::events::Tick) {
+        let first = self.doc.status.is_none();
+        self.doc.status = Some(super::status::RunStatus::of(t));
+        if first || self.last_json.elapsed() >= JSON_EVERY {
             self.rewrite_json();
             self.last_json = Instant::now();
         }
@@ -380,8 +389,17 @@ impl EventSink for Evidence {
             Event::Finding(f) => st.finding(*f),
             Event::Message(m) => st.message(&m),
             Event::Facts(f) => st.facts(*f),
-            Event::Tick(_) => st.tick(),
+            Event::Tick(t) => st.tick(&t),
             Event::Stop(s) => st.stopped(*s),
+            Event::Stats(s) => {
+                // The first running statistics are written at once: the heartbeat starts with
+                // the run, not 10 s into it.
+                let first = st.doc.stats.is_none();
+                st.doc.stats = Some((*s).clone());
+                if first {
+                    st.rewrite_json();
+                }
+            }
             Event::Summary(s) => {
                 st.doc.stats = Some(*s);
                 st.rewrite_json();

@@ -22,6 +22,8 @@ pub struct HtmlInput<'a> {
     pub verdict: String,
     /// Whether the run found integrity errors (colours the verdict).
     pub failed: bool,
+    /// The run is still going or did not finish: no pass (coloured amber unless failed).
+    pub open: bool,
     /// Statistics, if known.
     pub summary: Option<&'a Summary>,
     /// Findings logged in full.
@@ -48,9 +50,10 @@ pub fn render(summary: &Summary, findings: &[Finding]) -> String {
         verdict: if failed {
             format!("FAILED: {} integrity error(s)", findings.len())
         } else {
-            "PASSED: no integrity errors".into()
+            "CLEAN: no integrity errors".into()
         },
         failed,
+        open: false,
         summary: Some(summary),
         findings,
         by_class,
@@ -73,6 +76,7 @@ pub fn render_loaded(l: &Loaded) -> String {
         title: l.path.display().to_string(),
         verdict: super::console::verdict(l),
         failed: l.integrity_errors() > 0,
+        open: !l.complete,
         summary: l.summary.as_ref(),
         findings: &l.findings,
         by_class: l.by_class.clone(),
@@ -85,7 +89,7 @@ pub fn render_loaded(l: &Loaded) -> String {
 
 pub(crate) const STYLE: &str = "body{font-family:sans-serif;font-size:14px;margin:20px;color:#222}\
 table{border-collapse:collapse;margin:8px 0 20px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
-th{background:#eee}td.l,th.l{text-align:left}.pass{background:#dff5df;color:#135d13}.fail{background:#fde2e2;color:#8b0000}\
+th{background:#eee}td.l,th.l{text-align:left}.pass{background:#dff5df;color:#135d13}.fail{background:#fde2e2;color:#8b0000}.open{background:#fff3cd;color:#7a5b00}\
 .verdict{font-size:20px;font-weight:bold;padding:10px;border-radius:4px}.chart{margin:10px 0}";
 
 /// The page.
@@ -93,7 +97,11 @@ pub fn render_input(inp: &HtmlInput) -> String {
     let mut s = String::new();
     let _ = write!(s, "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>sqliosim report: {}</title><style>{STYLE}</style></head><body>\n", esc(&inp.title));
     let _ = writeln!(s, "<h1>sqliosim report</h1><p>{}</p>", esc(&inp.title));
-    let class = if inp.failed { "fail" } else { "pass" };
+    let class = match (inp.failed, inp.open) {
+        (true, _) => "fail",
+        (false, true) => "open",
+        (false, false) => "pass",
+    };
     let _ = writeln!(
         s,
         "<div class='verdict {class}' id='verdict'>{}</div>",

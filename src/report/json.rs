@@ -141,8 +141,19 @@ pub struct JsonReport {
     pub system: Option<SystemInfo>,
     /// What carried the disk I/O.
     pub io_engine: Option<IoServiceInfo>,
-    /// Statistics, as of `updated_us`.
+    /// Statistics, as of `updated_us`: while the run goes on, the running statistics (as of
+    /// the workers' last flush), in the final write the run's.
     pub stats: Option<Summary>,
+    /// Where the run was at its last tick (phase, cycle, rates, in flight); null before the
+    /// first tick (an addition to schema /2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<super::status::RunStatus>,
+    /// The process id of the writer, so a reader on the same machine can tell a run still
+    /// going from one killed (an addition to schema /2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Warnings of the run (every WARNING entry of its XML log; an addition to schema /2).
+    pub warnings_total: u64,
     /// Findings logged in full (at most the error cap).
     pub findings: Vec<Finding>,
     /// All integrity findings, including suppressed ones.

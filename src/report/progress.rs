@@ -1,16 +1,21 @@
 //! The text of the live progress line, from a [`Tick`] (pure; the app's progress sink shows
 //! it on a terminal). The line names the phase the cycle is in — "initial update 35 %",
 //! "initial checkpoint 00:03", "main 00:12/01:00", "final checkpoint 00:02", "audit 40 %" —
-//! then the I/O rates of the last interval.
+//! then the test cycle ("cycle 2/3"; "cycle 2" when the run goes on until stopped) and the I/O
+//! rates of the last interval.
 
 use std::time::Duration;
 
 use crate::events::{Phase, Tick};
 use crate::stats::LiveSnapshot;
 
-/// The progress line of `t`: its phase's label, then the last interval's rates.
+/// The progress line of `t`: its phase's label and cycle, then the last interval's rates.
 pub fn tick_line(t: &Tick) -> String {
-    let label = label(t.phase, t.elapsed, t.done_bytes, t.finished);
+    let label = format!(
+        "{}  {}",
+        label(t.phase, t.elapsed, t.done_bytes, t.finished),
+        cycle_words(t.cycle, t.cycles)
+    );
     line(
         &label,
         &t.before,
@@ -18,6 +23,14 @@ pub fn tick_line(t: &Tick) -> String {
         t.interval.as_secs_f64(),
         t.findings,
     )
+}
+
+/// "cycle 2/3", or "cycle 2" for a run that goes on until stopped (`cycles` 0).
+pub fn cycle_words(cycle: u32, cycles: u32) -> String {
+    match cycles {
+        0 => format!("cycle {cycle}"),
+        n => format!("cycle {cycle}/{n}"),
+    }
 }
 
 /// "initial update 35 %", "main 00:12/01:00", "final checkpoint 00:02", "audit 40 %": where the
@@ -91,6 +104,7 @@ mod tests {
         now.lat_log2[0] = 50;
         let t = Tick {
             cycle: 1,
+            cycles: 0,
             phase: Phase::Audit {
                 total_bytes: 8192 * 100,
             },
@@ -105,9 +119,10 @@ mod tests {
             findings: 2,
             in_flight: 3,
             allowed: 8,
+            long_ios: 0,
         };
         let l = tick_line(&t);
-        assert!(l.starts_with("audit 50 %  IOPS      100"), "{l}");
+        assert!(l.starts_with("audit 50 %  cycle 1  IOPS      100"), "{l}");
         assert!(l.ends_with("throttled 0  errors 2"), "{l}");
         assert_eq!(t.p99_ms(), Some(0.001));
         assert_eq!(

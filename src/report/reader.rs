@@ -55,6 +55,24 @@ impl Loaded {
     pub fn integrity_errors(&self) -> u64 {
         self.by_class.values().sum()
     }
+
+    /// Warnings the run logged: the WARNING entries of an XML log, or a JSON summary's
+    /// `warnings_total` (the same count; the JSON keeps no warning texts).
+    pub fn warning_count(&self) -> u64 {
+        match (self.kind, &self.json) {
+            (InputKind::Json, Some(d)) => d.warnings_total,
+            _ => self.warnings.len() as u64,
+        }
+    }
+
+    /// Errors that are not integrity findings: the XML log's other ERROR entries, or a JSON
+    /// summary's `errors_total` less its `findings_total`.
+    pub fn other_error_count(&self) -> u64 {
+        match (self.kind, &self.json) {
+            (InputKind::Json, Some(d)) => d.errors_total.saturating_sub(d.findings_total),
+            _ => self.other_errors.len() as u64,
+        }
+    }
 }
 
 /// Reads an XML log or a JSON summary; an unreadable file is an error.

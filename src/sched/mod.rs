@@ -77,17 +77,7 @@ pub fn simulate(
         !run.controls.stop.run_stopped() || run.controls.stop.reason() == StopReason::Signal;
     durability::shutdown(&run, clean);
     unregister(signals);
-    let metas: Vec<FileMeta> = run
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| FileMeta {
-            path: f.path.clone(),
-            target_io_duration_ms: run.controls.throttles[i].target_ms(),
-            running_avg_io_ms: Some(run.controls.throttles[i].running_average_ms()),
-            sparse: run.plan.files[i].sparse,
-        })
-        .collect();
+    let metas = file_metas(&run);
     let mut summary = result.stats.summary(&metas, started.elapsed());
     add_depth(&run, &mut summary);
     summary.journal = durability::summary(&run);
@@ -132,6 +122,30 @@ pub fn simulate(
         environment: run.reporting.env.stop(),
         no_space: run.reporting.env.no_space(),
     })
+}
+
+/// What the summary says of each file beyond its counters: the throttle's target and running
+/// average now, and whether it is sparse.
+fn file_metas(run: &Run<'_>) -> Vec<FileMeta> {
+    run.files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| FileMeta {
+            path: f.path.clone(),
+            target_io_duration_ms: run.controls.throttles[i].target_ms(),
+            running_avg_io_ms: Some(run.controls.throttles[i].running_average_ms()),
+            sparse: run.plan.files[i].sparse,
+        })
+        .collect()
+}
+
+/// The statistics of the run so far, from the workers' last flushes (`stats::board`), timed
+/// from the run's start; no journal figures (those come at the end).
+fn running_summary(run: &Run<'_>) -> Summary {
+    let stats = run.reporting.board.snapshot();
+    let mut summary = stats.summary(&file_metas(run), run.reporting.start.elapsed());
+    add_depth(run, &mut summary);
+    summary
 }
 
 /// The depth the device saw: per file and for the run, over the run and per phase, and in the

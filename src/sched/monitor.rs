@@ -1,6 +1,8 @@
 //! The Display Monitor: ends the main phase when its time is up, reports I/Os outstanding
 //! for more than 15 seconds (each once), and emits a [`Tick`] of every phase about once a
-//! second (the progress line and the periodic JSON rewrite are sinks of them).
+//! second (the progress line and the status line are sinks of them), and the running
+//! statistics every [`STATS_EVERY`] and as the phase ends (the JSON heartbeat and the metrics
+//! file).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -15,6 +17,9 @@ use crate::stats::LiveSnapshot;
 /// How often the monitor wakes.
 const TICK: Duration = Duration::from_millis(250);
 
+/// How often the running statistics are summarised and sent, while a phase runs.
+pub const STATS_EVERY: Duration = Duration::from_secs(2);
+
 /// Watches the I/O of a phase until its workers are done: reports I/Os outstanding for longer
 /// than the limit, each once; ends the main phase on time; and emits a tick of the phase about
 /// once a second, and a closing one.
@@ -24,6 +29,7 @@ pub fn monitor(run: &Run<'_>, workers_done: &AtomicBool, ticker: Option<Ticker>)
     let at_start = run.reporting.live.snapshot();
     let mut last_ops = at_start;
     let mut first = true;
+    let mut last_stats = Instant::now();
     while !workers_done.load(Ordering::Acquire) {
         if let Some(Ticker {
             phase: Phase::Main { length },
@@ -43,11 +49,22 @@ pub fn monitor(run: &Run<'_>, workers_done: &AtomicBool, ticker: Option<Ticker>)
             last_line = Instant::now();
             first = false;
         }
+        if last_stats.elapsed() >= STATS_EVERY {
+            send_stats(run);
+            last_stats = Instant::now();
+        }
     }
     // A closing line per phase: the display (and a log of the lines) shows each phase ran.
     if let Some(t) = ticker {
+        send_stats(run);
         tick(run, &t, start, (&at_start, &last_ops), last_line, true);
     }
+}
+
+/// Emits the running statistics of the run so far.
+fn send_stats(run: &Run<'_>) {
+    let summary = std::sync::Arc::new(super::running_summary(run));
+    run.reporting.sink.emit(Event::Stats(summary));
 }
 
 /// Emits one tick of `t`'s phase; `(at_start, last)` are the snapshots at the start of the
@@ -69,6 +86,7 @@ fn tick(
     let planned = (run.plan.cycles > 0).then(|| run.plan.cycle_duration * run.plan.cycles);
     let tick = Tick {
         cycle: t.cycle,
+        cycles: run.plan.cycles,
         phase: t.phase,
         elapsed: start.elapsed(),
         run_elapsed: run.reporting.start.elapsed(),
@@ -86,6 +104,7 @@ fn tick(
             .iter()
             .map(|t| t.allowed() as u64)
             .sum(),
+        long_ios: run.controls.inflight.long_total(),
     };
     run.reporting.sink.emit(Event::Tick(Box::new(tick)));
     now

@@ -14,7 +14,7 @@ use crate::actors::worker::Worker;
 use crate::events::Phase;
 use crate::findings::Severity;
 use crate::page::{ActorKind, PAGE_SIZE};
-use crate::stats::{RunStats, ThreadStats};
+use crate::stats::RunStats;
 
 /// What a finished simulation reports back.
 #[derive(Debug)]
@@ -29,26 +29,13 @@ pub struct SimResult {
     pub worker_panicked: bool,
 }
 
-/// Collects the statistics of finished workers and notes panics.
+/// Notes panics of the workers (their statistics go to the run's board, `stats::board`).
 pub struct Collector {
-    stats: Mutex<RunStats>,
     panicked: Mutex<bool>,
 }
 
-impl Collector {
-    fn new(start: Instant) -> Collector {
-        Collector {
-            stats: Mutex::new(RunStats::new(start)),
-            panicked: Mutex::new(false),
-        }
-    }
-
-    fn absorb(&self, s: &ThreadStats) {
-        self.stats.lock().absorb(s);
-    }
-}
-
-/// Spawns one worker thread in `scope`; its statistics go to `col` when it ends, and a panic is
+/// Spawns one worker thread in `scope`; its statistics are flushed to the board when it ends
+/// (a panicking one keeps what it flushed before), and a panic is
 /// recorded (and stops the run) instead of tearing the process down. A thread the system will
 /// not start, or I/O buffers it cannot allocate, stop the run as an environment error (exit 2):
 /// `Scope::spawn` would panic in the driver, whose scope then waited for the monitor forever.
@@ -75,11 +62,11 @@ fn spawn<'s, 'e: 's>(
                     }
                 };
                 body(&mut w);
-                Some(w.stats)
+                w.stats.flush();
+                Some(())
             }));
             match result {
-                Ok(Some(stats)) => col.absorb(&stats),
-                Ok(None) => {}
+                Ok(_) => {}
                 Err(_) => {
                     *col.panicked.lock() = true;
                     run.controls
@@ -114,7 +101,9 @@ fn no_buffers_text(actor: &str, bytes: usize, e: &std::io::Error) -> String {
 
 /// Runs every cycle of the plan.
 pub fn run_cycles(run: &Run<'_>) -> SimResult {
-    let col = Collector::new(run.reporting.start);
+    let col = Collector {
+        panicked: Mutex::new(false),
+    };
     let mut cycles = 0;
     while run.plan.cycles == 0 || cycles < run.plan.cycles {
         if run.controls.stop.run_stopped() {
@@ -123,9 +112,8 @@ pub fn run_cycles(run: &Run<'_>) -> SimResult {
         cycles += 1;
         one_cycle(run, &col, cycles);
     }
-    let stats = col.stats.into_inner();
     SimResult {
-        stats,
+        stats: run.reporting.board.snapshot(),
         findings: run.finding_count(),
         cycles,
         worker_panicked: col.panicked.into_inner(),

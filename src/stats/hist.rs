@@ -46,6 +46,20 @@ impl LatencyHistogram {
         let _ = self.h.add(&other.h);
     }
 
+    /// Forgets every value (the bounds stay).
+    pub fn reset(&mut self) {
+        self.h.reset();
+    }
+
+    /// Number of values recorded at or below `ns` (to the histogram's precision, two
+    /// significant digits): a Prometheus `le` bucket.
+    pub fn count_up_to(&self, ns: u64) -> u64 {
+        if self.h.is_empty() {
+            return 0;
+        }
+        self.h.count_between(0, ns.min(MAX_NS))
+    }
+
     /// Number of values recorded.
     pub fn count(&self) -> u64 {
         self.h.len()

@@ -7,6 +7,7 @@
 //! [`Summary`], which also renders SQLIOSim's byte-compatible per-file summary lines.
 //! The depth figures ([`DepthSummary`]) are read from the lock-free gauges of `control::depth`.
 
+mod board;
 mod depth;
 mod hist;
 mod live;
@@ -17,6 +18,7 @@ mod text;
 mod thread;
 mod timeline;
 
+pub use board::StatsBoard;
 pub use depth::{fill_depth_timeline, DepthSummary, PhaseDepth};
 pub use hist::{histogram_to_v2_base64, LatencyHistogram};
 pub use live::{LiveCounters, LiveSnapshot};

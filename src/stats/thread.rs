@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use crate::page::ActorKind;
 
+use super::board::{StatsBoard, FLUSH_EVERY};
 use super::hist::LatencyHistogram;
 use super::live::LiveCounters;
 use super::op::OpKind;
@@ -55,6 +56,10 @@ pub(crate) struct FileStats {
 pub struct ThreadStats {
     start: Instant,
     live: Option<Arc<LiveCounters>>,
+    /// Where the statistics are flushed while the thread runs (see [`super::board`]).
+    board: Option<Arc<StatsBoard>>,
+    /// The last flush into the board.
+    flushed: Instant,
     pub(crate) files: Vec<FileStats>,
     pub(crate) actor_hist: [Hist; ACTORS],
     pub(crate) timeline: Timeline,
@@ -72,6 +77,8 @@ impl ThreadStats {
         ThreadStats {
             start,
             live: None,
+            board: None,
+            flushed: start,
             files: Vec::new(),
             actor_hist: Default::default(),
             timeline: Timeline::default(),
@@ -82,6 +89,30 @@ impl ThreadStats {
     pub fn with_live(mut self, live: Arc<LiveCounters>) -> ThreadStats {
         self.live = Some(live);
         self
+    }
+
+    /// Also flushes what it records into `board` about once a second (and on
+    /// [`ThreadStats::flush`]), so the run's statistics so far can be read while it runs.
+    pub fn with_board(mut self, board: Arc<StatsBoard>) -> ThreadStats {
+        self.board = Some(board);
+        self
+    }
+
+    /// Hands what was recorded since the last flush to the board (nothing without one): a
+    /// worker calls it as it ends.
+    pub fn flush(&mut self) {
+        let Some(board) = self.board.clone() else {
+            return;
+        };
+        board.absorb(self);
+        for f in &mut self.files {
+            f.cells = Default::default();
+            f.hist.iter_mut().flatten().for_each(|h| h.reset());
+            f.throttles = 0;
+            f.max_outstanding = 0;
+        }
+        self.actor_hist.iter_mut().flatten().for_each(|h| h.reset());
+        self.timeline.clear();
     }
 
     /// The run start this thread measures its timeline from.
@@ -137,6 +168,10 @@ impl ThreadStats {
         self.timeline.record(secs, op, bytes, latency_ns);
         if let Some(live) = &self.live {
             live.add_io(op.is_read(), op.is_write(), bytes, latency_ns);
+        }
+        if self.board.is_some() && now.saturating_duration_since(self.flushed) >= FLUSH_EVERY {
+            self.flushed = now;
+            self.flush();
         }
     }
 

@@ -132,6 +132,9 @@ impl Timeline {
 
     /// Re-buckets to `width_s` (a multiple of the current width).
     fn coarsen(&mut self, width_s: u64) {
+        if width_s <= self.width_s {
+            return;
+        }
         let factor = (width_s / self.width_s).max(1) as usize;
         let mut merged = vec![TimelineBucket::default(); self.buckets.len().div_ceil(factor)];
         for (i, b) in self.buckets.iter().enumerate() {
@@ -141,12 +144,24 @@ impl Timeline {
         self.width_s = width_s;
     }
 
-    /// Adds another thread's timeline (same run start) into this one.
+    /// Zeroes every bucket, keeping the width (a worker's flush, see `stats::board`).
+    pub fn clear(&mut self) {
+        self.buckets.clear();
+    }
+
+    /// Adds another thread's timeline (same run start) into this one. The other one is copied
+    /// only when it is finer (the board merges a flush of every worker every second).
     pub fn merge(&mut self, other: &Timeline) {
-        let mut other = other.clone();
-        let width = self.width_s.max(other.width_s);
-        self.coarsen(width);
-        other.coarsen(width);
+        if other.width_s < self.width_s {
+            let mut finer = other.clone();
+            finer.coarsen(self.width_s);
+            return self.add_same_width(&finer);
+        }
+        self.coarsen(other.width_s);
+        self.add_same_width(other);
+    }
+
+    fn add_same_width(&mut self, other: &Timeline) {
         if self.buckets.len() < other.buckets.len() {
             self.buckets
                 .resize(other.buckets.len(), TimelineBucket::default());

@@ -31,7 +31,7 @@ fn a_clean_fleet_exits_0_with_one_row_per_host_and_merged_totals() {
         .unwrap();
     assert!(iops.ends_with("): none"), "{iops}");
     assert!(
-        out.contains("Verdict: PASSED — 3 host/device(s) clean"),
+        out.contains("Verdict: CLEAN — 3 host/device(s) clean"),
         "{out}"
     );
 }

@@ -20,7 +20,7 @@ fn exit_codes_follow_the_evidence() {
         .arg(clean.path().join("sqliosim.log.xml"))
         .assert()
         .code(0)
-        .stdout(contains("Verdict: PASSED"));
+        .stdout(contains("Verdict: CLEAN: no integrity errors"));
     let bad = tempfile::tempdir().unwrap();
     fixtures::run(bad.path(), &fixtures::every_class(), 50);
     report()
@@ -67,4 +67,57 @@ fn reads_a_sqliosim_log() {
         (r"E:\sqliosim.mdx", 88286)
     );
     report().arg(&log).assert().code(1);
+}
+
+/// A JSON summary of a run that says it is running, written on another machine (so the
+/// heartbeat decides, not the process), last rewritten `ago_s` seconds ago.
+fn running_elsewhere(path: &std::path::Path, ago_s: u64) {
+    let mut doc = sqliosim::report::JsonReport::new();
+    doc.host = Some(sqliosim::report::json::HostInfo {
+        hostname: "burnin-07".into(),
+        machine_id: Some("0123456789abcdef0123456789abcdef".into()),
+    });
+    doc.pid = Some(1);
+    let now = sqliosim::report::clock::now_us();
+    doc.started_us = now - 3_600_000_000;
+    doc.updated_us = now - ago_s * 1_000_000;
+    doc.status = Some(sqliosim::report::status::RunStatus {
+        phase: "main".into(),
+        progress: "00:12/01:00".into(),
+        cycle: 2,
+        cycles: 3,
+        ..Default::default()
+    });
+    std::fs::write(path, serde_json::to_vec(&doc).unwrap()).unwrap();
+}
+
+#[test]
+fn a_run_still_going_or_gone_silent_is_never_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live.json");
+    running_elsewhere(&live, 2);
+    report()
+        .arg(&live)
+        .assert()
+        .code(2)
+        .stdout(contains("Verdict: RUNNING: no integrity errors so far"))
+        .stdout(contains("Last status: main 00:12/01:00, cycle 2/3"))
+        .stderr(contains("the run is still going"));
+    // Silent for longer than three heartbeats, on a machine this one cannot look into.
+    let silent = dir.path().join("silent.json");
+    running_elsewhere(&silent, 600);
+    let out = report().arg(&silent).assert().code(2);
+    let said = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        said.contains("Verdict: UNFINISHED: no integrity errors found before it ended"),
+        "{said}"
+    );
+    assert!(
+        said.contains("last heartbeat 600 s ago") && said.contains("Last status: "),
+        "{said}"
+    );
+    assert!(
+        !said.contains("PASSED") && !said.contains("CLEAN"),
+        "{said}"
+    );
 }

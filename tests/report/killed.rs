@@ -89,6 +89,7 @@ fn killed_writer_leaves_readable_evidence() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(String::from_utf8_lossy(&out.stdout).contains("the run did not finish"));
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(said.contains("the run did not finish"), "{said}");
     }
 }

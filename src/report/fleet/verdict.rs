@@ -74,7 +74,7 @@ pub fn judge(f: &Fleet) -> FleetVerdict {
     } else {
         (
             0,
-            format!("Verdict: PASSED — {} host/device(s) clean", f.rows.len()),
+            format!("Verdict: CLEAN — {} host/device(s) clean", f.rows.len()),
         )
     };
     let line = match (code, problems.is_empty()) {
