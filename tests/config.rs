@@ -349,8 +349,17 @@ fn repo_configs_are_valid() {
             config: Some(path.clone()),
             ..RunArgs::default()
         };
-        let (_, w) = RunSettings::resolve(&o, &dir.env())
+        let (_, mut w) = RunSettings::resolve(&o, &dir.env())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // Microsoft's samples are kept as published: seqwrites asks for 1,000-page bulk
+        // writes, which IoGeneration splits, and says so.
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if Path::new(SAMPLES).join(name).exists() {
+            w.retain(|w| !w.message.contains("is more than IoGeneration="));
+        }
         assert!(w.is_empty(), "{}: {w:?}", path.display());
     }
 }

@@ -13,6 +13,7 @@ mod echo;
 mod encoding;
 mod error;
 mod files;
+mod generation;
 mod host;
 mod ini;
 mod keys;
@@ -27,6 +28,7 @@ mod settings;
 
 pub use error::{BadValue, ConfigError, Warning};
 pub use files::{dir_pair, is_windows_path, log_size, stream_to_sibling, DEFAULT_DIR_SIZE_MB};
+pub use generation::{IoCaps, IoGeneration};
 pub use host::{meminfo_mb, Host, MAX_CPU_COUNT};
 pub use ini::{Entry, Ini, Section};
 pub use keys::{closest, edit_distance};

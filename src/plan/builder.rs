@@ -135,6 +135,7 @@ impl SimPlan {
                 read_ahead: BatchPlan::READ_AHEAD,
                 bulk: BatchPlan::BULK,
                 shrink: ShrinkPlan::default(),
+                caps: crate::config::IoGeneration::default().caps(),
             },
         }
     }
@@ -190,6 +191,7 @@ impl PlanBuilder {
         read_ahead: BatchPlan,
         bulk: BatchPlan,
         shrink: ShrinkPlan,
+        caps: crate::config::IoCaps,
     }
 
     /// The plan.
