@@ -25,6 +25,7 @@ mod run_args;
 mod save;
 pub mod sections;
 mod settings;
+mod unsupported;
 
 pub use error::{BadValue, ConfigError, Warning};
 pub use files::{dir_pair, is_windows_path, log_size, stream_to_sibling, DEFAULT_DIR_SIZE_MB};
@@ -45,3 +46,4 @@ pub use settings::{
     ConfigSource, Env, IoServiceKind, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
     DEFAULT_DATA_DIR, WORKING_DIR_CONFIG,
 };
+pub use unsupported::unsupported_cpu_keys;

@@ -136,6 +136,8 @@ impl SimPlan {
                 bulk: BatchPlan::BULK,
                 shrink: ShrinkPlan::default(),
                 caps: crate::config::IoGeneration::default().caps(),
+                affinity: 0,
+                io_affinity: 0,
             },
         }
     }
@@ -192,6 +194,8 @@ impl PlanBuilder {
         bulk: BatchPlan,
         shrink: ShrinkPlan,
         caps: crate::config::IoCaps,
+        affinity: u64,
+        io_affinity: u64,
     }
 
     /// The plan.

@@ -68,6 +68,8 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
             max_extends: u64::from(c.shrink.max_extends),
         },
         caps: g.io_generation.caps(),
+        affinity: g.affinity,
+        io_affinity: g.io_affinity,
     }
 }
 

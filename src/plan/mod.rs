@@ -150,6 +150,10 @@ pub struct SimPlan {
     /// `IoGeneration`'s largest requests: gathers (checkpoint, lazy writer, bulk update) and
     /// read-ahead; larger runs are split into requests of these.
     pub caps: IoCaps,
+    /// `Affinity`: CPU mask of the worker threads (0: not pinned).
+    pub affinity: u64,
+    /// `IOAffinity`: CPU mask of the I/O service thread (0: not pinned).
+    pub io_affinity: u64,
 }
 
 impl SimPlan {
