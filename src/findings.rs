@@ -241,4 +241,10 @@ impl Message {
             text: text.into(),
         }
     }
+
+    /// The message with an errno (0: success, as SQLIOSim's long-I/O warnings carry).
+    pub fn with_errno(mut self, errno: i32) -> Message {
+        self.errno = Some(errno);
+        self
+    }
 }

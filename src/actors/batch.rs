@@ -54,8 +54,9 @@ pub fn audit(w: &mut Worker<'_>, plan: &BatchPlan) {
     }
 }
 
-/// Runs `body` once per cycle on a random run of `BuffersMin..=BuffersMax` pages (at most
-/// what the worker's buffer holds) of a random data file, pacing as the plan says. On an
+/// Runs `body` once per cycle on a random run of `BuffersMin..=BuffersMax` pages of a random
+/// data file, pacing as the plan says; the flight splits a run longer than the worker's
+/// buffer (the generation's cap, `SimPlan::caps`) into requests of the buffer. On an
 /// actor's own io_uring the flight's requests are waited for before a pause: a completion
 /// there is stamped when the actor reaps it, so one left in flight over a pause would look as
 /// slow as the pause to the throttle and the statistics.
@@ -73,8 +74,7 @@ fn each_cycle<'a>(
         let pages = *w.run.files[file].pages.read_recursive();
         let n = w
             .between(plan.min_pages.max(1), plan.max_pages.max(1))
-            .min(pages.saturating_sub(1))
-            .min(w.max_pages() as u64);
+            .min(pages.saturating_sub(1));
         if n > 0 {
             let start = w.between(1, pages - n);
             body(w, flight, file, start, n);

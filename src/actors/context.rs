@@ -217,9 +217,12 @@ impl Run<'_> {
 
     /// Sends a log message.
     pub fn message(&self, severity: Severity, user: &str, func: &str, text: impl Into<String>) {
-        self.reporting
-            .sink
-            .emit(Event::Message(Message::new(severity, user, func, text)));
+        self.send(Message::new(severity, user, func, text));
+    }
+
+    /// Sends a log message built by the caller (one with an errno, say).
+    pub fn send(&self, m: Message) {
+        self.reporting.sink.emit(Event::Message(m));
     }
 
     /// Number of findings so far.

@@ -3,8 +3,6 @@
 //! A failed request that is not the device's fault is handed to [`super::failure`] first and
 //! never becomes a finding.
 
-use std::time::Duration;
-
 use super::failure;
 use super::worker::Worker;
 use crate::engine::retry;
@@ -47,10 +45,7 @@ pub fn triage_and_report(
         // every later read would report it again and flood the log.
         return;
     }
-    let policy = retry::RetryPolicy {
-        retries: w.run.plan.read_retries,
-        sleep: Duration::from_millis(2),
-    };
+    let policy = retry::RetryPolicy::live(&w.run.plan);
     let out = retry::triage(
         f.storage.as_ref(),
         page * PAGE_SIZE as u64,

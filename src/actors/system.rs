@@ -8,6 +8,7 @@ use super::flight::{After, Flight};
 use super::worker::Worker;
 use crate::engine::logscan::{check_block, scan_chain, ChainSpec};
 use crate::engine::pool::PageKey;
+use crate::engine::retry::RetryPolicy;
 use crate::engine::wal::MAX_GROUP;
 use crate::findings::FindingClass;
 
@@ -163,9 +164,11 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
     if p.lsn + spec.area_len <= wal.appended_end() + MAX_GROUP {
         return;
     }
-    // Re-read: a block that is right on a second look was a transient read problem.
-    let retries = w.run.plan.read_retries.min(3);
-    let transient = (0..retries).any(|_| matches!(check_block(storage, &spec, p.lsn), Ok(Ok(()))));
+    // Re-read, by the same rule as a data page: a block that is right on a later look was a
+    // transient read problem.
+    let policy = RetryPolicy::live(&w.run.plan);
+    let transient =
+        policy.reread_until(|| matches!(check_block(storage, &spec, p.lsn), Ok(Ok(()))));
     let what = format!(
         "log block at LSN {} (offset 0x{:X}): {}{}",
         p.lsn,

@@ -78,7 +78,7 @@ pub static ACTORS: &[ActorSpec] = &[
         phase: CyclePhase::InitialCheckpoint,
         first_id: 0,
         threads: one,
-        pages: sweep_pages,
+        pages: gather_pages,
         body: |w, _| {
             system::checkpoint(w);
         },
@@ -107,7 +107,7 @@ pub static ACTORS: &[ActorSpec] = &[
         phase: CyclePhase::Main,
         first_id: 0,
         threads: |p| p.read_ahead.users,
-        pages: |p| batch_pages(p.read_ahead.max_pages),
+        pages: |p| batch_pages(p.read_ahead.max_pages.min(p.caps.read_ahead_pages)),
         body: |w, _| {
             let run = w.run;
             batch::read_ahead(w, &run.plan.read_ahead);
@@ -118,7 +118,7 @@ pub static ACTORS: &[ActorSpec] = &[
         phase: CyclePhase::Main,
         first_id: 0,
         threads: |p| p.bulk.users,
-        pages: |p| batch_pages(p.bulk.max_pages),
+        pages: |p| batch_pages(p.bulk.max_pages.min(p.caps.gather_pages)),
         body: |w, _| {
             let run = w.run;
             batch::bulk_update(w, &run.plan.bulk);
@@ -137,7 +137,7 @@ pub static ACTORS: &[ActorSpec] = &[
         phase: CyclePhase::Main,
         first_id: 0,
         threads: one,
-        pages: sweep_pages,
+        pages: gather_pages,
         body: |w, _| system::checkpointer(w),
     },
     ActorSpec {
@@ -145,7 +145,7 @@ pub static ACTORS: &[ActorSpec] = &[
         phase: CyclePhase::Main,
         first_id: 0,
         threads: one,
-        pages: sweep_pages,
+        pages: gather_pages,
         body: |w, _| system::lazy_writer(w),
     },
     ActorSpec {
@@ -161,7 +161,7 @@ pub static ACTORS: &[ActorSpec] = &[
         phase: CyclePhase::FinalCheckpoint,
         first_id: 0,
         threads: one,
-        pages: sweep_pages,
+        pages: gather_pages,
         body: |w, _| {
             system::checkpoint(w);
         },
@@ -200,6 +200,12 @@ fn one(_: &SimPlan) -> usize {
 
 fn sweep_pages(_: &SimPlan) -> usize {
     SWEEP_PAGES
+}
+
+/// The checkpoint's and lazy writer's buffer: the generation's gather cap (their runs of
+/// dirty pages are split at it).
+fn gather_pages(plan: &SimPlan) -> usize {
+    plan.caps.gather_pages.clamp(1, 1024) as usize
 }
 
 fn data_files(plan: &SimPlan) -> usize {

@@ -63,7 +63,10 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let metrics = metrics_sink(settings);
     sinks.extend(metrics.clone().map(|m| m as Arc<dyn EventSink>));
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(sinks));
-    let warnings = placement.into_iter().chain(exposure_lines(settings));
+    let warnings = placement
+        .into_iter()
+        .chain(exposure_lines(settings))
+        .chain(cpu_lines(settings));
     let said = Said {
         evidence: &evidence,
         sink: sink.as_ref(),
@@ -289,6 +292,12 @@ fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chos
     let backend = ServiceBackend::start(kind, depth, !plan.direct)
         .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?
         .with_own_rings(own_rings_wanted());
+    // IOAffinity: the I/O service thread, pinned by its id (a mask naming no usable CPU is
+    // warned about in the header and pins nothing).
+    if let Some(tid) = backend.service().thread_id() {
+        crate::control::affinity::pin(Some(tid), plan.io_affinity)
+            .map_err(|e| anyhow::anyhow!("cannot apply IOAffinity to the I/O service: {e}"))?;
+    }
     engine.used = backend.service().kind().name().into();
     engine.depth = Some(depth as u64);
     engine.own_rings = backend.own_rings();
@@ -364,6 +373,19 @@ fn exposure_lines(settings: &RunSettings) -> Vec<String> {
     dirs.iter()
         .flat_map(|d| crate::io::safefile::exposure(d))
         .map(|why| format!("Warning: {why}: another user can change what this run works on"))
+        .collect()
+}
+
+/// The run header's warnings about the CPU keys: an Affinity or IOAffinity mask naming no CPU
+/// this process may use, and each CPU key written but not simulated (never accepted silently).
+fn cpu_lines(settings: &RunSettings) -> Vec<String> {
+    let g = &settings.config.general;
+    let masks = [("Affinity", g.affinity), ("IOAffinity", g.io_affinity)];
+    masks
+        .into_iter()
+        .filter_map(|(k, m)| crate::control::affinity::unusable_warning(k, m))
+        .chain(crate::config::unsupported_cpu_keys(&settings.config))
+        .map(|w| format!("Warning: {w}"))
         .collect()
 }
 

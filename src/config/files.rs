@@ -44,6 +44,9 @@ pub fn dir_pair(size_mb: u64) -> Vec<FileSpec> {
     ]
 }
 
+/// [`Origin::label`] of the pair [`dir_pair`] makes.
+pub const DIR_PAIR_LABEL: &str = "-dir";
+
 /// The data-file size `-dir` uses when neither `-size` nor `[FileN]` gives one.
 pub const DEFAULT_DIR_SIZE_MB: u64 = 200;
 
@@ -112,7 +115,7 @@ pub fn place(
     }
     let templates = if from_file.is_empty() {
         let origin = Origin {
-            label: "-dir".into(),
+            label: DIR_PAIR_LABEL.into(),
             file: "command line".into(),
             line: 0,
         };
@@ -184,13 +187,18 @@ fn stream_warning(origin: &Origin, written: &str, name: &str, sibling: &str) -> 
 
 /// Applies `-size MB`: data files start at MB and may grow to 2×MB; log files get half, ≤ 50 MB.
 pub fn apply_size(files: &mut [(FileSpec, Origin)], size_mb: u64) {
-    for (spec, _) in files {
+    for (spec, origin) in files {
         if spec.log_file {
             spec.initial_size_mb = log_size(size_mb);
             spec.max_size_mb = spec.initial_size_mb;
         } else {
             spec.initial_size_mb = size_mb;
             spec.max_size_mb = size_mb * 2;
+            // The pair -dir makes grows by a tenth of its size (docs/configuration.md); a
+            // [FileN]'s own Increment is the user's and stays.
+            if origin.label == DIR_PAIR_LABEL {
+                spec.increment_mb = (size_mb / 10).max(1);
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ mod echo;
 mod encoding;
 mod error;
 mod files;
+mod generation;
 mod host;
 mod ini;
 mod keys;
@@ -25,9 +26,11 @@ mod save;
 pub mod sections;
 mod settings;
 pub mod units;
+mod unsupported;
 
 pub use error::{BadValue, ConfigError, Warning};
 pub use files::{dir_pair, is_windows_path, log_size, stream_to_sibling, DEFAULT_DIR_SIZE_MB};
+pub use generation::{IoCaps, IoGeneration};
 pub use host::{meminfo_mb, Host, MAX_CPU_COUNT};
 pub use ini::{Entry, Ini, Section};
 pub use keys::{closest, edit_distance};
@@ -44,3 +47,4 @@ pub use settings::{
     ConfigSource, Env, IoServiceKind, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
     DEFAULT_DATA_DIR, WORKING_DIR_CONFIG,
 };
+pub use unsupported::unsupported_cpu_keys;

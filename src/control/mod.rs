@@ -3,9 +3,12 @@
 //! the table of I/Os in flight the long-I/O monitor reads ([`inflight`]), and the depth gauges
 //! that count the requests in flight over time ([`depth`], read by `stats` for the summary).
 //!
+//! [`affinity`] applies the `Affinity`/`IOAffinity` masks to threads.
+//!
 //! They sit low in the layers so that `actors` and `sched` reach them without reaching each
 //! other: the driver creates them, the actors obey them.
 
+pub mod affinity;
 pub mod depth;
 pub mod inflight;
 pub mod stop;

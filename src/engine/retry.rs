@@ -25,12 +25,38 @@ pub struct RetryPolicy {
     pub sleep: Duration,
 }
 
+/// The pause before each re-read of a live read (SQLIOSim sleeps between its re-reads).
+pub const REREAD_PAUSE: Duration = Duration::from_millis(10);
+
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            retries: 15,
-            sleep: Duration::from_millis(10),
+            retries: crate::plan::from_settings::READ_RETRIES,
+            sleep: REREAD_PAUSE,
         }
+    }
+}
+
+impl RetryPolicy {
+    /// The one rule for a live re-read, a data page's and a log block's alike: the plan's
+    /// re-reads (SQLIOSim's 15; its 2022 fix gave LDX reads the full retry too) with
+    /// [`REREAD_PAUSE`] before each.
+    pub fn live(plan: &crate::plan::SimPlan) -> RetryPolicy {
+        RetryPolicy {
+            retries: plan.read_retries,
+            sleep: REREAD_PAUSE,
+        }
+    }
+
+    /// Calls `read` up to `retries` times, pausing before each, until it returns true; true
+    /// when one did (the problem was transient). For reads that are not one page (log blocks).
+    pub fn reread_until(&self, mut read: impl FnMut() -> bool) -> bool {
+        (0..self.retries).any(|_| {
+            if !self.sleep.is_zero() {
+                std::thread::sleep(self.sleep);
+            }
+            read()
+        })
     }
 }
 
@@ -197,6 +223,32 @@ mod tests {
         );
         page.fill(7);
         assert_eq!(bytes_not_read(&page), None);
+    }
+
+    /// The rule: data pages and log blocks get the plan's 15 re-reads, 10 ms apart, and a
+    /// persistent problem is read exactly that many more times.
+    #[test]
+    fn live_rereads_are_one_rule_for_data_and_log() {
+        let plan = crate::plan::SimPlan::builder(1).build();
+        let live = RetryPolicy::live(&plan);
+        assert_eq!(live, RetryPolicy::default());
+        assert_eq!((live.retries, live.sleep), (15, Duration::from_millis(10)));
+        let quick = RetryPolicy {
+            sleep: Duration::ZERO,
+            ..live
+        };
+        let mut reads = 0;
+        assert!(!quick.reread_until(|| {
+            reads += 1;
+            false
+        }));
+        assert_eq!(reads, 15);
+        let mut reads = 0;
+        assert!(quick.reread_until(|| {
+            reads += 1;
+            reads == 2
+        }));
+        assert_eq!(reads, 2, "stops at the first good read");
     }
 
     #[test]

@@ -135,6 +135,9 @@ impl SimPlan {
                 read_ahead: BatchPlan::READ_AHEAD,
                 bulk: BatchPlan::BULK,
                 shrink: ShrinkPlan::default(),
+                caps: crate::config::IoGeneration::default().caps(),
+                affinity: 0,
+                io_affinity: 0,
             },
         }
     }
@@ -190,6 +193,9 @@ impl PlanBuilder {
         read_ahead: BatchPlan,
         bulk: BatchPlan,
         shrink: ShrinkPlan,
+        caps: crate::config::IoCaps,
+        affinity: u64,
+        io_affinity: u64,
     }
 
     /// The plan.

@@ -67,6 +67,9 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
             min_extends: u64::from(c.shrink.min_extends),
             max_extends: u64::from(c.shrink.max_extends),
         },
+        caps: g.io_generation.caps(),
+        affinity: g.affinity,
+        io_affinity: g.io_affinity,
     }
 }
 

@@ -12,6 +12,7 @@ pub use builder::PlanBuilder;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::config::IoCaps;
 use crate::page::FileRole;
 
 /// One file of the set.
@@ -146,6 +147,13 @@ pub struct SimPlan {
     pub bulk: BatchPlan,
     /// `[ShrinkUser]`.
     pub shrink: ShrinkPlan,
+    /// `IoGeneration`'s largest requests: gathers (checkpoint, lazy writer, bulk update) and
+    /// read-ahead; larger runs are split into requests of these.
+    pub caps: IoCaps,
+    /// `Affinity`: CPU mask of the worker threads (0: not pinned).
+    pub affinity: u64,
+    /// `IOAffinity`: CPU mask of the I/O service thread (0: not pinned).
+    pub io_affinity: u64,
 }
 
 impl SimPlan {

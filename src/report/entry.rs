@@ -12,6 +12,7 @@ use quick_xml::Writer;
 use crate::findings::{Message, Severity};
 
 use super::clock::LogClock;
+use super::hresult::Status;
 
 /// Everything an ENTRY element carries, plus an optional structured child.
 #[derive(Debug, Clone)]
@@ -28,8 +29,8 @@ pub struct Entry {
     pub file: String,
     /// Func: the function that logged it.
     pub func: String,
-    /// errno (HRESULT and SYSTEXT), if the entry is about a failed system call.
-    pub errno: Option<i32>,
+    /// What HRESULT and SYSTEXT say (see [`super::hresult`]).
+    pub status: Status,
     /// EXTENDED_DESCRIPTION.
     pub text: String,
 }
@@ -44,7 +45,7 @@ impl Entry {
             user: m.user.clone(),
             file: "sqliosim".to_string(),
             func: m.func.clone(),
-            errno: m.errno,
+            status: Status::from_errno(m.errno),
             text: m.text.clone(),
         }
     }
@@ -61,23 +62,6 @@ pub fn type_name(s: Severity) -> &'static str {
         Severity::Info => "INFO",
         Severity::Warning => "WARNING",
         Severity::Error => "ERROR",
-    }
-}
-
-/// HRESULT: the errno in hex, `0x%08X`; empty when there is none.
-pub fn hresult(errno: Option<i32>) -> String {
-    errno.map_or_else(String::new, |e| format!("0x{e:08X}"))
-}
-
-/// SYSTEXT: strerror of the errno; empty when there is none (or it is 0, as SQLIOSim).
-pub fn systext(errno: Option<i32>) -> String {
-    let Some(e) = errno.filter(|e| *e != 0) else {
-        return String::new();
-    };
-    let text = std::io::Error::from_raw_os_error(e).to_string();
-    match text.rfind(" (os error ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
     }
 }
 
@@ -147,7 +131,7 @@ fn newline(w: &mut Out) {
 pub fn render(e: &Entry, clock: &LogClock, detail: Option<&dyn Fn(&mut Out)>) -> Vec<u8> {
     let (time, date) = clock.time_date(e.time_us);
     let tid = e.tid.to_string();
-    let (hr, sys) = (hresult(e.errno), systext(e.errno));
+    let (hr, sys) = (e.status.hresult(), e.status.systext());
     let attrs = [
         ("TYPE", type_name(e.severity)),
         ("TIME", time.as_str()),
@@ -157,7 +141,7 @@ pub fn render(e: &Entry, clock: &LogClock, detail: Option<&dyn Fn(&mut Out)>) ->
         ("File", e.file.as_str()),
         ("Func", e.func.as_str()),
         ("HRESULT", hr.as_str()),
-        ("SYSTEXT", sys.as_str()),
+        ("SYSTEXT", sys),
     ];
     let mut w = Writer::new(Vec::new());
     open(&mut w, "ENTRY", &attrs);

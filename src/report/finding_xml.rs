@@ -7,6 +7,7 @@ use crate::page::{BitDiff, ExpectedState, Verdict, PAGE_SIZE};
 
 use super::clock::iso_utc;
 use super::entry::{close, empty_elem, open, text_elem, Out};
+use super::hresult::errno_text;
 
 /// The EXTENDED_DESCRIPTION of a finding: SQLIOSim's validation text, then what was found.
 pub fn description(f: &Finding) -> String {
@@ -25,9 +26,14 @@ pub fn description(f: &Finding) -> String {
     )
 }
 
-/// What is wrong: the finding's own detail (log chain, WAL rule) or its verdict.
+/// What is wrong: the finding's own detail (log chain, WAL rule) or its verdict; an I/O error
+/// names its Linux errno, since HRESULT carries the Win32 code (see [`super::hresult`]).
 pub fn what(f: &Finding) -> String {
-    f.detail.clone().unwrap_or_else(|| f.verdict.describe())
+    match (&f.detail, &f.verdict) {
+        (Some(d), _) => d.clone(),
+        (None, Verdict::IoError { errno }) => format!("I/O error: {}", errno_text(*errno)),
+        (None, v) => v.describe(),
+    }
 }
 
 fn retry_text(f: &Finding) -> String {

@@ -8,6 +8,7 @@ use super::clock::LogClock;
 use super::entry::{current_tid, render, Entry};
 use super::error::ReportError;
 use super::finding_xml::{description, write_finding};
+use super::hresult::Status;
 use super::xml::XmlLog;
 
 /// SQLIOSim's Func for validation failures.
@@ -62,7 +63,10 @@ impl LogWriter {
             user: f.actor.name().to_string(),
             file: "page/verify.rs".into(),
             func: VALIDATE_FUNC.into(),
-            errno: f.errno,
+            status: match f.errno {
+                Some(e) => Status::Errno(e),
+                None => Status::ValidationFailed,
+            },
             text: description(f),
         };
         let run_id = self.run_id;
@@ -78,7 +82,7 @@ impl LogWriter {
             user: "System".into(),
             file: "report/dump.rs".into(),
             func: DUMP_FUNC.into(),
-            errno: Some(0),
+            status: Status::Success,
             text: format!("Dump file successfully written: {}", dump.display()),
         };
         self.write(&e, None)

@@ -20,6 +20,7 @@ pub mod error;
 pub mod evidence;
 mod finding_xml;
 pub mod fleet;
+pub mod hresult;
 pub mod html;
 pub mod io_service;
 pub mod json;

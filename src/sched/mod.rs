@@ -20,7 +20,7 @@ use crate::actors::context::Run;
 use crate::actors::durability;
 use crate::control::stop::{Stop, StopReason};
 use crate::events::{Event, EventSink};
-use crate::findings::Severity;
+use crate::findings::{Message, Severity};
 use crate::io::Backend;
 use crate::plan::SimPlan;
 use crate::stats::{
@@ -95,12 +95,10 @@ pub fn simulate(
     let when = crate::control::stop::StopWhen::of(&run.controls.stop, run.reporting.start, planned);
     let long = run.controls.inflight.long_total();
     if long > 0 {
-        run.message(
-            Severity::Warning,
-            "Display Monitor",
-            "CheckForLongIO",
-            format!("{long} I/O requests were outstanding for more than 15 sec. during the run"),
-        );
+        let text =
+            format!("{long} I/O requests were outstanding for more than 15 sec. during the run");
+        let m = Message::new(Severity::Warning, "Display Monitor", "CheckForLongIO", text);
+        run.send(m.with_errno(0));
     }
     run.reporting
         .sink

@@ -11,7 +11,7 @@ use super::run::Ticker;
 
 use crate::actors::context::Run;
 use crate::events::{Event, Phase, Tick};
-use crate::findings::Severity;
+use crate::findings::{Message, Severity};
 use crate::stats::LiveSnapshot;
 
 /// How often the monitor wakes.
@@ -117,6 +117,8 @@ fn report_long_io(run: &Run<'_>) {
             "{long} IO requests are outstanding for more than {} sec.",
             run.plan.long_io.as_secs_f64()
         );
-        run.message(Severity::Warning, "Display Monitor", "CheckForLongIO", text);
+        // SQLIOSim's view shows these as `Error: 0x00000000`.
+        let m = Message::new(Severity::Warning, "Display Monitor", "CheckForLongIO", text);
+        run.send(m.with_errno(0));
     }
 }

@@ -52,6 +52,9 @@ fn spawn<'s, 'e: 's>(
     let started = thread::Builder::new()
         .name(name.clone())
         .spawn_scoped(scope, move || {
+            // Affinity: every worker pins itself (a mask naming no usable CPU was warned about
+            // in the header and leaves it unpinned).
+            let _ = crate::control::affinity::pin(None, run.plan.affinity);
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let mut w = match Worker::new(run, kind, id, pages) {
                     Ok(w) => w,

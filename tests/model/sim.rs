@@ -211,6 +211,12 @@ fn slow_ios_are_throttled_and_reported_once_as_long() {
         .filter(|m| m.func == "CheckForLongIO")
         .map(|m| m.text.clone())
         .collect();
+    // SQLIOSim's view shows these as `Error: 0x00000000`: the XML log writes errno 0 so.
+    assert!(sink
+        .messages()
+        .iter()
+        .filter(|m| m.func == "CheckForLongIO")
+        .all(|m| m.errno == Some(0)));
     assert!(
         long.iter()
             .any(|t| t.contains("outstanding for more than 0.3 sec")),
@@ -324,5 +330,54 @@ fn stale_reads_of_the_log_are_transient_log_findings_and_never_data_findings() {
             (FindingClass::LogCorruption, false, &log),
             "{f:#?}"
         );
+    }
+}
+
+/// Average pages per request of `actor` (reads or writes), and the pages it moved.
+fn pages_per_request(out: &sqliosim::sched::SimOutcome, actor: &str, reads: bool) -> (f64, u64) {
+    let a = out.summary.actors.iter().find(|a| a.name == actor);
+    let io = &a.unwrap_or_else(|| panic!("{actor} did no I/O")).io;
+    let (bytes, requests) = if reads {
+        (io.bytes_read, io.reads + io.scatter_reads)
+    } else {
+        (io.bytes_written, io.writes + io.gather_writes)
+    };
+    let pages = bytes / 8192;
+    (pages as f64 / requests.max(1) as f64, pages)
+}
+
+/// IoGeneration's caps hold: a 200-page read-ahead and a 100-page bulk update are split into
+/// requests of at most the generation's read-ahead (64) and gather (32 in 2014, 128 in 2016)
+/// pages, and nothing is dropped (more pages move than one cap's worth).
+#[test]
+fn request_sizes_follow_the_generation_caps() {
+    use sim_support::batch;
+    use sqliosim::config::IoGeneration;
+    for generation in [IoGeneration::Sql2014, IoGeneration::Sql2016] {
+        let dir = PathBuf::from("/virtual");
+        let mut plan = small_plan(&dir, 4, Duration::from_millis(600));
+        plan.journal = false;
+        plan.read_ahead = batch(1, 200, 200);
+        plan.bulk = batch(1, 100, 100);
+        plan.caps = generation.caps();
+        let out = run(
+            plan,
+            &FaultyBackend::new(9),
+            Arc::new(MemorySink::default()),
+        );
+        let (ra, ra_pages) = pages_per_request(&out, "Read Ahead User", true);
+        assert!(
+            ra <= 64.0 && ra_pages > 200,
+            "{generation}: read-ahead {ra} pages/request, {ra_pages} pages"
+        );
+        let (bu, bu_pages) = pages_per_request(&out, "Bulk Update User", false);
+        let cap = generation.caps().gather_pages as f64;
+        assert!(
+            bu <= cap && bu_pages > 100,
+            "{generation}: bulk {bu} pages/request, {bu_pages} pages"
+        );
+        if generation == IoGeneration::Sql2016 {
+            assert!(bu > 32.0, "2016 gathers more than 2014's 32 pages: {bu}");
+        }
     }
 }

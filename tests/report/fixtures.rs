@@ -289,12 +289,9 @@ pub fn startup(ev: &Evidence) {
         text,
     )));
     let warn = "2 IO requests are outstanding for more than 15 sec.";
-    ev.emit(Event::Message(Message::new(
-        Severity::Warning,
-        "Display Monitor",
-        "CDisplayMonitor::Check",
-        warn,
-    )));
+    ev.emit(Event::Message(
+        Message::new(Severity::Warning, "Display Monitor", "CheckForLongIO", warn).with_errno(0),
+    ));
 }
 
 /// A finished run with `findings` into `dir`.

@@ -95,7 +95,7 @@ fn log_stylesheet_renders_a_table_in_chromium() {
     );
     assert!(dom.contains("<tr class=\"ERROR\">"), "{dom}");
     assert!(
-        dom.contains("Error: 0x00000005 Error Text: Input/output error Description: Read failed on /data/sqliosim.mdx Page: 21"),
+        dom.contains("Error: 0x8007045D Error Text: The request could not be performed because of an I/O device error. Description: Read failed on /data/sqliosim.mdx Page: 21"),
         "{dom}"
     );
 }

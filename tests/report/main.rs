@@ -7,6 +7,7 @@ mod cap;
 mod chromium_support;
 mod cli;
 mod fixtures;
+mod hresult;
 mod html;
 mod json;
 mod killed;

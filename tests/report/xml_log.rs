@@ -195,7 +195,10 @@ fn every_class_is_logged_with_structured_fields() {
     let (rd, _) = by_class(FindingClass::ReadError);
     assert_eq!(
         (rd.attribute("HRESULT"), rd.attribute("SYSTEXT")),
-        (Some("0x00000005"), Some("Input/output error"))
+        (
+            Some("0x8007045D"),
+            Some("The request could not be performed because of an I/O device error.")
+        )
     );
     let (stale, _) = by_class(FindingClass::StaleRead);
     assert!(child(stale, "EXTENDED_DESCRIPTION")

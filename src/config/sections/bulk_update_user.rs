@@ -41,6 +41,14 @@ impl IniSection for BulkUpdateUser {
             ("BuffersBUMin", b.buffers_min.into()),
             ("BuffersBUMax", b.buffers_max.into()),
         )?;
+        let caps = cx.io_generation.caps();
+        crate::config::generation::warn_beyond_cap(
+            v,
+            ("BuffersBUMax", b.buffers_max),
+            ("gather write", caps.gather_pages),
+            cx.io_generation,
+            cx.warnings,
+        );
         Ok(b)
     }
 }

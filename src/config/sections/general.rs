@@ -8,6 +8,7 @@ use crate::config::host::MAX_CPU_COUNT;
 use crate::config::model::Ratio;
 use crate::config::reader::View;
 use crate::config::save::flag;
+use crate::config::IoGeneration;
 use std::fmt::Write;
 
 /// `[CONFIG]`: global behaviour.
@@ -55,6 +56,9 @@ pub struct General {
     pub delete_files_at_shutdown: bool,
     /// `StampFiles`: grow files by writing zeros instead of fallocate, default false.
     pub stamp_files: bool,
+    /// `IoGeneration` (ours): the SQL Server generation whose request sizes are simulated,
+    /// `2014` or `2016` (default).
+    pub io_generation: IoGeneration,
 }
 
 /// The longest TestCycleDuration (and `-d`) accepted: a year, in seconds.
@@ -84,6 +88,7 @@ impl IniSection for General {
         "DeleteFilesAtStartup",
         "DeleteFilesAtShutdown",
         "StampFiles",
+        "IoGeneration",
     ];
 
     fn parse(v: &View, cx: &mut ParseContext) -> Result<Self, ConfigError> {
@@ -120,8 +125,10 @@ impl IniSection for General {
             delete_files_at_startup: v.boolean("DeleteFilesAtStartup", true)?,
             delete_files_at_shutdown: v.boolean("DeleteFilesAtShutdown", false)?,
             stamp_files: v.boolean("StampFiles", false)?,
+            io_generation: io_generation(v)?,
         };
         cx.cpu_count = cpu_count;
+        cx.io_generation = g.io_generation;
         Ok(scatter_gather_forces_no_buffering(v, g, cx.warnings))
     }
 }
@@ -148,6 +155,7 @@ impl SectionValue for General {
             ("DeleteFilesAtStartup", flag(self.delete_files_at_startup)),
             ("DeleteFilesAtShutdown", flag(self.delete_files_at_shutdown)),
             ("StampFiles", flag(self.stamp_files)),
+            ("IoGeneration", self.io_generation.to_string()),
         ]
     }
 
@@ -179,6 +187,12 @@ impl SectionValue for General {
             yes(self.force_read_ahead),
             yes(self.stamp_files)
         );
+        let caps = self.io_generation.caps();
+        let _ = writeln!(
+            out,
+            "IoGeneration = {}: gathers of at most {} pages, read-ahead of at most {} pages",
+            self.io_generation, caps.gather_pages, caps.read_ahead_pages
+        );
     }
 }
 
@@ -190,6 +204,14 @@ fn error_file(v: &View) -> Result<String, ConfigError> {
             Err(v.bad(e, "expected a file name for the XML error log"))
         }
         Some(e) => Ok(e.value.clone()),
+    }
+}
+
+/// `IoGeneration`, default 2016.
+fn io_generation(v: &View) -> Result<IoGeneration, ConfigError> {
+    match v.entry("IoGeneration") {
+        None => Ok(IoGeneration::default()),
+        Some(e) => IoGeneration::parse(&e.value).ok_or_else(|| v.bad(e, IoGeneration::VALUES)),
     }
 }
 

@@ -84,6 +84,9 @@ pub struct ParseContext<'a> {
     /// `CPUCount`: the machine's until `[CONFIG]` (read first) sets it; the user counts of the
     /// later sections are resolved against it.
     pub cpu_count: u32,
+    /// `IoGeneration`'s caps: the default's until `[CONFIG]` sets them; the read-ahead and
+    /// bulk sections warn about requests beyond them.
+    pub io_generation: crate::config::IoGeneration,
     /// Warnings, in file order.
     pub warnings: &'a mut Vec<Warning>,
 }

@@ -41,6 +41,14 @@ impl IniSection for ReadAheadUser {
             ("BuffersRAMin", r.buffers_min.into()),
             ("BuffersRAMax", r.buffers_max.into()),
         )?;
+        let caps = cx.io_generation.caps();
+        crate::config::generation::warn_beyond_cap(
+            v,
+            ("BuffersRAMax", r.buffers_max),
+            ("read-ahead", caps.read_ahead_pages),
+            cx.io_generation,
+            cx.warnings,
+        );
         Ok(r)
     }
 }

@@ -81,6 +81,7 @@ impl Shared {
 pub struct IoService {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+    tid: Option<rustix::thread::Pid>,
     kind: RingKind,
     depth: usize,
 }
@@ -130,19 +131,27 @@ impl IoService {
         });
         let service = Service::new(engine, Arc::clone(&shared), depth);
         let exit = ExitGuard(Arc::clone(&shared));
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("io-service".into())
             .spawn(move || {
                 let _exit = exit;
+                let _ = tid_tx.send(rustix::thread::gettid());
                 service.run();
             })
             .map_err(RingError::Thread)?;
         Ok(IoService {
             shared,
+            tid: tid_rx.recv().ok(),
             thread: Some(thread),
             kind,
             depth,
         })
+    }
+
+    /// The OS id of the service thread (for `IOAffinity`), if it reported it.
+    pub fn thread_id(&self) -> Option<rustix::thread::Pid> {
+        self.tid
     }
 
     /// The back end in use (psync when io_uring was asked for and refused).

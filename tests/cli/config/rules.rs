@@ -282,3 +282,33 @@ fn shrink_user_has_no_user_count() {
           with Shrinkable=TRUE"]
     );
 }
+
+#[test]
+fn io_generation_sets_the_request_caps_and_warns_once_per_key_beyond_them() {
+    let (s, w) = ok(&with_files(""));
+    let plan = sqliosim::plan::from_settings::plan_from(&s);
+    assert_eq!(
+        (plan.caps.gather_pages, plan.caps.read_ahead_pages),
+        (128, 64)
+    );
+    assert!(w.is_empty(), "{w:?}");
+    let (s, w) = ok(&with_files(
+        "[CONFIG]\nIoGeneration=2014\n[ReadAheadUser]\nBuffersRAMax=64\n[BulkUpdateUser]\nBuffersBUMin=16\nBuffersBUMax=48\n",
+    ));
+    let plan = sqliosim::plan::from_settings::plan_from(&s);
+    assert_eq!(
+        (plan.caps.gather_pages, plan.caps.read_ahead_pages),
+        (32, 64)
+    );
+    assert_eq!(
+        w,
+        ["t.ini:17: BuffersBUMax=48 is more than IoGeneration=2014 issues in one gather write (32 pages, 256 KB): each is split into requests of at most 32 pages; set IoGeneration or lower BuffersBUMax to silence this"]
+    );
+    let (_, w) = ok(&with_files("[ReadAheadUser]\nBuffersRAMax=65\n"));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].starts_with("t.ini:12: BuffersRAMax=65 is more than IoGeneration=2016 issues in one read-ahead (64 pages, 512 KB)"), "{w:?}");
+    assert_eq!(
+        err(&with_files("[CONFIG]\nIoGeneration=2019\n")),
+        "t.ini:12: [CONFIG] IoGeneration=2019: expected 2014 or 2016"
+    );
+}
