@@ -15,6 +15,8 @@ mod faults;
 mod lock;
 mod manpage;
 mod previous;
+mod run_backend;
+mod run_outputs;
 mod selftest;
 mod simrun;
 mod stopped;

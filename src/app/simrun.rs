@@ -4,23 +4,18 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::console::{summary_text, ConsoleSink, ProgressSink};
-use crate::config::{IoServiceKind, RunSettings};
+use super::run_backend::{choose_backend, Chosen};
+use super::run_outputs::{json_to_stdout, metrics_sink, open_evidence, status_sink, write_bundle};
+use crate::config::RunSettings;
 use crate::events::{Event, EventSink, Facts, Fanout, FileUnit, Stopped};
 use crate::exit::{Internal, Outcome};
 use crate::findings::{Message, Severity};
-use crate::io::aio::RingKind;
-use crate::io::{
-    Backend, BufferedBackend, DirectBackend, FaultyBackend, IoService, ServiceBackend,
-};
+use crate::io::Backend;
 use crate::plan::from_settings::plan_from;
 use crate::plan::SimPlan;
-use crate::report::bundle::BundleFile;
-use crate::report::metrics::MetricsSink;
-use crate::report::status::StatusSink;
-use crate::report::{Evidence, EvidenceOptions, IoServiceInfo, RunInfo};
+use crate::report::{Evidence, IoServiceInfo};
 
 /// Runs the simulation for resolved settings.
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
@@ -120,32 +115,6 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     crate::exit::after_printing(printed, verdict(&outcome, bench, evidence_error))
 }
 
-/// `--json -`: the final JSON summary on stdout (a closed pipe is no failure of the run).
-fn json_to_stdout(evidence: &Evidence) -> Result<(), crate::report::ReportError> {
-    let mut doc = evidence.summary_json()?;
-    doc.push(b'\n');
-    match crate::exit::print_data(&doc) {
-        Err(e) if !e.closed() => Err(crate::report::ReportError::io("standard output", e.0)),
-        _ => Ok(()),
-    }
-}
-
-/// `--status-interval`: a status line every interval, when stdout is not a terminal (there
-/// the progress line shows the same).
-fn status_sink(settings: &RunSettings) -> Option<Arc<dyn EventSink>> {
-    use std::io::IsTerminal;
-    let every = Duration::from_secs(settings.status_interval?);
-    (!std::io::stdout().is_terminal())
-        .then(|| Arc::new(StatusSink::new(every)) as Arc<dyn EventSink>)
-}
-
-/// `--metrics-textfile`: the Prometheus textfile, every `--status-interval` (10 s without).
-fn metrics_sink(settings: &RunSettings) -> Option<Arc<MetricsSink>> {
-    let path = settings.metrics_textfile.clone()?;
-    let every = Duration::from_secs(settings.status_interval.unwrap_or(10));
-    Some(Arc::new(MetricsSink::new(path, every)))
-}
-
 /// The end-of-run summary and where the evidence went, on stdout.
 fn print_end(
     settings: &RunSettings,
@@ -241,92 +210,6 @@ fn header(
     Ok(())
 }
 
-/// The backend of a run, with what carries its I/O.
-struct Chosen {
-    backend: Box<dyn Backend>,
-    /// The fault-injection backend, to ask afterwards which faults never fired.
-    faulty: Option<FaultyBackend>,
-    engine: IoServiceInfo,
-}
-
-/// The disk (direct or buffered I/O) through the `--engine` asked for, or, with the hidden
-/// `--fault-injection SPEC`, files in memory that misbehave as SPEC says (see `faults.rs`).
-fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chosen> {
-    let mut engine = IoServiceInfo {
-        requested: settings.engine.name().into(),
-        used: settings.engine.name().into(),
-        depth: None,
-        max_outstanding_io: plan.max_outstanding_io as u64,
-        own_rings: false,
-    };
-    if let Some(spec) = &settings.fault_injection {
-        let spec = super::faults::FaultSpec::parse(spec)?;
-        let backend = FaultyBackend::new(plan.seed);
-        if let Some(&data) = plan.data_files().first() {
-            spec.arm(&backend, &plan.files[data].path);
-        }
-        engine.used = "memory".into();
-        return Ok(Chosen {
-            backend: Box::new(backend.clone()),
-            faulty: Some(backend),
-            engine,
-        });
-    }
-    let kind = match settings.engine {
-        IoServiceKind::Uring => RingKind::Uring,
-        IoServiceKind::Psync => RingKind::Psync,
-        IoServiceKind::Sync => {
-            let disk: Box<dyn Backend> = if plan.direct {
-                Box::new(DirectBackend::new())
-            } else {
-                Box::new(BufferedBackend::new())
-            };
-            return Ok(Chosen {
-                backend: disk,
-                faulty: None,
-                engine,
-            });
-        }
-    };
-    let depth = engine_depth(plan, kind);
-    let backend = ServiceBackend::start(kind, depth, !plan.direct)
-        .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?
-        .with_own_rings(own_rings_wanted());
-    // IOAffinity: the I/O service thread, pinned by its id (a mask naming no usable CPU is
-    // warned about in the header and pins nothing).
-    if let Some(tid) = backend.service().thread_id() {
-        crate::control::affinity::pin(Some(tid), plan.io_affinity)
-            .map_err(|e| anyhow::anyhow!("cannot apply IOAffinity to the I/O service: {e}"))?;
-    }
-    engine.used = backend.service().kind().name().into();
-    engine.depth = Some(depth as u64);
-    engine.own_rings = backend.own_rings();
-    Ok(Chosen {
-        backend: Box::new(backend),
-        faulty: None,
-        engine,
-    })
-}
-
-/// Whether the asynchronous actors submit to io_uring rings of their own (issue #15 §3): only
-/// when the environment has `SQLIOSIM_OWN_RINGS=1`. Off by default: on 2 vCPUs the checkpoint
-/// flushed no faster that way (docs/performance.md, "Request hand-off (#15 §3)"), so every
-/// request stays on the shared I/O service until a machine with more cores says otherwise.
-fn own_rings_wanted() -> bool {
-    std::env::var_os("SQLIOSIM_OWN_RINGS").is_some_and(|v| v == "1")
-}
-
-/// The engine's depth: MaxOutstandingIO (at most [`IoService::MAX_DEPTH`]), or with 0 the
-/// engine's ceiling: [`IoService::UNCAPPED_DEPTH`] for io_uring, the smaller
-/// [`IoService::UNCAPPED_PSYNC_DEPTH`] for psync (a helper thread per request in flight).
-fn engine_depth(plan: &SimPlan, kind: RingKind) -> usize {
-    match (plan.max_outstanding_io, kind) {
-        (0, RingKind::Psync) => IoService::UNCAPPED_PSYNC_DEPTH,
-        (0, _) => IoService::UNCAPPED_DEPTH,
-        (n, _) => n.min(IoService::MAX_DEPTH),
-    }
-}
-
 /// The files of the plan, to lock (exit 2 naming the holder when another process has one).
 fn file_paths(plan: &SimPlan) -> Vec<PathBuf> {
     plan.files.iter().map(|f| f.path.clone()).collect()
@@ -420,56 +303,4 @@ pub fn ensure_ours(path: &Path, marker: &str, force: bool) -> anyhow::Result<()>
         return Ok(());
     }
     Err(crate::report::ReportError::NotOurs { path: path.into() }.into())
-}
-
-/// The XML log, the page dumps and the JSON summary beside it (unless `--no-json`).
-fn open_evidence(settings: &RunSettings, run_id: u64) -> anyhow::Result<Evidence> {
-    ensure_ours(&settings.error_log, "SQLIOSIM_LOG", settings.force)?;
-    if let Some(json) = &settings.json {
-        ensure_ours(json, "sqliosim-summary", settings.force).map_err(|e| {
-            anyhow::anyhow!("{e} (the JSON summary goes beside the XML log by default: --json FILE names another path, --no-json turns it off)")
-        })?;
-    }
-    // Each run's dumps in a directory of its own, so none is ever read as another run's.
-    let dumps = settings
-        .error_log
-        .parent()
-        .map(|d| super::previous::dump_dir(&d.join("dumps"), &super::previous::id_text(run_id)));
-    let opts = EvidenceOptions {
-        log: Some(settings.error_log.clone()),
-        dump_dir: dumps,
-        json: settings.json.clone(),
-        overwrite_foreign: settings.force,
-        ..EvidenceOptions::default()
-    };
-    let run = RunInfo {
-        seed: Some(settings.seed),
-        run_id: Some(run_id),
-        command_line: std::env::args().collect(),
-        config: serde_json::to_value(&settings.config).unwrap_or_default(),
-        host_label: settings.host_label.clone(),
-    };
-    Evidence::create(opts, run).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot write the error log {}: {e}",
-            settings.error_log.display()
-        )
-    })
-}
-
-/// `--bundle`: the configuration, log, JSON, dumps and report in one archive.
-fn write_bundle(settings: &RunSettings, out: &Path) -> anyhow::Result<()> {
-    let input = settings
-        .json
-        .clone()
-        .unwrap_or_else(|| settings.error_log.clone());
-    let mut extra = Vec::new();
-    if let crate::config::ConfigSource::File(p) | crate::config::ConfigSource::WorkingDir(p) =
-        &settings.source
-    {
-        extra.push(BundleFile::disk(p, "config"));
-    }
-    crate::report::bundle::write_for(&input, None, &extra, out)
-        .map_err(|e| anyhow::anyhow!("cannot write the bundle {}: {e}", out.display()))?;
-    Ok(())
 }

@@ -351,7 +351,7 @@ fn pages_per_request(out: &sqliosim::sched::SimOutcome, actor: &str, reads: bool
 /// pages, and nothing is dropped (more pages move than one cap's worth).
 #[test]
 fn request_sizes_follow_the_generation_caps() {
-    use sim_support::batch;
+    use crate::sim_support::batch;
     use sqliosim::config::IoGeneration;
     for generation in [IoGeneration::Sql2014, IoGeneration::Sql2016] {
         let dir = PathBuf::from("/virtual");

@@ -76,6 +76,7 @@ fn running_elsewhere(path: &std::path::Path, ago_s: u64) {
     doc.host = Some(sqliosim::report::json::HostInfo {
         hostname: "burnin-07".into(),
         machine_id: Some("0123456789abcdef0123456789abcdef".into()),
+        label: None,
     });
     doc.pid = Some(1);
     let now = sqliosim::report::clock::now_us();

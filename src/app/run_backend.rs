@@ -1,0 +1,98 @@
+//! Which storage backend a run uses, and what carries its I/O: the disk through the
+//! `--engine` asked for (io_uring, psync helper threads, or each thread's own pread/pwrite), or,
+//! with the hidden `--fault-injection SPEC`, files in memory that misbehave as SPEC says.
+//! Split from `simrun.rs`, which wires the run together.
+
+use crate::config::{IoServiceKind, RunSettings};
+use crate::io::aio::RingKind;
+use crate::io::{
+    Backend, BufferedBackend, DirectBackend, FaultyBackend, IoService, ServiceBackend,
+};
+use crate::plan::SimPlan;
+use crate::report::IoServiceInfo;
+
+/// The backend of a run, with what carries its I/O.
+pub(super) struct Chosen {
+    pub(super) backend: Box<dyn Backend>,
+    /// The fault-injection backend, to ask afterwards which faults never fired.
+    pub(super) faulty: Option<FaultyBackend>,
+    pub(super) engine: IoServiceInfo,
+}
+
+/// The disk (direct or buffered I/O) through the `--engine` asked for, or, with the hidden
+/// `--fault-injection SPEC`, files in memory that misbehave as SPEC says (see `faults.rs`).
+pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chosen> {
+    let mut engine = IoServiceInfo {
+        requested: settings.engine.name().into(),
+        used: settings.engine.name().into(),
+        depth: None,
+        max_outstanding_io: plan.max_outstanding_io as u64,
+        own_rings: false,
+    };
+    if let Some(spec) = &settings.fault_injection {
+        let spec = super::faults::FaultSpec::parse(spec)?;
+        let backend = FaultyBackend::new(plan.seed);
+        if let Some(&data) = plan.data_files().first() {
+            spec.arm(&backend, &plan.files[data].path);
+        }
+        engine.used = "memory".into();
+        return Ok(Chosen {
+            backend: Box::new(backend.clone()),
+            faulty: Some(backend),
+            engine,
+        });
+    }
+    let kind = match settings.engine {
+        IoServiceKind::Uring => RingKind::Uring,
+        IoServiceKind::Psync => RingKind::Psync,
+        IoServiceKind::Sync => {
+            let disk: Box<dyn Backend> = if plan.direct {
+                Box::new(DirectBackend::new())
+            } else {
+                Box::new(BufferedBackend::new())
+            };
+            return Ok(Chosen {
+                backend: disk,
+                faulty: None,
+                engine,
+            });
+        }
+    };
+    let depth = engine_depth(plan, kind);
+    let backend = ServiceBackend::start(kind, depth, !plan.direct)
+        .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?
+        .with_own_rings(own_rings_wanted());
+    // IOAffinity: the I/O service thread, pinned by its id (a mask naming no usable CPU is
+    // warned about in the header and pins nothing).
+    if let Some(tid) = backend.service().thread_id() {
+        crate::control::affinity::pin(Some(tid), plan.io_affinity)
+            .map_err(|e| anyhow::anyhow!("cannot apply IOAffinity to the I/O service: {e}"))?;
+    }
+    engine.used = backend.service().kind().name().into();
+    engine.depth = Some(depth as u64);
+    engine.own_rings = backend.own_rings();
+    Ok(Chosen {
+        backend: Box::new(backend),
+        faulty: None,
+        engine,
+    })
+}
+
+/// Whether the asynchronous actors submit to io_uring rings of their own (issue #15 §3): only
+/// when the environment has `SQLIOSIM_OWN_RINGS=1`. Off by default: on 2 vCPUs the checkpoint
+/// flushed no faster that way (docs/performance.md, "Request hand-off (#15 §3)"), so every
+/// request stays on the shared I/O service until a machine with more cores says otherwise.
+fn own_rings_wanted() -> bool {
+    std::env::var_os("SQLIOSIM_OWN_RINGS").is_some_and(|v| v == "1")
+}
+
+/// The engine's depth: MaxOutstandingIO (at most [`IoService::MAX_DEPTH`]), or with 0 the
+/// engine's ceiling: [`IoService::UNCAPPED_DEPTH`] for io_uring, the smaller
+/// [`IoService::UNCAPPED_PSYNC_DEPTH`] for psync (a helper thread per request in flight).
+fn engine_depth(plan: &SimPlan, kind: RingKind) -> usize {
+    match (plan.max_outstanding_io, kind) {
+        (0, RingKind::Psync) => IoService::UNCAPPED_PSYNC_DEPTH,
+        (0, _) => IoService::UNCAPPED_DEPTH,
+        (n, _) => n.min(IoService::MAX_DEPTH),
+    }
+}
