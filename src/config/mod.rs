@@ -18,6 +18,7 @@ mod host;
 mod ini;
 mod keys;
 mod model;
+pub mod offer;
 mod pages;
 mod parse;
 mod reader;

@@ -6,6 +6,7 @@
 //!
 //! [`RunSettings::resolve`]: super::RunSettings::resolve
 
+use super::offer::offer;
 use super::settings::IoServiceKind;
 use clap::Args;
 use std::path::PathBuf;
@@ -99,7 +100,7 @@ pub struct RunArgs {
     /// io_uring); `psync`, the same engine with pread/pwrite helper threads; `sync`, each
     /// thread's own pread/pwrite, MaxOutstandingIO held by a gate. The engine used is printed at
     /// start and recorded in the log and the JSON summary. [default: uring]
-    #[arg(long, value_name = "ENGINE", value_parser = parse_engine)]
+    #[arg(long, value_name = "ENGINE", value_parser = offer(parse_engine, &IoServiceKind::NAMES))]
     pub engine: Option<IoServiceKind>,
     /// The host's name in the fleet's inventory (e.g. Ansible's inventory_hostname), recorded in
     /// the JSON summary and the XML log: the fleet report tells hosts apart by it (freshly

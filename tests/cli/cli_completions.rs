@@ -76,6 +76,57 @@ fn completions_name_every_subcommand_and_some_options() {
         .code(2);
 }
 
+/// The words bash's completion offers after `option` in `sqliosim SUB`: the `compgen -W`
+/// list of the first `option)` case in SUB's branch (`sqliosim__subcmd__SUB)`), if any.
+fn bash_values(script: &str, sub: &str, option: &str) -> Option<String> {
+    let body = script.split(&format!("sqliosim__subcmd__{sub})")).nth(1)?;
+    let case = body.split(&format!("{option})")).nth(1)?;
+    let line = case.lines().find(|l| l.contains("COMPREPLY="))?;
+    Some(
+        line.split("compgen -W \"")
+            .nth(1)?
+            .split('"')
+            .next()?
+            .to_string(),
+    )
+}
+
+#[test]
+fn completions_offer_enum_values_and_hide_hidden_options() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bash = stdout_of(dir.path(), &["completions", "bash"]);
+    let cases = [
+        ("run", "--engine", "uring psync sync"),
+        ("bench", "--engine", "uring psync"),
+        ("bench", "--rw", "read write mix"),
+        ("bench", "--pattern", "random sequential"),
+        ("bench", "--data", "random zeros"),
+    ];
+    for (sub, opt, want) in cases {
+        assert_eq!(
+            bash_values(&bash, sub, opt).as_deref(),
+            Some(want),
+            "bash completion of {sub} {opt}"
+        );
+    }
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let script = stdout_of(dir.path(), &["completions", shell]);
+        assert!(
+            !script.contains("fault-injection"),
+            "{shell} completion offers the hidden --fault-injection"
+        );
+        assert!(
+            script.contains("status-interval"),
+            "{shell} lost run's options"
+        );
+    }
+    // What is offered is what is accepted: an alias still works, a stranger is still refused.
+    sqliosim(dir.path())
+        .args(["run", "--dry-run", "--engine", "io_uring"])
+        .assert()
+        .success();
+}
+
 #[test]
 fn bash_completion_is_valid_bash() {
     let dir = tempfile::tempdir().expect("tempdir");

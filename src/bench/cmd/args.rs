@@ -1,6 +1,7 @@
 //! The `sqliosim bench` command line (clap), as typed: lists stay strings until
 //! [`super::plan`] turns them into a validated matrix of jobs.
 
+use crate::config::offer::offer_str;
 use clap::{ArgAction, Parser};
 use std::path::PathBuf;
 
@@ -31,13 +32,13 @@ pub struct BenchArgs {
     )]
     pub block_size: String,
     /// read, write or mix (see --read-pct), or a comma list.
-    #[arg(long, value_name = "read|write|mix[,…]", default_value = "read")]
+    #[arg(long, value_name = "read|write|mix[,…]", value_parser = offer_str(&["read", "write", "mix"]), default_value = "read")]
     pub rw: String,
     /// Share of reads for --rw mix.
     #[arg(long = "read-pct", value_name = "N", default_value_t = 70)]
     pub read_pct: u8,
     /// random or sequential, or a comma list.
-    #[arg(long, value_name = "random|sequential[,…]", default_value = "random")]
+    #[arg(long, value_name = "random|sequential[,…]", value_parser = offer_str(&["random", "sequential"]), default_value = "random")]
     pub pattern: String,
     /// Worker threads per file, or a comma list.
     #[arg(long, short = 't', value_name = "N[,N…]", default_value = "1")]
@@ -64,7 +65,7 @@ pub struct BenchArgs {
     #[arg(long = "write-through")]
     pub write_through: bool,
     /// Write-buffer content: random (incompressible, stamped) or zeros.
-    #[arg(long, value_name = "random|zeros", default_value = "random")]
+    #[arg(long, value_name = "random|zeros", value_parser = offer_str(&["random", "zeros"]), default_value = "random")]
     pub data: String,
     /// Passes per combination; the spread between passes is reported.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -76,7 +77,7 @@ pub struct BenchArgs {
     #[arg(long = "rate-iops", value_name = "N")]
     pub rate_iops: Option<f64>,
     /// I/O engine: uring (falls back to psync when refused) or psync.
-    #[arg(long, value_name = "uring|psync", default_value = "uring")]
+    #[arg(long, value_name = "uring|psync", value_parser = offer_str(&["uring", "psync"]), default_value = "uring")]
     pub engine: String,
     /// io_uring: operations sent to the kernel per system call while refilling the queue
     /// (1 keeps the device busiest; larger batches spend less CPU per I/O).
