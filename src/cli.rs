@@ -175,7 +175,8 @@ pub struct VerifyArgs {
     /// writes nothing unless asked, see docs/security.md].
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
-    /// Also write a JSON summary of the scan.
+    /// Also write a JSON summary of the scan to FILE; `-` writes it to stdout instead (and the
+    /// console's lines go to stderr, so stdout is the JSON alone).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Scan even while a run is using the files (its verdict cannot be trusted: pages change

@@ -7,6 +7,9 @@
 //! The copy is verified as `nobody` when the tests run as root (root ignores permissions), as
 //! the user running the tests otherwise. The mount needs root and a loop device: skipped
 //! without them unless SQLIOSIM_REQUIRE_LOOP is set.
+//!
+//! Writing nothing unless asked also covers `verify --json -`: the summary goes to stdout
+//! (the console to stderr), and no file named `-` appears.
 
 mod crash_support;
 mod loop_support;
@@ -159,4 +162,33 @@ fn a_hard_linked_copy_verifies_clean() {
     let t = text(&out);
     assert_clean_read_only(&out);
     assert!(t.contains("Journal ") && !t.contains("hard links"), "{t}");
+}
+
+#[test]
+fn verify_json_dash_is_stdout_and_creates_no_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = config(dir.path());
+    run_in(dir.path(), &cfg);
+    let before = names(dir.path());
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_sqliosim"))
+        .current_dir(dir.path())
+        .args(["verify", "--dir", ".", "--json", "-"])
+        .output()
+        .expect("verify");
+    assert_exit(&out, 0);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not the JSON alone ({e}): {}", text(&out)));
+    assert_eq!(json["schema"], "sqliosim-summary/2", "{json}");
+    assert_eq!(json["outcome"], "clean", "{json}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Verdict: CLEAN"),
+        "the console goes to stderr: {}",
+        text(&out)
+    );
+    assert!(!dir.path().join("-").exists(), "a file named - was written");
+    assert_eq!(
+        names(dir.path()),
+        before,
+        "verify --json - wrote into the directory"
+    );
 }

@@ -52,6 +52,12 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
 /// Runs `sqliosim verify` with parsed options.
 pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     a.files.append(&mut a.file_opts);
+    // `--json -`: the summary alone on stdout, as `sqliosim run --json -` does.
+    let json_stdout = a.json.as_deref() == Some(Path::new("-"));
+    if json_stdout {
+        crate::exit::console_to_stderr();
+        a.json = None;
+    }
     if a.files.is_empty() && a.dirs.is_empty() {
         anyhow::bail!(
             "nothing to verify: give --dir DIR or file names (see `sqliosim verify --help`)"
@@ -94,6 +100,10 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     evidence
         .finish()
         .map_err(|e| anyhow::anyhow!("writing the evidence failed: {e}"))?;
+    if json_stdout {
+        super::run_outputs::json_to_stdout(&evidence)
+            .map_err(|e| anyhow::anyhow!("writing the JSON summary failed: {e}"))?;
+    }
     // Earlier lines are best effort (`.ok()`): stdout stays broken, so this last line meets
     // the failure again and reports it, without hiding the verdict.
     let printed = crate::exit::outln!(
