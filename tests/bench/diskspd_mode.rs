@@ -247,3 +247,77 @@ fn real_runs_text_and_xml_with_both_engines() {
         }
     }
 }
+
+#[test]
+fn slash_switches_are_switches_and_slash_paths_are_targets() {
+    let dir = tmp();
+    let existing = dir.path().join("d.dat");
+    std::fs::write(&existing, b"x").expect("write");
+    let existing = existing.to_str().expect("utf-8").to_string();
+    let a = args::parse(&strings(&[
+        "/b8K",
+        "/d3",
+        "/o4",
+        "/t2",
+        "/w30",
+        "/Sh",
+        "/r",
+        "/mnt/x/t.dat",
+        "//data.dat",
+    ]))
+    .expect("parse");
+    assert_eq!(
+        (a.block, a.duration, a.outstanding, a.threads, a.write_pct),
+        (8192, 3.0, 4, 2, 30)
+    );
+    assert!(a.no_cache && a.write_through && a.random == Some(0));
+    assert_eq!(a.targets, ["/mnt/x/t.dat", "//data.dat"]);
+    // /tmp starts with a switch letter and holds no other '/', but exists: a target.
+    let a = args::parse(&strings(&["/b8K", &existing, "/tmp"])).expect("parse");
+    assert_eq!(a.targets, [existing.as_str(), "/tmp"]);
+    assert_eq!(a.block, 8192);
+    let e = args::parse(&strings(&["/w150", "t.dat"]))
+        .expect_err("bad /w")
+        .to_string();
+    assert!(e.contains("-w") && e.contains("0 to 100"), "{e}");
+}
+
+#[test]
+fn si_and_xml_profiles_are_refused_with_exit_2() {
+    use predicates::prelude::*;
+    for (args, says) in [
+        (&["-si", "t.dat"][..], "-si (one sequential offset shared"),
+        (&["/si", "t.dat"][..], "-si (one sequential offset shared"),
+        (&["-s8K", "t.dat"][..], "sequential stride is not supported"),
+        (
+            &["-Xprofile.xml"][..],
+            "XML profiles (-X) are not supported",
+        ),
+    ] {
+        let e = args::parse(&strings(args))
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+    let dir = tmp();
+    assert_cmd::Command::cargo_bin("sqliosim")
+        .expect("binary")
+        .current_dir(dir.path())
+        .args(["diskspd", "-c4M", "-d1", "-si", "t.dat"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("-si").and(predicate::str::contains("not supported")));
+    assert!(
+        !dir.path().join("t.dat").exists(),
+        "a refused -si created its target"
+    );
+    assert_cmd::Command::cargo_bin("sqliosim")
+        .expect("binary")
+        .current_dir(dir.path())
+        .args(["diskspd", "-Xprofile.xml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "XML profiles (-X) are not supported",
+        ));
+}

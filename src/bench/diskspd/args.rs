@@ -1,7 +1,16 @@
 //! DiskSpd switches (the common subset: `-c -d -W -C -r -s -w -t -F -o -b -S -L -D -Z -g -z
 //! -R -B -f`, sizes with K/M/G suffixes) and the settings they mean. Switches that only tune
-//! Windows (affinity, priority, ETW) are accepted and reported as without effect.
+//! Windows (affinity, priority, ETW) are accepted and reported as without effect. Switches
+//! that would change what is measured and are not implemented (`-si`, a `-s` stride, `-X`
+//! profiles) are refused, never run as something else.
+//!
+//! As on Windows, a switch may start with `/` (`/b8K` is `-b8K`). On Linux `/` also starts
+//! every absolute path, so an argument is taken as a `/` switch only when the letter after the
+//! `/` is a DiskSpd switch letter, it holds no other `/`, and no such file exists: `/mnt/x.dat`
+//! and an existing `/data.dat` are targets, `/d60` is `-d60`. A target directly under `/` that
+//! does not exist yet and starts with a switch letter is written `//name`.
 
+use crate::bench::error::BenchError;
 use crate::bench::units::{bad, parse_size, BadArg};
 
 /// Output format.
@@ -146,8 +155,39 @@ fn throughput(v: &str) -> Result<(f64, bool), BadArg> {
     Ok((n, iops))
 }
 
+/// The letters DiskSpd's switches start with, supported or not (a `/` argument starting with
+/// one of them is a switch, see the module's rule).
+const SWITCH_LETTERS: &str = "abBcCdDefFghiIjlLnNoOPrRsStTvwWxXyzZ";
+
+/// The switch in `arg` when it is a `/`-prefixed one (without the `/`), by the module's rule.
+fn slash_switch(arg: &str) -> Option<&str> {
+    let rest = arg.strip_prefix('/')?;
+    let letter = rest.chars().next()?;
+    let switch = SWITCH_LETTERS.contains(letter)
+        && !rest.contains('/')
+        && !std::path::Path::new(arg).exists();
+    switch.then_some(rest)
+}
+
+/// `-s[i][stride]`: plain `-s` only. DiskSpd's `-si` shares one offset among a target's
+/// threads, and a stride skips blocks; running either as plain `-s` would measure another
+/// pattern under the same name, so both are refused.
+fn sequential(a: &mut DiskspdArgs, v: &str) -> Result<(), BenchError> {
+    match v {
+        "" => a.random = None,
+        v if v.starts_with('i') => return Err(BenchError::Usage(format!(
+            "-s{v}: -si (one sequential offset shared by the threads of a target) is not supported; \
+             use -s, with which each thread reads its own sequential range, or -s with -t1"
+        ))),
+        v => return Err(BenchError::Usage(format!(
+            "-s{v}: a sequential stride is not supported; use -s (each I/O follows the previous one)"
+        ))),
+    }
+    Ok(())
+}
+
 /// Applies one switch (without its leading `-` or `/`).
-fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BadArg> {
+fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BenchError> {
     let (k, v) = s.split_at(1);
     match k {
         "c" => a.create = Some(parse_size("-c", v)?),
@@ -156,7 +196,11 @@ fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BadArg> {
         "C" => a.cooldown = secs("-C", v)?,
         "r" if v.is_empty() => a.random = Some(0),
         "r" => a.random = Some(parse_size("-r", v).map_err(|_| bad("-r", v, "an alignment such as 4K (-rs and -rd are not supported)"))?),
-        "s" => a.random = None,
+        "s" => sequential(a, v)?,
+        "X" => return Err(BenchError::Usage(format!(
+            "-X{v}: XML profiles (-X) are not supported; give the switches on the command line \
+             (sqliosim diskspd -? lists them)"
+        ))),
         "w" => a.write_pct = v.parse().ok().filter(|p| *p <= 100).ok_or_else(|| bad("-w", v, "a write percentage from 0 to 100"))?,
         "t" => a.threads = count("-t", v)?,
         "F" => a.total_threads = Some(count("-F", v)?),
@@ -179,17 +223,17 @@ fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BadArg> {
             a.format = match v.trim_start_matches('p') {
                 "text" => Format::Text,
                 "xml" => Format::Xml,
-                _ => return Err(bad("-R", v, "text or xml")),
+                _ => return Err(bad("-R", v, "text or xml").into()),
             }
         }
         "a" | "n" | "x" | "v" | "P" | "I" | "l" | "e" | "N" | "y" => a.ignored.push(format!("-{s}")),
-        _ => return Err(bad(&format!("-{s}"), s, "a DiskSpd switch: -b -c -C -d -D -F -g -L -o -r -R -s -S -t -w -W -z -Z -B -f (-i, -j, -T, -X are not supported)")),
+        _ => return Err(bad(&format!("-{s}"), s, "a DiskSpd switch: -b -c -C -d -D -F -g -L -o -r -R -s -S -t -w -W -z -Z -B -f, with - or / (-i, -j, -T, -X, -si are not supported)").into()),
     }
     Ok(())
 }
 
 /// Parses DiskSpd's switches (after the display name) plus `--engine` and `--force`.
-pub fn parse(args: &[String]) -> Result<DiskspdArgs, BadArg> {
+pub fn parse(args: &[String]) -> Result<DiskspdArgs, BenchError> {
     let mut a = defaults();
     a.command_line = std::iter::once("diskspd")
         .chain(args.iter().map(String::as_str))
@@ -201,15 +245,12 @@ pub fn parse(args: &[String]) -> Result<DiskspdArgs, BadArg> {
             "--engine" => a.engine = it.next().cloned().unwrap_or_default(),
             "--force" => a.force = true,
             x if x.starts_with('-') && x.len() > 1 => switch(&mut a, &x[1..])?,
+            x if slash_switch(x).is_some() => switch(&mut a, &x[1..])?,
             x => a.targets.push(x.to_string()),
         }
     }
     if a.targets.is_empty() {
-        return Err(bad(
-            "target",
-            "",
-            "at least one target file, e.g. testfile.dat",
-        ));
+        return Err(bad("target", "", "at least one target file, e.g. testfile.dat").into());
     }
     Ok(a)
 }

@@ -146,7 +146,11 @@ pub fn run_with(
     err: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
     let strings = front::arg_strings(args);
-    if strings.is_empty() || strings.iter().any(|s| s == "-?" || s == "--help") {
+    if strings.is_empty()
+        || strings
+            .iter()
+            .any(|s| s == "-?" || s == "/?" || s == "--help")
+    {
         let _ = write!(out, "{USAGE}");
         return Ok(Outcome::Clean);
     }
@@ -180,6 +184,7 @@ pub fn run_with(
 const USAGE: &str = "Usage: sqliosim diskspd [switches] target [target ...]
 DiskSpd switches: -c<size> -d<s> -W<s> -C<s> -r[align] -s -w<pct> -t<n> -F<n> -o<n>
   -b<size> -S[u|w|h|b] -L -D[ms] -Z -Zr -g<bytes/ms>[i] -z[seed] -Rtext|-Rxml
+  (/b8K is -b8K, as on Windows; -si, -X profiles, -i, -j, -T are refused)
 Sizes take K/M/G suffixes. Ours: --engine uring|psync, --force
 Defaults (as DiskSpd): -d10 -W5 -C0 -b64K -o2 -t1, sequential, reads, cached
 ";
