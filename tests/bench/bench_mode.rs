@@ -360,3 +360,33 @@ fn a_zeros_run_marks_the_file_and_verify_then_needs_a_refill() {
     let (outcome, text) = bench_out(&[&base[..], &["--verify", "--force"]].concat());
     assert_eq!(outcome, Outcome::Clean, "refilled, then verified: {text}");
 }
+
+#[test]
+fn a_sweep_prints_its_header_first_and_warns_once_about_a_small_file() {
+    let dir = tmp();
+    let file = dir.path().join("w.dat");
+    let (outcome, text) = bench_out(&[
+        "sqliosim bench",
+        "--file",
+        file.to_str().expect("utf-8"),
+        "--size",
+        "8M",
+        "--threads",
+        "1,2",
+        "--duration",
+        "0.1",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(outcome, Outcome::Clean, "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let header = lines.iter().position(|l| l.contains("p99.9 us"));
+    let first_row = lines.iter().position(|l| l.contains(" random "));
+    assert!(
+        header.is_some() && header < first_row,
+        "the header must come before the rows:\n{text}"
+    );
+    let warned = lines.iter().position(|l| l.contains("is smaller than RAM"));
+    assert!(warned.is_some() && warned < first_row, "{text}");
+    assert_eq!(text.matches("is smaller than RAM").count(), 1, "{text}");
+}

@@ -65,6 +65,7 @@ fn execute(
     let sweep = plan.cells.len() > 1;
     let mut done: Vec<CellResult> = Vec::new();
     let mut interrupted = false;
+    let mut warned: Option<Vec<String>> = None;
     for cell in &plan.cells {
         let job = cell.apply(&plan.base);
         let mut runs: Vec<RunResult> = Vec::new();
@@ -84,16 +85,7 @@ fn execute(
         }
         let c = CellResult::of(*cell, &runs);
         if sweep {
-            let row = text::sweep_table(std::slice::from_ref(&c));
-            write!(
-                out,
-                "{}",
-                row.lines()
-                    .nth(1)
-                    .map(|l| format!("{l}\n"))
-                    .unwrap_or_default()
-            )?;
-            out.flush()?;
+            sweep_row(out, &c, &runs, &mut warned)?;
         }
         done.push(c);
         write_files(a, &done, interrupted)?;
@@ -102,6 +94,36 @@ fn execute(
         }
     }
     finish(&done, plan, interrupted, out)
+}
+
+/// One row of a sweep's live table. The warnings of its runs that were not shown yet come
+/// first (a file smaller than RAM, as a single run says), and before the first row the
+/// column header (`warned` is `None` until then).
+fn sweep_row(
+    out: &mut dyn Write,
+    c: &CellResult,
+    runs: &[RunResult],
+    warned: &mut Option<Vec<String>>,
+) -> anyhow::Result<()> {
+    let first = warned.is_none();
+    let shown = warned.get_or_insert_with(Vec::new);
+    for w in runs.iter().flat_map(|r| &r.warnings) {
+        if !shown.contains(w) {
+            writeln!(out, "warning: {w}")?;
+            shown.push(w.clone());
+        }
+    }
+    let table = text::sweep_table(std::slice::from_ref(c));
+    let mut lines = table.lines();
+    let header = lines.next().unwrap_or_default();
+    if first {
+        writeln!(out, "{header}")?;
+    }
+    if let Some(row) = lines.next() {
+        writeln!(out, "{row}")?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 fn finish(
