@@ -126,7 +126,7 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
     }
     if let Some(p) = &args.bundle {
         let files = super::bundle::evidence_files(&loaded, html_path.as_deref());
-        super::bundle::write(p, &files)?;
+        super::bundle::write(p, &super::bundle::top_dir_of(&loaded), &files)?;
         crate::exit::outln!("Evidence bundle written to {}", p.display()).ok();
     }
     if args.json.is_some() || args.junit.is_some() {

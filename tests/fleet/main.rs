@@ -6,6 +6,7 @@
 
 #[path = "../chromium_support/mod.rs"]
 mod chromium_support;
+mod bundle;
 mod cli;
 mod expect;
 mod hostile;
