@@ -145,7 +145,8 @@ fn locate(recorded: &Path, base: &Path) -> PathBuf {
 }
 
 /// The evidence around a loaded log or JSON summary: the file itself, its stylesheet, the log
-/// or JSON it names, the dumps, the terminal summary, configuration and system information.
+/// or JSON it names, the dumps, the terminal summary, configuration and system information,
+/// and the HTML report under `html`'s file name when one was asked for.
 pub fn evidence_files(l: &Loaded, html: Option<&Path>) -> Vec<BundleFile> {
     let base = l.path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let mut v = vec![BundleFile::disk(&l.path, "")];
@@ -190,7 +191,13 @@ pub fn evidence_files(l: &Loaded, html: Option<&Path>) -> Vec<BundleFile> {
         name: "summary.txt".into(),
         data: super::console::render(l).into_bytes(),
     });
-    v.extend(html.map(|h| BundleFile::disk(h, "")));
+    // The page is rendered anew for the bundle, its dump links pointing at `dumps/` beside it.
+    v.extend(html.map(|h| BundleFile::Bytes {
+        name: h
+            .file_name()
+            .map_or_else(|| "report.html".into(), |n| n.to_string_lossy().into_owned()),
+        data: super::html::render_loaded(l, super::links::DumpLinks::Bundle).into_bytes(),
+    }));
     v
 }
 

@@ -10,6 +10,7 @@ use crate::stats::{Latency, OpTotals, Summary};
 use super::charts::{
     depth_chart, findings_chart, html_escape as esc, percentile_chart, timeline_charts,
 };
+use super::links::DumpLinks;
 use super::reader::Loaded;
 use super::sysinfo::SystemInfo;
 
@@ -36,6 +37,8 @@ pub struct HtmlInput<'a> {
     pub io_engine: Option<&'a str>,
     /// Run start, microseconds since the Unix epoch (origin of the findings chart).
     pub origin_us: u64,
+    /// Where the dump links point.
+    pub links: DumpLinks,
 }
 
 /// The report of a run from its statistics and findings.
@@ -60,11 +63,12 @@ pub fn render(summary: &Summary, findings: &[Finding]) -> String {
         system: None,
         io_engine: None,
         origin_us: findings.iter().map(|f| f.time_us).min().unwrap_or(0),
+        links: DumpLinks::Recorded,
     })
 }
 
-/// The report of a log or JSON summary read back.
-pub fn render_loaded(l: &Loaded) -> String {
+/// The report of a log or JSON summary read back, its dump links made as `links` says.
+pub fn render_loaded(l: &Loaded, links: DumpLinks) -> String {
     let json = l.json.as_ref();
     let first = l
         .findings
@@ -84,6 +88,7 @@ pub fn render_loaded(l: &Loaded) -> String {
         io_engine: l.io_engine.as_deref(),
         // A finding cannot precede the start; if one does, the clocks disagree: use it.
         origin_us: json.map_or(first, |j| j.started_us.min(first)),
+        links,
     })
 }
 
@@ -113,7 +118,7 @@ pub fn render_input(inp: &HtmlInput) -> String {
         "<h2>Findings</h2><div class='chart'>{}</div>",
         findings_chart(inp.findings, inp.origin_us)
     );
-    findings_table(&mut s, inp.findings);
+    findings_table(&mut s, inp.findings, &inp.links);
     if let Some(sum) = inp.summary {
         stats_section(&mut s, sum);
     } else {
@@ -220,7 +225,7 @@ fn totals_table(s: &mut String, title: &str, rows: &[(String, &OpTotals)]) {
     s.push_str("</table>\n");
 }
 
-fn findings_table(s: &mut String, findings: &[Finding]) {
+fn findings_table(s: &mut String, findings: &[Finding], links: &DumpLinks) {
     if findings.is_empty() {
         s.push_str("<p>No findings.</p>\n");
         return;
@@ -228,8 +233,8 @@ fn findings_table(s: &mut String, findings: &[Finding]) {
     s.push_str("<table id='findings'><tr><th>#</th><th class='l'>Time (UTC)</th><th class='l'>Class</th><th class='l'>File</th><th>Page</th><th>Offset</th><th class='l'>Verdict</th><th>Re-reads</th><th class='l'>Dump</th></tr>\n");
     for f in findings {
         let dump = f.dump.as_ref().map_or_else(String::new, |d| {
-            let d = esc(&d.display().to_string());
-            format!("<a href='{d}'>{d}</a>")
+            let href = links.href(d);
+            format!("<a href='{}'>{}</a>", esc(&href), esc(&href))
         });
         let _ = writeln!(
             s,

@@ -24,6 +24,7 @@ pub mod hresult;
 pub mod html;
 pub mod io_service;
 pub mod json;
+pub mod links;
 mod jsonfix;
 pub mod logparse;
 pub mod logw;

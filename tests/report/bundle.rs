@@ -67,4 +67,17 @@ fn bundle_from_json_has_everything() {
         .find(|(n, _)| n.ends_with("10.1.received"))
         .unwrap();
     assert_eq!(received.len(), sqliosim::page::PAGE_SIZE);
+    // The page inside links to the dumps inside, relative to itself.
+    let (_, page) = m
+        .iter()
+        .find(|(n, _)| *n == format!("{top}/report.html"))
+        .unwrap();
+    let links = super::html::hrefs(std::str::from_utf8(page).unwrap());
+    assert!(links.len() >= 10, "{links:?}");
+    for h in links {
+        assert!(
+            names.contains(&format!("{top}/{h}").as_str()),
+            "{h} is not in the bundle: {names:?}"
+        );
+    }
 }
