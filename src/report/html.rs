@@ -10,6 +10,7 @@ use crate::stats::{Latency, OpTotals, Summary};
 use super::charts::{
     depth_chart, findings_chart, html_escape as esc, percentile_chart, timeline_charts,
 };
+use super::json::JsonReport;
 use super::links::DumpLinks;
 use super::reader::Loaded;
 use super::sysinfo::SystemInfo;
@@ -39,6 +40,9 @@ pub struct HtmlInput<'a> {
     pub origin_us: u64,
     /// Where the dump links point.
     pub links: DumpLinks,
+    /// The JSON summary of the run, for the header (host, devices, times, seed, version,
+    /// command line; "unknown" throughout without one).
+    pub run: Option<&'a JsonReport>,
 }
 
 /// The report of a run from its statistics and findings.
@@ -64,6 +68,7 @@ pub fn render(summary: &Summary, findings: &[Finding]) -> String {
         io_engine: None,
         origin_us: findings.iter().map(|f| f.time_us).min().unwrap_or(0),
         links: DumpLinks::Recorded,
+        run: None,
     })
 }
 
@@ -76,6 +81,8 @@ pub fn render_loaded(l: &Loaded, links: DumpLinks) -> String {
         .map(|f| f.time_us)
         .min()
         .unwrap_or(u64::MAX);
+    // A finding cannot precede the start; if one does, the clocks disagree: use it.
+    let origin_us = json.map_or(first, |j| j.started_us.min(first));
     render_input(&HtmlInput {
         title: l.path.display().to_string(),
         verdict: super::console::verdict(l),
@@ -86,9 +93,9 @@ pub fn render_loaded(l: &Loaded, links: DumpLinks) -> String {
         by_class: l.by_class.clone(),
         system: json.and_then(|j| j.system.as_ref()),
         io_engine: l.io_engine.as_deref(),
-        // A finding cannot precede the start; if one does, the clocks disagree: use it.
-        origin_us: json.map_or(first, |j| j.started_us.min(first)),
+        origin_us,
         links,
+        run: json,
     })
 }
 
@@ -102,6 +109,7 @@ pub fn render_input(inp: &HtmlInput) -> String {
     let mut s = String::new();
     let _ = write!(s, "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>sqliosim report: {}</title><style>{STYLE}</style></head><body>\n", esc(&inp.title));
     let _ = writeln!(s, "<h1>sqliosim report</h1><p>{}</p>", esc(&inp.title));
+    super::html_header::render(&mut s, inp.run);
     let class = match (inp.failed, inp.open) {
         (true, _) => "fail",
         (false, true) => "open",

@@ -22,6 +22,7 @@ mod finding_xml;
 pub mod fleet;
 pub mod hresult;
 pub mod html;
+pub mod html_header;
 pub mod io_service;
 pub mod json;
 pub mod links;
