@@ -1,7 +1,9 @@
-//! The HTML report's header (host, devices, times, seed, version, command line).
+//! The HTML report's header (host, devices, times, seed, version, command line), and the
+//! page's width at a 1400 px window in Chromium.
 
 use std::path::Path;
 
+use super::chromium_support::{chromium_or_skip, run_chromium};
 use super::fixtures;
 
 /// Writes the HTML report of `input` to `html` through the command.
@@ -86,4 +88,42 @@ fn the_header_names_host_devices_times_seed_version_and_command_line() {
     let got = header(&page);
     assert_eq!(got.len(), 8, "{got:?}");
     assert!(got.iter().all(|(_, v)| v == "unknown"), "{got:?}");
+}
+
+#[test]
+fn long_cells_wrap_within_1400_px_in_chromium() {
+    let Some(bin) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let long = format!("/data/{}/sqliosim.mdx", "x".repeat(400));
+    let mut findings = fixtures::every_class()[..3].to_vec();
+    for f in &mut findings {
+        f.path = long.clone().into();
+        f.dump = Some(format!("{long}.{}.txt", f.seq).into());
+    }
+    fixtures::run(dir.path(), &findings, 50);
+    let page = html_of(&dir.path().join("summary.json"), &dir.path().join("r.html"));
+    assert!(page.contains(&"x".repeat(400)), "the long path is on the page");
+    // A copy with one script that reports the page's width in the title (the report itself
+    // has no scripts).
+    let width = |page: &str, name: &str| -> u32 {
+        let probe = dir.path().join(name);
+        let script = "<script>document.title='W='+document.documentElement.scrollWidth</script>";
+        std::fs::write(&probe, page.replace("</body>", &format!("{script}</body>"))).unwrap();
+        let profile = dir.path().join(format!("profile-{name}"));
+        let args = ["--window-size=1400,1000".into(), "--dump-dom".into()];
+        let (dom, err) = run_chromium(&bin, &probe, &profile, &args);
+        dom.split("<title>W=")
+            .nth(1)
+            .and_then(|t| t.split('<').next())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("no width in the DOM: {err}"))
+    };
+    let w = width(&page, "probe.html");
+    assert!(w <= 1400, "the page is {w} px wide");
+    // The probe can tell: without the wrapping rule the same page overflows.
+    let unwrapped = page.replace("overflow-wrap:anywhere", "");
+    let w = width(&unwrapped, "unwrapped.html");
+    assert!(w > 1400, "without wrapping the page is only {w} px wide");
 }
