@@ -43,6 +43,9 @@ pub struct HtmlInput<'a> {
     /// The JSON summary of the run, for the header (host, devices, times, seed, version,
     /// command line; "unknown" throughout without one).
     pub run: Option<&'a JsonReport>,
+    /// Seconds from the chart's origin to the run's end (or last update): the findings
+    /// chart's axis spans them.
+    pub span_s: Option<f64>,
 }
 
 /// The report of a run from its statistics and findings.
@@ -69,6 +72,7 @@ pub fn render(summary: &Summary, findings: &[Finding]) -> String {
         origin_us: findings.iter().map(|f| f.time_us).min().unwrap_or(0),
         links: DumpLinks::Recorded,
         run: None,
+        span_s: None,
     })
 }
 
@@ -83,6 +87,10 @@ pub fn render_loaded(l: &Loaded, links: DumpLinks) -> String {
         .unwrap_or(u64::MAX);
     // A finding cannot precede the start; if one does, the clocks disagree: use it.
     let origin_us = json.map_or(first, |j| j.started_us.min(first));
+    // The axis spans the run from start to end, unless a finding precedes the start.
+    let span_s = json
+        .filter(|j| j.started_us == origin_us)
+        .and_then(super::html_header::duration);
     render_input(&HtmlInput {
         title: l.path.display().to_string(),
         verdict: super::console::verdict(l),
@@ -96,6 +104,7 @@ pub fn render_loaded(l: &Loaded, links: DumpLinks) -> String {
         origin_us,
         links,
         run: json,
+        span_s,
     })
 }
 
@@ -128,7 +137,7 @@ pub fn render_input(inp: &HtmlInput) -> String {
     let _ = writeln!(
         s,
         "<h2>Findings</h2><div class='chart'>{}</div>",
-        findings_chart(inp.findings, inp.origin_us)
+        findings_chart(inp.findings, inp.origin_us, inp.span_s)
     );
     findings_table(&mut s, inp.findings, &inp.links);
     if let Some(sum) = inp.summary {

@@ -1,5 +1,5 @@
-//! The HTML report's header (host, devices, times, seed, version, command line), and the
-//! page's width at a 1400 px window in Chromium.
+//! The HTML report's header (host, devices, times, seed, version, command line), the findings
+//! chart's axis over the whole run, and the page's width at a 1400 px window in Chromium.
 
 use std::path::Path;
 
@@ -39,15 +39,17 @@ fn header(page: &str) -> Vec<(String, String)> {
 /// Every `YYYY-MM-DDTHH:MM:SS.ffffffZ` becomes `<TIME>`.
 fn mask_times(s: &str) -> String {
     let mut out = s.to_string();
-    while let Some(z) = out.find('Z').filter(|&z| z >= 26 && out.as_bytes()[z - 16] == b'T') {
+    while let Some(z) = out
+        .find('Z')
+        .filter(|&z| z >= 26 && out.as_bytes()[z - 16] == b'T')
+    {
         out.replace_range(z - 26..=z, "<TIME>");
     }
     out
 }
 
 fn edit_json(path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     f(&mut doc);
     std::fs::write(path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
 }
@@ -71,8 +73,14 @@ fn the_header_names_host_devices_times_seed_version_and_command_line() {
     let version = env!("CARGO_PKG_VERSION");
     let want = [
         ("Host", "burnin-07".to_string()),
-        ("Device", "nvme0n1: model ACME X1, serial S123, firmware 1.2".into()),
-        ("Device", "sdb: model unknown, serial unknown, firmware unknown".into()),
+        (
+            "Device",
+            "nvme0n1: model ACME X1, serial S123, firmware 1.2".into(),
+        ),
+        (
+            "Device",
+            "sdb: model unknown, serial unknown, firmware unknown".into(),
+        ),
         ("Start", "<TIME>".into()),
         ("End", "<TIME>".into()),
         ("Duration", "40.0 s".into()),
@@ -81,13 +89,46 @@ fn the_header_names_host_devices_times_seed_version_and_command_line() {
         ("Command line", "sqliosim run".into()),
     ];
     let got = header(&page);
-    let want: Vec<(String, String)> = want.iter().map(|(l, v)| (l.to_string(), v.clone())).collect();
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(l, v)| (l.to_string(), v.clone()))
+        .collect();
     assert_eq!(got, want);
     // A log alone (no summary beside it) says what it does not know.
-    let page = html_of(&dir.path().join("sqliosim.log.xml"), &dir.path().join("l.html"));
+    let page = html_of(
+        &dir.path().join("sqliosim.log.xml"),
+        &dir.path().join("l.html"),
+    );
     let got = header(&page);
     assert_eq!(got.len(), 8, "{got:?}");
     assert!(got.iter().all(|(_, v)| v == "unknown"), "{got:?}");
+}
+
+#[test]
+fn the_findings_axis_spans_the_run_not_the_last_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    // Findings at 1..=14 s of a run of 40 s.
+    fixtures::run(dir.path(), &fixtures::every_class(), 50);
+    let json = dir.path().join("summary.json");
+    edit_json(&json, |d| {
+        d["started_us"] = fixtures::T0.into();
+        d["ended_us"] = (fixtures::T0 + 40_000_000).into();
+    });
+    let page = html_of(&json, &dir.path().join("r.html"));
+    let chart = page
+        .split("Findings over time")
+        .nth(1)
+        .and_then(|c| c.split("</svg>").next())
+        .expect("the findings chart");
+    // plotters labels the axis's round values: 40 ends a 0..40 axis (not a 0..15.4 one).
+    let labels: Vec<f64> = chart
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>')?.1.split("</text>").next())
+        .filter_map(|t| t.trim().parse().ok())
+        .collect();
+    let max = labels.iter().copied().fold(0.0, f64::max);
+    assert_eq!(max, 40.0, "axis labels {labels:?}");
 }
 
 #[test]
@@ -104,7 +145,10 @@ fn long_cells_wrap_within_1400_px_in_chromium() {
     }
     fixtures::run(dir.path(), &findings, 50);
     let page = html_of(&dir.path().join("summary.json"), &dir.path().join("r.html"));
-    assert!(page.contains(&"x".repeat(400)), "the long path is on the page");
+    assert!(
+        page.contains(&"x".repeat(400)),
+        "the long path is on the page"
+    );
     // A copy with one script that reports the page's width in the title (the report itself
     // has no scripts).
     let width = |page: &str, name: &str| -> u32 {
