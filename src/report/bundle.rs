@@ -193,9 +193,10 @@ pub fn evidence_files(l: &Loaded, html: Option<&Path>) -> Vec<BundleFile> {
     });
     // The page is rendered anew for the bundle, its dump links pointing at `dumps/` beside it.
     v.extend(html.map(|h| BundleFile::Bytes {
-        name: h
-            .file_name()
-            .map_or_else(|| "report.html".into(), |n| n.to_string_lossy().into_owned()),
+        name: h.file_name().map_or_else(
+            || "report.html".into(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
         data: super::html::render_loaded(l, super::links::DumpLinks::Bundle).into_bytes(),
     }));
     v

@@ -13,7 +13,9 @@ use super::sysinfo::UNKNOWN;
 pub fn rows(json: Option<&JsonReport>) -> Vec<(&'static str, String)> {
     let unknown = || UNKNOWN.to_string();
     let Some(j) = json else {
-        let labels = ["Host", "Device", "Start", "End", "Duration", "Seed", "Version"];
+        let labels = [
+            "Host", "Device", "Start", "End", "Duration", "Seed", "Version",
+        ];
         let mut v: Vec<_> = labels.into_iter().map(|l| (l, unknown())).collect();
         v.push(("Command line", unknown()));
         return v;
@@ -25,7 +27,9 @@ pub fn rows(json: Option<&JsonReport>) -> Vec<(&'static str, String)> {
     }
     v.push((
         "Start",
-        Some(j.started_us).filter(|&t| t > 0).map_or_else(unknown, time),
+        Some(j.started_us)
+            .filter(|&t| t > 0)
+            .map_or_else(unknown, time),
     ));
     let end = match j.ended_us {
         Some(t) => time(t),
@@ -33,7 +37,10 @@ pub fn rows(json: Option<&JsonReport>) -> Vec<(&'static str, String)> {
         None => unknown(),
     };
     v.push(("End", end));
-    v.push(("Duration", duration(j).map_or_else(unknown, |s| format!("{s:.1} s"))));
+    v.push((
+        "Duration",
+        duration(j).map_or_else(unknown, |s| format!("{s:.1} s")),
+    ));
     v.push((
         "Seed",
         j.seed.map_or_else(unknown, |s| format!("0x{s:016X} ({s})")),

@@ -38,10 +38,9 @@ impl DumpLinks {
                 relative(&absolute(&at), &absolute(html_dir))
             }
             DumpLinks::Bundle => {
-                let name = dump.file_name().map_or_else(
-                    || "file".into(),
-                    |n| n.to_string_lossy().into_owned(),
-                );
+                let name = dump
+                    .file_name()
+                    .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
                 Path::new("dumps").join(name)
             }
         };
@@ -102,13 +101,22 @@ mod tests {
     #[test]
     fn links_are_relative_to_the_html_directory() {
         let p = |s: &str| PathBuf::from(s);
-        assert_eq!(relative(&p("/r/dumps/A/x.txt"), &p("/r")), p("dumps/A/x.txt"));
-        assert_eq!(relative(&p("/r/dumps/x.txt"), &p("/r/html")), p("../dumps/x.txt"));
+        assert_eq!(
+            relative(&p("/r/dumps/A/x.txt"), &p("/r")),
+            p("dumps/A/x.txt")
+        );
+        assert_eq!(
+            relative(&p("/r/dumps/x.txt"), &p("/r/html")),
+            p("../dumps/x.txt")
+        );
         let l = DumpLinks::From {
             html_dir: p("/r/out/../html"),
             evidence: p("/r"),
         };
         assert_eq!(l.href(&p("dumps/a b#1.txt")), "../dumps/a%20b%231.txt");
-        assert_eq!(DumpLinks::Bundle.href(&p("/r/dumps/A/x.txt")), "dumps/x.txt");
+        assert_eq!(
+            DumpLinks::Bundle.href(&p("/r/dumps/A/x.txt")),
+            "dumps/x.txt"
+        );
     }
 }

@@ -72,11 +72,19 @@ fn dump_links_are_relative_to_the_html_and_resolve() {
     for page in [html, sub.join("report.html")] {
         let text = std::fs::read_to_string(&page).unwrap();
         let links = hrefs(&text);
-        assert!(links.len() >= 10, "dump links in {}: {links:?}", page.display());
+        assert!(
+            links.len() >= 10,
+            "dump links in {}: {links:?}",
+            page.display()
+        );
         for h in &links {
             assert!(!h.starts_with('/'), "absolute link {h}");
             let target = page.parent().unwrap().join(h);
-            assert!(target.is_file(), "{h} does not resolve from {}", page.display());
+            assert!(
+                target.is_file(),
+                "{h} does not resolve from {}",
+                page.display()
+            );
             assert!(h.ends_with(".txt"), "{h}");
         }
     }
