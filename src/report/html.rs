@@ -108,11 +108,14 @@ pub fn render_loaded(l: &Loaded, links: DumpLinks) -> String {
     })
 }
 
-/// Long cells (paths, verdicts, the command line) wrap anywhere rather than widen the page:
-/// `overflow-wrap:anywhere` also lowers a cell's minimum width, so a table capped at the page's
-/// width shrinks its columns instead of overflowing (a 1400 px window shows it all).
+/// Long text cells (paths, verdicts, the command line: `td.l`) wrap anywhere rather than widen
+/// the page: `overflow-wrap:anywhere` also lowers a cell's minimum width, so a table capped at
+/// the page's width shrinks those columns instead of overflowing (a 1400 px window shows it
+/// all). Numbers, headers and the short words of a column (`.n`: a time, a class) never break
+/// ("Pa|ge", "1|0" in a narrow column read as garbage).
 pub(crate) const STYLE: &str = "body{font-family:sans-serif;font-size:14px;margin:20px;color:#222}\
-table{border-collapse:collapse;margin:8px 0 20px;max-width:100%}td,th{overflow-wrap:anywhere}\
+table{border-collapse:collapse;margin:8px 0 20px;max-width:100%}td.l{overflow-wrap:anywhere}\
+td:not(.l),th,td.n{white-space:nowrap;overflow-wrap:normal}\
 #findings{table-layout:auto;width:100%}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#eee}td.l,th.l{text-align:left}.pass{background:#dff5df;color:#135d13}.fail{background:#fde2e2;color:#8b0000}.open{background:#fff3cd;color:#7a5b00}\
 .verdict{font-size:20px;font-weight:bold;padding:10px;border-radius:4px}.chart{margin:10px 0}";
@@ -259,7 +262,7 @@ fn findings_table(s: &mut String, findings: &[Finding], links: &DumpLinks) {
         });
         let _ = writeln!(
             s,
-            "<tr><td>{}</td><td class='l'>{}</td><td class='l'>{}</td><td class='l'>{}</td><td>{}</td><td>0x{:X}</td><td class='l'>{}</td><td>{}{}</td><td class='l'>{dump}</td></tr>",
+            "<tr><td>{}</td><td class='l n'>{}</td><td class='l n'>{}</td><td class='l'>{}</td><td>{}</td><td>0x{:X}</td><td class='l'>{}</td><td>{}{}</td><td class='l'>{dump}</td></tr>",
             f.seq,
             super::clock::iso_utc(f.time_us),
             f.class.as_str(),
