@@ -6,9 +6,10 @@
 pub struct Host {
     /// Available parallelism (CPUs this process may use).
     pub cpus: u32,
-    /// MemAvailable from /proc/meminfo, in MB.
+    /// MemAvailable from /proc/meminfo, in MB, or less when the process's cgroup (a
+    /// container's limit) leaves less.
     pub mem_available_mb: u64,
-    /// MemTotal from /proc/meminfo, in MB.
+    /// MemTotal from /proc/meminfo, in MB, or the cgroup's memory limit when smaller.
     pub mem_total_mb: u64,
 }
 
@@ -22,9 +23,11 @@ impl Host {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
         let total = meminfo_mb(&meminfo, "MemTotal").unwrap_or(1024);
+        let available = meminfo_mb(&meminfo, "MemAvailable").unwrap_or(total);
+        let (total, available) = within_cgroup(total, available, super::cgroup::detect());
         Host {
             cpus: u32::try_from(cpus).unwrap_or(MAX_CPU_COUNT),
-            mem_available_mb: meminfo_mb(&meminfo, "MemAvailable").unwrap_or(total),
+            mem_available_mb: available,
             mem_total_mb: total,
         }
     }
@@ -32,6 +35,23 @@ impl Host {
     /// The `CPUCount` default: available parallelism, at most 64.
     pub fn default_cpu_count(&self) -> u32 {
         self.cpus.clamp(1, MAX_CPU_COUNT)
+    }
+}
+
+/// The host's total and available memory (MB) bounded by the cgroup's limit and what the
+/// cgroup leaves of it.
+fn within_cgroup(
+    total: u64,
+    available: u64,
+    cgroup: Option<super::cgroup::CgroupMemory>,
+) -> (u64, u64) {
+    match cgroup {
+        Some(c) => {
+            let limit = c.limit >> 20;
+            let left = c.limit.saturating_sub(c.used) >> 20;
+            (total.min(limit).max(1), available.min(left).max(1))
+        }
+        None => (total, available),
     }
 }
 
@@ -54,6 +74,18 @@ mod tests {
         assert_eq!(meminfo_mb(text, "MemTotal"), Some(24105));
         assert_eq!(meminfo_mb(text, "MemAvailable"), Some(23748));
         assert_eq!(meminfo_mb(text, "Cached"), None);
+    }
+
+    #[test]
+    fn a_cgroup_limit_bounds_total_and_available() {
+        use super::super::cgroup::CgroupMemory;
+        let c = CgroupMemory {
+            limit: 2 << 30,
+            used: 512 << 20,
+        };
+        assert_eq!(within_cgroup(24_000, 20_000, Some(c)), (2048, 1536));
+        assert_eq!(within_cgroup(1000, 800, Some(c)), (1000, 800));
+        assert_eq!(within_cgroup(1000, 800, None), (1000, 800));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! Each INI section is one file in [`sections`]: its struct, keys, parsing, `-save` keys,
 //! echo lines and page counts. The stages above only walk the registry there.
 
+pub mod cgroup;
 mod echo;
 mod encoding;
 mod error;

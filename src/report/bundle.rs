@@ -9,8 +9,47 @@ use super::error::ReportError;
 use super::reader::{InputKind, Loaded};
 use crate::io::safefile::{self, Replacement, Use};
 
-/// Top directory inside the archive.
+/// How the top directory inside the archive begins; [`top_dir`] adds the host and run id.
 pub const TOP: &str = "sqliosim-evidence";
+
+/// The top directory of the archive: `sqliosim-evidence-HOST-RUNID`, so bundles of many hosts
+/// extract side by side. HOST is the run's host name with every character outside
+/// `[A-Za-z0-9._-]` made `_` (a leading `.` too, so no hidden directory), RUNID the run id in
+/// 16 hex digits as the log shows it; either is `unknown` when the input does not say.
+pub fn top_dir(host: Option<&str>, run_id: Option<u64>) -> String {
+    let host = host
+        .map(|h| {
+            let mut s: String = h
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            if s.starts_with('.') {
+                s.replace_range(..1, "_");
+            }
+            s
+        })
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into());
+    let id = run_id.map_or_else(|| "unknown".into(), |id| format!("{id:016X}"));
+    format!("{TOP}-{host}-{id}")
+}
+
+/// The top directory for the evidence of `l`: its host name and run id from the JSON summary
+/// (given, or the one written beside the log), else the system information's host name.
+pub fn top_dir_of(l: &Loaded) -> String {
+    let j = l.json.as_ref();
+    let host = j
+        .and_then(|j| j.host.as_ref().map(|h| h.hostname.clone()))
+        .filter(|h| !h.is_empty())
+        .or_else(|| j.and_then(|j| j.system.as_ref().map(|s| s.hostname.clone())));
+    top_dir(host.as_deref(), j.and_then(|j| j.run_id))
+}
 
 /// One member of the bundle.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,12 +58,12 @@ pub enum BundleFile {
     Disk {
         /// Where it is.
         path: PathBuf,
-        /// Its name in the archive (below [`TOP`]).
+        /// Its name in the archive (below the top directory).
         name: String,
     },
     /// Generated content.
     Bytes {
-        /// Its name in the archive (below [`TOP`]).
+        /// Its name in the archive (below the top directory).
         name: String,
         /// The content.
         data: Vec<u8>,
@@ -53,7 +92,8 @@ impl BundleFile {
 /// [`crate::io::safefile::Replacement`]); files that no longer exist are skipped (the
 /// archive lists what it has), and so are members that are not regular files or are symlinks
 /// (a name planted among the dumps must not carry another file into the archive).
-pub fn write(out: &Path, files: &[BundleFile]) -> Result<(), ReportError> {
+/// Every member goes below the directory `top` ([`top_dir_of`]).
+pub fn write(out: &Path, top: &str, files: &[BundleFile]) -> Result<(), ReportError> {
     let mut r = Replacement::create(out)?;
     let io = |e| ReportError::io(out, e);
     let mut tar = tar::Builder::new(GzEncoder::new(r.file(), Compression::default()));
@@ -63,7 +103,7 @@ pub fn write(out: &Path, files: &[BundleFile]) -> Result<(), ReportError> {
                 let Ok(Some(mut f)) = safefile::open_existing(path, Use::Input) else {
                     continue;
                 };
-                tar.append_file(format!("{TOP}/{name}"), &mut f)
+                tar.append_file(format!("{top}/{name}"), &mut f)
                     .map_err(io)?;
             }
             BundleFile::Bytes { name, data } => {
@@ -71,7 +111,7 @@ pub fn write(out: &Path, files: &[BundleFile]) -> Result<(), ReportError> {
                 h.set_size(data.len() as u64);
                 h.set_mode(0o644);
                 h.set_mtime(super::clock::now_us() / 1_000_000);
-                tar.append_data(&mut h, format!("{TOP}/{name}"), data.as_slice())
+                tar.append_data(&mut h, format!("{top}/{name}"), data.as_slice())
                     .map_err(io)?;
             }
         }
@@ -105,7 +145,8 @@ fn locate(recorded: &Path, base: &Path) -> PathBuf {
 }
 
 /// The evidence around a loaded log or JSON summary: the file itself, its stylesheet, the log
-/// or JSON it names, the dumps, the terminal summary, configuration and system information.
+/// or JSON it names, the dumps, the terminal summary, configuration and system information,
+/// and the HTML report under `html`'s file name when one was asked for.
 pub fn evidence_files(l: &Loaded, html: Option<&Path>) -> Vec<BundleFile> {
     let base = l.path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let mut v = vec![BundleFile::disk(&l.path, "")];
@@ -150,8 +191,33 @@ pub fn evidence_files(l: &Loaded, html: Option<&Path>) -> Vec<BundleFile> {
         name: "summary.txt".into(),
         data: super::console::render(l).into_bytes(),
     });
-    v.extend(html.map(|h| BundleFile::disk(h, "")));
+    // The page is rendered anew for the bundle, its dump links pointing at `dumps/` beside it.
+    v.extend(html.map(|h| BundleFile::Bytes {
+        name: h.file_name().map_or_else(
+            || "report.html".into(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+        data: super::html::render_loaded(l, super::links::DumpLinks::Bundle).into_bytes(),
+    }));
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::top_dir;
+
+    #[test]
+    fn the_top_directory_names_host_and_run_id_in_safe_characters() {
+        assert_eq!(
+            top_dir(Some("node-7.rack_2"), Some(0x2A)),
+            "sqliosim-evidence-node-7.rack_2-000000000000002A"
+        );
+        assert_eq!(
+            top_dir(Some("../é x/y"), Some(u64::MAX)),
+            "sqliosim-evidence-_.___x_y-FFFFFFFFFFFFFFFF"
+        );
+        assert_eq!(top_dir(Some(""), None), "sqliosim-evidence-unknown-unknown");
+    }
 }
 
 mod erased {
@@ -177,5 +243,5 @@ pub fn write_for(
     let loaded = super::reader::load(input)?;
     let mut files = evidence_files(&loaded, html);
     files.extend_from_slice(extra);
-    write(out, &files)
+    write(out, &top_dir_of(&loaded), &files)
 }

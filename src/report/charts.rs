@@ -182,8 +182,19 @@ pub fn percentile_chart(title: &str, series: &[(String, Latency)]) -> String {
     })
 }
 
-/// When each finding happened (seconds since `origin_us`), one row per class.
-pub fn findings_chart(findings: &[Finding], origin_us: u64) -> String {
+/// The end of the findings chart's time axis, in seconds: the run's span from start to end
+/// when known (a finding past it, from clocks that disagree, widens it), else the last
+/// finding's time with a margin.
+pub fn findings_axis_max(times: impl Iterator<Item = f64>, span_s: Option<f64>) -> f64 {
+    match span_s {
+        Some(span) if span > 0.0 => times.fold(span, f64::max),
+        _ => max_of(times).max(1.0),
+    }
+}
+
+/// When each finding happened (seconds since `origin_us`), one row per class, on an axis
+/// spanning `span_s` (the run's duration) when known ([`findings_axis_max`]).
+pub fn findings_chart(findings: &[Finding], origin_us: u64, span_s: Option<f64>) -> String {
     if findings.is_empty() {
         return placeholder("Findings over time: none");
     }
@@ -195,7 +206,7 @@ pub fn findings_chart(findings: &[Finding], origin_us: u64) -> String {
         let root =
             SVGBackend::with_string(out, (W, 120 + 30 * classes.len() as u32)).into_drawing_area();
         root.fill(&WHITE)?;
-        let x_max = max_of(findings.iter().map(t)).max(1.0);
+        let x_max = findings_axis_max(findings.iter().map(t), span_s);
         let mut chart = frame(&root, "Findings over time", 140)
             .build_cartesian_2d(0f64..x_max, -0.5f64..classes.len() as f64 - 0.5)?;
         chart
@@ -227,4 +238,21 @@ pub fn findings_chart(findings: &[Finding], origin_us: u64) -> String {
         root.present()?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::findings_axis_max;
+
+    #[test]
+    fn the_findings_axis_spans_the_whole_run() {
+        // A 40 s run whose last finding came at 16 s.
+        let times = [2.0, 9.5, 16.0];
+        assert_eq!(findings_axis_max(times.into_iter(), Some(40.0)), 40.0);
+        // A finding past the end (clocks that disagree) stays on the chart.
+        assert_eq!(findings_axis_max([41.0].into_iter(), Some(40.0)), 41.0);
+        // Without the run's times, the findings with a margin.
+        let m = findings_axis_max(times.into_iter(), None);
+        assert!((m - 17.6).abs() < 1e-9, "{m}");
+    }
 }

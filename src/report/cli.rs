@@ -111,6 +111,14 @@ fn fleet(args: &Args) -> anyhow::Result<Outcome> {
     crate::exit::after_printing(crate::exit::out!("{text}"), verdict)
 }
 
+/// The directory a file is in (`.` for a bare name).
+fn parent_dir(p: &std::path::Path) -> PathBuf {
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
 /// One run: today's report, plus the fleet JSON and JUnit of that one run when asked for.
 fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
     let loaded = super::reader::load(input)?;
@@ -119,14 +127,18 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
     let printed = crate::exit::out!("{}", super::console::render(&loaded));
     let mut html_path = None;
     if let Some(p) = &args.html {
-        let page = super::html::render_loaded(&loaded);
+        let links = super::links::DumpLinks::From {
+            html_dir: parent_dir(p),
+            evidence: parent_dir(input),
+        };
+        let page = super::html::render_loaded(&loaded, links);
         crate::io::safefile::replace(p, page.as_bytes()).map_err(super::ReportError::from)?;
         crate::exit::outln!("HTML report written to {}", p.display()).ok();
         html_path = Some(p.clone());
     }
     if let Some(p) = &args.bundle {
         let files = super::bundle::evidence_files(&loaded, html_path.as_deref());
-        super::bundle::write(p, &files)?;
+        super::bundle::write(p, &super::bundle::top_dir_of(&loaded), &files)?;
         crate::exit::outln!("Evidence bundle written to {}", p.display()).ok();
     }
     if args.json.is_some() || args.junit.is_some() {

@@ -10,6 +10,8 @@ use crate::stats::{Latency, OpTotals, Summary};
 use super::charts::{
     depth_chart, findings_chart, html_escape as esc, percentile_chart, timeline_charts,
 };
+use super::json::JsonReport;
+use super::links::DumpLinks;
 use super::reader::Loaded;
 use super::sysinfo::SystemInfo;
 
@@ -36,6 +38,14 @@ pub struct HtmlInput<'a> {
     pub io_engine: Option<&'a str>,
     /// Run start, microseconds since the Unix epoch (origin of the findings chart).
     pub origin_us: u64,
+    /// Where the dump links point.
+    pub links: DumpLinks,
+    /// The JSON summary of the run, for the header (host, devices, times, seed, version,
+    /// command line; "unknown" throughout without one).
+    pub run: Option<&'a JsonReport>,
+    /// Seconds from the chart's origin to the run's end (or last update): the findings
+    /// chart's axis spans them.
+    pub span_s: Option<f64>,
 }
 
 /// The report of a run from its statistics and findings.
@@ -60,11 +70,14 @@ pub fn render(summary: &Summary, findings: &[Finding]) -> String {
         system: None,
         io_engine: None,
         origin_us: findings.iter().map(|f| f.time_us).min().unwrap_or(0),
+        links: DumpLinks::Recorded,
+        run: None,
+        span_s: None,
     })
 }
 
-/// The report of a log or JSON summary read back.
-pub fn render_loaded(l: &Loaded) -> String {
+/// The report of a log or JSON summary read back, its dump links made as `links` says.
+pub fn render_loaded(l: &Loaded, links: DumpLinks) -> String {
     let json = l.json.as_ref();
     let first = l
         .findings
@@ -72,6 +85,12 @@ pub fn render_loaded(l: &Loaded) -> String {
         .map(|f| f.time_us)
         .min()
         .unwrap_or(u64::MAX);
+    // A finding cannot precede the start; if one does, the clocks disagree: use it.
+    let origin_us = json.map_or(first, |j| j.started_us.min(first));
+    // The axis spans the run from start to end, unless a finding precedes the start.
+    let span_s = json
+        .filter(|j| j.started_us == origin_us)
+        .and_then(super::html_header::duration);
     render_input(&HtmlInput {
         title: l.path.display().to_string(),
         verdict: super::console::verdict(l),
@@ -82,13 +101,22 @@ pub fn render_loaded(l: &Loaded) -> String {
         by_class: l.by_class.clone(),
         system: json.and_then(|j| j.system.as_ref()),
         io_engine: l.io_engine.as_deref(),
-        // A finding cannot precede the start; if one does, the clocks disagree: use it.
-        origin_us: json.map_or(first, |j| j.started_us.min(first)),
+        origin_us,
+        links,
+        run: json,
+        span_s,
     })
 }
 
+/// Long text cells (paths, verdicts, the command line: `td.l`) wrap anywhere rather than widen
+/// the page: `overflow-wrap:anywhere` also lowers a cell's minimum width, so a table capped at
+/// the page's width shrinks those columns instead of overflowing (a 1400 px window shows it
+/// all). Numbers, headers and the short words of a column (`.n`: a time, a class) never break
+/// ("Pa|ge", "1|0" in a narrow column read as garbage).
 pub(crate) const STYLE: &str = "body{font-family:sans-serif;font-size:14px;margin:20px;color:#222}\
-table{border-collapse:collapse;margin:8px 0 20px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
+table{border-collapse:collapse;margin:8px 0 20px;max-width:100%}td.l{overflow-wrap:anywhere}\
+td:not(.l),th,td.n{white-space:nowrap;overflow-wrap:normal}\
+#findings{table-layout:auto;width:100%}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#eee}td.l,th.l{text-align:left}.pass{background:#dff5df;color:#135d13}.fail{background:#fde2e2;color:#8b0000}.open{background:#fff3cd;color:#7a5b00}\
 .verdict{font-size:20px;font-weight:bold;padding:10px;border-radius:4px}.chart{margin:10px 0}";
 
@@ -97,6 +125,7 @@ pub fn render_input(inp: &HtmlInput) -> String {
     let mut s = String::new();
     let _ = write!(s, "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>sqliosim report: {}</title><style>{STYLE}</style></head><body>\n", esc(&inp.title));
     let _ = writeln!(s, "<h1>sqliosim report</h1><p>{}</p>", esc(&inp.title));
+    super::html_header::render(&mut s, inp.run);
     let class = match (inp.failed, inp.open) {
         (true, _) => "fail",
         (false, true) => "open",
@@ -111,9 +140,9 @@ pub fn render_input(inp: &HtmlInput) -> String {
     let _ = writeln!(
         s,
         "<h2>Findings</h2><div class='chart'>{}</div>",
-        findings_chart(inp.findings, inp.origin_us)
+        findings_chart(inp.findings, inp.origin_us, inp.span_s)
     );
-    findings_table(&mut s, inp.findings);
+    findings_table(&mut s, inp.findings, &inp.links);
     if let Some(sum) = inp.summary {
         stats_section(&mut s, sum);
     } else {
@@ -220,7 +249,7 @@ fn totals_table(s: &mut String, title: &str, rows: &[(String, &OpTotals)]) {
     s.push_str("</table>\n");
 }
 
-fn findings_table(s: &mut String, findings: &[Finding]) {
+fn findings_table(s: &mut String, findings: &[Finding], links: &DumpLinks) {
     if findings.is_empty() {
         s.push_str("<p>No findings.</p>\n");
         return;
@@ -228,12 +257,12 @@ fn findings_table(s: &mut String, findings: &[Finding]) {
     s.push_str("<table id='findings'><tr><th>#</th><th class='l'>Time (UTC)</th><th class='l'>Class</th><th class='l'>File</th><th>Page</th><th>Offset</th><th class='l'>Verdict</th><th>Re-reads</th><th class='l'>Dump</th></tr>\n");
     for f in findings {
         let dump = f.dump.as_ref().map_or_else(String::new, |d| {
-            let d = esc(&d.display().to_string());
-            format!("<a href='{d}'>{d}</a>")
+            let href = links.href(d);
+            format!("<a href='{}'>{}</a>", esc(&href), esc(&href))
         });
         let _ = writeln!(
             s,
-            "<tr><td>{}</td><td class='l'>{}</td><td class='l'>{}</td><td class='l'>{}</td><td>{}</td><td>0x{:X}</td><td class='l'>{}</td><td>{}{}</td><td class='l'>{dump}</td></tr>",
+            "<tr><td>{}</td><td class='l n'>{}</td><td class='l n'>{}</td><td class='l'>{}</td><td>{}</td><td>0x{:X}</td><td class='l'>{}</td><td>{}{}</td><td class='l'>{dump}</td></tr>",
             f.seq,
             super::clock::iso_utc(f.time_us),
             f.class.as_str(),

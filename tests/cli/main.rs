@@ -10,6 +10,7 @@ use predicates::str::contains;
 use std::path::Path;
 
 mod big_inputs;
+mod cgroup_memory;
 mod cli_completions;
 mod config;
 mod fuzz_readers;

@@ -58,10 +58,10 @@ fn a_missing_expected_host_exits_2_and_is_named_in_text_html_and_json() {
             .contains("Verdict: INCOMPLETE — no corruption found, but 1 expected host(s) sent no result: host3"),
         "{all}"
     );
-    assert!(!all.contains("PASSED"), "{all}");
+    assert!(!all.contains("Verdict: CLEAN"), "{all}");
     assert!(m.stderr.contains("host3"), "{}", m.stderr);
     assert!(m.html.contains("MISSING host3"), "{}", m.html);
-    assert!(!m.html.contains("PASSED"), "{}", m.html);
+    assert!(!m.html.contains("Verdict: CLEAN"), "{}", m.html);
     assert!(m.html.contains("class='verdict warn'"), "{}", m.html);
     assert_eq!(m.json["missing_hosts"], serde_json::json!(["host3"]));
     assert_eq!(m.json["expected_hosts"], serde_json::json!(3));
@@ -109,7 +109,7 @@ fn every_expected_host_present_passes_and_a_label_or_machine_id_counts() {
     let (code, out, err) = report_with(&[dir.path()], &opts);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("3 host(s) expected, 0 missing"), "{out}");
-    assert!(out.contains("Verdict: PASSED"), "{out}");
+    assert!(out.contains("Verdict: CLEAN"), "{out}");
 }
 
 #[test]

@@ -29,7 +29,10 @@ fn same_hostname_different_machine_ids_are_separate_rows() {
         let r = row(&out, &format!("localhost [machine {}]", &id[..8]));
         assert!(r.contains("CLEAN"), "{r}");
     }
-    assert!(out.contains("PASSED — 3 host/device(s) clean"), "{out}");
+    assert!(
+        out.contains("Verdict: CLEAN — 3 host/device(s) clean"),
+        "{out}"
+    );
     // JUnit keeps them apart too: three classnames.
     let junit = dir.path().join("junit.xml");
     let (code, ..) = report_with(&[dir.path()], &["--junit", junit.to_str().expect("UTF-8")]);

@@ -4,6 +4,7 @@
 //! headless Chromium, and the merge property (merged histograms give the percentiles of one
 //! histogram fed every sample), `--expect-hosts`, and hosts told apart by machine id and label.
 
+mod bundle;
 #[path = "../chromium_support/mod.rs"]
 mod chromium_support;
 mod cli;

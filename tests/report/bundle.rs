@@ -35,7 +35,16 @@ fn bundle_from_json_has_everything() {
     ];
     let outcome = sqliosim::report::main(args.to_vec()).unwrap();
     assert_eq!(outcome, sqliosim::exit::Outcome::Findings);
+    // The top directory names this machine (as the summary recorded it) and the run id.
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
+    let host = doc["host"]["hostname"].as_str().unwrap().replace(
+        |c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c)),
+        "_",
+    );
+    let top = format!("sqliosim-evidence-{host}-{:016X}", fixtures::RUN);
     let m = members(&out);
+    assert!(m.iter().all(|(n, _)| n.starts_with(&format!("{top}/"))));
     let names: Vec<&str> = m.iter().map(|(n, _)| n.as_str()).collect();
     for want in [
         "summary.json",
@@ -49,7 +58,7 @@ fn bundle_from_json_has_everything() {
         "dumps/sqliosim.mdx.10.1.txt",
     ] {
         assert!(
-            names.contains(&format!("sqliosim-evidence/{want}").as_str()),
+            names.contains(&format!("{top}/{want}").as_str()),
             "{want} missing from {names:?}"
         );
     }
@@ -58,4 +67,17 @@ fn bundle_from_json_has_everything() {
         .find(|(n, _)| n.ends_with("10.1.received"))
         .unwrap();
     assert_eq!(received.len(), sqliosim::page::PAGE_SIZE);
+    // The page inside links to the dumps inside, relative to itself.
+    let (_, page) = m
+        .iter()
+        .find(|(n, _)| *n == format!("{top}/report.html"))
+        .unwrap();
+    let links = super::html::hrefs(std::str::from_utf8(page).unwrap());
+    assert!(links.len() >= 10, "{links:?}");
+    for h in links {
+        assert!(
+            names.contains(&format!("{top}/{h}").as_str()),
+            "{h} is not in the bundle: {names:?}"
+        );
+    }
 }

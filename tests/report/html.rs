@@ -46,6 +46,50 @@ fn html_is_self_contained_with_charts() {
     assert_eq!(page.matches("<svg").count(), 3);
 }
 
+/// The `href` values of a page (single-quoted, as the report writes them), unescaped.
+pub fn hrefs(page: &str) -> Vec<String> {
+    page.split("href='")
+        .skip(1)
+        .filter_map(|rest| rest.split('\'').next())
+        .map(|h| h.replace("&amp;", "&").replace("%20", " "))
+        .collect()
+}
+
+#[test]
+fn dump_links_are_relative_to_the_html_and_resolve() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = report(dir.path());
+    // And a second page written one directory down: its links climb out of it.
+    let sub = dir.path().join("pages");
+    std::fs::create_dir(&sub).unwrap();
+    let args = [
+        "sqliosim report".into(),
+        dir.path().join("summary.json").into_os_string(),
+        "--html".into(),
+        sub.join("report.html").into_os_string(),
+    ];
+    sqliosim::report::main(args.to_vec()).unwrap();
+    for page in [html, sub.join("report.html")] {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let links = hrefs(&text);
+        assert!(
+            links.len() >= 10,
+            "dump links in {}: {links:?}",
+            page.display()
+        );
+        for h in &links {
+            assert!(!h.starts_with('/'), "absolute link {h}");
+            let target = page.parent().unwrap().join(h);
+            assert!(
+                target.is_file(),
+                "{h} does not resolve from {}",
+                page.display()
+            );
+            assert!(h.ends_with(".txt"), "{h}");
+        }
+    }
+}
+
 #[test]
 fn html_renders_in_headless_chromium() {
     let Some(bin) = chromium_or_skip() else {

@@ -9,6 +9,7 @@ mod cli;
 mod fixtures;
 mod hresult;
 mod html;
+mod html_header;
 mod json;
 mod killed;
 mod snapshots;

@@ -23,8 +23,8 @@ pub struct General {
     pub affinity: u64,
     /// `IOAffinity`: I/O CPU mask (undocumented in SQLIOSim), default 0; same rule as `affinity`.
     pub io_affinity: u64,
-    /// `MaxMemoryMB`: simulated buffer pool in MB, default MemAvailable from /proc/meminfo;
-    /// range 1..=MemTotal.
+    /// `MaxMemoryMB`: simulated buffer pool in MB, default MemAvailable from /proc/meminfo
+    /// (bounded by the process's memory cgroup, `config::cgroup`); range 1..=MemTotal.
     pub max_memory_mb: u64,
     /// `StopOnError`: stop at the first integrity error, default true.
     pub stop_on_error: bool,

@@ -4,13 +4,11 @@
 //! resume is starting (verifying and rewriting the files) are still held to what the run before
 //! journaled, so `verify` names each one.
 
-mod crash_support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crash_support::*;
+use crate::crash_support::*;
 use rustix::process::Signal;
 use sqliosim::engine::journal::{decode_all, Record};
 use sqliosim::page::layout::read_stamp;

@@ -3,11 +3,9 @@
 //! `--json FILE`, never written over a file that is not ours; and `sqliosim report LOG.xml`
 //! uses it for the timeline and charts.
 
-mod crash_support;
-
 use std::path::Path;
 
-use crash_support::{assert_exit, assert_success, bin, run_cmd, small_config};
+use crate::crash_support::{assert_exit, assert_success, bin, run_cmd, small_config};
 
 fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -7,13 +7,11 @@
 //! used to allocate 2 GiB (or abort) and say CLEAN. And `DeleteFilesAtShutdown` leaves no
 //! journal naming the files it deleted (no false alarm).
 
-mod crash_support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use crash_support::{assert_exit, bin, read_page, start_record_len, write_page, PAGE};
+use crate::crash_support::{assert_exit, bin, read_page, start_record_len, write_page, PAGE};
 use sqliosim::page::FileHeader;
 
 /// A one-second run's configuration: a 2 MB data file and a 1 MB log.

@@ -6,14 +6,12 @@
 //! old run's id. A rerun after a run that found corruption keeps that run's log, JSON and
 //! dumps under its id, and the dumps of each run sit in a directory named by its run id.
 
-mod crash_support;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use crash_support::*;
+use crate::crash_support::*;
 
 /// Every file under `dir` (recursively) and its bytes.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {

@@ -1,9 +1,7 @@
 //! The tool never destroys what is not its own: existing data files, logs and summaries that it
 //! did not write are refused (exit 2, bytes untouched) unless --force.
 
-mod crash_support;
-
-use crash_support::*;
+use crate::crash_support::*;
 
 #[test]
 fn files_that_are_not_ours_are_refused_and_left_intact() {

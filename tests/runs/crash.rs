@@ -3,11 +3,9 @@
 //! (a flipped bit, a page copied over another, an old copy restored, a page zeroed) exactly
 //! the damaged pages are reported, with the right class.
 
-mod crash_support;
-
 use std::time::Duration;
 
-use crash_support::*;
+use crate::crash_support::*;
 use rand::{Rng, SeedableRng};
 
 /// Kills per run of the suite (more with SQLIOSIM_CRASH_ITERATIONS, for the long mode).

@@ -1,11 +1,9 @@
 //! Whole runs of the real binary on this machine: the quick configuration, the built-in
 //! default, and a multi-directory run finish clean, and every actor's I/O is in the statistics.
 
-mod crash_support;
-
 use std::path::Path;
 
-use crash_support::{assert_exit, assert_success, bin, run_cmd, small_config, verify};
+use crate::crash_support::{assert_exit, assert_success, bin, run_cmd, small_config, verify};
 
 fn actors_with_io(json: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(json).expect("json summary");

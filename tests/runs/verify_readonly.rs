@@ -11,15 +11,12 @@
 //! Writing nothing unless asked also covers `verify --json -`: the summary goes to stdout
 //! (the console to stderr), and no file named `-` appears.
 
-mod crash_support;
-mod loop_support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crash_support::{assert_exit, bin};
+use crate::crash_support::{assert_exit, bin};
 
 /// A one-second run's configuration in `dir`: a 2 MB data file and a 1 MB log.
 fn config(dir: &Path) -> std::path::PathBuf {
@@ -99,7 +96,7 @@ fn a_copy_read_only_to_the_user_verifies_clean_without_a_lock() {
     let before = names(&dir);
     let mut cmd = bin();
     cmd.args(["verify", "--dir"]).arg(&dir);
-    if loop_support::is_root() {
+    if crate::loop_support::is_root() {
         cmd.uid(65534).gid(65534);
     }
     let out = cmd.output().expect("verify");
@@ -110,17 +107,17 @@ fn a_copy_read_only_to_the_user_verifies_clean_without_a_lock() {
 
 #[test]
 fn a_read_only_mount_verifies_clean_without_a_lock() {
-    if !loop_support::is_root() {
-        loop_support::skip("a read-only mount needs root");
+    if !crate::loop_support::is_root() {
+        crate::loop_support::skip("a read-only mount needs root");
         return;
     }
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let image = loop_support::sparse_image(tmp.path(), "ro.img", 64 << 20);
-    let Some(dev) = loop_support::LoopDev::attach(&image, true, 4096) else {
+    let image = crate::loop_support::sparse_image(tmp.path(), "ro.img", 64 << 20);
+    let Some(dev) = crate::loop_support::LoopDev::attach(&image, true, 4096) else {
         return;
     };
     let mnt = tmp.path().join("mnt");
-    let Some(m) = loop_support::Mounted::new(dev, "ext4", &mnt) else {
+    let Some(m) = crate::loop_support::Mounted::new(dev, "ext4", &mnt) else {
         return;
     };
     run_in(m.dir(), &config(tmp.path()));

@@ -3,13 +3,11 @@
 //! "so far" and when it stopped, the exit code follows the shell convention (130, 143), and the
 //! JSON summary and the XML log record the stop.
 
-mod crash_support;
-
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crash_support::{run_cmd, small_config};
+use crate::crash_support::{run_cmd, small_config};
 
 /// Waits until the run's XML log says the initial checkpoint is done (the main phase began).
 fn wait_for_main_phase(child: &mut Child, log: &Path) {
@@ -63,7 +61,7 @@ fn run_and_signal(sig: rustix::process::Signal) -> Stopped {
     let reports = [&json, &log]
         .iter()
         .map(|input| {
-            let r = crash_support::bin()
+            let r = crate::crash_support::bin()
                 .arg("report")
                 .arg(input)
                 .output()
