@@ -127,7 +127,7 @@ fn stdout_closed(err: &anyhow::Error) -> bool {
 /// Set when stdout carries data (`run --json -`): the console's lines go to stderr instead.
 static CONSOLE_ON_STDERR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// From now on, what [`out!`], [`outln!`] and [`Stdout`] print goes to stderr, so that stdout
+/// From now on, what `out!`, `outln!` and [`Stdout`] print goes to stderr, so that stdout
 /// carries only what [`print_data`] writes (`sqliosim run --json - | jq`).
 pub fn console_to_stderr() {
     CONSOLE_ON_STDERR.store(true, std::sync::atomic::Ordering::Relaxed);
