@@ -183,46 +183,42 @@ fn open_to_flock(file: &Path) -> Option<File> {
         .map(File::from)
 }
 
-/// A verify's shared flocks on the files of the set: refused while a run probes one.
-fn hold_files(files: &[PathBuf]) -> Result<Vec<File>, LockError> {
+/// Takes `op` (non-blocking) on each file of the set that can be opened; the flocks taken, or
+/// the first file another process holds. A filesystem without flock is passed over: the lock
+/// files still keep runs out.
+fn flock_each(files: &[PathBuf], op: FlockOperation) -> Result<Vec<File>, &PathBuf> {
     let mut held = Vec::with_capacity(files.len());
     for file in files {
         let Some(f) = open_to_flock(file) else {
             continue;
         };
-        match flock(&f, FlockOperation::NonBlockingLockShared) {
+        match flock(&f, op) {
             Ok(()) => held.push(f),
-            Err(rustix::io::Errno::WOULDBLOCK) => {
-                return Err(LockError::Busy {
-                    file: file.clone(),
-                    holder: "a sqliosim run starting up".into(),
-                })
-            }
-            // A filesystem without flock: the lock files still keep runs out.
+            Err(rustix::io::Errno::WOULDBLOCK) => return Err(file),
             Err(_) => {}
         }
     }
     Ok(held)
 }
 
+/// A verify's shared flocks on the files of the set: refused while a run probes one.
+fn hold_files(files: &[PathBuf]) -> Result<Vec<File>, LockError> {
+    flock_each(files, FlockOperation::NonBlockingLockShared).map_err(|file| LockError::Busy {
+        file: file.clone(),
+        holder: "a sqliosim run starting up".into(),
+    })
+}
+
 /// Refuses a run while a verify holds a file of the set itself (a set without lock files).
-/// The probe's flock is dropped at once: the run's own lock files keep later verifies out.
+/// The probe's flocks are dropped at once: the run's own lock files keep later verifies out.
 fn probe_files(files: &[PathBuf]) -> Result<(), LockError> {
-    for file in files {
-        let Some(f) = open_to_flock(file) else {
-            continue;
-        };
-        if let Err(rustix::io::Errno::WOULDBLOCK) =
-            flock(&f, FlockOperation::NonBlockingLockExclusive)
-        {
-            return Err(LockError::Busy {
-                file: file.clone(),
-                holder: "a `sqliosim verify` reading it (or another process holding a flock on it)"
-                    .into(),
-            });
-        }
-    }
-    Ok(())
+    flock_each(files, FlockOperation::NonBlockingLockExclusive)
+        .map(drop)
+        .map_err(|file| LockError::Busy {
+            file: file.clone(),
+            holder: "a `sqliosim verify` reading it (or another process holding a flock on it)"
+                .into(),
+        })
 }
 
 /// Opens and locks the lock file at `path`: a run's created if missing (read-write), verify's
