@@ -268,33 +268,33 @@ fn io_counters(out: &mut String, files: &[FileSummary]) {
             );
         }
     }
-    family(
+    per_file(
         out,
+        files,
         "sqliosim_io_errors_total",
-        "counter",
         "Failed I/O requests, by file.",
+        |f| f.io.errors,
     );
-    for f in files {
-        let _ = writeln!(
-            out,
-            "sqliosim_io_errors_total{{file=\"{}\"}} {}",
-            label(&f.path),
-            f.io.errors
-        );
-    }
-    family(
+    per_file(
         out,
+        files,
         "sqliosim_file_throttled_total",
-        "counter",
         "Times I/O was throttled, by file.",
+        |f| f.throttled,
     );
+}
+
+/// A counter family with one sample per file: `name{file="…"} value(f)`.
+fn per_file(
+    out: &mut String,
+    files: &[FileSummary],
+    name: &str,
+    help: &str,
+    value: impl Fn(&FileSummary) -> u64,
+) {
+    family(out, name, "counter", help);
     for f in files {
-        let _ = writeln!(
-            out,
-            "sqliosim_file_throttled_total{{file=\"{}\"}} {}",
-            label(&f.path),
-            f.throttled
-        );
+        let _ = writeln!(out, "{name}{{file=\"{}\"}} {}", label(&f.path), value(f));
     }
 }
 
