@@ -47,6 +47,9 @@ pub enum FindingClass {
     /// A file the journal names is missing, was replaced by another file, or lost its header
     /// page: the whole file (or its identity) is a lost write.
     LostFile,
+    /// A backup stream block is missing, damaged, out of place, or does not carry the pages
+    /// the backup read.
+    BackupCorruption,
 }
 
 impl FindingClass {
@@ -68,6 +71,7 @@ impl FindingClass {
             FindingClass::LogCorruption => "log_corruption",
             FindingClass::WalViolation => "wal_violation",
             FindingClass::LostFile => "lost_file",
+            FindingClass::BackupCorruption => "backup_corruption",
         }
     }
 

@@ -1,6 +1,7 @@
 //! The engine: expected-state oracle, read retry and triage, buffer pool, data files and the
 //! write-ahead log.
 
+pub mod backup;
 pub mod ceiling;
 pub mod files;
 pub mod journal;

@@ -73,11 +73,13 @@ pub enum ActorKind {
     Bench = 9,
     /// Offline verifier or self-test.
     Verifier = 10,
+    /// Full backup: sequential checked reads of the data files, a backup stream written.
+    BackupUser = 11,
 }
 
 impl ActorKind {
     /// All kinds, in tag order.
-    pub const ALL: [ActorKind; 11] = [
+    pub const ALL: [ActorKind; 12] = [
         ActorKind::Init,
         ActorKind::RandomUser,
         ActorKind::AuditUser,
@@ -89,6 +91,7 @@ impl ActorKind {
         ActorKind::LogWriter,
         ActorKind::Bench,
         ActorKind::Verifier,
+        ActorKind::BackupUser,
     ];
 
     /// The kind stored as `tag`, if any.
@@ -110,6 +113,7 @@ impl ActorKind {
             ActorKind::LogWriter => "Log Writer",
             ActorKind::Bench => "Bench",
             ActorKind::Verifier => "Verifier",
+            ActorKind::BackupUser => "Backup User",
         }
     }
 }

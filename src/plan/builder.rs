@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::from_settings::READ_RETRIES;
-use super::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
+use super::{BackupPlan, BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
 use crate::page::FileRole;
 
 impl FilePlan {
@@ -75,6 +75,23 @@ impl Default for ShrinkPlan {
     }
 }
 
+/// `[BackupUser]`'s defaults: off; 1 MB transfers, 6 buffers, 5 s between backups, the
+/// stream beside the first data file (set by [`PlanBuilder::build`] when left empty), checked
+/// by a verify-only pass.
+impl Default for BackupPlan {
+    fn default() -> Self {
+        BackupPlan {
+            users: 0,
+            transfer_pages: 128,
+            buffer_count: 6,
+            delay: Duration::from_secs(5),
+            file: PathBuf::new(),
+            verify_only: true,
+            restore: false,
+        }
+    }
+}
+
 impl BatchPlan {
     /// `[AuditUser]`'s defaults: 2 users, 64 pages, 200 ms after every 2 cycles.
     pub const AUDIT: BatchPlan = BatchPlan::defaults(64, 64, 200);
@@ -135,6 +152,7 @@ impl SimPlan {
                 read_ahead: BatchPlan::READ_AHEAD,
                 bulk: BatchPlan::BULK,
                 shrink: ShrinkPlan::default(),
+                backup: BackupPlan::default(),
                 caps: crate::config::IoGeneration::default().caps(),
                 affinity: 0,
                 io_affinity: 0,
@@ -193,13 +211,18 @@ impl PlanBuilder {
         read_ahead: BatchPlan,
         bulk: BatchPlan,
         shrink: ShrinkPlan,
+        backup: BackupPlan,
         caps: crate::config::IoCaps,
         affinity: u64,
         io_affinity: u64,
     }
 
-    /// The plan.
-    pub fn build(self) -> SimPlan {
+    /// The plan (a backup stream left unnamed goes beside the first data file).
+    pub fn build(mut self) -> SimPlan {
+        if self.plan.backup.file.as_os_str().is_empty() {
+            let data = self.plan.data_files().first().map(|&i| self.plan.files[i].path.clone());
+            self.plan.backup.file = super::from_settings::stream_path(data.as_deref(), "");
+        }
         self.plan
     }
 }
@@ -252,6 +275,7 @@ mod tests {
             shrinkable: true,
             sparse: false,
         }];
+        want.backup.file = "/x/d.bak".into();
         want.cycles = 3;
         want.journal = false;
         want.audit.users = 0;

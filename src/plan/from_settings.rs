@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
+use super::{BackupPlan, BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
 use crate::config::{Config, RunSettings, PAGES_PER_MB};
 use crate::page::FileRole;
 
@@ -67,6 +67,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
             min_extends: u64::from(c.shrink.min_extends),
             max_extends: u64::from(c.shrink.max_extends),
         },
+        backup: backup(c),
         caps: g.io_generation.caps(),
         affinity: g.affinity,
         io_affinity: g.io_affinity,
@@ -115,4 +116,30 @@ fn batch(users: u32, min: u32, max: u32, every: u32, delay_ms: u32) -> BatchPlan
         delay_after_cycles: every,
         delay: Duration::from_millis(u64::from(delay_ms)),
     }
+}
+
+fn backup(c: &Config) -> BackupPlan {
+    let b = &c.backup;
+    let first_data = c.files.iter().find(|f| !f.log_file).map(|f| f.path.as_path());
+    BackupPlan {
+        users: b.user_count as usize,
+        transfer_pages: u64::from(b.max_transfer_size) / crate::page::PAGE_SIZE as u64,
+        buffer_count: b.buffer_count.max(1) as usize,
+        delay: Duration::from_millis(u64::from(b.backup_delay_ms)),
+        file: stream_path(first_data, &b.backup_file),
+        verify_only: b.verify_only,
+        restore: b.restore_after_backup,
+    }
+}
+
+/// The backup stream's path: `BackupFile` (a relative one taken from the first data file's
+/// folder), else the first data file's name with `.bak` for its extension.
+pub fn stream_path(first_data: Option<&std::path::Path>, backup_file: &str) -> std::path::PathBuf {
+    let data = first_data.unwrap_or(std::path::Path::new("sqliosim.mdx"));
+    if backup_file.is_empty() {
+        return data.with_extension("bak");
+    }
+    data.parent()
+        .unwrap_or(std::path::Path::new(""))
+        .join(backup_file)
 }

@@ -85,6 +85,25 @@ pub struct ShrinkPlan {
     pub max_extends: u64,
 }
 
+/// `[BackupUser]` settings (issue #25 §1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackupPlan {
+    /// Backup users (0 or 1).
+    pub users: usize,
+    /// Pages per read of a data file and per stream block (MaxTransferSize / 8 KB).
+    pub transfer_pages: u64,
+    /// Reads in flight (BufferCount).
+    pub buffer_count: usize,
+    /// Pause after each backup.
+    pub delay: Duration,
+    /// The backup stream (absolute).
+    pub file: PathBuf,
+    /// Read the stream back and check it after each backup.
+    pub verify_only: bool,
+    /// Write a restored copy of the data files from the stream after each backup.
+    pub restore: bool,
+}
+
 /// The whole simulation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimPlan {
@@ -147,6 +166,8 @@ pub struct SimPlan {
     pub bulk: BatchPlan,
     /// `[ShrinkUser]`.
     pub shrink: ShrinkPlan,
+    /// `[BackupUser]`.
+    pub backup: BackupPlan,
     /// `IoGeneration`'s largest requests: gathers (checkpoint, lazy writer, bulk update) and
     /// read-ahead; larger runs are split into requests of these.
     pub caps: IoCaps,

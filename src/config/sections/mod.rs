@@ -15,6 +15,7 @@
 //! (`error`), the `-save` and echo formats (`save`, `echo`) and the page rule (`pages`).
 
 mod audit_user;
+mod backup_user;
 mod bulk_update_user;
 mod file_n;
 mod general;
@@ -23,6 +24,7 @@ mod read_ahead_user;
 mod shrink_user;
 
 pub use audit_user::AuditUser;
+pub use backup_user::BackupUser;
 pub use bulk_update_user::BulkUpdateUser;
 pub use file_n::{
     echo_files, file_number, save_files, FileOrigin, FileSpec, FILE_KEYS, FILE_SECTION, MAX_FILE_MB,
@@ -175,6 +177,8 @@ sections! {
     bulk_update: BulkUpdateUser,
     /// `[ShrinkUser]`.
     shrink: ShrinkUser,
+    /// `[BackupUser]` (ours, not SQLIOSim's).
+    backup: BackupUser,
 }
 
 #[cfg(test)]
@@ -195,6 +199,7 @@ mod tests {
             "ReadAheadUser",
             "BulkUpdateUser",
             "ShrinkUser",
+            "BackupUser",
         ];
         assert_eq!(names, sqliosim_order);
     }
