@@ -66,6 +66,19 @@ pub enum After {
     Clean(u64),
     /// A read-ahead: the pages are now cached in the buffer pool.
     Cache,
+    /// A backup's read: a copy of the pages as read is kept for [`Flight::take_kept`].
+    Keep,
+}
+
+/// A completed read's pages as read (`After::Keep`), after their verification.
+#[derive(Debug)]
+pub struct Kept {
+    /// Data file index.
+    pub file: usize,
+    /// First page.
+    pub first: u64,
+    /// The pages' bytes, `PAGE_SIZE` each (empty when the read failed).
+    pub bytes: Vec<u8>,
 }
 
 /// One posted request and everything it holds until its completion is handled.
@@ -109,6 +122,8 @@ pub struct Flight<'a> {
     pub pages: u64,
     /// The journal acknowledgements its writes owe, pushed as they complete.
     acks: Option<Arc<AckBook>>,
+    /// Completed `After::Keep` reads not yet taken.
+    kept: Vec<Kept>,
 }
 
 /// How the initial update's and the checkpoint's log lines name requests carried by the
@@ -132,7 +147,21 @@ impl<'a> Flight<'a> {
             posted: 0,
             pages: 0,
             acks,
+            kept: Vec::new(),
         }
+    }
+
+    /// An empty flight of at most `depth` requests (a backup's BufferCount), and at most
+    /// the run's asynchronous depth.
+    pub fn with_depth(run: &'a Run<'a>, depth: usize) -> Flight<'a> {
+        let mut f = Flight::new(run);
+        f.limit = depth.clamp(1, f.limit);
+        f
+    }
+
+    /// The `After::Keep` reads completed since the last call, in completion order.
+    pub fn take_kept(&mut self) -> Vec<Kept> {
+        std::mem::take(&mut self.kept)
     }
 
     /// Requests in flight now.
@@ -492,6 +521,15 @@ impl<'a> Flight<'a> {
             After::Clean(lsn) => keys.for_each(|k| pool.mark_clean(k, lsn)),
             After::Cache => keys.for_each(|k| {
                 pool.insert_clean(k);
+            }),
+            After::Keep => self.kept.push(Kept {
+                file: p.file,
+                first: p.first,
+                bytes: if ok {
+                    p.frames.iter().flat_map(|f| f[..PAGE_SIZE].iter().copied()).collect()
+                } else {
+                    Vec::new()
+                },
             }),
         }
     }

@@ -4,6 +4,7 @@
 //! [`flight::Flight`] without waiting for each. They share one [`context::Run`], and keep the
 //! durability journal through [`durability`].
 
+pub mod backup;
 pub mod batch;
 mod carrier;
 pub mod context;

@@ -6,7 +6,7 @@
 //! are untouched.
 
 use super::worker::Worker;
-use super::{batch, random, shrink, sweep, system};
+use super::{backup, batch, random, shrink, sweep, system};
 use crate::page::ActorKind;
 use crate::plan::SimPlan;
 
@@ -123,6 +123,14 @@ pub static ACTORS: &[ActorSpec] = &[
             let run = w.run;
             batch::bulk_update(w, &run.plan.bulk);
         },
+    },
+    ActorSpec {
+        kind: ActorKind::BackupUser,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: |p| p.backup.users,
+        pages: |p| batch_pages(p.backup.transfer_pages),
+        body: |w, _| backup::run(w),
     },
     ActorSpec {
         kind: ActorKind::ShrinkUser,

@@ -250,6 +250,11 @@ fn io_frames(plan: &SimPlan, depth: usize) -> std::io::Result<Arc<crate::io::Buf
         plan.bulk.max_pages,
         plan.read_ahead.max_pages,
         plan.audit.max_pages,
+        if plan.backup.users > 0 {
+            plan.backup.transfer_pages
+        } else {
+            0
+        },
     ]
     .into_iter()
     .max()
