@@ -229,6 +229,7 @@ fn verify_only(w: &mut Worker<'_>, storage: &dyn Storage, written: &Written) {
         Err(e) => {
             let p = Problem {
                 offset: 0,
+                len: written.bytes,
                 block_no: 0,
                 page: None,
                 verdict: Some(Verdict::IoError {
@@ -241,22 +242,25 @@ fn verify_only(w: &mut Worker<'_>, storage: &dyn Storage, written: &Written) {
     }
 }
 
-/// A stream problem as a finding of the Backup User.
+/// A stream problem as a finding of the Backup User: its path is the stream's, its pages
+/// the stream's pages at fault (the carried page it concerns is named in the detail).
 pub fn finding(w: &Worker<'_>, p: &Problem) -> Finding {
     let verdict = p.verdict.clone().unwrap_or(Verdict::Garbage {
         first_bytes: [0; 16],
     });
+    let page = p.offset / PAGE_SIZE as u64;
     let mut f = Finding::page(
         w.run.plan.seed,
         w.run.plan.backup.file.clone(),
         p.page.map_or(0, |c| c.file),
-        p.page.map_or(0, |c| c.page),
+        page,
         w.kind,
         w.id,
         verdict,
     );
     f.class = FindingClass::BackupCorruption;
     f.offset = p.offset;
+    f.page_count = p.len.div_ceil(PAGE_SIZE as u64).max(1) as u32;
     f.detail = Some(format!("backup stream: {}", p.what));
     f
 }

@@ -9,7 +9,8 @@
 //!   4 KB kept), `misdirect` (to a random other page; `misdirect@P>D` to page D), `flip` (one
 //!   bit flipped at rest), `zero` (one sector zeroed at rest), `stale` (the previous version
 //!   read once), `eio-read`, `eio-write`, `short` (a read that transfers part of a page but
-//!   claims the full length) or `delay` (100 ms added).
+//!   claims the full length), `delay` (100 ms added), or `backup-flip` (one bit flipped at
+//!   rest in page PAGE of the backup stream, the `[BackupUser]`'s `.bak`, not of the data file).
 //! - `random=P:KIND+KIND…` draws, for each request, one of those kinds that applies to it with
 //!   probability P (0..=1).
 
@@ -44,6 +45,8 @@ pub enum SpecError {
 pub struct FaultSpec {
     /// Faults armed at a page of the first data file.
     pub armed: Vec<(Fault, u64)>,
+    /// Faults armed at a page of the backup stream.
+    pub stream: Vec<(Fault, u64)>,
     /// Probability per request and the kinds drawn from.
     pub random: Option<(f64, Vec<Fault>)>,
 }
@@ -55,21 +58,24 @@ impl FaultSpec {
         for item in spec.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             if let Some(rest) = item.strip_prefix("random=") {
                 out.random = Some(parse_random(item, rest)?);
+            } else if aims_at_stream(item) {
+                out.stream.push(parse_armed(item)?);
             } else {
                 out.armed.push(parse_armed(item)?);
             }
         }
-        if out.armed.is_empty() && out.random.is_none() {
+        if out.armed.is_empty() && out.stream.is_empty() && out.random.is_none() {
             return Err(SpecError::Empty);
         }
         Ok(out)
     }
 
-    /// Arms the faults on `backend`, aimed at `data_file`.
-    pub fn arm(&self, backend: &FaultyBackend, data_file: &Path) {
-        for (fault, page) in &self.armed {
+    /// Arms the faults on `backend`, aimed at `data_file` (and the backup stream at `stream`).
+    pub fn arm(&self, backend: &FaultyBackend, data_file: &Path, stream: &Path) {
+        let aimed = self.armed.iter().map(|a| (a, data_file));
+        for ((fault, page), path) in aimed.chain(self.stream.iter().map(|a| (a, stream))) {
             let target = Target::Page {
-                path: data_file.to_path_buf(),
+                path: path.to_path_buf(),
                 page: *page,
             };
             backend.inject(fault.clone(), target);
@@ -85,6 +91,13 @@ fn number<T: std::str::FromStr>(item: &str, text: &str, what: &str) -> Result<T,
         item: item.to_string(),
         why: format!("{text:?} is not a valid {what}"),
     })
+}
+
+/// True when the item's KIND is the word of the class aimed at the backup stream.
+fn aims_at_stream(item: &str) -> bool {
+    use crate::io::faulty::classes;
+    let word = classes::by_name(classes::BACKUP_STREAM).and_then(|c| c.word);
+    item.split_once('@').map(|(kind, _)| kind) == word
 }
 
 /// `KIND@PAGE` or `misdirect@PAGE>DEST`.

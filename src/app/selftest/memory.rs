@@ -39,6 +39,10 @@ const PLACES: &[(&str, u64, Option<u64>)] = &[
     ("EIO on read", 360, None),
     ("EIO on write", 430, None),
     ("short read (claims full length)", 500, None),
+    // A page of the backup stream, not of the data file: the second carried page of its
+    // first block (16 KB of header, then 8 KB pages), flipped at rest before the verify-only
+    // pass reads it back.
+    (classes::BACKUP_STREAM, 3, None),
 ];
 
 fn cases() -> Vec<Case> {
@@ -80,11 +84,21 @@ pub fn run(seed: u64) -> anyhow::Result<Vec<Row>> {
 
 fn run_case(case: &Case, seed: u64) -> anyhow::Result<Row> {
     let dir = Path::new("/selftest");
-    let plan = selftest_plan(dir, seed, Duration::from_millis(300), true);
+    let stream = case.name == classes::BACKUP_STREAM;
+    let mut plan = selftest_plan(dir, seed, Duration::from_millis(300), true);
+    if stream {
+        // The backup is on only in its own row: the others' faults are for the data readers.
+        plan.backup.users = 1;
+    }
     let backend = FaultyBackend::new(seed);
     if let Some(f) = &case.fault {
+        let path = if stream {
+            plan.backup.file.clone()
+        } else {
+            dir.join(DATA)
+        };
         let target = Target::Page {
-            path: dir.join(DATA),
+            path,
             page: case.page,
         };
         backend.inject(f.clone(), target);

@@ -14,6 +14,8 @@ use crate::page::{verify, Expect, ExpectedState, Verdict, PAGE_SIZE};
 pub struct Problem {
     /// Byte offset in the stream of the block (or page) at fault.
     pub offset: u64,
+    /// Bytes of the stream at fault from `offset` (the block, or the one page).
+    pub len: u64,
     /// Position of the block in the stream.
     pub block_no: u64,
     /// The carried page at fault, if it is one page.
@@ -54,6 +56,7 @@ pub fn scan(storage: &dyn Storage, written: Option<&Written>) -> std::io::Result
         let block_no = out.blocks;
         let bad = |what: String| Problem {
             offset,
+            len: BLOCK_HEADER as u64,
             block_no,
             page: None,
             verdict: None,
@@ -103,6 +106,7 @@ pub fn scan(storage: &dyn Storage, written: Option<&Written>) -> std::io::Result
     if let (Some(w), false) = (written, out.complete) {
         out.problems.push(Problem {
             offset,
+            len: BLOCK_HEADER as u64,
             block_no: out.blocks,
             page: None,
             verdict: None,
@@ -130,6 +134,7 @@ fn check_place(
     let mut say = |what: String| {
         out.problems.push(Problem {
             offset,
+            len: head.len() as u64,
             block_no,
             page: None,
             verdict: None,
@@ -183,6 +188,7 @@ fn check_pages(head: &BlockHead, block: &[u8], out: &mut StreamScan, offset: u64
         if !v.is_ok() {
             out.problems.push(Problem {
                 offset: offset + at as u64,
+                len: PAGE_SIZE as u64,
                 block_no: out.blocks,
                 page: Some(*c),
                 what: format!(
@@ -205,6 +211,7 @@ fn check_carried(head: &BlockHead, w: &Written, from: usize, out: &mut StreamSca
     if want != Some(head.pages.as_slice()) {
         out.problems.push(Problem {
             offset,
+            len: head.len() as u64,
             block_no: out.blocks,
             page: None,
             verdict: None,

@@ -29,6 +29,10 @@ pub struct FaultClass {
     pub faultfs: &'static [&'static str],
 }
 
+/// The class whose fault is aimed at the backup stream (the `[BackupUser]`'s `.bak`), not at
+/// the first data file: its PAGE is a page of the stream.
+pub const BACKUP_STREAM: &str = "backup stream block damaged";
+
 /// Every fault class, in the order the self-test and the docs show them.
 pub static CLASSES: &[FaultClass] = &[
     FaultClass {
@@ -106,6 +110,13 @@ pub static CLASSES: &[FaultClass] = &[
         word: Some("short"),
         fault: Some(Fault::ShortRead { silent: true }),
         caught_as: &[C::ShortRead],
+        faultfs: &[],
+    },
+    FaultClass {
+        name: "backup stream block damaged",
+        word: Some("backup-flip"),
+        fault: Some(Fault::BitFlip(None)),
+        caught_as: &[C::BackupCorruption],
         faultfs: &[],
     },
     FaultClass {
