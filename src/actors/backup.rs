@@ -53,7 +53,9 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
     let run = w.run;
     let plan = &run.plan.backup;
     let started = Instant::now();
-    let storage = open_stream(run).map_err(|e| say(run, Severity::Error, e)).ok()?;
+    let storage = open_stream(run)
+        .map_err(|e| say(run, Severity::Error, e))
+        .ok()?;
     let mut out = StreamWriter::new(
         Arc::clone(&storage),
         plan.transfer_pages as usize,
@@ -121,7 +123,12 @@ fn read_files<'a>(w: &mut Worker<'a>, flight: &mut Flight<'a>, out: &mut StreamW
 
 /// Moves the completed reads into the stream; false when one failed (the flight reported it)
 /// or carries a page that fails its own check, or the stream refused a write.
-fn carry<'a>(w: &mut Worker<'a>, flight: &mut Flight<'a>, out: &mut StreamWriter, go: bool) -> bool {
+fn carry<'a>(
+    w: &mut Worker<'a>,
+    flight: &mut Flight<'a>,
+    out: &mut StreamWriter,
+    go: bool,
+) -> bool {
     let run = w.run;
     let mut ok = go;
     for Kept { file, first, bytes } in flight.take_kept() {
@@ -172,7 +179,10 @@ fn carried(run: &Run<'_>, file: usize, page: u64, bytes: &[u8]) -> Result<Carrie
         0 => ExpectedState::NeverWritten,
         g => ExpectedState::Written { generation: g },
     };
-    let v = verify::verify(bytes, &Expect::known(run.files.run_id, file as u32, page, state));
+    let v = verify::verify(
+        bytes,
+        &Expect::known(run.files.run_id, file as u32, page, state),
+    );
     if v.is_ok() {
         Ok(Carried {
             file: file as u32,
@@ -278,5 +288,10 @@ fn stream_failed(run: &Run<'_>, what: &str, e: &std::io::Error) {
 }
 
 fn say(run: &Run<'_>, severity: Severity, text: String) {
-    run.message(severity, crate::page::ActorKind::BackupUser.name(), FUNC, text);
+    run.message(
+        severity,
+        crate::page::ActorKind::BackupUser.name(),
+        FUNC,
+        text,
+    );
 }

@@ -526,7 +526,10 @@ impl<'a> Flight<'a> {
                 file: p.file,
                 first: p.first,
                 bytes: if ok {
-                    p.frames.iter().flat_map(|f| f[..PAGE_SIZE].iter().copied()).collect()
+                    p.frames
+                        .iter()
+                        .flat_map(|f| f[..PAGE_SIZE].iter().copied())
+                        .collect()
                 } else {
                     Vec::new()
                 },

@@ -220,7 +220,11 @@ impl PlanBuilder {
     /// The plan (a backup stream left unnamed goes beside the first data file).
     pub fn build(mut self) -> SimPlan {
         if self.plan.backup.file.as_os_str().is_empty() {
-            let data = self.plan.data_files().first().map(|&i| self.plan.files[i].path.clone());
+            let data = self
+                .plan
+                .data_files()
+                .first()
+                .map(|&i| self.plan.files[i].path.clone());
             self.plan.backup.file = super::from_settings::stream_path(data.as_deref(), "");
         }
         self.plan

@@ -120,7 +120,11 @@ fn batch(users: u32, min: u32, max: u32, every: u32, delay_ms: u32) -> BatchPlan
 
 fn backup(c: &Config) -> BackupPlan {
     let b = &c.backup;
-    let first_data = c.files.iter().find(|f| !f.log_file).map(|f| f.path.as_path());
+    let first_data = c
+        .files
+        .iter()
+        .find(|f| !f.log_file)
+        .map(|f| f.path.as_path());
     BackupPlan {
         users: b.user_count as usize,
         transfer_pages: u64::from(b.max_transfer_size) / crate::page::PAGE_SIZE as u64,

@@ -14,6 +14,7 @@ mod page_support;
 mod sim_support;
 
 mod allowed_tear;
+mod backup;
 mod crash_model;
 mod depth_bursts;
 mod depth_throttle;

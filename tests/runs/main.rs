@@ -10,6 +10,7 @@ mod crash_support;
 #[path = "../loop_support/mod.rs"]
 mod loop_support;
 
+mod backup;
 mod crash;
 mod rerun;
 mod resume_journal;

@@ -66,7 +66,10 @@ impl IniSection for BackupUser {
             )?,
             buffer_count: v.u32("BufferCount", 6, 1, 64)?,
             backup_delay_ms: v.u32("BackupDelay", 5000, 0, u32::MAX)?,
-            backup_file: v.entry("BackupFile").map(|e| e.value.clone()).unwrap_or_default(),
+            backup_file: v
+                .entry("BackupFile")
+                .map(|e| e.value.clone())
+                .unwrap_or_default(),
             verify_only: v.boolean("VerifyOnly", true)?,
             restore_after_backup: v.boolean("RestoreAfterBackup", false)?,
         };

@@ -229,7 +229,10 @@ mod tests {
 
     #[test]
     fn a_header_that_is_not_ours_is_refused() {
-        assert!(matches!(read_head(&[0u8; BLOCK_HEADER]), Err(HeadError::Magic(_))));
+        assert!(matches!(
+            read_head(&[0u8; BLOCK_HEADER]),
+            Err(HeadError::Magic(_))
+        ));
         let mut block = vec![0u8; BLOCK_HEADER];
         seal(&head(0), &mut block);
         put32(&mut block, 48, MAX_BLOCK_PAGES as u32 + 1);

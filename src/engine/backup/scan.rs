@@ -63,7 +63,8 @@ pub fn scan(storage: &dyn Storage, written: Option<&Written>) -> std::io::Result
             what,
         };
         if got < BLOCK_HEADER {
-            out.problems.push(bad(format!("block header cut short at {got} bytes")));
+            out.problems
+                .push(bad(format!("block header cut short at {got} bytes")));
             break;
         }
         let head = match read_head(&buf[..BLOCK_HEADER]) {
@@ -74,7 +75,10 @@ pub fn scan(storage: &dyn Storage, written: Option<&Written>) -> std::io::Result
             }
         };
         let body = head.len() - BLOCK_HEADER;
-        let got = storage.read_at(&mut buf[BLOCK_HEADER..head.len()], offset + BLOCK_HEADER as u64)?;
+        let got = storage.read_at(
+            &mut buf[BLOCK_HEADER..head.len()],
+            offset + BLOCK_HEADER as u64,
+        )?;
         if got < body {
             out.problems.push(bad(format!(
                 "block {block_no} names {} pages but the stream ends {} bytes into them",
@@ -147,7 +151,9 @@ fn check_place(
             head.block_no, head.offset
         ));
     }
-    if out.run_id.is_some_and(|r| r != head.run_id) || out.backup_no.is_some_and(|b| b != head.backup_no) {
+    if out.run_id.is_some_and(|r| r != head.run_id)
+        || out.backup_no.is_some_and(|b| b != head.backup_no)
+    {
         say(format!(
             "block {block_no} belongs to run {:016x} backup {}, the stream's first block to another",
             head.run_id, head.backup_no
