@@ -140,8 +140,14 @@ mod tests {
             }
         }
         let pre_61_ext4 = from_facts(true, 0xEF53, None);
-        assert!(pre_61_ext4.honoured, "ext4 honours O_DIRECT without DIOALIGN");
-        assert!(!from_facts(true, 0x0102_1994, None).honoured, "tmpfs does not");
+        assert!(
+            pre_61_ext4.honoured,
+            "ext4 honours O_DIRECT without DIOALIGN"
+        );
+        assert!(
+            !from_facts(true, 0x0102_1994, None).honoured,
+            "tmpfs does not"
+        );
         assert!(!from_facts(false, 0xEF53, None).honoured, "not asked for");
     }
 

@@ -187,7 +187,14 @@ impl Request {
             .collect();
         let fd = std::os::fd::AsRawFd::as_raw_fd(file.file());
         let mem = Mem::Iov { list, first: 0 };
-        let mut r = Request::new(kind, fd, offset, mem, total, Answer::Posted(Arc::clone(to), token));
+        let mut r = Request::new(
+            kind,
+            fd,
+            offset,
+            mem,
+            total,
+            Answer::Posted(Arc::clone(to), token),
+        );
         r.owned = Owned {
             frames,
             file: Some(file),
@@ -359,6 +366,31 @@ mod tests {
             Step::Done(Err(e)) => assert_eq!(e.raw_os_error(), Some(libc::EINVAL)),
             _ => panic!("EINVAL on a write is an error"),
         }
+    }
+
+    /// What replaced the abort (issue #22 §5): a posted request the kernel may still hold is
+    /// leaked — its poster hears the error, gets no frames, and the frames never return to
+    /// the pool — while one answered normally hands its frames back.
+    #[test]
+    fn a_leaked_posted_request_answers_without_its_frames_and_keeps_them_from_the_pool() {
+        let dir = tempfile::tempdir_in(".").expect("tempdir");
+        let path = dir.path().join("f");
+        let file = std::fs::File::create(&path).expect("create");
+        let file = Arc::new(FileStorage::new(file, path));
+        let pool = crate::io::BufPool::new(4, 4096).expect("pool");
+        let to = Arc::new(Completions::default());
+        let op = PostOp::write(0, pool.take_many(2).expect("frames"), 4096);
+        Request::posted(op, Arc::clone(&file), &to, 1).leak(stopped("a test's ring"));
+        let c = to.try_take().expect("the leaked request is answered");
+        assert_eq!(c.token, 1);
+        assert!(c.result.is_err() && c.frames.is_empty(), "{c:?}");
+        assert_eq!(pool.available(), 2, "the two frames stay out of the pool");
+        let op = PostOp::read(0, pool.take_many(2).expect("frames"), 4096);
+        Request::posted(op, file, &to, 2).answer(Ok(0));
+        let c = to.try_take().expect("answered");
+        assert_eq!((c.token, c.frames.len()), (2, 2), "its frames come back");
+        drop(c);
+        assert_eq!(pool.available(), 2);
     }
 
     #[test]
