@@ -5,7 +5,7 @@
 //! The facts and the rule are the simulator's, from `io` (issue #22 §8): the filesystem's name
 //! ([`crate::io::direct::fs_name`]), the DIOALIGN ([`crate::io::direct::file_dio_align`]), the
 //! rule ([`crate::io::direct::o_direct_honoured`]) and, for a block device, what sysfs says of
-//! it ([`crate::io::sysfs::device_direct_io`]).
+//! it (`io::sysfs::device_direct_io`).
 
 use serde::Serialize;
 use std::fs::File;

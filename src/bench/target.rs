@@ -1,6 +1,6 @@
 //! Test files: the `SQLIOSIM-BENCH` header that marks files we created, creating and filling
-//! them with stamped incompressible data (through the `io` door: [`fill`]), and opening them
-//! with the requested flags.
+//! them with stamped incompressible data (through the `io` door: `target::fill`), and opening
+//! them with the requested flags.
 //!
 //! Layout: the first 4 KiB hold a text header (`SQLIOSIM-BENCH v2`, the seed, the size);
 //! the rest of the first MiB is unused, so that I/O starts 1 MiB-aligned like a partition;
