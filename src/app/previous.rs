@@ -14,9 +14,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::RunSettings;
-use crate::engine::journal::JournalState;
 use crate::io::Backend;
-use crate::plan::SimPlan;
+use crate::sim::engine::journal::JournalState;
+use crate::sim::plan::SimPlan;
 
 /// What the previous run of the file set left behind.
 #[derive(Debug, Default)]
@@ -50,7 +50,7 @@ pub fn guard(
     }
     if prev.evidence_not_clean || !prev.unclean.is_empty() {
         // --resume reads the old journal and carries its run on: it stays where it is.
-        let journal = crate::sched::setup::journal_path(plan);
+        let journal = crate::sim::driver::setup::journal_path(plan);
         let keep: Vec<&PathBuf> = prev
             .ours
             .iter()
@@ -119,7 +119,8 @@ fn look(
         unclean,
         ..Previous::default()
     };
-    if let Some(path) = crate::sched::setup::journal_path(plan).filter(|p| backend.exists(p)) {
+    if let Some(path) = crate::sim::driver::setup::journal_path(plan).filter(|p| backend.exists(p))
+    {
         journal_left(&mut prev, &path, JournalState::load(backend, &path));
     }
     let mut evidence: Vec<&PathBuf> = Vec::new();
@@ -136,7 +137,7 @@ fn look(
     }
     prev.ours.extend(evidence.iter().map(|p| p.to_path_buf()));
     if let Some(p) = evidence.first() {
-        match crate::report::reader::load(p) {
+        match crate::report::readers::load::load(p) {
             Ok(l) => {
                 let finished = l.complete || l.stopped_by.is_some();
                 prev.evidence_not_clean =
@@ -205,7 +206,7 @@ fn holds_something(st: &JournalState) -> bool {
 /// The run id in the header of the first data file, if it is ours.
 fn header_run_id(plan: &SimPlan, backend: &dyn Backend) -> Option<u64> {
     let &first = plan.data_files().first()?;
-    crate::engine::files::check_ownership(backend, &plan.files[first].path, false)
+    crate::sim::engine::files::check_ownership(backend, &plan.files[first].path, false)
         .ok()
         .flatten()
         .map(|h| h.run_id)

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::blockdev::{self, DeviceInfo};
+use crate::report::facts::blockdev::{self, DeviceInfo};
 
 /// What is reported for a field that could not be read.
 pub const UNKNOWN: &str = "unknown";

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use crate::findings::Finding;
 use crate::stats::Summary;
 
-use super::error::ReportError;
-use super::json::{self, JsonReport};
-use super::logparse::{parse_log, LogEntry};
-use super::summary_lines::summary_from_lines;
+use crate::report::error::ReportError;
+use crate::report::readers::logparse::{parse_log, LogEntry};
+use crate::report::readers::summary_lines::summary_from_lines;
+use crate::report::sinks::json::{self, JsonReport};
 
 /// What kind of file was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,7 +164,7 @@ fn add_sibling_json(l: &mut Loaded, seed: u64) {
 }
 
 /// "SIGINT after 6 s of 30 s" for a JSON `stop` that says a signal cut the run short.
-fn signal_stop(stop: &super::json::StopInfo) -> Option<String> {
+fn signal_stop(stop: &crate::report::sinks::json::StopInfo) -> Option<String> {
     if stop.reason != "signal" {
         return None;
     }
@@ -181,7 +181,8 @@ fn integrity_class(e: &LogEntry) -> Option<String> {
         return Some(f.class.as_str().into());
     }
     let t = e.text.as_str();
-    (t.starts_with("Buffer validation failed") || e.attr("Func") == super::logw::VALIDATE_FUNC)
+    (t.starts_with("Buffer validation failed")
+        || e.attr("Func") == crate::report::sinks::log_entries::VALIDATE_FUNC)
         .then(|| "validation_failed".to_string())
 }
 
@@ -208,10 +209,10 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
                     *l.by_class.entry(c).or_default() += 1;
                     l.findings.extend(e.finding);
                 }
-                None if e.attr("Func") == super::logw::DUMP_FUNC => {}
+                None if e.attr("Func") == crate::report::sinks::log_entries::DUMP_FUNC => {}
                 None => l.other_errors.push(e.text),
             },
-            "WARNING" if e.attr("Func") == super::logw::STOP_SIGNAL_FUNC => {
+            "WARNING" if e.attr("Func") == crate::report::sinks::log_entries::STOP_SIGNAL_FUNC => {
                 let by = e.text.split_once("stopped by ").map(|(_, r)| r);
                 let by = by
                     .and_then(|r| r.split_once(':'))
@@ -226,7 +227,7 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
             _ if e.attr("Func") == crate::stats::SQLIOSIM_SUMMARY_FUNC => {
                 summary_lines.push(e.text)
             }
-            _ if e.attr("Func") == super::io_service::LOG_FUNC => {
+            _ if e.attr("Func") == crate::report::facts::io_service::LOG_FUNC => {
                 let text = e.text.strip_prefix("I/O engine: ").unwrap_or(&e.text);
                 l.io_engine = Some(text.to_string());
             }

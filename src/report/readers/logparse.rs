@@ -122,7 +122,9 @@ impl Walker {
             }
             return Err("no XML element found".into());
         }
-        if self.out.entries.is_empty() && self.root.as_deref() != Some(super::xml::ROOT) {
+        if self.out.entries.is_empty()
+            && self.root.as_deref() != Some(crate::report::sinks::xml::ROOT)
+        {
             return Err("no ENTRY elements".into());
         }
         // Still inside the root (or an entry) at the end: the file was cut short.

@@ -12,8 +12,8 @@
 
 use std::time::Duration;
 
-use super::json::{HostInfo, JsonReport};
-use super::reader::Loaded;
+use crate::report::readers::load::Loaded;
+use crate::report::sinks::json::{HostInfo, JsonReport};
 
 /// The longest silence of a live run's JSON summary (three of its 10 s rewrites).
 pub const HEARTBEAT: Duration = Duration::from_secs(30);

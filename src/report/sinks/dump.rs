@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use crate::findings::Finding;
 use crate::io::safefile::{Create, Dir, Use};
 
-use super::dumptext::dump_text;
-use super::error::ReportError;
+use crate::report::error::ReportError;
+use crate::report::sinks::dump_text::dump_text;
 
 /// Writes dumps into one directory, numbering repeated dumps of the same page.
 #[derive(Debug)]

@@ -8,7 +8,7 @@ use crate::page::layout::{self, get_u16, get_u32, get_u64, page_checksum};
 use crate::page::verdict::ExpectedState;
 use crate::page::PAGE_SIZE;
 
-use super::clock::iso_utc;
+use crate::report::sinks::clock::iso_utc;
 
 /// Bytes of context shown around each differing range.
 const CONTEXT: usize = 16;

@@ -11,8 +11,8 @@ use quick_xml::Writer;
 
 use crate::findings::{Message, Severity};
 
-use super::clock::LogClock;
-use super::hresult::Status;
+use crate::report::sinks::clock::LogClock;
+use crate::report::sinks::hresult::Status;
 
 /// Everything an ENTRY element carries, plus an optional structured child.
 #[derive(Debug, Clone)]
@@ -29,7 +29,7 @@ pub struct Entry {
     pub file: String,
     /// Func: the function that logged it.
     pub func: String,
-    /// What HRESULT and SYSTEXT say (see [`super::hresult`]).
+    /// What HRESULT and SYSTEXT say (see [`crate::report::sinks::hresult`]).
     pub status: Status,
     /// EXTENDED_DESCRIPTION.
     pub text: String,
@@ -40,7 +40,7 @@ impl Entry {
     pub fn from_message(m: &Message) -> Entry {
         Entry {
             severity: m.severity,
-            time_us: super::clock::now_us(),
+            time_us: crate::report::sinks::clock::now_us(),
             tid: current_tid(),
             user: m.user.clone(),
             file: "sqliosim".to_string(),

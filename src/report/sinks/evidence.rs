@@ -14,13 +14,13 @@ use parking_lot::Mutex;
 use crate::events::{Event, EventSink, Facts, Stopped};
 use crate::findings::{Finding, Message, Severity};
 
-use super::cap::{Admit, ErrorCap, DEFAULT_ERROR_CAP};
-use super::clock::LogClock;
-use super::dump::DumpWriter;
-use super::error::ReportError;
-use super::io_service::{ALIGN_FUNC, LOG_FUNC};
-use super::json::{write_atomic, HostInfo, JsonReport};
-use super::logw::LogWriter;
+use crate::report::error::ReportError;
+use crate::report::facts::io_service::{ALIGN_FUNC, LOG_FUNC};
+use crate::report::sinks::clock::LogClock;
+use crate::report::sinks::dump::DumpWriter;
+use crate::report::sinks::error_cap::{Admit, ErrorCap, DEFAULT_ERROR_CAP};
+use crate::report::sinks::json::{write_atomic, HostInfo, JsonReport};
+use crate::report::sinks::log_entries::LogWriter;
 
 /// Where the evidence goes and how much of it.
 #[derive(Debug, Clone)]
@@ -105,14 +105,14 @@ impl Evidence {
         doc.seed = run.seed;
         doc.run_id = run.run_id;
         doc.command_line = run.command_line;
-        doc.config_hash = Some(super::json::config_hash(&run.config));
+        doc.config_hash = Some(crate::report::sinks::json::config_hash(&run.config));
         doc.config = run.config;
         doc.host = Some(HostInfo {
             label: run.host_label,
             ..HostInfo::capture()
         });
         doc.pid = Some(std::process::id());
-        doc.started_us = super::clock::now_us();
+        doc.started_us = crate::report::sinks::clock::now_us();
         doc.error_cap = opts.error_cap;
         doc.log = opts.log.clone();
         doc.dump_dir = opts.dump_dir.clone();
@@ -167,7 +167,7 @@ impl Evidence {
         st.log_suppressed();
         let signal = st.doc.stop.as_ref().is_some_and(|s| s.reason == "signal");
         st.doc.complete = !signal;
-        st.doc.ended_us = Some(super::clock::now_us());
+        st.doc.ended_us = Some(crate::report::sinks::clock::now_us());
         st.doc.outcome = if st.doc.findings_total > 0 {
             "findings"
         } else if st.doc.environment_error.is_some() {
@@ -197,7 +197,7 @@ impl State {
         let Some(path) = &self.json else {
             return Ok(());
         };
-        self.doc.updated_us = super::clock::now_us();
+        self.doc.updated_us = crate::report::sinks::clock::now_us();
         self.doc.suppressed = self.cap.suppressed().clone();
         write_atomic(path, &self.doc)
     }
@@ -315,7 +315,7 @@ impl State {
         let info = |text| Message::new(Severity::Info, "System", "SystemInfo", text);
         match facts {
             Facts::System(sys) => {
-                for line in super::sysinfo::describe(&sys) {
+                for line in crate::report::facts::sysinfo::describe(&sys) {
                     self.log_message(&info(line));
                 }
                 if let Some(line) = self.doc.host.as_ref().map(HostInfo::identity_line) {
@@ -334,7 +334,7 @@ impl State {
             Facts::Unit(u) => {
                 let m = Message {
                     func: ALIGN_FUNC.into(),
-                    ..info(super::io_service::unit_line(&u))
+                    ..info(crate::report::facts::io_service::unit_line(&u))
                 };
                 self.log_message(&m);
                 return;
@@ -347,7 +347,7 @@ impl State {
     /// document every [`JSON_EVERY`].
     fn tick(&mut self, t: &crate::events::Tick) {
         let first = self.doc.status.is_none();
-        self.doc.status = Some(super::status::RunStatus::of(t));
+        self.doc.status = Some(crate::report::sinks::status::RunStatus::of(t));
         if first || self.last_json.elapsed() >= JSON_EVERY {
             self.rewrite_json();
             self.last_json = Instant::now();
@@ -355,13 +355,13 @@ impl State {
     }
 
     /// How the run stopped (JSON `stop`, and `environment_error` when one stopped it); a
-    /// signal stop is also logged as a warning (`Func` [`super::logw::STOP_SIGNAL_FUNC`]).
+    /// signal stop is also logged as a warning (`Func` [`crate::report::sinks::log_entries::STOP_SIGNAL_FUNC`]).
     fn stopped(&mut self, s: Stopped) {
         if let Some(text) = s.environment_error {
             self.doc.environment_error = Some(text);
         }
         if s.info.reason == "signal" {
-            let func = super::logw::STOP_SIGNAL_FUNC;
+            let func = crate::report::sinks::log_entries::STOP_SIGNAL_FUNC;
             self.log_message(&Message::new(Severity::Warning, "System", func, s.text));
         }
         self.doc.stop = Some(s.info);

@@ -5,9 +5,9 @@ use crate::page::layout::{page_checksum, stored_checksum};
 use crate::page::verdict::{sector_list, torn_map};
 use crate::page::{BitDiff, ExpectedState, Verdict, PAGE_SIZE};
 
-use super::clock::iso_utc;
-use super::entry::{close, empty_elem, open, text_elem, Out};
-use super::hresult::errno_text;
+use crate::report::sinks::clock::iso_utc;
+use crate::report::sinks::entry::{close, empty_elem, open, text_elem, Out};
+use crate::report::sinks::hresult::errno_text;
 
 /// The EXTENDED_DESCRIPTION of a finding: SQLIOSim's validation text, then what was found.
 pub fn description(f: &Finding) -> String {
@@ -27,7 +27,7 @@ pub fn description(f: &Finding) -> String {
 }
 
 /// What is wrong: the finding's own detail (log chain, WAL rule) or its verdict; an I/O error
-/// names its Linux errno, since HRESULT carries the Win32 code (see [`super::hresult`]).
+/// names its Linux errno, since HRESULT carries the Win32 code (see [`crate::report::sinks::hresult`]).
 pub fn what(f: &Finding) -> String {
     match (&f.detail, &f.verdict) {
         (Some(d), _) => d.clone(),

@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use crate::findings::Finding;
 use crate::stats::Summary;
 
-use super::error::ReportError;
-use super::io_service::IoServiceInfo;
-use super::sysinfo::SystemInfo;
+use crate::report::error::ReportError;
+use crate::report::facts::io_service::IoServiceInfo;
+use crate::report::facts::sysinfo::SystemInfo;
 
 /// Value of the `schema` field; bumped on incompatible changes.
 pub const SCHEMA: &str = "sqliosim-summary/2";
@@ -147,7 +147,7 @@ pub struct JsonReport {
     /// Where the run was at its last tick (phase, cycle, rates, in flight); null before the
     /// first tick (an addition to schema /2).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<super::status::RunStatus>,
+    pub status: Option<crate::report::sinks::status::RunStatus>,
     /// The process id of the writer, so a reader on the same machine can tell a run still
     /// going from one killed (an addition to schema /2).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -195,7 +195,7 @@ pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), ReportEr
 pub fn parse(text: &str) -> Result<(JsonReport, bool), serde_json::Error> {
     match serde_json::from_str::<JsonReport>(text) {
         Ok(r) => Ok((r, false)),
-        Err(e) if e.is_eof() => super::jsonfix::candidates(text)
+        Err(e) if e.is_eof() => crate::report::readers::json_repair::candidates(text)
             .iter()
             .find_map(|c| serde_json::from_str(c).ok())
             .map(|r| (r, true))

@@ -4,12 +4,12 @@ use std::path::Path;
 
 use crate::findings::{Finding, Message, Severity};
 
-use super::clock::LogClock;
-use super::entry::{current_tid, render, Entry};
-use super::error::ReportError;
-use super::finding_xml::{description, write_finding};
-use super::hresult::Status;
-use super::xml::XmlLog;
+use crate::report::error::ReportError;
+use crate::report::sinks::clock::LogClock;
+use crate::report::sinks::entry::{current_tid, render, Entry};
+use crate::report::sinks::finding_xml::{description, write_finding};
+use crate::report::sinks::hresult::Status;
+use crate::report::sinks::xml::XmlLog;
 
 /// SQLIOSim's Func for validation failures.
 pub const VALIDATE_FUNC: &str = "CBUF::ValidateBuffer";
@@ -43,7 +43,7 @@ impl LogWriter {
     fn write(
         &mut self,
         e: &Entry,
-        detail: Option<&dyn Fn(&mut super::entry::Out)>,
+        detail: Option<&dyn Fn(&mut crate::report::sinks::entry::Out)>,
     ) -> Result<(), ReportError> {
         let bytes = render(e, self.log.clock(), detail);
         self.log.append(&bytes)
@@ -77,7 +77,7 @@ impl LogWriter {
     pub fn dump_written(&mut self, dump: &Path) -> Result<(), ReportError> {
         let e = Entry {
             severity: Severity::Error,
-            time_us: super::clock::now_us(),
+            time_us: crate::report::sinks::clock::now_us(),
             tid: current_tid(),
             user: "System".into(),
             file: "report/dump.rs".into(),

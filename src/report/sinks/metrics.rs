@@ -22,7 +22,7 @@ use parking_lot::Mutex;
 use crate::events::{Event, EventSink, Tick};
 use crate::stats::{FileSummary, LatencyHistogram, Summary};
 
-use super::error::ReportError;
+use crate::report::error::ReportError;
 
 /// The latency buckets' upper bounds, seconds (Prometheus' defaults widened to 30 s, with the
 /// sub-millisecond steps a fast device needs).

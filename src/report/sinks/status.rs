@@ -56,7 +56,7 @@ impl StatusSink {
 pub fn status_line(t: &Tick, before: &LiveSnapshot, since: Duration) -> String {
     let d = t.now - *before;
     let secs = since.as_secs_f64();
-    let label = super::progress::label(t.phase, t.elapsed, t.done_bytes, t.finished);
+    let label = crate::report::sinks::progress::label(t.phase, t.elapsed, t.done_bytes, t.finished);
     let progress = label.trim_start_matches(t.phase.name()).replace(' ', "");
     let cycles = match t.cycles {
         0 => String::new(),
@@ -113,7 +113,8 @@ pub struct RunStatus {
 impl RunStatus {
     /// The status a tick describes.
     pub fn of(t: &Tick) -> RunStatus {
-        let label = super::progress::label(t.phase, t.elapsed, t.done_bytes, t.finished);
+        let label =
+            crate::report::sinks::progress::label(t.phase, t.elapsed, t.done_bytes, t.finished);
         RunStatus {
             phase: t.phase.name().into(),
             progress: label.trim_start_matches(t.phase.name()).replace(' ', ""),
@@ -143,7 +144,7 @@ impl RunStatus {
             "{} {}, {}, {:.0} s{planned}, {:.0} IOPS, {:.1} MB/s, {p99}, {} in flight, {} throttled, {} finding(s)",
             self.phase,
             self.progress,
-            super::progress::cycle_words(self.cycle, self.cycles),
+            crate::report::sinks::progress::cycle_words(self.cycle, self.cycles),
             self.elapsed_s,
             self.iops,
             self.mb_per_s,

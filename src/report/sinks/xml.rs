@@ -3,7 +3,7 @@
 //! The file always ends with the closing root tag. Each entry is written with one positioned
 //! write over the old closing tag, followed by a new one, so a run killed between two entries
 //! leaves a complete document, and one killed during a write leaves at worst one partial entry
-//! at the end, which the reader ([`super::reader`]) skips.
+//! at the end, which the reader ([`crate::report::readers::load`]) skips.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use crate::io::safefile::{self, Create};
 
-use super::clock::LogClock;
-use super::error::ReportError;
+use crate::report::error::ReportError;
+use crate::report::sinks::clock::LogClock;
 
 /// Name of the root element (SQLIOSim's is undocumented; scripts only look for ENTRY).
 pub const ROOT: &str = "SQLIOSIM_LOG";
@@ -66,7 +66,7 @@ impl XmlLog {
         })
     }
 
-    /// Appends one rendered entry (see [`super::entry::render`]) and re-closes the document.
+    /// Appends one rendered entry (see [`crate::report::sinks::entry::render`]) and re-closes the document.
     pub fn append(&mut self, entry: &[u8]) -> Result<(), ReportError> {
         let mut buf = Vec::with_capacity(entry.len() + CLOSING.len());
         buf.extend_from_slice(entry);

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
-use super::error::ReportError;
-use super::reader::{InputKind, Loaded};
 use crate::io::safefile::{self, Replacement, Use};
+use crate::report::error::ReportError;
+use crate::report::readers::load::{InputKind, Loaded};
 
 /// How the top directory inside the archive begins; [`top_dir`] adds the host and run id.
 pub const TOP: &str = "sqliosim-evidence";
@@ -110,7 +110,7 @@ pub fn write(out: &Path, top: &str, files: &[BundleFile]) -> Result<(), ReportEr
                 let mut h = tar::Header::new_gnu();
                 h.set_size(data.len() as u64);
                 h.set_mode(0o644);
-                h.set_mtime(super::clock::now_us() / 1_000_000);
+                h.set_mtime(crate::report::sinks::clock::now_us() / 1_000_000);
                 tar.append_data(&mut h, format!("{top}/{name}"), data.as_slice())
                     .map_err(io)?;
             }
@@ -153,18 +153,21 @@ pub fn evidence_files(l: &Loaded, html: Option<&Path>) -> Vec<BundleFile> {
     let mut dump_dirs = Vec::new();
     if l.kind == InputKind::XmlLog {
         v.push(BundleFile::disk(
-            &l.path.with_file_name(super::xml::XSLT_NAME),
+            &l.path.with_file_name(crate::report::sinks::xml::XSLT_NAME),
             "",
         ));
     }
     if let Some(j) = &l.json {
         if l.kind == InputKind::XmlLog {
-            // The JSON summary the run wrote beside this log (see `reader::load`).
-            v.push(BundleFile::disk(&super::json::beside_log(&l.path), ""));
+            // The JSON summary the run wrote beside this log (see `load::load`).
+            v.push(BundleFile::disk(
+                &crate::report::sinks::json::beside_log(&l.path),
+                "",
+            ));
         } else if let Some(log) = &j.log {
             let log = locate(log, &base);
             v.push(BundleFile::disk(
-                &log.with_file_name(super::xml::XSLT_NAME),
+                &log.with_file_name(crate::report::sinks::xml::XSLT_NAME),
                 "",
             ));
             v.push(BundleFile::disk(&log, ""));
@@ -189,15 +192,21 @@ pub fn evidence_files(l: &Loaded, html: Option<&Path>) -> Vec<BundleFile> {
     }
     v.push(BundleFile::Bytes {
         name: "summary.txt".into(),
-        data: super::console::render(l).into_bytes(),
+        data: crate::report::views::terminal::render(l).into_bytes(),
     });
     // The page is rendered anew for the bundle, its dump links pointing at `dumps/` beside it.
-    v.extend(html.map(|h| BundleFile::Bytes {
-        name: h.file_name().map_or_else(
-            || "report.html".into(),
-            |n| n.to_string_lossy().into_owned(),
-        ),
-        data: super::html::render_loaded(l, super::links::DumpLinks::Bundle).into_bytes(),
+    v.extend(html.map(|h| {
+        BundleFile::Bytes {
+            name: h.file_name().map_or_else(
+                || "report.html".into(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            data: crate::report::views::html::render_loaded(
+                l,
+                crate::report::views::dump_links::DumpLinks::Bundle,
+            )
+            .into_bytes(),
+        }
     }));
     v
 }
@@ -240,7 +249,7 @@ pub fn write_for(
     extra: &[BundleFile],
     out: &Path,
 ) -> Result<(), ReportError> {
-    let loaded = super::reader::load(input)?;
+    let loaded = crate::report::readers::load::load(input)?;
     let mut files = evidence_files(&loaded, html);
     files.extend_from_slice(extra);
     write(out, &top_dir_of(&loaded), &files)

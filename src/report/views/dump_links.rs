@@ -20,7 +20,7 @@ pub enum DumpLinks {
         /// The directory of the evidence file read.
         evidence: PathBuf,
     },
-    /// The page inside an evidence bundle: `dumps/<file name>` ([`super::bundle`]).
+    /// The page inside an evidence bundle: `dumps/<file name>` ([`crate::report::views::bundle`]).
     Bundle,
 }
 

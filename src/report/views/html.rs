@@ -7,13 +7,13 @@ use std::fmt::Write;
 use crate::findings::Finding;
 use crate::stats::{Latency, OpTotals, Summary};
 
-use super::charts::{
+use crate::report::facts::sysinfo::SystemInfo;
+use crate::report::readers::load::Loaded;
+use crate::report::sinks::json::JsonReport;
+use crate::report::views::charts::{
     depth_chart, findings_chart, html_escape as esc, percentile_chart, timeline_charts,
 };
-use super::json::JsonReport;
-use super::links::DumpLinks;
-use super::reader::Loaded;
-use super::sysinfo::SystemInfo;
+use crate::report::views::dump_links::DumpLinks;
 
 /// Everything the page shows.
 #[derive(Debug, Clone, Default)]
@@ -90,10 +90,10 @@ pub fn render_loaded(l: &Loaded, links: DumpLinks) -> String {
     // The axis spans the run from start to end, unless a finding precedes the start.
     let span_s = json
         .filter(|j| j.started_us == origin_us)
-        .and_then(super::html_header::duration);
+        .and_then(crate::report::views::html_header::duration);
     render_input(&HtmlInput {
         title: l.path.display().to_string(),
-        verdict: super::console::verdict(l),
+        verdict: crate::report::views::terminal::verdict(l),
         failed: l.integrity_errors() > 0,
         open: !l.complete,
         summary: l.summary.as_ref(),
@@ -125,7 +125,7 @@ pub fn render_input(inp: &HtmlInput) -> String {
     let mut s = String::new();
     let _ = write!(s, "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>sqliosim report: {}</title><style>{STYLE}</style></head><body>\n", esc(&inp.title));
     let _ = writeln!(s, "<h1>sqliosim report</h1><p>{}</p>", esc(&inp.title));
-    super::html_header::render(&mut s, inp.run);
+    crate::report::views::html_header::render(&mut s, inp.run);
     let class = match (inp.failed, inp.open) {
         (true, _) => "fail",
         (false, true) => "open",
@@ -264,12 +264,12 @@ fn findings_table(s: &mut String, findings: &[Finding], links: &DumpLinks) {
             s,
             "<tr><td>{}</td><td class='l n'>{}</td><td class='l n'>{}</td><td class='l'>{}</td><td>{}</td><td>0x{:X}</td><td class='l'>{}</td><td>{}{}</td><td class='l'>{dump}</td></tr>",
             f.seq,
-            super::clock::iso_utc(f.time_us),
+            crate::report::sinks::clock::iso_utc(f.time_us),
             f.class.as_str(),
             esc(&f.path.display().to_string()),
             f.page_id,
             f.offset,
-            esc(&super::finding_xml::what(f)),
+            esc(&crate::report::sinks::finding_xml::what(f)),
             f.retries.len(),
             if f.persistent { " (persistent)" } else { "" }
         );
@@ -279,7 +279,7 @@ fn findings_table(s: &mut String, findings: &[Finding], links: &DumpLinks) {
 
 fn system_table(s: &mut String, sys: &SystemInfo) {
     s.push_str("<h2>System</h2><table>\n");
-    for line in super::sysinfo::describe(sys) {
+    for line in crate::report::facts::sysinfo::describe(sys) {
         let _ = writeln!(s, "<tr><td class='l'>{}</td></tr>", esc(&line));
     }
     s.push_str("</table>\n");

@@ -5,9 +5,9 @@
 
 use std::fmt::Write;
 
-use super::charts::html_escape as esc;
-use super::json::JsonReport;
-use super::sysinfo::UNKNOWN;
+use crate::report::facts::sysinfo::UNKNOWN;
+use crate::report::sinks::json::JsonReport;
+use crate::report::views::charts::html_escape as esc;
 
 /// The header's rows, label and value, in order.
 pub fn rows(json: Option<&JsonReport>) -> Vec<(&'static str, String)> {
@@ -20,7 +20,7 @@ pub fn rows(json: Option<&JsonReport>) -> Vec<(&'static str, String)> {
         v.push(("Command line", unknown()));
         return v;
     };
-    let time = |us: u64| super::clock::iso_utc(us);
+    let time = |us: u64| crate::report::sinks::clock::iso_utc(us);
     let mut v = vec![("Host", host(j))];
     for d in devices(j) {
         v.push(("Device", d));

@@ -3,12 +3,12 @@
 
 use std::fmt::Write;
 
-use super::reader::{InputKind, Loaded};
+use crate::report::readers::load::{InputKind, Loaded};
 
-/// The verdict line: CLEAN, FAILED, RUNNING or UNFINISHED and why (see [`super::runstate`]).
+/// The verdict line: CLEAN, FAILED, RUNNING or UNFINISHED and why (see [`crate::report::readers::runstate`]).
 pub fn verdict(l: &Loaded) -> String {
-    let state = super::runstate::of(l, super::clock::now_us());
-    super::runstate::verdict_line(l, &state)
+    let state = crate::report::readers::runstate::of(l, crate::report::sinks::clock::now_us());
+    crate::report::readers::runstate::verdict_line(l, &state)
 }
 
 /// The whole terminal summary.
@@ -19,10 +19,17 @@ pub fn render(l: &Loaded) -> String {
         InputKind::Json => "JSON summary",
     };
     let _ = writeln!(s, "sqliosim report: {} ({kind})", l.path.display());
-    let state = super::runstate::of(l, super::clock::now_us());
-    let _ = writeln!(s, "{}", super::runstate::verdict_line(l, &state));
+    let state = crate::report::readers::runstate::of(l, crate::report::sinks::clock::now_us());
+    let _ = writeln!(
+        s,
+        "{}",
+        crate::report::readers::runstate::verdict_line(l, &state)
+    );
     let status = l.json.as_ref().and_then(|j| j.status.as_ref());
-    if let (Some(st), false) = (status, state == super::runstate::RunState::Finished) {
+    if let (Some(st), false) = (
+        status,
+        state == crate::report::readers::runstate::RunState::Finished,
+    ) {
         let _ = writeln!(s, "Last status: {}", st.describe());
     }
     if let Some(j) = &l.json {
@@ -46,7 +53,7 @@ pub fn render(l: &Loaded) -> String {
             f.path.display(),
             f.page_id,
             f.offset,
-            super::finding_xml::what(f)
+            crate::report::sinks::finding_xml::what(f)
         );
     }
     if l.findings.len() > 20 {

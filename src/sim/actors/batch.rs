@@ -3,8 +3,8 @@
 
 use super::flight::{After, Flight};
 use super::worker::Worker;
-use crate::engine::pool::PageKey;
-use crate::plan::BatchPlan;
+use crate::sim::engine::pool::PageKey;
+use crate::sim::plan::BatchPlan;
 
 /// Size of the log record a bulk operation writes before its pages.
 const BULK_LOG_BYTES: u32 = 512;

@@ -9,17 +9,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::control::depth::DepthGauge;
-use crate::control::inflight::Inflight;
-use crate::control::stop::{Stop, StopReason};
-use crate::control::throttle::{Gate, Throttle};
-use crate::engine::files::SimFile;
-use crate::engine::pool::BufferPool;
-use crate::engine::wal::Wal;
 use crate::events::{Event, EventSink};
 use crate::findings::{Finding, Message, Severity};
 use crate::io::Backend;
-use crate::plan::SimPlan;
+use crate::sim::control::depth::DepthGauge;
+use crate::sim::control::inflight::Inflight;
+use crate::sim::control::stop::{Stop, StopReason};
+use crate::sim::control::throttle::{Gate, Throttle};
+use crate::sim::engine::files::SimFile;
+use crate::sim::engine::pool::BufferPool;
+use crate::sim::engine::wal::Wal;
+use crate::sim::plan::SimPlan;
 use crate::stats::LiveCounters;
 
 /// A running simulation, as its actors see it. `'b` is the borrow of the backend.

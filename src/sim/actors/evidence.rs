@@ -5,9 +5,9 @@
 
 use super::failure;
 use super::worker::Worker;
-use crate::engine::retry;
 use crate::findings::{Finding, FindingClass, HistoryEntry};
 use crate::page::{layout, ActorKind, ExpectedState, Verdict, PAGE_SIZE};
+use crate::sim::engine::retry;
 
 /// A history entry for an operation done now.
 pub fn history(actor: ActorKind, op: &str, generation: u64, ok: bool) -> HistoryEntry {

@@ -17,9 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
 
 use super::context::Run;
-use crate::control::stop::StopReason;
 use crate::findings::Severity;
 use crate::io::oserr::{self, ErrorClass};
+use crate::sim::control::stop::StopReason;
 
 /// Why a run stopped because of its environment (or of the tool itself).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -30,13 +30,13 @@ use super::context::Run;
 use super::durability::acks::AckBook;
 use super::worker::Worker;
 use super::{evidence, landed};
-use crate::control::inflight::InflightGuard;
-use crate::control::throttle::{Permit, Refusal};
-use crate::engine::oracle::{ReadLatch, WriteLatch};
-use crate::engine::pool::PageKey;
-use crate::engine::retry;
 use crate::io::{Completion, Frame, PostOp};
 use crate::page::PAGE_SIZE;
+use crate::sim::control::inflight::InflightGuard;
+use crate::sim::control::throttle::{Permit, Refusal};
+use crate::sim::engine::oracle::{ReadLatch, WriteLatch};
+use crate::sim::engine::pool::PageKey;
+use crate::sim::engine::retry;
 use crate::stats::OpKind;
 
 /// A page latch set held by a request in flight.

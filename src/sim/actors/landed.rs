@@ -4,9 +4,9 @@
 
 use super::evidence;
 use super::worker::Worker;
-use crate::engine::retry;
 use crate::io::Frame;
 use crate::page::{layout, PageStamp, Verdict, PAGE_SIZE};
+use crate::sim::engine::retry;
 
 /// The pages of a completed request.
 pub(super) struct Request<'f> {

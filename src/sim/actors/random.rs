@@ -2,7 +2,7 @@
 //! (cache hits cost no I/O), updates a share of them through the log, commits.
 
 use super::worker::Worker;
-use crate::engine::pool::PageKey;
+use crate::sim::engine::pool::PageKey;
 
 /// The region a random user is working in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub fn run(w: &mut Worker<'_>) {
     }
 }
 
-fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::plan::RandomPlan) {
+fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::sim::plan::RandomPlan) {
     let chain = w.between(1, r.len.min(w.max_pages() as u64));
     let start = r.start + w.between(0, r.len - chain);
     let ratio = w.run.plan.cache_hit_ratio;

@@ -5,11 +5,11 @@
 
 use super::failure::{handled, Failed};
 use super::worker::Worker;
-use crate::engine::files::{extend, Prepare};
 use crate::findings::Severity;
 use crate::io::oserr::{self, ErrorClass};
 use crate::io::OpenOptions;
 use crate::page::{FileRole, PAGE_SIZE};
+use crate::sim::engine::files::{extend, Prepare};
 
 /// What one shrink/grow step decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,11 +6,11 @@ use std::time::Duration;
 use super::evidence;
 use super::flight::{After, Flight};
 use super::worker::Worker;
-use crate::engine::logscan::{check_block, scan_chain, ChainSpec};
-use crate::engine::pool::PageKey;
-use crate::engine::retry::RetryPolicy;
-use crate::engine::wal::MAX_GROUP;
 use crate::findings::FindingClass;
+use crate::sim::engine::logscan::{check_block, scan_chain, ChainSpec};
+use crate::sim::engine::pool::PageKey;
+use crate::sim::engine::retry::RetryPolicy;
+use crate::sim::engine::wal::MAX_GROUP;
 
 /// How often the checkpoint runs during the main phase.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(5);

@@ -8,7 +8,7 @@
 use super::worker::Worker;
 use super::{batch, random, shrink, sweep, system};
 use crate::page::ActorKind;
-use crate::plan::SimPlan;
+use crate::sim::plan::SimPlan;
 
 /// Pages per request for the sweeps (initial update, audit pass) and the system actors.
 pub const SWEEP_PAGES: usize = 64;

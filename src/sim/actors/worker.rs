@@ -9,9 +9,9 @@ use rand::{Rng, SeedableRng};
 
 use super::context::Run;
 use super::evidence;
-use crate::engine::retry;
 use crate::io::AlignedBuf;
 use crate::page::{layout, verify, ActorKind, PageStamp, Verdict, PAGE_SIZE};
+use crate::sim::engine::retry;
 use crate::stats::{OpKind, ThreadStats};
 
 /// One actor thread.

@@ -15,7 +15,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::engine::journal::{Damage, Flaw, JournalState};
+use crate::sim::engine::journal::{Damage, Flaw, JournalState};
 
 /// The journal as verify read it.
 pub struct Loaded {

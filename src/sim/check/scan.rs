@@ -4,15 +4,15 @@
 
 use std::io;
 
-use super::journal::JournalState;
-use super::logblock::{self, Want, LOG_AREA_START, MIN_LOG_UNIT};
-pub use super::tear::{allowed_tear, allowed_tears};
-use super::wal::NO_PREV;
 use crate::findings::{Finding, FindingClass};
 use crate::io::{AlignedBuf, Storage};
 use crate::page::{
     verify, ActorKind, Expect, ExpectedState, FileHeader, Verdict, VerdictKind, PAGE_SIZE,
 };
+use crate::sim::engine::journal::JournalState;
+use crate::sim::engine::logblock::{self, Want, LOG_AREA_START, MIN_LOG_UNIT};
+pub use crate::sim::engine::tear::{allowed_tear, allowed_tears};
+use crate::sim::engine::wal::NO_PREV;
 
 /// Pages read per request while scanning.
 const SCAN_PAGES: usize = 128;

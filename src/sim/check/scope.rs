@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::engine::journal::JournalState;
+use crate::sim::engine::journal::JournalState;
 
 /// A file found with a sqliosim header: (path, run id, file id).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,8 +126,8 @@ fn pick_oldest(found: &[Found], same: &[usize]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::journal::{JournalFile, Record};
     use crate::page::FileRole;
+    use crate::sim::engine::journal::{JournalFile, Record};
 
     fn found(path: &str, run_id: u64, file_id: u32) -> Found {
         Found {

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::control::depth::DepthGauge;
 use crate::io::Storage;
+use crate::sim::control::depth::DepthGauge;
 
 /// `inner`, with every read and write counted in flight in `file` and `run`.
 #[derive(Debug)]

@@ -1,6 +1,6 @@
 //! Scheduler, the driver only: setup, test cycles, the monitor and resume.
-//! The plan it runs lives in [`crate::plan`], the run-time controls it shares with the actors
-//! (stop, throttle, gate, in-flight table) in [`crate::control`].
+//! The plan it runs lives in [`crate::sim::plan`], the run-time controls it shares with the actors
+//! (stop, throttle, gate, in-flight table) in [`crate::sim::control`].
 //!
 //! [`simulate`] is the whole of a `sqliosim run` below the reporting: it sets the files up,
 //! runs the cycles, and returns the merged statistics and the per-file summaries. Everything
@@ -16,13 +16,13 @@ pub mod setup;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::actors::context::Run;
-use crate::actors::durability;
-use crate::control::stop::{Stop, StopReason};
 use crate::events::{Event, EventSink};
 use crate::findings::{Message, Severity};
 use crate::io::Backend;
-use crate::plan::SimPlan;
+use crate::sim::actors::context::Run;
+use crate::sim::actors::durability;
+use crate::sim::control::stop::{Stop, StopReason};
+use crate::sim::plan::SimPlan;
 use crate::stats::{
     file_summary_lines, fill_depth_timeline, DepthSummary, FileMeta, Summary, SQLIOSIM_SUMMARY_FUNC,
 };
@@ -39,14 +39,14 @@ pub struct SimOutcome {
     /// Why the run stopped early, if it did.
     pub stopped: StopReason,
     /// How and when it stopped: the signal, the time from the start, the planned length.
-    pub stop: crate::control::stop::StopWhen,
+    pub stop: crate::sim::control::stop::StopWhen,
     /// A worker thread panicked: an internal failure.
     pub worker_panicked: bool,
     /// Run id of the file set.
     pub run_id: u64,
     /// The environment error (refused request, vanished device or mount) that stopped the
     /// run, if one did: not a finding, but the exit status says so.
-    pub environment: Option<crate::actors::failure::EnvStop>,
+    pub environment: Option<crate::sim::actors::failure::EnvStop>,
     /// Requests that failed for lack of space: a condition, not a finding.
     pub no_space: u64,
 }
@@ -92,7 +92,8 @@ pub fn simulate(
         }
     }
     let planned = (run.plan.cycles > 0).then(|| run.plan.cycle_duration * run.plan.cycles);
-    let when = crate::control::stop::StopWhen::of(&run.controls.stop, run.reporting.start, planned);
+    let when =
+        crate::sim::control::stop::StopWhen::of(&run.controls.stop, run.reporting.start, planned);
     let long = run.controls.inflight.long_total();
     if long > 0 {
         let text =

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use super::run::Ticker;
 
-use crate::actors::context::Run;
 use crate::events::{Event, Phase, Tick};
 use crate::findings::{Message, Severity};
+use crate::sim::actors::context::Run;
 use crate::stats::LiveSnapshot;
 
 /// How often the monitor wakes.

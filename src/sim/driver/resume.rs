@@ -4,15 +4,15 @@
 
 use anyhow::Context;
 
-use crate::actors::context::Run;
-use crate::engine::ceiling::STEP;
-use crate::engine::files::{check_ownership, SimFile};
-use crate::engine::journal::JournalState;
-use crate::engine::scan::{allowed_tears, scan_data_all, scan_log};
 use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
 use crate::page::{ExpectedState, Verdict, PAGE_SIZE};
-use crate::plan::SimPlan;
+use crate::sim::actors::context::Run;
+use crate::sim::check::scan::{allowed_tears, scan_data_all, scan_log};
+use crate::sim::engine::ceiling::STEP;
+use crate::sim::engine::files::{check_ownership, SimFile};
+use crate::sim::engine::journal::JournalState;
+use crate::sim::plan::SimPlan;
 
 /// Opens the files of the plan, which must all exist and belong to one earlier run.
 pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, Vec<SimFile>)> {
@@ -36,7 +36,7 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
             );
         }
         let storage = backend.open(&fp.path, open)?;
-        crate::engine::files::check_unit(storage.as_ref(), open.direct)?;
+        crate::sim::engine::files::check_unit(storage.as_ref(), open.direct)?;
         let pages = storage
             .len()
             .with_context(|| format!("{}: stat", fp.path.display()))?
@@ -85,7 +85,7 @@ pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> anyhow::Result<
             run.files.run_id
         ),
     );
-    crate::actors::durability::sync_point(run);
+    crate::sim::actors::durability::sync_point(run);
     Ok(())
 }
 
@@ -148,7 +148,12 @@ fn restore_data(run: &Run<'_>, file: usize, journal: Option<&JournalState>) -> a
 /// covers every generation ever issued, including writes the device lost. What the pages and
 /// the journal show is taken too, in case the device lost the header's last rewrite (said in
 /// a warning); a file from before ceilings were kept gets a margin of a ceiling step.
-fn restart_floor(run: &Run<'_>, f: &crate::engine::files::SimFile, ceiling: u64, seen: u64) -> u64 {
+fn restart_floor(
+    run: &Run<'_>,
+    f: &crate::sim::engine::files::SimFile,
+    ceiling: u64,
+    seen: u64,
+) -> u64 {
     if ceiling == 0 {
         run.message(
             Severity::Warning,

@@ -8,12 +8,12 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
-use crate::actors::context::Run;
-use crate::actors::table::{self, CyclePhase};
-use crate::actors::worker::Worker;
 use crate::events::Phase;
 use crate::findings::Severity;
 use crate::page::{ActorKind, PAGE_SIZE};
+use crate::sim::actors::context::Run;
+use crate::sim::actors::table::{self, CyclePhase};
+use crate::sim::actors::worker::Worker;
 use crate::stats::RunStats;
 
 /// What a finished simulation reports back.
@@ -54,7 +54,7 @@ fn spawn<'s, 'e: 's>(
         .spawn_scoped(scope, move || {
             // Affinity: every worker pins itself (a mask naming no usable CPU was warned about
             // in the header and leaves it unpinned).
-            let _ = crate::control::affinity::pin(None, run.plan.affinity);
+            let _ = crate::sim::control::affinity::pin(None, run.plan.affinity);
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let mut w = match Worker::new(run, kind, id, pages) {
                     Ok(w) => w,
@@ -74,7 +74,7 @@ fn spawn<'s, 'e: 's>(
                     *col.panicked.lock() = true;
                     run.controls
                         .stop
-                        .stop_run(crate::control::stop::StopReason::Error);
+                        .stop_run(crate::sim::control::stop::StopReason::Error);
                 }
             }
         });
@@ -85,11 +85,11 @@ fn spawn<'s, 'e: 's>(
 
 /// Stops the run for an environment error of the driver itself (no file concerned).
 fn environment(run: &Run<'_>, text: String) {
-    let stop = crate::actors::failure::EnvStop {
+    let stop = crate::sim::actors::failure::EnvStop {
         text,
         internal: false,
     };
-    crate::actors::failure::stop(run, stop);
+    crate::sim::actors::failure::stop(run, stop);
 }
 
 /// The message for a thread the system would not start.

@@ -1,29 +1,29 @@
 //! Setting a run up: opening or creating every file (only over files that are ours), the
 //! oracles, logs, buffer pool and throttles, assembled into the [`Run`] context; the journal is
-//! opened by [`crate::actors::durability`].
+//! opened by [`crate::sim::actors::durability`].
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::actors::context::{Controls, FileSet, LogFile, Reporting, Run};
-use crate::actors::durability;
-use crate::control::depth::DepthGauge;
-use crate::control::inflight::Inflight;
-use crate::control::stop::Stop;
-use crate::control::throttle::{Gate, Throttle};
-use crate::engine::ceiling::Ceiling;
-use crate::engine::files::{self, Prepare, SimFile};
-use crate::engine::pool::BufferPool;
-use crate::engine::wal::Wal;
 use crate::events::EventSink;
 use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
 use crate::page::{FileRole, PAGE_SIZE};
-use crate::plan::SimPlan;
+use crate::sim::actors::context::{Controls, FileSet, LogFile, Reporting, Run};
+use crate::sim::actors::durability;
+use crate::sim::control::depth::DepthGauge;
+use crate::sim::control::inflight::Inflight;
+use crate::sim::control::stop::Stop;
+use crate::sim::control::throttle::{Gate, Throttle};
+use crate::sim::engine::ceiling::Ceiling;
+use crate::sim::engine::files::{self, Prepare, SimFile};
+use crate::sim::engine::pool::BufferPool;
+use crate::sim::engine::wal::Wal;
+use crate::sim::plan::SimPlan;
 
 /// Where the journal of a plan's file set is (kept here for the app's callers).
-pub use crate::actors::durability::journal_path;
+pub use crate::sim::actors::durability::journal_path;
 
 /// Frames per MB of MaxMemoryMB.
 const FRAMES_PER_MB: u64 = 128;
@@ -224,7 +224,7 @@ pub fn attach_ceiling(f: &mut SimFile) -> anyhow::Result<u64> {
 
 /// Threads a main phase runs (users plus the system actors).
 pub fn user_threads(plan: &SimPlan) -> usize {
-    crate::actors::table::threads_in(plan, crate::actors::table::CyclePhase::Main)
+    crate::sim::actors::table::threads_in(plan, crate::sim::actors::table::CyclePhase::Main)
 }
 
 /// Most requests one asynchronous actor keeps in flight: MaxOutstandingIO, or with 0 the depth

@@ -9,6 +9,5 @@ pub mod logscan;
 pub mod oracle;
 pub mod pool;
 pub mod retry;
-pub mod scan;
 pub mod tear;
 pub mod wal;

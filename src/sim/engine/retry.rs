@@ -31,7 +31,7 @@ pub const REREAD_PAUSE: Duration = Duration::from_millis(10);
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            retries: crate::plan::from_settings::READ_RETRIES,
+            retries: crate::sim::plan::from_settings::READ_RETRIES,
             sleep: REREAD_PAUSE,
         }
     }
@@ -41,7 +41,7 @@ impl RetryPolicy {
     /// The one rule for a live re-read, a data page's and a log block's alike: the plan's
     /// re-reads (SQLIOSim's 15; its 2022 fix gave LDX reads the full retry too) with
     /// [`REREAD_PAUSE`] before each.
-    pub fn live(plan: &crate::plan::SimPlan) -> RetryPolicy {
+    pub fn live(plan: &crate::sim::plan::SimPlan) -> RetryPolicy {
         RetryPolicy {
             retries: plan.read_retries,
             sleep: REREAD_PAUSE,
@@ -229,7 +229,7 @@ mod tests {
     /// persistent problem is read exactly that many more times.
     #[test]
     fn live_rereads_are_one_rule_for_data_and_log() {
-        let plan = crate::plan::SimPlan::builder(1).build();
+        let plan = crate::sim::plan::SimPlan::builder(1).build();
         let live = RetryPolicy::live(&plan);
         assert_eq!(live, RetryPolicy::default());
         assert_eq!((live.retries, live.sleep), (15, Duration::from_millis(10)));

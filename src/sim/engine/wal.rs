@@ -371,7 +371,7 @@ mod tests {
             len,
             "no write past the end of the file"
         );
-        let spec = crate::engine::logscan::ChainSpec {
+        let spec = crate::sim::engine::logscan::ChainSpec {
             run_id: 7,
             file_id: 1,
             area_len: wal.area_len(),
@@ -380,7 +380,8 @@ mod tests {
             max_blocks: usize::MAX,
             unit,
         };
-        let report = crate::engine::logscan::scan_chain(storage.as_ref(), &spec).expect("scan");
+        let report =
+            crate::sim::engine::logscan::scan_chain(storage.as_ref(), &spec).expect("scan");
         assert_eq!(report.problem, None);
         assert!(report.blocks_ok > 10);
     }

@@ -129,7 +129,7 @@ impl SimPlan {
                 journal_dir: None,
                 resume: false,
                 run_id: None,
-                long_io: crate::control::inflight::LONG_IO,
+                long_io: crate::sim::control::inflight::LONG_IO,
                 random: RandomPlan::default(),
                 audit: BatchPlan::AUDIT,
                 read_ahead: BatchPlan::READ_AHEAD,
@@ -208,7 +208,7 @@ impl PlanBuilder {
 mod tests {
     use super::*;
     use crate::config::{Host, RunSettings};
-    use crate::plan::from_settings::plan_from;
+    use crate::sim::plan::from_settings::plan_from;
     use std::path::Path;
 
     /// The builder's defaults are SQLIOSim's: the plan of an INI file that gives only its

@@ -38,7 +38,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         journal_dir: s.journal_dir.clone(),
         resume: s.resume,
         run_id: None,
-        long_io: crate::control::inflight::LONG_IO,
+        long_io: crate::sim::control::inflight::LONG_IO,
         random: random(c),
         audit: batch(
             c.audit.user_count,

@@ -24,9 +24,9 @@ use std::sync::Arc;
 use crossbeam::channel::{Sender, TrySendError};
 use parking_lot::Mutex;
 
-use crate::actors::context::Run;
-use crate::engine::journal::Ack;
 use crate::io::{Completion, OnComplete, Storage};
+use crate::sim::actors::context::Run;
+use crate::sim::engine::journal::Ack;
 
 /// A posted write's pages: (file id, first page, generations), or its acknowledgement when
 /// the hook could not push it.
@@ -36,7 +36,7 @@ enum Entry {
 }
 
 /// The acknowledgements a flight's writes owe the journal.
-pub(in crate::actors) struct AckBook {
+pub(in crate::sim::actors) struct AckBook {
     tx: Sender<Ack>,
     pending: Mutex<HashMap<u64, Entry>>,
     /// Per data file: its storage when its writes must be fdatasynced before they count.

@@ -1,5 +1,5 @@
 //! The durability journal's whole lifecycle in a run, over the journal service of
-//! [`crate::engine::journal`]:
+//! [`crate::sim::engine::journal`]:
 //!
 //! - at setup, [`open`] reads what the journal of a resumed run held ([`prior`]), creates the
 //!   new journal through the backend (carrying that over), starts its thread and hooks the
@@ -19,8 +19,8 @@ use std::path::PathBuf;
 use parking_lot::Mutex;
 
 use super::context::Run;
-use crate::engine::journal::{JournalService, JournalSummary, JOURNAL_NAME};
-use crate::plan::SimPlan;
+use crate::sim::engine::journal::{JournalService, JournalSummary, JOURNAL_NAME};
+use crate::sim::plan::SimPlan;
 
 pub use open::{open, prior};
 pub use sync::{acknowledged, resize, sync_point};

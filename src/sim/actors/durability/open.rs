@@ -6,15 +6,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{journal_path, Journal, JournalSlot};
-use crate::actors::context::Run;
-use crate::engine::files::SimFile;
-use crate::engine::journal::{
-    Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter,
-};
-use crate::engine::wal::FlushHook;
 use crate::events::Event;
 use crate::findings::{Message, Severity};
 use crate::page::PAGE_SIZE;
+use crate::sim::actors::context::Run;
+use crate::sim::engine::files::SimFile;
+use crate::sim::engine::journal::{
+    Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter,
+};
+use crate::sim::engine::wal::FlushHook;
 
 /// The journal of this file set left by the run being resumed, if any, read through the
 /// run's backend. A damaged one is used up to its damage, and said so. One that cannot be

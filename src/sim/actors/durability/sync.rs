@@ -8,11 +8,11 @@
 //! the end): the generations of every completed write are snapshotted, every file is
 //! `fdatasync`ed, and the pages whose generation changed are journaled.
 
-use crate::actors::context::Run;
-use crate::engine::journal::{Ack, Record};
-use crate::engine::wal::NO_PREV;
 use crate::findings::Severity;
 use crate::page::PAGE_SIZE;
+use crate::sim::actors::context::Run;
+use crate::sim::engine::journal::{Ack, Record};
+use crate::sim::engine::wal::NO_PREV;
 
 /// Queues the acknowledgement of `O_DSYNC` writes of pages `first..` of data file `file` (a
 /// push onto the journal thread's channel; no-op without a journal or WriteThrough). Where

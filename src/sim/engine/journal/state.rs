@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use super::{decode, Damage, JournalFile, PageGens, Record};
-use crate::engine::wal::NO_PREV;
 use crate::io::{Backend, IoError};
+use crate::sim::engine::wal::NO_PREV;
 
 /// What a journal says, replayed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
