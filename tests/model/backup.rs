@@ -12,8 +12,8 @@ use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Fault, Target};
 use sqliosim::io::FaultyBackend;
 use sqliosim::page::ActorKind;
-use sqliosim::plan::{BatchPlan, SimPlan};
-use sqliosim::sched::simulate;
+use sqliosim::sim::plan::{BatchPlan, SimPlan};
+use sqliosim::sim::driver::simulate;
 
 /// A small plan whose only main-phase reader of the data file is the backup (no random,
 /// audit, read-ahead or bulk users), backing up every 50 ms.

@@ -1,0 +1,297 @@
+//! BackupUser (issue #25 §1): `BACKUP DATABASE … WITH CHECKSUM` while the other users run,
+//! then `RESTORE VERIFYONLY`.
+//!
+//! Each backup reads every page of every data file in order, MaxTransferSize at a time with
+//! BufferCount reads in flight (the flight: each read holds its pages' latches shared, so the
+//! pages it returns are whole versions, and is verified against the oracle as it completes — a
+//! bad page is a finding of the Backup User). The pages read go, in completion order, into a
+//! backup stream of self-describing blocks written sequentially (`engine::backup`), opened
+//! through the run's backend (so the faulty twin reaches it and a planted link is refused).
+//! A page another user writes after the backup read it is not read again: the stream holds the
+//! version read, as SQL Server's backup does (its log backup covers the rest). As STOP_ON_ERROR
+//! does, a page that fails its own checksum, or a read that fails, ends the backup (the stream
+//! stays without its end block: an unfinished backup). After a finished backup, the
+//! verify-only pass reads the stream back and checks every block and page against what was
+//! written; what it finds is a `backup_corruption` finding.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::context::Run;
+use super::flight::{After, Flight, Kept};
+use super::worker::Worker;
+use crate::sim::engine::backup::scan::{scan, Problem};
+use crate::sim::engine::backup::writer::{StreamWriter, Written};
+use crate::sim::engine::backup::{Carried, BLOCK_HEADER, MAGIC};
+use crate::findings::{Finding, FindingClass, Severity};
+use crate::io::align::AlignedBuf;
+use crate::io::{OpenOptions, Storage};
+use crate::page::{layout, sectors, verify, Expect, ExpectedState, Verdict, PAGE_SIZE};
+
+/// The `Func` of the backup's log lines.
+const FUNC: &str = "BackupUser::Backup";
+
+/// The BackupUser: one backup after another, `BackupDelay` apart, until the phase ends.
+pub fn run(w: &mut Worker<'_>) {
+    let mut backup_no = 0u64;
+    while !w.run.controls.stop.phase_over() {
+        backup_no += 1;
+        if let Some((storage, written)) = backup(w, backup_no) {
+            if w.run.plan.backup.verify_only {
+                verify_only(w, storage.as_ref(), &written);
+            }
+        }
+        if !w.pause(w.run.plan.backup.delay) {
+            break;
+        }
+    }
+}
+
+/// One full backup; the stream and what was written into it, or `None` when it did not
+/// finish (stopped, a page or read failed, the stream could not be written).
+fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Written)> {
+    let run = w.run;
+    let plan = &run.plan.backup;
+    let started = Instant::now();
+    let storage = open_stream(run)
+        .map_err(|e| say(run, Severity::Error, e))
+        .ok()?;
+    let mut out = StreamWriter::new(
+        Arc::clone(&storage),
+        plan.transfer_pages as usize,
+        run.files.run_id,
+        backup_no,
+    )
+    .map_err(|e| stream_failed(run, "empty", &e))
+    .ok()?;
+    let mut flight = Flight::with_depth(run, plan.buffer_count);
+    let finished = read_files(w, &mut flight, &mut out);
+    flight.drain(w);
+    let finished = carry(w, &mut flight, &mut out, finished) && finished;
+    if !finished {
+        say(
+            run,
+            Severity::Info,
+            format!("backup {backup_no} to {} ended before its last page: the stream stays unfinished (no end block)", plan.file.display()),
+        );
+        return None;
+    }
+    let written = out
+        .finish()
+        .map_err(|e| stream_failed(run, "write", &e))
+        .ok()?;
+    say(
+        run,
+        Severity::Info,
+        format!(
+            "backup {backup_no}: {} pages of {} data files in {} blocks, {} bytes to {} in {} ms (MaxTransferSize {} KB, BufferCount {})",
+            written.pages.len(),
+            run.files.data.len(),
+            written.crcs.len(),
+            written.bytes,
+            plan.file.display(),
+            started.elapsed().as_millis(),
+            plan.transfer_pages * PAGE_SIZE as u64 / 1024,
+            plan.buffer_count,
+        ),
+    );
+    Some((storage, written))
+}
+
+/// Posts the reads of every data page in order; false when the backup must end early.
+fn read_files<'a>(w: &mut Worker<'a>, flight: &mut Flight<'a>, out: &mut StreamWriter) -> bool {
+    let run = w.run;
+    let step = run.plan.backup.transfer_pages.max(1);
+    for &file in &run.files.data {
+        // Recursive: our own reads in flight hold the size shared.
+        let pages = *run.files[file].pages.read_recursive();
+        let mut page = 1;
+        while page < pages {
+            if run.controls.stop.phase_over() {
+                return false;
+            }
+            let n = step.min(pages - page);
+            flight.read(w, file, page, n, After::Keep);
+            page += n;
+            if !carry(w, flight, out, true) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Moves the completed reads into the stream; false when one failed (the flight reported it)
+/// or carries a page that fails its own check, or the stream refused a write.
+fn carry<'a>(
+    w: &mut Worker<'a>,
+    flight: &mut Flight<'a>,
+    out: &mut StreamWriter,
+    go: bool,
+) -> bool {
+    let run = w.run;
+    let mut ok = go;
+    for Kept { file, first, bytes } in flight.take_kept() {
+        if !ok {
+            continue;
+        }
+        if bytes.is_empty() {
+            ok = false;
+            continue;
+        }
+        for (i, page) in bytes.chunks_exact(PAGE_SIZE).enumerate() {
+            let c = carried(run, file, first + i as u64, page);
+            if let Err(v) = c {
+                say(
+                    run,
+                    Severity::Error,
+                    format!(
+                        "backup stopped (WITH CHECKSUM, STOP_ON_ERROR) at page {} of {}: {}",
+                        first + i as u64,
+                        run.files[file].path.display(),
+                        v.describe()
+                    ),
+                );
+                ok = false;
+                break;
+            }
+            if let (Ok(c), true) = (c, ok) {
+                if let Err(e) = out.push(c, page) {
+                    stream_failed(run, "write", &e);
+                    ok = false;
+                    break;
+                }
+            }
+        }
+    }
+    ok
+}
+
+/// What the stream records of a page as read: its generation, when the page is whole and is
+/// the page it should be (the oracle's verdict was the flight's; this is WITH CHECKSUM).
+fn carried(run: &Run<'_>, file: usize, page: u64, bytes: &[u8]) -> Result<Carried, Verdict> {
+    let generation = if sectors::is_zero(bytes) {
+        0
+    } else {
+        layout::read_stamp_lenient(bytes).generation
+    };
+    let state = match generation {
+        0 => ExpectedState::NeverWritten,
+        g => ExpectedState::Written { generation: g },
+    };
+    let v = verify::verify(
+        bytes,
+        &Expect::known(run.files.run_id, file as u32, page, state),
+    );
+    if v.is_ok() {
+        Ok(Carried {
+            file: file as u32,
+            page,
+            generation,
+        })
+    } else {
+        Err(v)
+    }
+}
+
+/// Opens the stream through the run's backend, refusing a file that is not a stream of ours.
+fn open_stream(run: &Run<'_>) -> Result<Arc<dyn Storage>, String> {
+    let path = &run.plan.backup.file;
+    let open = OpenOptions {
+        create: true,
+        direct: run.plan.direct,
+        write_through: false,
+    };
+    let storage = run
+        .backend
+        .open(path, open)
+        .map_err(|e| format!("cannot open the backup stream: {e}"))?;
+    let len = storage.len().unwrap_or(0);
+    if len > 0 && !run.plan.force {
+        let mut head = AlignedBuf::new(BLOCK_HEADER).map_err(|e| e.to_string())?;
+        let got = storage.read_at(&mut head, 0).unwrap_or(0);
+        if got < MAGIC.len() || &head[..MAGIC.len()] != MAGIC {
+            return Err(format!(
+                "{}: not a backup stream of sqliosim; no backup written (move it away, name another BackupFile in [BackupUser], or pass --force)",
+                path.display()
+            ));
+        }
+    }
+    Ok(storage)
+}
+
+/// The verify-only pass: the stream read back against what was written.
+fn verify_only(w: &mut Worker<'_>, storage: &dyn Storage, written: &Written) {
+    let run = w.run;
+    let path = &run.plan.backup.file;
+    match scan(storage, Some(written)) {
+        Ok(s) if s.problems.is_empty() => say(
+            run,
+            Severity::Info,
+            format!(
+                "verify-only of {}: {} blocks and {} pages, clean",
+                path.display(),
+                s.blocks,
+                s.pages
+            ),
+        ),
+        Ok(s) => s.problems.iter().for_each(|p| run.report(finding(w, p))),
+        Err(e) => {
+            let p = Problem {
+                offset: 0,
+                len: written.bytes,
+                block_no: 0,
+                page: None,
+                verdict: Some(Verdict::IoError {
+                    errno: e.raw_os_error().unwrap_or(libc::EIO),
+                }),
+                what: format!("the stream could not be read back: {e}"),
+            };
+            run.report(finding(w, &p));
+        }
+    }
+}
+
+/// A stream problem as a finding of the Backup User: its path is the stream's, its pages
+/// the stream's pages at fault (the carried page it concerns is named in the detail).
+pub fn finding(w: &Worker<'_>, p: &Problem) -> Finding {
+    let verdict = p.verdict.clone().unwrap_or(Verdict::Garbage {
+        first_bytes: [0; 16],
+    });
+    let page = p.offset / PAGE_SIZE as u64;
+    let mut f = Finding::page(
+        w.run.plan.seed,
+        w.run.plan.backup.file.clone(),
+        p.page.map_or(0, |c| c.file),
+        page,
+        w.kind,
+        w.id,
+        verdict,
+    );
+    f.class = FindingClass::BackupCorruption;
+    f.offset = p.offset;
+    f.page_count = p.len.div_ceil(PAGE_SIZE as u64).max(1) as u32;
+    f.detail = Some(format!("backup stream: {}", p.what));
+    f
+}
+
+/// The stream refused an operation: an environment error of this backup, said once.
+fn stream_failed(run: &Run<'_>, what: &str, e: &std::io::Error) {
+    say(
+        run,
+        Severity::Error,
+        format!(
+            "cannot {what} the backup stream {}: {e}; this backup is abandoned",
+            run.plan.backup.file.display()
+        ),
+    );
+}
+
+fn say(run: &Run<'_>, severity: Severity, text: String) {
+    run.message(
+        severity,
+        crate::page::ActorKind::BackupUser.name(),
+        FUNC,
+        text,
+    );
+}
