@@ -244,7 +244,11 @@ fn info_of(st: Option<&Statx>, path: &Path) -> DirectIoInfo {
     let at = existing(path);
     let logical_block =
         st.and_then(|st| super::sysfs::device_block_size(st.stx_dev_major, st.stx_dev_minor, &at));
+    let physical_block = st.and_then(|st| {
+        super::sysfs::device_physical_size(st.stx_dev_major, st.stx_dev_minor, &at)
+    });
     DirectIoInfo {
+        physical_block,
         mem_align: align.map(|a| a.0),
         offset_align: align.map(|a| a.1),
         honoured: align.is_some() && !NOT_HONOURED.contains(&filesystem.as_str()),

@@ -189,8 +189,10 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
             sparse: fp.sparse,
             force: plan.force,
             open,
+            force_4k_log: plan.force_4k_log_io,
         };
         let storage = files::create(backend, &fp.path, &prep)?;
+        let unit = files::created_unit(backend, storage.as_ref(), fp.role, prep.force_4k_log);
         let mut f = SimFile::new(
             i,
             fp.path.clone(),
@@ -199,7 +201,8 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
             run_id,
             fp.initial_pages,
         )
-        .with_max_pages(fp.max_pages);
+        .with_max_pages(fp.max_pages)
+        .with_recorded_sector(unit);
         attach_ceiling(&mut f)?;
         sim_files.push(f);
     }

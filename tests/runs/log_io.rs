@@ -12,8 +12,13 @@ const MAX_LOG_WRITE: u64 = 61_440;
 
 /// A configuration of 8 random users over one data file and one log file.
 fn eight_users(dir: &Path, seconds: u32) -> PathBuf {
+    eight_users_with(dir, seconds, "")
+}
+
+/// The same with more `[CONFIG]` lines.
+fn eight_users_with(dir: &Path, seconds: u32, general: &str) -> PathBuf {
     let text = format!(
-        "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\nTestCycleDuration={seconds}\nMaxMemoryMB=8\n\
+        "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\nTestCycleDuration={seconds}\nMaxMemoryMB=8\n{general}\
          [RandomUser]\nUserCount=8\nMinIOChainLength=4\nMaxIOChainLength=64\nSleepAfter=0\n\
          MinLogPerBuffer=64\nMaxLogPerBuffer=8192\n\
          [AuditUser]\nUserCount=0\n[ReadAheadUser]\nUserCount=0\n[BulkUpdateUser]\nUserCount=0\n\
@@ -70,4 +75,66 @@ fn log_writes_are_60_kb_blocks_that_pack_records() {
         blocks.len()
     );
     assert!(blocks.iter().all(|(len, _)| u64::from(*len) <= MAX_LOG_WRITE));
+}
+
+/// The physical sector size of the block device holding `dir`, read from sysfs here (not by
+/// the code under test); `None` off a block device.
+fn physical_sector(dir: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let (major, minor) = (
+        ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff),
+        (dev & 0xff) | ((dev >> 12) & !0xff),
+    );
+    if major == 0 {
+        return None;
+    }
+    let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    [sys.join("queue"), sys.parent()?.join("queue")]
+        .iter()
+        .find_map(|q| std::fs::read_to_string(q.join("physical_block_size")).ok())
+        .and_then(|t| t.trim().parse().ok())
+}
+
+/// The log unit the .ldx file's header records.
+fn recorded_unit(ldx: &Path) -> u32 {
+    let bytes = std::fs::read(ldx).expect("read the log file");
+    sqliosim::page::FileHeader::decode(&bytes[..8192])
+        .expect("log header")
+        .sector_size
+}
+
+#[test]
+fn the_log_unit_is_the_physical_sector_and_force4klogio_makes_it_4096() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let Some(physical) = physical_sector(dir.path()) else {
+        eprintln!("skipped: {} is not on a block device", dir.path().display());
+        return;
+    };
+    let expected = physical.clamp(512, 8192);
+    for (extra, unit) in [("", expected), ("Force4KLogIO=TRUE\n", expected.max(4096))] {
+        let config = eight_users_with(dir.path(), 1, extra);
+        let out = run_cmd(&config, dir.path())
+            .args(["--no-json"])
+            .output()
+            .expect("run");
+        let stdout = assert_success(&out);
+        assert!(
+            stdout.contains(&format!("log blocks in {unit}-byte units")),
+            "{extra:?}, physical sector {physical}: {stdout}"
+        );
+        let ldx = dir.path().join("sqliosim.ldx");
+        assert_eq!(recorded_unit(&ldx), unit, "{extra:?}");
+        let blocks = blocks_in(&ldx);
+        assert!(!blocks.is_empty());
+        assert!(
+            blocks.iter().all(|(len, _)| len % unit == 0),
+            "{extra:?}: every block a multiple of {unit}"
+        );
+        if extra.is_empty() {
+            continue;
+        }
+        let saved = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
+        assert!(saved.contains("Force4KLogIO"), "the key is recorded in the log");
+    }
 }
