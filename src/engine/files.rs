@@ -390,7 +390,11 @@ mod tests {
 
     #[test]
     fn a_log_created_on_a_512e_device_records_its_physical_sector() {
-        assert_eq!(log_header(0, false), 512, "nothing reported: the logical unit");
+        assert_eq!(
+            log_header(0, false),
+            512,
+            "nothing reported: the logical unit"
+        );
         assert_eq!(log_header(512, false), 512);
         assert_eq!(log_header(4096, false), 4096, "512e: the physical sector");
         assert_eq!(log_header(512, true), 4096, "Force4KLogIO");

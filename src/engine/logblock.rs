@@ -224,7 +224,11 @@ pub fn block_len(used_bytes: u32, unit: u32) -> u32 {
 /// boundaries, and never more than a block of `cap` bytes holds beside its header.
 pub fn record_room(bytes: u32, cap: u32) -> u32 {
     let most = cap.saturating_sub(LOG_HEADER_LEN as u32) / RECORD_ALIGN * RECORD_ALIGN;
-    bytes.max(1).div_ceil(RECORD_ALIGN).saturating_mul(RECORD_ALIGN).min(most)
+    bytes
+        .max(1)
+        .div_ceil(RECORD_ALIGN)
+        .saturating_mul(RECORD_ALIGN)
+        .min(most)
 }
 
 #[cfg(test)]
@@ -297,7 +301,13 @@ mod tests {
     fn a_block_of_the_old_format_reads_as_one_record() {
         // Before records were packed, bytes 48..56 of the header were zero.
         let mut buf = vec![0u8; 1024];
-        encode(&mut buf, &LogBlock { records: 0, ..block(4096) });
+        encode(
+            &mut buf,
+            &LogBlock {
+                records: 0,
+                ..block(4096)
+            },
+        );
         assert_eq!(verify(&buf, &want(9, 4096)).map(|b| b.records), Ok(0));
         encode(&mut buf, &block(4096));
         assert_eq!(peek(&buf).map(|b| b.records), Ok(3));

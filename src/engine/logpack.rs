@@ -157,11 +157,18 @@ mod tests {
         let mut p = Packer::new(1, 1, 1 << 20, 512);
         let a = p.append(64);
         let b = p.append(100);
-        assert_eq!((a, b), (64, 128), "records follow the header and each other");
+        assert_eq!(
+            (a, b),
+            (64, 128),
+            "records follow the header and each other"
+        );
         p.close_through(b);
         let blocks = p.take_closed();
         assert_eq!(blocks.len(), 1);
-        assert_eq!((blocks[0].lsn, blocks[0].len, blocks[0].records), (0, 512, 2));
+        assert_eq!(
+            (blocks[0].lsn, blocks[0].len, blocks[0].records),
+            (0, 512, 2)
+        );
         let c = p.append(64);
         assert_eq!(c, 512 + 64, "the next block follows in the stream");
         assert_eq!(p.appended_end(), 1024);

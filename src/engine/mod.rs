@@ -5,6 +5,7 @@ pub mod ceiling;
 pub mod files;
 pub mod journal;
 pub mod logblock;
+pub mod logio;
 pub mod logpack;
 pub mod logscan;
 pub mod oracle;

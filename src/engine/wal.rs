@@ -10,7 +10,6 @@
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 use memmap2::MmapMut;
 use parking_lot::Mutex;
@@ -27,16 +26,7 @@ pub const NO_PREV: u64 = u64::MAX;
 /// the log was once written in: it only ever spares a block that was being lapped).
 pub const MAX_GROUP: u64 = 1 << 20;
 
-/// One write the log made, for the caller's statistics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogIo {
-    /// Bytes written (0 for a sync).
-    pub bytes: u64,
-    /// How long it took.
-    pub latency_ns: u64,
-    /// True for an fdatasync.
-    pub is_sync: bool,
-}
+pub use super::logio::{LogGate, LogIo};
 
 /// The write-ahead log of one log file.
 #[derive(Debug)]
@@ -158,8 +148,9 @@ impl Wal {
         self.pending.lock().append(bytes)
     }
 
-    /// Makes the log durable at least past `lsn` (group commit); returns the I/Os it did.
-    pub fn flush_to(&self, lsn: u64) -> io::Result<Vec<LogIo>> {
+    /// Makes the log durable at least past `lsn` (group commit), each write through `gate`;
+    /// returns the I/Os it did.
+    pub fn flush_to(&self, lsn: u64, gate: &LogGate<'_>) -> io::Result<Vec<LogIo>> {
         if lsn != NO_PREV && self.durable_end() > lsn {
             return Ok(Vec::new());
         }
@@ -177,16 +168,10 @@ impl Wal {
         };
         let mut ios = Vec::new();
         for block in &blocks {
-            ios.push(self.write_block(&mut buf, block)?);
+            ios.push(self.write_block(&mut buf, block, gate)?);
         }
         if !self.write_through {
-            let t = Instant::now();
-            self.storage.sync_data()?;
-            ios.push(LogIo {
-                bytes: 0,
-                latency_ns: t.elapsed().as_nanos() as u64,
-                is_sync: true,
-            });
+            ios.push(LogGate::sync(|| self.storage.sync_data())?);
         }
         self.last_block.store(last.lsn, Ordering::Release);
         self.durable_end
@@ -198,20 +183,29 @@ impl Wal {
     }
 
     /// Flushes everything appended so far.
-    pub fn flush_all(&self) -> io::Result<Vec<LogIo>> {
-        self.flush_to(NO_PREV)
+    pub fn flush_all(&self, gate: &LogGate<'_>) -> io::Result<Vec<LogIo>> {
+        self.flush_to(NO_PREV, gate)
     }
 
-    fn write_block(&self, buf: &mut MmapMut, b: &LogBlock) -> io::Result<LogIo> {
+    fn write_block(
+        &self,
+        buf: &mut MmapMut,
+        b: &LogBlock,
+        gate: &LogGate<'_>,
+    ) -> io::Result<LogIo> {
         let at = b.len as usize;
-        logblock::encode(&mut buf[..at], &LogBlock { time_us: now_us(), ..*b });
-        let t = Instant::now();
-        self.storage.write_at(&buf[..at], self.offset_of(b.lsn))?;
-        Ok(LogIo {
-            bytes: at as u64,
-            latency_ns: t.elapsed().as_nanos() as u64,
-            is_sync: false,
+        logblock::encode(
+            &mut buf[..at],
+            &LogBlock {
+                time_us: now_us(),
+                ..*b
+            },
+        );
+        let offset = self.offset_of(b.lsn);
+        gate.request(at as u64, false, || {
+            self.storage.write_at(&buf[..at], offset)
         })
+        .map(|((), io)| io)
     }
 }
 
@@ -260,14 +254,16 @@ mod tests {
             "the backend enforces the unit"
         );
         let wal = Wal::new(std::sync::Arc::clone(&storage), 7, 1, len, false, unit).expect("wal");
+        let own = crate::engine::logio::OwnControls::default();
+        let gate = own.gate();
         let mut last = 0;
         for i in 0..200 {
             last = wal.append(500 + (i % 7) * 300);
             if i % 5 == 0 {
-                wal.flush_to(last).expect("flush");
+                wal.flush_to(last, &gate).expect("flush");
             }
         }
-        wal.flush_all().expect("flush");
+        wal.flush_all(&gate).expect("flush");
         assert!(wal.durable_end() > last);
         assert!(
             wal.durable_end() > 2 * wal.area_len(),
@@ -287,7 +283,8 @@ mod tests {
             max_blocks: usize::MAX,
             unit,
         };
-        let report = crate::engine::logscan::scan_chain(storage.as_ref(), &spec).expect("scan");
+        let report =
+            crate::engine::logscan::scan_chain(storage.as_ref(), &spec, &gate).expect("scan");
         assert_eq!(report.problem, None);
         // A lap of 64 KB holds a few blocks of five packed records each.
         assert!(report.blocks_ok >= 4, "{report:?}");

@@ -244,9 +244,8 @@ fn info_of(st: Option<&Statx>, path: &Path) -> DirectIoInfo {
     let at = existing(path);
     let logical_block =
         st.and_then(|st| super::sysfs::device_block_size(st.stx_dev_major, st.stx_dev_minor, &at));
-    let physical_block = st.and_then(|st| {
-        super::sysfs::device_physical_size(st.stx_dev_major, st.stx_dev_minor, &at)
-    });
+    let physical_block = st
+        .and_then(|st| super::sysfs::device_physical_size(st.stx_dev_major, st.stx_dev_minor, &at));
     DirectIoInfo {
         physical_block,
         mem_align: align.map(|a| a.0),

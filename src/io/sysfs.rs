@@ -21,10 +21,13 @@ pub fn device_block_size(major: u32, minor: u32, path: &Path) -> Option<u32> {
 /// `major:minor`, if sysfs knows it (4096 on a 512e disk).
 pub fn device_physical_size(major: u32, minor: u32, path: &Path) -> Option<u32> {
     let (major, minor) = block_device(major, minor, path)?;
-    let dir = std::fs::canonicalize(Path::new("/sys/dev/block").join(format!("{major}:{minor}")))
-        .ok()?;
+    let dir =
+        std::fs::canonicalize(Path::new("/sys/dev/block").join(format!("{major}:{minor}"))).ok()?;
     let own = read_queue(&dir, "physical_block_size");
-    own.or_else(|| dir.parent().and_then(|d| read_queue(d, "physical_block_size")))
+    own.or_else(|| {
+        dir.parent()
+            .and_then(|d| read_queue(d, "physical_block_size"))
+    })
 }
 
 /// The block device under a file at `path` whose device number is `major:minor`: that number

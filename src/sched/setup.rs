@@ -53,7 +53,7 @@ pub fn build<'b>(
         .iter()
         .map(|_| Arc::new(DepthGauge::new(start)))
         .collect();
-    let logs = open_logs(&plan, run_id, &all, &gauges, &depth)?;
+    let logs = open_logs(&plan, run_id, &all)?;
     let controls = controls(&plan, backend, stop, gauges, depth)?;
     let files = FileSet {
         run_id,
@@ -85,26 +85,16 @@ pub fn build<'b>(
     Ok(run)
 }
 
-/// The write-ahead log of every log file, its requests counted in the file's depth gauge.
-fn open_logs(
-    plan: &SimPlan,
-    run_id: u64,
-    all: &[SimFile],
-    gauges: &[Arc<DepthGauge>],
-    depth: &Arc<DepthGauge>,
-) -> anyhow::Result<Vec<LogFile>> {
+/// The write-ahead log of every log file.
+fn open_logs(plan: &SimPlan, run_id: u64, all: &[SimFile]) -> anyhow::Result<Vec<LogFile>> {
     let mut logs = Vec::new();
     for &i in &plan.log_files() {
         let f = &all[i];
         let len = *f.pages.read() * PAGE_SIZE as u64;
-        // The WAL issues the log's requests itself: count them in the file's gauge.
-        let counted = super::counted::Counted::new(
-            Arc::clone(&f.storage),
-            Arc::clone(&gauges[i]),
-            Arc::clone(depth),
-        );
+        // The log's requests pass the file's throttle, whose permits count them in the file's
+        // and the run's depth gauges (engine::logio).
         let wal = Wal::new(
-            Arc::new(counted),
+            Arc::clone(&f.storage),
             run_id,
             i as u32,
             len,

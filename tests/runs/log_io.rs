@@ -74,7 +74,9 @@ fn log_writes_are_60_kb_blocks_that_pack_records() {
         "{packed} of {} log blocks pack several records",
         blocks.len()
     );
-    assert!(blocks.iter().all(|(len, _)| u64::from(*len) <= MAX_LOG_WRITE));
+    assert!(blocks
+        .iter()
+        .all(|(len, _)| u64::from(*len) <= MAX_LOG_WRITE));
 }
 
 /// The physical sector size of the block device holding `dir`, read from sysfs here (not by
@@ -135,6 +137,48 @@ fn the_log_unit_is_the_physical_sector_and_force4klogio_makes_it_4096() {
             continue;
         }
         let saved = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
-        assert!(saved.contains("Force4KLogIO"), "the key is recorded in the log");
+        assert!(
+            saved.contains("Force4KLogIO"),
+            "the key is recorded in the log"
+        );
     }
+}
+
+/// The number after `key = ` in `text`.
+fn figure(text: &str, key: &str) -> Option<u64> {
+    let (_, rest) = text.split_once(&format!("{key} = "))?;
+    let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    n.parse().ok()
+}
+
+#[test]
+fn the_log_files_summary_counts_its_reads_and_a_running_average_that_moves() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    // A target no device reaches: an average that never moved would still show it.
+    let config = eight_users_with(dir.path(), 2, "TargetIODuration=100000\n");
+    let out = run_cmd(&config, dir.path())
+        .args(["--no-json"])
+        .output()
+        .expect("run");
+    assert_success(&out);
+    let xml = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
+    let summary: String = xml
+        .split("Final Summary for file")
+        .skip(1)
+        .find(|s| {
+            s.split_whitespace()
+                .next()
+                .is_some_and(|p| p.ends_with("sqliosim.ldx"))
+        })
+        .expect("the log file's summary")
+        .chars()
+        .take(1500)
+        .collect();
+    let reads = figure(&summary, "Reads").expect("Reads");
+    let average = figure(&summary, "Running Average IO Duration (ms)").expect("average");
+    assert!(reads > 0, "the log's reads are counted: {summary}");
+    assert!(
+        average < 100_000,
+        "the log's running average moved: {summary}"
+    );
 }
