@@ -5,10 +5,10 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use sqliosim::engine::oracle::Oracle;
 use sqliosim::io::{AlignedBuf, Backend, DirectBackend, OpenOptions, Storage};
 use sqliosim::page::layout::stamp_page;
 use sqliosim::page::{verify, ActorKind, ExpectedState, PageStamp, PAGE_SIZE};
+use sqliosim::sim::engine::oracle::Oracle;
 
 const PAGES: u64 = 64;
 const FILE_PAGES: u64 = 4096;

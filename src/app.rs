@@ -8,7 +8,6 @@ use clap::error::ErrorKind;
 use clap::Parser;
 use std::ffi::OsString;
 
-mod beside;
 mod console;
 mod dirs;
 mod faults;
@@ -16,6 +15,7 @@ mod lock;
 mod manpage;
 mod previous;
 mod run_backend;
+mod run_bench;
 mod run_outputs;
 mod selftest;
 mod simrun;
@@ -23,9 +23,7 @@ mod stopped;
 mod targets;
 mod verify;
 mod verify_found;
-mod verify_journal;
 mod verify_lost;
-mod verify_scope;
 
 pub use selftest::SelftestArgs;
 pub use verify::VerifyArgs;

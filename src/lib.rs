@@ -6,48 +6,64 @@
 //!
 //! # Layers
 //!
-//! The top-level modules form one order, lowest first. A module uses (`crate::X`) only modules
-//! listed before it; `tests/layers.rs` reads this list and fails on any `use` that points the
-//! other way (run in CI with the other tests). A module added to the crate must be placed here.
+//! The modules form a directed acyclic graph. Each entry below names, after "uses", every
+//! module whose items its code reaches by a `crate::` path; `tests/layers.rs` reads this list
+//! and fails on a path to a module its entry does not name, on a named edge no code uses any
+//! more, on a cycle, and on a module of `src/lib.rs` or `src/sim/mod.rs` missing here (run in
+//! CI with the other tests). The simulator is one folder, [`sim`], whose parts are entries of
+//! their own: `stats`, `events` and `report` sit between its engine and its actors.
 //!
-//! 1. [`exit`] — the outcome of a command and its exit status (0 clean, 1 findings, 2
-//!    usage/config/environment, 3 internal failure).
-//! 2. [`page`] — the 8 KB page format and its verifier: pure functions, no I/O.
-//! 3. [`findings`] — integrity findings and log messages (the data; the stream they travel in
-//!    is [`events`]).
-//! 4. [`io`] — the only door to the disk: the `Backend`/`Storage` traits, the direct, buffered
-//!    and faulty backends, the async I/O ring (`io::aio`) and the I/O service (`io::service`).
-//! 5. [`control`] — run-time controls that the driver and the actors share: stop, throttle,
-//!    outstanding-I/O gate, in-flight table, and the depth gauges the throttle counts
-//!    requests in (`stats` reads them for the summary).
-//! 6. [`config`] — SQLIOSim INI text and the command line → validated `RunSettings`.
-//! 7. [`plan`] — validated settings → the run plan (`SimPlan`) the actors and the driver read.
-//! 8. [`engine`] — the storage engine: expected-state oracle, read retries, buffer pool, data
-//!    files, write-ahead log, journal, scans.
-//! 9. [`stats`] — per-thread counters and histograms, merged into the run summary (with the
-//!    depth gauges' readings).
-//! 10. [`events`] — the typed event stream (`Event`, `EventSink`, `Fanout`): findings,
-//!     messages, phases, ticks, facts, the stop and the summary, from the driver and the
-//!     workers to every output.
-//! 11. [`report`] — evidence: XML log, dumps, JSON summary, progress line text, `sqliosim
-//!     report` (never uses `actors` or `sched`, which come after it).
-//! 12. [`actors`] — the SQL Server-like actors, one file each.
-//! 13. [`sched`] — the driver only: setup, test cycles, monitor, resume.
-//! 14. [`bench`](mod@bench) — capacity runs: `sqliosim bench` and the SQLIO and DiskSpd
-//!     front ends.
-//! 15. [`cli`] — clap definitions of the command line; no I/O.
-//! 16. [`app`] — the wiring of each subcommand: config → plan → storage, engine, actors →
-//!     driver → reports.
+//! - [`exit`] (uses nothing): the outcome of a command and its exit status (0 clean, 1
+//!   findings, 2 usage/config/environment, 3 internal failure).
+//! - [`page`] (uses nothing): the 8 KB page format and its verifier: pure functions, no I/O.
+//! - [`findings`] (uses `page`): integrity findings and log messages (the data; the stream
+//!   they travel in is [`events`]).
+//! - [`io`] (uses `findings`, `page`): the only door to the disk: the `Backend`/`Storage`
+//!   traits, the direct, buffered and faulty backends, the async I/O ring (`io::aio`) and the
+//!   I/O service (`io::service`).
+//! - [`config`] (uses `io`): SQLIOSim INI text and the command line → validated `RunSettings`.
+//! - [`sim::control`] (uses nothing): run-time controls that the driver and the actors share:
+//!   stop, throttle, outstanding-I/O gate, in-flight table, and the depth gauges the throttle
+//!   counts requests in (`stats` reads them for the summary).
+//! - [`sim::plan`] (uses `config`, `page`, `sim::control`): validated settings → the run plan
+//!   (`SimPlan`) the actors and the driver read.
+//! - [`sim::engine`] (uses `findings`, `io`, `page`, `sim::control`, `sim::plan`): the storage
+//!   engine: expected-state oracle, read retries, buffer pool, data files, write-ahead log
+//!   (its requests through the throttle and the in-flight table), journal.
+//! - [`sim::check`] (uses `exit`, `findings`, `io`, `page`, `sim::engine`): a file set at
+//!   rest, checked: the scans `verify` and `run --resume` share, the scope of a verify, what
+//!   the journal holds the device to.
+//! - [`stats`] (uses `page`, `sim::control`, `sim::engine`): per-thread counters and
+//!   histograms, merged into the run summary (with the depth gauges' readings).
+//! - [`events`] (uses `findings`, `io`, `page`, `stats`): the typed event stream (`Event`,
+//!   `EventSink`, `Fanout`): findings, messages, phases, ticks, facts, the stop and the
+//!   summary, from the driver and the workers to every output.
+//! - [`report`] (uses `config`, `events`, `exit`, `findings`, `io`, `page`, `stats`):
+//!   evidence: its sinks (XML log, dumps, JSON summary, status line, metrics), its readers,
+//!   its views (`sqliosim report`: terminal, HTML, bundle) and the fleet report. It never uses
+//!   the simulator's actors or driver.
+//! - [`sim::actors`] (uses `events`, `findings`, `io`, `page`, `sim::control`, `sim::engine`,
+//!   `sim::plan`, `stats`): the SQL Server-like actors, their table, the run context and the
+//!   journal's lifecycle.
+//! - [`sim::driver`] (uses `events`, `findings`, `io`, `page`, `sim::actors`, `sim::check`,
+//!   `sim::control`, `sim::engine`, `sim::plan`, `stats`): the driver only: setup, test
+//!   cycles, monitor, resume.
+//! - [`bench`](mod@bench) (uses `config`, `exit`, `io`, `page`, `report`, `stats`): capacity
+//!   runs: `sqliosim bench` and the SQLIO and DiskSpd front ends.
+//! - [`cli`] (uses `bench`, `config`, `report`): clap definitions of the command line; no I/O.
+//! - [`app`] (uses `bench`, `cli`, `config`, `events`, `exit`, `findings`, `io`, `page`,
+//!   `report`, `sim::check`, `sim::control`, `sim::driver`, `sim::engine`, `sim::plan`): the
+//!   wiring of each subcommand: config → plan → storage, engine, actors → driver → reports.
 //!
 //! # Names
 //!
-//! One name per thing: [`engine`] is the storage engine (oracle, pool, WAL); the I/O that
+//! One name per thing: [`sim::engine`] is the storage engine (oracle, pool, WAL); the I/O that
 //! `--engine` chooses is an [`io::aio::Ring`] (io_uring or psync) carried for the simulation
 //! by the [`io::IoService`] in [`io::service`], chosen by [`config::IoServiceKind`] and
 //! recorded as [`report::IoServiceInfo`]. The capacity runs' own types carry their mode in
 //! their name ([`bench::latency::BenchStats`], [`bench::summary::BenchSummary`],
 //! [`bench::worker::BenchWorker`], [`bench::units::BadArg`]) beside the simulation's
-//! [`stats::ThreadStats`], [`stats::Summary`], [`actors::worker::Worker`] and
+//! [`stats::ThreadStats`], [`stats::Summary`], [`sim::actors::worker::Worker`] and
 //! [`config::BadValue`].
 
 // The library keeps these (the tests and benches, which unwrap freely, do not): every public
@@ -59,19 +75,15 @@
 // the stream fails (a closed pipe), which would turn any exit status into 101.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod actors;
 pub mod app;
 pub mod bench;
 pub mod cli;
 pub mod config;
-pub mod control;
-pub mod engine;
 pub mod events;
 pub mod exit;
 pub mod findings;
 pub mod io;
 pub mod page;
-pub mod plan;
 pub mod report;
-pub mod sched;
+pub mod sim;
 pub mod stats;

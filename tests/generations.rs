@@ -187,10 +187,10 @@ mod restarts {
     use std::sync::Arc;
 
     use proptest::prelude::*;
-    use sqliosim::engine::ceiling::Ceiling;
-    use sqliosim::engine::oracle::Oracle;
     use sqliosim::io::{AlignedBuf, Backend, FaultyBackend, OpenOptions, Storage};
     use sqliosim::page::{ExpectedState, FileHeader, FileRole, PAGE_SIZE};
+    use sqliosim::sim::engine::ceiling::Ceiling;
+    use sqliosim::sim::engine::oracle::Oracle;
 
     #[derive(Debug, Clone)]
     enum Op {

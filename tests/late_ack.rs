@@ -20,8 +20,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fuse_support::{describe, Rig, Shape, DATA};
-use sqliosim::engine::journal::{decode_all, Record};
 use sqliosim::page::layout::read_stamp;
+use sqliosim::sim::engine::journal::{decode_all, Record};
 
 /// The user's pause after every cycle.
 const BU_DELAY_MS: u64 = 200;

@@ -1,26 +1,24 @@
-//! The layer check: every `crate::X` path in `src/` must point to a top-level module that comes
-//! earlier in the layer order than the module the file belongs to.
+//! The dependency check: every `crate::…` path in `src/` must point to a module that the
+//! crate docs (`src/lib.rs`, "# Layers") say its own module uses.
 //!
-//! The order is not repeated here: it is read from the numbered list under "# Layers" in the
-//! crate docs (`src/lib.rs`), so the documentation and the check cannot drift apart. Every
-//! `mod` declared in `src/lib.rs` must be in that list. Comments and string literals are skipped
-//! (a doc link is not a dependency); `super::` paths stay inside their own top-level module and
-//! are not followed. `src/main.rs` is the binary, above everything, and is not checked.
+//! The graph is not repeated here: it is read from the list under "# Layers" in the crate
+//! docs, one entry per module — ``//! - [`sim::engine`] (uses `io`, `page`): …`` — so the
+//! documentation and the check cannot drift apart. The check fails on a path to a module its
+//! entry does not name, on a named edge that no code uses any more (the docs would state a
+//! dependency that is gone), on a cycle, and on a module declared in `src/lib.rs` or
+//! `src/sim/mod.rs` that the list lacks. A file belongs to the longest listed module its path
+//! starts with (`src/sim/engine/wal.rs` to `sim::engine`); a path points to the longest listed
+//! module it starts with. Comments and string literals are skipped (a doc link is not a
+//! dependency); `super::` paths stay inside their own module and are not followed.
+//! `src/main.rs` is the binary, above everything, and is not checked.
 //!
 //! Run it with `cargo test --release --test layers`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Edges that go against the order today, each with the reason it is allowed: (from, to,
-/// why). Empty: every backward edge found so far has been removed. Add one here only with a
-/// reason a reviewer can judge, never to make the check pass quietly.
-/// (The last one, `control` → `stats` for the depth gauge, went when the gauge's counting moved
-/// into `control::depth`; see docs/layout.md.)
-const ALLOWED_BACKWARD: &[(&str, &str, &str)] = &[];
-
-/// One `crate::X` use found in a file.
+/// One `crate::…` use found in a file, between two listed modules.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Edge {
     from: String,
@@ -29,11 +27,36 @@ struct Edge {
     line: usize,
 }
 
-/// The layer order, lowest first, from the "# Layers" list of the crate docs: lines such as
-/// ``//! 3. [`findings`] — …``.
-fn layer_order(lib_rs: &str) -> Vec<String> {
+/// The graph of the crate docs: each listed module and the modules it uses, in list order.
+#[derive(Debug, Default)]
+struct Graph {
+    order: Vec<String>,
+    uses: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl Graph {
+    /// The module of a module path: the longest listed one it starts with.
+    fn node_of(&self, path: &str) -> Option<String> {
+        self.order
+            .iter()
+            .filter(|n| path == n.as_str() || path.starts_with(&format!("{n}::")))
+            .max_by_key(|n| n.len())
+            .cloned()
+    }
+
+    /// True when `path` is a folder of listed modules (`sim`), which may hold no paths.
+    fn is_folder(&self, path: &str) -> bool {
+        self.order
+            .iter()
+            .any(|n| n.starts_with(&format!("{path}::")))
+    }
+}
+
+/// The "# Layers" list of the crate docs: entries such as
+/// ``//! - [`sim::engine`] (uses `io`, `page`): the storage engine …``, which may wrap.
+fn graph(lib_rs: &str) -> Graph {
     let mut in_layers = false;
-    let mut order = Vec::new();
+    let mut entries: Vec<String> = Vec::new();
     for line in lib_rs.lines() {
         let Some(doc) = line.strip_prefix("//!") else {
             continue;
@@ -46,25 +69,38 @@ fn layer_order(lib_rs: &str) -> Vec<String> {
         if !in_layers {
             continue;
         }
-        let Some((num, rest)) = doc.split_once(". ") else {
-            continue;
-        };
-        if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
+        if let Some(entry) = doc.strip_prefix("- [`") {
+            entries.push(entry.to_string());
+        } else if doc.is_empty() {
+            entries.push(String::new());
+        } else if let Some(last) = entries.last_mut().filter(|l| !l.is_empty()) {
+            last.push(' ');
+            last.push_str(doc);
         }
-        let name = rest
-            .trim_start_matches("[`")
-            .split('`')
-            .next()
-            .unwrap_or_default();
-        order.push(name.to_string());
     }
-    order
+    let mut g = Graph::default();
+    for e in entries.iter().filter(|e| !e.is_empty()) {
+        let name = e.split('`').next().unwrap_or_default().to_string();
+        let uses = e
+            .split_once("(uses ")
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map(|(list, _)| list)
+            .unwrap_or_default();
+        let set: BTreeSet<String> = uses
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect();
+        g.order.push(name.clone());
+        g.uses.insert(name, set);
+    }
+    g
 }
 
-/// The modules `src/lib.rs` declares (`mod x;` / `pub mod x;`).
-fn declared_modules(lib_rs: &str) -> BTreeSet<String> {
-    lib_rs
+/// The modules a `mod` list declares (`mod x;` / `pub mod x;`), prefixed.
+fn declared_modules(mod_rs: &str, prefix: &str) -> BTreeSet<String> {
+    mod_rs
         .lines()
         .filter_map(|l| {
             let l = l.trim();
@@ -72,7 +108,7 @@ fn declared_modules(lib_rs: &str) -> BTreeSet<String> {
             let l = l.strip_prefix("pub(crate) ").unwrap_or(l);
             l.strip_prefix("mod ")?
                 .strip_suffix(';')
-                .map(str::to_string)
+                .map(|m| format!("{prefix}{m}"))
         })
         .collect()
 }
@@ -175,7 +211,9 @@ fn char_literal_len(s: &[u8]) -> Option<usize> {
     (s.get(1 + width) == Some(&b'\'')).then_some(width + 2)
 }
 
-/// The top-level modules named by `crate::X` (and `crate::{X, Y::…}`) in `code`, with lines.
+/// The module paths named by `crate::a::b` (and `crate::{a::b, c}`, `crate::a::{b, c::d}`) in
+/// `code`, with lines: the path's module segments (the last segment may be an item; the
+/// longest listed module wins, so it does no harm).
 fn crate_refs(code: &str) -> Vec<(String, usize)> {
     let mut refs = Vec::new();
     for (n, line) in code.lines().enumerate() {
@@ -187,31 +225,66 @@ fn crate_refs(code: &str) -> Vec<(String, usize)> {
             if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
                 continue;
             }
-            if let Some(group) = rest.strip_prefix('{') {
-                refs.extend(group_heads(group).into_iter().map(|m| (m, n + 1)));
-            } else {
-                refs.push((ident(rest), n + 1));
-            }
+            refs.extend(paths(rest, "", 0).into_iter().map(|p| (p, n + 1)));
         }
     }
     refs.retain(|(m, _)| !m.is_empty() && m != "self");
     refs
 }
 
-/// The first path segment of each item of a `{a::b, c, d::{e}}` group (depth 1 only).
-fn group_heads(group: &str) -> Vec<String> {
-    let mut heads = vec![ident(group.trim_start())];
+/// The paths of one `a::b::{c, d::e}` tree at the start of `s`, under `prefix` (groups up to
+/// three deep).
+fn paths(s: &str, prefix: &str, depth: usize) -> Vec<String> {
+    let mut path = prefix.to_string();
+    let mut rest = s;
+    loop {
+        if let Some(group) = rest.strip_prefix('{') {
+            if depth > 3 {
+                return vec![path];
+            }
+            return group_items(group)
+                .into_iter()
+                .flat_map(|item| paths(item, &path, depth + 1))
+                .collect();
+        }
+        let seg = ident(rest);
+        if seg.is_empty() || seg == "self" {
+            return vec![path];
+        }
+        if !path.is_empty() {
+            path.push_str("::");
+        }
+        path.push_str(&seg);
+        rest = &rest[seg.len()..];
+        match rest.strip_prefix("::") {
+            Some(r) => rest = r,
+            None => return vec![path],
+        }
+    }
+}
+
+/// The items of a `{a::b, c, d::{e}}` group, each trimmed.
+fn group_items(group: &str) -> Vec<&str> {
+    let mut items = Vec::new();
     let mut depth = 0;
+    let mut from = 0;
     for (i, c) in group.char_indices() {
         match c {
             '{' => depth += 1,
-            '}' if depth == 0 => break,
+            '}' if depth == 0 => {
+                items.push(group[from..i].trim());
+                return items;
+            }
             '}' => depth -= 1,
-            ',' if depth == 0 => heads.push(ident(group[i + 1..].trim_start())),
+            ',' if depth == 0 => {
+                items.push(group[from..i].trim());
+                from = i + 1;
+            }
             _ => {}
         }
     }
-    heads
+    items.push(group[from..].trim());
+    items
 }
 
 fn ident(s: &str) -> String {
@@ -220,42 +293,72 @@ fn ident(s: &str) -> String {
         .collect()
 }
 
-/// Every edge between two different top-level modules in the files under `src`.
-fn edges(src: &Path) -> Vec<Edge> {
+/// Every edge between two different listed modules in the files under `src`, and the paths
+/// that point to no listed module or come from a file that belongs to none.
+fn edges(g: &Graph, src: &Path) -> (Vec<Edge>, Vec<String>) {
     let mut files = Vec::new();
     rust_files(src, &mut files);
     let mut edges = Vec::new();
+    let mut stray = Vec::new();
     for file in files {
         let rel = file.strip_prefix(src).expect("under src");
-        let from = top_module(rel);
-        if from == "lib" || from == "main" {
+        let module = module_path(rel);
+        if module == "lib" || module == "main" {
             continue;
         }
         let text = fs::read_to_string(&file).expect("read a source file");
-        edges.extend(edges_in(&from, &rel.display().to_string(), &text));
+        let (e, s) = edges_in(g, &module, &rel.display().to_string(), &text);
+        edges.extend(e);
+        stray.extend(s);
     }
     edges.sort();
-    edges
+    (edges, stray)
 }
 
-/// The edges one file's text makes from its top-level module `from`.
-fn edges_in(from: &str, file: &str, text: &str) -> Vec<Edge> {
-    crate_refs(&code_only(text))
-        .into_iter()
-        .filter(|(to, _)| to != from)
-        .map(|(to, line)| Edge {
-            from: from.to_string(),
-            to,
-            file: file.to_string(),
-            line,
-        })
-        .collect()
+/// The edges one file's text (of module path `module`) makes, and its stray paths.
+fn edges_in(g: &Graph, module: &str, file: &str, text: &str) -> (Vec<Edge>, Vec<String>) {
+    let refs = crate_refs(&code_only(text));
+    let mut stray = Vec::new();
+    let Some(from) = g.node_of(module) else {
+        if !(g.is_folder(module) && refs.is_empty()) {
+            stray.push(format!(
+                "src/{file}: module `{module}` is missing from the \"# Layers\" list in src/lib.rs"
+            ));
+        }
+        return (Vec::new(), stray);
+    };
+    let mut edges = Vec::new();
+    for (path, line) in refs {
+        match g.node_of(&path) {
+            Some(to) if to == from => {}
+            Some(to) => edges.push(Edge {
+                from: from.clone(),
+                to,
+                file: file.to_string(),
+                line,
+            }),
+            None => stray.push(format!(
+                "src/{file}:{line}: `crate::{path}` names no module of the \"# Layers\" list"
+            )),
+        }
+    }
+    (edges, stray)
 }
 
-fn top_module(rel: &Path) -> String {
-    let first = rel.components().next().expect("non-empty path");
-    let name = first.as_os_str().to_string_lossy();
-    name.strip_suffix(".rs").unwrap_or(&name).to_string()
+/// `sim/engine/wal.rs` → `sim::engine::wal`; `sim/engine/mod.rs` → `sim::engine`.
+fn module_path(rel: &Path) -> String {
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let mut segs: Vec<String> = parts
+        .iter()
+        .map(|p| p.strip_suffix(".rs").unwrap_or(p).to_string())
+        .collect();
+    if segs.last().is_some_and(|l| l == "mod") {
+        segs.pop();
+    }
+    segs.join("::")
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -269,29 +372,53 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The edges that point to a module not below their own, other than the allowed exceptions;
-/// an edge to a name that is no top-level module is reported too.
-fn violations(order: &[String], edges: &[Edge]) -> Vec<String> {
-    let rank = |m: &str| order.iter().position(|o| o == m);
-    let allowed = |e: &Edge| {
-        ALLOWED_BACKWARD
-            .iter()
-            .any(|(f, t, _)| *f == e.from && *t == e.to)
-    };
+/// The edges the graph does not allow, each with its file and line.
+fn violations(g: &Graph, edges: &[Edge]) -> Vec<String> {
     edges
         .iter()
-        .filter_map(|e| match (rank(&e.from), rank(&e.to)) {
-            (Some(f), Some(t)) if t < f || allowed(e) => None,
-            (Some(_), Some(_)) => Some(format!(
-                "src/{}:{}: `{}` uses `crate::{}`, which is not below it in the layer order",
+        .filter(|e| !g.uses.get(&e.from).is_some_and(|u| u.contains(&e.to)))
+        .map(|e| {
+            format!(
+                "src/{}:{}: `{}` uses `crate::{}`, which its entry in src/lib.rs does not name",
                 e.file, e.line, e.from, e.to
-            )),
-            _ => Some(format!(
-                "src/{}:{}: `{}` → `{}`: a module missing from the \"# Layers\" list in src/lib.rs",
-                e.file, e.line, e.from, e.to
-            )),
+            )
         })
         .collect()
+}
+
+/// A cycle of the graph's edges, if there is one (as the modules on it).
+fn cycle(g: &Graph) -> Option<Vec<String>> {
+    fn visit(
+        g: &Graph,
+        n: &str,
+        state: &mut BTreeMap<String, u8>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match state.get(n) {
+            Some(2) => return None,
+            Some(1) => {
+                let at = stack.iter().position(|s| s == n).unwrap_or(0);
+                let mut c = stack[at..].to_vec();
+                c.push(n.to_string());
+                return Some(c);
+            }
+            _ => {}
+        }
+        state.insert(n.to_string(), 1);
+        stack.push(n.to_string());
+        for m in g.uses.get(n).into_iter().flatten() {
+            if let Some(c) = visit(g, m, state, stack) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        state.insert(n.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    g.order
+        .iter()
+        .find_map(|n| visit(g, n, &mut state, &mut Vec::new()))
 }
 
 fn src_dir() -> PathBuf {
@@ -303,83 +430,120 @@ fn lib_rs() -> String {
 }
 
 #[test]
-fn the_layer_list_names_every_module_once() {
+fn the_list_names_every_module_once() {
     let lib = lib_rs();
-    let order = layer_order(&lib);
-    let listed: BTreeSet<String> = order.iter().cloned().collect();
+    let g = graph(&lib);
+    let listed: BTreeSet<String> = g.order.iter().cloned().collect();
     assert_eq!(
         listed.len(),
-        order.len(),
-        "a module is listed twice: {order:?}"
+        g.order.len(),
+        "a module is listed twice: {:?}",
+        g.order
     );
+    let sim = fs::read_to_string(src_dir().join("sim/mod.rs")).expect("read src/sim/mod.rs");
+    let mut declared = declared_modules(&lib, "");
+    declared.remove("sim");
+    declared.extend(declared_modules(&sim, "sim::"));
     assert_eq!(
-        listed,
-        declared_modules(&lib),
-        "the \"# Layers\" list in src/lib.rs and its `mod` lines differ"
+        listed, declared,
+        "the \"# Layers\" list in src/lib.rs and the `mod` lines of src/lib.rs and src/sim/mod.rs differ"
     );
+    for (m, uses) in &g.uses {
+        for u in uses {
+            assert!(listed.contains(u), "{m} uses `{u}`, which is not listed");
+        }
+    }
 }
 
 #[test]
-fn no_use_points_up_the_layers() {
-    let order = layer_order(&lib_rs());
-    let edges = edges(&src_dir());
+fn the_graph_has_no_cycle() {
+    let g = graph(&lib_rs());
+    assert_eq!(cycle(&g), None, "the \"# Layers\" graph has a cycle");
+}
+
+#[test]
+fn every_use_is_an_edge_of_the_graph() {
+    let g = graph(&lib_rs());
+    let (edges, stray) = edges(&g, &src_dir());
     // The walk found the code: a parser that saw nothing would pass anything.
     assert!(edges.len() > 100, "only {} edges found", edges.len());
-    let bad = violations(&order, &edges);
+    let mut bad = violations(&g, &edges);
+    bad.extend(stray);
     assert!(
         bad.is_empty(),
-        "uses against the layer order (lowest first: {}):\n{}",
-        order.join(" → "),
+        "uses the crate docs do not allow:\n{}",
         bad.join("\n")
     );
 }
 
 #[test]
-fn every_allowed_exception_is_still_needed() {
-    let edges = edges(&src_dir());
-    for (from, to, why) in ALLOWED_BACKWARD {
-        assert!(
-            !why.is_empty(),
-            "{from} → {to}: an exception needs a reason"
-        );
-        assert!(
-            edges.iter().any(|e| e.from == *from && e.to == *to),
-            "{from} → {to} is allowed but no longer used: remove the exception"
-        );
-    }
-}
-
-#[test]
-fn a_backward_edge_is_caught() {
-    let order = layer_order(&lib_rs());
-    let text = "use crate::io::Storage;\nfn f() { crate::sched::simulate(); }\n";
-    let bad = violations(&order, &edges_in("page", "page/x.rs", text));
-    assert_eq!(bad.len(), 2, "{bad:?}");
-    assert!(bad[1].contains("src/page/x.rs:2: `page` uses `crate::sched`"));
-    // Grouped imports count too; comments, strings and char literals do not.
-    let text = "use crate::{page::PAGE_SIZE, actors::worker::Worker};\n\
-                // crate::app\nlet s = \"crate::app\"; let q = '\"'; let t = crate::io::x;\n\
-                /* crate::app */ let r = r#\"crate::app\"#;\n";
-    let found: Vec<String> = edges_in("stats", "stats/x.rs", text)
-        .into_iter()
-        .map(|e| format!("{}@{}", e.to, e.line))
+fn every_listed_edge_is_still_used() {
+    let g = graph(&lib_rs());
+    let (edges, _) = edges(&g, &src_dir());
+    let used: BTreeSet<(String, String)> = edges.into_iter().map(|e| (e.from, e.to)).collect();
+    let gone: Vec<String> = g
+        .uses
+        .iter()
+        .flat_map(|(m, us)| us.iter().map(move |u| (m.clone(), u.clone())))
+        .filter(|edge| !used.contains(edge))
+        .map(|(m, u)| format!("{m} → {u}"))
         .collect();
-    assert_eq!(found, ["page@1", "actors@1", "io@3"]);
-    assert_eq!(
-        violations(&order, &edges_in("stats", "s.rs", text)).len(),
-        1
+    assert!(
+        gone.is_empty(),
+        "listed in src/lib.rs but used by no code (remove them from the entry):\n{}",
+        gone.join("\n")
     );
 }
 
 #[test]
-fn the_order_is_read_from_the_crate_docs() {
-    let order = layer_order(&lib_rs());
-    let pos = |m: &str| order.iter().position(|o| o == m).expect(m);
-    // The arrows of docs/layout.md and GUIDE.md, spot-checked.
-    assert!(pos("page") < pos("io"));
-    assert!(pos("control") < pos("actors"));
-    assert!(pos("plan") < pos("actors"));
-    assert!(pos("actors") < pos("sched"));
-    assert!(pos("sched") < pos("app"));
-    assert_eq!(order.last().map(String::as_str), Some("app"));
+fn an_edge_the_graph_lacks_is_caught() {
+    let g = graph(&lib_rs());
+    let text = "use crate::io::Storage;\nfn f() { crate::sim::driver::simulate(); }\n";
+    let (e, stray) = edges_in(&g, "page::x", "page/x.rs", text);
+    assert!(stray.is_empty(), "{stray:?}");
+    let bad = violations(&g, &e);
+    assert_eq!(bad.len(), 2, "{bad:?}");
+    assert!(bad[1].contains("src/page/x.rs:2: `page` uses `crate::sim::driver`"));
+    // Grouped imports count too, nested ones resolve to the longest listed module; comments,
+    // strings and char literals do not count.
+    let text = "use crate::{page::PAGE_SIZE, sim::{actors::worker::Worker, engine}};\n\
+                // crate::app\nlet s = \"crate::app\"; let q = '\"'; let t = crate::io::x;\n\
+                /* crate::app */ let r = r#\"crate::app\"#;\n";
+    let (e, _) = edges_in(&g, "stats::x", "stats/x.rs", text);
+    let found: Vec<String> = e.iter().map(|e| format!("{}@{}", e.to, e.line)).collect();
+    assert_eq!(found, ["page@1", "sim::actors@1", "sim::engine@1", "io@3"]);
+    assert_eq!(
+        violations(&g, &e).len(),
+        2,
+        "stats uses neither the actors nor io"
+    );
+    // A path to nothing listed, and a file of no listed module, are named.
+    let (_, stray) = edges_in(&g, "stats::x", "stats/x.rs", "use crate::nowhere::X;\n");
+    assert_eq!(stray.len(), 1, "{stray:?}");
+    let (_, stray) = edges_in(&g, "sim", "sim/mod.rs", "pub mod engine;\n");
+    assert!(
+        stray.is_empty(),
+        "a folder of modules with no paths is fine: {stray:?}"
+    );
+}
+
+#[test]
+fn the_graph_is_read_from_the_crate_docs() {
+    let g = graph(&lib_rs());
+    let uses = |a: &str, b: &str| g.uses.get(a).is_some_and(|u| u.contains(b));
+    // Spot checks of what docs/layout.md and GUIDE.md say.
+    assert!(uses("io", "page"));
+    assert!(uses("sim::actors", "sim::engine"));
+    assert!(uses("sim::driver", "sim::actors"));
+    assert!(uses("app", "sim::driver"));
+    assert!(
+        !uses("report", "sim::actors"),
+        "the report never uses the actors"
+    );
+    assert_eq!(g.order.last().map(String::as_str), Some("app"));
+    assert_eq!(
+        g.node_of("sim::engine::wal::Wal").as_deref(),
+        Some("sim::engine")
+    );
+    assert_eq!(g.node_of("sim").as_deref(), None);
 }

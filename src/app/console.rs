@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::events::{Event, EventSink};
 use crate::findings::Severity;
-use crate::sched::SimOutcome;
+use crate::sim::driver::SimOutcome;
 
 /// Prints findings and warnings to stderr; informational messages stay in the log. Past the
 /// error cap findings are only counted (the log says how many), so a dying disk cannot flood
@@ -155,7 +155,7 @@ impl EventSink for ProgressSink {
     fn emit(&self, event: Event) {
         if let Event::Tick(t) = event {
             if let Some(b) = &*self.bar.lock() {
-                b.set_message(crate::report::progress::tick_line(&t));
+                b.set_message(crate::report::sinks::progress::tick_line(&t));
             }
         }
     }
@@ -164,7 +164,7 @@ impl EventSink for ProgressSink {
 /// The journal's size and compactions, or that the durability check is void. When the run
 /// stopped because a device went away and the journal's went with it, that was said already
 /// (the error above, the journal's warning): the void check is named once more, briefly.
-fn journal_line(j: &crate::engine::journal::JournalSummary, device_gone: bool) -> String {
+fn journal_line(j: &crate::sim::engine::journal::JournalSummary, device_gone: bool) -> String {
     let mut s = format!(
         "  Journal {}: {:.1} KB (at most {:.1} KB), {} batch(es) every {} ms at most, {} compaction(s) in {:.1} ms\n",
         j.path,
@@ -176,7 +176,7 @@ fn journal_line(j: &crate::engine::journal::JournalSummary, device_gone: bool) -
         j.compaction_ms
     );
     match &j.void {
-        Some(why) if device_gone && why.contains(crate::engine::journal::service::GONE) => {
+        Some(why) if device_gone && why.contains(crate::sim::engine::journal::service::GONE) => {
             s.push_str("Durability check VOID from when the device went away (the journal went with it, see above).\n");
         }
         Some(why) => s.push_str(&format!("Durability check VOID: {why}\n")),

@@ -324,7 +324,7 @@ impl Holder {
             self.command,
             self.pid,
             self.host,
-            crate::report::clock::iso_utc(self.since_us)
+            crate::report::sinks::clock::iso_utc(self.since_us)
         )
     }
 

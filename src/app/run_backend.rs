@@ -8,8 +8,8 @@ use crate::io::aio::RingKind;
 use crate::io::{
     Backend, BufferedBackend, DirectBackend, FaultyBackend, IoService, ServiceBackend,
 };
-use crate::plan::SimPlan;
 use crate::report::IoServiceInfo;
+use crate::sim::plan::SimPlan;
 
 /// The backend of a run, with what carries its I/O.
 pub(super) struct Chosen {
@@ -65,7 +65,7 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
     // IOAffinity: the I/O service thread, pinned by its id (a mask naming no usable CPU is
     // warned about in the header and pins nothing).
     if let Some(tid) = backend.service().thread_id() {
-        crate::control::affinity::pin(Some(tid), plan.io_affinity)
+        crate::sim::control::affinity::pin(Some(tid), plan.io_affinity)
             .map_err(|e| anyhow::anyhow!("cannot apply IOAffinity to the I/O service: {e}"))?;
     }
     engine.used = backend.service().kind().name().into();

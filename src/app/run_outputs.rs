@@ -9,9 +9,9 @@ use std::time::Duration;
 use super::simrun::ensure_ours;
 use crate::config::RunSettings;
 use crate::events::EventSink;
-use crate::report::bundle::BundleFile;
-use crate::report::metrics::MetricsSink;
-use crate::report::status::StatusSink;
+use crate::report::sinks::metrics::MetricsSink;
+use crate::report::sinks::status::StatusSink;
+use crate::report::views::bundle::BundleFile;
 use crate::report::{Evidence, EvidenceOptions, RunInfo};
 
 /// `--json -`: the final JSON summary on stdout (a closed pipe is no failure of the run).
@@ -87,7 +87,7 @@ pub(super) fn write_bundle(settings: &RunSettings, out: &Path) -> anyhow::Result
     {
         extra.push(BundleFile::disk(p, "config"));
     }
-    crate::report::bundle::write_for(&input, None, &extra, out)
+    crate::report::views::bundle::write_for(&input, None, &extra, out)
         .map_err(|e| anyhow::anyhow!("cannot write the bundle {}: {e}", out.display()))?;
     Ok(())
 }

@@ -13,9 +13,9 @@ use crate::events::{Event, EventSink, Facts, Fanout, FileUnit, Stopped};
 use crate::exit::{Internal, Outcome};
 use crate::findings::{Message, Severity};
 use crate::io::Backend;
-use crate::plan::from_settings::plan_from;
-use crate::plan::SimPlan;
 use crate::report::{Evidence, IoServiceInfo};
+use crate::sim::plan::from_settings::plan_from;
+use crate::sim::plan::SimPlan;
 
 /// Runs the simulation for resolved settings.
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
@@ -82,9 +82,9 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let beside = settings
         .bench
         .as_deref()
-        .map(super::beside::start)
+        .map(super::run_bench::start)
         .transpose()?;
-    let result = crate::sched::simulate(plan, backend.as_ref(), sink.clone());
+    let result = crate::sim::driver::simulate(plan, backend.as_ref(), sink.clone());
     progress.finish();
     if let Some(n) = faulty.map(|f| f.armed()).filter(|&n| n > 0) {
         crate::exit::errln!("sqliosim: warning: {n} injected fault(s) never fired: no request of their kind reached their page after they were armed (a request meets at most one armed fault)");
@@ -110,7 +110,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         write_bundle(settings, out)?;
     }
     let printed = print_end(settings, &outcome, seed);
-    let bench = beside.map(super::beside::Beside::finish).transpose()?;
+    let bench = beside.map(super::run_bench::Beside::finish).transpose()?;
     // stdout failing at the end (a closed pipe, a full disk) never hides the verdict.
     crate::exit::after_printing(printed, verdict(&outcome, bench, evidence_error))
 }
@@ -118,7 +118,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
 /// The end-of-run summary and where the evidence went, on stdout.
 fn print_end(
     settings: &RunSettings,
-    outcome: &crate::sched::SimOutcome,
+    outcome: &crate::sim::driver::SimOutcome,
     seed: u64,
 ) -> Result<(), crate::exit::StdoutError> {
     crate::exit::out!("{}", summary_text(outcome, seed))?;
@@ -134,7 +134,7 @@ fn print_end(
 
 /// The exit status of a finished run.
 fn verdict(
-    outcome: &crate::sched::SimOutcome,
+    outcome: &crate::sim::driver::SimOutcome,
     bench: Option<Outcome>,
     evidence_error: Option<impl std::fmt::Display>,
 ) -> anyhow::Result<Outcome> {
@@ -202,11 +202,11 @@ fn header(
         };
         crate::exit::unless_closed(crate::exit::outln!(
             "{}",
-            crate::report::io_service::unit_line(&unit)
+            crate::report::facts::io_service::unit_line(&unit)
         ))?;
         sink.emit(Event::Facts(Box::new(Facts::Unit(unit))));
     }
-    let system = crate::report::sysinfo::capture(&file_paths(plan));
+    let system = crate::report::facts::sysinfo::capture(&file_paths(plan));
     sink.emit(Event::Facts(Box::new(Facts::System(system))));
     Ok(())
 }
@@ -224,7 +224,7 @@ fn run_id_of(plan: &SimPlan, backend: &dyn Backend) -> u64 {
         .then(|| plan.data_files().first().copied())
         .flatten()
         .and_then(|i| {
-            crate::engine::files::check_ownership(backend, &plan.files[i].path, false).ok()?
+            crate::sim::engine::files::check_ownership(backend, &plan.files[i].path, false).ok()?
         })
         .map(|h| h.run_id);
     resumed.unwrap_or_else(|| rand::random::<u64>() | 1)
@@ -236,11 +236,11 @@ fn run_id_of(plan: &SimPlan, backend: &dyn Backend) -> u64 {
 /// `--metrics-textfile`.
 fn refuse_planted(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     use crate::io::safefile::check_replaceable;
-    let journal = crate::sched::setup::journal_path(plan)
+    let journal = crate::sim::driver::setup::journal_path(plan)
         .filter(|_| plan.journal && settings.fault_injection.is_none());
     if let Some(j) = journal {
         check_replaceable(&j)?;
-        check_replaceable(&crate::engine::journal::compaction_path(&j))?;
+        check_replaceable(&crate::sim::engine::journal::compaction_path(&j))?;
     }
     for out in settings.bundle.iter().chain(&settings.metrics_textfile) {
         check_replaceable(out)?;
@@ -267,13 +267,13 @@ fn cpu_lines(settings: &RunSettings) -> Vec<String> {
     let masks = [("Affinity", g.affinity), ("IOAffinity", g.io_affinity)];
     masks
         .into_iter()
-        .filter_map(|(k, m)| crate::control::affinity::unusable_warning(k, m))
+        .filter_map(|(k, m)| crate::sim::control::affinity::unusable_warning(k, m))
         .chain(crate::config::unsupported_cpu_keys(&settings.config))
         .map(|w| format!("Warning: {w}"))
         .collect()
 }
 
-fn make_dirs(plan: &crate::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
+fn make_dirs(plan: &crate::sim::plan::SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     let dirs = plan
         .files
         .iter()

@@ -2,10 +2,10 @@
 //! warning, the verdict line and the exit code. A signal that cuts a run short must never
 //! read as a clean, complete run.
 
-use crate::control::stop::StopReason;
 use crate::exit::Outcome;
-use crate::report::json::StopInfo;
-use crate::sched::SimOutcome;
+use crate::report::sinks::json::StopInfo;
+use crate::sim::control::stop::StopReason;
+use crate::sim::driver::SimOutcome;
 
 /// The JSON summary's `stop`.
 pub fn stop_info(o: &SimOutcome) -> StopInfo {

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use crate::config::RunSettings;
 use crate::io::nodes::{among_device_nodes, NodeKind};
-use crate::plan::SimPlan;
+use crate::sim::plan::SimPlan;
 
 /// Refuses (exit 2) a plan whose files are not regular files, or that would create files in
 /// `/dev`; names the path and says what to do.
@@ -55,7 +55,7 @@ fn created(plan: &SimPlan, settings: &RunSettings) -> Vec<PathBuf> {
         all.push(f.path.clone());
         all.push(super::lock::lock_path(&f.path));
     }
-    all.extend(crate::sched::setup::journal_path(plan));
+    all.extend(crate::sim::driver::setup::journal_path(plan));
     all.push(settings.error_log.clone());
     all.extend(settings.json.clone());
     all.extend(settings.error_log.parent().map(|d| d.join("dumps")));

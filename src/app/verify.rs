@@ -13,15 +13,15 @@ use super::console::ConsoleSink;
 use super::lock::{lock_set, LockError, SetLock};
 use super::verify_found::{discover, Found, Target};
 use super::verify_lost::{adopt_given, lost_tail, reconcile, Lost};
-use super::verify_scope;
-use crate::engine::journal::{JournalState, JOURNAL_NAME};
-use crate::engine::scan::{allowed_tears, scan_data, scan_log};
 use crate::events::{EventSink, Fanout};
 use crate::exit::Outcome;
 use crate::findings::Finding;
 use crate::io::{Backend, BufferedBackend};
 use crate::page::{FileRole, HeaderError};
 use crate::report::{Evidence, EvidenceOptions, RunInfo};
+use crate::sim::check::scan::{allowed_tears, scan_data, scan_log};
+use crate::sim::check::scope;
+use crate::sim::engine::journal::{JournalState, JOURNAL_NAME};
 
 pub use crate::cli::VerifyArgs;
 
@@ -78,8 +78,8 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     };
     let (targets, lost) = choose(&a, &mut found, journal.as_ref().map(|(_, j)| j))?;
     let _lock = lock_targets(&a, &targets)?;
-    let loaded =
-        journal.map(|(path, st)| super::verify_journal::report(&path, st, &paths(&targets)));
+    let loaded = journal
+        .map(|(path, st)| crate::sim::check::journal_verdict::report(&path, st, &paths(&targets)));
     let mut findings = loaded.as_ref().map_or(0, |l| l.findings);
     let journal = loaded.map(|l| l.state);
     let evidence = Arc::new(open_evidence(&a, &targets, journal.as_ref())?);
@@ -306,15 +306,15 @@ fn in_scope(
     found: &mut Found,
     dirs: &[PathBuf],
 ) -> (Vec<Target>, Lost) {
-    let seen: Vec<verify_scope::Found> = targets
+    let seen: Vec<scope::Found> = targets
         .iter()
-        .map(|t| verify_scope::Found {
+        .map(|t| scope::Found {
             path: t.path.clone(),
             run_id: t.header.run_id,
             file_id: t.header.file_id,
         })
         .collect();
-    let scope = verify_scope::choose(&seen, journal);
+    let scope = scope::choose(&seen, journal);
     found.targets = targets;
     let lost = journal.map_or_else(Lost::default, |j| reconcile(j, found, &scope.missing, dirs));
     for (i, line) in &scope.skipped {

@@ -13,9 +13,9 @@
 use std::path::{Path, PathBuf};
 
 use super::verify_found::{Found, Headless, Target};
-use crate::engine::journal::{JournalFile, JournalState};
 use crate::findings::{Finding, FindingClass};
 use crate::page::{ActorKind, FileHeader, FileRole, HeaderError, Verdict, PAGE_SIZE};
+use crate::sim::engine::journal::{JournalFile, JournalState};
 
 /// What the journal's missing files came to.
 #[derive(Default)]

@@ -13,7 +13,7 @@ use std::fs::File;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::report::blockdev::parse_mountinfo_line;
+use crate::report::facts::blockdev::parse_mountinfo_line;
 
 /// What uses a block device.
 #[derive(Debug, Clone, PartialEq, Eq)]

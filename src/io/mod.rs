@@ -45,7 +45,7 @@ pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
 pub use faulty::{FaultyBackend, FaultyStorage};
 pub use post::{Completion, Completions, OnComplete, PostOp};
-pub use service::{IoService, PostRing, ServiceBackend};
+pub use service::{IoService, PostRing, RingFile, ServiceBackend};
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -102,23 +102,16 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn dio_align(&self) -> u32 {
         DEFAULT_DIO_ALIGN
     }
-    /// Posts `op` without waiting (see [`post`]): its completion, tagged `token`, is pushed
-    /// to `to`. By default the transfer is done on the spot and its completion queued at once.
-    ///
-    /// # Safety
-    /// The memory `op` names must stay valid, and not be touched by the poster, until the
-    /// completion tagged `token` has been pushed to `to`.
-    #[expect(
-        unsafe_code,
-        reason = "Storage::post lends memory until the completion: unsafe by contract (see io::post)"
-    )]
-    unsafe fn post(&self, op: PostOp, to: &std::sync::Arc<Completions>, token: u64) {
-        // SAFETY: the caller lends the memory until the completion is queued, below.
-        let result = unsafe { op.run_blocking(self) };
+    /// Posts `op` without waiting (see [`post`]): its completion, tagged `token` and holding
+    /// the request's frames, is pushed to `to`. By default the transfer is done on the spot
+    /// and its completion queued at once.
+    fn post(&self, op: PostOp, to: &std::sync::Arc<Completions>, token: u64) {
+        let (result, frames) = op.run_blocking(self);
         to.push(Completion {
             token,
             result,
             done_at: std::time::Instant::now(),
+            frames,
         });
     }
     /// True when [`Storage::post`] returns before the transfer is done (requests really in
@@ -126,10 +119,11 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn posts_async(&self) -> bool {
         false
     }
-    /// The file's descriptor for a poster's own io_uring ([`PostRing`]), when this storage
-    /// lets posters carry its requests themselves instead of through [`Storage::post`] (the
-    /// engine-backed storage on io_uring, unless switched off); `None` by default.
-    fn ring_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+    /// The file for a poster's own io_uring ([`PostRing`]), when this storage lets posters
+    /// carry its requests themselves instead of through [`Storage::post`] (the engine-backed
+    /// storage on io_uring, unless switched off); `None` by default. The handle keeps the file
+    /// open while a request on it is in flight.
+    fn ring_file(&self) -> Option<RingFile> {
         None
     }
 }

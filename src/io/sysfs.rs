@@ -40,6 +40,23 @@ pub fn block_device(major: u32, minor: u32, path: &Path) -> Option<(u32, u32)> {
     mounted_from(path).filter(|(major, _)| *major != 0)
 }
 
+/// What a block device `rdev` says of direct I/O: (description, honoured, logical block
+/// size). A loop device whose backing file is read through the page cache
+/// (`/sys/dev/block/M:m/loop/dio` is 0) does not honour O_DIRECT; any other block device does.
+pub fn device_direct_io(rdev: u64) -> (&'static str, bool, Option<u32>) {
+    let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
+    let loop_dio = std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/loop/dio")).ok();
+    let (name, honoured) = match loop_dio.as_deref().map(str::trim) {
+        Some("0") => (
+            "a loop device that reads its backing file through the page cache (losetup --direct-io=on avoids it)",
+            false,
+        ),
+        Some(_) => ("loop device with direct I/O", true),
+        None => ("block device", true),
+    };
+    (name, honoured, logical_block_size(major, minor))
+}
+
 /// Logical block size of block device `major:minor`, if sysfs knows it.
 pub fn logical_block_size(major: u32, minor: u32) -> Option<u32> {
     if major == 0 {

@@ -121,24 +121,28 @@ fn parent_dir(p: &std::path::Path) -> PathBuf {
 
 /// One run: today's report, plus the fleet JSON and JUnit of that one run when asked for.
 fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
-    let loaded = super::reader::load(input)?;
+    let loaded = crate::report::readers::load::load(input)?;
     // The lines after the report are best effort (`.ok()`): a broken stdout stays broken, and
     // the report's own line reports it without hiding the verdict.
-    let printed = crate::exit::out!("{}", super::console::render(&loaded));
+    let printed = crate::exit::out!("{}", crate::report::views::terminal::render(&loaded));
     let mut html_path = None;
     if let Some(p) = &args.html {
-        let links = super::links::DumpLinks::From {
+        let links = crate::report::views::dump_links::DumpLinks::From {
             html_dir: parent_dir(p),
             evidence: parent_dir(input),
         };
-        let page = super::html::render_loaded(&loaded, links);
+        let page = crate::report::views::html::render_loaded(&loaded, links);
         crate::io::safefile::replace(p, page.as_bytes()).map_err(super::ReportError::from)?;
         crate::exit::outln!("HTML report written to {}", p.display()).ok();
         html_path = Some(p.clone());
     }
     if let Some(p) = &args.bundle {
-        let files = super::bundle::evidence_files(&loaded, html_path.as_deref());
-        super::bundle::write(p, &super::bundle::top_dir_of(&loaded), &files)?;
+        let files = crate::report::views::bundle::evidence_files(&loaded, html_path.as_deref());
+        crate::report::views::bundle::write(
+            p,
+            &crate::report::views::bundle::top_dir_of(&loaded),
+            &files,
+        )?;
         crate::exit::outln!("Evidence bundle written to {}", p.display()).ok();
     }
     if args.json.is_some() || args.junit.is_some() {
@@ -152,8 +156,11 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
             crate::exit::outln!("{line}").ok();
         }
     }
-    use super::runstate::RunState;
-    let verdict = match super::runstate::of(&loaded, super::clock::now_us()) {
+    use crate::report::readers::runstate::RunState;
+    let verdict = match crate::report::readers::runstate::of(
+        &loaded,
+        crate::report::sinks::clock::now_us(),
+    ) {
         _ if loaded.integrity_errors() > 0 => Ok(Outcome::Findings),
         RunState::Finished => Ok(Outcome::Clean),
         RunState::Running { .. } => Err(NotFinished("is still going".into()).into()),

@@ -1,52 +1,35 @@
 //! Evidence: the SQLIOSim-compatible XML log, page dumps, the JSON summary, system
-//! information, and `sqliosim report` (terminal summary, HTML page, evidence bundle).
+//! information, and `sqliosim report` (terminal summary, HTML page, evidence bundle), in one
+//! folder per role:
 //!
-//! During a run, [`Evidence`] is the [`crate::events::EventSink`] that writes the log, the
-//! dumps and the JSON summary under the error cap. After (or during) a run, [`reader::load`]
-//! reads a log or summary back, cut short or not, for the terminal summary, [`html::render`]
-//! and [`bundle::write`]. This module never depends on `actors` or `sched`.
+//! - [`sinks`]: what a run writes as it goes. [`Evidence`] is the [`crate::events::EventSink`]
+//!   that writes the log, the dumps and the JSON summary under the error cap; the status line
+//!   and the metrics textfile are sinks of their own.
+//! - [`readers`]: a log or summary read back, cut short or not ([`readers::load::load`]).
+//! - [`views`]: the terminal summary, [`views::html::render`] and [`views::bundle::write`].
+//! - [`facts`]: system information, block devices, the I/O service.
+//! - [`fleet`]: `sqliosim report` over many runs.
+//!
+//! This module never depends on the simulator's actors or driver (`crate::sim::actors`,
+//! `crate::sim::driver`).
 
-pub mod blockdev;
-pub mod bundle;
-pub mod cap;
-pub mod charts;
 mod cli;
-pub mod clock;
-pub mod console;
-pub mod dump;
-mod dumptext;
-pub mod entry;
 pub mod error;
-pub mod evidence;
-mod finding_xml;
+pub mod facts;
 pub mod fleet;
-pub mod hresult;
-pub mod html;
-pub mod html_header;
-pub mod io_service;
-pub mod json;
-mod jsonfix;
-pub mod links;
-pub mod logparse;
-pub mod logw;
-pub mod metrics;
-pub mod progress;
-pub mod reader;
-pub mod runstate;
-pub mod status;
-mod summary_lines;
-pub mod sysinfo;
-pub mod xml;
+pub mod readers;
+pub mod sinks;
+pub mod views;
 
-pub use cap::DEFAULT_ERROR_CAP;
 pub use cli::Args as ReportArgs;
-pub use clock::LogClock;
-pub use dump::{DumpFiles, DumpWriter};
 pub use error::ReportError;
-pub use evidence::{Evidence, EvidenceOptions, RunInfo};
-pub use io_service::IoServiceInfo;
-pub use json::JsonReport;
-pub use sysinfo::SystemInfo;
+pub use facts::io_service::IoServiceInfo;
+pub use facts::sysinfo::SystemInfo;
+pub use sinks::clock::LogClock;
+pub use sinks::dump::{DumpFiles, DumpWriter};
+pub use sinks::error_cap::DEFAULT_ERROR_CAP;
+pub use sinks::evidence::{Evidence, EvidenceOptions, RunInfo};
+pub use sinks::json::JsonReport;
 
 /// `sqliosim report ARGS…`; `args[0]` is the display name ("sqliosim report").
 pub fn main(args: Vec<std::ffi::OsString>) -> anyhow::Result<crate::exit::Outcome> {

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::timeline::TimelinePoint;
-use crate::control::depth::{BucketReading, DepthGauge, DepthReading, BUCKET_NS};
+use crate::sim::control::depth::{BucketReading, DepthGauge, DepthReading, BUCKET_NS};
 
 /// The depth over the run and per phase.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

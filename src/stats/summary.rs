@@ -156,5 +156,5 @@ pub struct Summary {
     pub depth: Option<super::DepthSummary>,
     /// The durability journal: its size, compactions, and whether it could be written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub journal: Option<crate::engine::journal::JournalSummary>,
+    pub journal: Option<crate::sim::engine::journal::JournalSummary>,
 }

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use sqliosim::config::{parse, Host};
-use sqliosim::engine::journal::{JournalFile, JournalState, Record};
 use sqliosim::page::{generation_ceiling, FileHeader, FileRole};
-use sqliosim::report::reader;
+use sqliosim::report::readers::load;
+use sqliosim::sim::engine::journal::{JournalFile, JournalState, Record};
 
 /// Counts the largest single allocation of each thread (each test runs on its own).
 struct Counting;
@@ -189,7 +189,7 @@ fn report(bytes: &[u8], name: &str) {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let path = dir.path().join(name);
     std::fs::write(&path, bytes).expect("write");
-    let _ = bounded(bytes.len(), name, || reader::load(&path));
+    let _ = bounded(bytes.len(), name, || load::load(&path));
 }
 
 /// Whole journal records with valid checksums and any fields: past the checksum, what the
@@ -304,7 +304,7 @@ fn the_corpus_is_read_as_what_it_is() {
         Ok(FileRole::Log)
     );
     for p in [x, s] {
-        let r = reader::load(&p).expect("report reads it");
+        let r = load::load(&p).expect("report reads it");
         assert!(r.complete && r.integrity_errors() == 0, "{}", p.display());
     }
     for c in configs() {

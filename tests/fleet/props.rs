@@ -14,7 +14,7 @@ fn summary_of(host: &str, samples: &[u64]) -> String {
     doc.schema = "sqliosim-summary/2".into();
     doc.complete = true;
     doc.outcome = "clean".into();
-    doc.host = Some(sqliosim::report::json::HostInfo {
+    doc.host = Some(sqliosim::report::sinks::json::HostInfo {
         hostname: host.into(),
         machine_id: None,
         label: None,

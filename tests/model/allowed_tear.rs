@@ -16,7 +16,7 @@ use assert_cmd::Command;
 use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Keep, PowerCut};
 use sqliosim::io::FaultyBackend;
-use sqliosim::plan::SimPlan;
+use sqliosim::sim::plan::SimPlan;
 
 /// The first cut of a run on a 4096-sector device (flushes lying from the initial
 /// checkpoint on when `lie`) that `wanted` accepts, with its judgement.

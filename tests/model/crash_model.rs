@@ -20,7 +20,7 @@ use crate::model_cut_support::{
 use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Keep, PowerCut};
 use sqliosim::io::FaultyBackend;
-use sqliosim::plan::SimPlan;
+use sqliosim::sim::plan::SimPlan;
 
 const MAIN: Duration = Duration::from_millis(700);
 /// Cuts armed at each phase's start (the first at once, the others a seeded number of

@@ -16,7 +16,7 @@ use crate::sim_support::small_plan;
 use sqliosim::events::MemorySink;
 use sqliosim::io::faulty::Fault;
 use sqliosim::io::FaultyBackend;
-use sqliosim::sched::simulate;
+use sqliosim::sim::driver::simulate;
 use sqliosim::stats::PhaseDepth;
 
 /// The data file's depth in each phase of a 32 MB run whose every request takes 20 ms.

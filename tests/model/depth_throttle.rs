@@ -12,8 +12,8 @@ use crate::sim_support::small_plan;
 use sqliosim::events::MemorySink;
 use sqliosim::io::faulty::Fault;
 use sqliosim::io::FaultyBackend;
-use sqliosim::plan::SimPlan;
-use sqliosim::sched::simulate;
+use sqliosim::sim::driver::simulate;
+use sqliosim::sim::plan::SimPlan;
 use sqliosim::stats::FileSummary;
 
 /// A plan with few threads and a deep allowance, bursts off so every phase obeys the throttle.

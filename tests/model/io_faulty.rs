@@ -2,10 +2,10 @@
 //! retry with its own verdict and the right transient/persistent triage.
 
 use crate::page_support::{p, read_page, write_ok, write_page, PS};
-use sqliosim::engine::oracle::Oracle;
 use sqliosim::io::faulty::{Detail, Fault, Misdirect, OpKind, Target, Tear};
 use sqliosim::io::{FaultyBackend, Storage};
 use sqliosim::page::{ExpectedState, SectorContent, Verdict, VerdictKind};
+use sqliosim::sim::engine::oracle::Oracle;
 
 const RUN: u64 = 0xABCD_0001;
 
@@ -320,12 +320,17 @@ fn zero_retries_means_persistent_after_one_read() {
     write_ok(&*st, &o, 2);
     b.inject(Fault::ReadEio, at(2));
     let mut buf = sqliosim::io::AlignedBuf::new(8192).expect("mmap");
-    let policy = sqliosim::engine::retry::RetryPolicy {
+    let policy = sqliosim::sim::engine::retry::RetryPolicy {
         retries: 0,
         sleep: std::time::Duration::ZERO,
     };
-    let r =
-        sqliosim::engine::retry::read_verified(&*st, &mut buf, 2 * PS, &o.expect_page(2), &policy);
+    let r = sqliosim::sim::engine::retry::read_verified(
+        &*st,
+        &mut buf,
+        2 * PS,
+        &o.expect_page(2),
+        &policy,
+    );
     assert!(r.persistent && r.retries.is_empty());
     assert_eq!(r.received.as_deref().map(<[u8]>::len), Some(8192));
     assert_eq!(r.expected_image.as_deref().map(<[u8]>::len), Some(8192));

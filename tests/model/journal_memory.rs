@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqliosim::engine::journal::{Flaw, JournalState, JOURNAL_NAME};
 use sqliosim::events::MemorySink;
 use sqliosim::io::faulty::{Fault, Target, Tear};
 use sqliosim::io::{Backend, FaultyBackend};
+use sqliosim::sim::engine::journal::{Flaw, JournalState, JOURNAL_NAME};
 
 /// Runs a short simulation with O_DSYNC data writes (a journal batch every few
 /// milliseconds), `fault` armed on the journal append that reaches its second 8 KB.
@@ -26,7 +26,7 @@ fn run_with(fault: Fault) -> (FaultyBackend, PathBuf, u64) {
     };
     backend.inject(fault, target);
     let sink = Arc::new(MemorySink::default());
-    let outcome = sqliosim::sched::simulate(plan, &backend, sink.clone()).expect("run");
+    let outcome = sqliosim::sim::driver::simulate(plan, &backend, sink.clone()).expect("run");
     let fired = backend.fired().iter().filter(|f| f.path == journal).count();
     assert_eq!(
         fired,

@@ -8,9 +8,9 @@ use std::thread;
 use crate::page_support::{read_page_with, write_page_with, PS};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use sqliosim::engine::oracle::Oracle;
 use sqliosim::io::{Backend, BufPool, DirectBackend, FaultyBackend, OpenOptions, Storage};
 use sqliosim::page::{Verdict, PAGE_SIZE};
+use sqliosim::sim::engine::oracle::Oracle;
 
 const THREADS: usize = 4;
 const PAGES: u64 = 6;

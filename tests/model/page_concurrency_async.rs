@@ -13,8 +13,8 @@ use std::time::Duration;
 use crate::sim_support::{batch, small_plan};
 use sqliosim::events::MemorySink;
 use sqliosim::io::{Backend, FaultyBackend, ServiceBackend};
-use sqliosim::plan::SimPlan;
-use sqliosim::sched::simulate;
+use sqliosim::sim::driver::simulate;
+use sqliosim::sim::plan::SimPlan;
 
 fn hot_plan(dir: &Path) -> SimPlan {
     let mut plan = small_plan(dir, 1, Duration::from_millis(1500));
@@ -71,7 +71,7 @@ fn no_false_alarm_with_asynchronous_actors_on_their_own_rings() {
         .with_own_rings(true);
     assert!(backend.own_rings(), "io_uring is available here");
     let sink = assert_clean(&backend, dir.path());
-    let note = sqliosim::actors::flight::OWN_RING_NOTE;
+    let note = sqliosim::sim::actors::flight::OWN_RING_NOTE;
     let texts: Vec<String> = sink.messages().iter().map(|m| m.text.clone()).collect();
     assert!(
         texts.iter().any(|t| t.contains(note)),

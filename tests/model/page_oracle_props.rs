@@ -3,8 +3,8 @@
 //! model says.
 
 use proptest::prelude::*;
-use sqliosim::engine::oracle::Oracle;
 use sqliosim::page::ExpectedState;
+use sqliosim::sim::engine::oracle::Oracle;
 
 #[derive(Debug, Clone)]
 enum Op {

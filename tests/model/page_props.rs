@@ -23,11 +23,11 @@ use std::time::Duration;
 
 use crate::page_support::{read_page, write_ok, write_page, PS};
 use proptest::prelude::*;
-use sqliosim::engine::oracle::Oracle;
-use sqliosim::engine::retry::ReadOutcome;
 use sqliosim::io::faulty::{Detail, Fault, FiredFault, Misdirect, OpKind, Target, Tear};
 use sqliosim::io::{FaultyBackend, FaultyStorage, Storage};
 use sqliosim::page::{Verdict, VerdictKind};
+use sqliosim::sim::engine::oracle::Oracle;
+use sqliosim::sim::engine::retry::ReadOutcome;
 
 const PAGES: u64 = 8;
 const NAMES: [&str; 2] = ["f0.mdx", "f1.mdx"];

@@ -10,8 +10,8 @@ use std::time::Duration;
 use crate::sim_support::small_plan;
 use sqliosim::events::{Event, MemorySink};
 use sqliosim::io::DirectBackend;
-use sqliosim::report::progress::tick_line;
-use sqliosim::sched::simulate;
+use sqliosim::report::sinks::progress::tick_line;
+use sqliosim::sim::driver::simulate;
 
 /// The phase a line names: its text before the first figure.
 fn phase_of(line: &str) -> &str {

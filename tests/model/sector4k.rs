@@ -17,7 +17,7 @@ fn every_transfer_of_a_run_is_whole_4096_byte_sectors() {
     let plan = crate::sim_support::small_plan(Path::new("/4kn"), 2, Duration::from_secs(2));
     let log = plan.files[1].path.clone();
     let sink = Arc::new(MemorySink::default());
-    let out = sqliosim::sched::simulate(plan, &backend, sink.clone()).expect("simulate");
+    let out = sqliosim::sim::driver::simulate(plan, &backend, sink.clone()).expect("simulate");
     assert!(!out.worker_panicked);
     assert_eq!(
         out.findings,
@@ -38,7 +38,7 @@ fn a_device_needing_more_than_a_page_is_refused_before_anything_is_written() {
     backend.set_dio_align(16384);
     let plan = crate::sim_support::small_plan(Path::new("/16k"), 2, Duration::from_secs(1));
     let sink = Arc::new(MemorySink::default());
-    let err = sqliosim::sched::simulate(plan, &backend, sink).expect_err("refused");
+    let err = sqliosim::sim::driver::simulate(plan, &backend, sink).expect_err("refused");
     let text = format!("{err:#}");
     assert!(text.contains("units of 16384 bytes"), "{text}");
     assert!(
@@ -64,7 +64,7 @@ fn findings_with(fault: sqliosim::io::faulty::Fault) -> Vec<sqliosim::findings::
     };
     backend.inject(fault, target);
     let sink = Arc::new(MemorySink::default());
-    let out = sqliosim::sched::simulate(plan, &backend, sink.clone()).expect("simulate");
+    let out = sqliosim::sim::driver::simulate(plan, &backend, sink.clone()).expect("simulate");
     assert!(!out.worker_panicked);
     assert_eq!(backend.armed(), 0, "the fault fired");
     sink.findings()

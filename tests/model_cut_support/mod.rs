@@ -13,14 +13,14 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use sqliosim::engine::journal::{JournalState, JOURNAL_NAME};
-use sqliosim::engine::scan::{scan_data, scan_log};
 use sqliosim::events::{Event, EventSink};
 use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Keep, PowerCut};
 use sqliosim::io::{Backend, FaultyBackend, OpenOptions};
 use sqliosim::page::{FileHeader, FileRole, PAGE_SIZE};
-use sqliosim::plan::SimPlan;
+use sqliosim::sim::check::scan::{scan_data, scan_log};
+use sqliosim::sim::engine::journal::{JournalState, JOURNAL_NAME};
+use sqliosim::sim::plan::SimPlan;
 
 /// Where the in-memory files live.
 pub const DIR: &str = "/cut";
@@ -309,11 +309,11 @@ pub fn run_and_judge(
     backend: &FaultyBackend,
     sink: Arc<Cutter>,
     mut each: impl FnMut(PowerCut),
-) -> sqliosim::sched::SimOutcome {
+) -> sqliosim::sim::driver::SimOutcome {
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         let run = s.spawn(|| {
-            let out = sqliosim::sched::simulate(plan, backend, sink.clone());
+            let out = sqliosim::sim::driver::simulate(plan, backend, sink.clone());
             done.store(true, std::sync::atomic::Ordering::Release);
             out
         });

@@ -38,9 +38,9 @@ fn flood_is_capped() {
         ),
         "{texts:#?}"
     );
-    let l = sqliosim::report::reader::load(&dir.path().join("sqliosim.log.xml")).unwrap();
+    let l = sqliosim::report::readers::load::load(&dir.path().join("sqliosim.log.xml")).unwrap();
     assert_eq!(l.integrity_errors(), 1000);
-    let j = sqliosim::report::reader::load(&dir.path().join("summary.json")).unwrap();
+    let j = sqliosim::report::readers::load::load(&dir.path().join("summary.json")).unwrap();
     assert_eq!(j.integrity_errors(), 1000);
     let doc = j.json.unwrap();
     assert_eq!(

@@ -59,7 +59,7 @@ fn reads_a_sqliosim_log() {
 </LOG>
 ";
     std::fs::write(&log, text).unwrap();
-    let l = sqliosim::report::reader::load(&log).unwrap();
+    let l = sqliosim::report::readers::load::load(&log).unwrap();
     assert_eq!(l.by_class.get("validation_failed"), Some(&1));
     let s = l.summary.unwrap();
     assert_eq!(
@@ -73,16 +73,16 @@ fn reads_a_sqliosim_log() {
 /// heartbeat decides, not the process), last rewritten `ago_s` seconds ago.
 fn running_elsewhere(path: &std::path::Path, ago_s: u64) {
     let mut doc = sqliosim::report::JsonReport::new();
-    doc.host = Some(sqliosim::report::json::HostInfo {
+    doc.host = Some(sqliosim::report::sinks::json::HostInfo {
         hostname: "burnin-07".into(),
         machine_id: Some("0123456789abcdef0123456789abcdef".into()),
         label: None,
     });
     doc.pid = Some(1);
-    let now = sqliosim::report::clock::now_us();
+    let now = sqliosim::report::sinks::clock::now_us();
     doc.started_us = now - 3_600_000_000;
     doc.updated_us = now - ago_s * 1_000_000;
-    doc.status = Some(sqliosim::report::status::RunStatus {
+    doc.status = Some(sqliosim::report::sinks::status::RunStatus {
         phase: "main".into(),
         progress: "00:12/01:00".into(),
         cycle: 2,

@@ -1,6 +1,6 @@
 //! The JSON summary: written atomically, read back whole, and read back when cut short.
 
-use sqliosim::report::json::{parse, JsonReport, SCHEMA};
+use sqliosim::report::sinks::json::{parse, JsonReport, SCHEMA};
 
 use super::fixtures;
 
@@ -89,7 +89,7 @@ fn schema_2_adds_host_hash_end_and_stop_and_report_still_reads_schema_1() {
     }
     let old = dir.path().join("v1.json");
     std::fs::write(&old, serde_json::to_string_pretty(&v).unwrap()).unwrap();
-    let l = sqliosim::report::reader::load(&old).expect("a /1 document loads");
+    let l = sqliosim::report::readers::load::load(&old).expect("a /1 document loads");
     let doc = l.json.as_ref().unwrap();
     assert_eq!(doc.schema, "sqliosim-summary/1");
     assert!(doc.host.is_none() && doc.config_hash.is_none() && doc.stop.is_none());

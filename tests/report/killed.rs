@@ -60,14 +60,14 @@ fn killed_writer_leaves_readable_evidence() {
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let l = sqliosim::report::reader::load(&log).unwrap();
+    let l = sqliosim::report::readers::load::load(&log).unwrap();
     assert!(
         l.integrity_errors() >= 40,
         "{} findings read",
         l.integrity_errors()
     );
     assert!(!l.complete);
-    let j = sqliosim::report::reader::load(&dir.path().join("summary.json")).unwrap();
+    let j = sqliosim::report::readers::load::load(&dir.path().join("summary.json")).unwrap();
     let doc = j.json.as_ref().unwrap();
     assert!(!doc.complete && doc.outcome == "running");
     // The JSON is rewritten right after each log entry: it may lag one finding behind.

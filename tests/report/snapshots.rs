@@ -49,9 +49,9 @@ fn summary_text() {
 fn terminal_report() {
     let dir = tempfile::tempdir().unwrap();
     fixtures::run(dir.path(), &fixtures::every_class(), 50);
-    let l = sqliosim::report::reader::load(&dir.path().join("sqliosim.log.xml")).unwrap();
+    let l = sqliosim::report::readers::load::load(&dir.path().join("sqliosim.log.xml")).unwrap();
     insta::assert_snapshot!(
         "terminal_report",
-        mask(&sqliosim::report::console::render(&l), dir.path())
+        mask(&sqliosim::report::views::terminal::render(&l), dir.path())
     );
 }

@@ -1,7 +1,7 @@
 //! System information: best effort, never failing, with "unknown" for what cannot be read.
 
-use sqliosim::report::blockdev::parse_mountinfo_line;
-use sqliosim::report::sysinfo::{capture, describe, UNKNOWN};
+use sqliosim::report::facts::blockdev::parse_mountinfo_line;
+use sqliosim::report::facts::sysinfo::{capture, describe, UNKNOWN};
 
 #[test]
 fn captures_machine_and_file_system() {
@@ -34,7 +34,7 @@ fn mountinfo_lines_are_parsed_with_escapes() {
 
 #[test]
 fn missing_device_is_unknown_not_an_error() {
-    let d = sqliosim::report::blockdev::device(4095, 1_048_575);
+    let d = sqliosim::report::facts::blockdev::device(4095, 1_048_575);
     assert_eq!(d.major_minor, "4095:1048575");
     assert_eq!((d.model.as_str(), d.serial.as_str()), (UNKNOWN, UNKNOWN));
 }

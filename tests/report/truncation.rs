@@ -1,6 +1,6 @@
 //! A log cut at arbitrary byte positions (a run killed mid-write) is still read.
 
-use sqliosim::report::reader::load;
+use sqliosim::report::readers::load::load;
 
 use super::fixtures;
 

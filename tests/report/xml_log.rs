@@ -249,7 +249,7 @@ fn findings_make_the_report_fail() {
     let dir = tempfile::tempdir().unwrap();
     fixtures::run(dir.path(), &fixtures::every_class(), 50);
     let log = dir.path().join("sqliosim.log.xml");
-    let l = sqliosim::report::reader::load(&log).unwrap();
+    let l = sqliosim::report::readers::load::load(&log).unwrap();
     assert_eq!(l.integrity_errors(), 14);
     assert_eq!(l.findings.len(), 14);
     assert!(l.complete && !l.truncated);
@@ -298,7 +298,7 @@ fn summary_lines_sent_by_the_run_are_not_repeated() {
             .count(),
         1
     );
-    let l = sqliosim::report::reader::load(&dir.path().join("summary.json")).unwrap();
+    let l = sqliosim::report::readers::load::load(&dir.path().join("summary.json")).unwrap();
     assert_eq!(l.summary.unwrap().files.len(), 2);
 }
 

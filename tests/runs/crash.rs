@@ -108,7 +108,7 @@ fn an_old_generation_restored_is_a_lost_write() {
         Some(0),
         "clean after the kill"
     );
-    let journal = sqliosim::engine::journal::JournalState::load(
+    let journal = sqliosim::sim::engine::journal::JournalState::load(
         &sqliosim::io::BufferedBackend::new(),
         &dir.path().join("sqliosim.journal"),
     )

@@ -33,12 +33,12 @@ fn eight_users_with(dir: &Path, seconds: u32, general: &str) -> PathBuf {
 /// Every valid log block header in the .ldx file: (length, records).
 fn blocks_in(ldx: &Path) -> Vec<(u32, u32)> {
     let bytes = std::fs::read(ldx).expect("read the log file");
-    let start = sqliosim::engine::logblock::LOG_AREA_START as usize;
+    let start = sqliosim::sim::engine::logblock::LOG_AREA_START as usize;
     bytes
         .get(start..)
         .unwrap_or_default()
         .chunks(512)
-        .filter_map(|c| sqliosim::engine::logblock::peek(c).ok())
+        .filter_map(|c| sqliosim::sim::engine::logblock::peek(c).ok())
         .map(|b| (b.len, b.records))
         .collect()
 }

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use crate::crash_support::*;
 use rustix::process::Signal;
-use sqliosim::engine::journal::{decode_all, Record};
 use sqliosim::page::layout::read_stamp;
+use sqliosim::sim::engine::journal::{decode_all, Record};
 
 /// Data pages of the configuration below (64 MB: the initial update takes a few hundred ms).
 const PAGES: u64 = 8192;

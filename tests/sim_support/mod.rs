@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use sqliosim::plan::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
+use sqliosim::sim::plan::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
 
 /// A batch plan of `users` users doing `min..=max` pages with no delay.
 pub fn batch(users: usize, min: u64, max: u64) -> BatchPlan {

@@ -142,7 +142,8 @@ fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, Strin
     plan.journal = true;
     let sink = Arc::new(MemorySink::default());
     let (result, late) = std::thread::scope(|s| {
-        let sim = s.spawn(|| crate::sched::simulate(plan, &DirectBackend::new(), sink.clone()));
+        let sim =
+            s.spawn(|| crate::sim::driver::simulate(plan, &DirectBackend::new(), sink.clone()));
         let late = match (case.spec, case.late) {
             (Some(spec), true)
                 if wait_initial_update(&backing.join(DATA), || sim.is_finished()) =>

@@ -90,7 +90,7 @@ fn run_case(case: &Case, seed: u64) -> anyhow::Result<Row> {
         backend.inject(f.clone(), target);
     }
     let sink = Arc::new(MemorySink::default());
-    crate::sched::simulate(plan, &backend, sink.clone())?;
+    crate::sim::driver::simulate(plan, &backend, sink.clone())?;
     let fired = case.fault.is_none() || !backend.fired().is_empty();
     Ok(Row::judge(
         "memory",

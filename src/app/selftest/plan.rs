@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::plan::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
+use crate::sim::plan::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
 
 /// Name of the data file.
 pub const DATA: &str = "sqliosim.mdx";

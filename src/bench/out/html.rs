@@ -129,7 +129,7 @@ pub fn page(cells: &[CellResult], sat: &[Saturation], table: &str) -> Result<Str
     Ok(page)
 }
 
-/// The look of `sqliosim report`'s page (src/report/html.rs), so both reports read alike.
+/// The look of `sqliosim report`'s page (src/report/views/html.rs), so both reports read alike.
 const STYLE: &str = "body{font-family:sans-serif;font-size:14px;margin:20px;color:#222}\
 table{border-collapse:collapse;margin:8px 0 20px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#eee}td.l,th.l{text-align:left}.chart{margin:10px 0}pre{background:#f6f6f6;padding:1em}";

@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use crate::report::charts::{draw_lines, frame, max_of, placeholder, svg, H, W};
+use crate::report::views::charts::{draw_lines, frame, max_of, placeholder, svg, H, W};
 use crate::stats::LatencyHistogram;
 
 /// Bars get names under them only up to this many (the table names every row).

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::report::json::JsonReport;
+use crate::report::sinks::json::JsonReport;
 
 /// The evidence of one run, as far as its result tells.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

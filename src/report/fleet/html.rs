@@ -5,8 +5,8 @@
 
 use std::fmt::Write;
 
-use crate::report::charts::html_escape as esc;
-use crate::report::html::STYLE;
+use crate::report::views::charts::html_escape as esc;
+use crate::report::views::html::STYLE;
 use crate::stats::LatencyHistogram;
 
 use super::charts::{bars, distributions, Bar, Mark, MAX_CURVES};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::report::json::ToolInfo;
+use crate::report::sinks::json::ToolInfo;
 use crate::report::ReportError;
 use crate::stats::Latency;
 
@@ -146,7 +146,7 @@ pub fn render(f: &Fleet, v: &FleetVerdict, inputs: &[PathBuf]) -> Result<Vec<u8>
     let doc = JsonFleet {
         schema: FLEET_SCHEMA,
         tool: ToolInfo::default(),
-        generated_us: crate::report::clock::now_us(),
+        generated_us: crate::report::sinks::clock::now_us(),
         inputs,
         verdict: &v.line,
         exit_code: v.code,

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::report::reader::{self, InputKind};
+use crate::report::readers::load::{self, InputKind};
 
 use super::record::{log_beside, RunRecord};
 
@@ -221,7 +221,7 @@ fn unreadable(c: &Candidate, reason: impl Into<String>) -> Read {
 }
 
 fn read_json(c: &Candidate) -> Read {
-    let loaded = match reader::load(&c.path) {
+    let loaded = match load::load(&c.path) {
         Ok(l) => l,
         Err(e) => return unreadable(c, e.to_string()),
     };
@@ -272,13 +272,13 @@ fn read_xml(c: &Candidate) -> Read {
             reason: "not a sqliosim or SQLIOSim XML log".into(),
         });
     }
-    match reader::load(&c.path) {
+    match load::load(&c.path) {
         Ok(l) => run_of_log(c, l),
         Err(e) => unreadable(c, e.to_string()),
     }
 }
 
-fn run_of_log(c: &Candidate, l: reader::Loaded) -> Read {
+fn run_of_log(c: &Candidate, l: load::Loaded) -> Read {
     let text = read_text(&c.path);
     let mut rec = RunRecord::from_loaded(&l, text.as_deref());
     rec.log = Some(c.path.clone());

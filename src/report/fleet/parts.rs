@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::report::reader::Loaded;
+use crate::report::readers::load::Loaded;
 use crate::stats::{FileSummary, LatencyHistogram, OpTotals, Summary};
 
 use super::record::{DeviceKey, DevicePart};

@@ -1,16 +1,16 @@
 //! One run as the fleet report sees it: the host that ran it, how it ended, and per device
 //! under its files the counters, rates and latency histogram — built from what
-//! [`crate::report::reader::load`] read (a JSON summary of schema /1 or /2, or an XML log).
+//! [`crate::report::readers::load::load`] read (a JSON summary of schema /1 or /2, or an XML log).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::report::blockdev::DeviceInfo;
-use crate::report::json::JsonReport;
-use crate::report::reader::{InputKind, Loaded};
-use crate::report::sysinfo::{SystemInfo, UNKNOWN};
+use crate::report::facts::blockdev::DeviceInfo;
+use crate::report::facts::sysinfo::{SystemInfo, UNKNOWN};
+use crate::report::readers::load::{InputKind, Loaded};
+use crate::report::sinks::json::JsonReport;
 use crate::stats::{Latency, LatencyHistogram};
 
 use super::evidence::Evidence;
@@ -129,7 +129,7 @@ impl RunRecord {
         self.parts.iter().all(|p| p.hist.is_some())
     }
 
-    /// Builds the record of a file read by [`crate::report::reader::load`]; `log_text` is the
+    /// Builds the record of a file read by [`crate::report::readers::load::load`]; `log_text` is the
     /// XML log of the run when there is one (the input itself, or the log beside a JSON).
     pub fn from_loaded(l: &Loaded, log_text: Option<&str>) -> RunRecord {
         let mut notes = Vec::new();

@@ -5,7 +5,7 @@
 use quick_xml::escape::unescape;
 
 use super::record::DeviceKey;
-use crate::report::json::IDENTITY_PREFIX;
+use crate::report::sinks::json::IDENTITY_PREFIX;
 
 /// Host and devices as an XML log states them.
 #[derive(Debug, Clone, Default)]

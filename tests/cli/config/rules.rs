@@ -286,7 +286,7 @@ fn shrink_user_has_no_user_count() {
 #[test]
 fn io_generation_sets_the_request_caps_and_warns_once_per_key_beyond_them() {
     let (s, w) = ok(&with_files(""));
-    let plan = sqliosim::plan::from_settings::plan_from(&s);
+    let plan = sqliosim::sim::plan::from_settings::plan_from(&s);
     assert_eq!(
         (plan.caps.gather_pages, plan.caps.read_ahead_pages),
         (128, 64)
@@ -295,7 +295,7 @@ fn io_generation_sets_the_request_caps_and_warns_once_per_key_beyond_them() {
     let (s, w) = ok(&with_files(
         "[CONFIG]\nIoGeneration=2014\n[ReadAheadUser]\nBuffersRAMax=64\n[BulkUpdateUser]\nBuffersBUMin=16\nBuffersBUMax=48\n",
     ));
-    let plan = sqliosim::plan::from_settings::plan_from(&s);
+    let plan = sqliosim::sim::plan::from_settings::plan_from(&s);
     assert_eq!(
         (plan.caps.gather_pages, plan.caps.read_ahead_pages),
         (32, 64)

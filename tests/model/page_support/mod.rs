@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use sqliosim::engine::oracle::Oracle;
-use sqliosim::engine::retry::{read_verified, ReadOutcome, RetryPolicy};
 use sqliosim::io::{AlignedBuf, Storage};
 use sqliosim::page::{stamp_page, ActorKind, PageStamp, PAGE_SIZE};
+use sqliosim::sim::engine::oracle::Oracle;
+use sqliosim::sim::engine::retry::{read_verified, ReadOutcome, RetryPolicy};
 
 /// Page size as a file offset unit.
 pub const PS: u64 = PAGE_SIZE as u64;

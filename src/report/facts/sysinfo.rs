@@ -1,0 +1,131 @@
+//! System information for escalation: kernel, CPU, memory, and the device under each file.
+//!
+//! Everything is best effort: a field that cannot be read is "unknown" (or null in JSON), never
+//! an error, so a container or an odd file system cannot stop a run.
+
+use std::path::{Path, PathBuf};
+
+use crate::report::facts::blockdev::{self, DeviceInfo};
+
+/// What is reported for a field that could not be read.
+pub const UNKNOWN: &str = "unknown";
+
+pub use crate::events::facts::{FileDevice, SystemInfo};
+
+fn read_trim(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+pub(crate) fn or_unknown(v: Option<String>) -> String {
+    v.filter(|s| !s.is_empty())
+        .unwrap_or_else(|| UNKNOWN.to_string())
+}
+
+/// Captures the system information for `files` (which need not exist yet).
+pub fn capture(files: &[PathBuf]) -> SystemInfo {
+    let u = rustix::system::uname();
+    let s = |c: &std::ffi::CStr| c.to_string_lossy().into_owned();
+    SystemInfo {
+        hostname: s(u.nodename()),
+        kernel: format!(
+            "{} {} {} {}",
+            s(u.sysname()),
+            s(u.release()),
+            s(u.version()),
+            s(u.machine())
+        ),
+        cpu_model: or_unknown(cpu_model()),
+        cpu_count: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        memory_bytes: mem_total(),
+        files: files.iter().map(|p| file_device(p)).collect(),
+    }
+}
+
+fn cpu_model() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    text.lines()
+        .find(|l| {
+            l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu model")
+        })
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+}
+
+fn mem_total() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The nearest existing ancestor of `path` (the file itself when it exists).
+fn existing(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut p = abs.as_path();
+    loop {
+        if p.exists() {
+            return p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        }
+        match p.parent() {
+            Some(parent) => p = parent,
+            None => return abs,
+        }
+    }
+}
+
+/// The device and file system under one file.
+pub fn file_device(path: &Path) -> FileDevice {
+    let at = existing(path);
+    let mut fd = FileDevice {
+        path: path.to_path_buf(),
+        ..FileDevice::default()
+    };
+    let dev = rustix::fs::stat(&at)
+        .ok()
+        .map(|st| (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev)));
+    // btrfs files carry anonymous device numbers: the device is the one it is mounted from.
+    let block = dev.and_then(|(ma, mi)| crate::io::sysfs::block_device(ma, mi, &at));
+    fd.device = block
+        .or(dev)
+        .map_or_else(DeviceInfo::unknown, |(ma, mi)| blockdev::device(ma, mi));
+    let mount = blockdev::mount_of(&at, dev);
+    fd.fs_type = or_unknown(mount.as_ref().map(|m| m.fs_type.clone()));
+    fd.mount_point = or_unknown(mount.as_ref().map(|m| m.mount_point.clone()));
+    fd.mount_options = or_unknown(mount.as_ref().map(|m| m.options.clone()));
+    fd.mount_source = or_unknown(mount.map(|m| m.source));
+    if let Ok(v) = rustix::fs::statvfs(&at) {
+        fd.free_bytes = Some(v.f_bavail.saturating_mul(v.f_frsize));
+        fd.total_bytes = Some(v.f_blocks.saturating_mul(v.f_frsize));
+    }
+    fd
+}
+
+/// Human-readable lines, one log entry each.
+pub fn describe(info: &SystemInfo) -> Vec<String> {
+    let opt = |v: Option<u64>| v.map_or_else(|| UNKNOWN.to_string(), |v| v.to_string());
+    let mut out = vec![format!(
+        "System: host {}, kernel {}, CPU {} x {}, memory {} bytes",
+        info.hostname,
+        info.kernel,
+        info.cpu_count,
+        info.cpu_model,
+        opt(info.memory_bytes)
+    )];
+    for f in &info.files {
+        let d = &f.device;
+        out.push(format!(
+            "Storage for {}: device {} (disk {}, {}), model {}, serial {}, firmware {}, logical/physical block size {}/{}, rotational {}, write cache {}, scheduler {}; file system {} on {} mounted at {} ({}), free {} of {} bytes",
+            f.path.display(), d.name, d.disk, d.major_minor, d.model, d.serial, d.firmware,
+            opt(d.logical_block_size), opt(d.physical_block_size), d.rotational, d.write_cache,
+            d.scheduler, f.fs_type, f.mount_source, f.mount_point, f.mount_options,
+            opt(f.free_bytes), opt(f.total_bytes)
+        ));
+    }
+    out
+}
+
+pub(crate) fn read_opt(path: impl AsRef<Path>) -> Option<String> {
+    read_trim(path)
+}

@@ -1,0 +1,10 @@
+//! What `sqliosim report` shows of a run: the terminal summary ([`terminal`]), the HTML page
+//! ([`html`], its header [`html_header`], its charts [`charts`], where its dump links point
+//! [`dump_links`]) and the evidence bundle ([`bundle`]).
+
+pub mod bundle;
+pub mod charts;
+pub mod dump_links;
+pub mod html;
+pub mod html_header;
+pub mod terminal;

@@ -1,0 +1,192 @@
+//! The journal at setup: what a resumed run's old journal held ([`prior`]), and the new
+//! journal created through the backend (so the faulty one reaches it too), its thread started
+//! and the logs' flushes hooked to it ([`open`]).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{journal_path, Journal, JournalSlot};
+use crate::events::Event;
+use crate::findings::{Message, Severity};
+use crate::page::PAGE_SIZE;
+use crate::sim::actors::context::Run;
+use crate::sim::engine::files::SimFile;
+use crate::sim::engine::journal::{
+    Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter,
+};
+use crate::sim::engine::wal::FlushHook;
+
+/// The journal of this file set left by the run being resumed, if any, read through the
+/// run's backend. A damaged one is used up to its damage, and said so. One that cannot be
+/// read, or whose Start record is lost or torn, refuses the resume: the resume would replace
+/// it (and its evidence) and then hold the files to nothing (it used to go on silently).
+pub fn prior(run: &Run<'_>) -> anyhow::Result<Option<JournalState>> {
+    let Some(path) = journal_path(&run.plan) else {
+        return Ok(None);
+    };
+    if !run.backend.exists(&path) {
+        return Ok(None);
+    }
+    let st = JournalState::load(run.backend, &path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the journal {} to resume ({e}); the resume would replace it: check it with `sqliosim verify`, or move it away to resume without it",
+            path.display()
+        )
+    })?;
+    if st.start_lost() {
+        anyhow::bail!(
+            "the journal {} has no readable Start record{}: its device lost or tore a write it had acknowledged; `sqliosim verify` reports it. Move it away (it is evidence) to resume without it",
+            path.display(),
+            st.damage
+                .as_ref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        );
+    }
+    if st.run_id != run.files.run_id {
+        return Ok(None);
+    }
+    if let Some(d) = &st.damage {
+        run.message(
+            Severity::Warning,
+            "System",
+            "Resume",
+            format!(
+                "the journal {} is damaged ({d}): its device lost or tore a write it had acknowledged; the existing files are held only to what it recorded before offset {}",
+                path.display(),
+                d.offset
+            ),
+        );
+    }
+    Ok(Some(st))
+}
+
+/// The most pages `f` can have during the run, which the journal records so that a page
+/// beyond it is known as damage: its MaxSize, or its size now when larger (a resumed file or a
+/// block device).
+fn largest_size(run: &Run<'_>, f: &SimFile) -> u64 {
+    let plan = &run.plan.files[f.index];
+    let now = f.storage.len().unwrap_or(0).div_ceil(PAGE_SIZE as u64);
+    plan.max_pages.max(plan.initial_pages).max(now).max(1)
+}
+
+/// Creates the journal through the backend and starts its thread (a warning when it cannot be
+/// written). A resumed run's journal begins with what `prior`, the old journal, held (see
+/// [`JournalState::carried_over`]).
+pub fn open(run: &Run<'_>, prior: Option<&JournalState>) -> JournalSlot {
+    if !run.plan.journal {
+        return None;
+    }
+    let path = journal_path(&run.plan)?;
+    let files: Vec<JournalFile> = run
+        .files
+        .iter()
+        .map(|f| JournalFile {
+            file_id: f.index as u32,
+            role: f.role,
+            path: f.path.clone(),
+            max_pages: Some(largest_size(run, f)),
+        })
+        .collect();
+    let state = match prior {
+        Some(p) => JournalState::carried_over(p, run.files.run_id, files),
+        None => JournalState::started(run.files.run_id, files),
+    };
+    match start(run, &path, state) {
+        Ok(service) => {
+            hook_logs(run, &service);
+            say_where_the_journal_is(run, &path);
+            Some(Journal::new(service))
+        }
+        Err(e) => {
+            run.message(
+                Severity::Warning,
+                "System",
+                "Journal",
+                format!(
+                    "cannot create the journal: {e}; the durability check is void for this run (verify can judge pages only by what they say about themselves)"
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// Writes the journal's first records at `path` and starts its thread, which warns through
+/// the run's sink.
+fn start(run: &Run<'_>, path: &Path, state: JournalState) -> Result<JournalService, String> {
+    let sink = Arc::clone(&run.reporting.sink);
+    let warn = Box::new(move |text: &str| {
+        sink.emit(Event::Message(Message::new(
+            Severity::Warning,
+            "System",
+            "Journal",
+            text,
+        )));
+    });
+    JournalWriter::create(run.backend, path, &state.snapshot())
+        .map_err(|e| e.to_string())
+        .and_then(|w| {
+            JournalService::start(w, state, journal_options(), warn)
+                .map_err(|e| format!("{}: cannot start the journal thread: {e}", path.display()))
+        })
+}
+
+/// Every log flush is acknowledged to the journal as it completes.
+fn hook_logs(run: &Run<'_>, service: &JournalService) {
+    for log in &run.files.logs {
+        let tx = service.sender();
+        let file_id = log.file as u32;
+        log.wal
+            .on_flush(FlushHook(Box::new(move |last_block, durable_end| {
+                let _ = tx.send(Ack::Log {
+                    file_id,
+                    last_block,
+                    durable_end,
+                });
+            })));
+    }
+}
+
+/// Batching and compaction, with two hidden knobs for tests: SQLIOSIM_JOURNAL_BATCH_MS and
+/// SQLIOSIM_JOURNAL_COMPACT_BYTES (compaction threshold, to make compactions frequent).
+fn journal_options() -> JournalOptions {
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    let mut o = JournalOptions::default();
+    if let Some(ms) = env("SQLIOSIM_JOURNAL_BATCH_MS") {
+        o.interval = std::time::Duration::from_millis(ms.max(1));
+    }
+    if let Some(b) = env("SQLIOSIM_JOURNAL_COMPACT_BYTES") {
+        o.compact_min_bytes = b;
+    }
+    o
+}
+
+/// Names the journal in the run header, and warns when it shares a device with the data.
+fn say_where_the_journal_is(run: &Run<'_>, path: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let dev = |p: &Path| std::fs::metadata(p).ok().map(|m| m.dev());
+    let journal_dev = path.parent().and_then(dev);
+    let shared = run
+        .files
+        .iter()
+        .any(|f| journal_dev.is_some() && dev(&f.path) == journal_dev);
+    run.message(
+        Severity::Info,
+        "System",
+        "Journal",
+        format!("Journal: {}", path.display()),
+    );
+    if shared {
+        run.message(
+            Severity::Warning,
+            "System",
+            "Journal",
+            if run.plan.journal_dir.is_some() {
+                "journal on the device under test (the --journal-dir is on the same device as a test file): a device that loses it weakens the check; choose a directory on another device"
+            } else {
+                "journal on the device under test: a device that loses it weakens the check; use --journal-dir"
+            },
+        );
+    }
+}

@@ -1,0 +1,136 @@
+//! Sync points, synchronous acknowledgements, resizes and the end: what the journal is told
+//! while the run works, so that after a crash `sqliosim verify` knows which generation every
+//! page must hold at least.
+//!
+//! Acknowledged durability reaches the journal two ways. Continuously: every `O_DSYNC` page
+//! write that completes (WriteThrough=TRUE) and every log flush is queued to the journal
+//! thread, which makes it durable within its batch interval. At sync points (checkpoints,
+//! the end): the generations of every completed write are snapshotted, every file is
+//! `fdatasync`ed, and the pages whose generation changed are journaled.
+
+use crate::findings::Severity;
+use crate::page::PAGE_SIZE;
+use crate::sim::actors::context::Run;
+use crate::sim::engine::journal::{Ack, Record};
+use crate::sim::engine::wal::NO_PREV;
+
+/// Queues the acknowledgement of `O_DSYNC` writes of pages `first..` of data file `file` (a
+/// push onto the journal thread's channel; no-op without a journal or WriteThrough). Where
+/// the stack drops an `O_DSYNC` write's flush (FUSE), the file is fdatasynced first: the
+/// write is durable only then, and is not acknowledged when that fails.
+pub fn acknowledged(run: &Run<'_>, file: usize, first: u64, gens: Vec<u64>) {
+    if !run.plan.write_through {
+        return;
+    }
+    let f = &run.files[file];
+    if f.flush_after_dsync {
+        if let Err(e) = f.storage.sync_data() {
+            warn(
+                run,
+                &format!("fdatasync of {} failed: {e}", f.path.display()),
+            );
+            return;
+        }
+    }
+    if let Some(j) = &run.journal {
+        j.service.ack(Ack::Pages {
+            file_id: file as u32,
+            first,
+            gens,
+        });
+    }
+}
+
+/// Snapshots the completed generations, fdatasyncs every file, then journals what changed.
+/// Returns false (after a warning) when a file could not be synced or the journal written.
+pub fn sync_point(run: &Run<'_>) -> bool {
+    let Some(j) = &run.journal else {
+        return true;
+    };
+    let _order = j.order.lock();
+    // Snapshot before the fdatasync: every write counted here completed before the sync began,
+    // so the sync makes it durable.
+    let mut records: Vec<Record> = run
+        .files
+        .data
+        .iter()
+        .map(|&i| Record::Durable {
+            file_id: i as u32,
+            pages: done_generations(run, i),
+        })
+        .collect();
+    // Only a position this run wrote and flushed: a resumed log has written nothing yet (what
+    // the old run made durable is carried over by the journal itself).
+    records.extend(
+        run.files
+            .logs
+            .iter()
+            .filter(|l| l.wal.last_block() != NO_PREV)
+            .map(|l| Record::Log {
+                file_id: l.file as u32,
+                last_block: l.wal.last_block(),
+                durable_end: l.wal.durable_end(),
+            }),
+    );
+    for f in &run.files {
+        if let Err(e) = f.storage.sync_data() {
+            warn(
+                run,
+                &format!("fdatasync of {} failed: {e}", f.path.display()),
+            );
+            return false;
+        }
+    }
+    j.service.commit(records)
+}
+
+/// Journals a new file size and applies it with `apply`, holding the journal order meanwhile
+/// so that no sync point journals pages of the old size after the new size is recorded. A
+/// shrink is journaled before it truncates (after a crash the pages beyond the size are not
+/// owed); a grow adds only never-written pages, which nothing owes either.
+pub fn resize<T>(run: &Run<'_>, file: usize, pages: u64, apply: impl FnOnce() -> T) -> T {
+    let Some(j) = &run.journal else {
+        return apply();
+    };
+    let _order = j.order.lock();
+    j.service.commit(vec![Record::Resize {
+        file_id: file as u32,
+        pages,
+    }]);
+    apply()
+}
+
+/// Marks the end of a clean run.
+pub(super) fn end(run: &Run<'_>) {
+    if sync_point(run) {
+        if let Some(j) = &run.journal {
+            j.service.commit(vec![Record::End]);
+        }
+    }
+}
+
+/// Writes what the journal thread holds and stops it.
+pub(super) fn finish(run: &Run<'_>) {
+    if let Some(j) = &run.journal {
+        j.service.finish();
+    }
+}
+
+/// (page, generation) of every page of `file` with a completed write.
+fn done_generations(run: &Run<'_>, file: usize) -> Vec<(u64, u64)> {
+    let f = &run.files[file];
+    let pages = f
+        .storage
+        .len()
+        .map(|l| l / PAGE_SIZE as u64)
+        .unwrap_or(0)
+        .min(f.oracle.pages());
+    (0..pages)
+        .map(|p| (p, f.oracle.expect(p).min_acceptable()))
+        .filter(|(_, g)| *g > 0)
+        .collect()
+}
+
+fn warn(run: &Run<'_>, text: &str) {
+    run.message(Severity::Warning, "Checkpoint", "SyncPoint", text);
+}

@@ -1,0 +1,506 @@
+//! An asynchronous actor's requests in flight (issue #15): the checkpoint, lazy writer,
+//! read-ahead, bulk update and initial update post their reads and writes without waiting for
+//! each, and collect the completions as they come.
+//!
+//! Each posted request holds, from its post until its completion is handled: the file's size
+//! shared (no resize under it), its pages' latches (exclusive for a write, shared for a read —
+//! so no read of a page races a write to it, at any depth), a throttle permit (the depth the
+//! file's throttle and MaxOutstandingIO allow), a slot of the long-I/O monitor's table, and
+//! page frames of the I/O frame pool allocated at start (no allocation per request) — those
+//! the request itself owns while in flight, and its completion hands back. The oracle
+//! learns a write's outcome only on its completion; a read is verified only on its completion.
+//!
+//! Deadlock freedom: while it has requests in flight the actor only *tries* to take a latch,
+//! the size, a permit or frames; on refusal it handles one of its own completions (releasing
+//! what that request held) and tries again, and waits only when it has nothing in flight —
+//! the state a synchronous actor is always in when it waits. Its requests complete without
+//! anyone's help, so what it holds is always released.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::RwLockReadGuard;
+
+use super::carrier::Carrier;
+use super::context::Run;
+use super::durability::acks::AckBook;
+use super::worker::Worker;
+use super::{evidence, landed};
+use crate::io::{Completion, Frame, PostOp};
+use crate::page::PAGE_SIZE;
+use crate::sim::control::inflight::InflightGuard;
+use crate::sim::control::throttle::{Permit, Refusal};
+use crate::sim::engine::oracle::{ReadLatch, WriteLatch};
+use crate::sim::engine::pool::PageKey;
+use crate::sim::engine::retry;
+use crate::stats::OpKind;
+
+/// A page latch set held by a request in flight.
+enum Latch<'a> {
+    Read(
+        #[expect(
+            dead_code,
+            reason = "held for its Drop: the latch is released when the request completes"
+        )]
+        ReadLatch<'a>,
+    ),
+    Write(
+        #[expect(
+            dead_code,
+            reason = "held for its Drop: the latch is released when the request completes"
+        )]
+        WriteLatch<'a>,
+    ),
+}
+
+/// What to do with a request's pages once it completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    /// Nothing more.
+    Nothing,
+    /// A write of dirty pages: mark them clean up to this LSN in the buffer pool.
+    Clean(u64),
+    /// A read-ahead: the pages are now cached in the buffer pool.
+    Cache,
+}
+
+/// One posted request and everything it holds until its completion is handled.
+struct Posted<'a> {
+    file: usize,
+    first: u64,
+    n: u64,
+    gens: Vec<u64>,
+    after: After,
+    started: Instant,
+    // Released in this order when the request is handled (field order): monitor slot,
+    // permit, latches, size.
+    _watch: InflightGuard<'a>,
+    permit: Option<Permit<'a>>,
+    _latch: Latch<'a>,
+    _size: RwLockReadGuard<'a, u64>,
+}
+
+/// What one request needs before it may be posted.
+struct Held<'a> {
+    size: RwLockReadGuard<'a, u64>,
+    latch: Latch<'a>,
+    permit: Permit<'a>,
+    frames: Vec<Frame>,
+}
+
+/// The requests one actor has in flight.
+pub struct Flight<'a> {
+    run: &'a Run<'a>,
+    carrier: Carrier,
+    slots: Vec<Option<Posted<'a>>>,
+    free: Vec<usize>,
+    live: usize,
+    limit: usize,
+    /// Most requests this flight had in flight at once.
+    pub max_live: usize,
+    /// Requests posted.
+    pub posted: u64,
+    /// Pages written or read successfully.
+    pub pages: u64,
+    /// The journal acknowledgements its writes owe, pushed as they complete.
+    acks: Option<Arc<AckBook>>,
+}
+
+/// How the initial update's and the checkpoint's log lines name requests carried by the
+/// actor's own io_uring.
+pub const OWN_RING_NOTE: &str = "on its own io_uring";
+
+impl<'a> Flight<'a> {
+    /// An empty flight of at most the run's asynchronous depth.
+    pub fn new(run: &'a Run<'a>) -> Flight<'a> {
+        let carrier = Carrier::new(run.controls.async_depth.max(1));
+        let acks = AckBook::for_run(run);
+        carrier.on_complete(acks.as_ref().map(AckBook::hook));
+        Flight {
+            run,
+            carrier,
+            slots: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            limit: run.controls.async_depth.max(1),
+            max_live: 0,
+            posted: 0,
+            pages: 0,
+            acks,
+        }
+    }
+
+    /// Requests in flight now.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Requests carried by this actor's own io_uring rather than the shared I/O service.
+    pub fn own_posted(&self) -> u64 {
+        self.carrier.own_posted
+    }
+
+    /// True once this flight posts on a ring of its own, whose completions arrive only when
+    /// the flight reaps them (and are timed then).
+    pub fn reaps_itself(&self) -> bool {
+        self.carrier.has_ring()
+    }
+
+    /// For the log, after a flight of writes that took `took`: `wrote N pages in R requests,
+    /// at most D requests in flight, in T ms` and, when its own io_uring carried them,
+    /// `, K requests on its own io_uring`.
+    pub fn describe_writes(&self, took: Duration) -> String {
+        let own = match self.own_posted() {
+            0 => String::new(),
+            n => format!(", {n} requests {OWN_RING_NOTE}"),
+        };
+        format!(
+            "wrote {} pages in {} requests, at most {} requests in flight, in {} ms{own}",
+            self.pages,
+            self.posted,
+            self.max_live,
+            took.as_millis()
+        )
+    }
+
+    /// Posts a write of `n` pages from `first` of data file `file`, changed by log records up
+    /// to `lsn` (0: not logged), after making the log durable past `lsn`; without
+    /// scatter/gather, one request per page. False when the log could not be made durable.
+    pub fn write(
+        &mut self,
+        w: &mut Worker<'a>,
+        file: usize,
+        first: u64,
+        n: u64,
+        lsn: u64,
+        after: After,
+    ) -> bool {
+        if lsn > 0 && !w.flush_log(file, lsn) {
+            return false;
+        }
+        self.each_request(w, first, n, |fl, w, p, k| {
+            fl.post(w, file, p, k, lsn, after, false)
+        });
+        true
+    }
+
+    /// Posts reads of `n` pages from `first` of data file `file`, each verified on completion.
+    pub fn read(&mut self, w: &mut Worker<'a>, file: usize, first: u64, n: u64, after: After) {
+        self.each_request(w, first, n, |fl, w, p, k| {
+            fl.post(w, file, p, k, 0, after, true)
+        });
+    }
+
+    /// Splits a run into requests: single pages without scatter/gather, else runs of at most
+    /// the worker's buffer (which a failed request's pages are re-read into one by one).
+    fn each_request(
+        &mut self,
+        w: &mut Worker<'a>,
+        first: u64,
+        n: u64,
+        mut post: impl FnMut(&mut Self, &mut Worker<'a>, u64, u64),
+    ) {
+        let step = if self.run.plan.scatter_gather {
+            (w.max_pages() as u64)
+                .min(self.run.controls.io_frames.frames() as u64)
+                .max(1)
+        } else {
+            1
+        };
+        let mut page = first;
+        while page < first + n {
+            let k = step.min(first + n - page);
+            post(self, w, page, k);
+            page += k;
+        }
+    }
+
+    /// Posts one request (see `write` and `read`).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the request's parts, each from a different owner; a struct for one call would only rename them"
+    )]
+    fn post(
+        &mut self,
+        w: &mut Worker<'a>,
+        file: usize,
+        first: u64,
+        n: u64,
+        lsn: u64,
+        after: After,
+        read: bool,
+    ) {
+        let run = self.run;
+        // Completions are handled as they come: the throttle learns each latency at once.
+        self.reap_ready(w);
+        let Some(held) = self.acquire(w, file, first, n, read) else {
+            return;
+        };
+        let first = first.max(1);
+        let n = n.min(held.size.saturating_sub(first));
+        if n == 0 {
+            return;
+        }
+        let f = &run.files[file];
+        let mut frames = held.frames;
+        frames.truncate(n as usize);
+        let mut gens = Vec::new();
+        if read {
+            frames.iter_mut().for_each(|fr| retry::fill_bnr(fr));
+        } else {
+            gens = (first..first + n)
+                .map(|p| f.oracle.begin_write(p))
+                .collect();
+            if let Err(e) = f.reserve(gens.iter().copied().max().unwrap_or(0)) {
+                for (i, g) in gens.iter().enumerate() {
+                    f.oracle.complete_write(first + i as u64, *g, false);
+                }
+                evidence::report_write_error(w, file, 0, 1, &e);
+                return;
+            }
+            landed::stamp(w, &mut frames, file, first, &gens, lsn);
+        }
+        let offset = first * PAGE_SIZE as u64;
+        let op = if read {
+            PostOp::read(offset, frames, PAGE_SIZE)
+        } else {
+            PostOp::write(offset, frames, PAGE_SIZE)
+        };
+        let token = self.slot();
+        if let (Some(book), false) = (&self.acks, read) {
+            book.expect(token as u64, file, first, &gens);
+        }
+        self.slots[token] = Some(Posted {
+            file,
+            first,
+            n,
+            gens,
+            after,
+            started: Instant::now(),
+            _watch: run.controls.inflight.begin(),
+            permit: Some(held.permit),
+            _latch: held.latch,
+            _size: held.size,
+        });
+        self.live += 1;
+        self.posted += 1;
+        self.max_live = self.max_live.max(self.live);
+        w.stats
+            .outstanding(file, run.controls.throttles[file].max_outstanding() as u64);
+        // The frames go with the request; its completion hands them back (see `handle`).
+        let carried = self.carrier.post(f.storage.as_ref(), op, token as u64);
+        if let Err(why) = carried {
+            run.message(
+                crate::findings::Severity::Warning,
+                w.kind.name(),
+                "IoEngine",
+                format!("this actor's own io_uring could not be set up ({why}): its requests go through the shared I/O service"),
+            );
+        }
+    }
+
+    /// A free slot index (the request's token).
+    fn slot(&mut self) -> usize {
+        self.free.pop().unwrap_or_else(|| {
+            self.slots.push(None);
+            self.slots.len() - 1
+        })
+    }
+
+    /// Takes what a request needs, handling own completions while something is refused;
+    /// waits only with nothing in flight. `None` when the run stopped while waiting.
+    fn acquire(
+        &mut self,
+        w: &mut Worker<'a>,
+        file: usize,
+        first: u64,
+        n: u64,
+        read: bool,
+    ) -> Option<Held<'a>> {
+        let mut counted = false;
+        loop {
+            if self.live >= self.limit {
+                self.reap_one(w);
+                continue;
+            }
+            match self.try_acquire(file, first, n, read) {
+                Ok(held) => return Some(held),
+                Err(Refusal::Throttled) if !counted => {
+                    counted = true;
+                    self.run.controls.throttles[file].count_throttled();
+                    w.stats.throttled(file);
+                }
+                Err(_) => {}
+            }
+            if self.live > 0 {
+                self.reap_one(w);
+            } else {
+                return self.acquire_waiting(file, first, n, read);
+            }
+        }
+    }
+
+    /// Tries to take everything without waiting; what refused it (a busy latch or size, or
+    /// no frames, counts as the gate: nothing the throttle decided).
+    fn try_acquire(
+        &self,
+        file: usize,
+        first: u64,
+        n: u64,
+        read: bool,
+    ) -> Result<Held<'a>, Refusal> {
+        let run = self.run;
+        let f = &run.files[file];
+        let size = f.pages.try_read().ok_or(Refusal::Gate)?;
+        let (first, n) = clamp(*size, first, n);
+        let latch = if read {
+            f.oracle.try_read_latch_range(first, n).map(Latch::Read)
+        } else {
+            f.oracle.try_write_latch_range(first, n).map(Latch::Write)
+        }
+        .ok_or(Refusal::Gate)?;
+        let permit =
+            run.controls.throttles[file].try_enter(&run.controls.gate, run.controls.bursting())?;
+        let frames = run
+            .controls
+            .io_frames
+            .take_many(n.max(1) as usize)
+            .ok_or(Refusal::Gate)?;
+        Ok(Held {
+            size,
+            latch,
+            permit,
+            frames,
+        })
+    }
+
+    /// Takes everything, waiting as a synchronous actor does (nothing of ours in flight).
+    fn acquire_waiting(&self, file: usize, first: u64, n: u64, read: bool) -> Option<Held<'a>> {
+        let run = self.run;
+        let f = &run.files[file];
+        let size = f.pages.read();
+        let (first, n) = clamp(*size, first, n);
+        let latch = if read {
+            Latch::Read(f.oracle.read_latch_range(first, n))
+        } else {
+            Latch::Write(f.oracle.write_latch_range(first, n))
+        };
+        let permit =
+            run.controls.throttles[file].enter(&run.controls.gate, run.controls.bursting());
+        // Frames in use belong to other actors' requests in flight, which complete on
+        // their own: poll for them rather than hold a wake-up in every frame's drop.
+        let frames = loop {
+            if let Some(fr) = run.controls.io_frames.take_many(n.max(1) as usize) {
+                break fr;
+            }
+            if run.controls.stop.run_stopped() {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        Some(Held {
+            size,
+            latch,
+            permit,
+            frames,
+        })
+    }
+
+    /// Handles the completions that have already come back.
+    pub fn reap_ready(&mut self, w: &mut Worker<'a>) {
+        while let Some(c) = self.carrier.take() {
+            self.handle(w, c);
+        }
+    }
+
+    /// Waits for one completion and handles it.
+    fn reap_one(&mut self, w: &mut Worker<'a>) {
+        if self.live > 0 {
+            let c = self.carrier.wait();
+            self.handle(w, c);
+        }
+    }
+
+    /// Waits for every request in flight and handles each.
+    pub fn drain(&mut self, w: &mut Worker<'a>) {
+        while self.live > 0 {
+            self.reap_one(w);
+        }
+    }
+
+    /// Accounts a completion: latency to the throttle and the statistics, then the write's
+    /// outcome to the oracle or the read's pages to the verifier.
+    fn handle(&mut self, w: &mut Worker<'a>, c: Completion) {
+        let token = c.token as usize;
+        let Some(mut p) = self.slots.get_mut(token).and_then(Option::take) else {
+            panic!("a completion for request {token}, which is not in flight");
+        };
+        self.free.push(token);
+        self.live -= 1;
+        let took = c.done_at.saturating_duration_since(p.started);
+        if let Some(permit) = p.permit.take() {
+            self.run.controls.throttles[p.file].complete(permit, took);
+        }
+        let read = p.gens.is_empty();
+        let op = match (read, p.n > 1) {
+            (true, false) => OpKind::Read,
+            (true, true) => OpKind::ScatterRead,
+            (false, false) => OpKind::Write,
+            (false, true) => OpKind::GatherWrite,
+        };
+        let bytes = p.n * PAGE_SIZE as u64;
+        match &c.result {
+            Ok(_) => w
+                .stats
+                .record(p.file, w.kind, op, bytes, took.as_nanos() as u64),
+            Err(_) => w.stats.record_error(p.file, w.kind, op),
+        }
+        let done = landed::Request {
+            file: p.file,
+            first: p.first,
+            n: p.n,
+            gens: &p.gens,
+            frames: &c.frames,
+        };
+        let ok = c.result.is_ok();
+        self.pages += if read {
+            landed::verify_read(w, &done, c.result)
+        } else {
+            landed::finish_write(w, &done, c.result)
+        };
+        if let (Some(book), false) = (&self.acks, read) {
+            // Still under the size guard: a resize is journaled after this acknowledgement.
+            book.settle(c.token, ok);
+        }
+        let pool = &self.run.files.pool;
+        let keys = (p.first..p.first + p.n).map(|page| PageKey { file: p.file, page });
+        match p.after {
+            After::Nothing => {}
+            After::Clean(lsn) => keys.for_each(|k| pool.mark_clean(k, lsn)),
+            After::Cache => keys.for_each(|k| {
+                pool.insert_clean(k);
+            }),
+        }
+    }
+}
+
+/// The page range a request covers in a file of `size` pages (page 0 is the header).
+fn clamp(size: u64, first: u64, n: u64) -> (u64, u64) {
+    let first = first.max(1);
+    (first, n.min(size.saturating_sub(first)))
+}
+
+impl Drop for Flight<'_> {
+    /// A flight dropped with requests in flight (a panicking actor): wait for every completion,
+    /// so what each request holds (latches, permit, size) is released only once it is over;
+    /// its frames come back with it.
+    fn drop(&mut self) {
+        while self.live > 0 {
+            let c = self.carrier.wait();
+            if let Some(slot) = self.slots.get_mut(c.token as usize) {
+                slot.take();
+            }
+            self.live -= 1;
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! ShrinkUser: every MinShrinkInterval..MaxShrinkInterval seconds grows or shrinks a
+//! shrinkable data file by MinExtends..MaxExtends × Increment, within InitialSize..MaxSize.
+//! A growth the filesystem has no room for is a condition: a warning, and the file is not
+//! grown again in this run.
+
+use super::failure::{handled, Failed};
+use super::worker::Worker;
+use crate::findings::Severity;
+use crate::io::oserr::{self, ErrorClass};
+use crate::io::OpenOptions;
+use crate::page::{FileRole, PAGE_SIZE};
+use crate::sim::engine::files::{extend, Prepare};
+
+/// What one shrink/grow step decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resize {
+    /// File index.
+    pub file: usize,
+    /// Size before, in pages.
+    pub from: u64,
+    /// Size after, in pages.
+    pub to: u64,
+}
+
+/// Decides the next size of a file: grow when at the minimum, shrink when at the maximum,
+/// otherwise either; `steps` increments, clamped to the limits.
+pub fn decide(current: u64, min: u64, max: u64, increment: u64, steps: u64, grow: bool) -> u64 {
+    let delta = increment.saturating_mul(steps.max(1));
+    let grow = if current <= min {
+        true
+    } else if current >= max {
+        false
+    } else {
+        grow
+    };
+    if grow {
+        current.saturating_add(delta).min(max)
+    } else {
+        current.saturating_sub(delta).max(min)
+    }
+}
+
+/// Runs the shrink user until the phase ends.
+pub fn run(w: &mut Worker<'_>) {
+    let candidates: Vec<usize> = w
+        .run
+        .files
+        .data
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let p = &w.run.plan.files[i];
+            p.shrinkable && p.increment_pages > 0 && p.max_pages > p.initial_pages
+        })
+        .collect();
+    if candidates.is_empty() {
+        return;
+    }
+    let plan = w.run.plan.shrink.clone();
+    loop {
+        let wait = w.between(
+            plan.min_interval.as_millis() as u64,
+            plan.max_interval.as_millis() as u64,
+        );
+        if !w.pause(std::time::Duration::from_millis(wait)) {
+            break;
+        }
+        let file = candidates[w.between(0, candidates.len() as u64 - 1) as usize];
+        let steps = w.between(plan.min_extends, plan.max_extends);
+        let grow = w.chance(0.5);
+        resize(w, file, steps, grow);
+    }
+}
+
+fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
+    let run = w.run;
+    let fp = &run.plan.files[file];
+    let f = &run.files[file];
+    let mut size = f.pages.write();
+    let to = decide(
+        *size,
+        fp.initial_pages,
+        fp.max_pages.min(f.grow_cap()).max(fp.initial_pages),
+        fp.increment_pages,
+        steps,
+        grow,
+    );
+    let from = *size;
+    if to == from {
+        return;
+    }
+    let res = if to > from {
+        let prep = Prepare {
+            run_id: run.files.run_id,
+            file_id: file as u32,
+            role: FileRole::Data,
+            pages: to,
+            stamp: run.plan.stamp_files,
+            sparse: fp.sparse,
+            force: false,
+            open: OpenOptions::default(),
+            force_4k_log: false,
+        };
+        super::durability::resize(run, file, to, || {
+            extend(f.storage.as_ref(), from, to, &prep).map(|_| f.oracle.resize(to))
+        })
+    } else {
+        super::durability::resize(run, file, to, || {
+            run.files.pool.drop_from(file, to);
+            f.oracle.resize(to);
+            f.storage.set_len(to * PAGE_SIZE as u64)
+        })
+    };
+    match res {
+        Ok(()) => {
+            *size = to;
+            let verb = if to > from { "grew" } else { "shrank" };
+            run.message(
+                Severity::Info,
+                "Shrink User",
+                "ShrinkUser::Resize",
+                format!(
+                    "{} {verb} from {} MB to {} MB",
+                    f.path.display(),
+                    from / 128,
+                    to / 128
+                ),
+            );
+        }
+        Err(e) if to > from && growth_limit(&e) => {
+            drop(size);
+            stop_growing(w, file, from, to, &e);
+        }
+        Err(e) => {
+            drop(size);
+            let failed = Failed {
+                file,
+                what: if to > from { "grow" } else { "shrink" },
+                offset: Some(from.min(to) * PAGE_SIZE as u64),
+                len: from.abs_diff(to) * PAGE_SIZE as u64,
+                error: &e,
+            };
+            if !handled(run, &failed) {
+                super::evidence::report_write_error(w, file, 0, 0, &e);
+            }
+        }
+    }
+}
+
+/// True when a growth failed because the filesystem has no room for it (no space, quota, or
+/// a file larger than it allows): a limit of the environment, not corruption.
+fn growth_limit(e: &std::io::Error) -> bool {
+    oserr::classify(e) == ErrorClass::NoSpace
+        || matches!(e.raw_os_error(), Some(libc::EFBIG) | Some(libc::EOVERFLOW))
+}
+
+/// After a growth from `from` to `to` pages failed for lack of room: gives back what the
+/// attempt took, journals the size the file kept, warns, and never grows the file again.
+fn stop_growing(w: &Worker<'_>, file: usize, from: u64, to: u64, e: &std::io::Error) {
+    let run = w.run;
+    let f = &run.files[file];
+    f.cap_growth(from);
+    let _ = super::durability::resize(run, file, from, || {
+        // Best effort: a partial growth (zeros written, blocks allocated) is released.
+        f.storage.set_len(from * PAGE_SIZE as u64)
+    });
+    run.reporting.env.note_no_space(file, "grow");
+    run.message(
+        Severity::Warning,
+        "Shrink User",
+        "ShrinkUser::Resize",
+        format!(
+            "{}: cannot grow from {} MB to {} MB ({e}); the file stays at {} MB and is not grown again in this run. Out of space is a condition, not corruption",
+            f.path.display(),
+            from / 128,
+            to / 128,
+            from / 128
+        ),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decide;
+
+    #[test]
+    fn decide_stays_within_limits_and_turns_at_the_ends() {
+        assert_eq!(
+            decide(100, 100, 200, 10, 3, false),
+            130,
+            "at the minimum it grows"
+        );
+        assert_eq!(
+            decide(200, 100, 200, 10, 3, true),
+            170,
+            "at the maximum it shrinks"
+        );
+        assert_eq!(decide(150, 100, 200, 10, 9, true), 200);
+        assert_eq!(decide(150, 100, 200, 10, 9, false), 100);
+    }
+}

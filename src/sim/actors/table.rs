@@ -1,0 +1,218 @@
+//! The actor table, modelled on ripgrep's single flag table: one [`ActorSpec`] per actor a
+//! cycle runs, giving its kind, the phase it runs in, how many threads it gets and how many
+//! pages each buffers (both functions of the plan), and its body. The driver iterates the table
+//! (`sched::run`); a new actor is a new body and a new row. The bodies are plain `fn`
+//! pointers, each called once per thread, so dispatch stays static and the actors' own loops
+//! are untouched.
+
+use super::worker::Worker;
+use super::{batch, random, shrink, sweep, system};
+use crate::page::ActorKind;
+use crate::sim::plan::SimPlan;
+
+/// Pages per request for the sweeps (initial update, audit pass) and the system actors.
+pub const SWEEP_PAGES: usize = 64;
+
+/// The phases of a cycle, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CyclePhase {
+    /// Every page of the data files written once.
+    InitialUpdate,
+    /// A checkpoint after the initial update.
+    InitialCheckpoint,
+    /// Every user and system actor, for the cycle's duration.
+    Main,
+    /// A checkpoint after the main phase.
+    FinalCheckpoint,
+    /// Every page read back, every log's chain checked.
+    Audit,
+}
+
+impl CyclePhase {
+    /// The phase's name in the log and the stop stage.
+    pub fn name(self) -> &'static str {
+        match self {
+            CyclePhase::InitialUpdate => "initial update",
+            CyclePhase::InitialCheckpoint => "initial checkpoint",
+            CyclePhase::Main => "main",
+            CyclePhase::FinalCheckpoint => "final checkpoint",
+            CyclePhase::Audit => "audit",
+        }
+    }
+
+    /// True when the phase lifts throttling under AllowIOBursts.
+    pub fn bursts(self) -> bool {
+        !matches!(self, CyclePhase::Main | CyclePhase::Audit)
+    }
+}
+
+/// One actor of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct ActorSpec {
+    /// What the actor is (its name, and the tag in the pages it writes).
+    pub kind: ActorKind,
+    /// When it runs.
+    pub phase: CyclePhase,
+    /// Id of its first thread (the others follow).
+    pub first_id: u16,
+    /// How many threads it gets.
+    pub threads: fn(&SimPlan) -> usize,
+    /// Pages each thread's I/O buffers hold.
+    pub pages: fn(&SimPlan) -> usize,
+    /// What thread `i` (0-based) of the actor runs.
+    pub body: fn(&mut Worker<'_>, usize),
+}
+
+/// Every actor of a cycle, in the order they are started within their phase.
+pub static ACTORS: &[ActorSpec] = &[
+    ActorSpec {
+        kind: ActorKind::Init,
+        phase: CyclePhase::InitialUpdate,
+        first_id: 0,
+        threads: data_files,
+        pages: sweep_pages,
+        body: sweep::initial_update,
+    },
+    ActorSpec {
+        kind: ActorKind::Checkpoint,
+        phase: CyclePhase::InitialCheckpoint,
+        first_id: 0,
+        threads: one,
+        pages: gather_pages,
+        body: |w, _| {
+            system::checkpoint(w);
+        },
+    },
+    ActorSpec {
+        kind: ActorKind::RandomUser,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: |p| p.random.users,
+        pages: |p| p.random.max_chain.max(1) as usize,
+        body: |w, _| random::run(w),
+    },
+    ActorSpec {
+        kind: ActorKind::AuditUser,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: |p| p.audit.users,
+        pages: |p| batch_pages(p.audit.max_pages),
+        body: |w, _| {
+            let run = w.run;
+            batch::audit(w, &run.plan.audit);
+        },
+    },
+    ActorSpec {
+        kind: ActorKind::ReadAheadUser,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: |p| p.read_ahead.users,
+        pages: |p| batch_pages(p.read_ahead.max_pages.min(p.caps.read_ahead_pages)),
+        body: |w, _| {
+            let run = w.run;
+            batch::read_ahead(w, &run.plan.read_ahead);
+        },
+    },
+    ActorSpec {
+        kind: ActorKind::BulkUpdateUser,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: |p| p.bulk.users,
+        pages: |p| batch_pages(p.bulk.max_pages.min(p.caps.gather_pages)),
+        body: |w, _| {
+            let run = w.run;
+            batch::bulk_update(w, &run.plan.bulk);
+        },
+    },
+    ActorSpec {
+        kind: ActorKind::ShrinkUser,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: one,
+        pages: one,
+        body: |w, _| shrink::run(w),
+    },
+    ActorSpec {
+        kind: ActorKind::Checkpoint,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: one,
+        pages: gather_pages,
+        body: |w, _| system::checkpointer(w),
+    },
+    ActorSpec {
+        kind: ActorKind::LazyWriter,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: one,
+        pages: gather_pages,
+        body: |w, _| system::lazy_writer(w),
+    },
+    ActorSpec {
+        kind: ActorKind::LogWriter,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: one,
+        pages: one,
+        body: |w, _| system::log_writer(w),
+    },
+    ActorSpec {
+        kind: ActorKind::Checkpoint,
+        phase: CyclePhase::FinalCheckpoint,
+        first_id: 0,
+        threads: one,
+        pages: gather_pages,
+        body: |w, _| {
+            system::checkpoint(w);
+        },
+    },
+    ActorSpec {
+        kind: ActorKind::AuditUser,
+        phase: CyclePhase::Audit,
+        first_id: 1000,
+        threads: data_files,
+        pages: sweep_pages,
+        body: sweep::audit,
+    },
+    ActorSpec {
+        kind: ActorKind::LogWriter,
+        phase: CyclePhase::Audit,
+        first_id: 1000,
+        threads: one,
+        pages: one,
+        body: sweep::log_chains,
+    },
+];
+
+/// The actors of `phase`, in table order.
+pub fn of_phase(phase: CyclePhase) -> impl Iterator<Item = &'static ActorSpec> {
+    ACTORS.iter().filter(move |a| a.phase == phase)
+}
+
+/// Threads `phase` runs under `plan`.
+pub fn threads_in(plan: &SimPlan, phase: CyclePhase) -> usize {
+    of_phase(phase).map(|a| (a.threads)(plan)).sum()
+}
+
+fn one(_: &SimPlan) -> usize {
+    1
+}
+
+fn sweep_pages(_: &SimPlan) -> usize {
+    SWEEP_PAGES
+}
+
+/// The checkpoint's and lazy writer's buffer: the generation's gather cap (their runs of
+/// dirty pages are split at it).
+fn gather_pages(plan: &SimPlan) -> usize {
+    plan.caps.gather_pages.clamp(1, 1024) as usize
+}
+
+fn data_files(plan: &SimPlan) -> usize {
+    plan.data_files().len()
+}
+
+/// A batch user's buffer: its largest request, at most 1,024 pages.
+fn batch_pages(max_pages: u64) -> usize {
+    max_pages.clamp(1, 1024) as usize
+}

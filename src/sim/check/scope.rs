@@ -1,0 +1,183 @@
+//! Which files `sqliosim verify --dir` checks. With a journal: the files it names (found by
+//! path, else by name, in the directories given). Other files that carry a sqliosim header are
+//! listed with what they are — a copy of a file of this run, a file of another run — and never
+//! checked or counted: a copy taken an hour ago is not the live file and owes nothing. Without a
+//! journal every file with a header is checked, but once per (run, file id): the oldest file
+//! (by creation time) is taken as the original and the others are named as copies.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::sim::engine::journal::JournalState;
+
+/// A file found with a sqliosim header: (path, run id, file id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// Path.
+    pub path: PathBuf,
+    /// Run id from its header.
+    pub run_id: u64,
+    /// File id from its header.
+    pub file_id: u32,
+}
+
+/// What to check and what to only mention.
+#[derive(Debug, Default)]
+pub struct Scope {
+    /// Indices (into the found files) to check.
+    pub check: Vec<usize>,
+    /// Files left alone (index into the found files), each with a sentence saying what it is.
+    pub skipped: Vec<(usize, String)>,
+    /// Files of the journal (indices into its file list) not found among them.
+    pub missing: Vec<usize>,
+}
+
+/// Chooses the files to check among `found` (in directory order).
+pub fn choose(found: &[Found], journal: Option<&JournalState>) -> Scope {
+    let mut scope = Scope::default();
+    let mut taken: Vec<Option<usize>> = vec![None; found.len()];
+    let mut order: Vec<usize> = Vec::new();
+    match journal {
+        Some(j) => {
+            for (n, f) in j.files.iter().enumerate() {
+                let same: Vec<usize> = (0..found.len())
+                    .filter(|&i| found[i].run_id == j.run_id && found[i].file_id == f.file_id)
+                    .collect();
+                match pick_named(found, &same, &f.path) {
+                    Some(i) => {
+                        order.push(i);
+                        for &k in &same {
+                            taken[k] = Some(i);
+                        }
+                    }
+                    None => scope.missing.push(n),
+                }
+            }
+        }
+        None => {
+            for i in 0..found.len() {
+                if taken[i].is_some() {
+                    continue;
+                }
+                let same: Vec<usize> = (0..found.len())
+                    .filter(|&k| {
+                        found[k].run_id == found[i].run_id && found[k].file_id == found[i].file_id
+                    })
+                    .collect();
+                let pick = pick_oldest(found, &same);
+                order.push(pick);
+                for &k in &same {
+                    taken[k] = Some(pick);
+                }
+            }
+        }
+    }
+    for (i, f) in found.iter().enumerate() {
+        match taken[i] {
+            Some(orig) if orig != i => scope.skipped.push((i, format!(
+                "{}: a copy of file {} of this run ({} is checked), not checked; `sqliosim verify --file {}` checks it",
+                f.path.display(),
+                f.file_id,
+                found[orig].path.display(),
+                f.path.display()
+            ))),
+            Some(_) => {}
+            None => scope.skipped.push((i, format!(
+                "{}: file {} of another run (run {:016x}) than the journal's, not checked; `sqliosim verify --no-journal --file {}` checks it",
+                f.path.display(),
+                f.file_id,
+                f.run_id,
+                f.path.display()
+            ))),
+        }
+    }
+    scope.check = order;
+    scope
+}
+
+/// The candidate at the journal's path, else with its file name, else the only candidate.
+fn pick_named(found: &[Found], same: &[usize], path: &Path) -> Option<usize> {
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let want = canon(path);
+    same.iter()
+        .copied()
+        .find(|&i| want.is_some() && canon(&found[i].path) == want)
+        .or_else(|| {
+            same.iter()
+                .copied()
+                .find(|&i| found[i].path.file_name() == path.file_name())
+        })
+        .or_else(|| (same.len() == 1).then(|| same[0]))
+}
+
+/// The candidate created first (a copy is created after its original); ties keep the first.
+fn pick_oldest(found: &[Found], same: &[usize]) -> usize {
+    let born = |i: usize| {
+        std::fs::metadata(&found[i].path)
+            .and_then(|m| m.created())
+            .unwrap_or(SystemTime::UNIX_EPOCH)
+    };
+    same.iter()
+        .copied()
+        .min_by_key(|&i| (born(i), i))
+        .unwrap_or(same[0])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::FileRole;
+    use crate::sim::engine::journal::{JournalFile, Record};
+
+    fn found(path: &str, run_id: u64, file_id: u32) -> Found {
+        Found {
+            path: path.into(),
+            run_id,
+            file_id,
+        }
+    }
+
+    #[test]
+    fn the_journal_names_the_live_files_and_copies_are_only_named() {
+        let j = JournalState::replay(
+            &[Record::Start {
+                run_id: 7,
+                files: vec![JournalFile {
+                    file_id: 0,
+                    role: FileRole::Data,
+                    path: "/gone/d/sqliosim.mdx".into(),
+                    max_pages: None,
+                }],
+            }],
+            false,
+        );
+        let f = [
+            found("/x/old.copy", 7, 0),
+            found("/x/sqliosim.mdx", 7, 0),
+            found("/x/other.mdx", 9, 0),
+        ];
+        let s = choose(&f, Some(&j));
+        assert_eq!(s.check, vec![1], "checked by name, not the copy");
+        assert_eq!(s.skipped.len(), 2);
+        assert!(
+            s.skipped[0].1.contains("a copy of file 0"),
+            "{:?}",
+            s.skipped
+        );
+        assert!(s.skipped[1].1.contains("another run"), "{:?}", s.skipped);
+        assert!(s.missing.is_empty());
+    }
+
+    #[test]
+    fn without_a_journal_each_run_and_file_is_checked_once() {
+        let f = [
+            found("/nonexistent/a", 7, 0),
+            found("/nonexistent/b", 7, 0),
+            found("/nonexistent/c", 7, 1),
+        ];
+        let s = choose(&f, None);
+        assert_eq!(s.check, vec![0, 2]);
+        assert_eq!(s.skipped.len(), 1);
+        assert!(s.skipped[0].1.starts_with("/nonexistent/b: a copy"));
+    }
+}

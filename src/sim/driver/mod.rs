@@ -1,0 +1,175 @@
+//! Scheduler, the driver only: setup, test cycles, the monitor and resume.
+//! The plan it runs lives in [`crate::sim::plan`], the run-time controls it shares with the actors
+//! (stop, throttle, gate, in-flight table) in [`crate::sim::control`].
+//!
+//! [`simulate`] is the whole of a `sqliosim run` below the reporting: it sets the files up,
+//! runs the cycles, and returns the merged statistics and the per-file summaries. Everything
+//! else leaves through the event sink as it happens: findings and messages, each phase as it
+//! begins, a tick about once a second (the progress line is a sink), and the summary at the end.
+
+pub mod monitor;
+pub mod resume;
+pub mod run;
+pub mod setup;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::events::{Event, EventSink};
+use crate::findings::{Message, Severity};
+use crate::io::Backend;
+use crate::sim::actors::context::Run;
+use crate::sim::actors::durability;
+use crate::sim::control::stop::{Stop, StopReason};
+use crate::sim::plan::SimPlan;
+use crate::stats::{
+    file_summary_lines, fill_depth_timeline, DepthSummary, FileMeta, Summary, SQLIOSIM_SUMMARY_FUNC,
+};
+
+/// What a simulation reports back to the app.
+#[derive(Debug)]
+pub struct SimOutcome {
+    /// Merged statistics, summarised.
+    pub summary: Summary,
+    /// Integrity findings reported.
+    pub findings: u64,
+    /// Cycles started.
+    pub cycles: u32,
+    /// Why the run stopped early, if it did.
+    pub stopped: StopReason,
+    /// How and when it stopped: the signal, the time from the start, the planned length.
+    pub stop: crate::sim::control::stop::StopWhen,
+    /// A worker thread panicked: an internal failure.
+    pub worker_panicked: bool,
+    /// Run id of the file set.
+    pub run_id: u64,
+    /// The environment error (refused request, vanished device or mount) that stopped the
+    /// run, if one did: not a finding, but the exit status says so.
+    pub environment: Option<crate::sim::actors::failure::EnvStop>,
+    /// Requests that failed for lack of space: a condition, not a finding.
+    pub no_space: u64,
+}
+
+/// Runs the simulation of `plan` on `backend`, its events into `sink` (a
+/// [`Tick`](crate::events::Tick) about once a second in every phase, the
+/// [`Summary`](crate::events::Event::Summary) at the end). SIGINT and SIGTERM stop the run
+/// cleanly.
+pub fn simulate(
+    plan: SimPlan,
+    backend: &dyn Backend,
+    sink: Arc<dyn EventSink>,
+) -> anyhow::Result<SimOutcome> {
+    // Signals are caught from the start: a Ctrl-C while the files are being created still
+    // ends the run cleanly.
+    let flag = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let signals = register_signals(&flag);
+    let run = match setup::build(plan, backend, sink, Stop::with_signal(flag)) {
+        Ok(run) => run,
+        Err(e) => {
+            unregister(signals);
+            return Err(e);
+        }
+    };
+    let started = Instant::now();
+    let result = run::run_cycles(&run);
+    let clean =
+        !run.controls.stop.run_stopped() || run.controls.stop.reason() == StopReason::Signal;
+    durability::shutdown(&run, clean);
+    unregister(signals);
+    let metas = file_metas(&run);
+    let mut summary = result.stats.summary(&metas, started.elapsed());
+    add_depth(&run, &mut summary);
+    summary.journal = durability::summary(&run);
+    for f in &summary.files {
+        for line in file_summary_lines(f) {
+            run.message(
+                Severity::Info,
+                "Display Monitor",
+                SQLIOSIM_SUMMARY_FUNC,
+                line,
+            );
+        }
+    }
+    let planned = (run.plan.cycles > 0).then(|| run.plan.cycle_duration * run.plan.cycles);
+    let when =
+        crate::sim::control::stop::StopWhen::of(&run.controls.stop, run.reporting.start, planned);
+    let long = run.controls.inflight.long_total();
+    if long > 0 {
+        let text =
+            format!("{long} I/O requests were outstanding for more than 15 sec. during the run");
+        let m = Message::new(Severity::Warning, "Display Monitor", "CheckForLongIO", text);
+        run.send(m.with_errno(0));
+    }
+    run.reporting
+        .sink
+        .emit(Event::Summary(Box::new(summary.clone())));
+    if run.plan.delete_at_shutdown {
+        durability::remove(&run);
+        for f in &run.files {
+            let _ = backend.remove(&f.path);
+        }
+    }
+    Ok(SimOutcome {
+        summary,
+        findings: result.findings,
+        cycles: result.cycles,
+        stopped: run.controls.stop.reason(),
+        stop: when,
+        worker_panicked: result.worker_panicked,
+        run_id: run.files.run_id,
+        environment: run.reporting.env.stop(),
+        no_space: run.reporting.env.no_space(),
+    })
+}
+
+/// What the summary says of each file beyond its counters: the throttle's target and running
+/// average now, and whether it is sparse.
+fn file_metas(run: &Run<'_>) -> Vec<FileMeta> {
+    run.files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| FileMeta {
+            path: f.path.clone(),
+            target_io_duration_ms: run.controls.throttles[i].target_ms(),
+            running_avg_io_ms: Some(run.controls.throttles[i].running_average_ms()),
+            sparse: run.plan.files[i].sparse,
+        })
+        .collect()
+}
+
+/// The statistics of the run so far, from the workers' last flushes (`stats::board`), timed
+/// from the run's start; no journal figures (those come at the end).
+fn running_summary(run: &Run<'_>) -> Summary {
+    let stats = run.reporting.board.snapshot();
+    let mut summary = stats.summary(&file_metas(run), run.reporting.start.elapsed());
+    add_depth(run, &mut summary);
+    summary
+}
+
+/// The depth the device saw: per file and for the run, over the run and per phase, and in the
+/// timeline. "IO request blocks" is the per-file maximum.
+fn add_depth(run: &Run<'_>, summary: &mut Summary) {
+    for (f, t) in summary.files.iter_mut().zip(&run.controls.throttles) {
+        let d = DepthSummary::of(t.depth());
+        f.io_request_blocks = f.io_request_blocks.max(d.max);
+        f.depth = Some(d);
+    }
+    summary.depth = Some(DepthSummary::of(&run.controls.depth));
+    fill_depth_timeline(&run.controls.depth, &mut summary.timeline);
+}
+
+/// SIGINT and SIGTERM store their number in `flag`.
+fn register_signals(flag: &Arc<std::sync::atomic::AtomicUsize>) -> Vec<signal_hook::SigId> {
+    [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
+        .into_iter()
+        .filter_map(|sig| {
+            signal_hook::flag::register_usize(sig, Arc::clone(flag), sig as usize).ok()
+        })
+        .collect()
+}
+
+fn unregister(ids: Vec<signal_hook::SigId>) {
+    for id in ids {
+        signal_hook::low_level::unregister(id);
+    }
+}

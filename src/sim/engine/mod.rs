@@ -1,0 +1,15 @@
+//! The engine: expected-state oracle, read retry and triage, buffer pool, data files and the
+//! write-ahead log.
+
+pub mod ceiling;
+pub mod files;
+pub mod journal;
+pub mod logblock;
+pub mod logio;
+pub mod logpack;
+pub mod logscan;
+pub mod oracle;
+pub mod pool;
+pub mod retry;
+pub mod tear;
+pub mod wal;
