@@ -272,17 +272,22 @@ fn info_of(st: Option<&Statx>, path: &Path) -> DirectIoInfo {
     let at = existing(path);
     let logical_block =
         st.and_then(|st| super::sysfs::device_block_size(st.stx_dev_major, st.stx_dev_minor, &at));
-    info_from(filesystem, align, logical_block)
+    let physical_block = st
+        .and_then(|st| super::sysfs::device_physical_size(st.stx_dev_major, st.stx_dev_minor, &at));
+    info_from(filesystem, align, logical_block, physical_block)
 }
 
 /// Direct-I/O facts from what the kernel said: the filesystem's name, the statx DIOALIGN
-/// (memory, offset) if reported, the device's logical block size if there is one.
+/// (memory, offset) if reported, the device's logical and physical block sizes if there is
+/// one.
 pub fn info_from(
     filesystem: String,
     align: Option<(u32, u32)>,
     logical_block: Option<u32>,
+    physical_block: Option<u32>,
 ) -> DirectIoInfo {
     DirectIoInfo {
+        physical_block,
         mem_align: align.map(|a| a.0),
         offset_align: align.map(|a| a.1),
         honoured: o_direct_honoured(&filesystem, align.is_some()),

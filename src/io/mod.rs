@@ -144,6 +144,9 @@ pub struct DirectIoInfo {
     pub honoured: bool,
     /// Logical block size of the block device under the filesystem (sysfs), when there is one.
     pub logical_block: Option<u32>,
+    /// Physical block size of that device (sysfs): 4096 on a 512e disk, whose logical block
+    /// is 512.
+    pub physical_block: Option<u32>,
 }
 
 impl DirectIoInfo {
@@ -154,6 +157,18 @@ impl DirectIoInfo {
             .or(self.logical_block)
             .unwrap_or(DEFAULT_DIO_ALIGN)
             .max(DEFAULT_DIO_ALIGN)
+    }
+
+    /// The unit a log file created here is written in, as SQL Server sizes its log I/O: the
+    /// device's physical sector (up to a page; 4096 on a 512e disk), at least the direct-I/O
+    /// unit, and with `force_4k` (SQL Server's trace flag 1800) at least 4096.
+    pub fn log_unit(&self, force_4k: bool) -> u32 {
+        let physical = self
+            .physical_block
+            .filter(|p| p.is_power_of_two() && *p as usize <= crate::page::PAGE_SIZE)
+            .unwrap_or(0);
+        let forced = if force_4k { 4096 } else { 0 };
+        self.unit().max(physical).max(forced)
     }
 
     /// False where an `O_DSYNC` write completes without reaching the medium on some engine

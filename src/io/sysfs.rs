@@ -17,6 +17,19 @@ pub fn device_block_size(major: u32, minor: u32, path: &Path) -> Option<u32> {
     logical_block_size(major, minor)
 }
 
+/// Physical block size of the block device of a file at `path` whose device number is
+/// `major:minor`, if sysfs knows it (4096 on a 512e disk).
+pub fn device_physical_size(major: u32, minor: u32, path: &Path) -> Option<u32> {
+    let (major, minor) = block_device(major, minor, path)?;
+    let dir =
+        std::fs::canonicalize(Path::new("/sys/dev/block").join(format!("{major}:{minor}"))).ok()?;
+    let own = read_queue(&dir, "physical_block_size");
+    own.or_else(|| {
+        dir.parent()
+            .and_then(|d| read_queue(d, "physical_block_size"))
+    })
+}
+
 /// The block device under a file at `path` whose device number is `major:minor`: that number
 /// itself, or for an anonymous one (major 0, btrfs) the device the mount holding `path` is
 /// mounted from; `None` when there is no block device (tmpfs, FUSE).
@@ -80,7 +93,12 @@ fn mounted_from(path: &Path) -> Option<(u32, u32)> {
 }
 
 fn read_size(dir: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(dir.join("queue/logical_block_size")).ok()?;
+    read_queue(dir, "logical_block_size")
+}
+
+/// A power-of-two size in `dir/queue/name`.
+fn read_queue(dir: &Path, name: &str) -> Option<u32> {
+    let text = std::fs::read_to_string(dir.join("queue").join(name)).ok()?;
     text.trim()
         .parse()
         .ok()
