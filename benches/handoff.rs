@@ -15,17 +15,16 @@
 //! target/release/deps/handoff-* FILE [SECONDS [ROUNDS]]
 //! ```
 
-// Unsafe code is denied crate-wide; allowed here because posting lends memory until the
-// completion (Storage::post and PostRing::post are unsafe by contract) and getrusage(2).
+// Unsafe code is denied crate-wide; allowed here for getrusage(2).
 #![allow(unsafe_code)]
 
-use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sqliosim::io::aio::AlignedBuffers;
-use sqliosim::io::{Backend, Completions, OpenOptions, PostOp, PostRing, ServiceBackend};
+use sqliosim::io::{
+    Backend, BufPool, Completions, OpenOptions, PostOp, PostRing, RingFile, ServiceBackend,
+};
 
 const BLOCK: usize = 8192;
 const FILE_MB: u64 = 256;
@@ -66,14 +65,14 @@ fn cpu_s() -> f64 {
     s(ru.ru_utime) + s(ru.ru_stime)
 }
 
-fn op(bufs: &mut AlignedBuffers, slot: usize, read: bool, offset: u64) -> PostOp {
-    PostOp {
-        read,
-        offset,
-        iov: vec![libc::iovec {
-            iov_base: bufs.slot_ptr(slot as u32).cast(),
-            iov_len: BLOCK,
-        }],
+/// A request of one frame of `pool` (one is free: each completion is dropped before the next
+/// post, which gives its frame back).
+fn op(pool: &Arc<BufPool>, read: bool, offset: u64) -> PostOp {
+    let frames = pool.take_many(1).expect("a free frame");
+    if read {
+        PostOp::read(offset, frames, BLOCK)
+    } else {
+        PostOp::write(offset, frames, BLOCK)
     }
 }
 
@@ -82,7 +81,7 @@ fn op(bufs: &mut AlignedBuffers, slot: usize, read: bool, offset: u64) -> PostOp
 /// everything in flight is back.
 fn drive(
     case: Case,
-    bufs: &mut AlignedBuffers,
+    pool: &Arc<BufPool>,
     mut post: impl FnMut(usize, PostOp),
     mut next: impl FnMut() -> usize,
 ) -> Figures {
@@ -90,7 +89,7 @@ fn drive(
     let (t0, c0) = (Instant::now(), cpu_s());
     let end = t0 + Duration::from_secs_f64(case.secs);
     for slot in 0..case.depth {
-        post(slot, op(bufs, slot, case.read, offsets.next()));
+        post(slot, op(pool, case.read, offsets.next()));
     }
     let (mut done, mut live) = (0u64, case.depth);
     while live > 0 {
@@ -98,7 +97,7 @@ fn drive(
         done += 1;
         live -= 1;
         if Instant::now() < end {
-            post(slot, op(bufs, slot, case.read, offsets.next()));
+            post(slot, op(pool, case.read, offsets.next()));
             live += 1;
         }
     }
@@ -119,13 +118,12 @@ fn through_service(path: &Path, case: Case) -> Figures {
     };
     let storage = backend.open(path, opts).expect("open through the service");
     let queue = Arc::new(Completions::default());
-    let mut bufs = AlignedBuffers::new(case.depth, BLOCK).expect("buffers");
+    let pool = BufPool::new(case.depth, BLOCK).expect("frames");
     let q = Arc::clone(&queue);
     drive(
         case,
-        &mut bufs,
-        // SAFETY: the buffers outlive every request: `drive` returns only once all are back.
-        |slot, op| unsafe { storage.post(op, &q, slot as u64) },
+        &pool,
+        |slot, op| storage.post(op, &q, slot as u64),
         || {
             let c = queue.wait();
             c.result.expect("I/O through the service");
@@ -146,13 +144,12 @@ fn through_own_ring(path: &Path, case: Case) -> Figures {
         .expect("ring")
         .expect("io_uring allowed here");
     let ring = std::cell::RefCell::new(ring);
-    let mut bufs = AlignedBuffers::new(case.depth, BLOCK).expect("buffers");
-    let fd = file.file().as_fd();
+    let pool = BufPool::new(case.depth, BLOCK).expect("frames");
+    let file = RingFile::new(file);
     drive(
         case,
-        &mut bufs,
-        // SAFETY: the buffers and the file outlive every request (see `through_service`).
-        |slot, op| unsafe { ring.borrow_mut().post(fd, op, slot as u64) },
+        &pool,
+        |slot, op| ring.borrow_mut().post(&file, op, slot as u64),
         || loop {
             if let Some(c) = queue.try_take() {
                 c.result.expect("I/O through the own ring");

@@ -27,8 +27,9 @@
 //!   counts requests in (`stats` reads them for the summary).
 //! - [`sim::plan`] (uses `config`, `page`, `sim::control`): validated settings → the run plan
 //!   (`SimPlan`) the actors and the driver read.
-//! - [`sim::engine`] (uses `findings`, `io`, `page`, `sim::plan`): the storage engine:
-//!   expected-state oracle, read retries, buffer pool, data files, write-ahead log, journal.
+//! - [`sim::engine`] (uses `findings`, `io`, `page`, `sim::control`, `sim::plan`): the storage
+//!   engine: expected-state oracle, read retries, buffer pool, data files, write-ahead log
+//!   (its requests through the throttle and the in-flight table), journal.
 //! - [`sim::check`] (uses `exit`, `findings`, `io`, `page`, `sim::engine`): a file set at
 //!   rest, checked: the scans `verify` and `run --resume` share, the scope of a verify, what
 //!   the journal holds the device to.

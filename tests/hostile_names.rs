@@ -844,3 +844,125 @@ fn the_header_says_when_the_directory_is_exposed() {
         "{text}"
     );
 }
+
+/// A directory entry as `lstat` sees it (a symlink not followed): inode, type and, for a
+/// symlink, where it points. A rename over the entry changes all of them.
+fn entry_of(p: &Path) -> (u64, std::fs::FileType, Option<PathBuf>) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(p).expect("the planted entry is still there");
+    (m.ino(), m.file_type(), std::fs::read_link(p).ok())
+}
+
+/// The run id of a run's JSON summary, as the names of its kept evidence carry it.
+fn run_tag(json: &Path) -> String {
+    let text = std::fs::read_to_string(json).expect("the run's JSON summary");
+    let at = text.find("\"run_id\":").expect("a run_id") + "\"run_id\":".len();
+    let id: u64 = text[at..]
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .expect("a numeric run_id");
+    format!("{id:016X}")
+}
+
+/// The evidence a rerun keeps is moved or copied aside under names of the old run's id: the
+/// log and summary of a run that found corruption (`sqliosim.log.RUNID.xml`, `.json`), and a
+/// damaged journal before a resume replaces it (`sqliosim.RUNID.journal`). Planted under those
+/// names, a symlink (to the victim, or to nothing), a hard link, a FIFO or a directory must
+/// stay exactly as planted — a rename must never replace another user's entry — and the
+/// evidence go to the next free name, which the note names.
+#[test]
+fn evidence_kept_aside_never_replaces_a_planted_name() {
+    if !is_root() {
+        return;
+    }
+    let f = fixture();
+    let victim = f.victim(Victim::Plain);
+    let nowhere = f.private.join("nowhere");
+    let mut failed = Vec::new();
+    for kind in PLANTS.iter().map(Some).chain([None]) {
+        let label = kind.map_or("DanglingSymlink".to_string(), |k| format!("{k:?}"));
+        let plant_at = |at: &Path| match kind {
+            Some(k) => plant(at, *k, &victim),
+            None => {
+                std::os::unix::fs::symlink(&nowhere, at).expect("symlink");
+                chown(at);
+            }
+        };
+        let before = snapshot(&victim);
+
+        // A run that found corruption, then the same command again.
+        let s = f.base.join(format!("aside-{label}"));
+        prepare(f, &s, Prep::Empty);
+        let first = run(&f.args(run_args!("--fault-injection", "flip@1"), &s)).expect("ends");
+        assert_eq!(first.status.code(), Some(1), "the first run finds the flip");
+        let tag = run_tag(&s.join("sqliosim.log.json"));
+        let log = std::fs::read(s.join("sqliosim.log.xml")).expect("the first run's log");
+        let names = [
+            format!("sqliosim.log.{tag}.xml"),
+            format!("sqliosim.log.{tag}.json"),
+        ];
+        for n in &names {
+            plant_at(&s.join(n));
+        }
+        let planted: Vec<_> = names.iter().map(|n| entry_of(&s.join(n))).collect();
+        let second = run(&f.args(run_args!(), &s)).expect("the rerun ends");
+        let said = String::from_utf8_lossy(&second.stderr).into_owned();
+        let now: Vec<_> = names.iter().map(|n| entry_of(&s.join(n))).collect();
+        let kept = s.join(format!("sqliosim.log.{tag}-2.xml"));
+        if now != planted {
+            failed.push(format!(
+                "{label}: the rerun replaced a planted name: {said}"
+            ));
+        } else if second.status.code() != Some(0) || std::fs::read(&kept).ok() != Some(log) {
+            failed.push(format!(
+                "{label}: the first run's log is not kept as {} (exit {:?}): {said}",
+                kept.display(),
+                second.status.code()
+            ));
+        } else if !said.contains(&*kept.to_string_lossy()) {
+            failed.push(format!(
+                "{label}: the note does not name {}: {said}",
+                kept.display()
+            ));
+        }
+        let _ = std::fs::remove_dir_all(&s);
+
+        // A clean run, its journal damaged after its Start, then a resume.
+        let s = f.base.join(format!("aside-journal-{label}"));
+        prepare(f, &s, Prep::Empty);
+        let first = run(&f.args(run_args!(), &s)).expect("ends");
+        assert_eq!(first.status.code(), Some(0), "the first run is clean");
+        let tag = run_tag(&s.join("sqliosim.log.json"));
+        let journal = s.join("sqliosim.journal");
+        let mut bytes = std::fs::read(&journal).expect("journal");
+        let start = 20 + u32::from_le_bytes(bytes[12..16].try_into().expect("len")) as usize;
+        assert!(bytes.len() > start + 64, "records after the Start");
+        bytes[start..start + 16].fill(0xA5);
+        std::fs::write(&journal, &bytes).expect("damage the journal");
+        let name = format!("sqliosim.{tag}.journal");
+        plant_at(&s.join(&name));
+        let planted = entry_of(&s.join(&name));
+        let resume = run(&f.args(run_args!("--resume"), &s)).expect("the resume ends");
+        let said = String::from_utf8_lossy(&resume.stderr).into_owned();
+        let kept = s.join(format!("sqliosim.{tag}-2.journal"));
+        if entry_of(&s.join(&name)) != planted {
+            failed.push(format!(
+                "{label}: the resume replaced a planted name: {said}"
+            ));
+        } else if std::fs::read(&kept).ok() != Some(bytes) {
+            failed.push(format!(
+                "{label}: the damaged journal is not kept as {} (exit {:?}): {said}",
+                kept.display(),
+                resume.status.code()
+            ));
+        }
+        let _ = std::fs::remove_dir_all(&s);
+        if snapshot(&victim) != before {
+            failed.push(format!("{label}: the victim was changed"));
+        }
+    }
+    assert_none(failed);
+}

@@ -14,6 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::RunSettings;
+use crate::io::safefile::Dir;
 use crate::io::Backend;
 use crate::sim::engine::journal::JournalState;
 use crate::sim::plan::SimPlan;
@@ -239,43 +240,60 @@ fn written_by_us(path: &Path, marker: &str) -> bool {
         && super::simrun::ensure_ours(path, marker, false).is_ok()
 }
 
-/// Renames the files of the previous run (the XML log, the JSON summary, an old-style flat
-/// `dumps/`, the journal) to names carrying `run_id`; returns "FROM → TO" for each.
 fn move_aside(moves: &[&PathBuf], tag: &str) -> anyhow::Result<Vec<String>> {
     let mut said = Vec::new();
-    for from in moves.iter().filter(|p| p.exists()) {
-        let to = free_name(from, tag);
-        std::fs::rename(from, &to).map_err(|e| {
+    for from in moves.iter().filter(|p| p.symlink_metadata().is_ok()) {
+        let cannot = |to: &Path, e: &dyn std::fmt::Display| {
             anyhow::anyhow!(
                 "cannot keep the previous run's {} as {}: {e}; move it away yourself, or use another directory",
                 from.display(),
                 to.display()
             )
-        })?;
+        };
+        let (dir, name) = Dir::of(from).map_err(|e| cannot(from, &e))?;
+        let mut kept = None;
+        for to in names_for(from, tag) {
+            let to_name = to.file_name().unwrap_or_default();
+            if dir
+                .rename_new(&name, to_name)
+                .map_err(|e| cannot(&to, &e))?
+            {
+                kept = Some(to);
+                break;
+            }
+        }
+        let to = kept.ok_or_else(|| cannot(from, &"every name for it is taken"))?;
         said.push(format!("{} → {}", from.display(), to.display()));
     }
     Ok(said)
 }
 
 /// Copies the damaged journal at `from`, read through the backend, to a new file named by
-/// `tag` (created `O_EXCL`, never through a planted link), synced; returns "FROM → copy TO".
+/// `tag` (created `O_EXCL`, never through a planted link; a taken name, whatever it is, is
+/// left alone and the next one tried), synced; returns "FROM → copy TO".
 fn copy_aside(from: &Path, tag: &str, backend: &dyn Backend) -> anyhow::Result<String> {
     use std::io::Write;
-    let to = free_name(from, tag);
-    let cannot = |e: &dyn std::fmt::Display| {
+    let cannot = |to: &Path, e: &dyn std::fmt::Display| {
         anyhow::anyhow!(
             "cannot keep a copy of the damaged journal {} as {} before the resume replaces it: {e}; copy it away yourself, or use another directory",
             from.display(),
             to.display()
         )
     };
-    let bytes = backend.read_whole(from).map_err(|e| cannot(&e))?;
-    let mut f = crate::io::safefile::open_own(&to, crate::io::safefile::Create::New)
-        .map_err(|e| cannot(&e))?;
-    f.write_all(&bytes)
-        .and_then(|()| f.sync_all())
-        .map_err(|e| cannot(&e))?;
-    Ok(format!("{} → copy {}", from.display(), to.display()))
+    let bytes = backend.read_whole(from).map_err(|e| cannot(from, &e))?;
+    for to in names_for(from, tag) {
+        let mut f = match crate::io::safefile::open_own(&to, crate::io::safefile::Create::New) {
+            Ok(f) => f,
+            // Taken (by anything: a file, a link, a FIFO, a directory): not ours to touch.
+            Err(_) if to.symlink_metadata().is_ok() => continue,
+            Err(e) => return Err(cannot(&to, &e)),
+        };
+        f.write_all(&bytes)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| cannot(&to, &e))?;
+        return Ok(format!("{} → copy {}", from.display(), to.display()));
+    }
+    Err(cannot(from, &"every name for it is taken"))
 }
 
 /// A directory of dumps written the way runs before per-run dump directories wrote them:
@@ -294,9 +312,14 @@ fn unknown_tag() -> String {
     format!("unknown-{}", crate::page::layout::now_us())
 }
 
-/// `dir/stem.TAG.ext` (or `dir/name.TAG` without an extension), with `-2`, `-3`… added to the
-/// tag when that name is taken (a run id resumed and kept more than once).
-fn free_name(from: &Path, tag: &str) -> PathBuf {
+/// Most names tried for one kept file (`TAG`, `TAG-2` … `TAG-1000`).
+const MAX_NAMES: usize = 1000;
+
+/// The names a kept file may take, in order: `dir/stem.TAG.ext` (or `dir/name.TAG` without an
+/// extension), then with `-2`, `-3`… added to the tag (a run id resumed and kept more than
+/// once, or a name someone else took). The caller takes the first it can create without
+/// replacing anything.
+fn names_for<'a>(from: &'a Path, tag: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
     let name = from
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -305,17 +328,14 @@ fn free_name(from: &Path, tag: &str) -> PathBuf {
         Some((s, e)) if !s.is_empty() => (s.to_string(), format!(".{e}")),
         _ => (name.clone(), String::new()),
     };
-    (1..)
-        .map(|n| {
-            let t = if n == 1 {
-                tag.to_string()
-            } else {
-                format!("{tag}-{n}")
-            };
-            from.with_file_name(format!("{stem}.{t}{ext}"))
-        })
-        .find(|p| !p.exists())
-        .unwrap_or_else(|| from.with_file_name(format!("{name}.{tag}")))
+    (1..=MAX_NAMES).map(move |n| {
+        let t = if n == 1 {
+            tag.to_string()
+        } else {
+            format!("{tag}-{n}")
+        };
+        from.with_file_name(format!("{stem}.{t}{ext}"))
+    })
 }
 
 #[cfg(test)]
@@ -326,19 +346,19 @@ mod tests {
     fn names_carry_the_run_id_before_the_extension() {
         let dir = tempfile::tempdir().expect("tempdir");
         let log = dir.path().join("sqliosim.log.xml");
+        let names: Vec<PathBuf> = names_for(&log, "00AB").take(2).collect();
         assert_eq!(
-            free_name(&log, "00AB"),
-            dir.path().join("sqliosim.log.00AB.xml")
-        );
-        std::fs::write(dir.path().join("sqliosim.log.00AB.xml"), b"x").expect("write");
-        assert_eq!(
-            free_name(&log, "00AB"),
-            dir.path().join("sqliosim.log.00AB-2.xml")
+            names,
+            [
+                dir.path().join("sqliosim.log.00AB.xml"),
+                dir.path().join("sqliosim.log.00AB-2.xml")
+            ]
         );
         assert_eq!(
-            free_name(&dir.path().join("dumps"), "00AB"),
-            dir.path().join("dumps.00AB")
+            names_for(&dir.path().join("dumps"), "00AB").next(),
+            Some(dir.path().join("dumps.00AB"))
         );
+        assert_eq!(names_for(&log, "00AB").count(), MAX_NAMES);
         assert_eq!(id_text(0xAB), "00000000000000AB");
         let dumps = dir.path().join("dumps");
         assert_eq!(dump_dir(&dumps, "00AB"), dumps.join("00AB"));
@@ -348,5 +368,24 @@ mod tests {
             dumps.join("00AB-2"),
             "a resumed run's own"
         );
+    }
+
+    #[test]
+    fn moving_aside_never_replaces_a_taken_name() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("sqliosim.log.xml");
+        std::fs::write(&log, b"evidence").expect("write");
+        // Someone else's dangling symlink where the first choice of name is.
+        let first = dir.path().join("sqliosim.log.00AB.xml");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &first).expect("symlink");
+        let said = move_aside(&[&log], "00AB").expect("moved");
+        let kept = dir.path().join("sqliosim.log.00AB-2.xml");
+        assert_eq!(std::fs::read(&kept).expect("kept"), b"evidence");
+        assert!(said[0].contains(&*kept.to_string_lossy()), "{said:?}");
+        assert_eq!(
+            std::fs::read_link(&first).expect("still a symlink"),
+            dir.path().join("nowhere")
+        );
+        assert!(log.symlink_metadata().is_err(), "moved, not copied");
     }
 }

@@ -198,6 +198,7 @@ fn header(
             role: f.role,
             info: backend.direct_io_info(&f.path),
             direct: plan.direct,
+            force_4k_log: plan.force_4k_log_io,
         };
         crate::exit::unless_closed(crate::exit::outln!(
             "{}",

@@ -1,6 +1,11 @@
 //! What makes a result honest: whether O_DIRECT is really enforced on the file's filesystem
 //! (statx `STATX_DIOALIGN`, and the filesystem magic for tmpfs, btrfs and FUSE, which accept
 //! O_DIRECT without bypassing the cache as expected), and whether the file is smaller than RAM.
+//!
+//! The facts and the rule are the simulator's, from `io` (issue #22 §8): the filesystem's name
+//! ([`crate::io::direct::fs_name`]), the DIOALIGN ([`crate::io::direct::file_dio_align`]), the
+//! rule ([`crate::io::direct::o_direct_honoured`]) and, for a block device, what sysfs says of
+//! it (`io::sysfs::device_direct_io`).
 
 use serde::Serialize;
 use std::fs::File;
@@ -20,85 +25,39 @@ pub struct DirectIo {
     pub dio_offset_align: u32,
 }
 
-/// Names a filesystem magic number; tmpfs, btrfs and FUSE ignore or relax O_DIRECT.
-pub fn fs_name(magic: u64) -> (&'static str, bool) {
-    match magic {
-        0xEF53 => ("ext4", true),
-        0x5846_5342 => ("xfs", true),
-        0x0102_1994 => ("tmpfs", false),
-        0x9123_683E => ("btrfs", false),
-        0x6573_5546 => ("fuse", false),
-        0x6969 => ("nfs", true),
-        0x2FC1_2FC1 => ("zfs", true),
-        _ => ("unknown", true),
-    }
-}
-
-/// What a block device says of direct I/O: (description, enforcing, logical block size).
-/// A loop device whose backing file is read through the page cache
-/// (`/sys/dev/block/M:m/loop/dio` is 0) does not give direct-I/O figures.
-fn device_facts(rdev: u64) -> (&'static str, bool, u32) {
-    let sys = format!(
-        "/sys/dev/block/{}:{}",
-        rustix::fs::major(rdev),
-        rustix::fs::minor(rdev)
-    );
-    let loop_dio = std::fs::read_to_string(format!("{sys}/loop/dio")).ok();
-    let (name, enforcing) = match loop_dio.as_deref().map(str::trim) {
-        Some("0") => (
-            "a loop device that reads its backing file through the page cache (losetup --direct-io=on avoids it)",
-            false,
-        ),
-        Some(_) => ("loop device with direct I/O", true),
-        None => ("block device", true),
-    };
-    let block = std::fs::read_to_string(format!("{sys}/queue/logical_block_size"))
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(0);
-    (name, enforcing, block)
-}
-
 /// Probes `file` (opened with O_DIRECT when `requested`).
 pub fn probe(file: &File, requested: bool) -> DirectIo {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let sx = rustix::fs::statx(
-        file,
-        "",
-        rustix::fs::AtFlags::EMPTY_PATH,
-        rustix::fs::StatxFlags::DIOALIGN,
-    );
-    let (mem, off) = match sx {
-        Ok(s) if s.stx_mask & rustix::fs::StatxFlags::DIOALIGN.bits() != 0 => {
-            (s.stx_dio_mem_align, s.stx_dio_offset_align)
-        }
-        _ => (0, 0),
-    };
     let device = file
         .metadata()
         .ok()
         .filter(|m| m.file_type().is_block_device());
     if let Some(m) = device {
+        let align = crate::io::direct::file_dio_align(file);
         // The device node lives on devtmpfs, whose magic says nothing about the device.
-        let (name, enforcing, block) = device_facts(m.rdev());
+        let (name, enforcing, block) = crate::io::sysfs::device_direct_io(m.rdev());
         return DirectIo {
             requested,
             honoured: requested && enforcing,
             filesystem: name.to_string(),
-            dio_mem_align: mem,
-            dio_offset_align: if off > 0 { off } else { block },
+            dio_mem_align: align.map_or(0, |a| a.0),
+            dio_offset_align: align.map_or(block.unwrap_or(0), |a| a.1),
         };
     }
     let magic = rustix::fs::fstatfs(file)
         .map(|s| s.f_type as u64)
         .unwrap_or(0);
-    let (name, enforcing) = fs_name(magic);
-    // DIOALIGN is the positive proof; kernels older than 6.1 do not report it, so a known
-    // enforcing filesystem counts too.
-    let honoured = requested && enforcing && (mem > 0 || magic != 0);
+    from_facts(requested, magic, crate::io::direct::file_dio_align(file))
+}
+
+/// The direct-I/O facts of a file on the filesystem of statfs magic `magic`, whose statx
+/// DIOALIGN (memory, offset) is `align` when reported: `honoured` by the simulator's rule.
+pub fn from_facts(requested: bool, magic: u64, align: Option<(u32, u32)>) -> DirectIo {
+    let name = crate::io::direct::fs_name(magic).unwrap_or("unknown");
+    let (mem, off) = align.unwrap_or((0, 0));
     DirectIo {
         requested,
-        honoured,
+        honoured: requested && crate::io::direct::o_direct_honoured(name, align.is_some()),
         filesystem: format!("{name} ({magic:#x})"),
         dio_mem_align: mem,
         dio_offset_align: off,
@@ -142,14 +101,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn magic_numbers_flag_filesystems_that_ignore_o_direct() {
-        assert_eq!(fs_name(0x01021994), ("tmpfs", false));
-        assert_eq!(fs_name(0x9123683E), ("btrfs", false));
-        assert_eq!(fs_name(0x65735546), ("fuse", false));
-        assert_eq!(fs_name(0xEF53), ("ext4", true));
-    }
-
-    #[test]
     fn warnings_name_the_problem() {
         let dio = DirectIo {
             requested: true,
@@ -162,6 +113,42 @@ mod tests {
         assert_eq!(w.len(), 2);
         assert!(w[0].contains("not honoured") && w[0].contains("tmpfs"));
         assert!(w[1].contains("smaller than RAM"));
+    }
+
+    /// The simulator's run-header rule (`io::DirectIoInfo::honoured`) and bench's
+    /// `direct_io.honoured` give one answer for the same filesystem facts — among them ext4
+    /// and XFS on a kernel before 6.1 (statx DIOALIGN absent), where bench used to say
+    /// honoured and the simulator warned.
+    #[test]
+    fn bench_and_simulator_agree_on_o_direct_for_the_same_facts() {
+        let cases: [(u64, &str); 6] = [
+            (0xEF53, "ext4"),
+            (0x5846_5342, "xfs"),
+            (0x0102_1994, "tmpfs"),
+            (0x9123_683E, "btrfs"),
+            (0x6573_5546, "fuse"),
+            (0x1234_5678, "unknown (0x12345678)"),
+        ];
+        for (magic, sim_name) in cases {
+            for align in [None, Some((512, 4096))] {
+                let bench = from_facts(true, magic, align);
+                let sim = crate::io::direct::info_from(sim_name.into(), align, Some(512), Some(512));
+                assert_eq!(
+                    bench.honoured, sim.honoured,
+                    "{sim_name}, DIOALIGN {align:?}: bench {bench:?}, simulator {sim:?}"
+                );
+            }
+        }
+        let pre_61_ext4 = from_facts(true, 0xEF53, None);
+        assert!(
+            pre_61_ext4.honoured,
+            "ext4 honours O_DIRECT without DIOALIGN"
+        );
+        assert!(
+            !from_facts(true, 0x0102_1994, None).honoured,
+            "tmpfs does not"
+        );
+        assert!(!from_facts(false, 0xEF53, None).honoured, "not asked for");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Test files: the `SQLIOSIM-BENCH` header that marks files we created, creating and filling
-//! them with stamped incompressible data, and opening them with the requested flags.
+//! them with stamped incompressible data (through the `io` door: `target::fill`), and opening
+//! them with the requested flags.
 //!
 //! Layout: the first 4 KiB hold a text header (`SQLIOSIM-BENCH v2`, the seed, the size);
 //! the rest of the first MiB is unused, so that I/O starts 1 MiB-aligned like a partition;
@@ -7,13 +8,15 @@
 
 use super::error::BenchError;
 use super::stamp;
-use crate::io::aio::AlignedBuffers;
 use crate::io::file::FileStorage;
-use rand::{Rng, SeedableRng};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use fill::{fill_and_seal, open_for_fill, open_probe, write_header};
+use rand::Rng;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
+
+mod fill;
 
 /// Where measured I/O begins.
 pub const DATA_OFFSET: u64 = 1 << 20;
@@ -54,15 +57,8 @@ pub fn open(path: &Path, mode: OpenMode, device: Option<u64>) -> Result<FileStor
         direct: mode.direct,
         write_through: mode.dsync,
     };
-    let f = crate::io::direct::open_engine_file(path, opts, mode.write, device.is_some()).map_err(
-        |e| match e {
-            crate::io::IoError::Os { source, .. }
-            | crate::io::IoError::DirectRefused { source, .. } => {
-                BenchError::io("open", path, source)
-            }
-            crate::io::IoError::Unsafe(e) => BenchError::io("open", path, e.into()),
-        },
-    )?;
+    let f = crate::io::direct::open_engine_file(path, opts, mode.write, device.is_some())
+        .map_err(|e| fill::bench_error("open", path, e))?;
     check_opened(f.file(), path, device)?;
     Ok(f)
 }
@@ -182,7 +178,7 @@ fn mark_unstamped(
         return Ok(());
     }
     let file = open_for_fill(path, access)?;
-    write_header(&file, path, seed, size, false)?;
+    write_header(&*file, path, seed, size, false)?;
     file.sync_data()
         .map_err(|e| BenchError::io("sync", path, e))
 }
@@ -203,15 +199,16 @@ pub fn device_number(path: &Path) -> Option<u64> {
 /// Size of the block device at `path` in bytes (its end, as `lseek` reports it).
 pub fn device_size(path: &Path) -> Result<u64, BenchError> {
     use std::io::{Seek, SeekFrom};
-    let mut f = File::open(path).map_err(|e| BenchError::io("open", path, e))?;
-    f.seek(SeekFrom::End(0))
+    let f = open_probe(path).map_err(|e| fill::bench_error("open", path, e))?;
+    f.file()
+        .seek(SeekFrom::End(0))
         .map_err(|e| BenchError::io("size", path, e))
 }
 
 /// The size a run on `path` uses when none is given: an existing bench file's size, a
 /// block device's prepared size (its header) or whole size, else 1 GiB for a new file.
 pub fn default_size(path: &Path) -> u64 {
-    let header = open_probe(path).map_or(Header::Foreign, |f| read_header(&f));
+    let header = open_probe(path).map_or(Header::Foreign, |f| read_header(f.file()));
     if is_block_device(path) {
         return match header {
             Header::Ours { size, .. } if size > 0 => size,
@@ -244,8 +241,8 @@ fn prepare_device(
             path.display()
         )));
     }
-    let probe = File::open(path).map_err(|e| BenchError::io("open", path, e))?;
-    let header = read_header(&probe);
+    let probe = open_probe(path).map_err(|e| fill::bench_error("open", path, e))?;
+    let header = read_header(probe.file());
     let new = Reused {
         seed: rand::rng().random::<u64>(),
         size: DATA_OFFSET,
@@ -283,8 +280,8 @@ fn prepare_device(
         )));
     } else {
         let file = open_for_fill(path, access)?;
-        write_header(&file, path, seed, fill_from, r.intact)?;
-        let filled = fill_and_seal(&file, path, seed, fill_from, size, r.intact, stop)?;
+        write_header(&*file, path, seed, fill_from, r.intact)?;
+        let filled = fill_and_seal(&*file, path, seed, (fill_from, size), r.intact, stop)?;
         (filled, size)
     };
     mark_unstamped(path, access, seed, recorded, r.intact)?;
@@ -325,11 +322,13 @@ pub fn prepare(
     check_planted(path)?;
     let old_len = existing.map(|m| m.len()).unwrap_or(0);
     let probe = if old_len > 0 {
-        Some(open_probe(path).map_err(|e| BenchError::io("open", path, e))?)
+        Some(open_probe(path).map_err(|e| fill::bench_error("open", path, e))?)
     } else {
         None
     };
-    let header = probe.as_ref().map_or(Header::Foreign, read_header);
+    let header = probe
+        .as_ref()
+        .map_or(Header::Foreign, |p| read_header(p.file()));
     let ours = reusable(path, header, access)?;
     let (seed, fill_from) = match ours {
         Some(r) => (r.seed, old_len.max(DATA_OFFSET)),
@@ -353,44 +352,17 @@ pub fn prepare(
                 // so that an interrupted fill cannot leave unstamped blocks behind a valid header.
                 file.set_len(0)
                     .map_err(|e| BenchError::io("truncate", path, e))?;
-                write_header(&file, path, seed, size, true)?;
+                write_header(&*file, path, seed, size, true)?;
             }
             let from = fill_from / 4096 * 4096;
             (
-                fill_and_seal(&file, path, seed, from, size, intact, stop)?,
+                fill_and_seal(&*file, path, seed, (from, size), intact, stop)?,
                 size,
             )
         }
     };
     mark_unstamped(path, access, seed, recorded, intact)?;
     Ok(Prepared { seed, size, filled })
-}
-
-/// Fills `[from, size)`, then records `size` in the header (keeping whether the stamps
-/// before `from` are `intact`) and syncs; returns bytes written.
-fn fill_and_seal(
-    file: &File,
-    path: &Path,
-    seed: u64,
-    from: u64,
-    size: u64,
-    intact: bool,
-    stop: &AtomicBool,
-) -> Result<u64, BenchError> {
-    let filled = fill(file, path, seed, from, size, stop)?;
-    write_header(file, path, seed, size, intact)?;
-    file.sync_data()
-        .map_err(|e| BenchError::io("sync", path, e))?;
-    Ok(filled)
-}
-
-/// Opens `path` to read its header: never waiting on a FIFO (O_NONBLOCK has no effect on a
-/// regular file or a block device).
-fn open_probe(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
 }
 
 /// Refuses a bench file (not a device) whose name is a symlink or has other hard links: a
@@ -413,35 +385,6 @@ fn check_planted(path: &Path) -> Result<(), BenchError> {
         )),
         None => Ok(()),
     }
-}
-
-fn open_for_fill(path: &Path, access: Access) -> Result<File, BenchError> {
-    let mut o = OpenOptions::new();
-    // A file: never through a symlink swapped in since `check_planted`, never waiting on a
-    // FIFO. A device may be named through a symlink (/dev/disk/by-id); whatever the name
-    // reaches now must be the device claimed (`check_opened`), never another one swapped in.
-    let safe = libc::O_NONBLOCK
-        | if access.device.is_some() {
-            0
-        } else {
-            libc::O_NOFOLLOW
-        };
-    o.read(true).write(true).create(true).custom_flags(safe);
-    let file = match access.direct {
-        // Filling through the page cache would leave the file cached and flatter the first
-        // read run; fall back to buffered only where O_DIRECT is refused.
-        true => match o.clone().custom_flags(safe | libc::O_DIRECT).open(path) {
-            Ok(f) => f,
-            Err(_) => o
-                .open(path)
-                .map_err(|e| BenchError::io("create", path, e))?,
-        },
-        false => o
-            .open(path)
-            .map_err(|e| BenchError::io("create", path, e))?,
-    };
-    check_opened(&file, path, access.device)?;
-    Ok(file)
 }
 
 /// Refuses an opened target that is not what was checked: another block device than the one
@@ -480,59 +423,6 @@ fn what(device: Option<u64>) -> String {
         ),
         None => "file".to_string(),
     }
-}
-
-/// Writes the header through an aligned buffer, as O_DIRECT requires.
-fn write_header(
-    file: &File,
-    path: &Path,
-    seed: u64,
-    size: u64,
-    intact: bool,
-) -> Result<(), BenchError> {
-    let mut buf = AlignedBuffers::new(1, stamp::SECTOR)?;
-    buf.slot_mut(0)
-        .copy_from_slice(&header_text(seed, size, intact));
-    file.write_all_at(buf.slot(0), 0)
-        .map_err(|e| BenchError::io("write header", path, e))
-}
-
-/// Writes stamped random data over `[from, to)`; returns the bytes written.
-fn fill(
-    file: &File,
-    path: &Path,
-    seed: u64,
-    from: u64,
-    to: u64,
-    stop: &AtomicBool,
-) -> Result<u64, BenchError> {
-    let mut buf = AlignedBuffers::new(1, FILL_CHUNK)?;
-    rand::rngs::SmallRng::seed_from_u64(seed).fill(buf.slot_mut(0));
-    let mut crcs = stamp::PayloadCrcs::default();
-    let mut off = from;
-    while off < to {
-        let len = ((to - off) as usize).min(FILL_CHUNK) / 4096 * 4096;
-        if len == 0 {
-            break;
-        }
-        if stop.load(Ordering::Relaxed) {
-            let _ = file.sync_data();
-            return Err(BenchError::FillInterrupted {
-                path: path.to_path_buf(),
-                done: off,
-            });
-        }
-        let chunk = &mut buf.slot_mut(0)[..len];
-        stamp::stamp_cached(chunk, off, seed, 0, &mut crcs);
-        file.write_all_at(chunk, off)
-            .map_err(|e| BenchError::io("fill", path, e))?;
-        off += len as u64;
-    }
-    if off < to {
-        file.set_len(to)
-            .map_err(|e| BenchError::io("extend", path, e))?;
-    }
-    Ok(off - from)
 }
 
 /// Installed RAM in bytes, from `/proc/meminfo` (0 when unknown).

@@ -36,6 +36,8 @@ pub struct FileUnit {
     pub info: DirectIoInfo,
     /// The run uses direct I/O (false: buffered, the unit is not enforced).
     pub direct: bool,
+    /// `Force4KLogIO`: a log file's unit is at least 4096.
+    pub force_4k_log: bool,
 }
 
 /// How the run stopped.

@@ -3,6 +3,7 @@
 //!
 //! tmpfs, btrfs and FUSE accept O_DIRECT without enforcing it (machine.md §3): they report no
 //! DIOALIGN, and [`DirectIoInfo::honoured`] is false there so the caller can warn or refuse.
+//! [`o_direct_honoured`] is that rule, the one both the simulator and bench apply.
 
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -29,6 +30,29 @@ const FS_MAGICS: [(u64, &str); 8] = [
 
 /// Filesystems that accept O_DIRECT without honouring it.
 const NOT_HONOURED: [&str; 3] = ["tmpfs", "btrfs", "fuse"];
+
+/// Filesystems known to honour O_DIRECT, on which kernels before 6.1 report no statx
+/// DIOALIGN (it came with 6.1): their silence says nothing against them.
+const KNOWN_HONOURING: [&str; 3] = ["ext4", "xfs", "nfs"];
+
+/// Whether O_DIRECT on a file of `filesystem` bypasses the page cache, from the two facts the
+/// kernel gives: the filesystem (statfs magic, named by [`fs_name`]) and whether statx
+/// reported a DIOALIGN for the file. Never on tmpfs, btrfs and FUSE (they accept O_DIRECT
+/// without enforcing it); elsewhere when DIOALIGN was reported, or without it on a filesystem
+/// known to honour O_DIRECT (a kernel before 6.1). The one rule of the simulator's
+/// [`DirectIoInfo::honoured`] and bench's `direct_io.honoured` (issue #22 §8).
+pub fn o_direct_honoured(filesystem: &str, dioalign_reported: bool) -> bool {
+    if NOT_HONOURED.contains(&filesystem) {
+        return false;
+    }
+    dioalign_reported || KNOWN_HONOURING.contains(&filesystem)
+}
+
+/// The name of the filesystem whose statfs magic is `magic`, if this tool knows it.
+pub fn fs_name(magic: u64) -> Option<&'static str> {
+    let magic = magic & 0xFFFF_FFFF;
+    FS_MAGICS.iter().find(|(m, _)| *m == magic).map(|(_, n)| *n)
+}
 
 /// Filesystems that get no flush for an `O_DSYNC` write, only the flag on the write request:
 /// the kernel sends FUSE no fsync after an io_uring or libaio write, nor after any write to a
@@ -189,10 +213,7 @@ pub fn filesystem_name(path: &Path) -> String {
     match rustix::fs::statfs(existing(path).as_path()) {
         Ok(st) => {
             let magic = st.f_type as u64 & 0xFFFF_FFFF;
-            FS_MAGICS
-                .iter()
-                .find(|(m, _)| *m == magic)
-                .map_or_else(|| format!("unknown (0x{magic:x})"), |(_, n)| n.to_string())
+            fs_name(magic).map_or_else(|| format!("unknown (0x{magic:x})"), str::to_string)
         }
         Err(e) => format!("unknown ({e})"),
     }
@@ -232,6 +253,13 @@ fn dio_of(st: &Statx) -> Option<(u32, u32)> {
         .then_some((st.stx_dio_mem_align, st.stx_dio_offset_align))
 }
 
+/// statx DIOALIGN (memory, offset) of an open file, when the kernel and filesystem report it.
+pub fn file_dio_align(file: &std::fs::File) -> Option<(u32, u32)> {
+    statx_dio(file, Path::new(""), AtFlags::EMPTY_PATH)
+        .as_ref()
+        .and_then(dio_of)
+}
+
 /// statx DIOALIGN (memory, offset) for `path`, when the kernel and filesystem report it.
 pub fn dio_align(path: &Path) -> Option<(u32, u32)> {
     statx_path(path).as_ref().and_then(dio_of)
@@ -244,10 +272,25 @@ fn info_of(st: Option<&Statx>, path: &Path) -> DirectIoInfo {
     let at = existing(path);
     let logical_block =
         st.and_then(|st| super::sysfs::device_block_size(st.stx_dev_major, st.stx_dev_minor, &at));
+    let physical_block = st
+        .and_then(|st| super::sysfs::device_physical_size(st.stx_dev_major, st.stx_dev_minor, &at));
+    info_from(filesystem, align, logical_block, physical_block)
+}
+
+/// Direct-I/O facts from what the kernel said: the filesystem's name, the statx DIOALIGN
+/// (memory, offset) if reported, the device's logical and physical block sizes if there is
+/// one.
+pub fn info_from(
+    filesystem: String,
+    align: Option<(u32, u32)>,
+    logical_block: Option<u32>,
+    physical_block: Option<u32>,
+) -> DirectIoInfo {
     DirectIoInfo {
+        physical_block,
         mem_align: align.map(|a| a.0),
         offset_align: align.map(|a| a.1),
-        honoured: align.is_some() && !NOT_HONOURED.contains(&filesystem.as_str()),
+        honoured: o_direct_honoured(&filesystem, align.is_some()),
         filesystem,
         logical_block,
     }

@@ -45,7 +45,7 @@ pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
 pub use faulty::{FaultyBackend, FaultyStorage};
 pub use post::{Completion, Completions, OnComplete, PostOp};
-pub use service::{IoService, PostRing, ServiceBackend};
+pub use service::{IoService, PostRing, RingFile, ServiceBackend};
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -102,23 +102,16 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn dio_align(&self) -> u32 {
         DEFAULT_DIO_ALIGN
     }
-    /// Posts `op` without waiting (see [`post`]): its completion, tagged `token`, is pushed
-    /// to `to`. By default the transfer is done on the spot and its completion queued at once.
-    ///
-    /// # Safety
-    /// The memory `op` names must stay valid, and not be touched by the poster, until the
-    /// completion tagged `token` has been pushed to `to`.
-    #[expect(
-        unsafe_code,
-        reason = "Storage::post lends memory until the completion: unsafe by contract (see io::post)"
-    )]
-    unsafe fn post(&self, op: PostOp, to: &std::sync::Arc<Completions>, token: u64) {
-        // SAFETY: the caller lends the memory until the completion is queued, below.
-        let result = unsafe { op.run_blocking(self) };
+    /// Posts `op` without waiting (see [`post`]): its completion, tagged `token` and holding
+    /// the request's frames, is pushed to `to`. By default the transfer is done on the spot
+    /// and its completion queued at once.
+    fn post(&self, op: PostOp, to: &std::sync::Arc<Completions>, token: u64) {
+        let (result, frames) = op.run_blocking(self);
         to.push(Completion {
             token,
             result,
             done_at: std::time::Instant::now(),
+            frames,
         });
     }
     /// True when [`Storage::post`] returns before the transfer is done (requests really in
@@ -126,10 +119,11 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn posts_async(&self) -> bool {
         false
     }
-    /// The file's descriptor for a poster's own io_uring ([`PostRing`]), when this storage
-    /// lets posters carry its requests themselves instead of through [`Storage::post`] (the
-    /// engine-backed storage on io_uring, unless switched off); `None` by default.
-    fn ring_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+    /// The file for a poster's own io_uring ([`PostRing`]), when this storage lets posters
+    /// carry its requests themselves instead of through [`Storage::post`] (the engine-backed
+    /// storage on io_uring, unless switched off); `None` by default. The handle keeps the file
+    /// open while a request on it is in flight.
+    fn ring_file(&self) -> Option<RingFile> {
         None
     }
 }
@@ -150,6 +144,9 @@ pub struct DirectIoInfo {
     pub honoured: bool,
     /// Logical block size of the block device under the filesystem (sysfs), when there is one.
     pub logical_block: Option<u32>,
+    /// Physical block size of that device (sysfs): 4096 on a 512e disk, whose logical block
+    /// is 512.
+    pub physical_block: Option<u32>,
 }
 
 impl DirectIoInfo {
@@ -160,6 +157,18 @@ impl DirectIoInfo {
             .or(self.logical_block)
             .unwrap_or(DEFAULT_DIO_ALIGN)
             .max(DEFAULT_DIO_ALIGN)
+    }
+
+    /// The unit a log file created here is written in, as SQL Server sizes its log I/O: the
+    /// device's physical sector (up to a page; 4096 on a 512e disk), at least the direct-I/O
+    /// unit, and with `force_4k` (SQL Server's trace flag 1800) at least 4096.
+    pub fn log_unit(&self, force_4k: bool) -> u32 {
+        let physical = self
+            .physical_block
+            .filter(|p| p.is_power_of_two() && *p as usize <= crate::page::PAGE_SIZE)
+            .unwrap_or(0);
+        let forced = if force_4k { 4096 } else { 0 };
+        self.unit().max(physical).max(forced)
     }
 
     /// False where an `O_DSYNC` write completes without reaching the medium on some engine

@@ -1,7 +1,31 @@
-//! Posting a read or write without waiting for it: the request names memory its poster lends
-//! until the completion comes back, and the completion lands in the poster's own
-//! [`Completions`] queue, tagged with the poster's token, stamped with the time the transfer
-//! ended (so latency does not include the time the poster took to collect it).
+//! Posting a read or write without waiting for it: the request owns the [`Frame`]s it moves
+//! (taken from an [`crate::io::align::BufPool`]), and its [`Completion`] hands them back,
+//! landing in the poster's own [`Completions`] queue, tagged with the poster's token, stamped
+//! with the time the transfer ended (so latency does not include the time the poster took to
+//! collect it).
+//!
+//! Posting is safe (issue #22 §5): whatever carries the request — the I/O service, a poster's
+//! own io_uring, the faulty backend's helper — owns the frames while the kernel may touch
+//! them, so no poster can reuse or free that memory early, and the `unsafe` of lending memory
+//! to the kernel stays inside `io`. If a ring can no longer be waited on, the frames of its
+//! requests are leaked (never handed back, never reused) and the completions carry an error
+//! and no frames.
+//!
+//! How a poster uses it (the flight, and the log writer):
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use sqliosim::io::{BufPool, Completions, PostOp, Storage};
+//! # fn demo(storage: &dyn Storage, pool: &Arc<BufPool>) {
+//! let done = Arc::new(Completions::default());
+//! let mut frames = pool.take_many(2).expect("two free frames");
+//! frames.iter_mut().for_each(|f| f.fill(0xA5)); // what to write
+//! storage.post(PostOp::write(8192, frames, 8192), &done, 7);
+//! let c = done.wait(); // token 7; c.frames are the two frames, back
+//! assert_eq!(c.token, 7);
+//! drop(c.frames); // back to the pool (or reuse them for the next request)
+//! # }
+//! ```
 //!
 //! A backend with an asynchronous path (the engine-backed one) hands the request to its I/O
 //! service and returns at once; every other backend (direct `sync`, buffered, the in-memory
@@ -9,16 +33,13 @@
 //! poster's logic — collect completions as they come, verify and account on completion — the
 //! same whatever carries the I/O.
 
-#![expect(
-    unsafe_code,
-    reason = "a posted operation holds raw pointers into memory the poster lends until the completion (Send by hand, run_blocking unsafe to call)"
-)]
-
 use std::collections::VecDeque;
 use std::io;
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
+
+use super::Frame;
 
 /// One finished posted request.
 #[derive(Debug)]
@@ -29,6 +50,9 @@ pub struct Completion {
     pub result: io::Result<usize>,
     /// When the transfer ended.
     pub done_at: Instant,
+    /// The request's frames, in file order, handed back: a read's data is in them. Empty only
+    /// when a ring that could not be waited on leaked them (the result is then an error).
+    pub frames: Vec<Frame>,
 }
 
 /// Told of each completion as it is queued, on the thread that queues it (the I/O service's,
@@ -85,57 +109,93 @@ impl Completions {
     }
 }
 
-/// One request to post: a read into, or a write from, consecutive buffers at `offset`.
+/// One request to post: a read into, or a write from, the first `len` bytes of each of its
+/// frames, consecutive in the file from `offset`.
 #[derive(Debug)]
 pub struct PostOp {
-    /// True for a read.
-    pub read: bool,
-    /// File offset of the first byte.
-    pub offset: u64,
-    /// The buffers, in file order; lent by the poster until the completion is queued.
-    pub iov: Vec<libc::iovec>,
+    read: bool,
+    offset: u64,
+    frames: Vec<Frame>,
+    len: usize,
 }
 
-// SAFETY: the iovecs name memory the poster lends until the request's completion is queued;
-// whichever thread carries the request may hand it to the kernel meanwhile.
-unsafe impl Send for PostOp {}
-
 impl PostOp {
-    /// Bytes the request moves.
-    pub fn total(&self) -> usize {
-        self.iov.iter().map(|v| v.iov_len).sum()
+    /// A read of `len` bytes into each of `frames`, in file order from `offset`.
+    ///
+    /// # Panics
+    /// When `len` is larger than a frame (a caller's bug, not an outside fault).
+    pub fn read(offset: u64, frames: Vec<Frame>, len: usize) -> PostOp {
+        PostOp::new(true, offset, frames, len)
     }
 
-    /// Does the transfer now through `storage`'s blocking calls.
+    /// A write of the first `len` bytes of each of `frames`, in file order from `offset`.
     ///
-    /// # Safety
-    /// Every iovec must name memory valid for its length, not otherwise used until this
-    /// returns.
-    pub unsafe fn run_blocking<S: super::Storage + ?Sized>(
-        &self,
-        storage: &S,
-    ) -> io::Result<usize> {
-        let total = self.total();
-        // SAFETY: the caller guarantees the memory is valid and unaliased for the call.
-        let slice = |v: &libc::iovec| unsafe {
-            std::slice::from_raw_parts_mut(v.iov_base.cast::<u8>(), v.iov_len)
-        };
-        match (self.read, self.iov.len()) {
-            (true, 1) => storage.read_at(slice(&self.iov[0]), self.offset),
-            (true, _) => {
-                let mut bufs: Vec<&mut [u8]> = self.iov.iter().map(slice).collect();
-                storage.read_vectored_at(&mut bufs, self.offset)
-            }
-            (false, 1) => storage
-                .write_at(slice(&self.iov[0]), self.offset)
-                .map(|()| total),
-            (false, _) => {
-                let bufs: Vec<&[u8]> = self.iov.iter().map(|v| &*slice(v)).collect();
-                storage
-                    .write_vectored_at(&bufs, self.offset)
-                    .map(|()| total)
-            }
+    /// # Panics
+    /// As [`PostOp::read`].
+    pub fn write(offset: u64, frames: Vec<Frame>, len: usize) -> PostOp {
+        PostOp::new(false, offset, frames, len)
+    }
+
+    fn new(read: bool, offset: u64, frames: Vec<Frame>, len: usize) -> PostOp {
+        assert!(
+            frames.iter().all(|f| len <= f.len()),
+            "a posted request of {len} bytes per frame, larger than its frames"
+        );
+        PostOp {
+            read,
+            offset,
+            frames,
+            len,
         }
+    }
+
+    /// True for a read.
+    pub fn is_read(&self) -> bool {
+        self.read
+    }
+
+    /// File offset of the first byte.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Bytes the request moves.
+    pub fn total(&self) -> usize {
+        self.len * self.frames.len()
+    }
+
+    /// Bytes moved from (or into) each frame.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Gives up the frames (to whatever carries the request, which hands them back).
+    pub(crate) fn into_frames(self) -> Vec<Frame> {
+        self.frames
+    }
+
+    /// Does the transfer now through `storage`'s blocking calls; returns the result and the
+    /// frames.
+    pub fn run_blocking<S: super::Storage + ?Sized>(
+        mut self,
+        storage: &S,
+    ) -> (io::Result<usize>, Vec<Frame>) {
+        let (len, offset, total) = (self.len, self.offset, self.total());
+        let frames = &mut self.frames;
+        let result = match (self.read, frames.len()) {
+            (_, 0) => Ok(0),
+            (true, 1) => storage.read_at(&mut frames[0][..len], offset),
+            (true, _) => {
+                let mut bufs: Vec<&mut [u8]> = frames.iter_mut().map(|f| &mut f[..len]).collect();
+                storage.read_vectored_at(&mut bufs, offset)
+            }
+            (false, 1) => storage.write_at(&frames[0][..len], offset).map(|()| total),
+            (false, _) => {
+                let bufs: Vec<&[u8]> = frames.iter().map(|f| &f[..len]).collect();
+                storage.write_vectored_at(&bufs, offset).map(|()| total)
+            }
+        };
+        (result, self.frames)
     }
 }
 
@@ -152,6 +212,7 @@ mod tests {
                 token,
                 result: Ok(8),
                 done_at: Instant::now(),
+                frames: Vec::new(),
             });
         }
         assert_eq!(q.wait().token, 3);

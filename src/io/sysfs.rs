@@ -17,6 +17,19 @@ pub fn device_block_size(major: u32, minor: u32, path: &Path) -> Option<u32> {
     logical_block_size(major, minor)
 }
 
+/// Physical block size of the block device of a file at `path` whose device number is
+/// `major:minor`, if sysfs knows it (4096 on a 512e disk).
+pub fn device_physical_size(major: u32, minor: u32, path: &Path) -> Option<u32> {
+    let (major, minor) = block_device(major, minor, path)?;
+    let dir =
+        std::fs::canonicalize(Path::new("/sys/dev/block").join(format!("{major}:{minor}"))).ok()?;
+    let own = read_queue(&dir, "physical_block_size");
+    own.or_else(|| {
+        dir.parent()
+            .and_then(|d| read_queue(d, "physical_block_size"))
+    })
+}
+
 /// The block device under a file at `path` whose device number is `major:minor`: that number
 /// itself, or for an anonymous one (major 0, btrfs) the device the mount holding `path` is
 /// mounted from; `None` when there is no block device (tmpfs, FUSE).
@@ -25,6 +38,23 @@ pub fn block_device(major: u32, minor: u32, path: &Path) -> Option<(u32, u32)> {
         return Some((major, minor));
     }
     mounted_from(path).filter(|(major, _)| *major != 0)
+}
+
+/// What a block device `rdev` says of direct I/O: (description, honoured, logical block
+/// size). A loop device whose backing file is read through the page cache
+/// (`/sys/dev/block/M:m/loop/dio` is 0) does not honour O_DIRECT; any other block device does.
+pub fn device_direct_io(rdev: u64) -> (&'static str, bool, Option<u32>) {
+    let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
+    let loop_dio = std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/loop/dio")).ok();
+    let (name, honoured) = match loop_dio.as_deref().map(str::trim) {
+        Some("0") => (
+            "a loop device that reads its backing file through the page cache (losetup --direct-io=on avoids it)",
+            false,
+        ),
+        Some(_) => ("loop device with direct I/O", true),
+        None => ("block device", true),
+    };
+    (name, honoured, logical_block_size(major, minor))
 }
 
 /// Logical block size of block device `major:minor`, if sysfs knows it.
@@ -63,7 +93,12 @@ fn mounted_from(path: &Path) -> Option<(u32, u32)> {
 }
 
 fn read_size(dir: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(dir.join("queue/logical_block_size")).ok()?;
+    read_queue(dir, "logical_block_size")
+}
+
+/// A power-of-two size in `dir/queue/name`.
+fn read_queue(dir: &Path, name: &str) -> Option<u32> {
+    let text = std::fs::read_to_string(dir.join("queue").join(name)).ok()?;
     text.trim()
         .parse()
         .ok()

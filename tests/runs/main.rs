@@ -9,8 +9,11 @@
 mod crash_support;
 #[path = "../loop_support/mod.rs"]
 mod loop_support;
+#[path = "../strace_support/mod.rs"]
+mod strace_support;
 
 mod crash;
+mod log_io;
 mod rerun;
 mod resume_journal;
 mod runs;

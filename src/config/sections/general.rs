@@ -56,6 +56,9 @@ pub struct General {
     pub delete_files_at_shutdown: bool,
     /// `StampFiles`: grow files by writing zeros instead of fallocate, default false.
     pub stamp_files: bool,
+    /// `Force4KLogIO` (ours): log files created with a 4096-byte log unit whatever the device's
+    /// sector sizes, as SQL Server's trace flag 1800; default false.
+    pub force_4k_log_io: bool,
     /// `IoGeneration` (ours): the SQL Server generation whose request sizes are simulated,
     /// `2014` or `2016` (default).
     pub io_generation: IoGeneration,
@@ -88,6 +91,7 @@ impl IniSection for General {
         "DeleteFilesAtStartup",
         "DeleteFilesAtShutdown",
         "StampFiles",
+        "Force4KLogIO",
         "IoGeneration",
     ];
 
@@ -125,6 +129,7 @@ impl IniSection for General {
             delete_files_at_startup: v.boolean("DeleteFilesAtStartup", true)?,
             delete_files_at_shutdown: v.boolean("DeleteFilesAtShutdown", false)?,
             stamp_files: v.boolean("StampFiles", false)?,
+            force_4k_log_io: v.boolean("Force4KLogIO", false)?,
             io_generation: io_generation(v)?,
         };
         cx.cpu_count = cpu_count;
@@ -155,6 +160,7 @@ impl SectionValue for General {
             ("DeleteFilesAtStartup", flag(self.delete_files_at_startup)),
             ("DeleteFilesAtShutdown", flag(self.delete_files_at_shutdown)),
             ("StampFiles", flag(self.stamp_files)),
+            ("Force4KLogIO", flag(self.force_4k_log_io)),
             ("IoGeneration", self.io_generation.to_string()),
         ]
     }
@@ -177,7 +183,8 @@ impl SectionValue for General {
         let _ = writeln!(
             out,
             "NoBuffering = {}, WriteThrough = {}, UseScatterGather = {}, MaxOutstandingIO = {}, \
-             TargetIODuration = {} ms, AllowIOBursts = {}, ForceReadAhead = {}, StampFiles = {}",
+             TargetIODuration = {} ms, AllowIOBursts = {}, ForceReadAhead = {}, StampFiles = {}, \
+             Force4KLogIO = {}",
             yes(self.no_buffering),
             yes(self.write_through),
             yes(self.use_scatter_gather),
@@ -185,7 +192,8 @@ impl SectionValue for General {
             self.target_io_duration_ms,
             yes(self.allow_io_bursts),
             yes(self.force_read_ahead),
-            yes(self.stamp_files)
+            yes(self.stamp_files),
+            yes(self.force_4k_log_io)
         );
         let caps = self.io_generation.caps();
         let _ = writeln!(

@@ -270,6 +270,10 @@ impl Ring {
     ///   points to — must stay allocated, and nobody else may touch it (the kernel writes into
     ///   it for a read and reads it for a write);
     /// - `op.fd` must stay open and refer to the same file.
+    ///
+    /// When a reap fails (the ring can no longer be waited on), dropping the engine does not
+    /// wait: the memory of every external operation not reaped must then be leaked by its
+    /// owner, never freed or reused (`service::flights::drain_or_leak`).
     pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), RingError> {
         match self {
             // SAFETY: the caller upholds the contract above, which is the back ends' contract.

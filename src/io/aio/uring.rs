@@ -12,6 +12,7 @@
 use super::{AlignedBuffers, Completion, Direction, ExtMem, ExtOp, Op, RingError};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
+use std::mem::ManuallyDrop;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
@@ -20,15 +21,14 @@ use crate::io::file::FileStorage;
 /// An io_uring ring plus the buffers and files its operations use.
 pub struct UringEngine {
     ring: IoUring,
-    buffers: AlignedBuffers,
+    /// Dropped by hand in `Drop`, only once the kernel holds none of it (else leaked).
+    buffers: ManuallyDrop<AlignedBuffers>,
     files: Arc<[FileStorage]>,
     fixed_files: bool,
     fixed_buffers: bool,
     in_flight: usize,
     queued: usize,
     batch: usize,
-    /// Set by the first operation on caller-owned memory (see `Drop`).
-    external: bool,
 }
 
 /// True when `err` means io_uring is refused or missing here, so psync should take over.
@@ -79,14 +79,13 @@ impl UringEngine {
         let _ = ring.submitter().register_ring_fd();
         Ok(UringEngine {
             ring,
-            buffers,
+            buffers: ManuallyDrop::new(buffers),
             files,
             fixed_files,
             fixed_buffers,
             in_flight: 0,
             queued: 0,
             batch: batch.max(1),
-            external: false,
         })
     }
 
@@ -178,7 +177,6 @@ impl UringEngine {
                 .offset(op.offset)
                 .build(),
         };
-        self.external = true;
         // SAFETY: the caller keeps the memory and the fd valid until the completion is reaped.
         unsafe { self.push(&entry.user_data(op.user_data)) }
     }
@@ -271,27 +269,22 @@ impl UringEngine {
 }
 
 impl Drop for UringEngine {
+    /// Waits for every operation in flight. If the ring can no longer be waited on, the
+    /// kernel may still use the engine's buffers: they are leaked rather than freed. The
+    /// caller-owned memory of external operations is its owners' to leak (the contract of
+    /// [`super::Ring::submit_external`]; the I/O service and `PostRing` do, see
+    /// `service::flights::drain_or_leak`).
     fn drop(&mut self) {
         let mut sink = Vec::new();
         while self.in_flight > 0 {
             sink.clear();
             if self.reap(self.in_flight, &mut sink).is_err() {
-                if self.external {
-                    // Caller-owned memory cannot be leaked from here: stopping the process is
-                    // the only way to keep the kernel from writing into memory handed back.
-                    let _ = std::io::Write::write_all(
-                        &mut std::io::stderr().lock(),
-                        b"sqliosim: io_uring failed with caller-owned I/O in flight; aborting\n",
-                    );
-                    std::process::abort();
-                }
-                // The kernel may still write into the buffers: leak them rather than free
-                // memory that an operation in flight could touch.
-                let buffers = std::mem::replace(&mut self.buffers, leak_placeholder());
-                std::mem::forget(buffers);
                 return;
             }
         }
+        // SAFETY: nothing is in flight, so the kernel holds none of the buffers; they are
+        // dropped once, here, and `self` is never used after.
+        unsafe { ManuallyDrop::drop(&mut self.buffers) };
         // Registered files are released now, in this system call, rather than by the kernel's
         // ring teardown after the process exits: otherwise the filesystem stays busy for a
         // moment after sqliosim ends, and an `umount` right after it fails.
@@ -299,10 +292,4 @@ impl Drop for UringEngine {
             let _ = self.ring.submitter().unregister_files();
         }
     }
-}
-
-fn leak_placeholder() -> AlignedBuffers {
-    // A one-page mapping stands in for the leaked buffers; if even that fails, abort is the
-    // only way left to keep the kernel from writing into freed memory.
-    AlignedBuffers::new(1, 4096).unwrap_or_else(|_| std::process::abort())
 }

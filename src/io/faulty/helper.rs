@@ -34,6 +34,7 @@ pub(crate) fn complete(ran: Ran) {
         token: ran.token,
         result: ran.result,
         done_at: Instant::now(),
+        frames: ran.frames,
     });
 }
 
@@ -218,18 +219,13 @@ pub(crate) fn serve(rx: &Receiver<Job>, seed: u64, mut order: Order) {
 
 #[cfg(test)]
 mod tests {
-    #![expect(
-        unsafe_code,
-        reason = "unsafe code is denied crate-wide; the test posts requests, whose memory-lending contract is unsafe to state"
-    )]
-
     use std::path::Path;
     use std::sync::Arc;
     use std::time::Duration;
 
     use super::{Held, HOLD};
     use crate::io::faulty::{Fault, Target};
-    use crate::io::{Completions, FaultyBackend, PostOp, Storage};
+    use crate::io::{BufPool, Completions, FaultyBackend, PostOp, Storage};
     use crate::page::PAGE_SIZE;
 
     fn drain(seed: u64) -> Vec<usize> {
@@ -250,28 +246,26 @@ mod tests {
         assert_ne!(drain(8), order, "another seed gives another order");
     }
 
-    /// Posts one write of page `i` (filled with `i`) per buffer; returns the completion order.
-    fn post_writes(st: &dyn Storage, bufs: &mut [Vec<u8>]) -> Vec<u64> {
+    /// Posts one write of page `i` (filled with `i`) per frame; returns the completion order.
+    fn post_writes(st: &dyn Storage, n: usize) -> Vec<u64> {
+        let pool = BufPool::new(n, PAGE_SIZE).expect("pool");
         let done = Arc::new(Completions::default());
-        for (i, buf) in bufs.iter_mut().enumerate() {
-            let op = PostOp {
-                read: false,
-                offset: (i * PAGE_SIZE) as u64,
-                iov: vec![libc::iovec {
-                    iov_base: buf.as_mut_ptr().cast(),
-                    iov_len: buf.len(),
-                }],
-            };
-            // SAFETY: every buffer outlives the loop below, which collects every completion.
-            unsafe { st.post(op, &done, i as u64) };
+        for i in 0..n {
+            let mut frames = pool.take_many(1).expect("a frame");
+            frames[0].fill(i as u8);
+            let op = PostOp::write((i * PAGE_SIZE) as u64, frames, PAGE_SIZE);
+            st.post(op, &done, i as u64);
         }
-        (0..bufs.len())
+        let order = (0..n)
             .map(|_| {
                 let c = done.wait();
                 assert_eq!(c.result.as_ref().ok(), Some(&PAGE_SIZE), "{c:?}");
+                assert_eq!(c.frames.len(), 1, "the frame came back");
                 c.token
             })
-            .collect()
+            .collect();
+        assert_eq!(pool.available(), n, "every frame is back in the pool");
+        order
     }
 
     #[test]
@@ -285,8 +279,7 @@ mod tests {
             Target::at_offset(path, 0),
         );
         let n = 64;
-        let mut bufs: Vec<Vec<u8>> = (0..n).map(|i| vec![i as u8; PAGE_SIZE]).collect();
-        let order = post_writes(&*st, &mut bufs);
+        let order = post_writes(&*st, n);
         let mut sorted = order.clone();
         sorted.sort_unstable();
         assert_eq!(

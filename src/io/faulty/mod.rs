@@ -43,6 +43,8 @@ pub(crate) struct Shared {
     /// The direct-I/O unit the files enforce (0: none, and 512 reported), as a device of
     /// that logical sector would: a misaligned offset or length fails with EINVAL.
     pub(crate) dio_align: AtomicU32,
+    /// The physical sector size reported (0: none), as on a 512e disk.
+    pub(crate) physical_sector: AtomicU32,
     /// The helper thread carrying posted requests.
     pub(crate) helpers: post::Helpers,
     /// Held shared by every write, sync and resize, exclusively by a power cut: a cut falls
@@ -91,6 +93,7 @@ impl FaultyBackend {
                 files: Mutex::new(HashMap::new()),
                 plan: Mutex::new(Plan::new(seed)),
                 dio_align: AtomicU32::new(0),
+                physical_sector: AtomicU32::new(0),
                 helpers: post::Helpers::new(seed),
                 power: RwLock::new(()),
                 cache_on: AtomicBool::new(false),
@@ -107,6 +110,12 @@ impl FaultyBackend {
     /// is not a multiple of it with EINVAL.
     pub fn set_dio_align(&self, unit: u32) {
         self.shared.dio_align.store(unit, Ordering::Relaxed);
+    }
+
+    /// From now on the device reports `size`-byte physical sectors (4096 over 512-byte logical
+    /// ones for a 512e disk); transfers are still checked against the logical unit only.
+    pub fn set_physical_sector(&self, size: u32) {
+        self.shared.physical_sector.store(size, Ordering::Relaxed);
     }
 
     /// Arms `fault` to fire once on the next request matching `target`.
@@ -246,6 +255,10 @@ impl Backend for FaultyBackend {
             filesystem: "faulty (in memory)".to_string(),
             honoured: true,
             logical_block: None,
+            physical_block: match self.shared.physical_sector.load(Ordering::Relaxed) {
+                0 => None,
+                n => Some(n),
+            },
         }
     }
 }

@@ -12,11 +12,6 @@
 //! two threads raced); which requests are held at each choice still depends on when posters
 //! post, as the order of requests from several threads always did.
 
-#![expect(
-    unsafe_code,
-    reason = "a posted request carries raw pointers to frames lent by the poster until its completion; the helper thread runs it with that contract"
-)]
-
 use std::cell::Cell;
 use std::io;
 use std::sync::atomic::AtomicU64;
@@ -26,7 +21,7 @@ use std::time::Duration;
 use crossbeam::channel::{self, Sender};
 
 use super::storage::FaultyStorage;
-use crate::io::{Completions, PostOp};
+use crate::io::{Completions, Frame, PostOp};
 
 /// One posted request and where its completion goes.
 pub(crate) struct Job {
@@ -45,6 +40,8 @@ pub(crate) struct Ran {
     pub(crate) token: u64,
     pub(crate) result: io::Result<usize>,
     pub(crate) delay: Duration,
+    /// The request's frames, handed back with its completion.
+    pub(crate) frames: Vec<Frame>,
 }
 
 thread_local! {
@@ -86,15 +83,14 @@ impl Job {
     /// the caller's to queue.
     pub(crate) fn run(self, seq: u64) -> Ran {
         take_deferred();
-        // SAFETY: the poster lends the memory until the completion is pushed, which happens
-        // only after this returns (by the helper, or by `post` when no helper could start).
-        let result = unsafe { self.op.run_blocking(&self.storage) };
+        let (result, frames) = self.op.run_blocking(&self.storage);
         Ran {
             seq,
             to: self.to,
             token: self.token,
             result,
             delay: take_deferred(),
+            frames,
         }
     }
 }
@@ -134,10 +130,7 @@ impl Helpers {
 }
 
 /// Posts `op` on `storage`'s helper thread (or, if it could not start, runs it now).
-///
-/// # Safety
-/// As [`crate::io::Storage::post`].
-pub(crate) unsafe fn post(
+pub(crate) fn post(
     storage: &FaultyStorage,
     helpers: &Helpers,
     op: PostOp,

@@ -4,11 +4,6 @@
 //! not at all (unless a fault says otherwise). The previous version of every page is kept so a
 //! stale read can return it.
 
-#![expect(
-    unsafe_code,
-    reason = "implements Storage::post, whose memory-lending contract is unsafe to state"
-)]
-
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -408,9 +403,8 @@ impl Storage for FaultyStorage {
         self.write_at(&bufs.concat(), offset)
     }
 
-    unsafe fn post(&self, op: crate::io::PostOp, to: &Arc<crate::io::Completions>, token: u64) {
-        // SAFETY: the caller's lending contract is passed on unchanged.
-        unsafe { super::post::post(self, &self.shared.helpers, op, to, token) }
+    fn post(&self, op: crate::io::PostOp, to: &Arc<crate::io::Completions>, token: u64) {
+        super::post::post(self, &self.shared.helpers, op, to, token);
     }
 
     fn posts_async(&self) -> bool {

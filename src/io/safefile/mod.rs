@@ -338,6 +338,28 @@ impl Dir {
             .map_err(|e| os(&self.join(to), "rename over", e))
     }
 
+    /// Renames `from` to `to`, both in this directory, only when no entry of any kind has the
+    /// name `to` (a dangling symlink, a FIFO or a directory included): `Ok(false)` when it is
+    /// taken, and then nothing changed. It never replaces an entry, even one planted between a
+    /// check and the rename: `renameat2(RENAME_NOREPLACE)`, or where the filesystem lacks that
+    /// flag (EINVAL), a hard link under the new name (which fails on a taken name) and the
+    /// old name's removal.
+    pub fn rename_new(&self, from: &OsStr, to: &OsStr) -> Result<bool, SafeFileError> {
+        match rfs::renameat_with(&self.fd, from, &self.fd, to, rfs::RenameFlags::NOREPLACE) {
+            Ok(()) => Ok(true),
+            Err(Errno::EXIST) => Ok(false),
+            Err(Errno::INVAL | Errno::NOSYS) => {
+                match rfs::linkat(&self.fd, from, &self.fd, to, AtFlags::empty()) {
+                    Ok(()) => {}
+                    Err(Errno::EXIST) => return Ok(false),
+                    Err(e) => return Err(os(&self.join(to), "rename to", e)),
+                }
+                self.unlink(from).map(|()| true)
+            }
+            Err(e) => Err(os(&self.join(to), "rename to", e)),
+        }
+    }
+
     /// Makes the directory's entries durable (after a create or rename).
     pub fn sync(&self) -> Result<(), SafeFileError> {
         rfs::fsync(&self.fd).map_err(|e| os(&self.path, "sync the directory", e))

@@ -68,17 +68,30 @@ impl Flights {
     }
 }
 
-/// Waits until the kernel holds none of the requests' memory. If even that fails, the memory
-/// may still be in the kernel's hands while its owners would be told it is free: stopping the
-/// process is the only safe way out. `who` names the ring in the message.
-pub(super) fn drain_or_abort(ring: &mut Ring, who: &str) {
+/// Waits until the kernel holds none of the requests' memory; true when it could. If even
+/// that fails, the memory may still be in the kernel's hands: every posted request in
+/// `flights` is leaked ([`Request::leak`]: its frames never reused, its poster answered with
+/// the error and no frames) and the table left empty, so nothing of it is given back while
+/// the kernel may write into it. A blocked caller's request names memory the caller only
+/// borrows, which cannot be leaked on its behalf: with one of those in flight, stopping the
+/// process is the only safe way out. `who` names the ring in the messages.
+pub(super) fn drain_or_leak(ring: &mut Ring, flights: &mut Flights, who: &str) -> bool {
     let mut sink = Vec::new();
-    if let Err(e) = ring.drain(&mut sink) {
+    let Err(e) = ring.drain(&mut sink) else {
+        return true;
+    };
+    let why = format!("{who} cannot wait for its requests in flight ({e})");
+    let requests: Vec<Request> = flights.drain().collect();
+    if requests.iter().any(Request::borrows) {
         // Best effort: stderr may be a closed pipe, and the abort must happen regardless.
         let _ = writeln!(
             std::io::stderr().lock(),
-            "sqliosim: {who} cannot wait for its requests in flight ({e}); aborting"
+            "sqliosim: {why}, with a caller's memory among them; aborting"
         );
         std::process::abort();
     }
+    for r in requests {
+        r.leak(super::request::stopped(&why));
+    }
+    false
 }

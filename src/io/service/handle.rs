@@ -260,36 +260,19 @@ impl IoService {
         reply.wait()
     }
 
-    /// Posts a read or write of the iovecs of `op` at its offset and returns at once; the
-    /// completion, tagged `token`, is pushed to `to` once the kernel is done with the memory.
-    ///
-    /// # Safety
-    /// The memory `op` names must stay valid and untouched until that completion is pushed,
-    /// and `fd` open until then.
-    #[expect(
-        unsafe_code,
-        reason = "Storage::post lends memory until the completion: unsafe by contract (see io::post)"
-    )]
-    pub unsafe fn post(
+    /// Posts a read or write of `op`'s frames on `file` and returns at once; the completion,
+    /// tagged `token` and holding the frames, is pushed to `to` once the kernel is done with
+    /// them. The request owns the frames and the file meanwhile.
+    pub fn post(
         &self,
-        fd: BorrowedFd<'_>,
+        file: &Arc<crate::io::file::FileStorage>,
         op: crate::io::PostOp,
         to: &Arc<crate::io::Completions>,
         token: u64,
     ) {
-        let total = op.total();
-        let kind = if op.read {
-            Direction::Read
-        } else {
-            Direction::Write
-        };
-        let answer = Answer::Posted(Arc::clone(to), token);
-        let mem = Mem::Iov {
-            list: op.iov,
-            first: 0,
-        };
-        let req = Request::new(kind, fd.as_raw_fd(), op.offset, mem, total, answer);
-        if total == 0 {
+        let empty = op.total() == 0;
+        let req = Request::posted(op, Arc::clone(file), to, token);
+        if empty {
             req.answer(Ok(0));
             return;
         }

@@ -8,7 +8,7 @@
 //! the engine has nothing to add to them.
 //!
 //! On io_uring, and when asked ([`ServiceBackend::with_own_rings`]), an asynchronous actor
-//! carries its posted requests on a [`PostRing`] of its own instead ([`Storage::ring_fd`],
+//! carries its posted requests on a [`PostRing`] of its own instead ([`Storage::ring_file`],
 //! issue #15 §3): no thread hand-off per request. The synchronous callers, the log and the
 //! psync engine keep the shared service.
 
@@ -19,7 +19,7 @@ mod request;
 mod serve;
 
 pub use handle::{IoService, ServiceWatch};
-pub use own::PostRing;
+pub use own::{PostRing, RingFile};
 
 use std::os::fd::AsFd;
 use std::path::Path;
@@ -60,7 +60,7 @@ impl ServiceBackend {
         self
     }
 
-    /// True when posters carry their requests on rings of their own ([`Storage::ring_fd`]).
+    /// True when posters carry their requests on rings of their own ([`Storage::ring_file`]).
     pub fn own_rings(&self) -> bool {
         self.own_rings
     }
@@ -78,7 +78,7 @@ impl Backend for ServiceBackend {
             ..opts
         };
         Ok(Arc::new(ServiceStorage {
-            file: direct::open_storage(path, opts)?,
+            file: Arc::new(direct::open_storage(path, opts)?),
             service: Arc::clone(&self.service),
             own_rings: self.own_rings,
         }))
@@ -98,7 +98,8 @@ impl Backend for ServiceBackend {
 /// One open file whose reads and writes go through the I/O service.
 #[derive(Debug)]
 pub struct ServiceStorage {
-    file: FileStorage,
+    /// Shared with the posted requests in flight on it, which keep it open.
+    file: Arc<FileStorage>,
     service: Arc<IoService>,
     own_rings: bool,
 }
@@ -122,22 +123,16 @@ impl Storage for ServiceStorage {
             .write_vectored(self.file.file().as_fd(), bufs, offset)
     }
 
-    #[expect(
-        unsafe_code,
-        reason = "Storage::post lends memory until the completion: unsafe by contract (see io::post)"
-    )]
-    unsafe fn post(&self, op: crate::io::PostOp, to: &Arc<crate::io::Completions>, token: u64) {
-        // SAFETY: the caller lends the memory until the completion is pushed; this storage
-        // (and so the file) is held by the poster until then.
-        unsafe { self.service.post(self.file.file().as_fd(), op, to, token) }
+    fn post(&self, op: crate::io::PostOp, to: &Arc<crate::io::Completions>, token: u64) {
+        self.service.post(&self.file, op, to, token);
     }
 
     fn posts_async(&self) -> bool {
         true
     }
 
-    fn ring_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
-        self.own_rings.then(|| self.file.file().as_fd())
+    fn ring_file(&self) -> Option<RingFile> {
+        self.own_rings.then(|| RingFile(Arc::clone(&self.file)))
     }
 
     fn sync_data(&self) -> std::io::Result<()> {

@@ -13,16 +13,29 @@
 
 #![expect(
     unsafe_code,
-    reason = "the ring is handed the poster's memory (Ring::submit_external is unsafe by contract)"
+    reason = "the ring is handed the frames a posted request owns (Ring::submit_external is unsafe by contract)"
 )]
 
-use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::Arc;
 
-use super::flights::{drain_or_abort, Flights};
-use super::request::{stopped, Answer, Mem, Request, Step};
-use crate::io::aio::{Completion, Direction, Ring, RingConfig, RingError, RingKind};
+use super::flights::{drain_or_leak, Flights};
+use super::request::{stopped, Request, Step};
+use crate::io::aio::{Completion, Ring, RingConfig, RingError, RingKind};
+use crate::io::file::FileStorage;
 use crate::io::post::{Completions, PostOp};
+
+/// A file a [`PostRing`] may carry requests on ([`crate::io::Storage::ring_file`]); each
+/// request in flight holds a clone, so the descriptor stays open and names the same file until
+/// the request completes.
+#[derive(Debug, Clone)]
+pub struct RingFile(pub(super) Arc<FileStorage>);
+
+impl RingFile {
+    /// A handle on `file` (opened as the engine-backed backend opens its files).
+    pub fn new(file: FileStorage) -> RingFile {
+        RingFile(Arc::new(file))
+    }
+}
 
 /// An io_uring owned by one poster: its posted requests go in and come out on its thread.
 pub struct PostRing {
@@ -75,27 +88,14 @@ impl PostRing {
         self.flights.len()
     }
 
-    /// Submits a read or write of the iovecs of `op` on `fd` to the kernel and returns without
-    /// waiting for it; its completion, tagged `token`, is pushed to this ring's queue by this
-    /// or a later `post`, `poll` or `wait`. With the ring full, waits for a completion first.
-    ///
-    /// # Safety
-    /// The memory `op` names must stay valid and untouched until that completion is pushed,
-    /// and `fd` open until then (as [`crate::io::Storage::post`]).
-    pub unsafe fn post(&mut self, fd: BorrowedFd<'_>, op: PostOp, token: u64) {
-        let total = op.total();
-        let kind = if op.read {
-            Direction::Read
-        } else {
-            Direction::Write
-        };
-        let answer = Answer::Posted(Arc::clone(&self.to), token);
-        let mem = Mem::Iov {
-            list: op.iov,
-            first: 0,
-        };
-        let req = Request::new(kind, fd.as_raw_fd(), op.offset, mem, total, answer);
-        if total == 0 {
+    /// Submits a read or write of `op`'s frames on `file` to the kernel and returns without
+    /// waiting for it; its completion, tagged `token` and holding the frames, is pushed to
+    /// this ring's queue by this or a later `post`, `poll` or `wait`. With the ring full,
+    /// waits for a completion first. The request owns the frames and the file meanwhile.
+    pub fn post(&mut self, file: &RingFile, op: PostOp, token: u64) {
+        let empty = op.total() == 0;
+        let req = Request::posted(op, Arc::clone(&file.0), &self.to, token);
+        if empty {
             return req.answer(Ok(0));
         }
         while self.flights.is_full() && self.failed.is_none() {
@@ -147,9 +147,9 @@ impl PostRing {
     /// Sends what is left of request `i`.
     fn send(&mut self, i: usize) -> Result<(), RingError> {
         let op = self.flights.get_mut(i).ext_op(i as u64);
-        // SAFETY: the poster lends the memory until the request is answered, which happens
-        // only after its completion is reaped (or after the ring has been drained), and keeps
-        // the file open meanwhile; the request holds the iovec list.
+        // SAFETY: the request owns its frames, its iovec list and its file until it is
+        // answered, which happens only after its completion is reaped (or after the ring has
+        // been drained); if the drain fails they are leaked (`drain_or_leak`).
         unsafe { self.ring.submit_external(op) }
     }
 
@@ -174,7 +174,7 @@ impl PostRing {
     /// error, as the shared service does when its engine fails.
     fn fail(&mut self, e: &RingError) {
         let why = format!("the poster's io_uring failed: {e}");
-        drain_or_abort(&mut self.ring, "a poster's io_uring");
+        drain_or_leak(&mut self.ring, &mut self.flights, "a poster's io_uring");
         for r in self.flights.drain() {
             r.answer(Err(stopped(&why)));
         }
@@ -183,8 +183,8 @@ impl PostRing {
 }
 
 impl Drop for PostRing {
-    /// Waits for every request in flight before the requests (and the memory they name) are
-    /// given back; each is answered as it completes.
+    /// Waits for every request in flight before the requests (and the frames they own) are
+    /// given back; each is answered as it completes (or, if the ring fails, leaked).
     fn drop(&mut self) {
         self.drain();
     }
@@ -195,7 +195,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn posted_reads_and_writes_come_back_to_the_queue_with_their_tokens() {
+    fn posted_reads_and_writes_come_back_to_the_queue_with_their_tokens_and_frames() {
         let dir = tempfile::tempdir_in(".").expect("tempdir");
         let path = dir.path().join("f");
         std::fs::write(&path, vec![7u8; 8192]).expect("create");
@@ -204,6 +204,7 @@ mod tests {
             .write(true)
             .open(&path)
             .expect("open");
+        let file = RingFile::new(FileStorage::new(file, path));
         let to = Arc::new(Completions::default());
         let Some(mut ring) = PostRing::new(2, Arc::clone(&to)).expect("ring") else {
             #[expect(clippy::print_stderr, reason = "a test's skip note")]
@@ -212,36 +213,24 @@ mod tests {
             }
             return;
         };
-        let mut out = vec![1u8; 4096];
-        let mut back = vec![0u8; 8192];
-        use std::os::fd::AsFd;
-        let iov = |b: &mut [u8]| libc::iovec {
-            iov_base: b.as_mut_ptr().cast(),
-            iov_len: b.len(),
-        };
-        let write = PostOp {
-            read: false,
-            offset: 4096,
-            iov: vec![iov(&mut out)],
-        };
-        // SAFETY: `out` lives until the ring is drained below.
-        unsafe { ring.post(file.as_fd(), write, 5) };
+        let pool = crate::io::BufPool::new(4, 4096).expect("pool");
+        let mut out = pool.take_many(1).expect("a frame");
+        out[0].fill(1);
+        ring.post(&file, PostOp::write(4096, out, 4096), 5);
         ring.drain();
         let c = to.try_take().expect("the write's completion");
         assert_eq!((c.token, c.result.expect("written")), (5, 4096));
-        let read = PostOp {
-            read: true,
-            offset: 0,
-            iov: vec![iov(&mut back[..4096]), iov(&mut back[4096..])],
-        };
-        // SAFETY: `back` lives until the ring is drained below.
-        unsafe { ring.post(file.as_fd(), read, 9) };
+        assert_eq!(c.frames.len(), 1, "the write's frame came back");
+        assert_eq!(pool.available(), 3, "and is not back in the pool yet");
+        drop(c.frames);
+        let back = pool.take_many(2).expect("two frames");
+        ring.post(&file, PostOp::read(0, back, 4096), 9);
         // The post itself may have reaped it already (a read from the page cache).
         ring.wait();
         let c = to.try_take().expect("the read's completion");
         assert_eq!((c.token, c.result.expect("read")), (9, 8192));
-        assert!(back[..4096].iter().all(|&b| b == 7), "first half untouched");
-        assert!(back[4096..].iter().all(|&b| b == 1), "second half written");
+        assert!(c.frames[0].iter().all(|&b| b == 7), "first half untouched");
+        assert!(c.frames[1].iter().all(|&b| b == 1), "second half written");
         assert_eq!(ring.in_flight(), 0);
     }
 }

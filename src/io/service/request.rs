@@ -1,10 +1,12 @@
 //! One caller's request to the I/O service and the cell its answer comes back in.
 //!
-//! A request points at memory the caller borrows for the length of its call (or a poster lends
-//! until its completion is queued); the caller blocks on the [`Reply`] until the service
-//! answers, and the service answers only once the kernel is
-//! done with that memory (or never handed it the request). A request dropped unanswered (the
-//! service stopped) answers with an error as it drops, so no caller waits forever.
+//! A caller's request points at memory the caller borrows for the length of its call; the
+//! caller blocks on the [`Reply`] until the service answers, and the service answers only once
+//! the kernel is done with that memory (or never handed it the request). A posted request owns
+//! its frames and its file ([`Owned`]) and hands the frames back in its completion. A request
+//! dropped unanswered (the service stopped) answers with an error as it drops, so no caller
+//! waits forever; one whose memory the kernel may still hold is never dropped but leaked
+//! ([`Request::leak`]).
 
 #![expect(
     unsafe_code,
@@ -18,7 +20,9 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 use crate::io::aio::{Direction, ExtMem, ExtOp};
-use crate::io::post::{Completion, Completions};
+use crate::io::file::FileStorage;
+use crate::io::post::{Completion, Completions, PostOp};
+use crate::io::Frame;
 
 /// Where a request's answer goes: to a caller blocked on it, or to a poster's queue.
 #[derive(Debug)]
@@ -30,16 +34,29 @@ pub(super) enum Answer {
 }
 
 impl Answer {
-    fn give(self, r: io::Result<usize>) {
+    fn give(self, r: io::Result<usize>, frames: Vec<Frame>) {
         match self {
             Answer::Caller(reply) => reply.set(r),
             Answer::Posted(queue, token) => queue.push(Completion {
                 token,
                 result: r,
                 done_at: std::time::Instant::now(),
+                frames,
             }),
         }
     }
+}
+
+/// What a posted request owns while it is in flight: its frames (the memory its iovecs name)
+/// and its file (so the descriptor stays open and names the same file until it completes).
+#[derive(Debug, Default)]
+pub(super) struct Owned {
+    frames: Vec<Frame>,
+    #[expect(
+        dead_code,
+        reason = "held, not read: keeps the descriptor open and naming the same file while in flight"
+    )]
+    file: Option<Arc<FileStorage>>,
 }
 
 /// Most iovecs in one operation (the kernel's IOV_MAX); longer lists continue in another.
@@ -109,10 +126,13 @@ pub(super) struct Request {
     total: usize,
     /// Present until answered.
     reply: Option<Answer>,
+    /// A posted request's frames and file, handed back (the frames) with the answer.
+    owned: Owned,
 }
 
-// SAFETY: the pointers name memory the caller lends for the length of its call, which lasts
-// until the request is answered; whichever thread holds the request may hand it to the kernel.
+// SAFETY: the pointers name memory the request owns (a posted request's frames) or the caller
+// lends for the length of its call, which lasts until the request is answered; whichever
+// thread holds the request may hand it to the kernel.
 unsafe impl Send for Request {}
 
 /// The error a caller gets when the service stopped before carrying its request.
@@ -138,6 +158,66 @@ impl Request {
             done: 0,
             total,
             reply: Some(reply),
+            owned: Owned::default(),
+        }
+    }
+
+    /// A posted request: `op`'s frames on `file`, answered into `to` with `token`. The request
+    /// owns both until it is answered, so the kernel's use of them needs nothing of the poster.
+    pub(super) fn posted(
+        op: PostOp,
+        file: Arc<FileStorage>,
+        to: &Arc<Completions>,
+        token: u64,
+    ) -> Request {
+        let kind = if op.is_read() {
+            Direction::Read
+        } else {
+            Direction::Write
+        };
+        let (offset, total, len) = (op.offset(), op.total(), op.len());
+        let mut frames = op.into_frames();
+        // Raw pointers into the frames' memory, which does not move when the frames do.
+        let list = frames
+            .iter_mut()
+            .map(|f| libc::iovec {
+                iov_base: f.as_mut_ptr().cast(),
+                iov_len: len,
+            })
+            .collect();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(file.file());
+        let mem = Mem::Iov { list, first: 0 };
+        let mut r = Request::new(
+            kind,
+            fd,
+            offset,
+            mem,
+            total,
+            Answer::Posted(Arc::clone(to), token),
+        );
+        r.owned = Owned {
+            frames,
+            file: Some(file),
+        };
+        r
+    }
+
+    /// True for a request whose caller blocks on it with memory it only borrows (which cannot
+    /// be leaked on the caller's behalf: see `flights::drain_or_leak`).
+    pub(super) fn borrows(&self) -> bool {
+        matches!(self.reply, Some(Answer::Caller(_)))
+    }
+
+    /// The kernel may still hold this request's memory and it can no longer be waited for:
+    /// its frames, iovec list and file are leaked (never reused or freed) and its poster is
+    /// answered with `why` and no frames.
+    pub(super) fn leak(mut self, why: io::Error) {
+        std::mem::forget(std::mem::take(&mut self.owned));
+        if let Mem::Iov { list, .. } = &mut self.mem {
+            std::mem::forget(std::mem::take(list));
+        }
+        if let Some(reply) = self.reply.take() {
+            reply.give(Err(why), Vec::new());
         }
     }
 
@@ -212,7 +292,7 @@ impl Request {
     /// Hands the answer to the caller.
     pub(super) fn answer(mut self, r: io::Result<usize>) {
         if let Some(reply) = self.reply.take() {
-            reply.give(r);
+            reply.give(r, std::mem::take(&mut self.owned.frames));
         }
     }
 }
@@ -220,7 +300,8 @@ impl Request {
 impl Drop for Request {
     fn drop(&mut self) {
         if let Some(reply) = self.reply.take() {
-            reply.give(Err(stopped("the request was abandoned")));
+            let frames = std::mem::take(&mut self.owned.frames);
+            reply.give(Err(stopped("the request was abandoned")), frames);
         }
     }
 }
@@ -285,6 +366,31 @@ mod tests {
             Step::Done(Err(e)) => assert_eq!(e.raw_os_error(), Some(libc::EINVAL)),
             _ => panic!("EINVAL on a write is an error"),
         }
+    }
+
+    /// What replaced the abort (issue #22 §5): a posted request the kernel may still hold is
+    /// leaked — its poster hears the error, gets no frames, and the frames never return to
+    /// the pool — while one answered normally hands its frames back.
+    #[test]
+    fn a_leaked_posted_request_answers_without_its_frames_and_keeps_them_from_the_pool() {
+        let dir = tempfile::tempdir_in(".").expect("tempdir");
+        let path = dir.path().join("f");
+        let file = std::fs::File::create(&path).expect("create");
+        let file = Arc::new(FileStorage::new(file, path));
+        let pool = crate::io::BufPool::new(4, 4096).expect("pool");
+        let to = Arc::new(Completions::default());
+        let op = PostOp::write(0, pool.take_many(2).expect("frames"), 4096);
+        Request::posted(op, Arc::clone(&file), &to, 1).leak(stopped("a test's ring"));
+        let c = to.try_take().expect("the leaked request is answered");
+        assert_eq!(c.token, 1);
+        assert!(c.result.is_err() && c.frames.is_empty(), "{c:?}");
+        assert_eq!(pool.available(), 2, "the two frames stay out of the pool");
+        let op = PostOp::read(0, pool.take_many(2).expect("frames"), 4096);
+        Request::posted(op, file, &to, 2).answer(Ok(0));
+        let c = to.try_take().expect("answered");
+        assert_eq!((c.token, c.frames.len()), (2, 2), "its frames come back");
+        drop(c);
+        assert_eq!(pool.available(), 2);
     }
 
     #[test]

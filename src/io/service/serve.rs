@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::flights::{drain_or_abort, Flights};
+use super::flights::{drain_or_leak, Flights};
 use super::handle::Shared;
 use super::request::{stopped, Request, Step};
 use crate::io::aio::{Completion, Direction, ExtMem, ExtOp, Ring, RingError, NO_OFFSET};
@@ -23,26 +23,9 @@ use crate::io::aio::{Completion, Direction, ExtMem, ExtOp, Ring, RingError, NO_O
 /// The `user_data` of the wake-up read; requests use their index in [`Flights`].
 const WAKE: u64 = u64::MAX;
 
-/// The ring, drained before anything else of the service is released: its `Drop` runs
-/// first (field order of [`Service`]) and waits until the kernel is done with every caller's
-/// memory, so the requests that drop after it may answer their callers.
-struct OwnedRing {
-    engine: Ring,
-    shared: Arc<Shared>,
-}
-
-impl Drop for OwnedRing {
-    fn drop(&mut self) {
-        // Completes the wake-up read, if one is in flight, so the drain can finish.
-        self.shared.kick();
-        // Callers' calls return once their requests drop.
-        drain_or_abort(&mut self.engine, "the I/O service");
-    }
-}
-
-/// Everything the service thread owns. Fields drop in order: the ring first (see [`Ring`]).
+/// Everything the service thread owns.
 pub(super) struct Service {
-    ring: OwnedRing,
+    ring: Ring,
     flights: Flights,
     waiting: VecDeque<Request>,
     shared: Arc<Shared>,
@@ -53,14 +36,27 @@ pub(super) struct Service {
     done: Vec<Completion>,
 }
 
+impl Drop for Service {
+    /// Before anything of the service is released, waits until the kernel is done with every
+    /// request's memory (or leaks it, see [`drain_or_leak`]), so the requests that drop after
+    /// may answer their callers and posters.
+    fn drop(&mut self) {
+        // Completes the wake-up read, if one is in flight, so the drain can finish.
+        self.shared.kick();
+        drain_or_leak(&mut self.ring, &mut self.flights, "the I/O service");
+        if !self.wake_armed || self.ring.in_flight() == 0 {
+            return;
+        }
+        // The wake-up read may still be in the kernel: its buffer must outlive it.
+        std::mem::forget(std::mem::replace(&mut self.wake_buf, Box::new([0; 8])));
+    }
+}
+
 impl Service {
     /// A service over `engine`, which must take `depth + 1` operations (the wake-up read).
     pub(super) fn new(engine: Ring, shared: Arc<Shared>, depth: usize) -> Service {
         Service {
-            ring: OwnedRing {
-                engine,
-                shared: Arc::clone(&shared),
-            },
+            ring: engine,
             flights: Flights::new(depth),
             waiting: VecDeque::new(),
             shared,
@@ -78,13 +74,15 @@ impl Service {
             let why = format!("the I/O engine failed: {e}");
             self.shared.mark_dead(&why);
             self.shared.kick();
-            let mut sink = Vec::new();
-            if self.ring.engine.drain(&mut sink).is_ok() {
-                for r in self.flights.drain().chain(self.waiting.drain(..)) {
+            if drain_or_leak(&mut self.ring, &mut self.flights, "the I/O service") {
+                for r in self.flights.drain() {
                     r.answer(Err(stopped(&why)));
                 }
             }
-            // Otherwise `Ring::drop` stops the process before the requests drop.
+            // Never handed to the kernel: answered at once.
+            for r in self.waiting.drain(..) {
+                r.answer(Err(stopped(&why)));
+            }
         }
     }
 
@@ -106,7 +104,7 @@ impl Service {
             }
             let mut done = std::mem::take(&mut self.done);
             done.clear();
-            let reaped = self.ring.engine.reap(1, &mut done);
+            let reaped = self.ring.reap(1, &mut done);
             let handled = reaped.and_then(|()| done.iter().try_for_each(|&c| self.complete(c)));
             self.done = done;
             handled?;
@@ -131,9 +129,10 @@ impl Service {
             },
             user_data: WAKE,
         };
-        // SAFETY: the buffer is boxed in `self`, which outlives the ring's drain, and the
-        // eventfd belongs to `shared`, which the ring holds too.
-        unsafe { self.ring.engine.submit_external(op) }?;
+        // SAFETY: the buffer is boxed in `self`, which outlives the ring's drain (or is leaked
+        // when the drain fails, see `Drop`), and the eventfd belongs to `shared`, which `self`
+        // holds.
+        unsafe { self.ring.submit_external(op) }?;
         self.wake_armed = true;
         Ok(())
     }
@@ -149,10 +148,12 @@ impl Service {
     /// Sends what is left of request `i` to the engine.
     fn send(&mut self, i: usize) -> Result<(), RingError> {
         let op = self.flights.get_mut(i).ext_op(i as u64);
-        // SAFETY: the request's caller is blocked until it is answered, which happens only
-        // after its completion is reaped (or after `Ring::drop` has drained the engine); the
-        // request holds the iovec list and the caller holds the file open meanwhile.
-        unsafe { self.ring.engine.submit_external(op) }
+        // SAFETY: a caller's request: the caller is blocked until it is answered, which
+        // happens only after its completion is reaped (or after `Drop` has drained the
+        // engine), and holds the file open meanwhile; a posted request owns its frames and
+        // file until then, and they are leaked if the drain fails. The request holds the
+        // iovec list.
+        unsafe { self.ring.submit_external(op) }
     }
 
     fn complete(&mut self, c: Completion) -> Result<(), RingError> {

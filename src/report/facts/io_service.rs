@@ -57,7 +57,15 @@ impl IoServiceInfo {
 pub fn unit_line(u: &FileUnit) -> String {
     let unit = u.info.unit();
     let log = match u.role {
-        FileRole::Log => format!(", log blocks in {unit}-byte units"),
+        FileRole::Log => {
+            let log = u.info.log_unit(u.force_4k_log);
+            let why = match (u.force_4k_log, u.info.physical_block) {
+                (true, _) if log == 4096 => " (Force4KLogIO)".to_string(),
+                (_, Some(p)) if p == log && log > unit => " (the physical sector)".to_string(),
+                _ => String::new(),
+            };
+            format!(", log blocks in {log}-byte units{why}")
+        }
         // The allowed-tear rule's unit (docs/durability.md): verify and --resume accept a
         // tear at its boundaries of a write the journal does not hold.
         FileRole::Data => format!(
@@ -126,5 +134,34 @@ mod tests {
         assert!(info("uring", "memory", None, 0)
             .describe()
             .starts_with("memory"));
+    }
+
+    fn log_on(physical: Option<u32>, force_4k_log: bool) -> String {
+        let u = FileUnit {
+            path: "m/sqliosim.ldx".into(),
+            role: FileRole::Log,
+            info: crate::io::DirectIoInfo {
+                mem_align: Some(512),
+                offset_align: Some(512),
+                filesystem: "ext4".into(),
+                honoured: true,
+                logical_block: Some(512),
+                physical_block: physical,
+            },
+            direct: true,
+            force_4k_log,
+        };
+        unit_line(&u)
+    }
+
+    #[test]
+    fn a_log_on_a_512e_disk_is_written_in_physical_sectors_and_the_override_forces_4096() {
+        assert!(log_on(None, false).ends_with(", log blocks in 512-byte units"));
+        assert!(log_on(Some(512), false).ends_with(", log blocks in 512-byte units"));
+        assert!(log_on(Some(4096), false)
+            .ends_with(", log blocks in 4096-byte units (the physical sector)"));
+        assert!(log_on(Some(512), true).ends_with(", log blocks in 4096-byte units (Force4KLogIO)"));
+        // A physical sector larger than a page is not a log unit the format allows.
+        assert!(log_on(Some(65536), false).ends_with(", log blocks in 512-byte units"));
     }
 }

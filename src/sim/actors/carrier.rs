@@ -12,11 +12,6 @@
 //! for the thread's next flight (a lazy writer makes a flight per pass): setting up a ring of
 //! thousands of entries costs more than a request.
 
-#![expect(
-    unsafe_code,
-    reason = "posting lends the flight's frames until the completion (Storage::post and PostRing::post are unsafe by contract)"
-)]
-
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -56,32 +51,22 @@ impl Carrier {
     }
 
     /// Posts `op` on the own ring when `storage` allows one, else through the storage; the
-    /// completion, tagged `token`, comes back through [`Carrier::take`] or [`Carrier::wait`].
-    /// `Err` (the request posted through the storage) when a ring could not be made.
-    ///
-    /// # Safety
-    /// As [`Storage::post`]: the memory `op` names stays valid and untouched until the
-    /// completion tagged `token` has been taken, and `storage` alive until then.
-    pub unsafe fn post(
-        &mut self,
-        storage: &dyn Storage,
-        op: PostOp,
-        token: u64,
-    ) -> Result<(), String> {
+    /// completion, tagged `token` and holding `op`'s frames, comes back through
+    /// [`Carrier::take`] or [`Carrier::wait`]. `Err` (the request posted through the storage)
+    /// when a ring could not be made.
+    pub fn post(&mut self, storage: &dyn Storage, op: PostOp, token: u64) -> Result<(), String> {
         let mut made = Ok(());
-        if let Some(fd) = storage.ring_fd() {
+        if let Some(file) = storage.ring_file() {
             if self.ring.is_none() && !self.refused {
                 made = self.make_ring();
             }
             if let Some(ring) = self.ring.as_mut() {
                 self.own_posted += 1;
-                // SAFETY: passed on from the caller; `fd` is the storage's, alive as long.
-                unsafe { ring.post(fd, op, token) };
+                ring.post(&file, op, token);
                 return Ok(());
             }
         }
-        // SAFETY: passed on from the caller.
-        unsafe { storage.post(op, &self.queue, token) };
+        storage.post(op, &self.queue, token);
         made
     }
 

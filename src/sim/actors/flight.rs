@@ -6,7 +6,8 @@
 //! shared (no resize under it), its pages' latches (exclusive for a write, shared for a read —
 //! so no read of a page races a write to it, at any depth), a throttle permit (the depth the
 //! file's throttle and MaxOutstandingIO allow), a slot of the long-I/O monitor's table, and
-//! page frames of the I/O frame pool allocated at start (no allocation per request). The oracle
+//! page frames of the I/O frame pool allocated at start (no allocation per request) — those
+//! the request itself owns while in flight, and its completion hands back. The oracle
 //! learns a write's outcome only on its completion; a read is verified only on its completion.
 //!
 //! Deadlock freedom: while it has requests in flight the actor only *tries* to take a latch,
@@ -14,11 +15,6 @@
 //! what that request held) and tries again, and waits only when it has nothing in flight —
 //! the state a synchronous actor is always in when it waits. Its requests complete without
 //! anyone's help, so what it holds is always released.
-
-#![expect(
-    unsafe_code,
-    reason = "posting a request lends its frame's memory to the I/O service until the completion comes back (Storage::post's contract); the flight keeps the frame until then"
-)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -75,7 +71,6 @@ struct Posted<'a> {
     n: u64,
     gens: Vec<u64>,
     after: After,
-    frames: Vec<Frame>,
     started: Instant,
     // Released in this order when the request is handled (field order): monitor slot,
     // permit, latches, size.
@@ -265,16 +260,11 @@ impl<'a> Flight<'a> {
             }
             landed::stamp(w, &mut frames, file, first, &gens, lsn);
         }
-        let op = PostOp {
-            read,
-            offset: first * PAGE_SIZE as u64,
-            iov: frames
-                .iter_mut()
-                .map(|fr| libc::iovec {
-                    iov_base: fr.as_mut_ptr().cast(),
-                    iov_len: PAGE_SIZE,
-                })
-                .collect(),
+        let offset = first * PAGE_SIZE as u64;
+        let op = if read {
+            PostOp::read(offset, frames, PAGE_SIZE)
+        } else {
+            PostOp::write(offset, frames, PAGE_SIZE)
         };
         let token = self.slot();
         if let (Some(book), false) = (&self.acks, read) {
@@ -286,7 +276,6 @@ impl<'a> Flight<'a> {
             n,
             gens,
             after,
-            frames,
             started: Instant::now(),
             _watch: run.controls.inflight.begin(),
             permit: Some(held.permit),
@@ -298,10 +287,8 @@ impl<'a> Flight<'a> {
         self.max_live = self.max_live.max(self.live);
         w.stats
             .outstanding(file, run.controls.throttles[file].max_outstanding() as u64);
-        // SAFETY: the frames named by `op` are owned by the request in `slots[token]`, which
-        // is only dropped once its completion has come back through the carrier (`handle`,
-        // or `Drop` of the flight); the storage is the run's, alive for the whole run.
-        let carried = unsafe { self.carrier.post(f.storage.as_ref(), op, token as u64) };
+        // The frames go with the request; its completion hands them back (see `handle`).
+        let carried = self.carrier.post(f.storage.as_ref(), op, token as u64);
         if let Err(why) = carried {
             run.message(
                 crate::findings::Severity::Warning,
@@ -473,7 +460,7 @@ impl<'a> Flight<'a> {
             first: p.first,
             n: p.n,
             gens: &p.gens,
-            frames: &p.frames,
+            frames: &c.frames,
         };
         let ok = c.result.is_ok();
         self.pages += if read {
@@ -504,8 +491,9 @@ fn clamp(size: u64, first: u64, n: u64) -> (u64, u64) {
 }
 
 impl Drop for Flight<'_> {
-    /// A flight dropped with requests in flight (a panicking actor): the kernel may still use
-    /// their frames, so wait for every completion before the frames go back to the pool.
+    /// A flight dropped with requests in flight (a panicking actor): wait for every completion,
+    /// so what each request holds (latches, permit, size) is released only once it is over;
+    /// its frames come back with it.
     fn drop(&mut self) {
         while self.live > 0 {
             let c = self.carrier.wait();

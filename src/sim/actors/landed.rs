@@ -18,7 +18,8 @@ pub(super) struct Request<'f> {
     pub n: u64,
     /// Generations written (empty for a read).
     pub gens: &'f [u64],
-    /// The request's frames, one page each.
+    /// The request's frames, one page each, as its completion handed them back (none when a
+    /// failed ring leaked them).
     pub frames: &'f [Frame],
 }
 
@@ -102,14 +103,16 @@ pub(super) fn verify_read(
         evidence::report_request(w, p.file, p.first, p.n, v.clone(), out.bad > 0);
         return out.pages;
     }
-    for (i, fr) in p.frames.iter().enumerate() {
+    for i in 0..p.n as usize {
         let page = p.first + i as u64;
+        // No frame only when a ring that failed leaked them: the transfer error says so.
+        let bytes = p.frames.get(i).map_or(&[][..], |fr| &fr[..PAGE_SIZE]);
         let verdict = match &transfer {
             Some(v) => v.clone(),
-            None => w.check_bytes(p.file, &fr[..PAGE_SIZE], page),
+            None => w.check_bytes(p.file, bytes, page),
         };
         if !verdict.is_ok() {
-            evidence::triage_and_report(w, p.file, page, verdict, fr[..PAGE_SIZE].to_vec());
+            evidence::triage_and_report(w, p.file, page, verdict, bytes.to_vec());
         }
     }
     p.n

@@ -99,6 +99,7 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
             sparse: fp.sparse,
             force: false,
             open: OpenOptions::default(),
+            force_4k_log: false,
         };
         super::durability::resize(run, file, to, || {
             extend(f.storage.as_ref(), from, to, &prep).map(|_| f.oracle.resize(to))

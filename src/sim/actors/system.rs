@@ -10,7 +10,7 @@ use crate::findings::FindingClass;
 use crate::sim::engine::logscan::{check_block, scan_chain, ChainSpec};
 use crate::sim::engine::pool::PageKey;
 use crate::sim::engine::retry::RetryPolicy;
-use crate::sim::engine::wal::MAX_GROUP;
+use crate::sim::engine::wal::{LogGate, LogIo, MAX_GROUP};
 
 /// How often the checkpoint runs during the main phase.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(5);
@@ -140,8 +140,12 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
         unit: wal.unit(),
     };
     let storage = wal.storage().as_ref();
-    let problem = match scan_chain(storage, &spec) {
-        Ok(report) => report.problem,
+    let gate = w.log_gate(file);
+    let problem = match scan_chain(storage, &spec, &gate) {
+        Ok(report) => {
+            w.record_log_ios(file, w.kind, &report.reads);
+            report.problem
+        }
         Err(e) => {
             let failed = super::failure::Failed {
                 file,
@@ -167,8 +171,14 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
     // Re-read, by the same rule as a data page: a block that is right on a later look was a
     // transient read problem.
     let policy = RetryPolicy::live(&w.run.plan);
-    let transient =
-        policy.reread_until(|| matches!(check_block(storage, &spec, p.lsn), Ok(Ok(()))));
+    let mut reads = Vec::new();
+    let transient = policy.reread_until(|| {
+        matches!(
+            check_block(storage, &spec, p.lsn, &gate, &mut reads),
+            Ok(Ok(()))
+        )
+    });
+    w.record_log_ios(file, w.kind, &reads);
     let what = format!(
         "log block at LSN {} (offset 0x{:X}): {}{}",
         p.lsn,
@@ -203,22 +213,9 @@ impl Worker<'_> {
     /// Flushes log number `i` completely.
     pub fn flush_log_index(&mut self, i: usize) -> bool {
         let log = &self.run.files.logs[i];
-        match log.wal.flush_all() {
+        match log.wal.flush_all(&self.log_gate(log.file)) {
             Ok(ios) => {
-                for io in ios {
-                    let op = if io.is_sync {
-                        crate::stats::OpKind::Sync
-                    } else {
-                        crate::stats::OpKind::Write
-                    };
-                    self.stats.record(
-                        log.file,
-                        crate::page::ActorKind::LogWriter,
-                        op,
-                        io.bytes,
-                        io.latency_ns,
-                    );
-                }
+                self.record_log_ios(log.file, crate::page::ActorKind::LogWriter, &ios);
                 true
             }
             Err(e) => {
@@ -226,6 +223,40 @@ impl Worker<'_> {
                 evidence::report_write_error(self, file, 0, 0, &e);
                 false
             }
+        }
+    }
+}
+
+impl<'a> Worker<'a> {
+    /// The controls log file `file`'s requests pass through: its throttle, the gate and the
+    /// in-flight table, as a data page's do.
+    pub fn log_gate(&self, file: usize) -> LogGate<'a> {
+        let c = &self.run.controls;
+        LogGate {
+            throttle: &c.throttles[file],
+            gate: &c.gate,
+            inflight: &c.inflight,
+            burst: c.bursting(),
+        }
+    }
+
+    /// Records the log's requests in this thread's statistics of file `file`.
+    pub fn record_log_ios(&mut self, file: usize, kind: crate::page::ActorKind, ios: &[LogIo]) {
+        use crate::stats::OpKind;
+        for io in ios {
+            let op = match (io.is_sync, io.is_read) {
+                (true, _) => OpKind::Sync,
+                (false, true) => OpKind::Read,
+                (false, false) => OpKind::Write,
+            };
+            if io.throttled {
+                self.stats.throttled(file);
+            }
+            self.stats.record(file, kind, op, io.bytes, io.latency_ns);
+        }
+        if !ios.is_empty() {
+            let most = self.run.controls.throttles[file].max_outstanding() as u64;
+            self.stats.outstanding(file, most);
         }
     }
 }

@@ -268,17 +268,9 @@ impl<'a> Worker<'a> {
         let Some(log) = self.run.files.log_of(file) else {
             return true;
         };
-        match log.wal.flush_to(lsn) {
+        match log.wal.flush_to(lsn, &self.log_gate(log.file)) {
             Ok(ios) => {
-                for io in ios {
-                    let op = if io.is_sync {
-                        OpKind::Sync
-                    } else {
-                        OpKind::Write
-                    };
-                    self.stats
-                        .record(log.file, ActorKind::LogWriter, op, io.bytes, io.latency_ns);
-                }
+                self.record_log_ios(log.file, ActorKind::LogWriter, &ios);
                 true
             }
             Err(e) => {

@@ -7,7 +7,6 @@
 //! else leaves through the event sink as it happens: findings and messages, each phase as it
 //! begins, a tick about once a second (the progress line is a sink), and the summary at the end.
 
-pub mod counted;
 pub mod monitor;
 pub mod resume;
 pub mod run;

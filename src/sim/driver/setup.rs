@@ -53,7 +53,7 @@ pub fn build<'b>(
         .iter()
         .map(|_| Arc::new(DepthGauge::new(start)))
         .collect();
-    let logs = open_logs(&plan, run_id, &all, &gauges, &depth)?;
+    let logs = open_logs(&plan, run_id, &all)?;
     let controls = controls(&plan, backend, stop, gauges, depth)?;
     let files = FileSet {
         run_id,
@@ -85,26 +85,16 @@ pub fn build<'b>(
     Ok(run)
 }
 
-/// The write-ahead log of every log file, its requests counted in the file's depth gauge.
-fn open_logs(
-    plan: &SimPlan,
-    run_id: u64,
-    all: &[SimFile],
-    gauges: &[Arc<DepthGauge>],
-    depth: &Arc<DepthGauge>,
-) -> anyhow::Result<Vec<LogFile>> {
+/// The write-ahead log of every log file.
+fn open_logs(plan: &SimPlan, run_id: u64, all: &[SimFile]) -> anyhow::Result<Vec<LogFile>> {
     let mut logs = Vec::new();
     for &i in &plan.log_files() {
         let f = &all[i];
         let len = *f.pages.read() * PAGE_SIZE as u64;
-        // The WAL issues the log's requests itself: count them in the file's gauge.
-        let counted = super::counted::Counted::new(
-            Arc::clone(&f.storage),
-            Arc::clone(&gauges[i]),
-            Arc::clone(depth),
-        );
+        // The log's requests pass the file's throttle, whose permits count them in the file's
+        // and the run's depth gauges (engine::logio).
         let wal = Wal::new(
-            Arc::new(counted),
+            Arc::clone(&f.storage),
             run_id,
             i as u32,
             len,
@@ -189,8 +179,10 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
             sparse: fp.sparse,
             force: plan.force,
             open,
+            force_4k_log: plan.force_4k_log_io,
         };
         let storage = files::create(backend, &fp.path, &prep)?;
+        let unit = files::created_unit(backend, storage.as_ref(), fp.role, prep.force_4k_log);
         let mut f = SimFile::new(
             i,
             fp.path.clone(),
@@ -199,7 +191,8 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
             run_id,
             fp.initial_pages,
         )
-        .with_max_pages(fp.max_pages);
+        .with_max_pages(fp.max_pages)
+        .with_recorded_sector(unit);
         attach_ceiling(&mut f)?;
         sim_files.push(f);
     }

@@ -80,6 +80,25 @@ pub struct Prepare {
     pub force: bool,
     /// Open options (direct, write-through).
     pub open: OpenOptions,
+    /// A log file gets a 4096-byte log unit whatever the device says (`Force4KLogIO`).
+    pub force_4k_log: bool,
+}
+
+/// The sector size recorded in the header of a file created at `path`: for a log file its log
+/// unit (the device's physical sector, 4096 with `force_4k`; [`crate::io::DirectIoInfo::log_unit`]),
+/// for a data file the direct-I/O unit.
+pub fn created_unit(
+    backend: &dyn Backend,
+    storage: &dyn Storage,
+    role: FileRole,
+    force_4k: bool,
+) -> u32 {
+    match role {
+        FileRole::Log => storage
+            .dio_align()
+            .max(backend.direct_io_info(storage.path()).log_unit(force_4k)),
+        FileRole::Data => storage.dio_align(),
+    }
 }
 
 /// Checks that `path` is absent, empty or ours; returns the header when ours.
@@ -159,7 +178,7 @@ pub fn create(
         role: p.role,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         created_us: crate::page::layout::now_us(),
-        sector_size: storage.dio_align(),
+        sector_size: created_unit(backend, storage.as_ref(), p.role, p.force_4k_log),
     };
     let mut buf = AlignedBuf::new(PAGE_SIZE).map_err(os("allocate"))?;
     buf.copy_from_slice(&header.encode());
@@ -336,5 +355,49 @@ impl SimFile {
             .map(|(_, e)| e.clone())
             .collect();
         v[v.len().saturating_sub(16)..].to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log_header(physical: u32, force_4k_log: bool) -> u32 {
+        let backend = crate::io::FaultyBackend::new(1);
+        backend.set_physical_sector(physical);
+        let prep = Prepare {
+            run_id: 5,
+            file_id: 1,
+            role: FileRole::Log,
+            pages: 9,
+            stamp: true,
+            sparse: false,
+            force: false,
+            open: OpenOptions::default(),
+            force_4k_log,
+        };
+        let storage = create(&backend, Path::new("/l.ldx"), &prep).expect("create");
+        let mut page = vec![0u8; PAGE_SIZE];
+        storage.read_at(&mut page, 0).expect("read header");
+        let recorded = FileHeader::decode(&page).expect("header").sector_size;
+        assert_eq!(
+            recorded,
+            created_unit(&backend, storage.as_ref(), FileRole::Log, force_4k_log),
+            "the run writes in the unit the header records"
+        );
+        recorded
+    }
+
+    #[test]
+    fn a_log_created_on_a_512e_device_records_its_physical_sector() {
+        assert_eq!(
+            log_header(0, false),
+            512,
+            "nothing reported: the logical unit"
+        );
+        assert_eq!(log_header(512, false), 512);
+        assert_eq!(log_header(4096, false), 4096, "512e: the physical sector");
+        assert_eq!(log_header(512, true), 4096, "Force4KLogIO");
+        assert_eq!(log_header(4096, true), 4096);
     }
 }

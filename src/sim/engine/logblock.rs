@@ -22,6 +22,10 @@ pub const MIN_LOG_UNIT: u32 = 512;
 pub const MAX_LOG_UNIT: u32 = PAGE_SIZE as u32;
 /// Length of a log block header.
 pub const LOG_HEADER_LEN: usize = 64;
+/// The largest log block, and so the largest log write: 60 KB, as SQL Server's log blocks.
+pub const MAX_LOG_BLOCK: u32 = 60 * 1024;
+/// Log records are packed into a block on 8-byte boundaries.
+pub const RECORD_ALIGN: u32 = 8;
 
 const OFF_FILE_ID: usize = 8;
 const OFF_LEN: usize = 12;
@@ -30,6 +34,7 @@ const OFF_PREV: usize = 24;
 const OFF_RUN: usize = 32;
 const OFF_WRAP: usize = 40;
 const OFF_CRC: usize = 44;
+const OFF_RECORDS: usize = 48;
 const OFF_TIME: usize = 56;
 
 /// What a log block header says.
@@ -49,6 +54,10 @@ pub struct LogBlock {
     pub wrap: u32,
     /// Write time, microseconds since the Unix epoch.
     pub time_us: u64,
+    /// Log records packed into the block (0 in a block written before records were packed,
+    /// which held one).
+    #[serde(default)]
+    pub records: u32,
 }
 
 /// Why a log block is not the block that was expected.
@@ -125,6 +134,7 @@ pub fn encode(buf: &mut [u8], b: &LogBlock) {
     buf[OFF_PREV..OFF_PREV + 8].copy_from_slice(&b.prev_lsn.to_le_bytes());
     buf[OFF_RUN..OFF_RUN + 8].copy_from_slice(&b.run_id.to_le_bytes());
     buf[OFF_WRAP..OFF_WRAP + 4].copy_from_slice(&b.wrap.to_le_bytes());
+    buf[OFF_RECORDS..OFF_RECORDS + 4].copy_from_slice(&b.records.to_le_bytes());
     buf[OFF_TIME..OFF_TIME + 8].copy_from_slice(&b.time_us.to_le_bytes());
     let crc = checksum(buf);
     buf[OFF_CRC..OFF_CRC + 4].copy_from_slice(&crc.to_le_bytes());
@@ -147,6 +157,7 @@ pub fn peek(buf: &[u8]) -> Result<LogBlock, LogBlockError> {
         run_id: get_u64(buf, OFF_RUN),
         wrap: get_u32(buf, OFF_WRAP),
         time_us: get_u64(buf, OFF_TIME),
+        records: get_u32(buf, OFF_RECORDS),
     })
 }
 
@@ -201,11 +212,23 @@ pub fn verify(buf: &[u8], want: &Want) -> Result<LogBlock, LogBlockError> {
     Ok(b)
 }
 
-/// Rounds a requested log record size up to a whole number of `unit`s, header included.
-pub fn block_len(record_bytes: u32, unit: u32) -> u32 {
+/// Rounds the bytes used in a block (header and packed records) up to a whole number of
+/// `unit`s.
+pub fn block_len(used_bytes: u32, unit: u32) -> u32 {
     let unit = unit.max(MIN_LOG_UNIT) as usize;
-    let want = (record_bytes as usize).max(LOG_HEADER_LEN + 8);
+    let want = (used_bytes as usize).max(LOG_HEADER_LEN + 8);
     (want.div_ceil(unit) * unit) as u32
+}
+
+/// The room a log record of `bytes` bytes takes in a block: at least one word, on 8-byte
+/// boundaries, and never more than a block of `cap` bytes holds beside its header.
+pub fn record_room(bytes: u32, cap: u32) -> u32 {
+    let most = cap.saturating_sub(LOG_HEADER_LEN as u32) / RECORD_ALIGN * RECORD_ALIGN;
+    bytes
+        .max(1)
+        .div_ceil(RECORD_ALIGN)
+        .saturating_mul(RECORD_ALIGN)
+        .min(most)
 }
 
 #[cfg(test)]
@@ -221,6 +244,7 @@ mod tests {
             prev_lsn: 512,
             wrap: 0,
             time_us: 1,
+            records: 3,
         }
     }
 
@@ -271,6 +295,31 @@ mod tests {
             verify(&buf, &w4k),
             Err(LogBlockError::Checksum { .. })
         ));
+    }
+
+    #[test]
+    fn a_block_of_the_old_format_reads_as_one_record() {
+        // Before records were packed, bytes 48..56 of the header were zero.
+        let mut buf = vec![0u8; 1024];
+        encode(
+            &mut buf,
+            &LogBlock {
+                records: 0,
+                ..block(4096)
+            },
+        );
+        assert_eq!(verify(&buf, &want(9, 4096)).map(|b| b.records), Ok(0));
+        encode(&mut buf, &block(4096));
+        assert_eq!(peek(&buf).map(|b| b.records), Ok(3));
+    }
+
+    #[test]
+    fn records_take_words_and_never_more_than_a_block() {
+        assert_eq!(record_room(1, MAX_LOG_BLOCK), 8);
+        assert_eq!(record_room(64, MAX_LOG_BLOCK), 64);
+        assert_eq!(record_room(65, MAX_LOG_BLOCK), 72);
+        assert_eq!(record_room(64_000, MAX_LOG_BLOCK), MAX_LOG_BLOCK - 64);
+        assert_eq!(record_room(64_000, 4096), 4096 - 64);
     }
 
     #[test]

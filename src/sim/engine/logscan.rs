@@ -6,6 +6,7 @@ use std::io;
 use memmap2::MmapMut;
 
 use super::logblock::{self, LogBlockError, Want, MIN_LOG_UNIT};
+use super::logio::{LogGate, LogIo};
 use super::wal::NO_PREV;
 use crate::io::Storage;
 
@@ -46,17 +47,29 @@ pub struct ChainReport {
     pub blocks_ok: usize,
     /// The first problem met (the walk stops there: the chain cannot be followed further).
     pub problem: Option<LogProblem>,
+    /// The reads the walk made, for the caller's statistics.
+    pub reads: Vec<LogIo>,
 }
 
-/// Walks the chain backwards from `spec.last_block`.
-pub fn scan_chain(storage: &dyn Storage, spec: &ChainSpec) -> io::Result<ChainReport> {
+/// Walks the chain backwards from `spec.last_block`, each read through `gate`.
+pub fn scan_chain(
+    storage: &dyn Storage,
+    spec: &ChainSpec,
+    gate: &LogGate<'_>,
+) -> io::Result<ChainReport> {
     let mut buf = MmapMut::map_anon(1 << 20)?;
     let mut report = ChainReport::default();
     let mut lsn = spec.last_block;
     let oldest_intact = spec.durable_end.saturating_sub(spec.area_len);
     while lsn != NO_PREV && lsn >= oldest_intact && report.blocks_ok < spec.max_blocks {
         let offset = logblock::LOG_AREA_START + lsn % spec.area_len;
-        match read_block(storage, &mut buf, offset, spec, lsn)? {
+        let at = Read {
+            storage,
+            gate,
+            offset,
+            lsn,
+        };
+        match read_block(&at, &mut buf, spec, &mut report.reads)? {
             Ok(block) => {
                 report.blocks_ok += 1;
                 if block.prev_lsn != NO_PREV && block.prev_lsn >= lsn {
@@ -82,26 +95,54 @@ pub fn scan_chain(storage: &dyn Storage, spec: &ChainSpec) -> io::Result<ChainRe
     Ok(report)
 }
 
-/// Reads and checks the one block that must be at `lsn` (a re-read after a problem).
+/// Reads and checks the one block that must be at `lsn` (a re-read after a problem); the
+/// reads it made are added to `reads`.
 pub fn check_block(
     storage: &dyn Storage,
     spec: &ChainSpec,
     lsn: u64,
+    gate: &LogGate<'_>,
+    reads: &mut Vec<LogIo>,
 ) -> io::Result<Result<(), LogBlockError>> {
     let mut buf = MmapMut::map_anon(1 << 20)?;
     let offset = logblock::LOG_AREA_START + lsn % spec.area_len;
-    Ok(read_block(storage, &mut buf, offset, spec, lsn)?.map(|_| ()))
+    let at = Read {
+        storage,
+        gate,
+        offset,
+        lsn,
+    };
+    Ok(read_block(&at, &mut buf, spec, reads)?.map(|_| ()))
+}
+
+/// Where one block is read from, and through which controls.
+struct Read<'a, 'g> {
+    storage: &'a dyn Storage,
+    gate: &'a LogGate<'g>,
+    offset: u64,
+    lsn: u64,
+}
+
+impl Read<'_, '_> {
+    /// One read of `buf` at `at` bytes past the block's start.
+    fn read(&self, buf: &mut [u8], at: u64, reads: &mut Vec<LogIo>) -> io::Result<usize> {
+        let (n, io) = self.gate.request(buf.len() as u64, true, || {
+            self.storage.read_at(buf, self.offset + at)
+        })?;
+        reads.push(io);
+        Ok(n)
+    }
 }
 
 fn read_block(
-    storage: &dyn Storage,
+    at: &Read<'_, '_>,
     buf: &mut MmapMut,
-    offset: u64,
     spec: &ChainSpec,
-    lsn: u64,
+    reads: &mut Vec<LogIo>,
 ) -> io::Result<Result<logblock::LogBlock, LogBlockError>> {
+    let lsn = at.lsn;
     let unit = spec.unit.max(MIN_LOG_UNIT) as usize;
-    let n = storage.read_at(&mut buf[..unit], offset)?;
+    let n = at.read(&mut buf[..unit], 0, reads)?;
     if n < unit {
         return Ok(Err(LogBlockError::NeverWritten));
     }
@@ -112,7 +153,7 @@ fn read_block(
     let room = (spec.area_len - lsn % spec.area_len) as usize;
     let len = (header.len as usize).clamp(unit, room.min(buf.len())) / unit * unit;
     if len > unit {
-        storage.read_at(&mut buf[unit..len], offset + unit as u64)?;
+        at.read(&mut buf[unit..len], unit as u64, reads)?;
     }
     let want = Want {
         run_id: spec.run_id,

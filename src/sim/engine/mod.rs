@@ -5,6 +5,8 @@ pub mod ceiling;
 pub mod files;
 pub mod journal;
 pub mod logblock;
+pub mod logio;
+pub mod logpack;
 pub mod logscan;
 pub mod oracle;
 pub mod pool;

@@ -120,6 +120,9 @@ pub struct SimPlan {
     pub delete_at_shutdown: bool,
     /// Grow files by writing zeros instead of allocating.
     pub stamp_files: bool,
+    /// Log files are created with a 4096-byte log unit whatever the device says
+    /// (`Force4KLogIO`, SQL Server's trace flag 1800).
+    pub force_4k_log_io: bool,
     /// Buffer pool size in MB.
     pub max_memory_mb: u64,
     /// Re-reads of a page that failed verification.

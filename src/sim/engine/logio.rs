@@ -1,0 +1,141 @@
+//! The run-time controls every log request passes through, as a data page's request does: the
+//! file's throttle (its permit counts the request in the file's and the run's depth gauges,
+//! and its duration moves the file's running average), the process-wide outstanding-I/O gate,
+//! and the in-flight table the long-I/O monitor watches. What the log did comes back as
+//! [`LogIo`]s for the caller's statistics.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use crate::sim::control::inflight::Inflight;
+use crate::sim::control::throttle::{Gate, Throttle};
+
+/// One request the log made, for the caller's statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogIo {
+    /// Bytes moved (0 for a sync).
+    pub bytes: u64,
+    /// How long it took.
+    pub latency_ns: u64,
+    /// True for an fdatasync.
+    pub is_sync: bool,
+    /// True for a read (the log read back).
+    pub is_read: bool,
+    /// True when the request had to wait for the file's throttle.
+    pub throttled: bool,
+}
+
+/// The controls of the log file's requests, borrowed from the run's.
+#[derive(Debug, Clone, Copy)]
+pub struct LogGate<'a> {
+    /// The log file's throttle.
+    pub throttle: &'a Throttle,
+    /// The process-wide outstanding-I/O cap.
+    pub gate: &'a Gate,
+    /// The in-flight table of the long-I/O monitor.
+    pub inflight: &'a Inflight,
+    /// Throttling lifted (AllowIOBursts during the initial update and checkpoints).
+    pub burst: bool,
+}
+
+impl LogGate<'_> {
+    /// Does one request of `bytes` bytes under a throttle permit and an in-flight slot.
+    pub fn request<T>(
+        &self,
+        bytes: u64,
+        is_read: bool,
+        io: impl FnOnce() -> io::Result<T>,
+    ) -> io::Result<(T, LogIo)> {
+        let waited_before = self.throttle.throttled();
+        let permit = self.throttle.enter(self.gate, self.burst);
+        let throttled = self.throttle.throttled() > waited_before;
+        let guard = self.inflight.begin();
+        let t = Instant::now();
+        let res = io();
+        let took = t.elapsed();
+        drop(guard);
+        self.throttle.complete(permit, took);
+        let done = LogIo {
+            bytes,
+            latency_ns: took.as_nanos() as u64,
+            is_sync: false,
+            is_read,
+            throttled,
+        };
+        res.map(|v| (v, done))
+    }
+
+    /// Times an fdatasync of the log (outside the throttle, as a data file's sync).
+    pub fn sync(io: impl FnOnce() -> io::Result<()>) -> io::Result<LogIo> {
+        let t = Instant::now();
+        io()?;
+        Ok(LogIo {
+            bytes: 0,
+            latency_ns: t.elapsed().as_nanos() as u64,
+            is_sync: true,
+            is_read: false,
+            throttled: false,
+        })
+    }
+}
+
+/// Controls of its own for a log used outside a run (tests, tools): no throttling to speak
+/// of, nothing watched.
+#[derive(Debug)]
+pub struct OwnControls {
+    throttle: Throttle,
+    gate: Gate,
+    inflight: Inflight,
+}
+
+impl Default for OwnControls {
+    fn default() -> OwnControls {
+        OwnControls {
+            throttle: Throttle::new(Duration::from_secs(3600), 64),
+            gate: Gate::new(0),
+            inflight: Inflight::new(64),
+        }
+    }
+}
+
+impl OwnControls {
+    /// The gate over these controls.
+    pub fn gate(&self) -> LogGate<'_> {
+        LogGate {
+            throttle: &self.throttle,
+            gate: &self.gate,
+            inflight: &self.inflight,
+            burst: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_request_moves_the_running_average_and_is_watched_in_flight() {
+        let throttle = Throttle::new(Duration::from_millis(1), 4);
+        let (gate, inflight) = (Gate::new(0), Inflight::new(4));
+        let g = LogGate {
+            throttle: &throttle,
+            gate: &gate,
+            inflight: &inflight,
+            burst: false,
+        };
+        let before = throttle.running_average_ms();
+        for _ in 0..20 {
+            let (_, io) = g
+                .request(4096, false, || {
+                    assert_eq!(inflight.newly_long(Duration::ZERO), 1, "watched in flight");
+                    std::thread::sleep(Duration::from_millis(30));
+                    Ok(())
+                })
+                .expect("request");
+            assert_eq!((io.bytes, io.is_read), (4096, false));
+        }
+        assert!(throttle.running_average_ms() > before, "the average moved");
+        assert_eq!(throttle.max_outstanding(), 1, "counted outstanding");
+    }
+}

@@ -1,0 +1,184 @@
+//! The log as SQL Server writes it (issue #24 §1), seen from outside: under strace, no log
+//! write is larger than a 60 KB log block, and the blocks in the .ldx file pack several
+//! records; the log file's summary line counts its reads and a running average that moves.
+
+use std::path::{Path, PathBuf};
+
+use crate::crash_support::{assert_success, run_cmd};
+use crate::strace_support;
+
+/// SQL Server's largest log write: one 60 KB log block.
+const MAX_LOG_WRITE: u64 = 61_440;
+
+/// A configuration of 8 random users over one data file and one log file.
+fn eight_users(dir: &Path, seconds: u32) -> PathBuf {
+    eight_users_with(dir, seconds, "")
+}
+
+/// The same with more `[CONFIG]` lines.
+fn eight_users_with(dir: &Path, seconds: u32, general: &str) -> PathBuf {
+    let text = format!(
+        "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\nTestCycleDuration={seconds}\nMaxMemoryMB=8\n{general}\
+         [RandomUser]\nUserCount=8\nMinIOChainLength=4\nMaxIOChainLength=64\nSleepAfter=0\n\
+         MinLogPerBuffer=64\nMaxLogPerBuffer=8192\n\
+         [AuditUser]\nUserCount=0\n[ReadAheadUser]\nUserCount=0\n[BulkUpdateUser]\nUserCount=0\n\
+         [File1]\nFileName=sqliosim.mdx\nInitialSize=16\nMaxSize=16\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
+         [File2]\nFileName=sqliosim.ldx\nInitialSize=4\nMaxSize=4\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n"
+    );
+    let path = dir.join("log.cfg.ini");
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+/// Every valid log block header in the .ldx file: (length, records).
+fn blocks_in(ldx: &Path) -> Vec<(u32, u32)> {
+    let bytes = std::fs::read(ldx).expect("read the log file");
+    let start = sqliosim::sim::engine::logblock::LOG_AREA_START as usize;
+    bytes
+        .get(start..)
+        .unwrap_or_default()
+        .chunks(512)
+        .filter_map(|c| sqliosim::sim::engine::logblock::peek(c).ok())
+        .map(|b| (b.len, b.records))
+        .collect()
+}
+
+#[test]
+fn log_writes_are_60_kb_blocks_that_pack_records() {
+    if !strace_support::available() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = eight_users(dir.path(), 3);
+    let mut cmd = run_cmd(&config, dir.path());
+    cmd.args(["--engine", "sync", "--no-json"]);
+    let (out, calls) = strace_support::run(&cmd, &dir.path().join("strace.txt"));
+    assert_success(&out);
+    // The log's blocks, told by their magic from the zero fill that creates the file.
+    let log_writes: Vec<u64> = calls
+        .iter()
+        .filter(|c| c.is_write() && c.path.as_deref().is_some_and(|p| p.ends_with(".ldx")))
+        .filter(|c| c.data.as_deref() == Some("SQLSIMLG"))
+        .filter_map(|c| c.len)
+        .collect();
+    assert!(log_writes.len() > 10, "log writes traced: {log_writes:?}");
+    let largest = log_writes.iter().copied().max().unwrap_or_default();
+    assert!(
+        largest <= MAX_LOG_WRITE,
+        "a log write of {largest} bytes (at most {MAX_LOG_WRITE})"
+    );
+    let blocks = blocks_in(&dir.path().join("sqliosim.ldx"));
+    let packed = blocks.iter().filter(|(_, records)| *records > 1).count();
+    assert!(
+        packed * 10 >= blocks.len(),
+        "{packed} of {} log blocks pack several records",
+        blocks.len()
+    );
+    assert!(blocks
+        .iter()
+        .all(|(len, _)| u64::from(*len) <= MAX_LOG_WRITE));
+}
+
+/// The physical sector size of the block device holding `dir`, read from sysfs here (not by
+/// the code under test); `None` off a block device.
+fn physical_sector(dir: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let (major, minor) = (
+        ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff),
+        (dev & 0xff) | ((dev >> 12) & !0xff),
+    );
+    if major == 0 {
+        return None;
+    }
+    let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    [sys.join("queue"), sys.parent()?.join("queue")]
+        .iter()
+        .find_map(|q| std::fs::read_to_string(q.join("physical_block_size")).ok())
+        .and_then(|t| t.trim().parse().ok())
+}
+
+/// The log unit the .ldx file's header records.
+fn recorded_unit(ldx: &Path) -> u32 {
+    let bytes = std::fs::read(ldx).expect("read the log file");
+    sqliosim::page::FileHeader::decode(&bytes[..8192])
+        .expect("log header")
+        .sector_size
+}
+
+#[test]
+fn the_log_unit_is_the_physical_sector_and_force4klogio_makes_it_4096() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let Some(physical) = physical_sector(dir.path()) else {
+        eprintln!("skipped: {} is not on a block device", dir.path().display());
+        return;
+    };
+    let expected = physical.clamp(512, 8192);
+    for (extra, unit) in [("", expected), ("Force4KLogIO=TRUE\n", expected.max(4096))] {
+        let config = eight_users_with(dir.path(), 1, extra);
+        let out = run_cmd(&config, dir.path())
+            .args(["--no-json"])
+            .output()
+            .expect("run");
+        let stdout = assert_success(&out);
+        assert!(
+            stdout.contains(&format!("log blocks in {unit}-byte units")),
+            "{extra:?}, physical sector {physical}: {stdout}"
+        );
+        let ldx = dir.path().join("sqliosim.ldx");
+        assert_eq!(recorded_unit(&ldx), unit, "{extra:?}");
+        let blocks = blocks_in(&ldx);
+        assert!(!blocks.is_empty());
+        assert!(
+            blocks.iter().all(|(len, _)| len % unit == 0),
+            "{extra:?}: every block a multiple of {unit}"
+        );
+        if extra.is_empty() {
+            continue;
+        }
+        let saved = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
+        assert!(
+            saved.contains("Force4KLogIO"),
+            "the key is recorded in the log"
+        );
+    }
+}
+
+/// The number after `key = ` in `text`.
+fn figure(text: &str, key: &str) -> Option<u64> {
+    let (_, rest) = text.split_once(&format!("{key} = "))?;
+    let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    n.parse().ok()
+}
+
+#[test]
+fn the_log_files_summary_counts_its_reads_and_a_running_average_that_moves() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    // A target no device reaches: an average that never moved would still show it.
+    let config = eight_users_with(dir.path(), 2, "TargetIODuration=100000\n");
+    let out = run_cmd(&config, dir.path())
+        .args(["--no-json"])
+        .output()
+        .expect("run");
+    assert_success(&out);
+    let xml = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
+    let summary: String = xml
+        .split("Final Summary for file")
+        .skip(1)
+        .find(|s| {
+            s.split_whitespace()
+                .next()
+                .is_some_and(|p| p.ends_with("sqliosim.ldx"))
+        })
+        .expect("the log file's summary")
+        .chars()
+        .take(1500)
+        .collect();
+    let reads = figure(&summary, "Reads").expect("Reads");
+    let average = figure(&summary, "Running Average IO Duration (ms)").expect("average");
+    assert!(reads > 0, "the log's reads are counted: {summary}");
+    assert!(
+        average < 100_000,
+        "the log's running average moved: {summary}"
+    );
+}
