@@ -13,7 +13,7 @@
 //! - `random=P:KIND+KIND…` draws, for each request, one of those kinds that applies to it with
 //!   probability P (0..=1).
 
-use crate::io::faulty::{Fault, Misdirect, Target};
+use crate::io::faulty::{Fault, Misdirect, Trigger};
 use crate::io::FaultyBackend;
 use std::path::Path;
 
@@ -68,7 +68,7 @@ impl FaultSpec {
     /// Arms the faults on `backend`, aimed at `data_file`.
     pub fn arm(&self, backend: &FaultyBackend, data_file: &Path) {
         for (fault, page) in &self.armed {
-            let target = Target::Page {
+            let target = Trigger::Page {
                 path: data_file.to_path_buf(),
                 page: *page,
             };

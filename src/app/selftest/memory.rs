@@ -9,7 +9,7 @@ use super::plan::{selftest_plan, DATA};
 use super::Row;
 use crate::events::MemorySink;
 use crate::findings::FindingClass as C;
-use crate::io::faulty::{classes, Fault, Misdirect, Target};
+use crate::io::faulty::{classes, Fault, Misdirect, Trigger};
 use crate::io::FaultyBackend;
 
 /// One fault class: what is armed where, and what must be reported.
@@ -83,7 +83,7 @@ fn run_case(case: &Case, seed: u64) -> anyhow::Result<Row> {
     let plan = selftest_plan(dir, seed, Duration::from_millis(300), true);
     let backend = FaultyBackend::new(seed);
     if let Some(f) = &case.fault {
-        let target = Target::Page {
+        let target = Trigger::Page {
             path: dir.join(DATA),
             page: case.page,
         };
