@@ -5,14 +5,14 @@
 //! durability journal through [`durability`].
 
 pub mod batch;
-mod carrier;
 pub mod context;
 pub mod durability;
 pub mod evidence;
 pub mod failure;
 pub mod flight;
-mod landed;
+mod poster;
 pub mod random;
+mod request_pages;
 pub mod shrink;
 mod sweep;
 pub mod system;
