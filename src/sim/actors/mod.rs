@@ -5,16 +5,18 @@
 //! durability journal through [`durability`].
 
 pub mod batch;
+pub mod checkpoint;
 pub mod context;
 pub mod durability;
 pub mod evidence;
 pub mod failure;
 pub mod flight;
+pub mod lazy_writer;
+pub mod log_writer;
 mod poster;
 pub mod random;
 mod request_pages;
 pub mod shrink;
 mod sweep;
-pub mod system;
 pub mod table;
 pub mod worker;
