@@ -46,6 +46,8 @@ fn manifests() -> Vec<PathBuf> {
         .expect("deploy/kubernetes")
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        // Kustomize's own file, not a Kubernetes object: rendered and checked below.
+        .filter(|p| !p.ends_with("kustomization.yaml"))
         .collect();
     v.sort();
     v
@@ -192,4 +194,218 @@ fn the_burn_in_unit_passes_systemd_analyze_verify() {
         "warnings: {}",
         text(&out)
     );
+}
+
+/// PyYAML reads `expr` (Python over `docs`, the YAML documents of `file`) and prints it as JSON;
+/// None (skipped, or failed under SQLIOSIM_REQUIRE_KUBEVAL) without python3 and PyYAML.
+fn yaml_query(file: &Path, expr: &str) -> Option<serde_json::Value> {
+    let code = format!(
+        "import sys, json, yaml; docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]; print(json.dumps({expr}))"
+    );
+    let out = Command::new("python3")
+        .args(["-c", &code])
+        .arg(file)
+        .output();
+    match out {
+        Ok(out) if out.status.success() => {
+            Some(serde_json::from_slice(&out.stdout).expect("JSON from python"))
+        }
+        other => {
+            let why = format!("python3 with PyYAML on {}: {other:?}", file.display());
+            assert!(
+                std::env::var_os("SQLIOSIM_REQUIRE_KUBEVAL").is_none(),
+                "SQLIOSIM_REQUIRE_KUBEVAL is set but {why}"
+            );
+            eprintln!("SKIPPED: {why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn the_image_registry_is_named_once_in_the_kustomization() {
+    let dir = deploy().join("kubernetes");
+    let mut naming = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("deploy/kubernetes") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let n = text.matches("registry.example.com").count();
+        if n > 0 && path.extension().is_some_and(|e| e == "yaml") {
+            naming.push((
+                path.file_name()
+                    .expect("name")
+                    .to_string_lossy()
+                    .into_owned(),
+                n,
+            ));
+        }
+    }
+    assert_eq!(
+        naming,
+        [("kustomization.yaml".to_string(), 1)],
+        "the registry should be named once, in kustomization.yaml"
+    );
+}
+
+#[test]
+fn burn_in_pods_land_only_on_labelled_nodes_of_a_namespace_that_admits_them() {
+    let k = deploy().join("kubernetes");
+    let Some(ds) = yaml_query(
+        &k.join("daemonset.yaml"),
+        "docs[0]['spec']['template']['spec']",
+    ) else {
+        return;
+    };
+    let tolerates_all = ds["tolerations"].as_array().is_some_and(|t| {
+        t.iter()
+            .any(|t| t["operator"] == "Exists" && t["key"].is_null())
+    });
+    // Tolerating every taint reaches the control-plane nodes too, unless a selector keeps
+    // the pods to the nodes labelled for burn-in.
+    let selector = &ds["nodeSelector"]["sqliosim.io/burn-in"];
+    assert!(
+        !tolerates_all || selector == "true",
+        "the DaemonSet tolerates every taint and selects no burn-in label: {ds}"
+    );
+    let host_access = ds["hostNetwork"] == true
+        || ds["volumes"]
+            .as_array()
+            .is_some_and(|v| v.iter().any(|v| !v["hostPath"].is_null()));
+    let labels = yaml_query(&k.join("namespace.yaml"), "docs[0]['metadata']['labels']")
+        .expect("namespace labels");
+    let enforce = labels["pod-security.kubernetes.io/enforce"].as_str();
+    // Baseline Pod Security forbids hostPath and hostNetwork: the namespace must say which level
+    // it enforces, and one that admits the DaemonSet.
+    assert!(
+        enforce.is_some(),
+        "no Pod Security label on the namespace: {labels}"
+    );
+    if host_access {
+        assert_eq!(enforce, Some("privileged"), "{labels}");
+    }
+}
+
+/// `kubectl kustomize DIR` (kustomize built into kubectl), or None when kubectl is missing.
+fn kustomize(dir: &Path) -> Option<String> {
+    if !tool("kubectl", "SQLIOSIM_REQUIRE_KUBECTL") {
+        return None;
+    }
+    let out = Command::new("kubectl")
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .expect("kubectl");
+    assert!(out.status.success(), "{}: {}", dir.display(), text(&out));
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn both_kustomizations_render_valid_manifests_with_the_image_set() {
+    if !tool("kubernetes-validate", "SQLIOSIM_REQUIRE_KUBEVAL") {
+        return;
+    }
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    for (name, shared) in [("kubernetes", true), ("kubernetes-no-rwx", false)] {
+        let Some(rendered) = kustomize(&deploy().join(name)) else {
+            return;
+        };
+        let file = tmp.path().join(format!("{name}.yaml"));
+        std::fs::write(&file, &rendered).expect("write");
+        let out = validate(&file);
+        assert!(out.status.success(), "{name}: {}", text(&out));
+        let images = yaml_query(
+            &file,
+            "sorted({c['image'] for d in docs if 'template' in d.get('spec', {}) \
+             for c in d['spec']['template']['spec']['containers']})",
+        )
+        .expect("images");
+        assert_eq!(
+            images,
+            serde_json::json!(["registry.example.com/sqliosim:0.1.0"]),
+            "{name}"
+        );
+        // Without a ReadWriteMany class: no claim, and no workload waits for one.
+        assert_eq!(
+            rendered.contains("PersistentVolumeClaim")
+                || rendered.contains("claimName: sqliosim-results"),
+            shared,
+            "{name}:\n{rendered}"
+        );
+    }
+}
+
+#[test]
+fn the_readmes_wait_for_the_storageclass_job_returns_when_an_index_failed() {
+    // The README's commands before collect.sh, against stand-ins that answer as a cluster does
+    // for a Job whose index failed for corruption: `kubectl wait --for=condition=Complete` waits
+    // (until its --timeout), `kubectl get job` shows the Failed condition.
+    let readme = std::fs::read_to_string(deploy().join("kubernetes/README.md")).expect("README");
+    let block = readme
+        .split("```")
+        .skip(1)
+        .step_by(2)
+        .find(|b| b.contains("./collect.sh --job"))
+        .expect("a code block running collect.sh --job");
+    let script: String = block
+        .lines()
+        .take_while(|l| !l.starts_with("./collect.sh"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let kubectl = "#!/bin/sh\ncase \"$1\" in\n  wait) exec sleep 3600 ;;\n  \
+                   get) echo 'FailureTarget Failed' ;;\n  *) exit 0 ;;\nesac\n";
+    for (name, body) in [("kubectl", kubectl), ("docker", "#!/bin/sh\nexit 0\n")] {
+        let path = bin.join(name);
+        std::fs::write(&path, body).expect("stand-in");
+        Command::new("chmod")
+            .arg("755")
+            .arg(&path)
+            .status()
+            .expect("chmod");
+    }
+    let file = tmp.path().join("wait.sh");
+    std::fs::write(&file, &script).expect("script");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // A hang guard (timeout exits 124), not a timing check: the old wait never returned.
+    let out = Command::new("timeout")
+        .args(["-k", "5", "120", "bash", "-e"])
+        .arg(&file)
+        .env("PATH", path)
+        .output()
+        .expect("timeout bash");
+    assert!(
+        out.status.success(),
+        "the README's wait did not return on a failed Job ({:?}):\n{script}\n{}",
+        out.status,
+        text(&out)
+    );
+}
+
+#[test]
+fn the_configmaps_configuration_resolves_without_a_warning() {
+    let cm = deploy().join("kubernetes/configmap.yaml");
+    let Some(cfg) = yaml_query(&cm, "docs[0]['data']['sqliosim.cfg.ini']") else {
+        return;
+    };
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let file = tmp.path().join("sqliosim.cfg.ini");
+    std::fs::write(&file, cfg.as_str().expect("text")).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_sqliosim"))
+        .arg("run")
+        .arg("--config")
+        .arg(&file)
+        .arg("--dir")
+        .arg(tmp.path().join("data"))
+        .args(["--duration", "30m", "--dry-run"])
+        .output()
+        .expect("sqliosim");
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("warning"), "{stderr}");
 }

@@ -5,9 +5,13 @@
 //! reported, and exit 1. A fourth host of the inventory cannot be reached: the report, given
 //! the play's host list (--expect-hosts), names it MISSING and fails it in JUnit.
 //!
+//! tests/fleet_long/ reruns the play over a run in progress (a dropped controller), and checks
+//! pre-flight's refusals and the report-only tag.
+//!
 //! Skips (SKIPPED line) unless root with ansible-playbook, ssh and Debian's sshd; fails instead
 //! when SQLIOSIM_REQUIRE_ANSIBLE=1, as in CI (.ci/run installs them).
 
+mod fleet_long;
 mod fleet_support;
 
 use fleet_support::{missing_prerequisite, Fleet, Host};
@@ -81,6 +85,18 @@ fn inventory(fleet: &Fleet, remote: &Path) -> String {
 /// Runs ansible-playbook on deploy/ansible/site.yml; kills it after 10 minutes (a hang guard,
 /// not a timing assertion).
 fn run_playbook(dir: &Path, inventory: &Path, out: &Path, config: &Path) -> Output {
+    let child = spawn_playbook(dir, inventory, out, config, &[]);
+    wait_bounded(child, Duration::from_secs(600))
+}
+
+/// Starts ansible-playbook on deploy/ansible/site.yml with `extra` arguments (tags, -e).
+fn spawn_playbook(
+    dir: &Path,
+    inventory: &Path,
+    out: &Path,
+    config: &Path,
+    extra: &[&str],
+) -> std::process::Child {
     let playbook_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/ansible");
     let vars = serde_json::json!({
         "sqliosim_binary": env!("CARGO_BIN_EXE_sqliosim"),
@@ -89,12 +105,13 @@ fn run_playbook(dir: &Path, inventory: &Path, out: &Path, config: &Path) -> Outp
     });
     let vars_file = dir.join("vars.json");
     std::fs::write(&vars_file, vars.to_string()).expect("vars.json");
-    let child = Command::new("ansible-playbook")
+    Command::new("ansible-playbook")
         .current_dir(&playbook_dir)
         .arg("-i")
         .arg(inventory)
         .arg("-e")
         .arg(format!("@{}", vars_file.display()))
+        .args(extra)
         .arg("site.yml")
         .env("LC_ALL", "C.UTF-8")
         .env("ANSIBLE_HOST_KEY_CHECKING", "False")
@@ -107,8 +124,7 @@ fn run_playbook(dir: &Path, inventory: &Path, out: &Path, config: &Path) -> Outp
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("ansible-playbook");
-    wait_bounded(child, Duration::from_secs(600))
+        .expect("ansible-playbook")
 }
 
 fn wait_bounded(mut child: std::process::Child, limit: Duration) -> Output {

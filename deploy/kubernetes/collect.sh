@@ -62,7 +62,12 @@ from_logs() {
 from_volume() {
   local here
   here=$(cd "$(dirname "$0")" && pwd)
-  kubectl apply -n "$ns" -f "$here/results-reader.yaml" >/dev/null
+  # The reader names the placeholder image `sqliosim` (kustomization.yaml sets the real one
+  # for the workloads): run it with the image of the pods being collected.
+  local image
+  image=$(kubectl get pods -n "$ns" -l "$selector" -o jsonpath='{.items[0].spec.containers[0].image}')
+  [ -n "$image" ] || { echo "collect.sh: no pod matches $selector to take the image from" >&2; exit 2; }
+  sed "s#^\( *image:\) sqliosim\$#\1 $image#" "$here/results-reader.yaml" | kubectl apply -n "$ns" -f - >/dev/null
   kubectl wait -n "$ns" --for=condition=Ready pod/sqliosim-results-reader --timeout=300s >/dev/null
   mkdir -p "$out"
   kubectl cp -n "$ns" sqliosim-results-reader:/results "$out"

@@ -14,7 +14,7 @@
 //! - `random=P:KIND+KIND…` draws, for each request, one of those kinds that applies to it with
 //!   probability P (0..=1).
 
-use crate::io::faulty::{Fault, Misdirect, Target};
+use crate::io::faulty::{Fault, Misdirect, Trigger};
 use crate::io::FaultyBackend;
 use std::path::Path;
 
@@ -74,7 +74,7 @@ impl FaultSpec {
     pub fn arm(&self, backend: &FaultyBackend, data_file: &Path, stream: &Path) {
         let aimed = self.armed.iter().map(|a| (a, data_file));
         for ((fault, page), path) in aimed.chain(self.stream.iter().map(|a| (a, stream))) {
-            let target = Target::Page {
+            let target = Trigger::Page {
                 path: path.to_path_buf(),
                 page: *page,
             };

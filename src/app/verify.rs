@@ -11,7 +11,7 @@ use clap::Parser;
 
 use super::console::ConsoleSink;
 use super::lock::{lock_set, LockError, SetLock};
-use super::verify_found::{discover, Found, Target};
+use super::verify_found::{discover, Found, ScanTarget};
 use super::verify_lost::{adopt_given, lost_tail, reconcile, Lost};
 use crate::events::{EventSink, Fanout};
 use crate::exit::Outcome;
@@ -122,7 +122,7 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     crate::exit::after_printing(printed, Ok(verdict))
 }
 
-fn paths(targets: &[Target]) -> Vec<PathBuf> {
+fn paths(targets: &[ScanTarget]) -> Vec<PathBuf> {
     targets.iter().map(|t| t.path.clone()).collect()
 }
 
@@ -148,7 +148,7 @@ fn choose(
     a: &VerifyArgs,
     found: &mut Found,
     journal: Option<&JournalState>,
-) -> anyhow::Result<(Vec<Target>, Lost)> {
+) -> anyhow::Result<(Vec<ScanTarget>, Lost)> {
     if journal.is_none() && !a.no_journal {
         crate::exit::outln!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.").ok();
     }
@@ -214,7 +214,7 @@ fn emit(sink: &dyn EventSink, mut f: Finding, seq: u64) {
 
 /// Takes the file set shared, so that no run starts on it during the scan; refuses (exit 2)
 /// while a run has it, unless --force.
-fn lock_targets(a: &VerifyArgs, targets: &[Target]) -> anyhow::Result<Option<SetLock>> {
+fn lock_targets(a: &VerifyArgs, targets: &[ScanTarget]) -> anyhow::Result<Option<SetLock>> {
     match lock_set(&paths(targets), false, "verify") {
         Ok(taken) => {
             for note in &taken.taken_over {
@@ -264,7 +264,7 @@ fn read_only(e: &std::io::Error) -> bool {
 /// the directory being checked unless asked for (docs/security.md).
 fn open_evidence(
     a: &VerifyArgs,
-    targets: &[Target],
+    targets: &[ScanTarget],
     journal: Option<&JournalState>,
 ) -> anyhow::Result<Evidence> {
     let run_id = targets
@@ -301,11 +301,11 @@ fn open_evidence(
 /// The files of a directory scan that are checked; the others are named, with what they are,
 /// and the journal's files not found among them are looked for and judged ([`reconcile`]).
 fn in_scope(
-    targets: Vec<Target>,
+    targets: Vec<ScanTarget>,
     journal: Option<&JournalState>,
     found: &mut Found,
     dirs: &[PathBuf],
-) -> (Vec<Target>, Lost) {
+) -> (Vec<ScanTarget>, Lost) {
     let seen: Vec<scope::Found> = targets
         .iter()
         .map(|t| scope::Found {
@@ -322,7 +322,7 @@ fn in_scope(
             crate::exit::outln!("{line}").ok();
         }
     }
-    let mut slots: Vec<Option<Target>> = std::mem::take(&mut found.targets)
+    let mut slots: Vec<Option<ScanTarget>> = std::mem::take(&mut found.targets)
         .into_iter()
         .map(Some)
         .collect();
@@ -357,7 +357,7 @@ fn journal_path(a: &VerifyArgs, found: &Found) -> Option<PathBuf> {
 }
 
 fn scan_one(
-    t: &Target,
+    t: &ScanTarget,
     journal: Option<&JournalState>,
     sink: &dyn EventSink,
     base: u64,

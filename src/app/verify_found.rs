@@ -16,7 +16,7 @@ use crate::io::{AlignedBuf, OpenOptions, Storage};
 use crate::page::{FileHeader, HeaderError, PAGE_SIZE};
 
 /// One file to scan, with its header.
-pub struct Target {
+pub struct ScanTarget {
     /// Where it is.
     pub path: PathBuf,
     /// Its header (for a file whose header was lost, what the journal says it is).
@@ -41,7 +41,7 @@ pub struct Headless {
 #[derive(Default)]
 pub struct Found {
     /// Files with a header of ours.
-    pub targets: Vec<Target>,
+    pub targets: Vec<ScanTarget>,
     /// Files without one.
     pub headless: Vec<Headless>,
 }
@@ -51,7 +51,7 @@ impl Found {
     /// error when `explicit`, else skipped (a directory holds other files too).
     pub fn add(&mut self, path: &Path, explicit: bool) -> anyhow::Result<()> {
         match open(path) {
-            Ok((storage, Ok(header))) => self.targets.push(Target {
+            Ok((storage, Ok(header))) => self.targets.push(ScanTarget {
                 path: path.to_path_buf(),
                 header,
                 storage,

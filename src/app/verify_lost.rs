@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::verify_found::{Found, Headless, Target};
+use super::verify_found::{Found, Headless, ScanTarget};
 use crate::findings::{Finding, FindingClass};
 use crate::page::{ActorKind, FileHeader, FileRole, HeaderError, Verdict, PAGE_SIZE};
 use crate::sim::engine::journal::{JournalFile, JournalState};
@@ -25,7 +25,7 @@ pub struct Lost {
     /// Files that owe nothing, said so.
     pub notes: Vec<String>,
     /// Files without a header that the journal names: checked as its files.
-    pub adopted: Vec<Target>,
+    pub adopted: Vec<ScanTarget>,
     /// Found files named in a finding (not to be listed again as "not checked").
     pub named: Vec<PathBuf>,
     /// Missing files that owe nothing (nothing durable held, the run not ended cleanly).
@@ -166,7 +166,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
         )
 }
 
-fn target_at<'a>(found: &'a Found, at: &Path) -> Option<&'a Target> {
+fn target_at<'a>(found: &'a Found, at: &Path) -> Option<&'a ScanTarget> {
     found.targets.iter().find(|t| same_file(&t.path, at))
 }
 
@@ -249,8 +249,8 @@ fn file_finding(f: &JournalFile, path: &Path, verdict: Verdict, detail: String) 
 }
 
 /// A file without a header, checked as the journal's file `f`.
-fn adopt(j: &JournalState, f: &JournalFile, h: Headless) -> Target {
-    Target {
+fn adopt(j: &JournalState, f: &JournalFile, h: Headless) -> ScanTarget {
+    ScanTarget {
         header: FileHeader {
             run_id: j.run_id,
             file_id: f.file_id,
@@ -267,7 +267,7 @@ fn adopt(j: &JournalState, f: &JournalFile, h: Headless) -> Target {
 
 /// The pages of a data file beyond its end (it has `pages` pages) that the journal holds
 /// durable: one `lost_write` finding covering them all, when there are any.
-pub fn lost_tail(j: &JournalState, t: &Target, pages: u64) -> Option<Finding> {
+pub fn lost_tail(j: &JournalState, t: &ScanTarget, pages: u64) -> Option<Finding> {
     let d = j.durable.get(t.header.file_id as usize)?;
     let beyond: Vec<(u64, u64)> = d.iter().filter(|&(p, _)| p >= pages.max(1)).collect();
     let (first, last) = (beyond.first()?.0, beyond.last()?.0);

@@ -39,7 +39,7 @@ pub enum DataMode {
 
 /// One test file and the size it must have.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Target {
+pub struct TestFile {
     /// Path of the file.
     pub path: PathBuf,
     /// Total file size in bytes (header included).
@@ -50,7 +50,7 @@ pub struct Target {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Job {
     /// Test files.
-    pub targets: Vec<Target>,
+    pub targets: Vec<TestFile>,
     /// Worker threads per file.
     pub threads_per_target: u32,
     /// Outstanding I/O per thread.
@@ -186,7 +186,7 @@ impl Job {
     /// A job with common defaults on one file, for tests and front ends to adjust.
     pub fn with_defaults(path: PathBuf, size: u64) -> Job {
         Job {
-            targets: vec![Target { path, size }],
+            targets: vec![TestFile { path, size }],
             threads_per_target: 1,
             depth: 1,
             block_size: 8192,

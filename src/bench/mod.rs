@@ -10,11 +10,11 @@ use std::ffi::OsString;
 
 pub mod cmd;
 pub mod cpu;
-pub mod dio;
+pub mod direct_unit;
 pub mod diskspd;
 pub mod error;
+pub mod exposure;
 mod front;
-pub mod honest;
 pub mod inuse;
 pub mod job;
 pub mod latency;

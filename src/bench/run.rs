@@ -4,7 +4,7 @@
 
 use super::cpu::{CpuSample, CpuUsage};
 use super::error::BenchError;
-use super::honest::{self, DirectIo};
+use super::exposure::{self, DirectIo};
 use super::inuse::{self, Claim};
 use super::job::Job;
 use super::latency::BenchStats;
@@ -91,7 +91,7 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
             write,
         };
         let f = target::open(&t.path, mode, device)?;
-        let direct_io = honest::probe(f.file(), job.direct);
+        let direct_io = exposure::probe(f.file(), job.direct);
         infos.push(TargetInfo {
             path: t.path.display().to_string(),
             size: t.size.min(p.size),
@@ -120,7 +120,7 @@ fn sleep_until(when: Instant, stop: &AtomicBool) -> bool {
 /// Runs `job` to its end, or until `stop` is raised (then reports what was measured).
 pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
     job.validate()?;
-    super::dio::check(job)?;
+    super::direct_unit::check(job)?;
     let (files, seeds, infos, _claims) = open_targets(job, stop)?;
     let n = job.threads() as usize;
     let gate = Gate {
@@ -234,7 +234,7 @@ fn assemble(
     let ram = target::ram_bytes();
     let mut warnings: Vec<String> = targets
         .iter()
-        .flat_map(|t| honest::warnings(&t.path, &t.direct_io, t.size, ram))
+        .flat_map(|t| exposure::warnings(&t.path, &t.direct_io, t.size, ram))
         .collect();
     if job.engine == RingKind::Uring && engine == RingKind::Psync {
         warnings.push("io_uring was refused by the kernel; the psync engine ran instead".into());

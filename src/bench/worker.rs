@@ -6,7 +6,7 @@ use super::error::BenchError;
 use super::job::{DataMode, Job, Pattern};
 use super::latency::BenchStats;
 use super::stamp;
-use crate::io::aio::{Completion, Direction, Op, Ring, RingConfig, RingKind};
+use crate::io::aio::{Direction, Op, Ring, RingCompletion, RingConfig, RingKind};
 use crate::io::file::FileStorage;
 use crate::io::oserr;
 use rand::rngs::SmallRng;
@@ -223,7 +223,7 @@ impl<'a> BenchWorker<'a> {
         Ok(None)
     }
 
-    fn complete(&mut self, c: Completion, now: Instant, phases: &Phases, cutoff: Instant) {
+    fn complete(&mut self, c: RingCompletion, now: Instant, phases: &Phases, cutoff: Instant) {
         let slot = c.user_data as u32;
         let s = self.slots[slot as usize];
         self.idle.push(slot);

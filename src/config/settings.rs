@@ -171,7 +171,7 @@ impl RunSettings {
         host: Host,
         seed: u64,
     ) -> Result<(RunSettings, Vec<Warning>), ConfigError> {
-        let loaded = Loaded {
+        let loaded = ConfigText {
             source: ConfigSource::Inline,
             name: "<inline configuration>".into(),
             text: text.into(),
@@ -193,7 +193,7 @@ impl RunSettings {
 }
 
 /// A configuration text and where it came from.
-struct Loaded {
+struct ConfigText {
     source: ConfigSource,
     name: String,
     text: String,
@@ -203,7 +203,7 @@ struct Loaded {
 
 /// The configuration part of the resolution: parse, override, place and check the files.
 fn resolve_config(
-    l: &Loaded,
+    l: &ConfigText,
     o: &RunArgs,
     env: &Env,
     w: &mut Vec<Warning>,
@@ -242,7 +242,7 @@ fn resolve_config(
 
 /// Resolves a loaded configuration with the command line into settings and warnings.
 fn resolve_loaded(
-    l: Loaded,
+    l: ConfigText,
     o: &RunArgs,
     env: &Env,
 ) -> Result<(RunSettings, Vec<Warning>), ConfigError> {
@@ -285,7 +285,7 @@ fn resolve_loaded(
 
 /// Picks and reads the configuration: `-cfg`, else `sqliosim.cfg.ini` in the working
 /// directory, else the built-in default.
-fn load(o: &RunArgs, env: &Env) -> Result<Loaded, ConfigError> {
+fn load(o: &RunArgs, env: &Env) -> Result<ConfigText, ConfigError> {
     let read = |path: &Path| {
         // A FIFO or device is refused, not waited on.
         let bytes = crate::io::safefile::read_input(path).map_err(|e| ConfigError::Read {
@@ -308,7 +308,7 @@ fn load(o: &RunArgs, env: &Env) -> Result<Loaded, ConfigError> {
             .parent()
             .map_or_else(|| env.cwd.clone(), Path::to_path_buf);
         let text = read(&path)?;
-        return Ok(Loaded {
+        return Ok(ConfigText {
             source: ConfigSource::File(path),
             name: given.display().to_string(),
             text,
@@ -319,14 +319,14 @@ fn load(o: &RunArgs, env: &Env) -> Result<Loaded, ConfigError> {
     if local.is_file() {
         let text = read(&local)?;
         let name = WORKING_DIR_CONFIG.into();
-        return Ok(Loaded {
+        return Ok(ConfigText {
             source: ConfigSource::WorkingDir(local),
             name,
             text,
             base: env.cwd.clone(),
         });
     }
-    Ok(Loaded {
+    Ok(ConfigText {
         source: ConfigSource::Embedded,
         name: DEFAULT_CONFIG_NAME.into(),
         text: DEFAULT_CONFIG.into(),

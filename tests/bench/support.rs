@@ -1,7 +1,7 @@
 //! Synthetic results with known latencies, for deterministic layout snapshots.
 
 use sqliosim::bench::cpu::{CpuRow, CpuUsage};
-use sqliosim::bench::honest::DirectIo;
+use sqliosim::bench::exposure::DirectIo;
 use sqliosim::bench::job::Job;
 use sqliosim::bench::latency::BenchStats;
 use sqliosim::bench::run::{RunResult, TargetInfo};

@@ -41,6 +41,9 @@ pub fn missing_prerequisite() -> Option<String> {
     None
 }
 
+/// Fleets started so far by this test process.
+static FLEETS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Debian's sshd; it wants its absolute path (it re-executes itself).
 pub const SSHD: &str = "/usr/sbin/sshd";
 
@@ -104,9 +107,11 @@ impl Fleet {
             shared_path,
         };
         let pid = std::process::id();
+        // Fleets of one test binary (tests running in parallel) each get their own slots.
+        let first = FLEETS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) * 4;
         for i in 1..=n {
             // Guard first, then build: a failure half-way still tears down what exists.
-            fleet.hosts.push(Host::named(base, pid, i));
+            fleet.hosts.push(Host::named(base, pid, i, first + i));
             let host = fleet.hosts.last_mut().expect("just pushed");
             host.build(&fleet.key, &fleet.shared_path);
         }
@@ -115,17 +120,18 @@ impl Fleet {
 }
 
 impl Host {
-    fn named(base: &Path, pid: u32, i: usize) -> Host {
+    /// Host `i` of its fleet, in slot `slot` of the test process (unique across its fleets).
+    fn named(base: &Path, pid: u32, i: usize, slot: usize) -> Host {
         // A /30 per host in 10.231.0.0/16, spread by PID so two test runs rarely meet.
-        let net = (pid as usize % 80) * 3 + i;
+        let net = (pid as usize % 40) * 6 + slot % 12;
         Host {
             hostname: format!("host{i}"),
             addr: format!("10.231.{net}.2"),
             root_addr: format!("10.231.{net}.1/30"),
             dir: base.join(format!("host{i}")),
-            machine_id: format!("{:032x}", (u128::from(pid) << 64) | i as u128),
-            netns: format!("sqliosim-fleet-{pid}-{i}"),
-            veth: format!("sqf{}h{i}", pid % 1_000_000),
+            machine_id: format!("{:032x}", (u128::from(pid) << 64) | slot as u128),
+            netns: format!("sqliosim-fleet-{pid}-{slot}"),
+            veth: format!("sqf{}h{slot}", pid % 1_000_000),
             sshd: None,
         }
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::sim_support::small_plan;
 use sqliosim::events::MemorySink;
 use sqliosim::findings::FindingClass;
-use sqliosim::io::faulty::{Fault, Target};
+use sqliosim::io::faulty::{Fault, Trigger};
 use sqliosim::io::FaultyBackend;
 use sqliosim::page::ActorKind;
 use sqliosim::sim::plan::{BatchPlan, SimPlan};
@@ -75,7 +75,7 @@ fn a_stream_block_damaged_at_rest_is_found_by_the_verify_only_pass() {
     // Page 3 of the stream: the second page carried by its first block (16 KB header).
     backend.inject(
         Fault::BitFlip(None),
-        Target::Page {
+        Trigger::Page {
             path: stream.clone(),
             page: 3,
         },
@@ -110,7 +110,7 @@ fn a_bad_data_page_read_by_the_backup_is_the_backup_users_finding() {
     // read of page 40, which in the main phase only the backup makes.
     backend.inject(
         Fault::BitFlip(None),
-        Target::Page {
+        Trigger::Page {
             path: data,
             page: 40,
         },

@@ -2,7 +2,7 @@
 //! retry with its own verdict and the right transient/persistent triage.
 
 use crate::page_support::{p, read_page, write_ok, write_page, PS};
-use sqliosim::io::faulty::{Detail, Fault, Misdirect, OpKind, Target, Tear};
+use sqliosim::io::faulty::{Detail, Fault, Misdirect, OpKind, Tear, Trigger};
 use sqliosim::io::{FaultyBackend, Storage};
 use sqliosim::page::{ExpectedState, SectorContent, Verdict, VerdictKind};
 use sqliosim::sim::engine::oracle::Oracle;
@@ -20,8 +20,8 @@ fn setup() -> (
     (b, st, Oracle::new(RUN, 1, 16))
 }
 
-fn at(page: u64) -> Target {
-    Target::Page {
+fn at(page: u64) -> Trigger {
+    Trigger::Page {
         path: p("a.mdx").to_path_buf(),
         page,
     }
@@ -291,10 +291,13 @@ fn next_request_to_a_file_and_random_faults_are_seeded() {
     assert_eq!(run(7), run(7), "same seed, same faults");
     assert!(!run(7).is_empty());
     let (b, st, o) = setup();
-    b.inject(Fault::LostWrite, Target::File(p("a.mdx").to_path_buf()));
+    b.inject(Fault::LostWrite, Trigger::File(p("a.mdx").to_path_buf()));
     write_ok(&*st, &o, 12);
     assert_eq!(b.fired()[0].page, 12);
-    b.inject(Fault::LostWrite, Target::at_offset("a.mdx", 13 * PS + 4096));
+    b.inject(
+        Fault::LostWrite,
+        Trigger::at_offset("a.mdx", 13 * PS + 4096),
+    );
     write_ok(&*st, &o, 12);
     assert_eq!(b.armed(), 1, "a write elsewhere leaves the fault armed");
     write_ok(&*st, &o, 13);

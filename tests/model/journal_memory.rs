@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqliosim::events::MemorySink;
-use sqliosim::io::faulty::{Fault, Target, Tear};
+use sqliosim::io::faulty::{Fault, Tear, Trigger};
 use sqliosim::io::{Backend, FaultyBackend};
 use sqliosim::sim::engine::journal::{Flaw, JournalState, JOURNAL_NAME};
 
@@ -20,7 +20,7 @@ fn run_with(fault: Fault) -> (FaultyBackend, PathBuf, u64) {
     plan.write_through = true;
     let journal = dir.join(JOURNAL_NAME);
     let backend = FaultyBackend::new(11);
-    let target = Target::Page {
+    let target = Trigger::Page {
         path: journal.clone(),
         page: 1,
     };

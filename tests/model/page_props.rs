@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use crate::page_support::{read_page, write_ok, write_page, PS};
 use proptest::prelude::*;
-use sqliosim::io::faulty::{Detail, Fault, FiredFault, Misdirect, OpKind, Target, Tear};
+use sqliosim::io::faulty::{Detail, Fault, FiredFault, Misdirect, OpKind, Tear, Trigger};
 use sqliosim::io::{FaultyBackend, FaultyStorage, Storage};
 use sqliosim::page::{Verdict, VerdictKind};
 use sqliosim::sim::engine::oracle::Oracle;
@@ -201,7 +201,7 @@ fn run_step(w: &World, s: &Step) {
     };
     if let Some(f) = &s.fault {
         let path = PathBuf::from(NAMES[s.file]);
-        w.b.inject(f.clone(), Target::Page { path, page: s.page });
+        w.b.inject(f.clone(), Trigger::Page { path, page: s.page });
     }
     let generation = w.generation(s.file, s.page);
     if write {

@@ -58,7 +58,7 @@ fn findings_with(fault: sqliosim::io::faulty::Fault) -> Vec<sqliosim::findings::
     plan.random.write_ratio = 0.0;
     plan.bulk.users = 0;
     plan.files[0].shrinkable = false;
-    let target = sqliosim::io::faulty::Target::Page {
+    let target = sqliosim::io::faulty::Trigger::Page {
         path: plan.files[0].path.clone(),
         page: 80,
     };

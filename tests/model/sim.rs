@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::sim_support::small_plan;
 use sqliosim::events::MemorySink;
 use sqliosim::findings::FindingClass;
-use sqliosim::io::faulty::{Fault, Misdirect, Target, Tear};
+use sqliosim::io::faulty::{Fault, Misdirect, Tear, Trigger};
 use sqliosim::io::{Backend, DirectBackend, FaultyBackend};
 use sqliosim::sim::driver::simulate;
 
@@ -58,8 +58,8 @@ fn clean_run_on_a_real_file_has_no_findings_and_every_actor_does_io() {
     assert_eq!(summaries, 2, "one final summary per file");
 }
 
-fn page_target(path: &std::path::Path, page: u64) -> Target {
-    Target::Page {
+fn page_target(path: &std::path::Path, page: u64) -> Trigger {
+    Trigger::Page {
         path: path.to_path_buf(),
         page,
     }

@@ -9,7 +9,7 @@ use super::plan::{selftest_plan, DATA};
 use super::Row;
 use crate::events::MemorySink;
 use crate::findings::FindingClass as C;
-use crate::io::faulty::{classes, Fault, Misdirect, Target};
+use crate::io::faulty::{classes, Fault, Misdirect, Trigger};
 use crate::io::FaultyBackend;
 
 /// One fault class: what is armed where, and what must be reported.
@@ -97,7 +97,7 @@ fn run_case(case: &Case, seed: u64) -> anyhow::Result<Row> {
         } else {
             dir.join(DATA)
         };
-        let target = Target::Page {
+        let target = Trigger::Page {
             path,
             page: case.page,
         };

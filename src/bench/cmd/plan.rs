@@ -3,7 +3,7 @@
 
 use super::args::BenchArgs;
 use crate::bench::error::BenchError;
-use crate::bench::job::{DataMode, Job, Pattern, Target};
+use crate::bench::job::{DataMode, Job, Pattern, TestFile};
 use crate::bench::target;
 use crate::bench::units::{bad, parse_count_list, parse_list, parse_secs, parse_size, BadArg};
 use crate::io::aio::RingKind;
@@ -91,7 +91,7 @@ fn data(s: &str) -> Result<DataMode, BadArg> {
     }
 }
 
-fn targets(a: &BenchArgs) -> Result<Vec<Target>, BenchError> {
+fn targets(a: &BenchArgs) -> Result<Vec<TestFile>, BenchError> {
     let size = a
         .size
         .as_deref()
@@ -108,7 +108,7 @@ fn targets(a: &BenchArgs) -> Result<Vec<Target>, BenchError> {
     }
     Ok(paths
         .into_iter()
-        .map(|p| Target {
+        .map(|p| TestFile {
             size: target_size(&p, size),
             path: p,
         })

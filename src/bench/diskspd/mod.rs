@@ -9,7 +9,7 @@ pub mod xml;
 mod xml_profile;
 
 use crate::bench::error::BenchError;
-use crate::bench::job::{DataMode, Job, Pattern, Target};
+use crate::bench::job::{DataMode, Job, Pattern, TestFile};
 use crate::bench::run::{self, RunResult};
 use crate::bench::sqlio::args::DriveMap;
 use crate::bench::{front, signals};
@@ -71,7 +71,7 @@ pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
     let mut targets = Vec::new();
     for t in &a.targets {
         let path = map.resolve(t).map_err(anyhow::Error::msg)?;
-        targets.push(Target {
+        targets.push(TestFile {
             size: size_of(&path, a.create)?,
             path,
         });

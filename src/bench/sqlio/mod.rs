@@ -6,7 +6,7 @@ pub mod args;
 pub mod output;
 
 use crate::bench::error::BenchError;
-use crate::bench::job::{DataMode, Job, Pattern, Target};
+use crate::bench::job::{DataMode, Job, Pattern, TestFile};
 use crate::bench::{front, run, signals, target};
 use crate::exit::Outcome;
 use std::ffi::OsString;
@@ -51,7 +51,7 @@ pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
             .files
             .iter()
             .zip(&sizes)
-            .map(|(f, s)| Target {
+            .map(|(f, s)| TestFile {
                 path: f.path.clone(),
                 size: s.0,
             })

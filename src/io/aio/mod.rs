@@ -84,7 +84,7 @@ pub struct Op {
     pub slot: u32,
     /// Length in bytes, at most the slot length.
     pub len: u32,
-    /// Handed back unchanged in the [`Completion`].
+    /// Handed back unchanged in the [`RingCompletion`].
     pub user_data: u64,
 }
 
@@ -123,13 +123,13 @@ pub struct ExtOp {
     pub offset: u64,
     /// The memory to read into or write from.
     pub mem: ExtMem,
-    /// Handed back unchanged in the [`Completion`].
+    /// Handed back unchanged in the [`RingCompletion`].
     pub user_data: u64,
 }
 
 /// The outcome of one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Completion {
+pub struct RingCompletion {
     /// The `user_data` of the [`Op`].
     pub user_data: u64,
     /// Bytes transferred, or the errno.
@@ -285,7 +285,7 @@ impl Ring {
 
     /// Sends what is queued and waits for at least `min` completions (capped at what is in
     /// flight), appending every completion available to `out`.
-    pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), RingError> {
+    pub fn reap(&mut self, min: usize, out: &mut Vec<RingCompletion>) -> Result<(), RingError> {
         match self {
             Ring::Uring(e) => e.reap(min, out),
             Ring::Psync(e) => e.reap(min, out),
@@ -301,7 +301,7 @@ impl Ring {
     }
 
     /// Waits for every operation in flight (used before stopping).
-    pub fn drain(&mut self, out: &mut Vec<Completion>) -> Result<(), RingError> {
+    pub fn drain(&mut self, out: &mut Vec<RingCompletion>) -> Result<(), RingError> {
         while self.in_flight() > 0 {
             self.reap(self.in_flight(), out)?;
         }

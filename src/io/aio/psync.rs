@@ -5,7 +5,7 @@
 //! or 100,000 exhausted the process and aborted it). Caller-owned scatter/gather lists go
 //! through preadv/pwritev.
 
-use super::{AlignedBuffers, Completion, Direction, ExtMem, ExtOp, Op, RingError, NO_OFFSET};
+use super::{AlignedBuffers, Direction, ExtMem, ExtOp, Op, RingCompletion, RingError, NO_OFFSET};
 use crossbeam::channel::{self, Receiver, Sender};
 use std::collections::VecDeque;
 use std::os::fd::AsRawFd;
@@ -110,13 +110,13 @@ pub struct PsyncEngine {
     buffers: AlignedBuffers,
     files: Arc<[FileStorage]>,
     pool: Option<Pool>,
-    done: VecDeque<Completion>,
+    done: VecDeque<RingCompletion>,
     in_flight: usize,
 }
 
 struct Pool {
     jobs: Option<Sender<Job>>,
-    results: Receiver<Completion>,
+    results: Receiver<RingCompletion>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -126,7 +126,7 @@ pub const MAX_HELPERS: usize = 256;
 
 fn spawn_pool(depth: usize) -> Result<Pool, RingError> {
     let (job_tx, job_rx) = channel::bounded::<Job>(depth);
-    let (res_tx, res_rx) = channel::bounded::<Completion>(depth);
+    let (res_tx, res_rx) = channel::bounded::<RingCompletion>(depth);
     let helpers = depth.min(MAX_HELPERS);
     let mut threads = Vec::with_capacity(helpers);
     for i in 0..helpers {
@@ -137,7 +137,7 @@ fn spawn_pool(depth: usize) -> Result<Pool, RingError> {
                 for job in rx.iter() {
                     let result = job.run();
                     if tx
-                        .send(Completion {
+                        .send(RingCompletion {
                             user_data: job.user_data,
                             result,
                         })
@@ -243,7 +243,7 @@ impl PsyncEngine {
         match self.pool.as_ref().and_then(|p| p.jobs.as_ref()) {
             Some(jobs) => jobs.send(job).map_err(|_| pool_gone()),
             None => {
-                self.done.push_back(Completion {
+                self.done.push_back(RingCompletion {
                     user_data: job.user_data,
                     result: job.run(),
                 });
@@ -253,7 +253,7 @@ impl PsyncEngine {
     }
 
     /// Waits for at least `min` completions and returns every one available.
-    pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), RingError> {
+    pub fn reap(&mut self, min: usize, out: &mut Vec<RingCompletion>) -> Result<(), RingError> {
         let want = min.min(self.in_flight);
         let mut got = 0;
         while let Some(c) = self.done.pop_front() {

@@ -114,7 +114,7 @@ fn errors_come_back_as_errno() {
         engine.drain(&mut out).expect("drain");
         assert_eq!(
             out,
-            vec![Completion {
+            vec![RingCompletion {
                 user_data: 7,
                 result: Err(libc::EBADF)
             }]

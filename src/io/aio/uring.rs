@@ -9,7 +9,7 @@
 //! soon as it is ready keeps the device busy; on these machines 8 KB random writes at QD32 went
 //! from about 67k to 84k IOPS (docs/performance.md).
 
-use super::{AlignedBuffers, Completion, Direction, ExtMem, ExtOp, Op, RingError};
+use super::{AlignedBuffers, Direction, ExtMem, ExtOp, Op, RingCompletion, RingError};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::mem::ManuallyDrop;
@@ -223,7 +223,7 @@ impl UringEngine {
     }
 
     /// Sends queued operations and waits for at least `min` completions.
-    pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), RingError> {
+    pub fn reap(&mut self, min: usize, out: &mut Vec<RingCompletion>) -> Result<(), RingError> {
         let want = min.min(self.in_flight);
         let mut got = self.drain_cq(out);
         loop {
@@ -252,12 +252,12 @@ impl UringEngine {
         }
     }
 
-    fn drain_cq(&mut self, out: &mut Vec<Completion>) -> usize {
+    fn drain_cq(&mut self, out: &mut Vec<RingCompletion>) -> usize {
         let before = out.len();
         for cqe in self.ring.completion() {
             let res = cqe.result();
             let result = if res < 0 { Err(-res) } else { Ok(res as u32) };
-            out.push(Completion {
+            out.push(RingCompletion {
                 user_data: cqe.user_data(),
                 result,
             });

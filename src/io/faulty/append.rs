@@ -14,7 +14,7 @@ use rand::Rng;
 
 use super::plan::{Detail, Fault, OpKind, Tear};
 use super::storage::MemFile;
-use super::Shared;
+use super::FaultyState;
 use crate::io::append::{replacement_path, AppendFile};
 use crate::page::SECTOR_SIZE;
 
@@ -22,12 +22,12 @@ use crate::page::SECTOR_SIZE;
 #[derive(Debug)]
 pub struct MemAppend {
     file: Arc<MemFile>,
-    shared: Arc<Shared>,
+    shared: Arc<FaultyState>,
     len: u64,
 }
 
 impl MemAppend {
-    pub(crate) fn new(file: Arc<MemFile>, shared: Arc<Shared>) -> MemAppend {
+    pub(crate) fn new(file: Arc<MemFile>, shared: Arc<FaultyState>) -> MemAppend {
         file.data.write().clear();
         file.appended
             .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -41,7 +41,7 @@ impl MemAppend {
     }
 
     /// The append file over `file`, keeping what it holds: appends go after it.
-    pub(crate) fn open(file: Arc<MemFile>, shared: Arc<Shared>) -> MemAppend {
+    pub(crate) fn open(file: Arc<MemFile>, shared: Arc<FaultyState>) -> MemAppend {
         let len = file.data.read().len() as u64;
         MemAppend { file, shared, len }
     }

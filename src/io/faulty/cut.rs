@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::cache::{cut_rng, Keep, Lost, Volatile};
 use super::storage::MemFile;
-use super::{FaultyBackend, Shared};
+use super::{FaultyBackend, FaultyState};
 
 /// Which files' flushes lie.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub struct PowerCut {
     pub label: String,
 }
 
-impl Shared {
+impl FaultyState {
     /// True when `path`'s flushes lie.
     fn lies_on(&self, path: &Path) -> bool {
         match &*self.lies.lock() {
@@ -60,7 +60,7 @@ impl Shared {
     }
 
     /// Bytes of a write land at `offset` of `file` (`through`: an O_DSYNC write). A request
-    /// may land in several pieces (a torn or misdirected write); [`Shared::wrote`] counts it.
+    /// may land in several pieces (a torn or misdirected write); [`FaultyState::wrote`] counts it.
     pub(crate) fn land(&self, file: &MemFile, offset: u64, bytes: &[u8], through: bool) {
         let _instant = self.power.read();
         file.store(offset, bytes);

@@ -224,7 +224,7 @@ mod tests {
     use std::time::Duration;
 
     use super::{Held, HOLD};
-    use crate::io::faulty::{Fault, Target};
+    use crate::io::faulty::{Fault, Trigger};
     use crate::io::{BufPool, Completions, FaultyBackend, PostOp, Storage};
     use crate::page::PAGE_SIZE;
 
@@ -276,7 +276,7 @@ mod tests {
         // The first request posted is slow: the helper goes on with the others meanwhile.
         b.inject(
             Fault::Latency(Duration::from_millis(300)),
-            Target::at_offset(path, 0),
+            Trigger::at_offset(path, 0),
         );
         let n = 64;
         let order = post_writes(&*st, n);

@@ -2,7 +2,7 @@
 //!
 //! One seed drives every random choice (which fault, which page, which sector or bit), so a
 //! failing run is reproduced from its seed. Faults are armed with [`FaultyBackend::inject`]
-//! (fires once, on the request its [`Target`] names) or drawn with a probability per request
+//! (fires once, on the request its [`Trigger`] names) or drawn with a probability per request
 //! ([`FaultyBackend::set_random`]). Every fault that actually did something is logged
 //! ([`FaultyBackend::fired`]); one that found nothing to do (a stale read of a page with no
 //! previous version, say) is consumed and logged in [`FaultyBackend::skipped`] instead, so a
@@ -28,7 +28,7 @@ pub use append::MemAppend;
 pub use cache::{Keep, Lost};
 pub use classes::{FaultClass, CLASSES};
 pub use cut::PowerCut;
-pub use plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Target, Tear};
+pub use plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Tear, Trigger};
 pub use storage::FaultyStorage;
 
 use super::{AppendFile, Backend, DirectIoInfo, IoError, OpenOptions, Storage};
@@ -37,7 +37,7 @@ use storage::MemFile;
 
 /// State shared by the backend and every file it opened.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub(crate) struct FaultyState {
     pub(crate) files: Mutex<HashMap<PathBuf, Arc<MemFile>>>,
     pub(crate) plan: Mutex<Plan>,
     /// The direct-I/O unit the files enforce (0: none, and 512 reported), as a device of
@@ -62,7 +62,7 @@ pub(crate) struct Shared {
     pub(crate) appends_in_order: AtomicBool,
 }
 
-impl Shared {
+impl FaultyState {
     /// Logs a write fault that fired on `path` (an append: the journal).
     pub(crate) fn log_write(&self, path: &Path, fault: Fault, page: u64, detail: Detail) {
         let mut plan = self.plan.lock();
@@ -82,14 +82,14 @@ impl Shared {
 /// In-memory backend that injects faults; cheap to clone (clones share files and faults).
 #[derive(Debug, Clone)]
 pub struct FaultyBackend {
-    shared: Arc<Shared>,
+    shared: Arc<FaultyState>,
 }
 
 impl FaultyBackend {
     /// An empty backend whose random choices all derive from `seed`.
     pub fn new(seed: u64) -> FaultyBackend {
         FaultyBackend {
-            shared: Arc::new(Shared {
+            shared: Arc::new(FaultyState {
                 files: Mutex::new(HashMap::new()),
                 plan: Mutex::new(Plan::new(seed)),
                 dio_align: AtomicU32::new(0),
@@ -119,7 +119,7 @@ impl FaultyBackend {
     }
 
     /// Arms `fault` to fire once on the next request matching `target`.
-    pub fn inject(&self, fault: Fault, target: Target) {
+    pub fn inject(&self, fault: Fault, target: Trigger) {
         self.shared.plan.lock().arm(fault, target);
     }
 

@@ -1,6 +1,6 @@
 //! What the faulty backend can do wrong, where, and the log of what it actually did.
 //!
-//! Faults are armed one at a time ([`Target`] says which request triggers them; each fires
+//! Faults are armed one at a time ([`Trigger`] says which request triggers them; each fires
 //! once) or drawn at random with a probability per request from the seeded generator. A fault
 //! that fired is logged as a [`FiredFault`] with the page it hit and what it did there.
 
@@ -112,7 +112,7 @@ impl Fault {
 
 /// Which request triggers an armed fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum Trigger {
     /// The next request of the right kind to any file (its first page).
     Any,
     /// The next request of the right kind to this file (its first page).
@@ -126,10 +126,10 @@ pub enum Target {
     },
 }
 
-impl Target {
+impl Trigger {
     /// The page of `path` holding byte `offset`.
-    pub fn at_offset(path: impl Into<PathBuf>, offset: u64) -> Target {
-        Target::Page {
+    pub fn at_offset(path: impl Into<PathBuf>, offset: u64) -> Trigger {
+        Trigger::Page {
             path: path.into(),
             page: offset / PAGE_SIZE as u64,
         }
@@ -138,9 +138,9 @@ impl Target {
     /// The page of the request `[first, first + count)` on `path` this target hits, if any.
     fn hit(&self, path: &Path, first: u64, count: u64) -> Option<u64> {
         match self {
-            Target::Any => Some(first),
-            Target::File(p) => (p == path).then_some(first),
-            Target::Page { path: p, page } => {
+            Trigger::Any => Some(first),
+            Trigger::File(p) => (p == path).then_some(first),
+            Trigger::Page { path: p, page } => {
                 (p == path && *page >= first && *page < first + count).then_some(*page)
             }
         }
@@ -206,7 +206,7 @@ struct RandomFaults {
 #[derive(Debug)]
 pub(crate) struct Plan {
     pub(crate) rng: SmallRng,
-    armed: Vec<(Fault, Target)>,
+    armed: Vec<(Fault, Trigger)>,
     random: Option<RandomFaults>,
     pub(crate) fired: Vec<FiredFault>,
     pub(crate) skipped: Vec<(Fault, PathBuf, u64)>,
@@ -223,7 +223,7 @@ impl Plan {
         }
     }
 
-    pub(crate) fn arm(&mut self, fault: Fault, target: Target) {
+    pub(crate) fn arm(&mut self, fault: Fault, target: Trigger) {
         self.armed.push((fault, target));
     }
 

@@ -15,7 +15,7 @@ use rand::Rng;
 
 use super::cache::Volatile;
 use super::plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Tear};
-use super::Shared;
+use super::FaultyState;
 use crate::io::Storage;
 use crate::page::{PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE};
 
@@ -91,13 +91,13 @@ fn to_usize(v: u64) -> usize {
 #[derive(Debug)]
 pub struct FaultyStorage {
     file: Arc<MemFile>,
-    shared: Arc<Shared>,
+    shared: Arc<FaultyState>,
     /// Opened O_DSYNC: each write is durable when it completes (unless the device lies).
     through: bool,
 }
 
 impl FaultyStorage {
-    pub(crate) fn new(file: Arc<MemFile>, shared: Arc<Shared>) -> FaultyStorage {
+    pub(crate) fn new(file: Arc<MemFile>, shared: Arc<FaultyState>) -> FaultyStorage {
         FaultyStorage {
             file,
             shared,

@@ -34,7 +34,7 @@ pub(super) struct Queue {
 
 /// What the callers and the service thread share.
 #[derive(Debug)]
-pub(super) struct Shared {
+pub(super) struct ServiceState {
     pub queue: Mutex<Queue>,
     /// Written by callers, read by the engine: the service thread's wake-up.
     wake: OwnedFd,
@@ -44,7 +44,7 @@ pub(super) struct Shared {
     pub high_water: AtomicUsize,
 }
 
-impl Shared {
+impl ServiceState {
     /// The eventfd the engine reads to wake the service thread.
     pub fn wake_fd(&self) -> BorrowedFd<'_> {
         use std::os::fd::AsFd;
@@ -79,7 +79,7 @@ impl Shared {
 /// number of caller threads. Cheap to share behind an `Arc`; dropping the last handle drains
 /// and joins the thread.
 pub struct IoService {
-    shared: Arc<Shared>,
+    shared: Arc<ServiceState>,
     thread: Option<JoinHandle<()>>,
     tid: Option<rustix::thread::Pid>,
     kind: RingKind,
@@ -123,7 +123,7 @@ impl IoService {
         };
         let engine = Ring::new(&cfg, Arc::from(Vec::new()))?;
         let kind = engine.kind();
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(ServiceState {
             queue: Mutex::new(Queue::default()),
             wake,
             wake_pending: AtomicBool::new(false),
@@ -322,7 +322,7 @@ impl Drop for IoService {
 
 /// Watches a service without keeping it alive (see [`IoService::watch`]).
 #[derive(Debug, Clone)]
-pub struct ServiceWatch(std::sync::Weak<Shared>);
+pub struct ServiceWatch(std::sync::Weak<ServiceState>);
 
 impl ServiceWatch {
     /// True once every handle is gone and the service thread has ended.
@@ -333,7 +333,7 @@ impl ServiceWatch {
 
 /// Runs when the service thread ends, normally or by a panic: later requests fail at once
 /// instead of waiting for a thread that is gone.
-struct ExitGuard(Arc<Shared>);
+struct ExitGuard(Arc<ServiceState>);
 
 impl Drop for ExitGuard {
     fn drop(&mut self) {

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use super::flights::{drain_or_leak, Flights};
 use super::request::{stopped, Request, Step};
-use crate::io::aio::{Completion, Ring, RingConfig, RingError, RingKind};
+use crate::io::aio::{Ring, RingCompletion, RingConfig, RingError, RingKind};
 use crate::io::file::FileStorage;
 use crate::io::post::{Completions, PostOp};
 
@@ -42,7 +42,7 @@ pub struct PostRing {
     ring: Ring,
     flights: Flights,
     to: Arc<Completions>,
-    done: Vec<Completion>,
+    done: Vec<RingCompletion>,
     /// Why the ring failed, once it has: later requests are answered with this at once.
     failed: Option<String>,
 }
@@ -153,7 +153,7 @@ impl PostRing {
         unsafe { self.ring.submit_external(op) }
     }
 
-    fn complete(&mut self, c: Completion) {
+    fn complete(&mut self, c: RingCompletion) {
         let i = c.user_data as usize;
         // A slot emptied by a failure has been answered already.
         let Some(r) = self.flights.get(i) else {

@@ -16,9 +16,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::flights::{drain_or_leak, Flights};
-use super::handle::Shared;
+use super::handle::ServiceState;
 use super::request::{stopped, Request, Step};
-use crate::io::aio::{Completion, Direction, ExtMem, ExtOp, Ring, RingError, NO_OFFSET};
+use crate::io::aio::{Direction, ExtMem, ExtOp, Ring, RingCompletion, RingError, NO_OFFSET};
 
 /// The `user_data` of the wake-up read; requests use their index in [`Flights`].
 const WAKE: u64 = u64::MAX;
@@ -28,12 +28,12 @@ pub(super) struct Service {
     ring: Ring,
     flights: Flights,
     waiting: VecDeque<Request>,
-    shared: Arc<Shared>,
+    shared: Arc<ServiceState>,
     depth: usize,
     /// Where the wake-up read puts the eventfd counter; boxed so it never moves.
     wake_buf: Box<[u8; 8]>,
     wake_armed: bool,
-    done: Vec<Completion>,
+    done: Vec<RingCompletion>,
 }
 
 impl Drop for Service {
@@ -54,7 +54,7 @@ impl Drop for Service {
 
 impl Service {
     /// A service over `engine`, which must take `depth + 1` operations (the wake-up read).
-    pub(super) fn new(engine: Ring, shared: Arc<Shared>, depth: usize) -> Service {
+    pub(super) fn new(engine: Ring, shared: Arc<ServiceState>, depth: usize) -> Service {
         Service {
             ring: engine,
             flights: Flights::new(depth),
@@ -156,7 +156,7 @@ impl Service {
         unsafe { self.ring.submit_external(op) }
     }
 
-    fn complete(&mut self, c: Completion) -> Result<(), RingError> {
+    fn complete(&mut self, c: RingCompletion) -> Result<(), RingError> {
         if c.user_data == WAKE {
             self.wake_armed = false;
             // Before the queue is taken again: see `IoService::call`.

@@ -37,7 +37,7 @@ fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
 
 /// Everything read.
 #[derive(Debug, Default)]
-pub struct Loaded {
+pub struct FleetInputs {
     /// The runs, sorted by path.
     pub runs: Vec<RunRecord>,
     /// Inputs that could not be read (exit code 2).
@@ -55,8 +55,8 @@ enum Read {
 }
 
 /// Finds and reads every result under `inputs`.
-pub fn load(inputs: &[PathBuf]) -> Loaded {
-    let mut out = Loaded::default();
+pub fn load(inputs: &[PathBuf]) -> FleetInputs {
+    let mut out = FleetInputs::default();
     let mut walk = Walk::default();
     for input in inputs {
         if input.is_dir() {
@@ -278,7 +278,7 @@ fn read_xml(c: &Candidate) -> Read {
     }
 }
 
-fn run_of_log(c: &Candidate, l: load::Loaded) -> Read {
+fn run_of_log(c: &Candidate, l: load::RunEvidence) -> Read {
     let text = read_text(&c.path);
     let mut rec = RunRecord::from_loaded(&l, text.as_deref());
     rec.log = Some(c.path.clone());

@@ -13,7 +13,7 @@ use crate::stats::{Latency, LatencyHistogram};
 
 use super::evidence::Evidence;
 use super::identity;
-use super::loader::{Loaded, Problem};
+use super::loader::{FleetInputs, Problem};
 use super::outliers::{self, Outliers};
 use super::record::{DeviceKey, DevicePart, Ending, RunRecord};
 
@@ -218,7 +218,7 @@ pub struct Fleet {
 }
 
 /// Merges what was read.
-pub fn build(loaded: Loaded) -> Fleet {
+pub fn build(loaded: FleetInputs) -> Fleet {
     let mut rows: BTreeMap<(String, DeviceKey), Row> = BTreeMap::new();
     let mut notes = Vec::new();
     for run in &loaded.runs {

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::report::readers::load::Loaded;
+use crate::report::readers::load::RunEvidence;
 use crate::stats::{FileSummary, LatencyHistogram, OpTotals, Summary};
 
 use super::record::{DeviceKey, DevicePart};
@@ -37,7 +37,7 @@ fn decode(hdr: Option<&String>, what: &str, notes: &mut Vec<String>) -> Option<L
 /// each device summed. Findings follow their file's device; those without a file known
 /// (suppressed past the error cap) go to the first device.
 pub fn parts_of(
-    l: &Loaded,
+    l: &RunEvidence,
     devices: &[(String, DeviceKey)],
     notes: &mut Vec<String>,
 ) -> Vec<DevicePart> {
@@ -133,7 +133,7 @@ fn files_part(
     p
 }
 
-fn assign_findings(l: &Loaded, devices: &[(String, DeviceKey)], parts: &mut [DevicePart]) {
+fn assign_findings(l: &RunEvidence, devices: &[(String, DeviceKey)], parts: &mut [DevicePart]) {
     let mut left = l.by_class.clone();
     if parts.len() > 1 {
         for f in &l.findings {

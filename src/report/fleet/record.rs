@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::report::facts::blockdev::DeviceInfo;
 use crate::report::facts::sysinfo::{SystemInfo, UNKNOWN};
-use crate::report::readers::load::{InputKind, Loaded};
+use crate::report::readers::load::{InputKind, RunEvidence};
 use crate::report::sinks::json::JsonReport;
 use crate::stats::{Latency, LatencyHistogram};
 
@@ -131,7 +131,7 @@ impl RunRecord {
 
     /// Builds the record of a file read by [`crate::report::readers::load::load`]; `log_text` is the
     /// XML log of the run when there is one (the input itself, or the log beside a JSON).
-    pub fn from_loaded(l: &Loaded, log_text: Option<&str>) -> RunRecord {
+    pub fn from_loaded(l: &RunEvidence, log_text: Option<&str>) -> RunRecord {
         let mut notes = Vec::new();
         let long_ios = log_text.map(xmlinfo::long_ios);
         let mut rec = match (&l.json, l.kind) {
@@ -144,7 +144,7 @@ impl RunRecord {
     }
 }
 
-fn from_json(l: &Loaded, doc: &JsonReport, notes: &mut Vec<String>) -> RunRecord {
+fn from_json(l: &RunEvidence, doc: &JsonReport, notes: &mut Vec<String>) -> RunRecord {
     let host = doc
         .host
         .as_ref()
@@ -169,7 +169,7 @@ fn from_json(l: &Loaded, doc: &JsonReport, notes: &mut Vec<String>) -> RunRecord
     }
 }
 
-fn from_log(l: &Loaded, info: LogHost) -> RunRecord {
+fn from_log(l: &RunEvidence, info: LogHost) -> RunRecord {
     let ending = if l.complete {
         Ending::Finished
     } else if l.truncated {
@@ -209,7 +209,7 @@ fn device_map(sys: &SystemInfo) -> Vec<(String, DeviceKey)> {
         .collect()
 }
 
-fn json_ending(l: &Loaded, doc: &JsonReport) -> Ending {
+fn json_ending(l: &RunEvidence, doc: &JsonReport) -> Ending {
     if l.truncated {
         return Ending::Unfinished(
             "the JSON summary was cut short (killed, or still running)".into(),

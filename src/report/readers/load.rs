@@ -23,7 +23,7 @@ pub enum InputKind {
 
 /// The evidence of a run, as far as the file holds it.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub struct RunEvidence {
     /// The file read.
     pub path: PathBuf,
     /// XML log or JSON summary.
@@ -50,7 +50,7 @@ pub struct Loaded {
     pub stopped_by: Option<String>,
 }
 
-impl Loaded {
+impl RunEvidence {
     /// Total integrity errors.
     pub fn integrity_errors(&self) -> u64 {
         self.by_class.values().sum()
@@ -76,7 +76,7 @@ impl Loaded {
 }
 
 /// Reads an XML log or a JSON summary; an unreadable file is an error.
-pub fn load(path: &Path) -> Result<Loaded, ReportError> {
+pub fn load(path: &Path) -> Result<RunEvidence, ReportError> {
     // A FIFO or device under the name is refused, not waited on (docs/security.md).
     let bytes = crate::io::safefile::read_input(path)?;
     let text = String::from_utf8_lossy(&bytes);
@@ -101,7 +101,7 @@ pub fn load(path: &Path) -> Result<Loaded, ReportError> {
     Err(unreadable("it starts with neither '<' nor '{'".into()))
 }
 
-fn from_json(path: &Path, doc: JsonReport, truncated: bool) -> Loaded {
+fn from_json(path: &Path, doc: JsonReport, truncated: bool) -> RunEvidence {
     let mut by_class: BTreeMap<String, u64> = BTreeMap::new();
     for f in &doc.findings {
         *by_class.entry(f.class.as_str().into()).or_default() += 1;
@@ -109,7 +109,7 @@ fn from_json(path: &Path, doc: JsonReport, truncated: bool) -> Loaded {
     for (class, n) in doc.suppressed.iter().filter(|(c, _)| *c != "error_message") {
         *by_class.entry(class.clone()).or_default() += n;
     }
-    Loaded {
+    RunEvidence {
         path: path.to_path_buf(),
         kind: InputKind::Json,
         truncated,
@@ -136,7 +136,7 @@ fn log_seed(entries: &[LogEntry]) -> Option<u64> {
 /// Takes the rich data (timeline, actors, histograms, system, tool) from the JSON summary the
 /// same run wrote beside its XML log (same seed), when there is one: a plain `sqliosim run`
 /// leaves both. The findings and the verdict still come from the log.
-fn add_sibling_json(l: &mut Loaded, seed: u64) {
+fn add_sibling_json(l: &mut RunEvidence, seed: u64) {
     let path = json::beside_log(&l.path);
     let Some(text) = crate::io::safefile::read_input(&path)
         .ok()
@@ -186,8 +186,8 @@ fn integrity_class(e: &LogEntry) -> Option<String> {
         .then(|| "validation_failed".to_string())
 }
 
-fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> Loaded {
-    let mut l = Loaded {
+fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> RunEvidence {
+    let mut l = RunEvidence {
         path: path.to_path_buf(),
         kind: InputKind::XmlLog,
         truncated,

@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use crate::report::readers::load::Loaded;
+use crate::report::readers::load::RunEvidence;
 use crate::report::sinks::json::{HostInfo, JsonReport};
 
 /// The longest silence of a live run's JSON summary (three of its 10 s rewrites).
@@ -33,7 +33,7 @@ pub enum RunState {
 }
 
 /// The state of the run `l` describes, `now_us` microseconds after the epoch.
-pub fn of(l: &Loaded, now_us: u64) -> RunState {
+pub fn of(l: &RunEvidence, now_us: u64) -> RunState {
     if l.complete {
         return RunState::Finished;
     }
@@ -86,7 +86,7 @@ fn writer_alive(doc: &JsonReport) -> Option<bool> {
 }
 
 /// The verdict line: CLEAN, FAILED, RUNNING or UNFINISHED, and why.
-pub fn verdict_line(l: &Loaded, state: &RunState) -> String {
+pub fn verdict_line(l: &RunEvidence, state: &RunState) -> String {
     let n = l.integrity_errors();
     match (state, n) {
         (RunState::Finished, 0) => "Verdict: CLEAN: no integrity errors".into(),

@@ -7,7 +7,7 @@ use flate2::Compression;
 
 use crate::io::safefile::{self, Replacement, Use};
 use crate::report::error::ReportError;
-use crate::report::readers::load::{InputKind, Loaded};
+use crate::report::readers::load::{InputKind, RunEvidence};
 
 /// How the top directory inside the archive begins; [`top_dir`] adds the host and run id.
 pub const TOP: &str = "sqliosim-evidence";
@@ -42,7 +42,7 @@ pub fn top_dir(host: Option<&str>, run_id: Option<u64>) -> String {
 
 /// The top directory for the evidence of `l`: its host name and run id from the JSON summary
 /// (given, or the one written beside the log), else the system information's host name.
-pub fn top_dir_of(l: &Loaded) -> String {
+pub fn top_dir_of(l: &RunEvidence) -> String {
     let j = l.json.as_ref();
     let host = j
         .and_then(|j| j.host.as_ref().map(|h| h.hostname.clone()))
@@ -147,7 +147,7 @@ fn locate(recorded: &Path, base: &Path) -> PathBuf {
 /// The evidence around a loaded log or JSON summary: the file itself, its stylesheet, the log
 /// or JSON it names, the dumps, the terminal summary, configuration and system information,
 /// and the HTML report under `html`'s file name when one was asked for.
-pub fn evidence_files(l: &Loaded, html: Option<&Path>) -> Vec<BundleFile> {
+pub fn evidence_files(l: &RunEvidence, html: Option<&Path>) -> Vec<BundleFile> {
     let base = l.path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let mut v = vec![BundleFile::disk(&l.path, "")];
     let mut dump_dirs = Vec::new();

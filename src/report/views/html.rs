@@ -8,7 +8,7 @@ use crate::findings::Finding;
 use crate::stats::{Latency, OpTotals, Summary};
 
 use crate::report::facts::sysinfo::SystemInfo;
-use crate::report::readers::load::Loaded;
+use crate::report::readers::load::RunEvidence;
 use crate::report::sinks::json::JsonReport;
 use crate::report::views::charts::{
     depth_chart, findings_chart, html_escape as esc, percentile_chart, timeline_charts,
@@ -77,7 +77,7 @@ pub fn render(summary: &Summary, findings: &[Finding]) -> String {
 }
 
 /// The report of a log or JSON summary read back, its dump links made as `links` says.
-pub fn render_loaded(l: &Loaded, links: DumpLinks) -> String {
+pub fn render_loaded(l: &RunEvidence, links: DumpLinks) -> String {
     let json = l.json.as_ref();
     let first = l
         .findings

@@ -3,16 +3,16 @@
 
 use std::fmt::Write;
 
-use crate::report::readers::load::{InputKind, Loaded};
+use crate::report::readers::load::{InputKind, RunEvidence};
 
 /// The verdict line: CLEAN, FAILED, RUNNING or UNFINISHED and why (see [`crate::report::readers::runstate`]).
-pub fn verdict(l: &Loaded) -> String {
+pub fn verdict(l: &RunEvidence) -> String {
     let state = crate::report::readers::runstate::of(l, crate::report::sinks::clock::now_us());
     crate::report::readers::runstate::verdict_line(l, &state)
 }
 
 /// The whole terminal summary.
-pub fn render(l: &Loaded) -> String {
+pub fn render(l: &RunEvidence) -> String {
     let mut s = String::new();
     let kind = match l.kind {
         InputKind::XmlLog => "XML log",
@@ -72,7 +72,7 @@ pub fn render(l: &Loaded) -> String {
     s
 }
 
-fn files_table(s: &mut String, l: &Loaded) {
+fn files_table(s: &mut String, l: &RunEvidence) {
     let Some(sum) = &l.summary else {
         s.push_str("\nNo statistics in this file.\n");
         return;

@@ -21,11 +21,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::RwLockReadGuard;
 
-use super::carrier::Carrier;
 use super::context::Run;
 use super::durability::acks::AckBook;
+use super::poster::Poster;
 use super::worker::Worker;
-use super::{evidence, landed};
+use super::{evidence, request_pages};
 use crate::io::{Completion, Frame, PostOp};
 use crate::page::PAGE_SIZE;
 use crate::sim::control::inflight::InflightGuard;
@@ -104,7 +104,7 @@ struct Held<'a> {
 /// The requests one actor has in flight.
 pub struct Flight<'a> {
     run: &'a Run<'a>,
-    carrier: Carrier,
+    carrier: Poster,
     slots: Vec<Option<Posted<'a>>>,
     free: Vec<usize>,
     live: usize,
@@ -128,7 +128,7 @@ pub const OWN_RING_NOTE: &str = "on its own io_uring";
 impl<'a> Flight<'a> {
     /// An empty flight of at most the run's asynchronous depth.
     pub fn new(run: &'a Run<'a>) -> Flight<'a> {
-        let carrier = Carrier::new(run.controls.async_depth.max(1));
+        let carrier = Poster::new(run.controls.async_depth.max(1));
         let acks = AckBook::for_run(run);
         carrier.on_complete(acks.as_ref().map(AckBook::hook));
         Flight {
@@ -287,7 +287,7 @@ impl<'a> Flight<'a> {
                 evidence::report_write_error(w, file, 0, 1, &e);
                 return;
             }
-            landed::stamp(w, &mut frames, file, first, &gens, lsn);
+            request_pages::stamp(w, &mut frames, file, first, &gens, lsn);
         }
         let offset = first * PAGE_SIZE as u64;
         let op = if read {
@@ -484,7 +484,7 @@ impl<'a> Flight<'a> {
                 .record(p.file, w.kind, op, bytes, took.as_nanos() as u64),
             Err(_) => w.stats.record_error(p.file, w.kind, op),
         }
-        let done = landed::Request {
+        let done = request_pages::Request {
             file: p.file,
             first: p.first,
             n: p.n,
@@ -493,9 +493,9 @@ impl<'a> Flight<'a> {
         };
         let ok = c.result.is_ok();
         self.pages += if read {
-            landed::verify_read(w, &done, c.result)
+            request_pages::verify_read(w, &done, c.result)
         } else {
-            landed::finish_write(w, &done, c.result)
+            request_pages::finish_write(w, &done, c.result)
         };
         if let (Some(book), false) = (&self.acks, read) {
             // Still under the size guard: a resize is journaled after this acknowledgement.

@@ -6,16 +6,18 @@
 
 pub mod backup;
 pub mod batch;
-mod carrier;
+pub mod checkpoint;
 pub mod context;
 pub mod durability;
 pub mod evidence;
 pub mod failure;
 pub mod flight;
-mod landed;
+pub mod lazy_writer;
+pub mod log_writer;
+mod poster;
 pub mod random;
+mod request_pages;
 pub mod shrink;
 mod sweep;
-pub mod system;
 pub mod table;
 pub mod worker;

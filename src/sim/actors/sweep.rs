@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::flight::{After, Flight};
-use super::system;
+use super::log_writer;
 use super::worker::Worker;
 use crate::findings::Severity;
 
@@ -36,7 +36,7 @@ pub fn initial_update(w: &mut Worker<'_>, i: usize) {
 /// Reads and verifies every page of the `i`-th data file (the audit phase).
 pub fn audit(w: &mut Worker<'_>, i: usize) {
     let file = w.run.files.data[i];
-    let n = system::audit_pass(w, file);
+    let n = audit_pass(w, file);
     w.run.message(
         Severity::Info,
         "Audit User",
@@ -53,6 +53,20 @@ pub fn log_chains(w: &mut Worker<'_>, _: usize) {
     for i in 0..w.run.files.logs.len() {
         let file = w.run.files.logs[i].file;
         w.flush_log_index(i);
-        system::check_log_chain(w, i, file, usize::MAX);
+        log_writer::check_log_chain(w, i, file, usize::MAX);
     }
+}
+
+/// The end-of-cycle audit: every page of every data file read and verified, and the whole
+/// retained log chain checked.
+pub fn audit_pass(w: &mut Worker<'_>, file: usize) -> u64 {
+    let pages = *w.run.files[file].pages.read();
+    let mut page = 1;
+    let mut verified = 0;
+    while page < pages && !w.run.controls.stop.run_stopped() {
+        let n = (w.max_pages() as u64).min(pages - page);
+        verified += w.read_run(file, page, n).pages;
+        page += n;
+    }
+    verified
 }

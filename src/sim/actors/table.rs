@@ -6,7 +6,7 @@
 //! are untouched.
 
 use super::worker::Worker;
-use super::{backup, batch, random, shrink, sweep, system};
+use super::{backup, batch, checkpoint, lazy_writer, log_writer, random, shrink, sweep};
 use crate::page::ActorKind;
 use crate::sim::plan::SimPlan;
 
@@ -80,7 +80,7 @@ pub static ACTORS: &[ActorSpec] = &[
         threads: one,
         pages: gather_pages,
         body: |w, _| {
-            system::checkpoint(w);
+            checkpoint::checkpoint(w);
         },
     },
     ActorSpec {
@@ -146,7 +146,7 @@ pub static ACTORS: &[ActorSpec] = &[
         first_id: 0,
         threads: one,
         pages: gather_pages,
-        body: |w, _| system::checkpointer(w),
+        body: |w, _| checkpoint::checkpointer(w),
     },
     ActorSpec {
         kind: ActorKind::LazyWriter,
@@ -154,7 +154,7 @@ pub static ACTORS: &[ActorSpec] = &[
         first_id: 0,
         threads: one,
         pages: gather_pages,
-        body: |w, _| system::lazy_writer(w),
+        body: |w, _| lazy_writer::lazy_writer(w),
     },
     ActorSpec {
         kind: ActorKind::LogWriter,
@@ -162,7 +162,7 @@ pub static ACTORS: &[ActorSpec] = &[
         first_id: 0,
         threads: one,
         pages: one,
-        body: |w, _| system::log_writer(w),
+        body: |w, _| log_writer::log_writer(w),
     },
     ActorSpec {
         kind: ActorKind::Checkpoint,
@@ -171,7 +171,7 @@ pub static ACTORS: &[ActorSpec] = &[
         threads: one,
         pages: gather_pages,
         body: |w, _| {
-            system::checkpoint(w);
+            checkpoint::checkpoint(w);
         },
     },
     ActorSpec {

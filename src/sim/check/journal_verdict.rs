@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use crate::sim::engine::journal::{Damage, Flaw, JournalState};
 
 /// The journal as verify read it.
-pub struct Loaded {
+pub struct JournalRead {
     /// Replayed up to its first flaw.
     pub state: JournalState,
     /// Integrity errors the journal itself stands for (1 when damaged on the device under test).
@@ -27,7 +27,7 @@ pub struct Loaded {
 
 /// Prints what the journal read at `path` is and what the device is held to; `checked` are
 /// the files the scan checks (to tell whether the journal shares their device).
-pub fn report(path: &Path, st: JournalState, checked: &[PathBuf]) -> Loaded {
+pub fn report(path: &Path, st: JournalState, checked: &[PathBuf]) -> JournalRead {
     crate::exit::outln!(
         "Journal {}: run {:016x}, {}{}",
         path.display(),
@@ -45,7 +45,7 @@ pub fn report(path: &Path, st: JournalState, checked: &[PathBuf]) -> Loaded {
         None => 0,
     };
     crate::exit::outln!("{}", held_to(&st)).ok();
-    Loaded {
+    JournalRead {
         state: st,
         findings,
     }

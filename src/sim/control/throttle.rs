@@ -28,7 +28,7 @@ pub struct Gate {
 
 impl Gate {
     /// A gate for `max` holders (0: unlimited).
-    pub fn new(max: usize) -> Gate {
+    pub const fn new(max: usize) -> Gate {
         Gate {
             max,
             held: Mutex::new(0),

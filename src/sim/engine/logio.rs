@@ -1,7 +1,12 @@
 //! The run-time controls every log request passes through, as a data page's request does: the
 //! file's throttle (its permit counts the request in the file's and the run's depth gauges,
-//! and its duration moves the file's running average), the process-wide outstanding-I/O gate,
-//! and the in-flight table the long-I/O monitor watches. What the log did comes back as
+//! and its duration moves the file's running average) and the in-flight table the long-I/O
+//! monitor watches. Not the process-wide MaxOutstandingIO gate: a log write is made while the
+//! writer of a data page waits for the log to be durable past the page's LSN, and that writer
+//! may hold gate slots for requests of its own in flight, which it releases only once it handles
+//! their completions — a log request waiting for the gate could wait for itself (it did: a
+//! bulk update with MaxOutstandingIO=2 hung in `Wal::flush_to`). SQL Server bounds its log
+//! writer's outstanding I/O apart from the data pages' too. What the log did comes back as
 //! [`LogIo`]s for the caller's statistics.
 
 use std::io;
@@ -25,13 +30,14 @@ pub struct LogIo {
     pub throttled: bool,
 }
 
+/// What the log's requests pass instead of the process-wide gate: no limit (see the module doc).
+static NO_GATE: Gate = Gate::new(0);
+
 /// The controls of the log file's requests, borrowed from the run's.
 #[derive(Debug, Clone, Copy)]
 pub struct LogGate<'a> {
     /// The log file's throttle.
     pub throttle: &'a Throttle,
-    /// The process-wide outstanding-I/O cap.
-    pub gate: &'a Gate,
     /// The in-flight table of the long-I/O monitor.
     pub inflight: &'a Inflight,
     /// Throttling lifted (AllowIOBursts during the initial update and checkpoints).
@@ -47,7 +53,7 @@ impl LogGate<'_> {
         io: impl FnOnce() -> io::Result<T>,
     ) -> io::Result<(T, LogIo)> {
         let waited_before = self.throttle.throttled();
-        let permit = self.throttle.enter(self.gate, self.burst);
+        let permit = self.throttle.enter(&NO_GATE, self.burst);
         let throttled = self.throttle.throttled() > waited_before;
         let guard = self.inflight.begin();
         let t = Instant::now();
@@ -84,7 +90,6 @@ impl LogGate<'_> {
 #[derive(Debug)]
 pub struct OwnControls {
     throttle: Throttle,
-    gate: Gate,
     inflight: Inflight,
 }
 
@@ -92,7 +97,6 @@ impl Default for OwnControls {
     fn default() -> OwnControls {
         OwnControls {
             throttle: Throttle::new(Duration::from_secs(3600), 64),
-            gate: Gate::new(0),
             inflight: Inflight::new(64),
         }
     }
@@ -103,7 +107,6 @@ impl OwnControls {
     pub fn gate(&self) -> LogGate<'_> {
         LogGate {
             throttle: &self.throttle,
-            gate: &self.gate,
             inflight: &self.inflight,
             burst: true,
         }
@@ -117,10 +120,9 @@ mod tests {
     #[test]
     fn a_log_request_moves_the_running_average_and_is_watched_in_flight() {
         let throttle = Throttle::new(Duration::from_millis(1), 4);
-        let (gate, inflight) = (Gate::new(0), Inflight::new(4));
+        let inflight = Inflight::new(4);
         let g = LogGate {
             throttle: &throttle,
-            gate: &gate,
             inflight: &inflight,
             burst: false,
         };

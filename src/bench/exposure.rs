@@ -132,7 +132,8 @@ mod tests {
         for (magic, sim_name) in cases {
             for align in [None, Some((512, 4096))] {
                 let bench = from_facts(true, magic, align);
-                let sim = crate::io::direct::info_from(sim_name.into(), align, Some(512), Some(512));
+                let sim =
+                    crate::io::direct::info_from(sim_name.into(), align, Some(512), Some(512));
                 assert_eq!(
                     bench.honoured, sim.honoured,
                     "{sim_name}, DIOALIGN {align:?}: bench {bench:?}, simulator {sim:?}"

@@ -23,7 +23,7 @@ thread_local! {
 }
 
 /// A flight's completion queue and, once made, its own ring.
-pub(super) struct Carrier {
+pub(super) struct Poster {
     queue: Arc<Completions>,
     ring: Option<PostRing>,
     depth: usize,
@@ -33,15 +33,15 @@ pub(super) struct Carrier {
     pub own_posted: u64,
 }
 
-impl Carrier {
+impl Poster {
     /// A carrier for a flight of at most `depth` requests in flight.
-    pub fn new(depth: usize) -> Carrier {
+    pub fn new(depth: usize) -> Poster {
         let spare = SPARE.with(|s| s.borrow_mut().take());
         let (ring, queue) = match spare {
             Some((ring, queue, d)) if d == depth => (Some(ring), queue),
             _ => (None, Arc::new(Completions::default())),
         };
-        Carrier {
+        Poster {
             queue,
             ring,
             depth,
@@ -52,7 +52,7 @@ impl Carrier {
 
     /// Posts `op` on the own ring when `storage` allows one, else through the storage; the
     /// completion, tagged `token` and holding `op`'s frames, comes back through
-    /// [`Carrier::take`] or [`Carrier::wait`]. `Err` (the request posted through the storage)
+    /// [`Poster::take`] or [`Poster::wait`]. `Err` (the request posted through the storage)
     /// when a ring could not be made.
     pub fn post(&mut self, storage: &dyn Storage, op: PostOp, token: u64) -> Result<(), String> {
         let mut made = Ok(());
@@ -123,7 +123,7 @@ impl Carrier {
     }
 }
 
-impl Drop for Carrier {
+impl Drop for Poster {
     /// Keeps an idle ring for the thread's next flight; the flight has taken every completion
     /// (its own `Drop` waits for them), so the ring holds nothing and the queue is empty.
     fn drop(&mut self) {

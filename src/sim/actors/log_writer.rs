@@ -1,0 +1,141 @@
+//! The log writer (pending log blocks flushed every few milliseconds), the log reader that
+//! walks the chain back after a checkpoint and at the audit, and the controls and statistics
+//! every log request goes through.
+
+use std::time::Duration;
+
+use super::evidence;
+use super::worker::Worker;
+use crate::findings::FindingClass;
+use crate::sim::engine::logscan::{check_block, scan_chain, ChainSpec};
+use crate::sim::engine::retry::RetryPolicy;
+use crate::sim::engine::wal::{LogGate, LogIo, MAX_GROUP};
+
+/// The log writer: flushes whatever is pending every few milliseconds (group commit of
+/// records whose users did not wait).
+pub fn log_writer(w: &mut Worker<'_>) {
+    while w.pause(Duration::from_millis(20)) {
+        for i in 0..w.run.files.logs.len() {
+            w.flush_log_index(i);
+        }
+    }
+}
+
+/// Reads back up to `max_blocks` log blocks along the chain and reports a broken chain.
+pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: usize) {
+    let wal = &w.run.files.logs[log].wal;
+    let spec = ChainSpec {
+        run_id: w.run.files.run_id,
+        file_id: file as u32,
+        area_len: wal.area_len(),
+        last_block: wal.last_block(),
+        durable_end: wal.durable_end(),
+        max_blocks,
+        unit: wal.unit(),
+    };
+    let storage = wal.storage().as_ref();
+    let gate = w.log_gate(file);
+    let problem = match scan_chain(storage, &spec, &gate) {
+        Ok(report) => {
+            w.record_log_ios(file, w.kind, &report.reads);
+            report.problem
+        }
+        Err(e) => {
+            let failed = super::failure::Failed {
+                file,
+                what: "log read",
+                offset: None,
+                len: 0,
+                error: &e,
+            };
+            if !super::failure::handled(w.run, &failed) {
+                evidence::report_write_error(w, file, 0, 0, &e);
+            }
+            return;
+        }
+    };
+    let Some(p) = problem else {
+        return;
+    };
+    // The log writer may have come round the circular area while the walk read an old block:
+    // such a block is gone legitimately, not damaged.
+    if p.lsn + spec.area_len <= wal.appended_end() + MAX_GROUP {
+        return;
+    }
+    // Re-read, by the same rule as a data page: a block that is right on a later look was a
+    // transient read problem.
+    let policy = RetryPolicy::live(&w.run.plan);
+    let mut reads = Vec::new();
+    let transient = policy.reread_until(|| {
+        matches!(
+            check_block(storage, &spec, p.lsn, &gate, &mut reads),
+            Ok(Ok(()))
+        )
+    });
+    w.record_log_ios(file, w.kind, &reads);
+    let what = format!(
+        "log block at LSN {} (offset 0x{:X}): {}{}",
+        p.lsn,
+        p.offset,
+        p.error,
+        if transient {
+            " (transient: a re-read was right)"
+        } else {
+            ""
+        }
+    );
+    let mut f = evidence::log_finding(w, file, FindingClass::LogCorruption, p.offset, what);
+    f.persistent = !transient;
+    w.run.report(f);
+}
+
+impl Worker<'_> {
+    /// Flushes log number `i` completely.
+    pub fn flush_log_index(&mut self, i: usize) -> bool {
+        let log = &self.run.files.logs[i];
+        match log.wal.flush_all(&self.log_gate(log.file)) {
+            Ok(ios) => {
+                self.record_log_ios(log.file, crate::page::ActorKind::LogWriter, &ios);
+                true
+            }
+            Err(e) => {
+                let file = log.file;
+                evidence::report_write_error(self, file, 0, 0, &e);
+                false
+            }
+        }
+    }
+}
+
+impl<'a> Worker<'a> {
+    /// The controls log file `file`'s requests pass through: its throttle and the in-flight
+    /// table, as a data page's do (not the MaxOutstandingIO gate: see `sim::engine::logio`).
+    pub fn log_gate(&self, file: usize) -> LogGate<'a> {
+        let c = &self.run.controls;
+        LogGate {
+            throttle: &c.throttles[file],
+            inflight: &c.inflight,
+            burst: c.bursting(),
+        }
+    }
+
+    /// Records the log's requests in this thread's statistics of file `file`.
+    pub fn record_log_ios(&mut self, file: usize, kind: crate::page::ActorKind, ios: &[LogIo]) {
+        use crate::stats::OpKind;
+        for io in ios {
+            let op = match (io.is_sync, io.is_read) {
+                (true, _) => OpKind::Sync,
+                (false, true) => OpKind::Read,
+                (false, false) => OpKind::Write,
+            };
+            if io.throttled {
+                self.stats.throttled(file);
+            }
+            self.stats.record(file, kind, op, io.bytes, io.latency_ns);
+        }
+        if !ios.is_empty() {
+            let most = self.run.controls.throttles[file].max_outstanding() as u64;
+            self.stats.outstanding(file, most);
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The playbook over a run that outlives its controller, as a 48-hour burn-in does: a
+//! controller that drops mid-run, then reruns the play, must attach to the host's run (not
+//! move its results aside nor start a second one), print the host's status line instead of
+//! "FAILED - RETRYING" lines, and fetch that same run; the time limit is derived from the
+//! duration, and a shorter one is refused at pre-flight, as a directory on another device is,
+//! with the host left as it was. `--tags report` only reports.
+
+use super::{prerequisites_met, spawn_playbook, wait_bounded, CONFIG};
+use crate::fleet_support::{Fleet, Host};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+/// Seconds of the run: long enough that the rerun finds it still going after the first play
+/// is killed, on a loaded 2-core machine where each task takes seconds.
+const DURATION: u64 = 60;
+
+fn inventory(fleet: &Fleet, remote: &Path) -> String {
+    format!(
+        "[sqliosim]\nnode1 ansible_host={addr}\n[sqliosim:vars]\nansible_user=root\n\
+         ansible_ssh_private_key_file={key}\n\
+         ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\n\
+         ansible_python_interpreter={python}\nsqliosim_remote_dir={remote}\n\
+         sqliosim_data_dirs=['{remote}/data']\nsqliosim_duration={DURATION}s\nsqliosim_poll=2\n",
+        addr = fleet.hosts[0].addr,
+        key = fleet.key.display(),
+        remote = remote.display(),
+        python = if Path::new("/usr/bin/python3").exists() {
+            "/usr/bin/python3"
+        } else {
+            "auto_silent"
+        }
+    )
+}
+
+fn said(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn json(path: &Path) -> Option<serde_json::Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// The host's own results directory, and the ones moved aside beside it.
+fn results(host: &Host) -> (PathBuf, Vec<String>) {
+    let remote = host.dir.join("root/sqliosim");
+    let aside = std::fs::read_dir(&remote)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("results."))
+                .collect()
+        })
+        .unwrap_or_default();
+    (remote.join("results"), aside)
+}
+
+struct Setup {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    fleet: Fleet,
+    inv: PathBuf,
+    config: PathBuf,
+    out: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let fleet = Fleet::start(&dir, 1);
+        let remote = fleet.shared_path.join("sqliosim");
+        let inv = dir.join("inventory.ini");
+        std::fs::write(&inv, inventory(&fleet, &remote)).expect("inventory");
+        let config = dir.join("small.cfg.ini");
+        std::fs::write(&config, CONFIG).expect("config");
+        let out = dir.join("out");
+        Setup {
+            _tmp: tmp,
+            dir,
+            fleet,
+            inv,
+            config,
+            out,
+        }
+    }
+
+    fn play(&self, extra: &[&str]) -> Output {
+        let child = spawn_playbook(&self.dir, &self.inv, &self.out, &self.config, extra);
+        wait_bounded(child, Duration::from_secs(600))
+    }
+}
+
+/// Play 1, killed (a dropped controller) once the host's run is under way; its run id.
+fn start_and_drop(s: &Setup) -> u64 {
+    let mut child = spawn_playbook(&s.dir, &s.inv, &s.out, &s.config, &[]);
+    let (res, _) = results(&s.fleet.hosts[0]);
+    let json_path = res.join("sqliosim.log.json");
+    let start = Instant::now();
+    let run_id = loop {
+        let running = json(&json_path).filter(|j| j["outcome"] == "running");
+        if let Some(id) = running.and_then(|j| j["run_id"].as_u64()) {
+            break id;
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            panic!("the first play ended ({status}) before its run was seen running");
+        }
+        assert!(start.elapsed() < Duration::from_secs(300), "no running run");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    child.kill().expect("kill ansible-playbook");
+    let _ = child.wait();
+    run_id
+}
+
+#[test]
+fn a_rerun_after_a_dropped_controller_attaches_to_the_run_and_shows_its_status() {
+    if !prerequisites_met() {
+        return;
+    }
+    let s = Setup::new();
+    let host = &s.fleet.hosts[0];
+    let run_id = start_and_drop(&s);
+
+    let played = s.play(&[]);
+    let log = said(&played);
+    assert!(played.status.success(), "the rerun failed:\n{log}");
+    assert!(log.contains("attached to it"), "no attach:\n{log}");
+    assert!(!log.contains("FAILED - RETRYING"), "{log}");
+    assert!(
+        log.contains("sqliosim status: phase="),
+        "no status line:\n{log}"
+    );
+    let (res, aside) = results(host);
+    assert!(
+        aside.is_empty(),
+        "the running run's results were moved aside: {aside:?}"
+    );
+    // The one run, fetched: the same run id, ended clean, under the derived time limit
+    // (planned + planned / 10 + the 1800 s margin).
+    let node = s.out.join("hosts/node1");
+    let fetched = json(&node.join("sqliosim.log.json")).expect("fetched summary");
+    assert_eq!(fetched["run_id"].as_u64(), Some(run_id), "{fetched}");
+    assert_eq!(fetched["complete"], true, "{fetched}");
+    let run = std::fs::read_to_string(node.join("run.txt")).expect("run.txt");
+    assert!(run.starts_with("exit code: 0\n"), "{run}");
+    let limit = format!(" {} ", DURATION + DURATION / 10 + 1800);
+    assert!(
+        run.contains(&limit),
+        "timeout not derived from the duration: {run}"
+    );
+    let rc = std::fs::read_to_string(s.out.join("fleet-report.rc")).expect("rc");
+    assert_eq!(rc.trim(), "0", "{log}");
+
+    // Report only: the fleet report over what the controller holds, no host contacted.
+    std::fs::remove_file(s.out.join("fleet-report.rc")).expect("rm rc");
+    let report = s.play(&["--tags", "report"]);
+    let log = said(&report);
+    assert!(report.status.success(), "{log}");
+    assert!(!log.contains("Pre-flight"), "{log}");
+    let rc = std::fs::read_to_string(s.out.join("fleet-report.rc")).expect("rc");
+    assert_eq!(rc.trim(), "0", "{log}");
+
+    // A limit shorter than the run is refused before the host is touched.
+    let short = s.play(&["-e", "sqliosim_timeout=5s"]);
+    let log = said(&short);
+    assert!(!short.status.success(), "{log}");
+    assert!(log.contains("is shorter than the run it limits"), "{log}");
+    // So is a data directory on another device than the one named.
+    let other = s.play(&["-e", r#"{"sqliosim_data_devices": ["/dev/null"]}"#]);
+    let log = said(&other);
+    assert!(!other.status.success(), "{log}");
+    assert!(log.contains("not on /dev/null"), "{log}");
+    let (res_now, aside) = results(host);
+    assert!(
+        aside.is_empty(),
+        "a refused play moved results aside: {aside:?}"
+    );
+    let kept = json(&res_now.join("sqliosim.log.json")).expect("host summary");
+    assert_eq!(kept["run_id"].as_u64(), Some(run_id), "{kept}");
+    assert_eq!(res, res_now);
+}
