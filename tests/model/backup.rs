@@ -12,8 +12,8 @@ use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Fault, Trigger};
 use sqliosim::io::FaultyBackend;
 use sqliosim::page::ActorKind;
-use sqliosim::sim::plan::{BatchPlan, SimPlan};
 use sqliosim::sim::driver::simulate;
+use sqliosim::sim::plan::{BatchPlan, SimPlan};
 
 /// A small plan whose only main-phase reader of the data file is the backup (no random,
 /// audit, read-ahead or bulk users), backing up every 50 ms.

@@ -20,13 +20,13 @@ use std::time::Instant;
 use super::context::Run;
 use super::flight::{After, Flight, Kept};
 use super::worker::Worker;
-use crate::sim::engine::backup::scan::{scan, Problem};
-use crate::sim::engine::backup::writer::{StreamWriter, Written};
-use crate::sim::engine::backup::{Carried, BLOCK_HEADER, MAGIC};
 use crate::findings::{Finding, FindingClass, Severity};
 use crate::io::align::AlignedBuf;
 use crate::io::{OpenOptions, Storage};
 use crate::page::{layout, sectors, verify, Expect, ExpectedState, Verdict, PAGE_SIZE};
+use crate::sim::engine::backup::scan::{scan, Problem};
+use crate::sim::engine::backup::writer::{StreamWriter, Written};
+use crate::sim::engine::backup::{Carried, BLOCK_HEADER, MAGIC};
 
 /// The `Func` of the backup's log lines.
 const FUNC: &str = "BackupUser::Backup";
