@@ -72,12 +72,7 @@ fn inventory(fleet: &Fleet, remote: &Path) -> String {
          sqliosim_timeout=300\n",
         key = fleet.key.display(),
         remote = remote.display(),
-        // The hosts share the machine's files: Debian's Python if there, else let Ansible look.
-        python = if Path::new("/usr/bin/python3").exists() {
-            "/usr/bin/python3"
-        } else {
-            "auto_silent"
-        }
+        python = python_interpreter(),
     );
     text
 }
@@ -327,4 +322,14 @@ fn the_playbook_runs_three_ssh_hosts_and_the_fleet_report_names_the_faulty_one()
         String::from_utf8_lossy(&by_hand.stderr)
     );
     check_report(&text, &fleet);
+}
+
+/// The hosts' `ansible_python_interpreter`: they share the machine's files, so Debian's Python
+/// if it is there, else Ansible looks for one.
+fn python_interpreter() -> &'static str {
+    if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "auto_silent"
+    }
 }

@@ -5,7 +5,7 @@
 //! duration, and a shorter one is refused at pre-flight, as a directory on another device is,
 //! with the host left as it was. `--tags report` only reports.
 
-use super::{prerequisites_met, spawn_playbook, wait_bounded, CONFIG};
+use super::{prerequisites_met, python_interpreter, spawn_playbook, wait_bounded, CONFIG};
 use crate::fleet_support::{Fleet, Host};
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -25,11 +25,7 @@ fn inventory(fleet: &Fleet, remote: &Path) -> String {
         addr = fleet.hosts[0].addr,
         key = fleet.key.display(),
         remote = remote.display(),
-        python = if Path::new("/usr/bin/python3").exists() {
-            "/usr/bin/python3"
-        } else {
-            "auto_silent"
-        }
+        python = python_interpreter(),
     )
 }
 

@@ -62,13 +62,8 @@ pub fn scan_chain(
     let mut lsn = spec.last_block;
     let oldest_intact = spec.durable_end.saturating_sub(spec.area_len);
     while lsn != NO_PREV && lsn >= oldest_intact && report.blocks_ok < spec.max_blocks {
-        let offset = logblock::LOG_AREA_START + lsn % spec.area_len;
-        let at = Read {
-            storage,
-            gate,
-            offset,
-            lsn,
-        };
+        let at = Read::at(storage, gate, spec, lsn);
+        let offset = at.offset;
         match read_block(&at, &mut buf, spec, &mut report.reads)? {
             Ok(block) => {
                 report.blocks_ok += 1;
@@ -105,13 +100,7 @@ pub fn check_block(
     reads: &mut Vec<LogIo>,
 ) -> io::Result<Result<(), LogBlockError>> {
     let mut buf = MmapMut::map_anon(1 << 20)?;
-    let offset = logblock::LOG_AREA_START + lsn % spec.area_len;
-    let at = Read {
-        storage,
-        gate,
-        offset,
-        lsn,
-    };
+    let at = Read::at(storage, gate, spec, lsn);
     Ok(read_block(&at, &mut buf, spec, reads)?.map(|_| ()))
 }
 
@@ -123,7 +112,17 @@ struct Read<'a, 'g> {
     lsn: u64,
 }
 
-impl Read<'_, '_> {
+impl<'a, 'g> Read<'a, 'g> {
+    /// The place of the block that must be at `lsn` in the circular area.
+    fn at(storage: &'a dyn Storage, gate: &'a LogGate<'g>, spec: &ChainSpec, lsn: u64) -> Self {
+        Read {
+            storage,
+            gate,
+            offset: logblock::LOG_AREA_START + lsn % spec.area_len,
+            lsn,
+        }
+    }
+
     /// One read of `buf` at `at` bytes past the block's start.
     fn read(&self, buf: &mut [u8], at: u64, reads: &mut Vec<LogIo>) -> io::Result<usize> {
         let (n, io) = self.gate.request(buf.len() as u64, true, || {
