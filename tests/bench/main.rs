@@ -58,20 +58,14 @@ fn short_run_with_each_engine_reports_the_facts() {
     }
 }
 
-#[path = "bench/support.rs"]
 mod support;
 
-#[path = "bench/sqlio_mode.rs"]
 mod sqlio_mode;
 
-#[path = "bench/diskspd_mode.rs"]
 mod diskspd_mode;
 
-#[path = "bench/bench_mode.rs"]
 mod bench_mode;
 
-#[path = "bench/sqlio_captures.rs"]
 mod sqlio_captures;
 
-#[path = "bench/diskspd_xml_tree.rs"]
 mod diskspd_xml_tree;

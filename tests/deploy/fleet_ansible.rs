@@ -12,9 +12,8 @@
 //! when SQLIOSIM_REQUIRE_ANSIBLE=1, as in CI (.ci/run installs them).
 
 mod fleet_long;
-mod fleet_support;
 
-use fleet_support::{missing_prerequisite, Fleet, Host};
+use crate::fleet_support::{missing_prerequisite, Fleet, Host};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -6,9 +6,7 @@
 //! Needs root (losetup). Without it the tests print why and pass, unless
 //! SQLIOSIM_REQUIRE_LOOP=1 (as in CI), where they fail instead.
 
-mod loop_support;
-
-use loop_support::LoopDev;
+use crate::loop_support::LoopDev;
 use sqliosim::bench;
 use sqliosim::exit::Outcome;
 use std::ffi::OsString;

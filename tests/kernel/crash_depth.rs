@@ -24,14 +24,11 @@
 //! Needs root (losetup, mkfs, mount). Without it the tests print why and pass, unless
 //! SQLIOSIM_REQUIRE_LOOP=1 (as in CI), where they fail instead.
 
-mod cut_support;
-mod loop_support;
-
 use std::io::Write;
 use std::time::Duration;
 
-use cut_support::{cut, CutAt, Rig, Step, Trigger};
-use loop_support::{is_root, skip, sparse_image, LoopDev, Mounted};
+use crate::cut_support::{cut, CutAt, Rig, Step, Trigger};
+use crate::loop_support::{is_root, skip, sparse_image, LoopDev, Mounted};
 use rand::{Rng, SeedableRng};
 
 /// The deep shape, small enough for a cell of a few seconds.
@@ -235,7 +232,7 @@ fn delay(rng: &mut rand::rngs::SmallRng, (lo, hi): (u64, u64)) -> Duration {
     Duration::from_millis(rng.random_range(lo..=hi))
 }
 
-fn describe(c: &cut_support::Cut) -> String {
+fn describe(c: &crate::cut_support::Cut) -> String {
     let how = match c.ended_by_itself {
         Some(code) => format!("the run ended by itself (exit {code}) before the kill"),
         None => "SIGKILL".to_string(),

@@ -8,12 +8,10 @@
 //! The loop-device cases need root, losetup, mkfs.ext4, sfdisk and mkswap; without them they
 //! print why and pass, unless SQLIOSIM_REQUIRE_LOOP=1 (as in CI), where they fail instead.
 
-mod loop_support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use loop_support::{is_root, skip, unmount, LoopDev, Mounted};
+use crate::loop_support::{is_root, skip, unmount, LoopDev, Mounted};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sqliosim"))
@@ -127,7 +125,7 @@ fn a_block_device_named_as_a_data_file_is_refused_and_kept() {
         return skip("not root: no loop device");
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let img = loop_support::sparse_image(dir.path(), "d.img", 32 << 20);
+    let img = crate::loop_support::sparse_image(dir.path(), "d.img", 32 << 20);
     let Some(lo) = LoopDev::attach(&img, true, 512) else {
         return;
     };
@@ -256,7 +254,7 @@ fn a_mounted_filesystem_is_never_written_even_with_force() {
         return skip("not root: no loop device");
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let img = loop_support::sparse_image(dir.path(), "fs.img", 64 << 20);
+    let img = crate::loop_support::sparse_image(dir.path(), "fs.img", 64 << 20);
     let Some(lo) = LoopDev::attach(&img, true, 512) else {
         return;
     };
@@ -320,7 +318,7 @@ fn a_disk_whose_partition_is_mounted_is_never_written() {
         return skip("not root: no loop device");
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let img = loop_support::sparse_image(dir.path(), "disk.img", 64 << 20);
+    let img = crate::loop_support::sparse_image(dir.path(), "disk.img", 64 << 20);
     let Some(disk) = PartitionedLoop::attach(&img) else {
         return skip("sfdisk or losetup -P failed or is missing");
     };
@@ -376,7 +374,7 @@ fn active_swap_is_never_written() {
         return skip("not root: no loop device");
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let img = loop_support::sparse_image(dir.path(), "swap.img", 32 << 20);
+    let img = crate::loop_support::sparse_image(dir.path(), "swap.img", 32 << 20);
     let Some(lo) = LoopDev::attach(&img, true, 512) else {
         return;
     };
@@ -411,7 +409,7 @@ fn a_device_another_program_holds_exclusively_is_never_written() {
         return skip("not root: no loop device");
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let img = loop_support::sparse_image(dir.path(), "held.img", 32 << 20);
+    let img = crate::loop_support::sparse_image(dir.path(), "held.img", 32 << 20);
     let Some(lo) = LoopDev::attach(&img, true, 512) else {
         return;
     };

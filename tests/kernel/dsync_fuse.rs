@@ -15,19 +15,17 @@
 //! Skipped, with a SKIPPED line, where FUSE is unavailable (failing instead when
 //! SQLIOSIM_REQUIRE_FUSE=1, as in CI).
 
-mod fuse_support;
-
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fuse_support::{describe, Rig, Shape};
+use crate::fuse_support::{describe, Rig, Shape};
 
 /// The run's words in its header for a FUSE file with WriteThrough.
 const WARNING: &str = "gets no flush for an O_DSYNC write";
 
 /// WriteThrough, random writes and bulk updates in a long main phase.
 fn config() -> String {
-    fuse_support::config_text(Shape {
+    crate::fuse_support::config_text(Shape {
         scatter_gather: true,
         cycles: 1,
     })

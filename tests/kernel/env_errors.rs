@@ -14,14 +14,11 @@
 //! FUSE scenarios skip (SKIPPED line) without /dev/fuse and root unless SQLIOSIM_REQUIRE_FUSE=1;
 //! loop-device scenarios skip without root unless SQLIOSIM_REQUIRE_LOOP=1.
 
-mod fuse_support;
-mod loop_support;
-
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use fuse_support::{config_text, describe, Rig, Shape};
-use loop_support::{sparse_image, LoopDev, Mounted};
+use crate::fuse_support::{config_text, describe, Rig, Shape};
+use crate::loop_support::{sparse_image, LoopDev, Mounted};
 
 fn text(out: &Output) -> (String, String) {
     (

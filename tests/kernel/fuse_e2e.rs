@@ -8,9 +8,7 @@
 //! page once stays on disk until the audit pass at the end of the cycle reads every page. With
 //! UseScatterGather=FALSE each page is its own request, so a fault hits exactly one page.
 
-mod fuse_support;
-
-use fuse_support::{config_text, describe, findings, Reported, Rig, Shape, DATA};
+use crate::fuse_support::{config_text, describe, findings, Reported, Rig, Shape, DATA};
 
 /// When a scenario's fault is armed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,13 +211,15 @@ fn lost_gather_write() -> Result<(), String> {
     }
     // Every page of the request is reported once; past the console cap only counted, and
     // which pages are printed then depends on the readers' order.
-    let total = fuse_support::report::verdict_count(&out);
+    let total = crate::fuse_support::report::verdict_count(&out);
     let expect: Vec<(String, u64)> = pages.map(|p| ("lost_write".to_string(), p)).collect();
     let extra = unexplained(&found, &expect);
     let mut shown: Vec<u64> = found.iter().map(|f| f.page).collect();
     shown.sort_unstable();
     shown.dedup();
-    let want = expect.len().min(fuse_support::report::CONSOLE_CAP as usize);
+    let want = expect
+        .len()
+        .min(crate::fuse_support::report::CONSOLE_CAP as usize);
     if total != expect.len() as u64 || !extra.is_empty() || shown.len() != want {
         return Err(format!(
             "{total} findings for {} lost pages, {} distinct shown, unexplained {extra:?}: {}",
@@ -272,7 +272,7 @@ fn stderr_lines_and_request_spans_are_parsed() {
     let text = "WARNING: something\n\
         ERROR #1: lost_write on /m/sqliosim.mdx page 10 (offset 0x14000), found by Audit User 0: page reads as never written\n\
         ERROR #2: read_error on /m/sqliosim.mdx page 321 (offset 0x282000), found by Audit User 0: read of 64 pages from page 321 failed as a whole: EIO\n";
-    let f = fuse_support::report::stderr_findings(text);
+    let f = crate::fuse_support::report::stderr_findings(text);
     assert_eq!(f.len(), 2);
     assert_eq!(
         (f[0].class.as_str(), f[0].page, f[0].pages),
@@ -291,14 +291,14 @@ fn xml_log_entries_are_read_even_without_the_closing_root_tag() {
         <ENTRY TYPE='INFO'><EXTENDED_DESCRIPTION>Page: 3 is fine</EXTENDED_DESCRIPTION></ENTRY>\n\
         <ENTRY TYPE='ERROR'><EXTENDED_DESCRIPTION>Buffer validation failed on /m/a Page: 10, offset 0x14000</EXTENDED_DESCRIPTION><FINDING CLASS='lost_write'/></ENTRY>\n\
         <ENTRY TYPE='ERROR'><EXTENDED_DESCRIPTION>Buffer validation failed on /m/a Page: 100, x</EXTENDED_DESCRIPTION></ENTRY>\n";
-    let got = fuse_support::report::xml_findings(log);
+    let got = crate::fuse_support::report::xml_findings(log);
     assert_eq!(
         got,
         vec![(Some("lost_write".to_string()), 10), (None, 100)],
         "only ERROR entries, with the whole page number"
     );
     let closed = format!("{log}</LOG>\n");
-    assert_eq!(fuse_support::report::xml_findings(&closed), got);
+    assert_eq!(crate::fuse_support::report::xml_findings(&closed), got);
 }
 
 /// A filesystem that refuses O_DIRECT (faultfs --refuse-direct fails such opens with EINVAL,

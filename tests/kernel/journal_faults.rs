@@ -13,21 +13,18 @@
 //! Skipped, with a SKIPPED line, where FUSE is unavailable (failing instead when
 //! SQLIOSIM_REQUIRE_FUSE=1, as in CI).
 
-mod crash_support;
-mod fuse_support;
-
 use std::path::Path;
 use std::process::Output;
 
-use crash_support::{bin, small_config};
-use fuse_support::{describe, Rig, Shape};
+use crate::crash_support::{bin, small_config};
+use crate::fuse_support::{describe, Rig, Shape};
 
 const JOURNAL: &str = "sqliosim.journal";
 
 /// `sqliosim run` of one 3-second cycle with O_DSYNC data writes, so the journal thread
 /// appends a batch every few milliseconds.
 fn run(config: &Path, data: &Path, journal_dir: Option<&Path>) -> Output {
-    let mut cmd = crash_support::run_cmd(config, data);
+    let mut cmd = crate::crash_support::run_cmd(config, data);
     // The error log outside the data directory (faultfs has no subdirectories for dumps).
     cmd.args(["--seed", "31", "--log"])
         .arg(data.with_extension("run.log.xml"));
@@ -74,7 +71,7 @@ fn assert_journal_damage_told(out: &Output, what: &[&str]) {
     );
     assert!(!text.contains("torn tail ignored"), "{}", describe(out));
     // No page of a data or log file is accused.
-    let accused = crash_support::findings(out);
+    let accused = crate::crash_support::findings(out);
     assert!(accused.is_empty(), "{accused:?}\n{}", describe(out));
 }
 

@@ -12,14 +12,12 @@
 //! the writes: FUSE passes an O_DSYNC write through pwrite as a flush, not through io_uring
 //! (issue #21 §5). Skipped where FUSE is unavailable (failing with SQLIOSIM_REQUIRE_FUSE=1).
 
-mod fuse_support;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use fuse_support::{describe, Rig, Shape, DATA};
+use crate::fuse_support::{describe, Rig, Shape, DATA};
 use sqliosim::page::layout::read_stamp;
 use sqliosim::sim::engine::journal::{decode_all, Record};
 
@@ -36,7 +34,7 @@ const PATIENCE: Duration = Duration::from_secs(60);
 /// Random users and the audit read only; one BulkUpdateUser writes 8..32 pages a cycle and
 /// pauses BU_DELAY_MS after each.
 fn config() -> String {
-    fuse_support::config_text(Shape {
+    crate::fuse_support::config_text(Shape {
         scatter_gather: true,
         cycles: 1,
     })
@@ -175,7 +173,7 @@ fn writes_acknowledged_during_a_bulk_users_pause_are_held_to_account() {
         .arg(rig.log_dir().join("verify.log.xml"))
         .output()
         .expect("run sqliosim verify");
-    let named: BTreeSet<u64> = fuse_support::findings(&out, &journal_dir)
+    let named: BTreeSet<u64> = crate::fuse_support::findings(&out, &journal_dir)
         .iter()
         .filter(|f| f.class == "lost_write")
         .map(|f| f.page)

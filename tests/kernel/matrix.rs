@@ -8,14 +8,11 @@
 //! Needs root (losetup, mkfs, mount). Without it the tests print why and pass, unless
 //! SQLIOSIM_REQUIRE_LOOP=1 (as in CI), where they fail instead.
 
-mod crash_support;
-mod loop_support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crash_support::{bin, small_config};
-use loop_support::{is_root, skip, sparse_image, LoopDev, Mounted};
+use crate::crash_support::{bin, small_config};
+use crate::loop_support::{is_root, skip, sparse_image, LoopDev, Mounted};
 
 /// Where a cell's files live: a loop-device filesystem, or a tmpfs (no device under it).
 enum Cell {
@@ -49,7 +46,7 @@ struct TmpfsMount(tempfile::TempDir);
 
 impl Drop for TmpfsMount {
     fn drop(&mut self) {
-        loop_support::unmount(self.0.path());
+        crate::loop_support::unmount(self.0.path());
     }
 }
 

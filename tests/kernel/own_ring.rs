@@ -9,9 +9,7 @@
 //!
 //! Run it with `cargo test --release --test own_ring`.
 
-mod fuse_support;
-
-use fuse_support::{describe, findings, Rig, Shape, DATA};
+use crate::fuse_support::{describe, findings, Rig, Shape, DATA};
 
 /// What one run showed.
 struct Seen {

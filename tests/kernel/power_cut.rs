@@ -19,13 +19,11 @@
 //! Skipped, with a SKIPPED line, where FUSE is unavailable (failing instead when
 //! SQLIOSIM_REQUIRE_FUSE=1, as in CI).
 
-mod fuse_support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use fuse_support::{describe, Rig, Shape, DATA, LOG};
+use crate::fuse_support::{describe, Rig, Shape, DATA, LOG};
 
 const JOURNAL: &str = "sqliosim.journal";
 /// The checkpoint interval of sqliosim's main phase (actors/system.rs).
@@ -39,7 +37,7 @@ const POLL: Duration = Duration::from_millis(5);
 /// An 8 MB data file and a 2 MB log, fixed sizes; random users and bulk updates write in the
 /// main phase; `WriteThrough=FALSE`, so only fdatasync makes writes durable.
 fn config() -> String {
-    fuse_support::config_text(Shape {
+    crate::fuse_support::config_text(Shape {
         scatter_gather: true,
         cycles: 1,
     })

@@ -5,14 +5,11 @@
 //! that `--resume` or `verify` takes over, saying so. The lock holds for a second run started in another
 //! network namespace (a container sharing the filesystem) and through a FUSE mount (faultfs).
 
-mod crash_support;
-mod fuse_support;
-
 use std::path::Path;
 use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
-use crash_support::*;
+use crate::crash_support::*;
 
 /// Waits until the run has taken its lock (its lock file names it).
 fn wait_for_lock(dir: &Path, child: &mut Child) {
@@ -180,7 +177,7 @@ fn a_second_run_through_a_fuse_mount_is_refused() {
     if !faultfs::fuse_or_skip("run_lock") {
         return;
     }
-    let rig = fuse_support::Rig::new("run-lock", fuse_support::Shape::default());
+    let rig = crate::fuse_support::Rig::new("run-lock", crate::fuse_support::Shape::default());
     let mut first = rig.spawn();
     wait_for_lock(rig.data_dir(), &mut first);
     let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
@@ -195,7 +192,7 @@ fn a_second_run_through_a_fuse_mount_is_refused() {
         out.status.code(),
         Some(0),
         "{}",
-        fuse_support::describe(&out)
+        crate::fuse_support::describe(&out)
     );
 }
 

@@ -1,10 +1,8 @@
 //! `sqliosim selftest` through the binary: every fault class injected in memory is detected
 //! with the right verdict, the table says so row by row, and the exit code is 0.
 
-mod crash_support;
-
+use crate::crash_support::{assert_success, bin};
 use assert_cmd::Command;
-use crash_support::{assert_success, bin};
 
 /// The table rows of a self-test's stdout (lines after the header, before the summary).
 fn rows(stdout: &str) -> Vec<&str> {
@@ -108,8 +106,6 @@ fn with_fuse_but_no_faultfs_binary_it_says_so() {
     assert!(rows(&stdout).iter().all(|r| r.starts_with("memory ")));
 }
 
-mod fuse_support;
-
 fn fuse_bin() -> std::path::PathBuf {
-    fuse_support::faultfs_bin()
+    crate::fuse_support::faultfs_bin()
 }

@@ -4,13 +4,10 @@
 //! And a tear between a page's image from before a restart and one from after is still a torn
 //! write, an old copy still stale, however far the generations jumped.
 
-mod common;
-mod crash_support;
-
 use std::path::Path;
 use std::time::Duration;
 
-use crash_support::*;
+use crate::crash_support::*;
 use sqliosim::page::{layout::read_stamp, verify as verify_page, ExpectedState, Verdict};
 
 /// Data pages that exist whatever the shrink user did (InitialSize 8 MB of the small config).
@@ -145,15 +142,18 @@ const NEW: u64 = 3 + (1 << 24) + 7;
 
 #[test]
 fn a_tear_across_a_restart_is_a_torn_write() {
-    let (old, new) = (common::page(1, 7, OLD), common::page(1, 7, NEW));
-    let torn = common::tear(&new, &old, 5);
+    let (old, new) = (
+        crate::common::page(1, 7, OLD),
+        crate::common::page(1, 7, NEW),
+    );
+    let torn = crate::common::tear(&new, &old, 5);
     let states = [
         ExpectedState::InFlight { old: OLD, new: NEW },
         ExpectedState::Written { generation: OLD },
         ExpectedState::Written { generation: NEW },
     ];
     for state in states {
-        let v = verify_page(&torn, &common::at(state));
+        let v = verify_page(&torn, &crate::common::at(state));
         assert!(
             matches!(v, Verdict::TornWrite { .. }),
             "expected {state:?}: {v:?}"
@@ -161,16 +161,16 @@ fn a_tear_across_a_restart_is_a_torn_write() {
     }
     let v = verify_page(
         &torn,
-        &sqliosim::page::Expect::offline(Some(common::RUN), 1, 7),
+        &sqliosim::page::Expect::offline(Some(crate::common::RUN), 1, 7),
     );
     assert!(matches!(v, Verdict::TornWrite { .. }), "offline: {v:?}");
 }
 
 #[test]
 fn an_old_copy_from_before_a_restart_is_stale() {
-    let old = common::page(1, 7, OLD);
+    let old = crate::common::page(1, 7, OLD);
     assert_eq!(
-        verify_page(&old, &common::written(NEW)),
+        verify_page(&old, &crate::common::written(NEW)),
         Verdict::Stale {
             found: OLD,
             expected: NEW

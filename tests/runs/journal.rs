@@ -3,14 +3,11 @@
 //! only names copies, compaction keeps the journal bounded and survives SIGKILL at any moment,
 //! and a journal that cannot be written voids the durability check without failing the run.
 
-mod crash_support;
-mod loop_support;
-
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use crash_support::*;
+use crate::crash_support::*;
 use rand::{Rng, SeedableRng};
 
 fn stdout(out: &Output) -> String {
@@ -180,7 +177,7 @@ impl TinyFs {
 
 impl Drop for TinyFs {
     fn drop(&mut self) {
-        loop_support::unmount(self.0.path());
+        crate::loop_support::unmount(self.0.path());
     }
 }
 

@@ -4,7 +4,7 @@
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use crate::support::{as_host, put, report_with, runs, summary};
+use super::support::{as_host, put, report_with, runs, summary};
 
 #[test]
 fn a_host_name_longer_than_any_column_is_reported() {

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::chromium_support::{chromium_or_skip, run_chromium};
 use super::support::*;
+use crate::chromium_support::{chromium_or_skip, run_chromium};
 
 /// A fleet page: four clean hosts, a slow one, and a corrupt one.
 fn page(dir: &Path) -> PathBuf {

@@ -5,8 +5,6 @@
 //! histogram fed every sample), `--expect-hosts`, and hosts told apart by machine id and label.
 
 mod bundle;
-#[path = "../chromium_support/mod.rs"]
-mod chromium_support;
 mod cli;
 mod expect;
 mod hostile;
