@@ -7,8 +7,6 @@
 //! data, as the hosts of a real fleet do. [`Fleet`] takes everything down on drop, test
 //! failure included: the processes in each namespace, the veth pairs and the namespaces.
 
-#![allow(dead_code)]
-
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

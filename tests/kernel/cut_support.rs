@@ -5,8 +5,6 @@
 //! steps every cut is followed by: `verify`, a short `run --resume`, `verify`, each judged
 //! clean only with exit 0 and no finding printed.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};

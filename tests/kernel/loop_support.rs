@@ -3,8 +3,6 @@
 //! each undone on drop. Needs root, losetup and the mkfs tool; without them `None` is returned
 //! after saying why, unless SQLIOSIM_REQUIRE_LOOP=1 (as in CI), where the test fails instead.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;

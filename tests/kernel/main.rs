@@ -3,7 +3,8 @@
 //! acknowledgements, the journal on a faulty disk, the asynchronous actors' own rings, the
 //! platform's refusals, the run lock across namespaces, the selftest's FUSE scenarios), on
 //! loop devices (the device and filesystem matrix, device nodes never written, capacity runs on
-//! block devices) and killed at depth on them (the crash-at-depth suite). Each topic is a
+//! block devices, verify on a read-only mount), killed at depth on them (the crash-at-depth
+//! suite), and the durability journal (one case on a tmpfs too small for it). Each topic is a
 //! module; the support modules they share are declared here once.
 //!
 //! Every test makes its own mount, loop device or namespace and undoes it; loop devices are
@@ -16,7 +17,6 @@
 mod crash_support;
 mod cut_support;
 mod fuse_support;
-#[path = "../loop_support/mod.rs"]
 mod loop_support;
 
 mod bench_device;
@@ -25,6 +25,7 @@ mod devices;
 mod dsync_fuse;
 mod env_errors;
 mod fuse_e2e;
+mod journal;
 mod journal_faults;
 mod late_ack;
 mod matrix;
@@ -32,3 +33,4 @@ mod own_ring;
 mod power_cut;
 mod run_lock;
 mod selftest;
+mod verify_readonly;

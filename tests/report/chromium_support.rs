@@ -2,8 +2,6 @@
 //! skipped with a SKIPPED line when missing unless SQLIOSIM_REQUIRE_CHROMIUM=1 (CI), and run
 //! with the flags a sandbox-less, network-less machine needs.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,18 +1,15 @@
 //! The `sqliosim` binary run the way a user runs it, over real files in temporary
 //! directories, in one test binary (issue #22 §11): crashes and what verify finds after them,
 //! reruns and resumes over what a run left, whole runs and their exit codes, signals, the JSON
-//! summary, verify of lost and read-only file sets, queue depth, the hidden
-//! `--fault-injection`, generations across restarts, the durability journal, hostile
+//! summary, verify of lost file sets, queue depth, the hidden
+//! `--fault-injection`, generations across restarts, hostile
 //! environments and planted names, and io_uring refused by seccomp. Each topic is a module;
-//! the support modules they share are declared here once. The suites that need FUSE or a
-//! device matrix are in `tests/kernel/`.
+//! the support modules they share are declared here once. The suites that need FUSE, loop devices
+//! or mounts are in `tests/kernel/`.
 
 #[path = "../common/mod.rs"]
 mod common;
-#[path = "../crash_support/mod.rs"]
 mod crash_support;
-#[path = "../loop_support/mod.rs"]
-mod loop_support;
 mod strace_support;
 
 mod backup;
@@ -22,7 +19,6 @@ mod fault_injection;
 mod generations;
 mod hostile_env;
 mod hostile_names;
-mod journal;
 mod log_io;
 mod rerun;
 mod resume_journal;
@@ -32,4 +28,3 @@ mod signal_stop;
 mod summary_json;
 mod uring_refused;
 mod verify_lost;
-mod verify_readonly;

@@ -3,8 +3,6 @@
 //! Tests that need strace skip with a printed reason when it is missing, unless
 //! `SQLIOSIM_REQUIRE_STRACE=1` (CI), where a missing strace fails them.
 
-#![allow(dead_code)]
-
 use std::path::Path;
 use std::process::{Command, Output};
 

@@ -2,8 +2,6 @@
 //! configuration, run the real `sqliosim` binary on a faultfs mount, and read back what it
 //! reported — the stderr finding lines and, once it exists, the XML error log, which must agree.
 
-#![allow(dead_code, unused_imports)]
-
 pub mod report;
 
 use std::fs::File;

@@ -1,7 +1,5 @@
 //! Real runs, made once per test binary, and fleets of edited copies of their summaries.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
