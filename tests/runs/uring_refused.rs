@@ -2,9 +2,11 @@
 //! binary runs under a seccomp filter that fails `io_uring_setup` with EPERM, and both the
 //! capacity run and the simulation fall back to the psync engine, say so, and stay correct.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because the test blocks
-// io_uring with a seccomp filter installed through raw libc calls.
-#![allow(unsafe_code)]
+// Unsafe code is denied crate-wide (Cargo.toml [lints]).
+#![expect(
+    unsafe_code,
+    reason = "the test blocks io_uring with a seccomp filter installed through raw libc calls"
+)]
 #![cfg(target_arch = "x86_64")]
 
 use std::os::unix::process::CommandExt;
