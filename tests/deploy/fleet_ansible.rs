@@ -5,7 +5,7 @@
 //! reported, and exit 1. A fourth host of the inventory cannot be reached: the report, given
 //! the play's host list (--expect-hosts), names it MISSING and fails it in JUnit.
 //!
-//! tests/fleet_long/ reruns the play over a run in progress (a dropped controller), and checks
+//! tests/deploy/fleet_ansible/fleet_long.rs reruns the play over a run in progress (a dropped controller), and checks
 //! pre-flight's refusals and the report-only tag.
 //!
 //! Skips (SKIPPED line) unless root with ansible-playbook, ssh and Debian's sshd; fails instead

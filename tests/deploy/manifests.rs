@@ -2,7 +2,7 @@
 //! validated against the Kubernetes schemas by kubernetes-validate (strict: unknown fields are
 //! errors), the Ansible playbook through `ansible-playbook --syntax-check`, and the systemd
 //! burn-in unit (its settings, its command against the built binary, `systemd-analyze
-//! verify`). collect.sh is run for real in tests/deploy_collect.rs.
+//! verify`). collect.sh is run for real in tests/deploy/collect.rs.
 //!
 //! Each test skips (SKIPPED line) when its tool is missing, and fails instead when
 //! SQLIOSIM_REQUIRE_KUBEVAL=1 (kubernetes-validate) or SQLIOSIM_REQUIRE_ANSIBLE=1

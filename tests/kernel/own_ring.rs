@@ -7,7 +7,7 @@
 //! changes the path. Skipped, with a SKIPPED line, where FUSE is unavailable (failing instead
 //! when SQLIOSIM_REQUIRE_FUSE=1).
 //!
-//! Run it with `cargo test --release --test own_ring`.
+//! Run it with `cargo test --release --test kernel own_ring::`.
 
 use crate::fuse_support::{describe, findings, Rig, Shape, DATA};
 

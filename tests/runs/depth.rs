@@ -114,7 +114,7 @@ fn max_outstanding_io_bounds_the_depth_of_the_asynchronous_actors() {
     );
 }
 
-/// The configuration of tests/fault_injection.rs (a 8 MB data file in memory) at depth 1,024.
+/// The configuration of tests/runs/fault_injection.rs (a 8 MB data file in memory) at depth 1,024.
 fn fault_config(dir: &Path) -> PathBuf {
     let cfg = dir.join("fi.cfg.ini");
     let text = "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\nMaxOutstandingIO=1024\n\
@@ -130,7 +130,7 @@ fn fault_config(dir: &Path) -> PathBuf {
 fn every_fault_class_is_caught_at_depth_1024_and_a_clean_run_stays_clean() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let cfg = fault_config(dir.path());
-    // The misdirected write lands inside its own request: see tests/fault_injection.rs.
+    // The misdirected write lands inside its own request: see tests/runs/fault_injection.rs.
     let spec = "lost@10,torn4k@80,torn512@270,misdirect@150>140,flip@220,zero@290,eio-read@360,\
                 eio-write@430,short@500,stale@600";
     let (code, stderr, summary, _) = run(

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use assert_cmd::Command;
 use serde_json::{json, Value};
 
-/// A small configuration: two files, audit and random users (as tests/fault_injection.rs).
+/// A small configuration: two files, audit and random users (as tests/runs/fault_injection.rs).
 fn config(dir: &Path) -> PathBuf {
     let cfg = dir.join("fleet.cfg.ini");
     let text = "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\n\
