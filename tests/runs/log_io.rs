@@ -182,3 +182,29 @@ fn the_log_files_summary_counts_its_reads_and_a_running_average_that_moves() {
         "the log's running average moved: {summary}"
     );
 }
+
+#[test]
+fn with_the_default_engine_several_log_writes_are_in_flight_at_once() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = eight_users(dir.path(), 3);
+    let out = run_cmd(&config, dir.path()).output().expect("run");
+    assert_success(&out);
+    let text = std::fs::read_to_string(dir.path().join("sqliosim.log.json")).expect("JSON");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("JSON parses");
+    let files = doc["stats"]["files"].as_array().expect("stats.files");
+    let log = files
+        .iter()
+        .find(|f| f["path"].as_str().is_some_and(|p| p.ends_with(".ldx")))
+        .expect("the log file's summary");
+    let most = log["io_request_blocks"]
+        .as_u64()
+        .expect("io_request_blocks");
+    assert!(
+        most > 1,
+        "the log file's most requests in flight at once: {most} (the log writer's writes are posted, up to 32)"
+    );
+    assert!(
+        most <= 64,
+        "bounded by the log writer's depth (plus its reads): {most}"
+    );
+}
