@@ -7,6 +7,7 @@ pub mod files;
 pub mod journal;
 pub mod logblock;
 pub mod logflight;
+pub mod logforward;
 pub mod logio;
 pub mod logpack;
 pub mod logscan;

@@ -41,6 +41,8 @@ pub struct Wal {
     durable_end: AtomicU64,
     last_block: AtomicU64,
     on_flush: std::sync::OnceLock<FlushHook>,
+    /// Where the next forward read starts: (the block before, the LSN).
+    forward: Mutex<(u64, u64)>,
 }
 
 /// Told (last durable block, durable end) after every flush, in flush order.
@@ -86,6 +88,7 @@ impl Wal {
             durable_end: AtomicU64::new(0),
             last_block: AtomicU64::new(NO_PREV),
             on_flush: std::sync::OnceLock::new(),
+            forward: Mutex::new((NO_PREV, 0)),
         })
     }
 
@@ -101,6 +104,7 @@ impl Wal {
         let start = end.div_ceil(unit) * unit;
         self.pending.lock().continue_at(start);
         self.flight.restart_at(start);
+        *self.forward.lock() = (NO_PREV, start);
         self.durable_end.store(start, Ordering::Release);
     }
 
@@ -143,6 +147,20 @@ impl Wal {
     /// File offset of LSN `lsn`.
     pub fn offset_of(&self, lsn: u64) -> u64 {
         LOG_AREA_START + lsn % self.area_len
+    }
+
+    /// Where the next forward read of the log starts: the LSN the last one ended at and the
+    /// block before it (the first block it reads must link to it).
+    pub fn forward_mark(&self) -> (u64, u64) {
+        *self.forward.lock()
+    }
+
+    /// A forward read reached `end`, the block before it being `last_block`.
+    pub fn set_forward_mark(&self, last_block: u64, end: u64) {
+        let mut m = self.forward.lock();
+        if end > m.1 {
+            *m = (last_block, end);
+        }
     }
 
     /// Appends a log record of `bytes` bytes (packed into the open block); returns its LSN.
