@@ -85,7 +85,7 @@ pub fn read_forward(
             Err(e) => {
                 // The writer skips the rest of a lap that has no room for the next block.
                 let lap = (lsn / spec.area_len + 1) * spec.area_len;
-                let skipped = if lsn % spec.area_len != 0 && lap < end {
+                let skipped = if !lsn.is_multiple_of(spec.area_len) && lap < end {
                     block_at(
                         storage,
                         spec,
@@ -218,7 +218,7 @@ mod tests {
             || wal.durable_end() % wal.area_len() < wal.area_len() / 2
         {
             let l = wal.append(200 + (i * 977) % 9000);
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 wal.flush_to(l, &gate).expect("flush");
             }
             i += 1;
@@ -228,7 +228,7 @@ mod tests {
         while wal.durable_end() < from + wal.area_len() * 3 / 4 {
             for i in 0..7u32 {
                 let l = wal.append(100 + (i * 4099) % 12_000);
-                if i % 2 == 0 {
+                if i.is_multiple_of(2) {
                     wal.flush_to(l, &gate).expect("flush");
                 }
             }
