@@ -112,3 +112,45 @@ fn a_rerun_after_a_run_that_found_corruption_keeps_its_backup_stream() {
     );
     assert!(stream.is_file(), "the rerun wrote its own stream");
 }
+
+/// `sqliosim verify FILE.bak` checks a stream by itself, and `verify --dir` checks the stream
+/// beside the data: clean as the run left it; with a byte of a carried page flipped on disk
+/// (the device damaged the stream at rest), a `backup_corruption` finding on the stream, exit 1.
+#[test]
+fn verify_checks_a_backup_stream_given_by_name_or_in_the_directory() {
+    let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = backup_config(cfg_dir.path());
+    let out = run_cmd(&config, data.path())
+        .args(["--seed", "61"])
+        .output()
+        .expect("run");
+    assert_success(&out);
+    let stream = data.path().join("sqliosim.bak");
+    let by_name = |path: &Path| {
+        crate::crash_support::bin()
+            .arg("verify")
+            .arg(path)
+            .output()
+            .expect("verify FILE.bak")
+    };
+    let clean = by_name(&stream);
+    let text = assert_success(&clean);
+    assert!(
+        text.contains("backup stream of run") && text.contains("0 problem(s)"),
+        "{text}"
+    );
+    // The first block's first carried page: 16 KB of header, then the page.
+    let mut bytes = std::fs::read(&stream).expect("stream");
+    bytes[16384 + 4000] ^= 0x10;
+    std::fs::write(&stream, &bytes).expect("damage the stream");
+    for out in [by_name(&stream), verify(data.path())] {
+        crate::crash_support::assert_exit(&out, 1);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            text.contains("backup_corruption") && text.contains("sqliosim.bak"),
+            "the damage is a finding on the stream: {text}"
+        );
+    }
+}

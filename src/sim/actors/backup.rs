@@ -20,7 +20,7 @@ use std::time::Instant;
 use super::context::Run;
 use super::flight::{After, Flight, Kept};
 use super::worker::Worker;
-use crate::findings::{Finding, FindingClass, Severity};
+use crate::findings::{Finding, Severity};
 use crate::io::Storage;
 use crate::page::{layout, sectors, verify, Expect, ExpectedState, Verdict, PAGE_SIZE};
 use crate::sim::engine::backup::scan::{scan, Problem};
@@ -235,27 +235,9 @@ fn verify_only(w: &mut Worker<'_>, storage: &dyn Storage, written: &Written) {
     }
 }
 
-/// A stream problem as a finding of the Backup User: its path is the stream's, its pages
-/// the stream's pages at fault (the carried page it concerns is named in the detail).
+/// A stream problem as a finding of this Backup User.
 pub fn finding(w: &Worker<'_>, p: &Problem) -> Finding {
-    let verdict = p.verdict.clone().unwrap_or(Verdict::Garbage {
-        first_bytes: [0; 16],
-    });
-    let page = p.offset / PAGE_SIZE as u64;
-    let mut f = Finding::page(
-        w.run.plan.seed,
-        w.run.plan.backup.file.clone(),
-        p.page.map_or(0, |c| c.file),
-        page,
-        w.kind,
-        w.id,
-        verdict,
-    );
-    f.class = FindingClass::BackupCorruption;
-    f.offset = p.offset;
-    f.page_count = p.len.div_ceil(PAGE_SIZE as u64).max(1) as u32;
-    f.detail = Some(format!("backup stream: {}", p.what));
-    f
+    p.finding(w.run.plan.seed, &w.run.plan.backup.file, w.id)
 }
 
 /// The stream refused an operation: an environment error of this backup, said once.
