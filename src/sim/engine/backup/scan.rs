@@ -195,7 +195,7 @@ fn check_place(
         ));
     }
     if let Some(w) = written {
-        match w.crcs.get(block_no as usize) {
+        match usize::try_from(block_no).ok().and_then(|i| w.crcs.get(i)) {
             Some(&c) if c != head.crc => say(format!(
                 "block {block_no}: its header's CRC32 {:08x} is not the {c:08x} of the block written",
                 head.crc
