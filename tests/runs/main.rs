@@ -14,6 +14,7 @@ mod strace_support;
 
 mod backup;
 mod crash;
+mod device_lba;
 mod log_io;
 mod rerun;
 mod resume_journal;

@@ -3,4 +3,5 @@
 
 pub mod blockdev;
 pub mod io_service;
+pub mod lba;
 pub mod sysinfo;

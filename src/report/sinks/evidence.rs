@@ -78,6 +78,8 @@ struct State {
     summary_logged: bool,
     /// The last periodic rewrite of the JSON summary (on a tick, every [`JSON_EVERY`]).
     last_json: Instant,
+    /// The files are in memory (fault injection): no device holds their pages.
+    in_memory: bool,
 }
 
 /// How often the JSON summary is rewritten while the run goes on, so a killed run still leaves
@@ -129,6 +131,7 @@ impl Evidence {
             error: None,
             summary_logged: false,
             last_json: Instant::now(),
+            in_memory: false,
         };
         st.write_json()?;
         Ok(Evidence {
@@ -261,6 +264,9 @@ impl State {
         if !self.admit(f.class.as_str()) {
             return;
         }
+        if f.location.is_none() {
+            f.location = Some(self.locate(&f));
+        }
         let dump = match (&mut self.dumps, f.persistent) {
             (Some(d), true) if f.received.is_some() || f.expected_image.is_some() => {
                 Some(d.write(&f))
@@ -296,6 +302,20 @@ impl State {
     }
 }
 
+impl State {
+    /// Where the page of `f` lies on the device (its first page for a multi-page request).
+    fn locate(&self, f: &Finding) -> crate::findings::DeviceLocation {
+        if self.in_memory {
+            return crate::findings::DeviceLocation {
+                note: Some("the files are in memory (fault injection): no device holds them".into()),
+                ..Default::default()
+            };
+        }
+        let page = crate::page::PAGE_SIZE as u64;
+        crate::report::facts::lba::locate(&f.path, f.offset, page)
+    }
+}
+
 /// What the events other than findings do to the evidence.
 impl State {
     fn message(&mut self, m: &Message) {
@@ -324,6 +344,7 @@ impl State {
                 self.doc.system = Some(sys);
             }
             Facts::IoService(io) => {
+                self.in_memory = io.used == "memory";
                 let text = format!("I/O engine: {}", io.describe());
                 self.log_message(&Message {
                     func: LOG_FUNC.into(),
