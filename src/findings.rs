@@ -209,7 +209,10 @@ impl DeviceLocation {
     /// One sentence: `disk sda LBA 123456 (4096-byte sectors; sda1 byte 5242880)`, or
     /// `device LBA unknown: why`.
     pub fn describe(&self) -> String {
-        let note = self.note.as_deref().map_or(String::new(), |n| format!("; {n}"));
+        let note = self
+            .note
+            .as_deref()
+            .map_or(String::new(), |n| format!("; {n}"));
         let Some(first) = self.pieces.first() else {
             return format!(
                 "device LBA unknown: {}",
@@ -226,7 +229,12 @@ impl DeviceLocation {
         if self.pieces.len() > 1 {
             let rest: Vec<String> = self.pieces[1..]
                 .iter()
-                .map(|p| format!("file offset {} ({} bytes) at LBA {}", p.file_offset, p.length, p.lba))
+                .map(|p| {
+                    format!(
+                        "file offset {} ({} bytes) at LBA {}",
+                        p.file_offset, p.length, p.lba
+                    )
+                })
                 .collect();
             s.push_str(&format!(
                 ", in {} pieces: the first {} bytes there, then {}",

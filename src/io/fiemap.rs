@@ -137,7 +137,10 @@ mod tests {
         match extents(&f, 0, 8192) {
             Ok(v) => {
                 let covered: u64 = v.iter().map(|e| e.length).sum();
-                assert!(covered >= 8192 || v.iter().any(|e| e.flags & FLAG_LAST != 0), "{v:?}");
+                assert!(
+                    covered >= 8192 || v.iter().any(|e| e.flags & FLAG_LAST != 0),
+                    "{v:?}"
+                );
                 assert_eq!(v.first().map(|e| e.logical), Some(0), "{v:?}");
             }
             Err(e) => assert!(e.raw_os_error().is_some(), "{e}"),

@@ -31,7 +31,11 @@ fn dd_direct(dev: &Path, at: u64, count: u64) -> Vec<u8> {
         .arg(format!("count={}", count / 4096))
         .output()
         .expect("dd");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -59,6 +63,23 @@ fn the_lba_of_a_damaged_page_on_a_loop_device_holds_its_bytes() {
         .output()
         .expect("run");
     assert_exit(&run, 0);
+    // The console header names the device under each file (issue #23 §5).
+    let console = String::from_utf8_lossy(&run.stdout);
+    let loopname = m
+        .device()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let under = format!(
+        "Device under {}: {loopname}, model ",
+        m.dir().join("sqliosim.mdx").display()
+    );
+    assert!(console.contains(&under), "{console}");
+    assert!(
+        console.contains(&format!("; ext4 mounted at {}", m.dir().display())),
+        "{console}"
+    );
 
     // A page no run would write: a marker repeated, on disk through the file.
     let mut bad = vec![0u8; PAGE as usize];
@@ -86,7 +107,12 @@ fn the_lba_of_a_damaged_page_on_a_loop_device_holds_its_bytes() {
         .and_then(|v| v.iter().find(|f| f["page_id"] == DAMAGED))
         .unwrap_or_else(|| panic!("no finding on page {DAMAGED}: {doc:#}"));
     let loc = &f["location"];
-    let name = m.device().file_name().unwrap().to_string_lossy().into_owned();
+    let name = m
+        .device()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     assert_eq!(loc["device"], name.as_str(), "{loc:#}");
     assert_eq!(loc["disk"], name.as_str(), "{loc:#}");
     assert_eq!(loc["logical_sector_size"], 4096, "{loc:#}");
@@ -98,7 +124,10 @@ fn the_lba_of_a_damaged_page_on_a_loop_device_holds_its_bytes() {
         let len = p["length"].as_u64().expect("length");
         on_device.extend(dd_direct(m.device(), lba * 4096, len));
     }
-    assert!(on_device == bad, "the loop device at the reported LBA does not hold the damaged page: {loc:#}");
+    assert!(
+        on_device == bad,
+        "the loop device at the reported LBA does not hold the damaged page: {loc:#}"
+    );
     // The image file beneath the loop device holds it at the same byte.
     let first = pieces[0]["lba"].as_u64().unwrap() * 4096;
     let mut beneath = vec![0u8; pieces[0]["length"].as_u64().unwrap() as usize];
@@ -119,7 +148,9 @@ fn the_lba_of_a_damaged_page_on_a_loop_device_holds_its_bytes() {
         .or_else(|_| std::fs::read_to_string(dump))
         .expect("dump text");
     assert!(
-        dump.contains(&format!("On the device: disk {name} LBA {lba} (4096-byte sectors")),
+        dump.contains(&format!(
+            "On the device: disk {name} LBA {lba} (4096-byte sectors"
+        )),
         "{dump}"
     );
 }

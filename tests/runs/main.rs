@@ -15,6 +15,7 @@ mod strace_support;
 mod backup;
 mod crash;
 mod device_lba;
+mod kernel_log;
 mod log_io;
 mod rerun;
 mod resume_journal;

@@ -26,6 +26,9 @@ pub fn locate(path: &Path, offset: u64, length: u64) -> DeviceLocation {
         note: Some(why),
         ..DeviceLocation::default()
     };
+    if std::fs::symlink_metadata(path).is_err() {
+        return unknown(format!("{} no longer exists", path.display()));
+    }
     let file = match safefile::open_existing(path, Use::Input) {
         Ok(Some(f)) => f,
         Ok(None) => return unknown(format!("{} no longer exists", path.display())),
@@ -41,7 +44,9 @@ pub fn locate(path: &Path, offset: u64, length: u64) -> DeviceLocation {
     }
     let (ma, mi) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
     let Some((ma, mi)) = crate::io::sysfs::block_device(ma, mi, path) else {
-        return unknown("no block device under the file (tmpfs, FUSE or a network filesystem)".into());
+        return unknown(
+            "no block device under the file (tmpfs, FUSE or a network filesystem)".into(),
+        );
     };
     let mut loc = device_of(ma, mi);
     let extents = match fiemap::extents(&file, offset, length) {
@@ -52,7 +57,10 @@ pub fn locate(path: &Path, offset: u64, length: u64) -> DeviceLocation {
         }
     };
     let (Some(start), Some(sector)) = (loc.partition_start, loc.logical_sector_size) else {
-        loc.note = Some(format!("sysfs does not give the partition start and sector size of {}", loc.device));
+        loc.note = Some(format!(
+            "sysfs does not give the partition start and sector size of {}",
+            loc.device
+        ));
         return loc;
     };
     match pieces(&extents, offset, length, start, sector) {
@@ -77,7 +85,11 @@ fn device_of(major: u32, minor: u32) -> DeviceLocation {
         loc.note = Some(format!("sysfs has no block device {major}:{minor}"));
         return loc;
     };
-    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
     loc.device = name(&dir);
     let disk = match dir.join("partition").exists() {
         true => {
@@ -99,7 +111,10 @@ fn device_of(major: u32, minor: u32) -> DeviceLocation {
         ))
     } else {
         read_opt(dir.join("loop/backing_file")).map(|b| {
-            format!("{} is a loop device over {b}: its LBA × sector size is the offset in that file", loc.device)
+            format!(
+                "{} is a loop device over {b}: its LBA × sector size is the offset in that file",
+                loc.device
+            )
         })
     };
     loc
@@ -155,8 +170,7 @@ fn unplaced(flags: u32) -> Option<&'static str> {
         Some("the page is in an unwritten extent: allocated but never written, so reads return zeroes without reading the device")
     } else if flags & fiemap::FLAG_ENCODED != 0 {
         Some("the page is compressed or encoded on the device: its bytes there are not the page's")
-    } else if flags
-        & (fiemap::FLAG_NOT_ALIGNED | fiemap::FLAG_DATA_INLINE | fiemap::FLAG_DATA_TAIL)
+    } else if flags & (fiemap::FLAG_NOT_ALIGNED | fiemap::FLAG_DATA_INLINE | fiemap::FLAG_DATA_TAIL)
         != 0
     {
         Some("the page is stored inside the filesystem's metadata, not in a block of its own")
@@ -203,11 +217,20 @@ mod tests {
 
     #[test]
     fn a_page_across_two_extents_gives_two_pieces() {
-        let e = [ext(0, 40960, 12288, 0), ext(12288, 900_000 * 4096, 4096, fiemap::FLAG_LAST)];
+        let e = [
+            ext(0, 40960, 12288, 0),
+            ext(12288, 900_000 * 4096, 4096, fiemap::FLAG_LAST),
+        ];
         let p = pieces(&e, 8192, 8192, 0, 512).unwrap();
         assert_eq!(p.len(), 2);
-        assert_eq!((p[0].file_offset, p[0].length, p[0].lba), (8192, 4096, (40960 + 8192) / 512));
-        assert_eq!((p[1].file_offset, p[1].length, p[1].lba), (12288, 4096, 900_000 * 8));
+        assert_eq!(
+            (p[0].file_offset, p[0].length, p[0].lba),
+            (8192, 4096, (40960 + 8192) / 512)
+        );
+        assert_eq!(
+            (p[1].file_offset, p[1].length, p[1].lba),
+            (12288, 4096, 900_000 * 8)
+        );
     }
 
     #[test]
@@ -215,11 +238,39 @@ mod tests {
         let hole = pieces(&[ext(0, 4096, 4096, 0)], 0, 8192, 0, 512).unwrap_err();
         assert!(hole.contains("hole"), "{hole}");
         assert!(pieces(&[], 0, 8192, 0, 512).unwrap_err().contains("hole"));
-        let unwritten = pieces(&[ext(0, 4096, 8192, fiemap::FLAG_UNWRITTEN)], 0, 8192, 0, 512);
+        let unwritten = pieces(
+            &[ext(0, 4096, 8192, fiemap::FLAG_UNWRITTEN)],
+            0,
+            8192,
+            0,
+            512,
+        );
         assert!(unwritten.unwrap_err().contains("unwritten"));
-        let delalloc = pieces(&[ext(0, 0, 8192, fiemap::FLAG_DELALLOC | fiemap::FLAG_UNKNOWN)], 0, 8192, 0, 512);
+        let delalloc = pieces(
+            &[ext(
+                0,
+                0,
+                8192,
+                fiemap::FLAG_DELALLOC | fiemap::FLAG_UNKNOWN,
+            )],
+            0,
+            8192,
+            0,
+            512,
+        );
         assert!(delalloc.unwrap_err().contains("delayed allocation"));
-        let inline = pieces(&[ext(0, 0, 8192, fiemap::FLAG_DATA_INLINE | fiemap::FLAG_NOT_ALIGNED)], 0, 8192, 0, 512);
+        let inline = pieces(
+            &[ext(
+                0,
+                0,
+                8192,
+                fiemap::FLAG_DATA_INLINE | fiemap::FLAG_NOT_ALIGNED,
+            )],
+            0,
+            8192,
+            0,
+            512,
+        );
         assert!(inline.unwrap_err().contains("metadata"));
     }
 
@@ -234,13 +285,20 @@ mod tests {
         assert_eq!(loc.lba(), None, "{loc:?}");
         let text = loc.describe();
         assert!(text.starts_with("device LBA unknown: "), "{text}");
-        assert!(text.contains("no block device") || text.contains("FIEMAP"), "{text}");
+        assert!(
+            text.contains("no block device") || text.contains("FIEMAP"),
+            "{text}"
+        );
     }
 
     #[test]
     fn a_missing_file_is_said_in_words() {
         let loc = locate(Path::new("/nonexistent-sqliosim/x.mdx"), 0, 8192);
         assert_eq!(loc.lba(), None);
-        assert!(loc.describe().contains("no longer exists") || loc.describe().contains("cannot open"), "{}", loc.describe());
+        assert!(
+            loc.describe().contains("no longer exists") || loc.describe().contains("cannot open"),
+            "{}",
+            loc.describe()
+        );
     }
 }

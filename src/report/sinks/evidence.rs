@@ -80,6 +80,8 @@ struct State {
     last_json: Instant,
     /// The files are in memory (fault injection): no device holds their pages.
     in_memory: bool,
+    /// The clocks at the start: the kernel log's window begins there.
+    started: crate::report::facts::kmsg::Clocks,
 }
 
 /// How often the JSON summary is rewritten while the run goes on, so a killed run still leaves
@@ -132,6 +134,7 @@ impl Evidence {
             summary_logged: false,
             last_json: Instant::now(),
             in_memory: false,
+            started: crate::report::facts::kmsg::Clocks::now(),
         };
         st.write_json()?;
         Ok(Evidence {
@@ -168,6 +171,7 @@ impl Evidence {
             st.log_summary_lines();
         }
         st.log_suppressed();
+        st.capture_after();
         let signal = st.doc.stop.as_ref().is_some_and(|s| s.reason == "signal");
         st.doc.complete = !signal;
         st.doc.ended_us = Some(crate::report::sinks::clock::now_us());
@@ -307,13 +311,59 @@ impl State {
     fn locate(&self, f: &Finding) -> crate::findings::DeviceLocation {
         if self.in_memory {
             return crate::findings::DeviceLocation {
-                note: Some("the files are in memory (fault injection): no device holds them".into()),
+                note: Some(
+                    "the files are in memory (fault injection): no device holds them".into(),
+                ),
                 ..Default::default()
             };
         }
         let page = crate::page::PAGE_SIZE as u64;
         crate::report::facts::lba::locate(&f.path, f.offset, page)
     }
+}
+
+/// The kernel's view and the drives' health, around the run.
+impl State {
+    /// The host facts and the drives' health before the run, for the disks under `sys`.
+    fn capture_before(&mut self, sys: &crate::events::facts::SystemInfo) {
+        let disks = disks_of(sys, false);
+        self.doc.host_facts = Some(crate::report::facts::host::capture(&disks));
+        let before = crate::report::facts::health::capture("before", &disks);
+        self.doc.drive_health.extend(before);
+    }
+
+    /// The drives' health after the run and the kernel's messages of its window.
+    fn capture_after(&mut self) {
+        let Some(sys) = &self.doc.system else {
+            return;
+        };
+        let (disks, devices) = (disks_of(sys, false), disks_of(sys, true));
+        let after = crate::report::facts::health::capture("after", &disks);
+        self.doc.drive_health.extend(after);
+        let log = crate::report::facts::kmsg::capture(self.started, devices);
+        self.doc.kernel_log = Some(log);
+    }
+}
+
+/// The disks under the run's files (with their partitions and devices when `all`), known
+/// ones only, each once.
+fn disks_of(sys: &crate::events::facts::SystemInfo, all: bool) -> Vec<String> {
+    let mut v: Vec<String> = sys
+        .files
+        .iter()
+        .flat_map(|f| {
+            let d = &f.device;
+            let mut names = vec![d.disk.clone()];
+            if all {
+                names.push(d.name.clone());
+            }
+            names
+        })
+        .filter(|n| !n.is_empty() && n != crate::report::facts::sysinfo::UNKNOWN)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
 }
 
 /// What the events other than findings do to the evidence.
@@ -341,6 +391,7 @@ impl State {
                 if let Some(line) = self.doc.host.as_ref().map(HostInfo::identity_line) {
                     self.log_message(&info(line));
                 }
+                self.capture_before(&sys);
                 self.doc.system = Some(sys);
             }
             Facts::IoService(io) => {

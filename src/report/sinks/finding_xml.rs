@@ -174,7 +174,11 @@ fn write_location(w: &mut Out, f: &Finding) {
             attrs.push((k, v.as_str()));
         }
     }
-    for (k, v) in [("LBA", &lba), ("SECTOR_SIZE", &size), ("PARTITION_START", &start)] {
+    for (k, v) in [
+        ("LBA", &lba),
+        ("SECTOR_SIZE", &size),
+        ("PARTITION_START", &start),
+    ] {
         if let Some(v) = v {
             attrs.push((k, v.as_str()));
         }
