@@ -100,13 +100,30 @@ pub fn relevant(text: &str, devices: &[String]) -> bool {
     })
 }
 
-/// The kernel's relevant lines since `start` (the run's start), about `devices`.
-pub fn capture(start: Clocks, devices: Vec<String>) -> KernelLog {
+/// `/dev/kmsg` opened at the run's start, positioned after its last record (SEEK_END), so
+/// that reading it at the end gives the records of the run's window by sequence, whatever the
+/// drift between the kernel's printk clock and CLOCK_MONOTONIC; `None` when it cannot be
+/// opened.
+pub fn open_at_end() -> Option<std::fs::File> {
+    use std::io::Seek;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open("/dev/kmsg")
+        .ok()?;
+    f.seek(std::io::SeekFrom::End(0)).ok()?;
+    Some(f)
+}
+
+/// The kernel's relevant lines since `start` (the run's start), about `devices`, read from
+/// `kmsg` ([`open_at_end`]) when it was opened, else from the journal.
+pub fn capture(start: Clocks, devices: Vec<String>, kmsg: Option<std::fs::File>) -> KernelLog {
     let mut log = KernelLog {
         devices,
         ..KernelLog::default()
     };
-    match read_kmsg(start, &log.devices) {
+    match read_kmsg(start, &log.devices, kmsg) {
         Ok(lines) => {
             log.source = "/dev/kmsg".into();
             log.lines = lines;
@@ -130,13 +147,12 @@ pub fn capture(start: Clocks, devices: Vec<String>) -> KernelLog {
     log
 }
 
-fn read_kmsg(start: Clocks, devices: &[String]) -> Result<Vec<KernelLine>, String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open("/dev/kmsg")
-        .map_err(|e| e.to_string())?;
+fn read_kmsg(
+    start: Clocks,
+    devices: &[String],
+    kmsg: Option<std::fs::File>,
+) -> Result<Vec<KernelLine>, String> {
+    let mut f = kmsg.ok_or("cannot be opened")?;
     let mut out = Vec::new();
     let mut buf = vec![0u8; 8192];
     loop {
@@ -147,9 +163,11 @@ fn read_kmsg(start: Clocks, devices: &[String]) -> Result<Vec<KernelLine>, Strin
                 let Some((priority, us, text)) = parse_record(&rec) else {
                     continue;
                 };
-                if us >= start.mono_us && relevant(&text, devices) {
+                // The window is by sequence (the file was positioned at the start); the
+                // time is the printk clock's, turned into wall time as well as it goes.
+                if relevant(&text, devices) {
                     out.push(KernelLine {
-                        time_us: start.wall_us + (us - start.mono_us),
+                        time_us: (start.wall_us + us).saturating_sub(start.mono_us),
                         priority,
                         text,
                     });

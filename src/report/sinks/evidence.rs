@@ -82,6 +82,8 @@ struct State {
     in_memory: bool,
     /// The clocks at the start: the kernel log's window begins there.
     started: crate::report::facts::kmsg::Clocks,
+    /// `/dev/kmsg`, positioned at the start: the kernel log's window by sequence.
+    kmsg: Option<std::fs::File>,
 }
 
 /// How often the JSON summary is rewritten while the run goes on, so a killed run still leaves
@@ -135,6 +137,7 @@ impl Evidence {
             last_json: Instant::now(),
             in_memory: false,
             started: crate::report::facts::kmsg::Clocks::now(),
+            kmsg: crate::report::facts::kmsg::open_at_end(),
         };
         st.write_json()?;
         Ok(Evidence {
@@ -340,7 +343,7 @@ impl State {
         let (disks, devices) = (disks_of(sys, false), disks_of(sys, true));
         let after = crate::report::facts::health::capture("after", &disks);
         self.doc.drive_health.extend(after);
-        let log = crate::report::facts::kmsg::capture(self.started, devices);
+        let log = crate::report::facts::kmsg::capture(self.started, devices, self.kmsg.take());
         self.doc.kernel_log = Some(log);
     }
 }
