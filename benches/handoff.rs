@@ -15,8 +15,8 @@
 //! target/release/deps/handoff-* FILE [SECONDS [ROUNDS]]
 //! ```
 
-// Unsafe code is denied crate-wide; allowed here for getrusage(2).
-#![allow(unsafe_code)]
+// Unsafe code is denied crate-wide (Cargo.toml [lints]).
+#![expect(unsafe_code, reason = "getrusage(2) through libc")]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 # rootfs.sh ROOT SQLIOSIM BUSYBOX: lay out the root filesystem of the sqliosim image in ROOT:
 # the binary at /sqliosim, busybox at /bin/busybox with each of its applets (sh, sleep, tar, sed…)
 # a relative link to it beside it, an empty /tmp. deploy/Containerfile's build stage runs it,
-# and tests/deploy_rootfs.rs runs it to build the same tree in a temporary directory and run the
+# and tests/deploy/rootfs.rs runs it to build the same tree in a temporary directory and run the
 # pods' commands in it (chroot, PID namespace), so that the test tests what the image holds.
 #
 # Not `busybox --install -s ROOT/bin`: it links each applet to the absolute path of the busybox

@@ -153,6 +153,7 @@ pub fn set_generation_ceiling(page: &mut [u8], ceiling: u64) {
 }
 
 #[cfg(test)]
+#[expect(clippy::cast_possible_truncation, reason = "PAGE_SIZE is 8192")]
 mod tests {
     use super::*;
 

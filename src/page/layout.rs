@@ -198,6 +198,10 @@ pub fn stored_checksum(page: &[u8]) -> u32 {
 }
 
 /// The 8-byte stamp at the end of sector `s`: low 32 bits of page id and of generation.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the stamp holds the low 32 bits by design; verify widens them back"
+)]
 pub fn sector_stamp(page_id: u64, generation: u64) -> [u8; 8] {
     let mut s = [0u8; 8];
     s[..4].copy_from_slice(&(page_id as u32).to_le_bytes());
@@ -267,6 +271,6 @@ pub fn read_stamp_lenient(page: &[u8]) -> PageStamp {
 pub fn now_us() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
+        .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
         .unwrap_or(0)
 }

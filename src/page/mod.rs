@@ -5,6 +5,10 @@
 //! regenerated from (run id, file id, page id, generation), so nothing but a generation per page
 //! has to be remembered to know what a read must return. See docs/page-format.md.
 
+// A narrowing cast in an on-disk codec either is checked (`try_from`) or says why its range
+// holds (issue #22 §12).
+#![warn(clippy::cast_possible_truncation)]
+
 pub mod fill;
 pub mod header;
 pub mod image;

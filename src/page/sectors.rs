@@ -79,6 +79,10 @@ pub fn expected_image(id: (u64, u32, u64), generation: u64, like: Option<&PageSt
 }
 
 /// Bit-level difference between what was read and what was expected.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "i is a byte offset within one page (under PAGE_SIZE, 8192)"
+)]
 pub fn bit_diff(got: &[u8], want: &[u8]) -> BitDiff {
     let mut d = BitDiff::default();
     for (i, (a, b)) in got.iter().zip(want).enumerate() {

@@ -68,6 +68,10 @@ fn candidates(map: &[SectorContent], header: &PageStamp, exp: &Expect) -> Vec<u6
 
 /// The split of sector `s` between two of `images`, if its bytes are exactly one image's up to
 /// some byte and another's from there on.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "`at` is a byte offset within one sector (under SECTOR_SIZE, 512)"
+)]
 pub fn split_of(page: &[u8], s: usize, images: &[(u64, Vec<u8>)]) -> Option<SectorContent> {
     let range = s * SECTOR_SIZE..(s + 1) * SECTOR_SIZE;
     let got = &page[range.clone()];
@@ -123,6 +127,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "`at` is a byte offset within one sector"
+    )]
     fn new_then_old_inside_a_sector_is_found_with_its_byte() {
         let (new, old) = (image(5), image(4));
         let mut p = old.clone();

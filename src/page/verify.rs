@@ -23,7 +23,8 @@ use super::verdict::{Expect, ExpectedState, SectorContent, Verdict};
 pub fn verify(page: &[u8], exp: &Expect) -> Verdict {
     if page.len() < PAGE_SIZE {
         return Verdict::ShortRead {
-            bytes: page.len() as u32,
+            // Shorter than a page here, so it fits.
+            bytes: u32::try_from(page.len()).unwrap_or(u32::MAX),
         };
     }
     let page = &page[..PAGE_SIZE];
@@ -138,7 +139,10 @@ fn sector_map(
             let (pid_low, gen_low) = stamp_of(page, s);
             let g = widen(gen_low, reference);
             let header_ok = s != 0 || header.generation == g;
-            if pid_low == exp.page_id as u32 && g > 0 && header_ok && sector_matches(page, s, id, g)
+            if u64::from(pid_low) == exp.page_id & u64::from(u32::MAX)
+                && g > 0
+                && header_ok
+                && sector_matches(page, s, id, g)
             {
                 SectorContent::Generation(g)
             } else {

@@ -9,8 +9,10 @@
 //!
 //! Cases per property: `PROPTEST_CASES`, 192 by default (the file runs in seconds).
 
-// A global allocator is an `unsafe impl`: the counting one below only passes calls through.
-#![allow(unsafe_code)]
+#![expect(
+    unsafe_code,
+    reason = "a global allocator is an `unsafe impl`: the counting one below only passes calls through"
+)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -1,8 +1,6 @@
 //! Page fixtures shared by the verifier tests: real stamped page bytes of a fixed run, the
 //! expectations page 7 of file 1 is judged against, and torn pages.
 
-#![allow(dead_code)]
-
 use sqliosim::page::{ActorKind, Expect, ExpectedState, PageStamp, SECTOR_SIZE};
 
 /// Run id of the fixture pages.

@@ -1,14 +1,10 @@
 //! Helpers for tests that run the real binary on real files: a small configuration, running
-//! and killing `sqliosim run`, and damaging pages from outside.
-
-#![allow(dead_code)]
+//! and killing `sqliosim run`, its exit codes and findings. Shared by the `runs` and `kernel`
+//! binaries; the page-level helpers only `runs` uses are in tests/runs/crash_support.rs.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-
-/// Page size of the data files.
-pub const PAGE: u64 = 8192;
 
 /// Writes a small configuration into `dir` (files in `dir`) and returns its path.
 pub fn small_config(dir: &Path, cycles: u32, cycle_s: u32, write_through: bool) -> PathBuf {
@@ -100,35 +96,4 @@ pub fn findings(out: &Output) -> Vec<(String, u64)> {
             Some((class.to_string(), page))
         })
         .collect()
-}
-
-/// Reads one page of a file.
-pub fn read_page(path: &Path, page: u64) -> Vec<u8> {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(path).expect("open");
-    let mut buf = vec![0u8; PAGE as usize];
-    f.read_exact_at(&mut buf, page * PAGE).expect("read page");
-    buf
-}
-
-/// Writes one page of a file (buffered, then synced).
-pub fn write_page(path: &Path, page: u64, bytes: &[u8]) {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .expect("open");
-    f.write_all_at(bytes, page * PAGE).expect("write page");
-    f.sync_all().expect("sync");
-}
-
-/// Length of the first record of `journal`, which must be its Start (a run writes it first):
-/// the 20-byte record header (magic, kind, length, CRC) and the payload its length says.
-pub fn start_record_len(journal: &[u8]) -> usize {
-    assert_eq!(
-        (&journal[..8], journal[8]),
-        (&b"SQLSIMJR"[..], 1),
-        "a Start first"
-    );
-    20 + u32::from_le_bytes(journal[12..16].try_into().expect("len")) as usize
 }

@@ -7,7 +7,6 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-#[path = "../model_cut_support/mod.rs"]
 mod model_cut_support;
 mod page_support;
 #[path = "../sim_support/mod.rs"]

@@ -1,7 +1,7 @@
 //! 4 KiB-logical-sector ("4Kn") devices without root: a run on the in-memory backend enforcing
 //! a 4096-byte unit shows that no direct transfer of the simulation is smaller than a sector, a
 //! unit over a page is refused, and tears are told in device sectors. The real devices (ext4,
-//! XFS and btrfs on `losetup --sector-size 4096 --direct-io=on`) are cells of tests/matrix.rs.
+//! XFS and btrfs on `losetup --sector-size 4096 --direct-io=on`) are cells of tests/kernel/matrix.rs.
 
 use std::path::Path;
 use std::sync::Arc;

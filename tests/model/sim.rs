@@ -87,7 +87,7 @@ fn every_injected_fault_is_reported_with_its_class_at_its_page() {
         (80, Fault::TornWrite(Tear::At4096), FindingClass::TornWrite),
         (
             150,
-            // Lands inside its own request: see tests/fault_injection.rs.
+            // Lands inside its own request: see tests/runs/fault_injection.rs.
             Fault::MisdirectedWrite(Misdirect::Page(140)),
             FindingClass::LostWrite,
         ),

@@ -1,11 +1,9 @@
 //! Helpers for the in-memory power-cut tests: a simulation on the faulty backend with its
 //! volatile write cache, cut at seeded points of every phase (a sink that hears the driver's
 //! phase messages arms the cuts), and each cut judged as `sqliosim verify` judges a file set
-//! (the same engine scans, through the cut's backend).
+//! (the same engine scans, through the cut's backend). Shared by the `model` binary and
+//! tests/crash_model_compact.rs; what only `model` uses is in tests/model/model_cut_support.rs.
 
-#![allow(dead_code)]
-
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,15 +32,6 @@ pub fn plan(seed: u64, main: Duration) -> SimPlan {
     plan
 }
 
-/// The same plan resuming the file set, for `main`.
-pub fn resume_plan(plan: &SimPlan, main: Duration) -> SimPlan {
-    let mut p = plan.clone();
-    p.resume = true;
-    p.delete_at_startup = false;
-    p.cycle_duration = main;
-    p
-}
-
 /// The journal's path.
 pub fn journal() -> PathBuf {
     Path::new(DIR).join(JOURNAL_NAME)
@@ -69,7 +58,7 @@ pub struct Cutter {
     per_phase: usize,
     spread: u64,
     /// From the start of this phase on, the data and log flushes lie.
-    lie_from: Option<(&'static str, Vec<PathBuf>)>,
+    pub lie_from: Option<(&'static str, Vec<PathBuf>)>,
     /// Findings of the run itself (not of a cut).
     pub findings: Mutex<Vec<String>>,
     /// Phases that began, in order, with the writes completed then.
@@ -77,12 +66,6 @@ pub struct Cutter {
 }
 
 impl Cutter {
-    /// Writes completed when `phase` first began, if it did.
-    pub fn began(&self, phase: &str) -> Option<u64> {
-        let phases = self.phases.lock();
-        phases.iter().find(|(p, _)| p == phase).map(|(_, w)| *w)
-    }
-
     /// A sink arming cuts on `backend`.
     pub fn new(
         backend: &FaultyBackend,
@@ -101,12 +84,6 @@ impl Cutter {
             findings: Mutex::default(),
             phases: Mutex::default(),
         }
-    }
-
-    /// Makes the flushes of `paths` lie from the start of `phase` on.
-    pub fn lying_from(mut self, phase: &'static str, paths: Vec<PathBuf>) -> Cutter {
-        self.lie_from = Some((phase, paths));
-        self
     }
 
     fn begin(&self, phase: &str) {
@@ -257,49 +234,6 @@ fn open(
     let n = st.read_at(&mut page, 0).ok()?;
     let h = FileHeader::decode(&page[..n]).ok()?;
     Some((st, h))
-}
-
-/// The data pages whose acknowledged write the cut lost, with the generation lost (the
-/// newest lost at each page).
-pub fn lost_pages(cut: &PowerCut, data: &Path) -> BTreeMap<u64, u64> {
-    let mut out = BTreeMap::new();
-    for l in cut.lost.iter().filter(|l| l.path == data) {
-        for &(start, end) in &l.ranges {
-            for page in start / PS..end.div_ceil(PS) {
-                let at = (page * PS).saturating_sub(l.write_offset) as usize;
-                let bytes = &l.bytes[at..(at + PAGE_SIZE).min(l.bytes.len())];
-                let g = sqliosim::page::layout::read_stamp(bytes).map_or(0, |s| s.generation);
-                let e = out.entry(page).or_insert(0);
-                *e = (*e).max(g);
-            }
-        }
-    }
-    out
-}
-
-/// Arms `per_write` cuts (each its own seed, so its own tears) after every one of the first
-/// `upto` writes: every moment between two writes of a run is cut.
-pub fn every_write(backend: &FaultyBackend, upto: u64, per_write: usize, keep: Keep, seed: u64) {
-    let mut rng = SmallRng::seed_from_u64(seed);
-    for n in 1..=upto {
-        for _ in 0..per_write {
-            backend.cut_after_writes(n, keep, rng.random(), format!("write {n}"));
-        }
-    }
-}
-
-/// The phase a cut taken after `writes` writes fell in, from the phases a sink saw begin.
-pub fn phase_at(phases: &[(String, u64)], writes: u64) -> String {
-    phases
-        .iter()
-        .rev()
-        .find(|(_, w)| *w < writes)
-        .map_or("setup".to_string(), |(p, _)| p.clone())
-}
-
-/// Files the cut lost acknowledged bytes of.
-pub fn lost_files(cut: &PowerCut) -> BTreeSet<PathBuf> {
-    cut.lost.iter().map(|l| l.path.clone()).collect()
 }
 
 /// Runs `plan` on `backend` with `sink`, judging every cut as it is taken (so they need

@@ -3,10 +3,10 @@
 
 mod bundle;
 mod cap;
-#[path = "../chromium_support/mod.rs"]
 mod chromium_support;
 mod cli;
 mod fixtures;
+mod fleet;
 mod hresult;
 mod html;
 mod html_header;

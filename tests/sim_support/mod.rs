@@ -1,7 +1,5 @@
 //! Helpers for the simulation tests: small run plans built directly, without an INI file.
 
-#![allow(dead_code)]
-
 use std::path::Path;
 use std::time::Duration;
 

@@ -1,8 +1,10 @@
 //! Fixtures for the end-to-end tests: a mounted faultfs, stamped pages, O_DIRECT I/O.
 
-// Unsafe code is denied crate-wide (Cargo.toml [lints]); allowed here because O_DIRECT needs
-// an aligned buffer, allocated and freed by hand.
-#![allow(unsafe_code)]
+// Unsafe code is denied crate-wide (Cargo.toml [lints]).
+#![expect(
+    unsafe_code,
+    reason = "O_DIRECT needs an aligned buffer, allocated and freed by hand"
+)]
 
 use faultfs::{fuse_or_skip, Mount};
 use std::alloc::{alloc_zeroed, dealloc, Layout};

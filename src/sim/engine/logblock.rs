@@ -5,6 +5,10 @@
 //! file is `LOG_AREA_START + lsn % area_len`, and its lap (`wrap`) is `lsn / area_len`: a block
 //! left from an earlier lap has another LSN and is never taken for a new one.
 
+// A narrowing cast in an on-disk codec either is checked (`try_from`) or says why its range
+// holds (issue #22 §12).
+#![warn(clippy::cast_possible_truncation)]
+
 use crate::page::fill::splitmix64;
 use crate::page::layout::{get_u32, get_u64};
 use crate::page::PAGE_SIZE;
@@ -19,6 +23,7 @@ pub const LOG_AREA_START: u64 = PAGE_SIZE as u64;
 /// leaves room for is a page.
 pub const MIN_LOG_UNIT: u32 = 512;
 /// The largest log unit: the log area starts one page into the file.
+#[expect(clippy::cast_possible_truncation, reason = "PAGE_SIZE is 8192")]
 pub const MAX_LOG_UNIT: u32 = PAGE_SIZE as u32;
 /// Length of a log block header.
 pub const LOG_HEADER_LEN: usize = 64;
@@ -217,12 +222,14 @@ pub fn verify(buf: &[u8], want: &Want) -> Result<LogBlock, LogBlockError> {
 pub fn block_len(used_bytes: u32, unit: u32) -> u32 {
     let unit = unit.max(MIN_LOG_UNIT) as usize;
     let want = (used_bytes as usize).max(LOG_HEADER_LEN + 8);
-    (want.div_ceil(unit) * unit) as u32
+    // A block is at most MAX_LOG_BLOCK (60 KiB); saturate rather than wrap past 4 GiB.
+    u32::try_from(want.div_ceil(unit) * unit).unwrap_or(u32::MAX)
 }
 
 /// The room a log record of `bytes` bytes takes in a block: at least one word, on 8-byte
 /// boundaries, and never more than a block of `cap` bytes holds beside its header.
 pub fn record_room(bytes: u32, cap: u32) -> u32 {
+    #[expect(clippy::cast_possible_truncation, reason = "LOG_HEADER_LEN is 64")]
     let most = cap.saturating_sub(LOG_HEADER_LEN as u32) / RECORD_ALIGN * RECORD_ALIGN;
     bytes
         .max(1)

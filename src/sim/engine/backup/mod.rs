@@ -11,6 +11,10 @@
 //! carried page is one of ours, so its own stamp and checksum say whether it is intact and
 //! whether it is the generation the header names. docs/backup.md shows the layout.
 
+// A narrowing cast in an on-disk codec either is checked (`try_from`) or says why its range
+// holds (issue #22 §12).
+#![warn(clippy::cast_possible_truncation)]
+
 pub mod scan;
 pub mod writer;
 
@@ -98,6 +102,10 @@ pub enum HeadError {
 
 /// Writes `head` into `block[..BLOCK_HEADER]` and its CRC over the header and the pages in
 /// `block[BLOCK_HEADER..head.len()]`; returns the CRC.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a block carries at most MAX_BLOCK_PAGES pages, far below u32::MAX"
+)]
 pub fn seal(head: &BlockHead, block: &mut [u8]) -> u32 {
     let h = &mut block[..BLOCK_HEADER];
     h.fill(0);
@@ -186,6 +194,39 @@ fn get64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(x)
 }
 
+/// Opens the backup stream at `path` through `backend` (so a planted link is refused and the
+/// faulty twin reaches it), creating it if need be, and refuses a file that is not a stream of
+/// ours unless `force`. The run's setup calls it once, so that a name it cannot use stops the
+/// run before it starts (exit 2, naming the path), and the BackupUser before each backup.
+pub fn open_stream(
+    backend: &dyn crate::io::Backend,
+    path: &std::path::Path,
+    direct: bool,
+    force: bool,
+) -> Result<std::sync::Arc<dyn crate::io::Storage>, String> {
+    let open = crate::io::OpenOptions {
+        create: true,
+        direct,
+        write_through: false,
+    };
+    let storage = backend
+        .open(path, open)
+        .map_err(|e| format!("cannot open the backup stream: {e}"))?;
+    let len = storage.len().unwrap_or(0);
+    if len > 0 && !force {
+        let mut head =
+            crate::io::align::AlignedBuf::new(BLOCK_HEADER).map_err(|e| e.to_string())?;
+        let got = storage.read_at(&mut head, 0).unwrap_or(0);
+        if got < MAGIC.len() || &head[..MAGIC.len()] != MAGIC {
+            return Err(format!(
+                "{}: not a backup stream of sqliosim; no backup written (move it away, name another BackupFile in [BackupUser], or pass --force)",
+                path.display()
+            ));
+        }
+    }
+    Ok(storage)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +269,7 @@ mod tests {
     }
 
     #[test]
+    #[expect(clippy::cast_possible_truncation, reason = "MAX_BLOCK_PAGES is 816")]
     fn a_header_that_is_not_ours_is_refused() {
         assert!(matches!(
             read_head(&[0u8; BLOCK_HEADER]),

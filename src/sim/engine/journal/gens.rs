@@ -94,6 +94,10 @@ impl PageGens {
     }
 
     /// Moves the vector's end to `len` pages, taking in the pages of the map below it.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the dense vector holds pages below a file's size in pages, which is in memory"
+    )]
     fn grow_to(&mut self, len: u64) {
         let rest = self.far.split_off(&len);
         self.dense.resize(len as usize, 0);

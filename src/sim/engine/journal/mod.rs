@@ -18,6 +18,10 @@
 //! that are not one — is damaged, not torn: its device lost or tore a write it had acknowledged
 //! as durable ([`Damage`]); only the records before the damage are trusted.
 
+// A narrowing cast in an on-disk codec either is checked (`try_from`) or says why its range
+// holds (issue #22 §12).
+#![warn(clippy::cast_possible_truncation)]
+
 mod bounds;
 mod damage;
 mod gens;

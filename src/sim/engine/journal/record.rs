@@ -89,6 +89,10 @@ impl Record {
         }
     }
 
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "counts of files and pages and lengths of paths and reasons, each far below u32::MAX"
+    )]
     fn payload(&self) -> Vec<u8> {
         let mut v = Vec::new();
         match self {
@@ -154,7 +158,8 @@ impl Record {
         v.extend_from_slice(&MAGIC);
         v.push(self.kind());
         v.extend_from_slice(&[0, 0, 0]);
-        put_u32(&mut v, payload.len() as u32);
+        // A payload is far below 4 GiB (its counts and lengths are, see `payload`).
+        put_u32(&mut v, u32::try_from(payload.len()).unwrap_or(u32::MAX));
         put_u32(&mut v, crc32fast::hash(&payload));
         v.extend_from_slice(&payload);
         v

@@ -172,7 +172,7 @@ impl JournalService {
             compactions: s.compactions.load(Ordering::Relaxed),
             compaction_ms: s.compaction_ns.load(Ordering::Relaxed) as f64 / 1e6,
             batches: s.batches.load(Ordering::Relaxed),
-            batch_interval_ms: self.interval.as_millis() as u64,
+            batch_interval_ms: u64::try_from(self.interval.as_millis()).unwrap_or(u64::MAX),
             void: s.void.lock().clone(),
         }
     }
@@ -323,7 +323,7 @@ impl Thread {
         }
         let mark = Record::Mark {
             time_us: now_us(),
-            interval_ms: self.opts.interval.as_millis() as u32,
+            interval_ms: u32::try_from(self.opts.interval.as_millis()).unwrap_or(u32::MAX),
             batch: self.state.last_batch + 1,
         };
         self.state.apply(&mark);
@@ -389,8 +389,10 @@ impl Thread {
                 let s = &self.status;
                 s.snapshot_bytes.store(written, Ordering::Relaxed);
                 s.compactions.fetch_add(1, Ordering::Relaxed);
-                s.compaction_ns
-                    .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                s.compaction_ns.fetch_add(
+                    u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX),
+                    Ordering::Relaxed,
+                );
                 self.sizes();
                 self.next_check = (2 * written).max(self.opts.compact_min_bytes);
             }

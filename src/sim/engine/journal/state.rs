@@ -129,6 +129,10 @@ impl JournalState {
 
     /// Records that rebuild this state from nothing: Start, the file sizes, every durable
     /// page (16 bytes each), the log positions and the last mark.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a file id is an index into the run's file list, a few entries long"
+    )]
     pub fn snapshot(&self) -> Vec<Record> {
         let mut out = vec![Record::Start {
             run_id: self.run_id,

@@ -393,6 +393,10 @@ fn a_batch_lost_without_a_hole_is_damage_found_by_its_number() {
 }
 
 /// A record of `kind` with `payload` framed as the journal frames it.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "test payloads are a few bytes long"
+)]
 fn raw_record(kind: u8, payload: &[u8]) -> Vec<u8> {
     let mut v = MAGIC.to_vec();
     v.push(kind);
@@ -542,6 +546,10 @@ fn numbered_mark(batch: u64) -> Vec<u8> {
 /// bounds it; the whole batches between the flaw and the crafted bytes are still found, so
 /// the journal is still damaged at the flaw.
 #[test]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "`left` is what is left of a small test journal"
+)]
 fn crafted_record_headers_after_a_flaw_do_not_make_the_scan_quadratic() {
     let mut bytes = Record::Start {
         run_id: 3,
