@@ -155,7 +155,8 @@ pub struct VerifyArgs {
     /// Directory holding the files (every file with a sqliosim header is scanned; the journal sqliosim.journal is used when present). Repeatable.
     #[arg(long = "dir", value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
-    /// Files to scan (data and log files created by sqliosim): exactly these, copies included.
+    /// Files to scan (data and log files created by sqliosim, and `[BackupUser]` streams): exactly
+    /// these, copies included.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// A file to scan (same as a FILE argument), e.g. a copy that `--dir` only names. Repeatable.

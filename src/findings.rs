@@ -159,6 +159,92 @@ pub struct Finding {
     /// Pages the request covered (1 for a page; more for a failed multi-page request).
     #[serde(default = "one")]
     pub page_count: u32,
+    /// Where the page lies on the device under the file (FIEMAP and sysfs), filled in by the
+    /// evidence when it records the finding; `None` before that and in older summaries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<DeviceLocation>,
+}
+
+/// Where a finding's bytes lie on the block device under its file: the device and disk, and
+/// for each piece of the page (one, unless the page crosses extents) its offset on the
+/// filesystem's device and its LBA on the disk. When it cannot be known, `pieces` is empty and
+/// `note` says why, in words; a number is never guessed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeviceLocation {
+    /// The block device the filesystem is on (`sda1`, `loop3`, `dm-0`); empty when unknown.
+    pub device: String,
+    /// The whole disk holding it (`sda`; the device itself when it is not a partition).
+    pub disk: String,
+    /// The disk's logical sector size, bytes: the unit of `lba`.
+    pub logical_sector_size: Option<u64>,
+    /// Start of the partition on the disk, in 512-byte sectors (0 for a whole disk).
+    pub partition_start: Option<u64>,
+    /// The page's pieces on the device.
+    pub pieces: Vec<LbaPiece>,
+    /// Why the location is not known, or what limits it (a stacked device), in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One contiguous piece of a page on the device.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LbaPiece {
+    /// Offset in the file, bytes.
+    pub file_offset: u64,
+    /// Length, bytes.
+    pub length: u64,
+    /// Offset on the filesystem's block device (`device`), bytes.
+    pub device_offset: u64,
+    /// LBA on the disk (`disk`), in its logical sectors.
+    pub lba: u64,
+}
+
+impl DeviceLocation {
+    /// The LBA of the page's first byte on the disk, when known.
+    pub fn lba(&self) -> Option<u64> {
+        self.pieces.first().map(|p| p.lba)
+    }
+
+    /// One sentence: `disk sda LBA 123456 (4096-byte sectors; sda1 byte 5242880)`, or
+    /// `device LBA unknown: why`.
+    pub fn describe(&self) -> String {
+        let note = self
+            .note
+            .as_deref()
+            .map_or(String::new(), |n| format!("; {n}"));
+        let Some(first) = self.pieces.first() else {
+            return format!(
+                "device LBA unknown: {}",
+                self.note.as_deref().unwrap_or("not found")
+            );
+        };
+        let size = self
+            .logical_sector_size
+            .map_or("unknown".into(), |s| s.to_string());
+        let mut s = format!(
+            "disk {} LBA {} ({size}-byte sectors; byte {} of {})",
+            self.disk, first.lba, first.device_offset, self.device
+        );
+        if self.pieces.len() > 1 {
+            let rest: Vec<String> = self.pieces[1..]
+                .iter()
+                .map(|p| {
+                    format!(
+                        "file offset {} ({} bytes) at LBA {}",
+                        p.file_offset, p.length, p.lba
+                    )
+                })
+                .collect();
+            s.push_str(&format!(
+                ", in {} pieces: the first {} bytes there, then {}",
+                self.pieces.len(),
+                first.length,
+                rest.join(", ")
+            ));
+        }
+        s + &note
+    }
 }
 
 fn one() -> u32 {
@@ -204,6 +290,7 @@ impl Finding {
             errno,
             detail: None,
             page_count: 1,
+            location: None,
         }
     }
 }

@@ -7,7 +7,7 @@
 //! `run --resume`, or `--discard-previous-run`.
 //!
 //! The evidence of a previous run that did not end cleanly or found errors (its XML log, JSON
-//! summary, old-style flat `dumps/`, journal) is never overwritten: it is moved aside under
+//! summary, old-style flat `dumps/`, journal, backup stream) is never overwritten: it is moved aside under
 //! the old run's id, and the run says so. A clean previous run's evidence is replaced as
 //! before. Dumps of current runs go in `dumps/RUNID/`, so they never need moving.
 
@@ -137,6 +137,12 @@ fn look(
         prev.ours.extend(dumps.filter(|d| has_flat_dumps(d)));
     }
     prev.ours.extend(evidence.iter().map(|p| p.to_path_buf()));
+    // The backup stream holds the pages as the previous run's backup read them.
+    let stream = &plan.backup.file;
+    let magic = String::from_utf8_lossy(crate::sim::engine::backup::MAGIC);
+    if written_by_us(stream, &magic) {
+        prev.ours.push(stream.clone());
+    }
     if let Some(p) = evidence.first() {
         match crate::report::readers::load::load(p) {
             Ok(l) => {

@@ -207,6 +207,9 @@ fn header(
         sink.emit(Event::Facts(Box::new(Facts::Unit(unit))));
     }
     let system = crate::report::facts::sysinfo::capture(&file_paths(plan));
+    for line in crate::report::facts::sysinfo::console_lines(&system) {
+        crate::exit::unless_closed(crate::exit::outln!("{line}"))?;
+    }
     sink.emit(Event::Facts(Box::new(Facts::System(system))));
     Ok(())
 }

@@ -37,6 +37,17 @@ pub struct Headless {
     pub explicit: bool,
 }
 
+/// A backup stream found (a `[BackupUser]`'s `.bak`: it begins with a block header, not a
+/// page header).
+pub struct Stream {
+    /// Where it is.
+    pub path: PathBuf,
+    /// The file, open read-only.
+    pub storage: Arc<dyn Storage>,
+    /// Given by name: checked whatever run it is of.
+    pub explicit: bool,
+}
+
 /// Everything found.
 #[derive(Default)]
 pub struct Found {
@@ -44,6 +55,8 @@ pub struct Found {
     pub targets: Vec<ScanTarget>,
     /// Files without one.
     pub headless: Vec<Headless>,
+    /// Backup streams of ours.
+    pub streams: Vec<Stream>,
 }
 
 impl Found {
@@ -51,12 +64,17 @@ impl Found {
     /// error when `explicit`, else skipped (a directory holds other files too).
     pub fn add(&mut self, path: &Path, explicit: bool) -> anyhow::Result<()> {
         match open(path) {
-            Ok((storage, Ok(header))) => self.targets.push(ScanTarget {
+            Ok((storage, Ok(header), _)) => self.targets.push(ScanTarget {
                 path: path.to_path_buf(),
                 header,
                 storage,
             }),
-            Ok((storage, Err(why))) => self.headless.push(Headless {
+            Ok((storage, Err(_), true)) => self.streams.push(Stream {
+                path: path.to_path_buf(),
+                storage,
+                explicit,
+            }),
+            Ok((storage, Err(why), false)) => self.headless.push(Headless {
                 path: path.to_path_buf(),
                 why,
                 storage,
@@ -98,8 +116,11 @@ pub fn discover(files: &[PathBuf], dirs: &[PathBuf]) -> anyhow::Result<Found> {
     Ok(found)
 }
 
+/// A file opened: the file, its page 0 decoded, and whether it begins as a backup stream does.
+type Opened = (Arc<dyn Storage>, Result<FileHeader, HeaderError>, bool);
+
 /// Opens `path` read-only and decodes its page 0.
-fn open(path: &Path) -> anyhow::Result<(Arc<dyn Storage>, Result<FileHeader, HeaderError>)> {
+fn open(path: &Path) -> anyhow::Result<Opened> {
     let opts = OpenOptions {
         create: false,
         direct: false,
@@ -112,12 +133,16 @@ fn open(path: &Path) -> anyhow::Result<(Arc<dyn Storage>, Result<FileHeader, Hea
     let mut buf = AlignedBuf::new(PAGE_SIZE)?;
     // A read error is the device's answer about page 0, not a reason to pass over the file:
     // the journal may name it (then it is a finding, and its other pages are checked).
+    let mut stream = false;
     let header = match storage.read_at(&mut buf, 0) {
-        Ok(n) => FileHeader::decode(&buf[..n]),
+        Ok(n) => {
+            stream = buf[..n].starts_with(crate::sim::engine::backup::MAGIC);
+            FileHeader::decode(&buf[..n])
+        }
         Err(e) => Err(HeaderError::Unreadable {
             errno: e.raw_os_error().unwrap_or(0),
             what: e.to_string(),
         }),
     };
-    Ok((storage, header))
+    Ok((storage, header, stream))
 }

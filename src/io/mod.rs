@@ -31,6 +31,7 @@ pub mod append;
 pub mod buffered;
 pub mod direct;
 pub mod faulty;
+pub mod fiemap;
 pub mod file;
 pub mod nodes;
 pub mod oserr;

@@ -21,6 +21,7 @@ mod loop_support;
 
 mod bench_device;
 mod crash_depth;
+mod device_lba;
 mod devices;
 mod dsync_fuse;
 mod env_errors;

@@ -182,3 +182,63 @@ fn the_log_files_summary_counts_its_reads_and_a_running_average_that_moves() {
         "the log's running average moved: {summary}"
     );
 }
+
+#[test]
+fn with_the_default_engine_several_log_writes_are_in_flight_at_once() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = eight_users(dir.path(), 3);
+    let out = run_cmd(&config, dir.path()).output().expect("run");
+    assert_success(&out);
+    let text = std::fs::read_to_string(dir.path().join("sqliosim.log.json")).expect("JSON");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("JSON parses");
+    let files = doc["stats"]["files"].as_array().expect("stats.files");
+    let log = files
+        .iter()
+        .find(|f| f["path"].as_str().is_some_and(|p| p.ends_with(".ldx")))
+        .expect("the log file's summary");
+    let most = log["io_request_blocks"]
+        .as_u64()
+        .expect("io_request_blocks");
+    assert!(
+        most > 1,
+        "the log file's most requests in flight at once: {most} (the log writer's writes are posted, up to 32)"
+    );
+    assert!(
+        most <= 64,
+        "bounded by the log writer's depth (plus its reads): {most}"
+    );
+}
+
+/// SQL Server's largest forward log read (recovery, log backup): 120 KB.
+const MAX_FORWARD_READ: u64 = 122_880;
+/// The backward walk's largest read before the forward reader: 7.5 KB.
+const OLD_LARGEST_LOG_READ: u64 = 7_680;
+
+#[test]
+fn the_log_is_read_forward_in_reads_of_up_to_120_kb() {
+    if !strace_support::available() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = eight_users(dir.path(), 3);
+    let mut cmd = run_cmd(&config, dir.path());
+    cmd.args(["--engine", "sync", "--no-json"]);
+    let (out, calls) = strace_support::run(&cmd, &dir.path().join("strace.txt"));
+    assert_success(&out);
+    // Reads of the log area (past the file header).
+    let log_reads: Vec<u64> = calls
+        .iter()
+        .filter(|c| c.is_read() && c.path.as_deref().is_some_and(|p| p.ends_with(".ldx")))
+        .filter(|c| c.offset.is_some_and(|o| o >= 8192))
+        .filter_map(|c| c.len)
+        .collect();
+    assert!(
+        log_reads.iter().any(|&n| n > OLD_LARGEST_LOG_READ),
+        "forward reads larger than the backward walk's: {log_reads:?}"
+    );
+    let largest = log_reads.iter().copied().max().unwrap_or_default();
+    assert!(
+        largest <= MAX_FORWARD_READ,
+        "a log read of {largest} bytes (at most {MAX_FORWARD_READ})"
+    );
+}

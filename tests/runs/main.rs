@@ -19,6 +19,7 @@ mod fault_injection;
 mod generations;
 mod hostile_env;
 mod hostile_names;
+mod kernel_log;
 mod log_io;
 mod rerun;
 mod resume_journal;

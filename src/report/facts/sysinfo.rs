@@ -126,6 +126,61 @@ pub fn describe(info: &SystemInfo) -> Vec<String> {
     out
 }
 
+/// The console header's line for each file (issue #23 §5: guard against burning in the wrong
+/// disk): `Device under /data/sqliosim.mdx: sdb1 on disk sdb, model X, serial Y; ext4 mounted
+/// at /data`.
+pub fn console_lines(info: &SystemInfo) -> Vec<String> {
+    info.files
+        .iter()
+        .map(|f| {
+            let d = &f.device;
+            let dev = if d.name == d.disk || d.disk == UNKNOWN {
+                d.name.clone()
+            } else {
+                format!("{} on disk {}", d.name, d.disk)
+            };
+            format!(
+                "Device under {}: {dev}, model {}, serial {}; {} mounted at {}",
+                f.path.display(),
+                d.model,
+                d.serial,
+                f.fs_type,
+                f.mount_point
+            )
+        })
+        .collect()
+}
+
 pub(crate) fn read_opt(path: impl AsRef<Path>) -> Option<String> {
     read_trim(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_console_names_the_device_model_serial_and_mount_of_each_file() {
+        let mut d = DeviceInfo::unknown();
+        (d.name, d.disk, d.model, d.serial) = (
+            "sdb1".into(),
+            "sdb".into(),
+            "ACME 9000".into(),
+            "S3R14L".into(),
+        );
+        let info = SystemInfo {
+            files: vec![FileDevice {
+                path: "/data/sqliosim.mdx".into(),
+                device: d,
+                fs_type: "ext4".into(),
+                mount_point: "/data".into(),
+                ..FileDevice::default()
+            }],
+            ..SystemInfo::default()
+        };
+        assert_eq!(
+            console_lines(&info),
+            vec!["Device under /data/sqliosim.mdx: sdb1 on disk sdb, model ACME 9000, serial S3R14L; ext4 mounted at /data"]
+        );
+    }
 }

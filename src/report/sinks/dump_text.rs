@@ -32,6 +32,9 @@ pub fn dump_text(f: &Finding) -> String {
         f.offset,
         f.offset
     );
+    if let Some(l) = &f.location {
+        let _ = writeln!(s, "On the device: {}", l.describe());
+    }
     let _ = writeln!(
         s,
         "Found: {} UTC by {} {}  Seed: 0x{:016X}",

@@ -78,6 +78,12 @@ struct State {
     summary_logged: bool,
     /// The last periodic rewrite of the JSON summary (on a tick, every [`JSON_EVERY`]).
     last_json: Instant,
+    /// The files are in memory (fault injection): no device holds their pages.
+    in_memory: bool,
+    /// The clocks at the start: the kernel log's window begins there.
+    started: crate::report::facts::kmsg::Clocks,
+    /// `/dev/kmsg`, positioned at the start: the kernel log's window by sequence.
+    kmsg: Option<std::fs::File>,
 }
 
 /// How often the JSON summary is rewritten while the run goes on, so a killed run still leaves
@@ -129,6 +135,9 @@ impl Evidence {
             error: None,
             summary_logged: false,
             last_json: Instant::now(),
+            in_memory: false,
+            started: crate::report::facts::kmsg::Clocks::now(),
+            kmsg: crate::report::facts::kmsg::open_at_end(),
         };
         st.write_json()?;
         Ok(Evidence {
@@ -165,6 +174,7 @@ impl Evidence {
             st.log_summary_lines();
         }
         st.log_suppressed();
+        st.capture_after();
         let signal = st.doc.stop.as_ref().is_some_and(|s| s.reason == "signal");
         st.doc.complete = !signal;
         st.doc.ended_us = Some(crate::report::sinks::clock::now_us());
@@ -261,6 +271,9 @@ impl State {
         if !self.admit(f.class.as_str()) {
             return;
         }
+        if f.location.is_none() {
+            f.location = Some(self.locate(&f));
+        }
         let dump = match (&mut self.dumps, f.persistent) {
             (Some(d), true) if f.received.is_some() || f.expected_image.is_some() => {
                 Some(d.write(&f))
@@ -296,6 +309,66 @@ impl State {
     }
 }
 
+impl State {
+    /// Where the page of `f` lies on the device (its first page for a multi-page request).
+    fn locate(&self, f: &Finding) -> crate::findings::DeviceLocation {
+        if self.in_memory {
+            return crate::findings::DeviceLocation {
+                note: Some(
+                    "the files are in memory (fault injection): no device holds them".into(),
+                ),
+                ..Default::default()
+            };
+        }
+        let page = crate::page::PAGE_SIZE as u64;
+        crate::report::facts::lba::locate(&f.path, f.offset, page)
+    }
+}
+
+/// The kernel's view and the drives' health, around the run.
+impl State {
+    /// The host facts and the drives' health before the run, for the disks under `sys`.
+    fn capture_before(&mut self, sys: &crate::events::facts::SystemInfo) {
+        let disks = disks_of(sys, false);
+        self.doc.host_facts = Some(crate::report::facts::host::capture(&disks));
+        let before = crate::report::facts::health::capture("before", &disks);
+        self.doc.drive_health.extend(before);
+    }
+
+    /// The drives' health after the run and the kernel's messages of its window.
+    fn capture_after(&mut self) {
+        let Some(sys) = &self.doc.system else {
+            return;
+        };
+        let (disks, devices) = (disks_of(sys, false), disks_of(sys, true));
+        let after = crate::report::facts::health::capture("after", &disks);
+        self.doc.drive_health.extend(after);
+        let log = crate::report::facts::kmsg::capture(self.started, devices, self.kmsg.take());
+        self.doc.kernel_log = Some(log);
+    }
+}
+
+/// The disks under the run's files (with their partitions and devices when `all`), known
+/// ones only, each once.
+fn disks_of(sys: &crate::events::facts::SystemInfo, all: bool) -> Vec<String> {
+    let mut v: Vec<String> = sys
+        .files
+        .iter()
+        .flat_map(|f| {
+            let d = &f.device;
+            let mut names = vec![d.disk.clone()];
+            if all {
+                names.push(d.name.clone());
+            }
+            names
+        })
+        .filter(|n| !n.is_empty() && n != crate::report::facts::sysinfo::UNKNOWN)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
 /// What the events other than findings do to the evidence.
 impl State {
     fn message(&mut self, m: &Message) {
@@ -321,9 +394,11 @@ impl State {
                 if let Some(line) = self.doc.host.as_ref().map(HostInfo::identity_line) {
                     self.log_message(&info(line));
                 }
+                self.capture_before(&sys);
                 self.doc.system = Some(sys);
             }
             Facts::IoService(io) => {
+                self.in_memory = io.used == "memory";
                 let text = format!("I/O engine: {}", io.describe());
                 self.log_message(&Message {
                     func: LOG_FUNC.into(),

@@ -118,6 +118,7 @@ pub fn write_finding(w: &mut Out, f: &Finding, run_id: Option<u64>) {
         text_elem(w, "DETAIL", &[], d);
     }
     write_identity(w, f, run_id);
+    write_location(w, f);
     write_verdicts(w, f);
     write_history(w, f);
     if let Some(d) = &f.dump {
@@ -153,8 +154,36 @@ fn write_identity(w: &mut Out, f: &Finding, run_id: Option<u64>) {
     let id = f.actor_id.to_string();
     empty_elem(w, "ACTOR", &[("NAME", f.actor.name()), ("ID", &id)]);
     if let Some(e) = f.expected {
-        text_elem(w, "EXPECTED_STATE", &[], &format!("{e:?}"));
+        let words = crate::report::sinks::dump_text::expected_words(Some(e));
+        text_elem(w, "EXPECTED_STATE", &[], &words);
     }
+}
+
+/// DEVICE_LOCATION: the device, the disk and the page's LBA on it (attributes when known),
+/// and the sentence saying it or why it is not known.
+fn write_location(w: &mut Out, f: &Finding) {
+    let Some(l) = &f.location else {
+        return;
+    };
+    let lba = l.lba().map(|v| v.to_string());
+    let size = l.logical_sector_size.map(|v| v.to_string());
+    let start = l.partition_start.map(|v| v.to_string());
+    let mut attrs: Vec<(&str, &str)> = Vec::new();
+    for (k, v) in [("DEVICE", &l.device), ("DISK", &l.disk)] {
+        if !v.is_empty() {
+            attrs.push((k, v.as_str()));
+        }
+    }
+    for (k, v) in [
+        ("LBA", &lba),
+        ("SECTOR_SIZE", &size),
+        ("PARTITION_START", &start),
+    ] {
+        if let Some(v) = v {
+            attrs.push((k, v.as_str()));
+        }
+    }
+    text_elem(w, "DEVICE_LOCATION", &attrs, &l.describe());
 }
 
 fn write_verdicts(w: &mut Out, f: &Finding) {

@@ -168,6 +168,15 @@ pub struct JsonReport {
     pub log: Option<PathBuf>,
     /// Directory of the page dumps, if any.
     pub dump_dir: Option<PathBuf>,
+    /// The kernel's messages of the run's window about its devices (docs/evidence.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_log: Option<crate::report::facts::kmsg::KernelLog>,
+    /// DMI, kernel command line, block stack, AER counters and queue settings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_facts: Option<crate::report::facts::host::HostFacts>,
+    /// SMART and NVMe logs of each disk under test, before and after the run, or why absent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drive_health: Vec<crate::report::facts::health::HealthReport>,
 }
 
 impl JsonReport {

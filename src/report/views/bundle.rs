@@ -179,6 +179,7 @@ pub fn evidence_files(l: &RunEvidence, html: Option<&Path>) -> Vec<BundleFile> {
         };
         v.push(json("config.json", &j.config));
         v.push(json("system-info.json", &j.system));
+        v.extend(crate::report::views::forensics::members(j, &l.findings));
     }
     for f in &l.findings {
         if let Some(d) = f.dump.as_ref().map(|d| locate(d, &base)) {

@@ -20,13 +20,12 @@ use std::time::Instant;
 use super::context::Run;
 use super::flight::{After, Flight, Kept};
 use super::worker::Worker;
-use crate::findings::{Finding, FindingClass, Severity};
-use crate::io::align::AlignedBuf;
-use crate::io::{OpenOptions, Storage};
+use crate::findings::{Finding, Severity};
+use crate::io::Storage;
 use crate::page::{layout, sectors, verify, Expect, ExpectedState, Verdict, PAGE_SIZE};
 use crate::sim::engine::backup::scan::{scan, Problem};
 use crate::sim::engine::backup::writer::{StreamWriter, Written};
-use crate::sim::engine::backup::{Carried, BLOCK_HEADER, MAGIC};
+use crate::sim::engine::backup::Carried;
 
 /// The `Func` of the backup's log lines.
 const FUNC: &str = "BackupUser::Backup";
@@ -196,28 +195,12 @@ fn carried(run: &Run<'_>, file: usize, page: u64, bytes: &[u8]) -> Result<Carrie
 
 /// Opens the stream through the run's backend, refusing a file that is not a stream of ours.
 fn open_stream(run: &Run<'_>) -> Result<Arc<dyn Storage>, String> {
-    let path = &run.plan.backup.file;
-    let open = OpenOptions {
-        create: true,
-        direct: run.plan.direct,
-        write_through: false,
-    };
-    let storage = run
-        .backend
-        .open(path, open)
-        .map_err(|e| format!("cannot open the backup stream: {e}"))?;
-    let len = storage.len().unwrap_or(0);
-    if len > 0 && !run.plan.force {
-        let mut head = AlignedBuf::new(BLOCK_HEADER).map_err(|e| e.to_string())?;
-        let got = storage.read_at(&mut head, 0).unwrap_or(0);
-        if got < MAGIC.len() || &head[..MAGIC.len()] != MAGIC {
-            return Err(format!(
-                "{}: not a backup stream of sqliosim; no backup written (move it away, name another BackupFile in [BackupUser], or pass --force)",
-                path.display()
-            ));
-        }
-    }
-    Ok(storage)
+    crate::sim::engine::backup::open_stream(
+        run.backend,
+        &run.plan.backup.file,
+        run.plan.direct,
+        run.plan.force,
+    )
 }
 
 /// The verify-only pass: the stream read back against what was written.
@@ -252,27 +235,9 @@ fn verify_only(w: &mut Worker<'_>, storage: &dyn Storage, written: &Written) {
     }
 }
 
-/// A stream problem as a finding of the Backup User: its path is the stream's, its pages
-/// the stream's pages at fault (the carried page it concerns is named in the detail).
+/// A stream problem as a finding of this Backup User.
 pub fn finding(w: &Worker<'_>, p: &Problem) -> Finding {
-    let verdict = p.verdict.clone().unwrap_or(Verdict::Garbage {
-        first_bytes: [0; 16],
-    });
-    let page = p.offset / PAGE_SIZE as u64;
-    let mut f = Finding::page(
-        w.run.plan.seed,
-        w.run.plan.backup.file.clone(),
-        p.page.map_or(0, |c| c.file),
-        page,
-        w.kind,
-        w.id,
-        verdict,
-    );
-    f.class = FindingClass::BackupCorruption;
-    f.offset = p.offset;
-    f.page_count = p.len.div_ceil(PAGE_SIZE as u64).max(1) as u32;
-    f.detail = Some(format!("backup stream: {}", p.what));
-    f
+    p.finding(w.run.plan.seed, &w.run.plan.backup.file, w.id)
 }
 
 /// The stream refused an operation: an environment error of this backup, said once.

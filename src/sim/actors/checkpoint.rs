@@ -71,6 +71,7 @@ pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
         let file = w.run.files.logs[i].file;
         let _ = w.flush_log_index(i);
         check_log_chain(w, i, file, RECENT_LOG_BLOCKS);
+        super::log_writer::read_log_forward(w, i, file);
     }
     let t = std::time::Instant::now();
     if super::durability::sync_point(w.run) {

@@ -7,7 +7,8 @@ use std::time::Duration;
 use super::evidence;
 use super::worker::Worker;
 use crate::findings::FindingClass;
-use crate::sim::engine::logscan::{check_block, scan_chain, ChainSpec};
+use crate::sim::engine::logforward::read_forward;
+use crate::sim::engine::logscan::{check_block, scan_chain, ChainSpec, LogProblem};
 use crate::sim::engine::retry::RetryPolicy;
 use crate::sim::engine::wal::{LogGate, LogIo, MAX_GROUP};
 
@@ -54,9 +55,76 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
             return;
         }
     };
-    let Some(p) = problem else {
-        return;
+    if let Some(p) = problem {
+        report_log_problem(w, log, file, &spec, &p);
+    }
+}
+
+/// Reads forward, in reads of up to 120 KB, what the log wrote since the last forward read
+/// (what a log backup reads; see `sim::engine::logforward`) and reports a broken chain. When
+/// the writer has lapped the mark meanwhile, the read starts over from the durable end.
+pub fn read_log_forward(w: &mut Worker<'_>, log: usize, file: usize) {
+    let wal = &w.run.files.logs[log].wal;
+    let spec = ChainSpec {
+        run_id: w.run.files.run_id,
+        file_id: file as u32,
+        area_len: wal.area_len(),
+        last_block: wal.last_block(),
+        durable_end: wal.durable_end(),
+        max_blocks: usize::MAX,
+        unit: wal.unit(),
     };
+    let (after, from) = wal.forward_mark();
+    // Leave a margin the writer may reach while the read goes on.
+    if from + spec.area_len < spec.durable_end + 2 * MAX_GROUP {
+        wal.set_forward_mark(crate::sim::engine::wal::NO_PREV, spec.durable_end);
+        return;
+    }
+    let storage = wal.storage().as_ref();
+    let gate = w.log_gate(file);
+    match read_forward(storage, &spec, after, from, &gate, |_, _| {}) {
+        Ok(report) => {
+            w.record_log_ios(file, w.kind, &report.reads);
+            let reached = report
+                .blocks
+                .last()
+                .map(|b| (b.lsn, b.lsn + u64::from(b.len)));
+            match &report.problem {
+                Some(p) => report_log_problem(w, log, file, &spec, p),
+                None => {
+                    if let Some((last, end)) = reached {
+                        w.run.files.logs[log].wal.set_forward_mark(last, end);
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            let failed = super::failure::Failed {
+                file,
+                what: "log read",
+                offset: None,
+                len: 0,
+                error: &e,
+            };
+            if !super::failure::handled(w.run, &failed) {
+                evidence::report_write_error(w, file, 0, 0, &e);
+            }
+        }
+    }
+}
+
+/// Reports a log block that is not what the chain says, unless the writer lapped it
+/// meanwhile; re-read first, by the rule of a data page.
+fn report_log_problem(
+    w: &mut Worker<'_>,
+    log: usize,
+    file: usize,
+    spec: &ChainSpec,
+    p: &LogProblem,
+) {
+    let wal = &w.run.files.logs[log].wal;
+    let storage = wal.storage().as_ref();
+    let gate = w.log_gate(file);
     // The log writer may have come round the circular area while the walk read an old block:
     // such a block is gone legitimately, not damaged.
     if p.lsn + spec.area_len <= wal.appended_end() + MAX_GROUP {
@@ -68,7 +136,7 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
     let mut reads = Vec::new();
     let transient = policy.reread_until(|| {
         matches!(
-            check_block(storage, &spec, p.lsn, &gate, &mut reads),
+            check_block(storage, spec, p.lsn, &gate, &mut reads),
             Ok(Ok(()))
         )
     });

@@ -54,6 +54,7 @@ pub fn log_chains(w: &mut Worker<'_>, _: usize) {
         let file = w.run.files.logs[i].file;
         w.flush_log_index(i);
         log_writer::check_log_chain(w, i, file, usize::MAX);
+        log_writer::read_log_forward(w, i, file);
     }
 }
 

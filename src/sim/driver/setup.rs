@@ -53,6 +53,17 @@ pub fn build<'b>(
         .iter()
         .map(|_| Arc::new(DepthGauge::new(start)))
         .collect();
+    if plan.backup.users > 0 {
+        // A name the backup cannot use (a planted link, a file not of ours) stops the run
+        // here, before it starts, as every other file the run writes does.
+        crate::sim::engine::backup::open_stream(
+            backend,
+            &plan.backup.file,
+            plan.direct,
+            plan.force,
+        )
+        .map_err(|e| anyhow::anyhow!("{}: {e}", plan.backup.file.display()))?;
+    }
     let logs = open_logs(&plan, run_id, &all)?;
     let controls = controls(&plan, backend, stop, gauges, depth)?;
     let files = FileSet {

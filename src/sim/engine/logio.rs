@@ -12,8 +12,8 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use crate::sim::control::inflight::Inflight;
-use crate::sim::control::throttle::{Gate, Throttle};
+use crate::sim::control::inflight::{Inflight, InflightGuard};
+use crate::sim::control::throttle::{Gate, Permit, Throttle};
 
 /// One request the log made, for the caller's statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub struct LogGate<'a> {
     pub burst: bool,
 }
 
-impl LogGate<'_> {
+impl<'a> LogGate<'a> {
     /// Does one request of `bytes` bytes under a throttle permit and an in-flight slot.
     pub fn request<T>(
         &self,
@@ -52,25 +52,45 @@ impl LogGate<'_> {
         is_read: bool,
         io: impl FnOnce() -> io::Result<T>,
     ) -> io::Result<(T, LogIo)> {
-        let waited_before = self.throttle.throttled();
-        let permit = self.throttle.enter(&NO_GATE, self.burst);
-        let throttled = self.throttle.throttled() > waited_before;
-        let guard = self.inflight.begin();
-        let t = Instant::now();
+        let begun = self.begin(bytes, is_read);
         let res = io();
-        let took = t.elapsed();
-        drop(guard);
-        self.throttle.complete(permit, took);
-        let done = LogIo {
-            bytes,
-            latency_ns: took.as_nanos() as u64,
-            is_sync: false,
-            is_read,
-            throttled,
-        };
+        let done = begun.end(Instant::now());
         res.map(|v| (v, done))
     }
 
+    /// Starts one request of `bytes` bytes that completes later (a posted log write): waits for
+    /// the file's throttle, then takes an in-flight slot. A caller that holds permits of its
+    /// own asks [`LogGate::try_begin`] instead, which never waits.
+    pub fn begin(&self, bytes: u64, is_read: bool) -> Begun<'a> {
+        let waited_before = self.throttle.throttled();
+        let permit = self.throttle.enter(&NO_GATE, self.burst);
+        let throttled = self.throttle.throttled() > waited_before;
+        self.started(permit, bytes, is_read, throttled)
+    }
+
+    /// [`LogGate::begin`] without waiting: `None` (counted as throttled) when the file's
+    /// throttle has no room now.
+    pub fn try_begin(&self, bytes: u64, is_read: bool) -> Option<Begun<'a>> {
+        match self.throttle.try_enter(&NO_GATE, self.burst) {
+            Ok(permit) => Some(self.started(permit, bytes, is_read, false)),
+            Err(_) => {
+                self.throttle.count_throttled();
+                None
+            }
+        }
+    }
+
+    fn started(&self, permit: Permit<'a>, bytes: u64, is_read: bool, throttled: bool) -> Begun<'a> {
+        Begun {
+            throttle: self.throttle,
+            permit,
+            _watched: self.inflight.begin(),
+            start: Instant::now(),
+            bytes,
+            is_read,
+            throttled,
+        }
+    }
     /// Times an fdatasync of the log (outside the throttle, as a data file's sync).
     pub fn sync(io: impl FnOnce() -> io::Result<()>) -> io::Result<LogIo> {
         let t = Instant::now();
@@ -82,6 +102,45 @@ impl LogGate<'_> {
             is_read: false,
             throttled: false,
         })
+    }
+}
+
+/// One log request started and not yet done: its throttle permit and in-flight slot, held
+/// until [`Begun::end`].
+#[derive(Debug)]
+pub struct Begun<'a> {
+    throttle: &'a Throttle,
+    permit: Permit<'a>,
+    _watched: InflightGuard<'a>,
+    start: Instant,
+    bytes: u64,
+    is_read: bool,
+    throttled: bool,
+}
+
+impl Begun<'_> {
+    /// The request ended at `done_at`: gives back its slot and permit (its duration moves the
+    /// file's running average) and returns it for the statistics.
+    pub fn end(self, done_at: Instant) -> LogIo {
+        let took = done_at.saturating_duration_since(self.start);
+        let Begun {
+            throttle,
+            permit,
+            _watched,
+            bytes,
+            is_read,
+            throttled,
+            ..
+        } = self;
+        drop(_watched);
+        throttle.complete(permit, took);
+        LogIo {
+            bytes,
+            latency_ns: took.as_nanos() as u64,
+            is_sync: false,
+            is_read,
+            throttled,
+        }
     }
 }
 

@@ -149,16 +149,34 @@ fn read_block(
         Ok(h) => h,
         Err(e) => return Ok(Err(e)),
     };
-    let room = (spec.area_len - lsn % spec.area_len) as usize;
-    let len = (header.len as usize).clamp(unit, room.min(buf.len())) / unit * unit;
+    let len = extent(spec, lsn, header.len, buf.len());
     if len > unit {
         at.read(&mut buf[unit..len], unit as u64, reads)?;
     }
+    Ok(check(&buf[..len], spec, lsn))
+}
+
+/// How many bytes the block at `lsn` whose header says `header_len` is read as: whole units,
+/// at least one, never past the end of the area nor past `have` bytes of buffer (a damaged
+/// length is then caught by the check). The backward walk and the forward reader share it.
+pub(super) fn extent(spec: &ChainSpec, lsn: u64, header_len: u32, have: usize) -> usize {
+    let unit = spec.unit.max(MIN_LOG_UNIT) as usize;
+    let room = (spec.area_len - lsn % spec.area_len) as usize;
+    (header_len as usize).clamp(unit, room.min(have).max(unit)) / unit * unit
+}
+
+/// The check of one block read whole: what must be at `lsn` of this log (shared by the
+/// backward walk and the forward reader).
+pub(super) fn check(
+    block: &[u8],
+    spec: &ChainSpec,
+    lsn: u64,
+) -> Result<logblock::LogBlock, LogBlockError> {
     let want = Want {
         run_id: spec.run_id,
         file_id: spec.file_id,
         lsn,
         unit: spec.unit,
     };
-    Ok(logblock::verify(&buf[..len], &want))
+    logblock::verify(block, &want)
 }

@@ -6,6 +6,8 @@ pub mod ceiling;
 pub mod files;
 pub mod journal;
 pub mod logblock;
+pub mod logflight;
+pub mod logforward;
 pub mod logio;
 pub mod logpack;
 pub mod logscan;

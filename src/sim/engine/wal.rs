@@ -4,20 +4,21 @@
 //! Records are packed into log blocks of at most 60 KB ([`super::logpack`]); a block is closed
 //! by the commit that needs it durable or when it is full. A data page carrying LSN `l` may be
 //! written only once `durable_end() > l`, which [`Wal::flush_to`] ensures. Whoever calls
-//! `flush_to` first writes every closed block, one write per block (group commit); callers
-//! that arrive meanwhile find their LSN already durable.
+//! `flush_to` closes the block its LSN is in and posts every closed block, one asynchronous
+//! write per block, up to 32 in flight ([`super::logflight`], SQL Server's log writer); the
+//! log becomes durable over the contiguous prefix of completed (and synced) blocks, in LSN
+//! order, and callers whose LSN is in a block another caller posted wait for it (group commit).
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use memmap2::MmapMut;
 use parking_lot::Mutex;
 
-use super::logblock::{self, LogBlock, LOG_AREA_START, MAX_LOG_BLOCK, MAX_LOG_UNIT, MIN_LOG_UNIT};
+use super::logblock::{LOG_AREA_START, MAX_LOG_UNIT, MIN_LOG_UNIT};
+use super::logflight::{LogFlight, Publish};
 use super::logpack::Packer;
 use crate::io::Storage;
-use crate::page::layout::now_us;
 
 /// `prev_lsn` of the first block of a log.
 pub const NO_PREV: u64 = u64::MAX;
@@ -36,10 +37,12 @@ pub struct Wal {
     unit: u32,
     write_through: bool,
     pending: Mutex<Packer>,
-    writer: Mutex<MmapMut>,
+    flight: LogFlight,
     durable_end: AtomicU64,
     last_block: AtomicU64,
     on_flush: std::sync::OnceLock<FlushHook>,
+    /// Where the next forward read starts: (the block before, the LSN).
+    forward: Mutex<(u64, u64)>,
 }
 
 /// Told (last durable block, durable end) after every flush, in flush order.
@@ -81,10 +84,11 @@ impl Wal {
             unit,
             write_through,
             pending: Mutex::new(Packer::new(run_id, file_id, area_len, unit)),
-            writer: Mutex::new(MmapMut::map_anon(MAX_LOG_BLOCK as usize)?),
+            flight: LogFlight::new(0)?,
             durable_end: AtomicU64::new(0),
             last_block: AtomicU64::new(NO_PREV),
             on_flush: std::sync::OnceLock::new(),
+            forward: Mutex::new((NO_PREV, 0)),
         })
     }
 
@@ -99,6 +103,8 @@ impl Wal {
         let unit = u64::from(self.unit);
         let start = end.div_ceil(unit) * unit;
         self.pending.lock().continue_at(start);
+        self.flight.restart_at(start);
+        *self.forward.lock() = (NO_PREV, start);
         self.durable_end.store(start, Ordering::Release);
     }
 
@@ -143,69 +149,64 @@ impl Wal {
         LOG_AREA_START + lsn % self.area_len
     }
 
+    /// Where the next forward read of the log starts: the LSN the last one ended at and the
+    /// block before it (the first block it reads must link to it).
+    pub fn forward_mark(&self) -> (u64, u64) {
+        *self.forward.lock()
+    }
+
+    /// A forward read reached `end`, the block before it being `last_block`.
+    pub fn set_forward_mark(&self, last_block: u64, end: u64) {
+        let mut m = self.forward.lock();
+        if end > m.1 {
+            *m = (last_block, end);
+        }
+    }
+
     /// Appends a log record of `bytes` bytes (packed into the open block); returns its LSN.
     pub fn append(&self, bytes: u32) -> u64 {
         self.pending.lock().append(bytes)
     }
 
     /// Makes the log durable at least past `lsn` (group commit), each write through `gate`;
-    /// returns the I/Os it did.
+    /// returns the I/Os this caller did. `Ok` only once `durable_end() > lsn`.
     pub fn flush_to(&self, lsn: u64, gate: &LogGate<'_>) -> io::Result<Vec<LogIo>> {
         if lsn != NO_PREV && self.durable_end() > lsn {
             return Ok(Vec::new());
         }
-        let mut buf = self.writer.lock();
-        if lsn != NO_PREV && self.durable_end() > lsn {
-            return Ok(Vec::new());
-        }
-        let blocks = {
+        let close = || {
             let mut p = self.pending.lock();
             p.close_through(lsn);
             p.take_closed()
         };
-        let Some(last) = blocks.last().copied() else {
-            return Ok(Vec::new());
-        };
-        let mut ios = Vec::new();
-        for block in &blocks {
-            ios.push(self.write_block(&mut buf, block, gate)?);
-        }
-        if !self.write_through {
-            ios.push(LogGate::sync(|| self.storage.sync_data())?);
-        }
-        self.last_block.store(last.lsn, Ordering::Release);
-        self.durable_end
-            .store(last.lsn + u64::from(last.len), Ordering::Release);
-        if let Some(hook) = self.on_flush.get() {
-            (hook.0)(last.lsn, last.lsn + u64::from(last.len));
-        }
-        Ok(ios)
+        self.flight.flush(
+            self.storage.as_ref(),
+            self.write_through,
+            (lsn != NO_PREV).then_some(lsn),
+            |lsn| self.offset_of(lsn),
+            close,
+            gate,
+            self,
+        )
     }
 
     /// Flushes everything appended so far.
     pub fn flush_all(&self, gate: &LogGate<'_>) -> io::Result<Vec<LogIo>> {
         self.flush_to(NO_PREV, gate)
     }
+}
 
-    fn write_block(
-        &self,
-        buf: &mut MmapMut,
-        b: &LogBlock,
-        gate: &LogGate<'_>,
-    ) -> io::Result<LogIo> {
-        let at = b.len as usize;
-        logblock::encode(
-            &mut buf[..at],
-            &LogBlock {
-                time_us: now_us(),
-                ..*b
-            },
-        );
-        let offset = self.offset_of(b.lsn);
-        gate.request(at as u64, false, || {
-            self.storage.write_at(&buf[..at], offset)
-        })
-        .map(|((), io)| io)
+impl Publish for Wal {
+    fn publish(&self, last_block: u64, durable_end: u64) {
+        self.last_block.store(last_block, Ordering::Release);
+        self.durable_end.store(durable_end, Ordering::Release);
+        if let Some(hook) = self.on_flush.get() {
+            (hook.0)(last_block, durable_end);
+        }
+    }
+
+    fn durable_end(&self) -> u64 {
+        Wal::durable_end(self)
     }
 }
 

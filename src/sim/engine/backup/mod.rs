@@ -194,6 +194,39 @@ fn get64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(x)
 }
 
+/// Opens the backup stream at `path` through `backend` (so a planted link is refused and the
+/// faulty twin reaches it), creating it if need be, and refuses a file that is not a stream of
+/// ours unless `force`. The run's setup calls it once, so that a name it cannot use stops the
+/// run before it starts (exit 2, naming the path), and the BackupUser before each backup.
+pub fn open_stream(
+    backend: &dyn crate::io::Backend,
+    path: &std::path::Path,
+    direct: bool,
+    force: bool,
+) -> Result<std::sync::Arc<dyn crate::io::Storage>, String> {
+    let open = crate::io::OpenOptions {
+        create: true,
+        direct,
+        write_through: false,
+    };
+    let storage = backend
+        .open(path, open)
+        .map_err(|e| format!("cannot open the backup stream: {e}"))?;
+    let len = storage.len().unwrap_or(0);
+    if len > 0 && !force {
+        let mut head =
+            crate::io::align::AlignedBuf::new(BLOCK_HEADER).map_err(|e| e.to_string())?;
+        let got = storage.read_at(&mut head, 0).unwrap_or(0);
+        if got < MAGIC.len() || &head[..MAGIC.len()] != MAGIC {
+            return Err(format!(
+                "{}: not a backup stream of sqliosim; no backup written (move it away, name another BackupFile in [BackupUser], or pass --force)",
+                path.display()
+            ));
+        }
+    }
+    Ok(storage)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,9 +5,10 @@
 
 use super::writer::Written;
 use super::{crc_of, read_head, BlockHead, Carried, BLOCK_HEADER, MAX_BLOCK_PAGES};
+use crate::findings::{Finding, FindingClass};
 use crate::io::align::AlignedBuf;
 use crate::io::Storage;
-use crate::page::{verify, Expect, ExpectedState, Verdict, PAGE_SIZE};
+use crate::page::{verify, ActorKind, Expect, ExpectedState, Verdict, PAGE_SIZE};
 
 /// One thing wrong with a stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +25,33 @@ pub struct Problem {
     pub verdict: Option<Verdict>,
     /// What is wrong, in a sentence.
     pub what: String,
+}
+
+impl Problem {
+    /// The problem as a `backup_corruption` finding of the Backup User: its path is the
+    /// stream's (`stream`), its pages the stream's pages at fault (the carried page it
+    /// concerns is named in the detail). `actor_id` is the thread that found it (0 offline).
+    pub fn finding(&self, seed: u64, stream: &std::path::Path, actor_id: u16) -> Finding {
+        let verdict = self.verdict.clone().unwrap_or(Verdict::Garbage {
+            first_bytes: [0; 16],
+        });
+        let page = self.offset / PAGE_SIZE as u64;
+        let mut f = Finding::page(
+            seed,
+            stream.to_path_buf(),
+            self.page.map_or(0, |c| c.file),
+            page,
+            ActorKind::BackupUser,
+            actor_id,
+            verdict,
+        );
+        f.class = FindingClass::BackupCorruption;
+        f.offset = self.offset;
+        f.page_count =
+            u32::try_from(self.len.div_ceil(PAGE_SIZE as u64).max(1)).unwrap_or(u32::MAX);
+        f.detail = Some(format!("backup stream: {}", self.what));
+        f
+    }
 }
 
 /// What a scan found.
