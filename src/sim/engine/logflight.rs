@@ -13,7 +13,7 @@
 //!   once;
 //! - otherwise the thread that takes the prefix issues one `fdatasync` after taking it (so it
 //!   covers every write of the prefix, all completed before) and publishes only once it
-//!   returned. Taking, syncing and publishing are serialized ([`LogFlight::advance`]), so a
+//!   returned. Taking, syncing and publishing are serialized (`LogFlight::advance`), so a
 //!   later prefix can never be published before an earlier one.
 //!
 //! The flush hook (the durability journal's acknowledgements) is told under the ledger's lock
