@@ -21,6 +21,7 @@ mod io_direct;
 mod io_engine;
 mod io_faulty;
 mod journal_memory;
+mod log_read_error;
 mod page_concurrency;
 mod page_concurrency_async;
 mod page_offline;

@@ -42,16 +42,7 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
             report.problem
         }
         Err(e) => {
-            let failed = super::failure::Failed {
-                file,
-                what: "log read",
-                offset: None,
-                len: 0,
-                error: &e,
-            };
-            if !super::failure::handled(w.run, &failed) {
-                evidence::report_write_error(w, file, 0, 0, &e);
-            }
+            log_read_failed(w, file, &e);
             return;
         }
     };
@@ -98,19 +89,35 @@ pub fn read_log_forward(w: &mut Worker<'_>, log: usize, file: usize) {
                 }
             }
         }
-        Err(e) => {
-            let failed = super::failure::Failed {
-                file,
-                what: "log read",
-                offset: None,
-                len: 0,
-                error: &e,
-            };
-            if !super::failure::handled(w.run, &failed) {
-                evidence::report_write_error(w, file, 0, 0, &e);
-            }
-        }
+        Err(e) => log_read_failed(w, file, &e),
     }
+}
+
+/// A read of the log failed (the backward walk or the forward read): a `read_error` finding
+/// on the log file, unless the platform refused the request (an environment error, said as
+/// such by `failure::handled`). It was filed as a `write_error` ("log write or flush").
+fn log_read_failed(w: &mut Worker<'_>, file: usize, e: &std::io::Error) {
+    let failed = super::failure::Failed {
+        file,
+        what: "log read",
+        offset: None,
+        len: 0,
+        error: e,
+    };
+    if super::failure::handled(w.run, &failed) {
+        return;
+    }
+    let errno = e.raw_os_error().unwrap_or(libc::EIO);
+    let mut finding = evidence::log_finding(
+        w,
+        file,
+        FindingClass::ReadError,
+        0,
+        format!("a read of the log failed: {e}"),
+    );
+    finding.verdict = crate::page::Verdict::IoError { errno };
+    finding.errno = Some(errno);
+    w.run.report(finding);
 }
 
 /// Reports a log block that is not what the chain says, unless the writer lapped it
