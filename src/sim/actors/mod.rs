@@ -8,7 +8,6 @@ pub mod backup;
 pub mod batch;
 pub mod checkpoint;
 pub mod context;
-mod cursor;
 pub mod durability;
 pub mod evidence;
 pub mod failure;
