@@ -27,16 +27,6 @@ fn write_page(path: &Path, page: u64, bytes: &[u8]) {
     f.sync_all().expect("sync");
 }
 
-fn config(dir: &Path) -> std::path::PathBuf {
-    let text = "[CONFIG]\nTestCycles=1\nTestCycleDuration=1\nMaxMemoryMB=4\nWriteThrough=TRUE\n\
-         [RandomUser]\nUserCount=1\n[AuditUser]\nUserCount=0\n[ReadAheadUser]\nUserCount=0\n[BulkUpdateUser]\nUserCount=0\n\
-         [File1]\nFileName=sqliosim.mdx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
-         [File2]\nFileName=sqliosim.ldx\nInitialSize=1\nMaxSize=1\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n";
-    let path = dir.join("lba.cfg.ini");
-    std::fs::write(&path, text).expect("write config");
-    path
-}
-
 /// `count` bytes of `dev` from byte `at`, read with O_DIRECT by dd.
 fn dd_direct(dev: &Path, at: u64, count: u64) -> Vec<u8> {
     let out = Command::new("dd")
@@ -68,7 +58,7 @@ fn the_lba_of_a_damaged_page_on_a_loop_device_holds_its_bytes() {
     let Some(m) = Mounted::new(dev, "ext4", &dir) else {
         return;
     };
-    let cfg = config(tmp.path());
+    let cfg = crate::verify_readonly::config(tmp.path());
     let run = bin()
         .args(["run", "--config"])
         .arg(&cfg)

@@ -18,8 +18,9 @@ use std::process::{Command, Output};
 
 use crate::crash_support::{assert_exit, bin};
 
-/// A one-second run's configuration in `dir`: a 2 MB data file and a 1 MB log.
-fn config(dir: &Path) -> std::path::PathBuf {
+/// A one-second run's configuration in `dir`: a 2 MB data file and a 1 MB log (also the
+/// device-LBA test's).
+pub fn config(dir: &Path) -> std::path::PathBuf {
     let text = "[CONFIG]\nTestCycles=1\nTestCycleDuration=1\nMaxMemoryMB=4\nWriteThrough=TRUE\n\
          [RandomUser]\nUserCount=1\n[AuditUser]\nUserCount=0\n[ReadAheadUser]\nUserCount=0\n[BulkUpdateUser]\nUserCount=0\n\
          [File1]\nFileName=sqliosim.mdx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\

@@ -200,15 +200,24 @@ mod tests {
     use crate::sim::engine::wal::Wal;
     use crate::sim::engine::wal::NO_PREV as NONE;
 
-    #[test]
-    fn reads_back_exactly_the_blocks_written_in_order_across_a_wrap_in_reads_of_at_most_120_kb() {
-        let backend = crate::io::FaultyBackend::new(11);
-        let path = std::path::Path::new("/f.ldx");
-        let len = 8192 + 512 * 1024;
-        let storage = crate::io::Backend::open(&backend, path, crate::io::OpenOptions::default())
-            .expect("open");
+    /// A log file of `len` bytes in memory (its backend seeded with `seed`) and its WAL.
+    fn log_of(seed: u64, path: &str, len: u64) -> (Arc<dyn crate::io::Storage>, Wal) {
+        let backend = crate::io::FaultyBackend::new(seed);
+        let storage = crate::io::Backend::open(
+            &backend,
+            std::path::Path::new(path),
+            crate::io::OpenOptions::default(),
+        )
+        .expect("open");
         storage.set_len(len).expect("size");
         let wal = Wal::new(Arc::clone(&storage), 4, 2, len, false, 512).expect("wal");
+        (storage, wal)
+    }
+
+    #[test]
+    fn reads_back_exactly_the_blocks_written_in_order_across_a_wrap_in_reads_of_at_most_120_kb() {
+        let len = 8192 + 512 * 1024;
+        let (storage, wal) = log_of(11, "/f.ldx", len);
         let own = OwnControls::default();
         let gate = own.gate();
         // Into the second half of a lap first, then the blocks the reader must return: three
@@ -286,13 +295,8 @@ mod tests {
 
     #[test]
     fn a_damaged_block_stops_the_forward_read_where_it_is() {
-        let backend = crate::io::FaultyBackend::new(12);
-        let path = std::path::Path::new("/d.ldx");
         let len = 8192 + 256 * 1024;
-        let storage = crate::io::Backend::open(&backend, path, crate::io::OpenOptions::default())
-            .expect("open");
-        storage.set_len(len).expect("size");
-        let wal = Wal::new(Arc::clone(&storage), 4, 2, len, false, 512).expect("wal");
+        let (storage, wal) = log_of(12, "/d.ldx", len);
         let own = OwnControls::default();
         let gate = own.gate();
         let mut starts = Vec::new();
