@@ -123,3 +123,32 @@ fn a_bad_data_page_read_by_the_backup_is_the_backup_users_finding() {
     assert_eq!(first.page_id, 40);
     assert_eq!(first.actor, ActorKind::BackupUser, "{first:?}");
 }
+
+/// The backup device failed a write (EIO): that is the device's fault, so a `write_error`
+/// finding of the Backup User on the stream at the failed block's offset, not only a message
+/// that the backup was abandoned; the last finished backup stays the stream.
+#[test]
+fn a_stream_write_the_device_fails_is_a_write_error_of_the_backup_user() {
+    let plan = backup_plan();
+    let stream = plan.backup.file.clone();
+    let backend = FaultyBackend::new(3);
+    // The second block of a backup: 16 KB header + 16 pages = 18 pages a block.
+    backend.inject(
+        Fault::WriteEio,
+        Trigger::Page {
+            path: plan.backup.partial(),
+            page: 20,
+        },
+    );
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone()).expect("simulate");
+    assert_eq!(backend.fired().len(), 1, "the EIO fired");
+    let found = sink.findings();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let f = &found[0];
+    assert_eq!(f.class, FindingClass::WriteError, "{f:?}");
+    assert_eq!(f.actor, ActorKind::BackupUser);
+    assert_eq!(f.path, stream);
+    assert_eq!(f.errno, Some(libc::EIO));
+    assert_eq!(f.offset, 18 * 8192, "{f:?}");
+}

@@ -251,3 +251,83 @@ fn verify_checks_a_backup_stream_given_by_name_or_in_the_directory() {
         );
     }
 }
+
+/// What a device sees of a backup (issue #25 "what must be shown"), under strace with
+/// `--engine sync`: the data file read in order in MaxTransferSize requests (the last of a
+/// file shorter), and the stream written sequentially, each block at the end of the one before,
+/// made durable before the stream is renamed into place. The other users are off, so every
+/// 256 KB read of the data file is the backup's.
+#[test]
+fn under_strace_a_backup_reads_the_data_file_in_order_and_writes_the_stream_sequentially() {
+    if !crate::strace_support::available() {
+        return;
+    }
+    let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = cfg_dir.path().join("backup-only.cfg.ini");
+    std::fs::write(
+        &config,
+        "[CONFIG]\nTestCycles=1\nTestCycleDuration=2\nMaxMemoryMB=4\nWriteThrough=TRUE\n\
+         [RandomUser]\nUserCount=0\n[AuditUser]\nUserCount=0\n[ReadAheadUser]\nUserCount=0\n\
+         [BulkUpdateUser]\nUserCount=0\n\
+         [ShrinkUser]\nMinShrinkInterval=100000\nMaxShrinkInterval=100000\n\
+         [BackupUser]\nUserCount=1\nMaxTransferSize=262144\nBufferCount=4\nBackupDelay=200\n\
+         [File1]\nFileName=sqliosim.mdx\nInitialSize=8\nMaxSize=8\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
+         [File2]\nFileName=sqliosim.ldx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n",
+    )
+    .expect("config");
+    let mut cmd = run_cmd(&config, data.path());
+    cmd.args(["--engine", "sync", "--no-json", "--seed", "81"]);
+    let (out, calls) = crate::strace_support::run(&cmd, &data.path().join("strace.txt"));
+    assert_success(&out);
+    const TRANSFER: u64 = 262_144;
+    let on = |c: &crate::strace_support::Call, suffix: &str| {
+        c.path.as_deref().is_some_and(|p| p.ends_with(suffix))
+    };
+    // The backup's reads: page 1 onwards, 256 KB each, each where the one before ended, and
+    // a new pass starting at page 1 again.
+    // strace shows the first 8 iovecs of a vectored call: its return value is the length.
+    let done = |c: &crate::strace_support::Call| c.result.and_then(|r| u64::try_from(r).ok());
+    let reads: Vec<(u64, u64)> = calls
+        .iter()
+        .filter(|c| c.is_read() && on(c, "sqliosim.mdx") && done(c) == Some(TRANSFER))
+        .filter_map(|c| Some((c.offset?, done(c)?)))
+        .collect();
+    let passes = reads.iter().filter(|&&(off, _)| off == 8192).count();
+    assert!(passes >= 2, "at least two backups read the file: {reads:?}");
+    for w in reads.windows(2) {
+        let ((a, n), (b, _)) = (w[0], w[1]);
+        assert!(
+            b == a + n || b == 8192,
+            "a backup read at {b} after one at {a}: not in order ({reads:?})"
+        );
+    }
+    // The stream: written only under its .partial name, sequentially from offset 0, in
+    // blocks of a 16 KB header and up to MaxTransferSize of pages, then fdatasync'ed.
+    assert!(
+        !calls.iter().any(|c| c.is_write() && on(c, "sqliosim.bak")),
+        "a write went to the finished stream's name"
+    );
+    let mut next = 0;
+    let mut blocks = 0;
+    let mut synced = 0;
+    for c in calls.iter().filter(|c| on(c, "sqliosim.bak.partial")) {
+        if c.is_write() {
+            let (off, len) = (c.offset.expect("offset"), done(c).expect("written"));
+            if off == 0 {
+                next = 0;
+            }
+            assert_eq!(off, next, "a stream write out of sequence: {c:?}");
+            assert!(len <= 16384 + TRANSFER, "a block of {len} bytes");
+            next = off + len;
+            blocks += 1;
+        } else if c.syscall == "fdatasync" {
+            synced += 1;
+        }
+    }
+    assert!(blocks > 4, "the stream had {blocks} writes");
+    assert!(
+        synced >= 2,
+        "each finished backup is made durable: {synced} fdatasyncs"
+    );
+}

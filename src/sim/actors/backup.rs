@@ -24,7 +24,8 @@ use std::time::Instant;
 use super::context::Run;
 use super::flight::{After, Flight, Kept};
 use super::worker::Worker;
-use crate::findings::{Finding, Severity};
+use crate::findings::{Finding, FindingClass, Severity};
+use crate::io::oserr::{self, ErrorClass};
 use crate::io::Storage;
 use crate::page::{layout, sectors, verify, Expect, ExpectedState, Verdict, PAGE_SIZE};
 use crate::sim::engine::backup::scan::{scan, Problem};
@@ -65,7 +66,7 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
         run.files.run_id,
         backup_no,
     )
-    .map_err(|e| stream_failed(run, "empty", &e))
+    .map_err(|e| stream_failed(w, "empty", None, &e))
     .ok()?;
     let mut flight = Flight::with_depth(run, plan.buffer_count);
     let finished = read_files(w, &mut flight, &mut out);
@@ -75,9 +76,10 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
         unfinished(run, backup_no);
         return None;
     }
+    let at = out.position();
     let written = out
         .finish()
-        .map_err(|e| stream_failed(run, "write", &e))
+        .map_err(|e| stream_failed(w, "write and flush", Some(at), &e))
         .ok()?;
     // Finished and durable: only now does it replace the last finished backup.
     run.backend
@@ -160,8 +162,9 @@ fn carry<'a>(
                 break;
             }
             if let (Ok(c), true) = (c, ok) {
+                let at = out.position();
                 if let Err(e) = out.push(c, page) {
-                    stream_failed(run, "write", &e);
+                    stream_failed(w, "write", Some(at), &e);
                     ok = false;
                     break;
                 }
@@ -272,7 +275,27 @@ pub fn finding(w: &Worker<'_>, p: &Problem) -> Finding {
 }
 
 /// The stream refused an operation: an environment error of this backup, said once.
-fn stream_failed(run: &Run<'_>, what: &str, e: &std::io::Error) {
+/// A write (or flush) of the stream failed. When the device failed it (EIO and its kin, as
+/// `io::oserr` tells them from a request refused for how it was made), that is a
+/// `write_error` finding of the Backup User on the stream at the offset written; either way
+/// the backup is abandoned, and the stream keeps the last finished one.
+fn stream_failed(w: &Worker<'_>, what: &str, at: Option<u64>, e: &std::io::Error) {
+    let run = w.run;
+    if let (Some(offset), ErrorClass::Device) = (at, oserr::classify(e)) {
+        let errno = e.raw_os_error().unwrap_or(libc::EIO);
+        let p = Problem {
+            offset,
+            len: 0,
+            block_no: 0,
+            page: None,
+            verdict: Some(Verdict::IoError { errno }),
+            what: format!("the backup device failed a {what} at or after offset {offset}: {e}"),
+        };
+        let mut f = finding(w, &p);
+        f.class = FindingClass::WriteError;
+        f.errno = Some(errno);
+        run.report(f);
+    }
     say(
         run,
         Severity::Error,

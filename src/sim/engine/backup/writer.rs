@@ -117,6 +117,11 @@ impl StreamWriter {
         Ok(self.written)
     }
 
+    /// Where the next block goes: the stream's length so far (a failed write's offset).
+    pub fn position(&self) -> u64 {
+        self.written.bytes
+    }
+
     /// The stream's storage.
     pub fn storage(&self) -> &Arc<dyn Storage> {
         &self.storage
