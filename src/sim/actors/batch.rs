@@ -113,8 +113,8 @@ fn next_run(w: &Worker<'_>, at: &mut Cursor, want: u64) -> Option<(usize, u64, u
         .map(|(first, n)| (file, first, n))
 }
 
-/// ReadAheadUser: reads `BuffersRAMin..=BuffersRAMax` consecutive pages per cycle (with
-/// ForceReadAhead=FALSE, only those not already in the buffer pool).
+/// ReadAheadUser: reads the next `BuffersRAMin..=BuffersRAMax` consecutive pages at its cursor
+/// per cycle (with ForceReadAhead=FALSE, only those not already in the buffer pool).
 /// Reads are posted without waiting for each (verified as they complete), up to the run's
 /// asynchronous depth across cycles.
 pub fn read_ahead<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
@@ -168,8 +168,8 @@ pub fn read_misses(w: &mut Worker<'_>, file: usize, start: u64, n: u64, hit_rati
     }
 }
 
-/// BulkUpdateUser: logs one small record, then writes `BuffersBUMin..=BuffersBUMax`
-/// consecutive pages in one gather write.
+/// BulkUpdateUser: logs one small record, then writes the next `BuffersBUMin..=BuffersBUMax`
+/// consecutive pages at its cursor in one gather write.
 /// The writes are posted without waiting for each, up to the run's asynchronous depth
 /// across cycles.
 pub fn bulk_update<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
