@@ -70,7 +70,8 @@ impl FaultSpec {
         Ok(out)
     }
 
-    /// Arms the faults on `backend`, aimed at `data_file` (and the backup stream at `stream`).
+    /// Arms the faults on `backend`, aimed at `data_file` (and the backup stream's at `stream`,
+    /// the name a backup in progress is written under).
     pub fn arm(&self, backend: &FaultyBackend, data_file: &Path, stream: &Path) {
         let aimed = self.armed.iter().map(|a| (a, data_file));
         for ((fault, page), path) in aimed.chain(self.stream.iter().map(|a| (a, stream))) {

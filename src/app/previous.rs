@@ -137,11 +137,14 @@ fn look(
         prev.ours.extend(dumps.filter(|d| has_flat_dumps(d)));
     }
     prev.ours.extend(evidence.iter().map(|p| p.to_path_buf()));
-    // The backup stream holds the pages as the previous run's backup read them.
-    let stream = &plan.backup.file;
+    // The backup stream holds the pages as the previous run's last finished backup read
+    // them; a partial one, how far a backup got that a bad page, a failed write or a kill
+    // stopped.
     let magic = String::from_utf8_lossy(crate::sim::engine::backup::MAGIC);
-    if written_by_us(stream, &magic) {
-        prev.ours.push(stream.clone());
+    for stream in [plan.backup.file.clone(), plan.backup.partial()] {
+        if written_by_us(&stream, &magic) {
+            prev.ours.push(stream);
+        }
     }
     if let Some(p) = evidence.first() {
         match crate::report::readers::load::load(p) {
@@ -235,7 +238,7 @@ fn refusal(settings: &RunSettings, plan: &SimPlan, prev: &Previous) -> String {
          lost, so this run does not replace them. Check them with `sqliosim verify --dir {dir}{journal}`, \
          carry the run on with `sqliosim run --resume` (it verifies first), or start afresh with \
          `sqliosim run --discard-previous-run` (its data files are replaced; its log, JSON \
-         summary, dumps and journal are kept under its run id)",
+         summary, dumps, journal and backup streams are kept under its run id)",
         prev.unclean.join("; ")
     )
 }

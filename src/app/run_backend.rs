@@ -33,7 +33,7 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
         let spec = super::faults::FaultSpec::parse(spec)?;
         let backend = FaultyBackend::new(plan.seed);
         if let Some(&data) = plan.data_files().first() {
-            spec.arm(&backend, &plan.files[data].path, &plan.backup.file);
+            spec.arm(&backend, &plan.files[data].path, &plan.backup.partial());
         }
         engine.used = "memory".into();
         return Ok(Chosen {

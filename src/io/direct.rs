@@ -196,6 +196,24 @@ pub(crate) fn remove_file(path: &Path) -> Result<(), IoError> {
     }
 }
 
+/// Renames `from` over `to`, both in one directory, relative to that directory opened once
+/// (a rename replaces whatever entry `to` names, never writes through it), then syncs the
+/// directory so that the rename survives a power cut.
+pub(crate) fn rename_file(from: &Path, to: &Path) -> Result<(), IoError> {
+    let (dir, from_name) = Dir::of(from)?;
+    let (to_dir, to_name) = super::safefile::split(to)?;
+    if to_dir != dir.path() {
+        return Err(os_error(
+            to,
+            "cannot rename into another directory than",
+            std::io::Error::from(std::io::ErrorKind::InvalidInput),
+        ));
+    }
+    dir.rename(&from_name, &to_name)?;
+    dir.sync()?;
+    Ok(())
+}
+
 /// `path` if it exists, else its nearest existing ancestor (a file not created yet).
 fn existing(path: &Path) -> PathBuf {
     let mut p = path.to_path_buf();

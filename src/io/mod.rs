@@ -216,6 +216,11 @@ pub trait Backend: Send + Sync {
     fn exists(&self, path: &Path) -> bool {
         path.exists()
     }
+    /// Renames `from` over `to` (both in one directory) and makes the rename durable: a
+    /// finished backup stream replaces the last finished one whole, never before it is.
+    fn rename(&self, from: &Path, to: &Path) -> Result<(), IoError> {
+        direct::rename_file(from, to)
+    }
     /// Creates (or empties) a file written by appending (the journal), its directory entry
     /// made durable.
     fn create_append(&self, path: &Path) -> Result<Box<dyn AppendFile>, IoError> {

@@ -72,11 +72,12 @@ fn a_stream_block_damaged_at_rest_is_found_by_the_verify_only_pass() {
     let plan = backup_plan();
     let stream = plan.backup.file.clone();
     let backend = FaultyBackend::new(2);
-    // Page 3 of the stream: the second page carried by its first block (16 KB header).
+    // Page 3 of the stream: the second page carried by its first block (16 KB header). A
+    // backup is written to the partial stream and renamed over the stream once finished.
     backend.inject(
         Fault::BitFlip(None),
         Trigger::Page {
-            path: stream.clone(),
+            path: plan.backup.partial(),
             page: 3,
         },
     );

@@ -72,7 +72,9 @@ fn a_symlink_planted_at_the_stream_is_refused_and_its_target_untouched() {
 /// log and JSON: the stream holds the pages as the backup read them, which is evidence of the
 /// device. Met the way a user meets it: a clean run with a backup, a data page damaged at
 /// rest, a `--resume` that finds the damage (exit 1), then the same command again. It used to
-/// write its own backup over the stream.
+/// write its own backup over the stream. CI then met the stream emptied by a backup that did
+/// not finish (each backup emptied the stream before its first write): the stream now only
+/// ever holds a finished backup.
 #[test]
 fn a_rerun_after_a_run_that_found_corruption_keeps_its_backup_stream() {
     let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
@@ -84,6 +86,16 @@ fn a_rerun_after_a_run_that_found_corruption_keeps_its_backup_stream() {
         .expect("run");
     assert_success(&first);
     let stream = data.path().join("sqliosim.bak");
+    let check = crate::crash_support::bin()
+        .arg("verify")
+        .arg(&stream)
+        .output()
+        .expect("verify FILE.bak");
+    let text = assert_success(&check);
+    assert!(
+        !text.contains("unfinished") && text.contains("0 problem(s)"),
+        "the first run leaves a finished backup: {text}"
+    );
     let mdx = data.path().join("sqliosim.mdx");
     crate::crash_support::write_page(&mdx, 40, &[0xA5; 8192]);
     let resumed = run_cmd(&config, data.path())
@@ -91,10 +103,10 @@ fn a_rerun_after_a_run_that_found_corruption_keeps_its_backup_stream() {
         .output()
         .expect("resume");
     crate::crash_support::assert_exit(&resumed, 1);
+    let evidence = std::fs::read(&stream).expect("the stream the corrupt run left");
     let json = std::fs::read(data.path().join("sqliosim.log.json")).expect("json");
     let doc: serde_json::Value = serde_json::from_slice(&json).expect("json");
     let id = format!("{:016X}", doc["run_id"].as_u64().expect("run_id"));
-    let evidence = std::fs::read(&stream).expect("the stream the corrupt run left");
     let rerun = run_cmd(&config, data.path())
         .args(["--seed", "53"])
         .output()
@@ -111,6 +123,91 @@ fn a_rerun_after_a_run_that_found_corruption_keeps_its_backup_stream() {
         "the corrupt run's stream was not kept as it was"
     );
     assert!(stream.is_file(), "the rerun wrote its own stream");
+}
+
+/// A kill -9 during a backup leaves the last finished backup whole in the stream; `verify
+/// --dir` checks it and the unfinished one beside it, and a run started afresh
+/// (`--discard-previous-run`) keeps both under the killed run's id. Each backup used to empty the stream and write over it: about one kill in two
+/// left a stream that `verify` called unfinished, the finished backup before it destroyed.
+/// Backups run back to back (BackupDelay=0), so a kill lands in one most of the time; the
+/// test kills until one did (a `.partial` beside the stream).
+#[test]
+fn a_kill_during_a_backup_leaves_the_last_finished_backup_in_the_stream() {
+    let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let path = crate::crash_support::small_config(cfg_dir.path(), 1, 60, true);
+    let mut text = std::fs::read_to_string(&path).expect("config");
+    text.push_str(
+        "[BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBufferCount=2\nBackupDelay=0\n",
+    );
+    std::fs::write(&path, text).expect("write config");
+    let mut killed_in_a_backup = false;
+    for attempt in 0..6u64 {
+        let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+        let mut child = crate::crash_support::start_run(&path, data.path(), 70 + attempt);
+        let xml = data.path().join("sqliosim.log.xml");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(50);
+        // Until the first backup finished, then a little more: into a later one.
+        while !std::fs::read_to_string(&xml).is_ok_and(|t| t.contains("backup 1: "))
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(150 + 70 * attempt));
+        child.kill().expect("SIGKILL");
+        child.wait().expect("wait");
+        let stream = data.path().join("sqliosim.bak");
+        let check = crate::crash_support::bin()
+            .arg("verify")
+            .arg(&stream)
+            .output()
+            .expect("verify FILE.bak");
+        let text = assert_success(&check);
+        assert!(
+            text.contains(", finished, 0 problem(s)"),
+            "the stream after a kill is not a finished backup: {text}"
+        );
+        let partial = data.path().join("sqliosim.bak.partial");
+        if !partial.is_file() {
+            continue;
+        }
+        killed_in_a_backup = true;
+        let (was_stream, was_partial) = (
+            std::fs::read(&stream).expect("stream"),
+            std::fs::read(&partial).expect("partial"),
+        );
+        let v = crate::crash_support::verify(data.path());
+        let vout = assert_success(&v);
+        assert!(
+            vout.contains("sqliosim.bak.partial: backup stream of run")
+                && vout.contains("unfinished"),
+            "verify --dir checks the unfinished one too: {vout}"
+        );
+        // The same command refuses (the killed run's files are evidence); the operator
+        // starts afresh, which keeps the killed run's evidence under its run id.
+        let again = run_cmd(&path, data.path())
+            .args(["--seed", "79", "--duration", "1"])
+            .output()
+            .expect("rerun");
+        crate::crash_support::assert_exit(&again, 2);
+        let rerun = run_cmd(&path, data.path())
+            .args(["--seed", "79", "--duration", "1", "--discard-previous-run"])
+            .output()
+            .expect("rerun");
+        let err = String::from_utf8_lossy(&rerun.stderr);
+        let kept: Vec<_> = std::fs::read_dir(data.path())
+            .expect("dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.to_string_lossy().contains(".bak") && *p != stream && *p != partial)
+            .collect();
+        assert_eq!(kept.len(), 2, "both streams kept: {kept:?}\n{err}");
+        for k in &kept {
+            assert!(err.contains(&k.display().to_string()), "{err}");
+            let bytes = std::fs::read(k).expect("kept");
+            assert!(bytes == was_stream || bytes == was_partial, "{k:?} changed");
+        }
+        break;
+    }
+    assert!(killed_in_a_backup, "no kill landed in a backup in 6 tries");
 }
 
 /// `sqliosim verify FILE.bak` checks a stream by itself, and `verify --dir` checks the stream

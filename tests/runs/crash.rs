@@ -197,6 +197,77 @@ fn resume_after_a_kill_verifies_first_then_carries_on_cleanly() {
     );
 }
 
+/// A kill -9 at any moment of a resume, again and again: each `--resume` of the run before is
+/// killed at a moment across its whole life (verifying the files, replacing the journal,
+/// its initial update, the main phase with the log writer and a backup, the end), then
+/// `verify` must find nothing, and the next resume carries on from what the killed one left.
+/// After the chain, a resume runs to its end, clean. The same command after each kill is
+/// what a tired operator types.
+#[test]
+fn sigkill_at_any_moment_of_a_resume_again_and_again_then_verify_finds_nothing() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 0, 2, false);
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str(
+        "[BackupUser]\nUserCount=1\nMaxTransferSize=262144\nBufferCount=4\nBackupDelay=50\n",
+    );
+    std::fs::write(&config, text).expect("write config");
+    let mut child = start_run(&config, dir.path(), 31);
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(0x2E5);
+    // Early moments (the verification and the journal's replacement take tens of ms here)
+    // and later ones, interleaved.
+    let waits: Vec<u64> = (0..10u64)
+        .map(|i| {
+            if i % 2 == 0 {
+                rng.random_range(0..120)
+            } else {
+                rng.random_range(120..2500)
+            }
+        })
+        .collect();
+    for (i, &ms) in waits.iter().enumerate() {
+        let mut child = run_cmd(&config, dir.path())
+            .args(["--resume", "--seed", &(40 + i).to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the resume");
+        std::thread::sleep(Duration::from_millis(ms));
+        child.kill().expect("SIGKILL");
+        let out = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked"),
+            "kill {i} at {ms} ms: {stderr}"
+        );
+        let v = verify(dir.path());
+        assert_eq!(
+            v.status.code(),
+            Some(0),
+            "false alarm after kill {i} of a resume at {ms} ms:\n{}\n{}\nthe resume said: {stderr}",
+            String::from_utf8_lossy(&v.stdout),
+            String::from_utf8_lossy(&v.stderr)
+        );
+    }
+    let out = run_cmd(&config, dir.path())
+        .args([
+            "--resume",
+            "--cycles",
+            "1",
+            "--duration",
+            "1",
+            "--seed",
+            "60",
+        ])
+        .output()
+        .expect("the last resume");
+    assert_success(&out);
+    assert_eq!(verify(dir.path()).status.code(), Some(0));
+}
+
 #[test]
 fn resume_refuses_a_missing_file_set() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");

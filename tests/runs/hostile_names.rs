@@ -289,6 +289,13 @@ const RUN_CASES: &[Case] = &[
         run_args!(),
     ),
     case(
+        "run: backup in progress",
+        "sqliosim.bak.partial",
+        Victim::Ref("sqliosim.bak"),
+        Prep::Empty,
+        run_args!(),
+    ),
+    case(
         "run: stylesheet",
         "ErrorLog.xslt",
         Victim::Plain,

@@ -93,7 +93,7 @@ fn run_case(case: &Case, seed: u64) -> anyhow::Result<Row> {
     let backend = FaultyBackend::new(seed);
     if let Some(f) = &case.fault {
         let path = if stream {
-            plan.backup.file.clone()
+            plan.backup.partial()
         } else {
             dir.join(DATA)
         };

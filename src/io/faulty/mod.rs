@@ -222,6 +222,19 @@ impl Backend for FaultyBackend {
         self.shared.files.lock().contains_key(path)
     }
 
+    /// The file moves to its new name whole, at once and durably (the model loses data, not
+    /// metadata); what it holds, durable or not, moves with it.
+    fn rename(&self, from: &Path, to: &Path) -> Result<(), IoError> {
+        let mut files = self.shared.files.lock();
+        let file = files.remove(from).ok_or_else(|| IoError::Os {
+            path: from.to_path_buf(),
+            what: "cannot rename",
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        })?;
+        files.insert(to.to_path_buf(), file);
+        Ok(())
+    }
+
     fn create_append(&self, path: &Path) -> Result<Box<dyn AppendFile>, IoError> {
         Ok(Box::new(MemAppend::new(
             self.file(path),

@@ -182,7 +182,7 @@ pub fn check_fd<Fd: AsFd>(fd: Fd, path: &Path, use_: Use) -> Result<(), SafeFile
 }
 
 /// The directory holding `path` and the name in it.
-fn split(path: &Path) -> Result<(PathBuf, OsString), SafeFileError> {
+pub(crate) fn split(path: &Path) -> Result<(PathBuf, OsString), SafeFileError> {
     let name = path.file_name().ok_or_else(|| SafeFileError::Os {
         path: path.to_path_buf(),
         what: "use",

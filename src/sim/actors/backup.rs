@@ -10,7 +10,11 @@
 //! A page another user writes after the backup read it is not read again: the stream holds the
 //! version read, as SQL Server's backup does (its log backup covers the rest). As STOP_ON_ERROR
 //! does, a page that fails its own checksum, or a read that fails, ends the backup (the stream
-//! stays without its end block: an unfinished backup). After a finished backup, the
+//! in progress stays without its end block: an unfinished backup). A backup is written to the
+//! stream's name and `.partial`, and renamed over the stream once finished and durable, so the
+//! stream always holds the last finished backup: one that does not finish, a kill during it
+//! included, never destroys the one before (in a resumed run, the one that holds a page as
+//! it was before the device damaged it). After a finished backup, the
 //! verify-only pass reads the stream back and checks every block and page against what was
 //! written; what it finds is a `backup_corruption` finding.
 
@@ -68,16 +72,17 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
     flight.drain(w);
     let finished = carry(w, &mut flight, &mut out, finished) && finished;
     if !finished {
-        say(
-            run,
-            Severity::Info,
-            format!("backup {backup_no} to {} ended before its last page: the stream stays unfinished (no end block)", plan.file.display()),
-        );
+        unfinished(run, backup_no);
         return None;
     }
     let written = out
         .finish()
         .map_err(|e| stream_failed(run, "write", &e))
+        .ok()?;
+    // Finished and durable: only now does it replace the last finished backup.
+    run.backend
+        .rename(&plan.partial(), &plan.file)
+        .map_err(|e| say(run, Severity::Error, format!("backup {backup_no}: {e}")))
         .ok()?;
     say(
         run,
@@ -193,11 +198,37 @@ fn carried(run: &Run<'_>, file: usize, page: u64, bytes: &[u8]) -> Result<Carrie
     }
 }
 
-/// Opens the stream through the run's backend, refusing a file that is not a stream of ours.
+/// What is left of a backup that ended before its last page. Stopped with the phase, it is
+/// removed: it holds nothing the finished backup does not. Stopped by a bad page or a failed
+/// read or write, it stays as it is beside the stream, evidence of how far it got; either
+/// way the last finished backup is the stream, untouched.
+fn unfinished(run: &Run<'_>, backup_no: u64) {
+    let plan = &run.plan.backup;
+    let partial = plan.partial();
+    let kept = if run.controls.stop.phase_over() {
+        match run.backend.remove(&partial) {
+            Ok(()) => String::from("removed"),
+            Err(e) => format!("left ({e})"),
+        }
+    } else {
+        format!("kept as {}", partial.display())
+    };
+    say(
+        run,
+        Severity::Info,
+        format!(
+            "backup {backup_no} ended before its last page: its unfinished stream (no end block) is {kept}; {} keeps the last finished backup",
+            plan.file.display()
+        ),
+    );
+}
+
+/// Opens the stream in progress through the run's backend, refusing a file that is not a
+/// stream of ours.
 fn open_stream(run: &Run<'_>) -> Result<Arc<dyn Storage>, String> {
     crate::sim::engine::backup::open_stream(
         run.backend,
-        &run.plan.backup.file,
+        &run.plan.backup.partial(),
         run.plan.direct,
         run.plan.force,
     )

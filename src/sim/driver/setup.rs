@@ -56,13 +56,16 @@ pub fn build<'b>(
     if plan.backup.users > 0 {
         // A name the backup cannot use (a planted link, a file not of ours) stops the run
         // here, before it starts, as every other file the run writes does.
-        crate::sim::engine::backup::open_stream(
-            backend,
-            &plan.backup.file,
-            plan.direct,
-            plan.force,
-        )
-        .map_err(|e| anyhow::anyhow!("{}: {e}", plan.backup.file.display()))?;
+        // The stream and the name a backup in progress is written under; a partial stream
+        // this opening created empty is removed again.
+        for path in [plan.backup.file.clone(), plan.backup.partial()] {
+            let storage =
+                crate::sim::engine::backup::open_stream(backend, &path, plan.direct, plan.force)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            if path != plan.backup.file && storage.is_empty().unwrap_or(false) {
+                backend.remove(&path)?;
+            }
+        }
     }
     let logs = open_logs(&plan, run_id, &all)?;
     let controls = controls(&plan, backend, stop, gauges, depth)?;

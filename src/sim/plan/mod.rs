@@ -104,6 +104,17 @@ pub struct BackupPlan {
     pub restore: bool,
 }
 
+impl BackupPlan {
+    /// Where a backup in progress is written (the stream's name and `.partial`): renamed over
+    /// the stream only once it is finished and durable, so that a backup that does not finish
+    /// (stopped at a bad page, a failed write, a kill) never destroys the last finished one.
+    pub fn partial(&self) -> PathBuf {
+        let mut name = self.file.clone().into_os_string();
+        name.push(".partial");
+        PathBuf::from(name)
+    }
+}
+
 /// The whole simulation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimPlan {
