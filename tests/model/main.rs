@@ -31,5 +31,6 @@ mod page_verdicts;
 mod page_verify_props;
 mod progress;
 mod sector4k;
+mod sequential_cursors;
 mod sim;
 mod stats;

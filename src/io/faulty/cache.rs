@@ -12,10 +12,12 @@
 //!
 //! A power cut ([`Keep`]) builds the image a device would leave: the durable image, and of each
 //! pending write, in the order written, either nothing, everything, or each aligned unit of it
-//! kept or dropped independently (a tear at that unit). The units of acknowledged writes that
-//! end up not on the image, with no later write kept over them, are reported as [`Lost`].
+//! kept or dropped independently (a tear at that unit). The bytes of acknowledged writes that
+//! end up not on the image, with no later write kept over them, are reported as [`Lost`]: at
+//! each byte, the newest acknowledged write missing there, whatever the offsets and lengths
+//! of the writes over it.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rand::rngs::SmallRng;
@@ -175,8 +177,10 @@ impl Volatile {
         rng: &mut SmallRng,
     ) -> (Vec<u8>, Vec<(usize, u64, u64)>) {
         let mut image = self.durable.clone();
-        // Per unit (start offset): the acknowledged write (index) whose bytes are missing there.
-        let mut rolled: HashMap<u64, (usize, u64)> = HashMap::new();
+        // Byte ranges (start -> (index, end)), none overlapping another: the newest acknowledged
+        // write whose bytes are missing there. Kept by byte, not by a write's start: a shorter
+        // write starting where a longer one did covers only its own bytes of it.
+        let mut rolled: BTreeMap<u64, (usize, u64)> = BTreeMap::new();
         let mut broken = false;
         for (i, p) in self.pending.iter().enumerate() {
             for (start, end) in units(p, keep) {
@@ -194,8 +198,9 @@ impl Volatile {
                         start,
                         &p.bytes[from..from + to_usize(end - start)],
                     );
-                    rolled.remove(&start);
+                    clear(&mut rolled, start, end);
                 } else if p.acked {
+                    clear(&mut rolled, start, end);
                     rolled.insert(start, (i, end));
                 }
             }
@@ -211,6 +216,28 @@ impl Volatile {
     pub(crate) fn pending_at(&self, index: usize) -> (u64, Arc<[u8]>) {
         let p = &self.pending[index];
         (p.offset, Arc::clone(&p.bytes))
+    }
+}
+
+/// Removes `[start, end)` from the ranges of `lost` (start -> (write, end), none overlapping
+/// another), cutting short or splitting those it overlaps.
+fn clear(lost: &mut BTreeMap<u64, (usize, u64)>, start: u64, end: u64) {
+    // Sorted and disjoint, the ranges' ends are sorted too: walking back from the last one
+    // starting before `end`, they overlap until one ends at or before `start`.
+    let hit: Vec<(u64, usize, u64)> = lost
+        .range(..end)
+        .rev()
+        .take_while(|(_, &(_, e))| e > start)
+        .map(|(&s, &(i, e))| (s, i, e))
+        .collect();
+    for (s, i, e) in hit {
+        lost.remove(&s);
+        if s < start {
+            lost.insert(s, (i, start));
+        }
+        if e > end {
+            lost.insert(end, (i, e));
+        }
     }
 }
 

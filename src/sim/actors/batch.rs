@@ -1,6 +1,8 @@
 //! The batch users: AuditUser (DBCC-style read and verify), ReadAheadUser (sequential
-//! multi-page reads) and BulkUpdateUser (contiguous multi-page writes, minimally logged).
+//! multi-page reads) and BulkUpdateUser (contiguous multi-page writes, minimally logged). The
+//! read-ahead and bulk users each walk a sequential cursor (`cursor`) across their cycles.
 
+use super::cursor::Cursor;
 use super::flight::{After, Flight};
 use super::worker::Worker;
 use crate::sim::engine::pool::PageKey;
@@ -8,10 +10,6 @@ use crate::sim::plan::BatchPlan;
 
 /// Size of the log record a bulk operation writes before its pages.
 const BULK_LOG_BYTES: u32 = 512;
-
-fn random_file(w: &mut Worker<'_>) -> usize {
-    w.run.files.data[w.between(0, w.run.files.data.len() as u64 - 1) as usize]
-}
 
 /// Pauses after every `delay_after_cycles` cycles; false when the phase ended.
 fn pace(w: &Worker<'_>, plan: &BatchPlan, cycles: u32) -> bool {
@@ -54,29 +52,28 @@ pub fn audit(w: &mut Worker<'_>, plan: &BatchPlan) {
     }
 }
 
-/// Runs `body` once per cycle on a random run of `BuffersMin..=BuffersMax` pages of a random
-/// data file, pacing as the plan says; the flight splits a run longer than the worker's
-/// buffer (the generation's cap, `SimPlan::caps`) into requests of the buffer. On an
-/// actor's own io_uring the flight's requests are waited for before a pause: a completion
-/// there is stamped when the actor reaps it, so one left in flight over a pause would look as
-/// slow as the pause to the throttle and the statistics.
+/// Runs `body` once per cycle on a run of `BuffersMin..=BuffersMax` pages at the user's
+/// sequential cursor (see `cursor`: it continues across cycles, and moves to page 1 of the
+/// next data file at a file's end), pacing as the plan says; the flight splits a run longer
+/// than the worker's buffer (the generation's cap, `SimPlan::caps`) into requests of the
+/// buffer. On an actor's own io_uring the flight's requests are waited for before a pause: a
+/// completion there is stamped when the actor reaps it, so one left in flight over a pause
+/// would look as slow as the pause to the throttle and the statistics.
 fn each_cycle<'a>(
     w: &mut Worker<'a>,
     plan: &BatchPlan,
     flight: &mut Flight<'a>,
     mut body: impl FnMut(&mut Worker<'a>, &mut Flight<'a>, usize, u64, u64),
 ) {
+    let mut cursor: Option<Cursor> = None;
     let mut cycles = 0u32;
     while !w.run.controls.stop.phase_over() {
-        let file = random_file(w);
-        // Recursive: the caller's requests in flight hold the size shared, and a resize
-        // waiting for them must not make this read wait behind it.
-        let pages = *w.run.files[file].pages.read_recursive();
-        let n = w
-            .between(plan.min_pages.max(1), plan.max_pages.max(1))
-            .min(pages.saturating_sub(1));
-        if n > 0 {
-            let start = w.between(1, pages - n);
+        let want = w.between(plan.min_pages.max(1), plan.max_pages.max(1));
+        let at = match cursor.as_mut() {
+            Some(at) => at,
+            None => cursor.insert(first_position(w)),
+        };
+        if let Some((file, start, n)) = next_run(w, at, want) {
             body(w, flight, file, start, n);
         }
         cycles += 1;
@@ -89,8 +86,35 @@ fn each_cycle<'a>(
     }
 }
 
-/// ReadAheadUser: reads `BuffersRAMin..=BuffersRAMax` consecutive pages per cycle (with
-/// ForceReadAhead=FALSE, only those not already in the buffer pool).
+/// A user's first position: a random data file and a random page past its header.
+fn first_position(w: &mut Worker<'_>) -> Cursor {
+    let slot = w.between(0, w.run.files.data.len() as u64 - 1) as usize;
+    let pages = size_of(w, w.run.files.data[slot]);
+    Cursor::at(slot, w.between(1, pages.saturating_sub(1).max(1)))
+}
+
+/// The data file's current size in pages. Recursive: the caller's requests in flight hold
+/// the size shared, and a resize waiting for them must not make this read wait behind it.
+fn size_of(w: &Worker<'_>, file: usize) -> u64 {
+    *w.run.files[file].pages.read_recursive()
+}
+
+/// The next run of at most `want` pages at `at`, as `(file, first, len)`; at the end of a
+/// file (or below the cursor after a shrink) the walk goes on at page 1 of the next data
+/// file. `None` when that file holds no page past its header either.
+fn next_run(w: &Worker<'_>, at: &mut Cursor, want: u64) -> Option<(usize, u64, u64)> {
+    let file = w.run.files.data[at.slot];
+    if let Some((first, n)) = at.take(size_of(w, file), want) {
+        return Some((file, first, n));
+    }
+    at.wrap(w.run.files.data.len());
+    let file = w.run.files.data[at.slot];
+    at.take(size_of(w, file), want)
+        .map(|(first, n)| (file, first, n))
+}
+
+/// ReadAheadUser: reads the next `BuffersRAMin..=BuffersRAMax` consecutive pages at its cursor
+/// per cycle (with ForceReadAhead=FALSE, only those not already in the buffer pool).
 /// Reads are posted without waiting for each (verified as they complete), up to the run's
 /// asynchronous depth across cycles.
 pub fn read_ahead<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
@@ -144,8 +168,8 @@ pub fn read_misses(w: &mut Worker<'_>, file: usize, start: u64, n: u64, hit_rati
     }
 }
 
-/// BulkUpdateUser: logs one small record, then writes `BuffersBUMin..=BuffersBUMax`
-/// consecutive pages in one gather write.
+/// BulkUpdateUser: logs one small record, then writes the next `BuffersBUMin..=BuffersBUMax`
+/// consecutive pages at its cursor in one gather write.
 /// The writes are posted without waiting for each, up to the run's asynchronous depth
 /// across cycles.
 pub fn bulk_update<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {

@@ -8,6 +8,7 @@ pub mod backup;
 pub mod batch;
 pub mod checkpoint;
 pub mod context;
+mod cursor;
 pub mod durability;
 pub mod evidence;
 pub mod failure;
