@@ -26,6 +26,7 @@ mod resume_journal;
 mod runs;
 mod safety;
 mod signal_stop;
+mod status_p99;
 mod summary_json;
 mod uring_refused;
 mod verify_lost;

@@ -422,7 +422,10 @@ impl State {
     /// document every [`JSON_EVERY`].
     fn tick(&mut self, t: &crate::events::Tick) {
         let first = self.doc.status.is_none();
-        self.doc.status = Some(crate::report::sinks::status::RunStatus::of(t));
+        self.doc.status = Some(crate::report::sinks::status::RunStatus::of(
+            t,
+            self.doc.stats.as_ref(),
+        ));
         if first || self.last_json.elapsed() >= JSON_EVERY {
             self.rewrite_json();
             self.last_json = Instant::now();
