@@ -13,6 +13,7 @@ mod crash_support;
 mod strace_support;
 
 mod backup;
+mod bench_evidence;
 mod crash;
 mod depth;
 mod fault_injection;

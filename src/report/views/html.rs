@@ -148,6 +148,9 @@ pub fn render_input(inp: &HtmlInput) -> String {
     } else {
         s.push_str("<p>No statistics in this file.</p>\n");
     }
+    if let Some(b) = inp.run.and_then(|j| j.bench.as_ref()) {
+        bench_table(&mut s, b);
+    }
     if let Some(engine) = inp.io_engine {
         let _ = writeln!(s, "<p>I/O engine: {}</p>", esc(engine));
     }
@@ -272,6 +275,31 @@ fn findings_table(s: &mut String, findings: &[Finding], links: &DumpLinks) {
             esc(&crate::report::sinks::finding_xml::what(f)),
             f.retries.len(),
             if f.persistent { " (persistent)" } else { "" }
+        );
+    }
+    s.push_str("</table>\n");
+}
+
+/// The capacity run beside the simulation (`run --bench`): its options and headline figures.
+fn bench_table(s: &mut String, b: &crate::report::sinks::bench_figures::BenchFigures) {
+    s.push_str("<h2 id='bench'>Capacity run beside the simulation</h2><table>\n");
+    let ms = |us: Option<f64>| us.map_or_else(|| "-".into(), |u| format!("{:.3}", u / 1000.0));
+    let rows = [
+        ("Options", format!("sqliosim bench {}", b.args)),
+        ("Outcome", b.outcome.clone()),
+        ("Figures", b.describe()),
+        ("Combination", b.combination.clone()),
+        ("IOPS", format!("{:.0}", b.iops)),
+        ("MB/s", format!("{:.1}", b.mb_per_s)),
+        ("p99 ms", ms(b.p99_us)),
+        ("max ms", ms(b.max_us)),
+        ("Errors", b.errors.to_string()),
+    ];
+    for (k, v) in rows {
+        let _ = writeln!(
+            s,
+            "<tr><th class='l'>{k}</th><td class='l'>{}</td></tr>",
+            esc(&v)
         );
     }
     s.push_str("</table>\n");

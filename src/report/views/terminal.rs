@@ -69,6 +69,14 @@ pub fn render(l: &RunEvidence) -> String {
         let _ = writeln!(s, "  {e}");
     }
     files_table(&mut s, l);
+    if let Some(b) = l.json.as_ref().and_then(|j| j.bench.as_ref()) {
+        let _ = writeln!(
+            s,
+            "\nCapacity run beside the simulation (sqliosim bench {}): {}",
+            b.args,
+            b.describe()
+        );
+    }
     s
 }
 
