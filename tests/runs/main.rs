@@ -20,6 +20,7 @@ mod fault_injection;
 mod generations;
 mod hostile_env;
 mod hostile_names;
+mod kernel_beside;
 mod kernel_log;
 mod log_io;
 mod rerun;

@@ -142,7 +142,8 @@ pub fn render_input(inp: &HtmlInput) -> String {
         "<h2>Findings</h2><div class='chart'>{}</div>",
         findings_chart(inp.findings, inp.origin_us, inp.span_s)
     );
-    findings_table(&mut s, inp.findings, &inp.links);
+    let kernel = inp.run.and_then(|j| j.kernel_log.as_ref());
+    findings_table(&mut s, inp.findings, &inp.links, kernel);
     if let Some(sum) = inp.summary {
         stats_section(&mut s, sum);
     } else {
@@ -252,7 +253,14 @@ fn totals_table(s: &mut String, title: &str, rows: &[(String, &OpTotals)]) {
     s.push_str("</table>\n");
 }
 
-fn findings_table(s: &mut String, findings: &[Finding], links: &DumpLinks) {
+/// The findings, each followed by a row of the kernel lines near its time when the run's
+/// kernel log has any (`tr.kernel`, the window of [`crate::report::views::forensics::beside`]).
+fn findings_table(
+    s: &mut String,
+    findings: &[Finding],
+    links: &DumpLinks,
+    kernel: Option<&crate::report::facts::kmsg::KernelLog>,
+) {
     if findings.is_empty() {
         s.push_str("<p>No findings.</p>\n");
         return;
@@ -276,6 +284,16 @@ fn findings_table(s: &mut String, findings: &[Finding], links: &DumpLinks) {
             f.retries.len(),
             if f.persistent { " (persistent)" } else { "" }
         );
+        let near = kernel.map(|k| crate::report::views::forensics::beside(k, f));
+        if let Some(near) = near.filter(|v| !v.is_empty()) {
+            let lines: Vec<String> = near.iter().map(|l| esc(l)).collect();
+            let _ = writeln!(
+                s,
+                "<tr class='kernel'><td></td><td class='l' colspan='8'>Kernel lines ({}):<br><code>{}</code></td></tr>",
+                crate::report::views::forensics::WINDOW_WORDS,
+                lines.join("<br>")
+            );
+        }
     }
     s.push_str("</table>\n");
 }
