@@ -115,6 +115,8 @@ impl EventSink for ConsoleSink {
 #[derive(Debug, Default)]
 pub struct ProgressSink {
     bar: parking_lot::Mutex<Option<ProgressBar>>,
+    /// The run's p99 so far (ms), from the last running statistics with I/O in them.
+    p99: parking_lot::Mutex<Option<f64>>,
 }
 
 impl ProgressSink {
@@ -153,10 +155,16 @@ impl ProgressSink {
 
 impl EventSink for ProgressSink {
     fn emit(&self, event: Event) {
-        if let Event::Tick(t) = event {
-            if let Some(b) = &*self.bar.lock() {
-                b.set_message(crate::report::sinks::progress::tick_line(&t));
+        let run_p99 = crate::report::sinks::status::run_p99_ms;
+        match event {
+            Event::Tick(t) => {
+                if let Some(b) = &*self.bar.lock() {
+                    let p99 = *self.p99.lock();
+                    b.set_message(crate::report::sinks::progress::tick_line(&t, p99));
+                }
             }
+            Event::Stats(s) if run_p99(&s).is_some() => *self.p99.lock() = run_p99(&s),
+            _ => {}
         }
     }
 }

@@ -90,6 +90,11 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         crate::exit::errln!("sqliosim: warning: {n} injected fault(s) never fired: no request of their kind reached their page after they were armed (a request meets at most one armed fault)");
     }
     let outcome = result?;
+    // The bench's figures belong to the run's evidence: wait for it before the final JSON.
+    let bench = beside.map(super::run_bench::Beside::wait).transpose()?;
+    if let Some(b) = &bench {
+        evidence.bench(b.figures.clone());
+    }
     // A failure to write evidence must not hide the verdict: findings still exit 1.
     sink.emit(Event::Stop(Box::new(Stopped {
         info: super::stopped::stop_info(&outcome),
@@ -110,7 +115,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         write_bundle(settings, out)?;
     }
     let printed = print_end(settings, &outcome, seed);
-    let bench = beside.map(super::run_bench::Beside::finish).transpose()?;
+    let bench = bench.map(super::run_bench::Ended::finish).transpose()?;
     // stdout failing at the end (a closed pipe, a full disk) never hides the verdict.
     crate::exit::after_printing(printed, verdict(&outcome, bench, evidence_error))
 }

@@ -30,7 +30,7 @@ fn progress_lines_name_every_phase_in_order() {
     assert!(!out.worker_panicked);
     let ticks = sink.ticks();
     assert!(ticks.iter().all(|t| t.cycle == 1), "{ticks:#?}");
-    let lines: Vec<String> = ticks.iter().map(tick_line).collect();
+    let lines: Vec<String> = ticks.iter().map(|t| tick_line(t, None)).collect();
     let mut phases: Vec<&str> = lines.iter().map(|l| phase_of(l)).collect();
     phases.dedup();
     assert_eq!(

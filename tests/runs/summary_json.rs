@@ -394,7 +394,7 @@ fn a_live_run_is_watched_from_outside_status_lines_json_heartbeat_and_metrics() 
             "planned=6s",
             "iops=",
             "mb_s=",
-            "p99_ms=",
+            "p99_run_ms=",
             "in_flight=",
             "throttled=",
             "findings=0",

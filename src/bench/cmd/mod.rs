@@ -47,6 +47,27 @@ pub fn run_with(args: &[OsString], out: &mut dyn Write) -> anyhow::Result<Outcom
 
 /// Runs `sqliosim bench` with parsed options, writing the console report to `out`.
 pub fn run_parsed(a: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    run_parsed_document(a, out).map(|(outcome, _)| outcome)
+}
+
+/// Runs `sqliosim bench` with `args` like [`run_with`], and also returns the JSON document
+/// `--json` would write (tool, combinations, saturation): what `run --bench` puts in the run's
+/// JSON summary. `None` when help or version was printed.
+pub fn run_with_document(
+    args: &[OsString],
+    out: &mut dyn Write,
+) -> anyhow::Result<(Outcome, Option<serde_json::Value>)> {
+    let Some(a) = parse::<BenchArgs>(args, out)? else {
+        return Ok((Outcome::Clean, None));
+    };
+    let (outcome, doc) = run_parsed_document(&a, out)?;
+    Ok((outcome, Some(doc)))
+}
+
+fn run_parsed_document(
+    a: &BenchArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<(Outcome, serde_json::Value)> {
     let plan = plan::plan(a)?;
     // A planted name under an output is refused before the measurement, not after it.
     for p in [&a.json, &a.csv, &a.html].into_iter().flatten() {
@@ -61,7 +82,7 @@ fn execute(
     a: &BenchArgs,
     stop: &AtomicBool,
     out: &mut dyn Write,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<(Outcome, serde_json::Value)> {
     let sweep = plan.cells.len() > 1;
     let mut done: Vec<CellResult> = Vec::new();
     let mut interrupted = false;
@@ -93,7 +114,9 @@ fn execute(
             break;
         }
     }
-    finish(&done, plan, interrupted, out)
+    let outcome = finish(&done, plan, interrupted, out)?;
+    let sat = sweep::saturation(&done);
+    Ok((outcome, export::document(&done, &sat, interrupted)))
 }
 
 /// One row of a sweep's live table. The warnings of its runs that were not shown yet come

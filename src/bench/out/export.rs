@@ -20,16 +20,26 @@ pub struct Document<'a> {
     pub saturation: &'a [Saturation],
 }
 
-/// Pretty JSON of a sweep.
-pub fn json(cells: &[CellResult], sat: &[Saturation], interrupted: bool) -> String {
-    let doc = Document {
+fn doc<'a>(cells: &'a [CellResult], sat: &'a [Saturation], interrupted: bool) -> Document<'a> {
+    Document {
         tool: "sqliosim bench",
         version: env!("CARGO_PKG_VERSION"),
         interrupted,
         results: cells,
         saturation: sat,
-    };
-    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+}
+
+/// Pretty JSON of a sweep.
+pub fn json(cells: &[CellResult], sat: &[Saturation], interrupted: bool) -> String {
+    serde_json::to_string_pretty(&doc(cells, sat, interrupted))
+        .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// The same document as a JSON value (what `run --bench` keeps in the run's JSON summary).
+pub fn document(cells: &[CellResult], sat: &[Saturation], interrupted: bool) -> serde_json::Value {
+    serde_json::to_value(doc(cells, sat, interrupted))
+        .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
 }
 
 /// CSV header.

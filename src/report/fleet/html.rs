@@ -188,7 +188,7 @@ fn latency_chart(s: &mut String, f: &Fleet) {
 }
 
 fn table(s: &mut String, f: &Fleet) {
-    s.push_str("<h2>Fleet</h2><table id='fleet-table'><tr><th class='l'>Host</th><th class='l'>Device</th><th class='l'>Model / serial / firmware</th><th class='l'>Verdict</th><th>IOPS</th><th>MB/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>Throttled</th><th>Long I/Os</th><th class='l'>Outlier</th><th class='l'>Findings</th></tr>\n");
+    s.push_str("<h2>Fleet</h2><table id='fleet-table'><tr><th class='l'>Host</th><th class='l'>Device</th><th class='l'>Model / serial / firmware</th><th class='l'>Verdict</th><th>IOPS</th><th>MB/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>Throttled</th><th>Long I/Os</th><th class='l'>Outlier</th><th class='l'>Findings</th><th class='l'>Bench (run --bench)</th></tr>\n");
     for r in &f.rows {
         let class = match (r.verdict(), r.outlier.is_empty()) {
             (Verdict::Corruption, _) => "corrupt",
@@ -209,14 +209,23 @@ fn table(s: &mut String, f: &Fleet) {
         let d = &r.device;
         let _ = writeln!(
             s,
-            "<tr class='{class}'><td class='l'>{}</td><td class='l'>{}</td><td class='l'>{} / {} / {}</td><td class='l'>{}</td><td>{:.1}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class='l'>{}</td><td class='l'>{}</td></tr>",
+            "<tr class='{class}'><td class='l'>{}</td><td class='l'>{}</td><td class='l'>{} / {} / {}</td><td class='l'>{}</td><td>{:.1}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class='l'>{}</td><td class='l'>{}</td><td class='l'>{}</td></tr>",
             esc(&r.name), esc(&d.name), esc(&d.model), esc(&d.serial), esc(&d.firmware),
             r.verdict().word(), r.iops, r.mb_per_s, lat(l.p50_us), lat(l.p99_us), lat(l.p999_us),
             r.throttled, r.long_ios.map_or_else(|| "-".into(), |n| n.to_string()),
-            r.outlier.join(", "), esc(&r.classes())
+            r.outlier.join(", "), esc(&r.classes()), esc(&bench_cell(r))
         );
     }
     s.push_str("</table>\n<p>* not mergeable: no latency histogram in that run (schema /1 or XML log): percentiles as recorded, left out of the fleet percentiles.</p>\n");
+}
+
+/// The row's capacity runs beside the simulation, in words ("-" without one).
+fn bench_cell(r: &Row) -> String {
+    if r.bench.is_empty() {
+        return "-".into();
+    }
+    let v: Vec<String> = r.bench.iter().map(|(_, b)| b.describe()).collect();
+    v.join("; ")
 }
 
 fn outliers(s: &mut String, f: &Fleet) {

@@ -45,6 +45,43 @@ struct JsonRow<'a> {
     throttled: u64,
     long_ios: Option<u64>,
     outlier: &'a [&'static str],
+    /// The capacity runs beside the row's runs (an addition: absent without one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    bench: Vec<JsonBench<'a>>,
+}
+
+/// A capacity run of a row: the file it came from and its figures (without the bench's whole
+/// document, which stays in the run's own JSON summary).
+#[derive(Debug, Serialize)]
+struct JsonBench<'a> {
+    path: String,
+    args: &'a str,
+    outcome: &'a str,
+    error: Option<&'a str>,
+    combination: &'a str,
+    iops: f64,
+    mb_per_s: f64,
+    p99_us: Option<f64>,
+    max_us: Option<f64>,
+    errors: u64,
+}
+
+fn bench<'a>(
+    p: &std::path::Path,
+    b: &'a crate::report::sinks::bench_figures::BenchFigures,
+) -> JsonBench<'a> {
+    JsonBench {
+        path: p.to_string_lossy().into_owned(),
+        args: &b.args,
+        outcome: &b.outcome,
+        error: b.error.as_deref(),
+        combination: &b.combination,
+        iops: b.iops,
+        mb_per_s: b.mb_per_s,
+        p99_us: b.p99_us,
+        max_us: b.max_us,
+        errors: b.errors,
+    }
 }
 
 /// A run of a row that found corruption, with its evidence (paths as text).
@@ -130,6 +167,7 @@ fn row(r: &Row) -> JsonRow<'_> {
         throttled: r.throttled,
         long_ios: r.long_ios,
         outlier: &r.outlier,
+        bench: r.bench.iter().map(|(p, b)| bench(p, b)).collect(),
     }
 }
 

@@ -109,6 +109,9 @@ pub struct Row {
     pub long_ios: Option<u64>,
     /// The measures on which the row is an outlier ("iops", "p99").
     pub outlier: Vec<&'static str>,
+    /// The capacity runs beside its runs (`run --bench`), each with the file it came from, in
+    /// the order read (a run's bench goes in the row of its first device).
+    pub bench: Vec<(PathBuf, crate::report::sinks::bench_figures::BenchFigures)>,
 }
 
 impl Row {
@@ -135,6 +138,7 @@ impl Row {
             throttled: 0,
             long_ios: None,
             outlier: Vec::new(),
+            bench: Vec::new(),
         }
     }
 
@@ -227,10 +231,13 @@ pub fn build(loaded: FleetInputs) -> Fleet {
                 .iter()
                 .map(|n| format!("{}: {n}", run.path.display())),
         );
-        for part in &run.parts {
+        for (i, part) in run.parts.iter().enumerate() {
             let key = (identity::key(run), part.device.clone());
             let row = rows.entry(key).or_insert_with(|| new_row(run, part));
             add_part(row, run, part);
+            if let (0, Some(b)) = (i, &run.bench) {
+                row.bench.push((run.path.clone(), b.clone()));
+            }
         }
     }
     let mut rows: Vec<Row> = rows.into_values().map(finish_row).collect();

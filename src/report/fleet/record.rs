@@ -116,6 +116,8 @@ pub struct RunRecord {
     pub log: Option<PathBuf>,
     /// Things worth saying about the file (an unreadable histogram, …).
     pub notes: Vec<String>,
+    /// The capacity run beside it (`run --bench`), when its JSON summary has one.
+    pub bench: Option<crate::report::sinks::bench_figures::BenchFigures>,
 }
 
 impl RunRecord {
@@ -166,6 +168,7 @@ fn from_json(l: &RunEvidence, doc: &JsonReport, notes: &mut Vec<String>) -> RunR
         long_ios: None,
         log: None,
         notes: Vec::new(),
+        bench: doc.bench.clone(),
     }
 }
 
@@ -193,6 +196,7 @@ fn from_log(l: &RunEvidence, info: LogHost) -> RunRecord {
         long_ios: None,
         log: None,
         notes,
+        bench: None,
     }
 }
 

@@ -33,6 +33,7 @@ pub fn render(f: &Fleet, v: &FleetVerdict) -> String {
     }
     s.push('\n');
     table(&mut s, &f.rows);
+    bench_lines(&mut s, &f.rows);
     totals(&mut s, f);
     outliers(&mut s, f);
     problems(&mut s, f);
@@ -133,6 +134,30 @@ fn table(s: &mut String, rows: &[Row]) {
         s.push_str("* not mergeable: the run has no latency histogram (schema /1 summary or XML log); its percentiles are as it recorded them (or merged from its row's runs that have one) and are left out of the fleet percentiles.\n");
     }
     s.push_str("Long I/Os: I/Os outstanding for more than 15 s, from each run's XML log (- where no log was found beside the summary).\n");
+}
+
+/// The capacity runs beside the simulation (`run --bench`), one line each under its row.
+pub(super) fn bench_lines(s: &mut String, rows: &[Row]) {
+    let lines: Vec<String> = rows
+        .iter()
+        .flat_map(|r| r.bench.iter().map(move |(p, b)| (r, p, b)))
+        .map(|(r, p, b)| {
+            format!(
+                "  {} {}: {} [sqliosim bench {}; {}]",
+                r.name,
+                r.device.name,
+                b.describe(),
+                b.args,
+                p.display()
+            )
+        })
+        .collect();
+    if !lines.is_empty() {
+        s.push_str("\nCapacity runs beside the simulation (run --bench):\n");
+        for l in lines {
+            let _ = writeln!(s, "{l}");
+        }
+    }
 }
 
 fn list(paths: &[impl AsRef<std::path::Path>]) -> String {

@@ -160,6 +160,12 @@ impl Evidence {
         self.state.lock().doc.findings_total
     }
 
+    /// Keeps the figures of the capacity run beside the simulation (`run --bench`) for the
+    /// JSON summary's `bench`, written with the next rewrite (the final one at the latest).
+    pub fn bench(&self, figures: crate::report::sinks::bench_figures::BenchFigures) {
+        self.state.lock().doc.bench = Some(figures);
+    }
+
     /// The first failure to write evidence, if any.
     pub fn take_error(&self) -> Option<ReportError> {
         self.state.lock().error.take()
@@ -422,7 +428,10 @@ impl State {
     /// document every [`JSON_EVERY`].
     fn tick(&mut self, t: &crate::events::Tick) {
         let first = self.doc.status.is_none();
-        self.doc.status = Some(crate::report::sinks::status::RunStatus::of(t));
+        self.doc.status = Some(crate::report::sinks::status::RunStatus::of(
+            t,
+            self.doc.stats.as_ref(),
+        ));
         if first || self.last_json.elapsed() >= JSON_EVERY {
             self.rewrite_json();
             self.last_json = Instant::now();

@@ -177,6 +177,10 @@ pub struct JsonReport {
     /// SMART and NVMe logs of each disk under test, before and after the run, or why absent.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub drive_health: Vec<crate::report::facts::health::HealthReport>,
+    /// The capacity run of `run --bench` beside the simulation, when one was asked for (an
+    /// addition to schema /2; docs/json-schema.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bench: Option<crate::report::sinks::bench_figures::BenchFigures>,
 }
 
 impl JsonReport {

@@ -3,8 +3,9 @@
 //! [`hresult`], times [`clock`]), the page dumps ([`dump`]), the JSON summary ([`json`]), the
 //! error cap ([`error_cap`]), the status line ([`status`]), the progress line's text
 //! ([`progress`]) and the metrics textfile ([`metrics`]); [`evidence`] is the sink that ties the
-//! log, the dumps and the JSON together.
+//! log, the dumps and the JSON together; [`bench_figures`] is what it keeps of `run --bench`.
 
+pub mod bench_figures;
 pub mod clock;
 pub mod dump;
 pub(crate) mod dump_text;

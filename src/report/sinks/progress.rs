@@ -2,15 +2,17 @@
 //! it on a terminal). The line names the phase the cycle is in — "initial update 35 %",
 //! "initial checkpoint 00:03", "main 00:12/01:00", "final checkpoint 00:02", "audit 40 %" —
 //! then the test cycle ("cycle 2/3"; "cycle 2" when the run goes on until stopped) and the I/O
-//! rates of the last interval.
+//! rates of the last interval, with the run's p99 latency so far from its HDR histograms (the
+//! same number as the status line's `p99_run_ms`, see [`super::status::run_p99_ms`]).
 
 use std::time::Duration;
 
 use crate::events::{Phase, Tick};
 use crate::stats::LiveSnapshot;
 
-/// The progress line of `t`: its phase's label and cycle, then the last interval's rates.
-pub fn tick_line(t: &Tick) -> String {
+/// The progress line of `t`: its phase's label and cycle, then the last interval's rates and
+/// the run's p99 so far (ms; `None` before statistics with I/O in them).
+pub fn tick_line(t: &Tick, p99_run_ms: Option<f64>) -> String {
     let label = format!(
         "{}  {}",
         label(t.phase, t.elapsed, t.done_bytes, t.finished),
@@ -21,7 +23,7 @@ pub fn tick_line(t: &Tick) -> String {
         &t.before,
         &t.now,
         t.interval.as_secs_f64(),
-        t.findings,
+        (p99_run_ms, t.findings),
     )
 }
 
@@ -64,22 +66,22 @@ fn percent(done: u64, total: u64) -> u64 {
     (u128::from(done) * 100 / u128::from(total)).min(99) as u64
 }
 
-/// "`<label>`  IOPS 12345  MB/s 96.4  lat 0.42 ms  p99 < 1.02 ms  throttled 0  errors 0" from
-/// two snapshots taken `secs` apart.
+/// "`<label>`  IOPS 12345  MB/s 96.4  lat 0.42 ms  p99 (run) 1.02 ms  throttled 0  errors 0"
+/// from two snapshots taken `secs` apart, the run's p99 so far and the findings.
 pub fn line(
     label: &str,
     before: &LiveSnapshot,
     now: &LiveSnapshot,
     secs: f64,
-    findings: u64,
+    (p99_run_ms, findings): (Option<f64>, u64),
 ) -> String {
     let d = *now - *before;
+    let p99 = p99_run_ms.map_or_else(|| "  none".into(), |p| format!("{p:>6.2}"));
     format!(
-        "{label}  IOPS {:>8.0}  MB/s {:>8.1}  lat {:>6.2} ms  p99 <{:>6.2} ms  throttled {}  errors {}",
+        "{label}  IOPS {:>8.0}  MB/s {:>8.1}  lat {:>6.2} ms  p99 (run) {p99} ms  throttled {}  errors {}",
         d.iops(secs),
         d.mb_per_s(secs),
         d.mean_latency_ms(),
-        d.p99_ms_bound(),
         now.throttles,
         findings
     )
@@ -121,8 +123,10 @@ mod tests {
             allowed: 8,
             long_ios: 0,
         };
-        let l = tick_line(&t);
+        let l = tick_line(&t, Some(1.5));
         assert!(l.starts_with("audit 50 %  cycle 1  IOPS      100"), "{l}");
+        assert!(l.contains("  p99 (run)   1.50 ms  "), "{l}");
+        assert!(tick_line(&t, None).contains("  p99 (run)   none ms  "));
         assert!(l.ends_with("throttled 0  errors 2"), "{l}");
         assert_eq!(t.p99_ms(), Some(0.001));
         assert_eq!(
@@ -153,7 +157,7 @@ mod tests {
             &a,
             &b,
             2.0,
-            3,
+            (None, 3),
         );
         assert!(l.starts_with("main 01:05/02:00  IOPS"), "{l}");
         assert!(l.contains("IOPS      100"), "{l}");

@@ -5,11 +5,14 @@
 //! readers take it apart without a parser of ours:
 //!
 //! ```text
-//! sqliosim status: phase=main progress=00:12/01:00 cycle=1/2 elapsed=20s planned=120s iops=1234 mb_s=9.6 p99_ms=1.024 in_flight=3 throttled=0 findings=0
+//! sqliosim status: phase=main progress=00:12/01:00 cycle=1/2 elapsed=20s planned=120s iops=1234 mb_s=9.6 p99_run_ms=1.024 in_flight=3 throttled=0 findings=0
 //! ```
 //!
-//! The rates are over the time since the previous status line (not the last second's tick),
-//! p99 an upper bound to a factor of two (the live histogram's buckets). The sink is made only
+//! The rates are over the time since the previous status line (not the last second's tick).
+//! `p99_run_ms` is the 99th-percentile latency of the run so far, from the run's HDR
+//! histograms: the `stats.total.latency.p99_us` of the last running statistics
+//! ([`Event::Stats`], every two seconds), so the line and the JSON heartbeat say the same
+//! number (`none` before the first statistics with I/O in them). The sink is made only
 //! when the option is given and stdout is not a terminal; on a terminal the progress line says
 //! the same.
 
@@ -19,13 +22,27 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::events::{Event, EventSink, Tick};
-use crate::stats::LiveSnapshot;
+use crate::stats::{LiveSnapshot, Summary};
 
 /// Prints a status line on stdout every `every` of run time, from the ticks.
 pub struct StatusSink {
     every: Duration,
     /// The run time and live totals at the previous line.
     last: Mutex<Option<(Duration, LiveSnapshot)>>,
+    /// The run's p99 so far, ms, from the last running statistics.
+    p99: Mutex<Option<f64>>,
+}
+
+/// The 99th-percentile latency of `s` in ms, from its HDR histograms (`None` with no I/O):
+/// the run-so-far p99 the status line, the progress line and the JSON `status` carry.
+pub fn run_p99_ms(s: &Summary) -> Option<f64> {
+    let l = &s.total.latency;
+    (l.count > 0).then(|| l.p99_us / 1000.0)
+}
+
+/// "1.024" (ms, three decimals) or "none".
+fn p99_word(p99_ms: Option<f64>) -> String {
+    p99_ms.map_or_else(|| "none".into(), |p| format!("{p:.3}"))
 }
 
 impl StatusSink {
@@ -34,6 +51,7 @@ impl StatusSink {
         StatusSink {
             every: every.max(Duration::from_secs(1)),
             last: Mutex::new(None),
+            p99: Mutex::new(None),
         }
     }
 
@@ -48,12 +66,13 @@ impl StatusSink {
             return None;
         }
         *last = Some((t.run_elapsed, t.now));
-        Some(status_line(t, &before, since))
+        Some(status_line(t, &before, since, *self.p99.lock()))
     }
 }
 
-/// The status line of `t`, its rates from `before` (the totals `since` ago).
-pub fn status_line(t: &Tick, before: &LiveSnapshot, since: Duration) -> String {
+/// The status line of `t`, its rates from `before` (the totals `since` ago), with the run's
+/// p99 so far (ms, from [`run_p99_ms`]).
+pub fn status_line(t: &Tick, before: &LiveSnapshot, since: Duration, p99: Option<f64>) -> String {
     let d = t.now - *before;
     let secs = since.as_secs_f64();
     let label = crate::report::sinks::progress::label(t.phase, t.elapsed, t.done_bytes, t.finished);
@@ -66,13 +85,13 @@ pub fn status_line(t: &Tick, before: &LiveSnapshot, since: Duration) -> String {
         .planned
         .map_or_else(|| "none".into(), |p| format!("{}s", p.as_secs()));
     format!(
-        "sqliosim status: phase={} progress={progress} cycle={}{cycles} elapsed={}s planned={planned} iops={:.0} mb_s={:.1} p99_ms={:.3} in_flight={} throttled={} findings={}",
+        "sqliosim status: phase={} progress={progress} cycle={}{cycles} elapsed={}s planned={planned} iops={:.0} mb_s={:.1} p99_run_ms={} in_flight={} throttled={} findings={}",
         t.phase.name().replace(' ', "_"),
         t.cycle,
         t.run_elapsed.as_secs(),
         d.iops(secs),
         d.mb_per_s(secs),
-        d.p99_ms_bound(),
+        p99_word(p99),
         t.in_flight,
         t.throttled(),
         t.findings,
@@ -102,6 +121,9 @@ pub struct RunStatus {
     pub mb_per_s: f64,
     /// Upper bound of the interval's 99th-percentile latency, ms; null with no I/O in it.
     pub p99_ms: Option<f64>,
+    /// The 99th-percentile latency of the run so far, ms, from its HDR histograms (the same
+    /// as `stats.total.latency.p99_us`); null before statistics with I/O (schema /2 addition).
+    pub p99_run_ms: Option<f64>,
     /// Requests in flight.
     pub in_flight: u64,
     /// Times I/O was throttled since the run began.
@@ -111,8 +133,9 @@ pub struct RunStatus {
 }
 
 impl RunStatus {
-    /// The status a tick describes.
-    pub fn of(t: &Tick) -> RunStatus {
+    /// The status a tick describes, with the run's p99 so far from `stats` (the last running
+    /// statistics, when any came).
+    pub fn of(t: &Tick, stats: Option<&Summary>) -> RunStatus {
         let label =
             crate::report::sinks::progress::label(t.phase, t.elapsed, t.done_bytes, t.finished);
         RunStatus {
@@ -125,21 +148,25 @@ impl RunStatus {
             iops: t.iops(),
             mb_per_s: t.mb_per_s(),
             p99_ms: t.p99_ms(),
+            p99_run_ms: stats.and_then(run_p99_ms),
             in_flight: t.in_flight,
             throttled: t.throttled(),
             findings: t.findings,
         }
     }
 
-    /// "main 00:12/01:00, cycle 1/2, 20 s of 120 s planned, 1234 IOPS, 9.6 MB/s, p99 < 1.024
-    /// ms, 3 in flight, 0 throttled, 0 finding(s)".
+    /// "main 00:12/01:00, cycle 1/2, 20 s of 120 s planned, 1234 IOPS, 9.6 MB/s, p99 (run)
+    /// 1.024 ms, 3 in flight, 0 throttled, 0 finding(s)" (a JSON of before the run's p99 was
+    /// kept says "p99 < …" of the last interval's bound).
     pub fn describe(&self) -> String {
         let planned = self
             .planned_s
             .map_or_else(String::new, |p| format!(" of {p:.0} s planned"));
-        let p99 = self
-            .p99_ms
-            .map_or_else(|| "no I/O".into(), |p| format!("p99 < {p:.3} ms"));
+        let p99 = match (self.p99_run_ms, self.p99_ms) {
+            (Some(p), _) => format!("p99 (run) {p:.3} ms"),
+            (None, Some(p)) => format!("p99 < {p:.3} ms"),
+            (None, None) => "no I/O".into(),
+        };
         format!(
             "{} {}, {}, {:.0} s{planned}, {:.0} IOPS, {:.1} MB/s, {p99}, {} in flight, {} throttled, {} finding(s)",
             self.phase,
@@ -155,9 +182,23 @@ impl RunStatus {
     }
 }
 
+impl StatusSink {
+    /// Keeps the run's p99 from statistics with I/O in them.
+    fn keep_p99(&self, s: &Summary) {
+        if let Some(p) = run_p99_ms(s) {
+            *self.p99.lock() = Some(p);
+        }
+    }
+}
+
 impl EventSink for StatusSink {
     fn emit(&self, event: Event) {
-        let Event::Tick(t) = event else { return };
+        let t = match event {
+            Event::Tick(t) => t,
+            Event::Stats(s) => return self.keep_p99(&s),
+            Event::Summary(s) => return self.keep_p99(&s),
+            _ => return,
+        };
         if let Some(line) = self.due(&t) {
             // A closed stdout (the reader went away) is not the run's failure.
             let _ = crate::exit::outln!("{line}");
@@ -203,12 +244,36 @@ mod tests {
         let s = StatusSink::new(Duration::from_secs(5));
         let first = s.due(&tick(20, 100)).expect("the first tick prints");
         assert!(first.starts_with("sqliosim status: phase=main progress=00:12/01:00 cycle=2/3 elapsed=20s planned=180s iops=5"), "{first}");
+        // No running statistics yet: no p99 (the live buckets' bound is not shown).
         assert!(
-            first.ends_with("p99_ms=1.024 in_flight=4 throttled=0 findings=1"),
+            first.ends_with("p99_run_ms=none in_flight=4 throttled=0 findings=1"),
             "{first}"
         );
+        let mut stats = Summary::default();
+        stats.total.latency.count = 10;
+        stats.total.latency.p99_us = 1234.5;
+        s.emit(Event::Stats(std::sync::Arc::new(stats.clone())));
         assert_eq!(s.due(&tick(24, 200)), None);
         let next = s.due(&tick(25, 600)).expect("5 s later");
         assert!(next.contains(" iops=100 mb_s=0.8 "), "{next}");
+        assert!(next.contains(" p99_run_ms=1.234 "), "{next}");
+        // Statistics without I/O keep the last p99.
+        s.emit(Event::Stats(std::sync::Arc::new(Summary::default())));
+        assert_eq!(*s.p99.lock(), run_p99_ms(&stats));
+    }
+
+    #[test]
+    fn the_json_status_carries_the_runs_p99_of_the_statistics() {
+        let mut stats = Summary::default();
+        assert_eq!(RunStatus::of(&tick(20, 100), Some(&stats)).p99_run_ms, None);
+        stats.total.latency.count = 3;
+        stats.total.latency.p99_us = 2048.0;
+        let st = RunStatus::of(&tick(20, 100), Some(&stats));
+        assert_eq!(st.p99_run_ms, Some(2.048));
+        assert!(
+            st.describe().contains(", p99 (run) 2.048 ms, "),
+            "{}",
+            st.describe()
+        );
     }
 }

@@ -179,6 +179,10 @@ pub fn evidence_files(l: &RunEvidence, html: Option<&Path>) -> Vec<BundleFile> {
         };
         v.push(json("config.json", &j.config));
         v.push(json("system-info.json", &j.system));
+        if let Some(b) = &j.bench {
+            // The capacity run beside the simulation (`run --bench`): its figures and document.
+            v.push(json("bench.json", b));
+        }
         v.extend(crate::report::views::forensics::members(j, &l.findings));
     }
     for f in &l.findings {

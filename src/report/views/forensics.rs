@@ -15,6 +15,22 @@ use crate::report::views::bundle::BundleFile;
 const NEAR: usize = 3;
 const WINDOW_US: u64 = 60_000_000;
 
+/// The window around a finding whose kernel lines are shown beside it, in words.
+pub const WINDOW_WORDS: &str = "within 60 s, at most 3 before and 3 after";
+
+/// The kernel lines beside `f` (within 60 s of its time, at most 3 on each side), each as
+/// "+0.123 s  text" (seconds from the finding): what `kernel-log.txt`, the HTML findings table
+/// and `sqliosim report`'s text show.
+pub fn beside(k: &KernelLog, f: &Finding) -> Vec<String> {
+    kmsg::nearest(k, f.time_us, NEAR, WINDOW_US)
+        .into_iter()
+        .map(|l| {
+            let secs = (l.time_us as f64 - f.time_us as f64) / 1e6;
+            format!("{secs:+.3} s  {}", l.text)
+        })
+        .collect()
+}
+
 /// The members for the kernel log, the host facts and the drives' health of `j`.
 pub fn members(j: &JsonReport, findings: &[Finding]) -> Vec<BundleFile> {
     let mut v = Vec::new();
@@ -94,13 +110,12 @@ pub fn kernel_text(k: &KernelLog, findings: &[Finding]) -> String {
             f.path.display(),
             f.page_id
         );
-        let near = kmsg::nearest(k, f.time_us, NEAR, WINDOW_US);
+        let near = beside(k, f);
         if near.is_empty() {
             let _ = writeln!(s, "  no kernel line within 60 s");
         }
         for l in near {
-            let secs = (l.time_us as f64 - f.time_us as f64) / 1e6;
-            let _ = writeln!(s, "  {secs:+.3} s  {}", l.text);
+            let _ = writeln!(s, "  {l}");
         }
     }
     s

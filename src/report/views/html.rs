@@ -142,11 +142,15 @@ pub fn render_input(inp: &HtmlInput) -> String {
         "<h2>Findings</h2><div class='chart'>{}</div>",
         findings_chart(inp.findings, inp.origin_us, inp.span_s)
     );
-    findings_table(&mut s, inp.findings, &inp.links);
+    let kernel = inp.run.and_then(|j| j.kernel_log.as_ref());
+    findings_table(&mut s, inp.findings, &inp.links, kernel);
     if let Some(sum) = inp.summary {
         stats_section(&mut s, sum);
     } else {
         s.push_str("<p>No statistics in this file.</p>\n");
+    }
+    if let Some(b) = inp.run.and_then(|j| j.bench.as_ref()) {
+        bench_table(&mut s, b);
     }
     if let Some(engine) = inp.io_engine {
         let _ = writeln!(s, "<p>I/O engine: {}</p>", esc(engine));
@@ -249,7 +253,14 @@ fn totals_table(s: &mut String, title: &str, rows: &[(String, &OpTotals)]) {
     s.push_str("</table>\n");
 }
 
-fn findings_table(s: &mut String, findings: &[Finding], links: &DumpLinks) {
+/// The findings, each followed by a row of the kernel lines near its time when the run's
+/// kernel log has any (`tr.kernel`, the window of [`crate::report::views::forensics::beside`]).
+fn findings_table(
+    s: &mut String,
+    findings: &[Finding],
+    links: &DumpLinks,
+    kernel: Option<&crate::report::facts::kmsg::KernelLog>,
+) {
     if findings.is_empty() {
         s.push_str("<p>No findings.</p>\n");
         return;
@@ -272,6 +283,41 @@ fn findings_table(s: &mut String, findings: &[Finding], links: &DumpLinks) {
             esc(&crate::report::sinks::finding_xml::what(f)),
             f.retries.len(),
             if f.persistent { " (persistent)" } else { "" }
+        );
+        let near = kernel.map(|k| crate::report::views::forensics::beside(k, f));
+        if let Some(near) = near.filter(|v| !v.is_empty()) {
+            let lines: Vec<String> = near.iter().map(|l| esc(l)).collect();
+            let _ = writeln!(
+                s,
+                "<tr class='kernel'><td></td><td class='l' colspan='8'>Kernel lines ({}):<br><code>{}</code></td></tr>",
+                crate::report::views::forensics::WINDOW_WORDS,
+                lines.join("<br>")
+            );
+        }
+    }
+    s.push_str("</table>\n");
+}
+
+/// The capacity run beside the simulation (`run --bench`): its options and headline figures.
+fn bench_table(s: &mut String, b: &crate::report::sinks::bench_figures::BenchFigures) {
+    s.push_str("<h2 id='bench'>Capacity run beside the simulation</h2><table>\n");
+    let ms = |us: Option<f64>| us.map_or_else(|| "-".into(), |u| format!("{:.3}", u / 1000.0));
+    let rows = [
+        ("Options", format!("sqliosim bench {}", b.args)),
+        ("Outcome", b.outcome.clone()),
+        ("Figures", b.describe()),
+        ("Combination", b.combination.clone()),
+        ("IOPS", format!("{:.0}", b.iops)),
+        ("MB/s", format!("{:.1}", b.mb_per_s)),
+        ("p99 ms", ms(b.p99_us)),
+        ("max ms", ms(b.max_us)),
+        ("Errors", b.errors.to_string()),
+    ];
+    for (k, v) in rows {
+        let _ = writeln!(
+            s,
+            "<tr><th class='l'>{k}</th><td class='l'>{}</td></tr>",
+            esc(&v)
         );
     }
     s.push_str("</table>\n");

@@ -45,6 +45,14 @@ pub fn render(l: &RunEvidence) -> String {
             let _ = writeln!(s, "  {class:<20} {n}");
         }
     }
+    let kernel = l.json.as_ref().and_then(|j| j.kernel_log.as_ref());
+    if kernel.is_some_and(|k| !k.lines.is_empty()) && !l.findings.is_empty() {
+        let _ = writeln!(
+            s,
+            "  (under each finding, the kernel lines {})",
+            crate::report::views::forensics::WINDOW_WORDS
+        );
+    }
     for f in l.findings.iter().take(20) {
         let _ = writeln!(
             s,
@@ -55,6 +63,10 @@ pub fn render(l: &RunEvidence) -> String {
             f.offset,
             crate::report::sinks::finding_xml::what(f)
         );
+        for line in kernel.map_or_else(Vec::new, |k| crate::report::views::forensics::beside(k, f))
+        {
+            let _ = writeln!(s, "         kernel {line}");
+        }
     }
     if l.findings.len() > 20 {
         let _ = writeln!(s, "  … and {} more", l.findings.len() - 20);
@@ -69,6 +81,14 @@ pub fn render(l: &RunEvidence) -> String {
         let _ = writeln!(s, "  {e}");
     }
     files_table(&mut s, l);
+    if let Some(b) = l.json.as_ref().and_then(|j| j.bench.as_ref()) {
+        let _ = writeln!(
+            s,
+            "\nCapacity run beside the simulation (sqliosim bench {}): {}",
+            b.args,
+            b.describe()
+        );
+    }
     s
 }
 

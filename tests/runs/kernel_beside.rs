@@ -1,0 +1,99 @@
+//! Each finding beside the kernel lines near its time (issue #23 §4), in `sqliosim report`'s
+//! text and in the HTML report's findings table: a fault-injected run (a finding) while a
+//! kernel line is written to /dev/kmsg. Writing to /dev/kmsg needs root: skipped without it,
+//! or when /dev/kmsg cannot be read (as tests/runs/kernel_log.rs).
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use crate::crash_support::{assert_exit, bin};
+
+fn config(dir: &std::path::Path) -> std::path::PathBuf {
+    let cfg = dir.join("fi.cfg.ini");
+    let text = "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\n\
+        [AuditUser]\nUserCount=2\n[RandomUser]\nUserCount=2\nRandomUserReadWriteRatio=0\n\
+        [BulkUpdateUser]\nUserCount=0\n\
+        [File1]\nFileName=sqliosim.mdx\nInitialSize=8\nMaxSize=8\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
+        [File2]\nFileName=sqliosim.ldx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n";
+    std::fs::write(&cfg, text).expect("write config");
+    cfg
+}
+
+#[test]
+fn a_finding_shows_the_kernel_line_near_it_in_the_report_and_the_html() {
+    if std::fs::File::open("/dev/kmsg").is_err() {
+        return eprintln!("skipped: /dev/kmsg cannot be read here");
+    }
+    let Ok(mut kmsg) = std::fs::OpenOptions::new().write(true).open("/dev/kmsg") else {
+        return eprintln!("skipped: /dev/kmsg cannot be written here (needs root)");
+    };
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let json = tmp.path().join("run.json");
+    let child = bin()
+        .arg("-cfg")
+        .arg(config(tmp.path()))
+        .arg("-dir")
+        .arg(tmp.path())
+        .arg("--json")
+        .arg(&json)
+        .args(["-d", "1", "--seed", "3", "--fault-injection", "flip@220"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start run");
+    let t0 = Instant::now();
+    while !json.exists() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let marker = format!(
+        "sqliosim-test loop7: I/O error (beside {})",
+        std::process::id()
+    );
+    writeln!(kmsg, "{marker}").expect("write /dev/kmsg");
+    let out = child.wait_with_output().expect("wait run");
+    assert_exit(&out, 1);
+
+    let r = bin().arg("report").arg(&json).output().expect("report");
+    assert_exit(&r, 1);
+    let text = String::from_utf8_lossy(&r.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains(" page 220 "))
+        .unwrap_or_else(|| panic!("no finding on page 220: {text}"));
+    // The kernel line follows its finding, "kernel +0.123 s  text".
+    let beside = lines[at + 1..]
+        .iter()
+        .take_while(|l| l.trim_start().starts_with("kernel "))
+        .any(|l| l.contains(&marker) && l.contains(" s  "));
+    assert!(beside, "the marker is not beside the finding: {text}");
+
+    let html = tmp.path().join("report.html");
+    let h = bin()
+        .arg("report")
+        .arg(&json)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .expect("report --html");
+    assert_exit(&h, 1);
+    let page = std::fs::read_to_string(&html).expect("html");
+    let row = page
+        .find("<td>220</td>")
+        .unwrap_or_else(|| panic!("no finding row for page 220: {page}"));
+    let next = &page[row..];
+    let end = next.find("</tr>").expect("row end");
+    let kernel_row = &next[end..];
+    assert!(
+        kernel_row.starts_with("</tr>\n<tr class='kernel'>"),
+        "no kernel row after the finding: {}",
+        &kernel_row[..kernel_row.len().min(400)]
+    );
+    let kernel_end = kernel_row[5..].find("</tr>").expect("kernel row end") + 5;
+    assert!(
+        kernel_row[..kernel_end].contains(&marker)
+            && kernel_row.contains("Kernel lines (within 60 s"),
+        "{}",
+        &kernel_row[..kernel_end]
+    );
+}
