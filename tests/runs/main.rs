@@ -15,6 +15,7 @@ mod strace_support;
 mod backup;
 mod crash;
 mod depth;
+mod durability_modes;
 mod fault_injection;
 mod generations;
 mod hostile_env;
