@@ -82,7 +82,10 @@ mod tests {
             DurabilityMode::None,
         ] {
             assert_eq!(DurabilityMode::parse(&m.to_string()), Some(m));
-            assert_eq!(DurabilityMode::parse(&m.to_string().to_lowercase()), Some(m));
+            assert_eq!(
+                DurabilityMode::parse(&m.to_string().to_lowercase()),
+                Some(m)
+            );
         }
         assert_eq!(DurabilityMode::parse("dsync"), None);
         assert_eq!(DurabilityMode::parse(""), None);

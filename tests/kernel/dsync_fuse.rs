@@ -166,7 +166,10 @@ fn forced_flush_on_fuse_sends_fsyncs_not_o_dsync_and_survives_a_power_cut() {
         Some(0),
         "acknowledged forced-flush writes lost on FUSE:\n{context}"
     );
-    assert_eq!(c.dsync, 0, "O_DSYNC writes in forced-flush mode:\n{context}");
+    assert_eq!(
+        c.dsync, 0,
+        "O_DSYNC writes in forced-flush mode:\n{context}"
+    );
     assert!(c.fsyncs > 0, "no fsync reached faultfs:\n{context}");
     assert!(
         c.header.contains("Durability: ForcedFlush (") && !c.header.contains(WARNING),

@@ -53,17 +53,17 @@ fn ops_on(trace: &str, suffix: &str) -> (Vec<String>, Vec<Op>) {
         let Some((name, args)) = rest.split_once('(') else {
             continue;
         };
+        let on_file = args
+            .split([',', ')'])
+            .next()
+            .is_some_and(|a| a.ends_with(&fd));
         match name {
             "openat" if line.trim_end().ends_with(&fd) => opens.push(args.to_string()),
-            "pwrite64" | "pwritev" | "pwritev2" | "fdatasync" => {
-                if args.split([',', ')']).next().is_some_and(|a| a.ends_with(&fd)) {
-                    ops.push(Op {
-                        pid: pid.to_string(),
-                        write: name != "fdatasync",
-                        log_block: args.contains("\"SQLSIMLG\""),
-                    });
-                }
-            }
+            "pwrite64" | "pwritev" | "pwritev2" | "fdatasync" if on_file => ops.push(Op {
+                pid: pid.to_string(),
+                write: name != "fdatasync",
+                log_block: args.contains("\"SQLSIMLG\""),
+            }),
             _ => {}
         }
     }
@@ -113,7 +113,9 @@ fn forced_flush_opens_without_o_dsync_and_fdatasyncs_after_every_write() {
         let (opens, _) = ops_on(&trace, suffix);
         assert!(!opens.is_empty(), "no openat of {suffix} traced");
         assert!(
-            opens.iter().all(|o| !o.contains("O_DSYNC") && !o.contains("O_SYNC")),
+            opens
+                .iter()
+                .all(|o| !o.contains("O_DSYNC") && !o.contains("O_SYNC")),
             "{suffix} opened with O_DSYNC in forced-flush mode: {opens:?}"
         );
         assert!(opens.iter().any(|o| o.contains("O_DIRECT")), "{opens:?}");
@@ -127,7 +129,11 @@ fn forced_flush_opens_without_o_dsync_and_fdatasyncs_after_every_write() {
     );
     let (_, log) = ops_on(&trace, "sqliosim.ldx");
     let blocks: Vec<usize> = (0..log.len()).filter(|&i| log[i].log_block).collect();
-    assert!(blocks.len() > 5, "log block writes traced: {}", blocks.len());
+    assert!(
+        blocks.len() > 5,
+        "log block writes traced: {}",
+        blocks.len()
+    );
     let last_sync = log.iter().rposition(|o| !o.write);
     assert!(
         last_sync > blocks.last().copied(),
@@ -137,7 +143,10 @@ fn forced_flush_opens_without_o_dsync_and_fdatasyncs_after_every_write() {
     let mut run = 0;
     for op in &log {
         run = if op.write { run + 1 } else { 0 };
-        assert!(run <= 32, "more than 32 log writes without an fdatasync between");
+        assert!(
+            run <= 32,
+            "more than 32 log writes without an fdatasync between"
+        );
     }
 }
 

@@ -170,10 +170,7 @@ pub fn durability_line(
     for d in info.files.iter().map(|f| &f.device) {
         let line = match d.disk.as_str() {
             UNKNOWN => "no block device (FUA and write cache unknown)".to_string(),
-            disk => format!(
-                "disk {disk}: FUA {}, write cache {}",
-                d.fua, d.write_cache
-            ),
+            disk => format!("disk {disk}: FUA {}, write cache {}", d.fua, d.write_cache),
         };
         if !disks.contains(&line) {
             disks.push(line);
@@ -214,11 +211,17 @@ mod tests {
             ..SystemInfo::default()
         };
         let line = durability_line(true, DurabilityMode::ForcedFlush, &info);
-        assert!(line.starts_with("Durability: ForcedFlush (files opened O_DIRECT without O_DSYNC"), "{line}");
+        assert!(
+            line.starts_with("Durability: ForcedFlush (files opened O_DIRECT without O_DSYNC"),
+            "{line}"
+        );
         assert!(line.contains("; disk sdb: FUA no, write cache write back; no block device (FUA and write cache unknown)"), "{line}");
         assert_eq!(line.matches("disk sdb").count(), 1, "{line}");
         let fua = durability_line(true, DurabilityMode::Fua, &info);
-        assert!(fua.starts_with("Durability: FUA (files opened O_DIRECT|O_DSYNC"), "{fua}");
+        assert!(
+            fua.starts_with("Durability: FUA (files opened O_DIRECT|O_DSYNC"),
+            "{fua}"
+        );
         let off = durability_line(false, DurabilityMode::Fua, &info);
         assert!(off.starts_with("Durability: WriteThrough=FALSE"), "{off}");
     }

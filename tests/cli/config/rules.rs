@@ -318,17 +318,27 @@ fn durability_mode_defaults_to_forced_flush_and_the_command_line_overrides_it() 
     use sqliosim::config::DurabilityMode;
     let plan_of = |s: &sqliosim::config::RunSettings| {
         let p = sqliosim::sim::plan::from_settings::plan_from(s);
-        (p.durability, p.open_dsync(), p.forced_flush(), p.acks_each_write())
+        (
+            p.durability,
+            p.open_dsync(),
+            p.forced_flush(),
+            p.acks_each_write(),
+        )
     };
     let (s, w) = ok(&with_files(""));
     assert!(w.is_empty(), "{w:?}");
-    assert_eq!(plan_of(&s), (DurabilityMode::ForcedFlush, false, true, true));
+    assert_eq!(
+        plan_of(&s),
+        (DurabilityMode::ForcedFlush, false, true, true)
+    );
     let (s, _) = ok(&with_files("[CONFIG]\nDurabilityMode=fua\n"));
     assert_eq!(plan_of(&s), (DurabilityMode::Fua, true, false, true));
     let (s, _) = ok(&with_files("[CONFIG]\nDurabilityMode=None\n"));
     assert_eq!(plan_of(&s), (DurabilityMode::None, false, false, false));
     // WriteThrough=FALSE: no write is write-through, whatever the mode.
-    let (s, _) = ok(&with_files("[CONFIG]\nWriteThrough=FALSE\nDurabilityMode=FUA\n"));
+    let (s, _) = ok(&with_files(
+        "[CONFIG]\nWriteThrough=FALSE\nDurabilityMode=FUA\n",
+    ));
     assert_eq!(plan_of(&s), (DurabilityMode::Fua, false, false, false));
     let o = RunArgs {
         durability: Some(DurabilityMode::None),
