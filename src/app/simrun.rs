@@ -215,6 +215,14 @@ fn header(
     for line in crate::report::facts::sysinfo::console_lines(&system) {
         crate::exit::unless_closed(crate::exit::outln!("{line}"))?;
     }
+    let durability = crate::report::facts::sysinfo::durability_line(
+        plan.write_through,
+        plan.durability,
+        &system,
+    );
+    crate::exit::unless_closed(crate::exit::outln!("{durability}"))?;
+    let m = Message::new(Severity::Info, "System", "Durability", durability.as_str());
+    evidence.emit(Event::Message(m));
     sink.emit(Event::Facts(Box::new(Facts::System(system))));
     Ok(())
 }

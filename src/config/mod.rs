@@ -10,6 +10,7 @@
 //! echo lines and page counts. The stages above only walk the registry there.
 
 pub mod cgroup;
+mod durability;
 mod echo;
 mod encoding;
 mod error;
@@ -30,6 +31,7 @@ mod settings;
 pub mod units;
 mod unsupported;
 
+pub use durability::DurabilityMode;
 pub use error::{BadValue, ConfigError, Warning};
 pub use files::{dir_pair, is_windows_path, log_size, stream_to_sibling, DEFAULT_DIR_SIZE_MB};
 pub use generation::{IoCaps, IoGeneration};

@@ -6,6 +6,7 @@
 //!
 //! [`RunSettings::resolve`]: super::RunSettings::resolve
 
+use super::durability::DurabilityMode;
 use super::offer::offer;
 use super::settings::IoServiceKind;
 use clap::Args;
@@ -102,6 +103,12 @@ pub struct RunArgs {
     /// start and recorded in the log and the JSON summary. [default: uring]
     #[arg(long, value_name = "ENGINE", value_parser = offer(parse_engine, &IoServiceKind::NAMES))]
     pub engine: Option<IoServiceKind>,
+    /// How a write-through write is made durable, as SQL Server on Linux does it: `ForcedFlush`
+    /// (O_DIRECT, then an fdatasync after each write), `FUA` (O_DIRECT|O_DSYNC) or `None`
+    /// (O_DIRECT only: durable at sync points alone). Overrides `DurabilityMode`; no effect
+    /// with `WriteThrough=FALSE`. [default: DurabilityMode from the configuration, ForcedFlush]
+    #[arg(long, value_name = "MODE", value_parser = offer(parse_durability, &DurabilityMode::NAMES))]
+    pub durability: Option<DurabilityMode>,
     /// The host's name in the fleet's inventory (e.g. Ansible's inventory_hostname), recorded in
     /// the JSON summary and the XML log: the fleet report tells hosts apart by it (freshly
     /// imaged machines often share a hostname) and shows it. [default: none; the report then
@@ -127,6 +134,16 @@ pub struct RunArgs {
     /// Resolve the configuration, print it (and --save it), then stop without simulating.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// Parses a `--durability` mode, in any case.
+fn parse_durability(text: &str) -> Result<DurabilityMode, String> {
+    DurabilityMode::parse(text).ok_or_else(|| {
+        format!(
+            "{text:?}: expected one of {}",
+            DurabilityMode::NAMES.join(", ")
+        )
+    })
 }
 
 /// Parses an `--engine` name; an empty one is refused like any unknown name.

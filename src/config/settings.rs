@@ -366,6 +366,9 @@ fn apply_general_overrides(config: &mut Config, o: &RunArgs) -> Result<(), Confi
     if let Some(stop) = o.stop_on_error_override() {
         config.general.stop_on_error = stop;
     }
+    if let Some(mode) = o.durability {
+        config.general.durability_mode = mode;
+    }
     Ok(())
 }
 

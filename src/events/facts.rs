@@ -149,6 +149,8 @@ pub struct DeviceInfo {
     pub rotational: String,
     /// "write back", "write through" or "unknown".
     pub write_cache: String,
+    /// Whether the device advertises FUA writes (`queue/fua`): "yes", "no" or "unknown".
+    pub fua: String,
     /// Active I/O scheduler.
     pub scheduler: String,
 }

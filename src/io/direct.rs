@@ -1,4 +1,4 @@
-//! The direct backend: files opened with O_DIRECT (and O_DSYNC for write-through), and what
+//! The direct backend: files opened with O_DIRECT (and O_DSYNC in FUA mode), and what
 //! the filesystem says about direct I/O (statx STATX_DIOALIGN, statfs magic).
 //!
 //! tmpfs, btrfs and FUSE accept O_DIRECT without enforcing it (machine.md §3): they report no
@@ -77,6 +77,12 @@ impl DirectBackend {
     }
 }
 
+/// O_DSYNC itself. rustix's `OFlags::DSYNC` is O_SYNC on Linux (its linux_raw backend), which
+/// makes every write also wait for the file's metadata (mtime): strace of a WriteThrough run
+/// showed `O_SYNC` before issue #24 §3. SQL Server on Linux's FUA mode, and SQLIOSim's
+/// write-through, ask for data integrity only: O_DSYNC.
+const O_DSYNC: OFlags = OFlags::from_bits_retain(libc::O_DSYNC as u32);
+
 /// Opens a data or log file of the set with the given extra open(2) flags, through
 /// [`safefile`](super::safefile): never following a symlink, never waiting on a FIFO, and
 /// refusing anything but a regular file with one link (a hard link to another run's file).
@@ -86,7 +92,7 @@ fn open_file(
     mut flags: OFlags,
 ) -> Result<std::fs::File, SafeFileError> {
     if opts.write_through {
-        flags |= OFlags::DSYNC;
+        flags |= O_DSYNC;
     }
     let how = if opts.create {
         Create::Either

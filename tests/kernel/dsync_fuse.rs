@@ -52,17 +52,28 @@ fn request_count(status: &str, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-#[test]
-fn write_through_on_fuse_is_flushed_and_survives_a_power_cut() {
-    if !faultfs::fuse_or_skip("dsync_fuse") {
-        return;
-    }
+/// What a cut run on FUSE left: verify's output and context, faultfs's O_DSYNC writes and
+/// fsyncs, the run's header.
+struct Cut {
+    verify: std::process::Output,
+    context: String,
+    dsync: u64,
+    fsyncs: u64,
+    header: String,
+}
+
+/// Runs the configuration in durability mode `mode` on faultfs (`--volatile-cache
+/// --ignore-dsync`), kills it 1.5 s into its main phase, cuts the power and verifies.
+fn cut_on_fuse(mode: &str) -> Cut {
     let rig = Rig::with_daemon_args(
-        "dsync",
+        &format!("dsync-{mode}"),
         Shape::default(),
         &["--volatile-cache", "--ignore-dsync"],
     );
-    rig.set_config(&config());
+    rig.set_config(&config().replace(
+        "WriteThrough=TRUE",
+        &format!("WriteThrough=TRUE\nDurabilityMode={mode}"),
+    ));
     let cfg = rig.log_dir().join("e2e.cfg.ini");
     let log = rig.log_dir().join("sqliosim.log.xml");
     let out = rig.log_dir().join("run.out");
@@ -105,14 +116,26 @@ fn write_through_on_fuse_is_flushed_and_survives_a_power_cut() {
         .output()
         .expect("run sqliosim verify");
     let context = format!("{}\n--- faultfs\n{status}{cut}", describe(&verify));
+    Cut {
+        dsync: request_count(&status, "dsync_writes"),
+        fsyncs: request_count(&status, "fsyncs"),
+        verify,
+        context,
+        header,
+    }
+}
+
+#[test]
+fn write_through_on_fuse_is_flushed_and_survives_a_power_cut() {
+    if !faultfs::fuse_or_skip("dsync_fuse") {
+        return;
+    }
+    let c = cut_on_fuse("FUA");
+    let (dsync, fsyncs, context) = (c.dsync, c.fsyncs, &c.context);
     assert_eq!(
-        verify.status.code(),
+        c.verify.status.code(),
         Some(0),
         "acknowledged write-through writes lost on FUSE:\n{context}"
-    );
-    let (dsync, fsyncs) = (
-        request_count(&status, "dsync_writes"),
-        request_count(&status, "fsyncs"),
     );
     assert!(dsync > 0, "no O_DSYNC write reached faultfs:\n{context}");
     assert!(
@@ -120,10 +143,37 @@ fn write_through_on_fuse_is_flushed_and_survives_a_power_cut() {
         "faultfs saw {dsync} O_DSYNC writes and no fsync:\n{context}"
     );
     assert!(
-        header.contains(WARNING),
-        "the run header does not say that FUSE drops the flush:\n{header}"
+        c.header.contains(WARNING),
+        "the run header does not say that FUSE drops the flush:\n{}",
+        c.header
     );
     // Straight to fd 2, past the harness's capture: CI logs show the counts.
     let line = format!("dsync on FUSE: {dsync} O_DSYNC writes, {fsyncs} fsyncs; verify clean\n");
     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+}
+
+/// Forced flush (issue #24 §3) on the same daemon: no write carries O_DSYNC, each is followed
+/// by an fsync the daemon persists on, and a cut between checkpoints loses nothing acknowledged.
+#[test]
+fn forced_flush_on_fuse_sends_fsyncs_not_o_dsync_and_survives_a_power_cut() {
+    if !faultfs::fuse_or_skip("dsync_fuse") {
+        return;
+    }
+    let c = cut_on_fuse("ForcedFlush");
+    let context = &c.context;
+    assert_eq!(
+        c.verify.status.code(),
+        Some(0),
+        "acknowledged forced-flush writes lost on FUSE:\n{context}"
+    );
+    assert_eq!(
+        c.dsync, 0,
+        "O_DSYNC writes in forced-flush mode:\n{context}"
+    );
+    assert!(c.fsyncs > 0, "no fsync reached faultfs:\n{context}");
+    assert!(
+        c.header.contains("Durability: ForcedFlush (") && !c.header.contains(WARNING),
+        "the run header does not name forced flush (or warns of O_DSYNC):\n{}",
+        c.header
+    );
 }

@@ -39,6 +39,8 @@ fn config() -> String {
         cycles: 1,
     })
     .replace("TestCycleDuration=2", "TestCycleDuration=120")
+    // The O_DSYNC writes this test is about: FUA mode (issue #24 §3).
+    .replace("WriteThrough=TRUE", "WriteThrough=TRUE\nDurabilityMode=FUA")
     .replace(
         "[BulkUpdateUser]\nUserCount=0\nBuffersBUMin=32\nBuffersBUMax=128\nDelayAfterCycles=2\nBUDelay=5",
         &format!("[BulkUpdateUser]\nUserCount=1\nBuffersBUMin=8\nBuffersBUMax=32\nDelayAfterCycles=1\nBUDelay={BU_DELAY_MS}"),

@@ -17,6 +17,7 @@ use std::time::Duration;
 use crate::model_cut_support::{
     judge, lost_files, lost_pages, plan, resume_plan, run_and_judge, Cutter,
 };
+use sqliosim::config::DurabilityMode;
 use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Keep, PowerCut};
 use sqliosim::io::FaultyBackend;
@@ -266,9 +267,36 @@ fn honest_cuts_with_o_dsync_writes_tearing_at_512_are_never_a_finding() {
     for r in 0..rounds() {
         let mut p = plan(0xD5 + r, MAIN);
         p.write_through = true;
+        p.durability = DurabilityMode::Fua;
         let (tally, _) = honest_run(&p, 512, Keep::Units(512), usize::MAX);
         tally.check(&PHASES);
     }
+}
+
+/// Forced flush (SQL Server on Linux's default, issue #24 §3): the files are opened without
+/// O_DSYNC, so a completed write sits in the volatile cache until the fdatasync after it.
+/// Cuts after each write, before its flush, drop or tear it: the journal must not hold it
+/// (acknowledged only after the flush returned), so no cut is a false "lost write".
+#[test]
+fn honest_cuts_with_forced_flush_between_a_write_and_its_flush_are_never_a_finding() {
+    for r in 0..rounds() {
+        let mut p = plan(0xFF + r, MAIN);
+        p.write_through = true;
+        p.durability = DurabilityMode::ForcedFlush;
+        let (tally, _) = honest_run(&p, 512, Keep::Units(512), usize::MAX);
+        tally.check(&PHASES);
+    }
+}
+
+/// Mode None (SQL Server 2017 before CU6): no flush after a write, durable at sync points
+/// only; honest cuts anywhere are never a finding.
+#[test]
+fn honest_cuts_with_durability_none_are_never_a_finding() {
+    let mut p = plan(0x0E, MAIN);
+    p.write_through = true;
+    p.durability = DurabilityMode::None;
+    let (tally, _) = honest_run(&p, 512, Keep::Nothing, usize::MAX);
+    tally.check(&PHASES);
 }
 
 /// Judges a cut of a lying device against what the model lost.
@@ -355,6 +383,22 @@ fn lying_o_dsync_and_tears_at_512_every_lost_acknowledged_page_is_named() {
     for r in 0..rounds() {
         let mut p = plan(0x22 + r, MAIN);
         p.write_through = true;
+        p.durability = DurabilityMode::Fua;
+        let (tally, losses) = lying_run(p, Keep::Units(512));
+        tally.check(&PHASES[1..]);
+        assert!(losses > 0, "no cut lost an acknowledged write: {tally:?}");
+    }
+}
+
+/// Forced flush over flushes that lie: each write is acknowledged once its (lying) fdatasync
+/// returned, so every write the device then loses was acknowledged and journaled, and verify
+/// names every such page, and nothing else.
+#[test]
+fn lying_forced_flushes_every_lost_acknowledged_page_is_named() {
+    for r in 0..rounds() {
+        let mut p = plan(0xF1 + r, MAIN);
+        p.write_through = true;
+        p.durability = DurabilityMode::ForcedFlush;
         let (tally, losses) = lying_run(p, Keep::Units(512));
         tally.check(&PHASES[1..]);
         assert!(losses > 0, "no cut lost an acknowledged write: {tally:?}");

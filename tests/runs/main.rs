@@ -16,6 +16,7 @@ mod backup;
 mod bench_evidence;
 mod crash;
 mod depth;
+mod durability_modes;
 mod fault_injection;
 mod generations;
 mod hostile_env;

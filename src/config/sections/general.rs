@@ -8,7 +8,7 @@ use crate::config::host::MAX_CPU_COUNT;
 use crate::config::model::Ratio;
 use crate::config::reader::View;
 use crate::config::save::flag;
-use crate::config::IoGeneration;
+use crate::config::{DurabilityMode, IoGeneration};
 use std::fmt::Write;
 
 /// `[CONFIG]`: global behaviour.
@@ -37,8 +37,12 @@ pub struct General {
     pub cache_hit_ratio: Ratio,
     /// `NoBuffering`: open files with O_DIRECT, default true. Forced true by `use_scatter_gather`.
     pub no_buffering: bool,
-    /// `WriteThrough`: open files with O_DSYNC, default true.
+    /// `WriteThrough`: every data and log write is write-through (durable when done), default
+    /// true; how, `durability_mode` says.
     pub write_through: bool,
+    /// `DurabilityMode` (ours): how a write-through write is made durable, as SQL Server on
+    /// Linux does it: `ForcedFlush` (default), `FUA` (O_DSYNC) or `None`.
+    pub durability_mode: DurabilityMode,
     /// `MaxOutstandingIO`: process-wide cap on outstanding I/Os, default 0 (= 140000);
     /// range 0..=140000.
     pub max_outstanding_io: u32,
@@ -82,6 +86,7 @@ impl IniSection for General {
         "CacheHitRatio",
         "NoBuffering",
         "WriteThrough",
+        "DurabilityMode",
         "MaxOutstandingIO",
         "TargetIODuration",
         "AllowIOBursts",
@@ -121,6 +126,7 @@ impl IniSection for General {
             cache_hit_ratio: v.ratio("CacheHitRatio", 1000)?,
             no_buffering: v.boolean("NoBuffering", true)?,
             write_through: v.boolean("WriteThrough", true)?,
+            durability_mode: durability_mode(v)?,
             max_outstanding_io: v.u32("MaxOutstandingIO", 0, 0, 140_000)?,
             target_io_duration_ms: v.u32("TargetIODuration", 100, 1, u32::MAX)?,
             allow_io_bursts: v.boolean("AllowIOBursts", true)?,
@@ -152,6 +158,7 @@ impl SectionValue for General {
             ("CacheHitRatio", self.cache_hit_ratio.raw().to_string()),
             ("NoBuffering", flag(self.no_buffering)),
             ("WriteThrough", flag(self.write_through)),
+            ("DurabilityMode", self.durability_mode.to_string()),
             ("MaxOutstandingIO", self.max_outstanding_io.to_string()),
             ("TargetIODuration", self.target_io_duration_ms.to_string()),
             ("AllowIOBursts", flag(self.allow_io_bursts)),
@@ -195,6 +202,14 @@ impl SectionValue for General {
             yes(self.stamp_files),
             yes(self.force_4k_log_io)
         );
+        if self.write_through {
+            let _ = writeln!(
+                out,
+                "DurabilityMode = {}: {}",
+                self.durability_mode,
+                self.durability_mode.describe()
+            );
+        }
         let caps = self.io_generation.caps();
         let _ = writeln!(
             out,
@@ -220,6 +235,14 @@ fn io_generation(v: &View) -> Result<IoGeneration, ConfigError> {
     match v.entry("IoGeneration") {
         None => Ok(IoGeneration::default()),
         Some(e) => IoGeneration::parse(&e.value).ok_or_else(|| v.bad(e, IoGeneration::VALUES)),
+    }
+}
+
+/// `DurabilityMode`, default ForcedFlush.
+fn durability_mode(v: &View) -> Result<DurabilityMode, ConfigError> {
+    match v.entry("DurabilityMode") {
+        None => Ok(DurabilityMode::default()),
+        Some(e) => DurabilityMode::parse(&e.value).ok_or_else(|| v.bad(e, DurabilityMode::VALUES)),
     }
 }
 

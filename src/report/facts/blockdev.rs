@@ -21,6 +21,7 @@ impl DeviceInfo {
             physical_block_size: None,
             rotational: u(),
             write_cache: u(),
+            fua: u(),
             scheduler: u(),
         }
     }
@@ -61,6 +62,11 @@ pub fn device(major: u32, minor: u32) -> DeviceInfo {
         _ => UNKNOWN.into(),
     };
     d.write_cache = or_unknown(read_opt(disk.join("queue/write_cache")));
+    d.fua = match read_opt(disk.join("queue/fua")).as_deref() {
+        Some("1") => "yes".into(),
+        Some("0") => "no".into(),
+        _ => UNKNOWN.into(),
+    };
     d.scheduler = or_unknown(read_opt(disk.join("queue/scheduler")).map(|s| active_scheduler(&s)));
     d
 }

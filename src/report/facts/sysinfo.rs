@@ -151,6 +151,34 @@ pub fn console_lines(info: &SystemInfo) -> Vec<String> {
         .collect()
 }
 
+/// The run header's durability line: how write-through writes are made durable
+/// (`DurabilityMode`, only with `WriteThrough=TRUE`), and for each disk under the files (once
+/// each) whether it advertises FUA (`queue/fua`) and a volatile write cache
+/// (`queue/write_cache`), e.g. `Durability: ForcedFlush (files opened …); disk sda: FUA no,
+/// write cache write back`.
+pub fn durability_line(
+    write_through: bool,
+    mode: crate::config::DurabilityMode,
+    info: &SystemInfo,
+) -> String {
+    let how = if write_through {
+        format!("{mode} ({})", mode.describe())
+    } else {
+        "WriteThrough=FALSE (no write is write-through: writes count as durable only at the run's sync points)".to_string()
+    };
+    let mut disks: Vec<String> = Vec::new();
+    for d in info.files.iter().map(|f| &f.device) {
+        let line = match d.disk.as_str() {
+            UNKNOWN => "no block device (FUA and write cache unknown)".to_string(),
+            disk => format!("disk {disk}: FUA {}, write cache {}", d.fua, d.write_cache),
+        };
+        if !disks.contains(&line) {
+            disks.push(line);
+        }
+    }
+    format!("Durability: {how}; {}", disks.join("; "))
+}
+
 pub(crate) fn read_opt(path: impl AsRef<Path>) -> Option<String> {
     read_trim(path)
 }
@@ -158,6 +186,45 @@ pub(crate) fn read_opt(path: impl AsRef<Path>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_durability_line_names_the_mode_and_each_disks_fua_and_write_cache_once() {
+        use crate::config::DurabilityMode;
+        let mut d = DeviceInfo::unknown();
+        (d.name, d.disk, d.fua, d.write_cache) = (
+            "sdb1".into(),
+            "sdb".into(),
+            "no".into(),
+            "write back".into(),
+        );
+        let file = |p: &str, device: &DeviceInfo| FileDevice {
+            path: p.into(),
+            device: device.clone(),
+            ..FileDevice::default()
+        };
+        let info = SystemInfo {
+            files: vec![
+                file("/d/a.mdx", &d),
+                file("/d/a.ldx", &d),
+                file("/t/b.mdx", &DeviceInfo::unknown()),
+            ],
+            ..SystemInfo::default()
+        };
+        let line = durability_line(true, DurabilityMode::ForcedFlush, &info);
+        assert!(
+            line.starts_with("Durability: ForcedFlush (files opened O_DIRECT without O_DSYNC"),
+            "{line}"
+        );
+        assert!(line.contains("; disk sdb: FUA no, write cache write back; no block device (FUA and write cache unknown)"), "{line}");
+        assert_eq!(line.matches("disk sdb").count(), 1, "{line}");
+        let fua = durability_line(true, DurabilityMode::Fua, &info);
+        assert!(
+            fua.starts_with("Durability: FUA (files opened O_DIRECT|O_DSYNC"),
+            "{fua}"
+        );
+        let off = durability_line(false, DurabilityMode::Fua, &info);
+        assert!(off.starts_with("Durability: WriteThrough=FALSE"), "{off}");
+    }
 
     #[test]
     fn the_console_names_the_device_model_serial_and_mount_of_each_file() {

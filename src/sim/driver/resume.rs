@@ -19,7 +19,7 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
     let open = OpenOptions {
         create: false,
         direct: plan.direct,
-        write_through: plan.write_through,
+        write_through: plan.open_dsync(),
     };
     let mut run_id = None;
     let mut files = Vec::new();

@@ -41,8 +41,10 @@ pub fn build<'b>(
         create_files(&plan, backend)?
     };
     for f in &mut all {
-        f.flush_after_dsync =
-            plan.write_through && !backend.direct_io_info(&f.path).dsync_flushed();
+        // Forced flush syncs after every write-through write; FUA's O_DSYNC write is its own
+        // sync except where the stack drops its flush (FUSE).
+        f.flush_after_write = plan.forced_flush()
+            || (plan.open_dsync() && !backend.direct_io_info(&f.path).dsync_flushed());
     }
     // The run's clock starts here: the depth gauges' timelines share it with the statistics.
     let start = Instant::now();
@@ -112,8 +114,11 @@ fn open_logs(plan: &SimPlan, run_id: u64, all: &[SimFile]) -> anyhow::Result<Vec
             run_id,
             i as u32,
             len,
-            // Where the O_DSYNC write is not the sync, the log is synced after each flush.
-            plan.write_through && !f.flush_after_dsync,
+            // A completed log write is taken as durable (no fdatasync of its own) where the
+            // O_DSYNC write is the sync (FUA), and in mode None, which never syncs after a
+            // write (the journal then hears of the log at sync points only); otherwise the
+            // log is synced after each flush.
+            plan.write_through && !f.flush_after_write,
             f.sector_size,
         )
         .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
@@ -176,7 +181,7 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
     let open = OpenOptions {
         create: true,
         direct: plan.direct,
-        write_through: plan.write_through,
+        write_through: plan.open_dsync(),
     };
     let mut sim_files = Vec::with_capacity(plan.files.len());
     for (i, fp) in plan.files.iter().enumerate() {
@@ -286,11 +291,12 @@ fn io_frames(plan: &SimPlan, depth: usize) -> std::io::Result<Arc<crate::io::Buf
     Ok(pool)
 }
 
-/// Says, once per filesystem, where WriteThrough's O_DSYNC writes are followed by an
-/// fdatasync because the stack drops their flush (FUSE).
+/// Says, once per filesystem, where FUA mode's O_DSYNC writes are followed by an fdatasync
+/// because the stack drops their flush (FUSE).
 fn warn_dsync(run: &Run<'_>) {
     let mut seen = Vec::new();
-    for f in run.files.iter().filter(|f| f.flush_after_dsync) {
+    let fua = run.plan.open_dsync();
+    for f in run.files.iter().filter(|f| fua && f.flush_after_write) {
         let fs = run.backend.direct_io_info(&f.path).filesystem;
         if seen.contains(&fs) {
             continue;

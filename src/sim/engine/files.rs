@@ -249,9 +249,10 @@ pub struct SimFile {
     /// Largest size in pages the file may still grow to (`u64::MAX`: no limit met yet); set
     /// when the filesystem ran out of space for a growth.
     grow_cap: AtomicU64,
-    /// WriteThrough on a filesystem that gets no flush for an `O_DSYNC` write (FUSE): each
-    /// completed write is followed by an fdatasync before it counts as durable.
-    pub flush_after_dsync: bool,
+    /// Each completed write-through write is followed by an fdatasync before it counts as
+    /// durable: in forced-flush mode (`DurabilityMode=ForcedFlush`), and in FUA mode on a
+    /// filesystem that gets no flush for an `O_DSYNC` write (FUSE).
+    pub flush_after_write: bool,
 }
 
 impl SimFile {
@@ -281,7 +282,7 @@ impl SimFile {
             history: Mutex::new(VecDeque::with_capacity(HISTORY_LEN)),
             reported: Mutex::new(HashMap::new()),
             grow_cap: AtomicU64::new(u64::MAX),
-            flush_after_dsync: false,
+            flush_after_write: false,
         }
     }
 

@@ -23,6 +23,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         // SQLIOSim forces NoBuffering on with scatter/gather.
         direct: g.no_buffering || g.use_scatter_gather,
         write_through: g.write_through,
+        durability: g.durability_mode,
         max_outstanding_io: g.max_outstanding_io as usize,
         target_io: Duration::from_millis(u64::from(g.target_io_duration_ms)),
         allow_io_bursts: g.allow_io_bursts,

@@ -12,7 +12,7 @@ pub use builder::PlanBuilder;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::IoCaps;
+use crate::config::{DurabilityMode, IoCaps};
 use crate::page::FileRole;
 
 /// One file of the set.
@@ -132,8 +132,11 @@ pub struct SimPlan {
     pub cache_hit_ratio: f64,
     /// O_DIRECT.
     pub direct: bool,
-    /// O_DSYNC.
+    /// `WriteThrough`: every data and log write is write-through (durable once done, the way
+    /// `durability` makes it so).
     pub write_through: bool,
+    /// `DurabilityMode`: how a write-through write is made durable (forced flush, FUA, none).
+    pub durability: DurabilityMode,
     /// Cap on outstanding I/O for the whole process (0: no cap beyond the thread count).
     pub max_outstanding_io: usize,
     /// Throttling target.
@@ -192,6 +195,24 @@ pub struct SimPlan {
 }
 
 impl SimPlan {
+    /// Files opened O_DSYNC: write-through in FUA mode.
+    pub fn open_dsync(&self) -> bool {
+        self.write_through && self.durability == DurabilityMode::Fua
+    }
+
+    /// Each write-through write followed by an `fdatasync` of its file before it counts as
+    /// done (forced flush).
+    pub fn forced_flush(&self) -> bool {
+        self.write_through && self.durability == DurabilityMode::ForcedFlush
+    }
+
+    /// Each completed data write acknowledged to the journal as durable (after its flush where
+    /// it needs one): write-through, except in mode None, where only sync points make writes
+    /// durable.
+    pub fn acks_each_write(&self) -> bool {
+        self.write_through && self.durability != DurabilityMode::None
+    }
+
     /// Indices of the data files.
     pub fn data_files(&self) -> Vec<usize> {
         self.indices(FileRole::Data)

@@ -312,3 +312,44 @@ fn io_generation_sets_the_request_caps_and_warns_once_per_key_beyond_them() {
         "t.ini:12: [CONFIG] IoGeneration=2019: expected 2014 or 2016"
     );
 }
+
+#[test]
+fn durability_mode_defaults_to_forced_flush_and_the_command_line_overrides_it() {
+    use sqliosim::config::DurabilityMode;
+    let plan_of = |s: &sqliosim::config::RunSettings| {
+        let p = sqliosim::sim::plan::from_settings::plan_from(s);
+        (
+            p.durability,
+            p.open_dsync(),
+            p.forced_flush(),
+            p.acks_each_write(),
+        )
+    };
+    let (s, w) = ok(&with_files(""));
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(
+        plan_of(&s),
+        (DurabilityMode::ForcedFlush, false, true, true)
+    );
+    let (s, _) = ok(&with_files("[CONFIG]\nDurabilityMode=fua\n"));
+    assert_eq!(plan_of(&s), (DurabilityMode::Fua, true, false, true));
+    let (s, _) = ok(&with_files("[CONFIG]\nDurabilityMode=None\n"));
+    assert_eq!(plan_of(&s), (DurabilityMode::None, false, false, false));
+    // WriteThrough=FALSE: no write is write-through, whatever the mode.
+    let (s, _) = ok(&with_files(
+        "[CONFIG]\nWriteThrough=FALSE\nDurabilityMode=FUA\n",
+    ));
+    assert_eq!(plan_of(&s), (DurabilityMode::Fua, false, false, false));
+    let o = RunArgs {
+        durability: Some(DurabilityMode::None),
+        ..RunArgs::default()
+    };
+    let (s, _) = Scratch::new(&with_files("[CONFIG]\nDurabilityMode=FUA\n"))
+        .resolve(o)
+        .expect("valid");
+    assert_eq!(s.config.general.durability_mode, DurabilityMode::None);
+    assert_eq!(
+        err(&with_files("[CONFIG]\nDurabilityMode=dsync\n")),
+        "t.ini:12: [CONFIG] DurabilityMode=dsync: expected ForcedFlush, FUA or None"
+    );
+}

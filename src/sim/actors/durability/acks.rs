@@ -12,11 +12,23 @@
 //! it handles the completion ([`AckBook::settle`]). The hook runs before the completion is
 //! queued, so it is done with a token before the actor can handle it and reuse the token.
 //!
-//! A file on a stack that drops an `O_DSYNC` write's flush (FUSE; `SimFile::flush_after_dsync`)
-//! is durable only after an explicit `fdatasync`: the hook syncs the file before it
-//! acknowledges such a write (and [`AckBook::settle`] before one the hook did not see), none
-//! when the sync fails, as `durability::acknowledged` does for synchronous writers. That sync runs on
-//! the thread that heard the completion; it is paid only on such stacks.
+//! A file whose write-through writes are durable only after an explicit `fdatasync`
+//! (`SimFile::flush_after_write`: forced-flush mode, or FUA mode on a stack that drops an
+//! `O_DSYNC` write's flush, FUSE) is synced by the hook before it acknowledges such a write
+//! (and by [`AckBook::settle`] before one the hook did not see), none when the sync fails, as
+//! `durability::acknowledged` does for synchronous writers. The hook runs before the completion
+//! is queued, so the actor sees the write done only once it was flushed, and the journal hears
+//! of it only after the `fdatasync` returned: never before, which after a power cut would hold
+//! the device to a write nobody had made durable. The book is kept without a journal too when
+//! a file must be flushed, so that the flush is issued whether or not anything checks it.
+//!
+//! Why an `fdatasync` once the write completed rather than an io_uring `IORING_OP_FSYNC`
+//! (`IORING_FSYNC_DATASYNC`) linked after the write: both start the flush only after the write
+//! completed, so both are correct; the flush here covers every engine (psync, sync, the
+//! service's ring and a poster's own ring) in one place, and fails the acknowledgement, not the
+//! write, when it fails. Its cost: the sync runs on the thread that heard the completion (the
+//! I/O service's), which then carries no other completion meanwhile; a linked flush would
+//! overlap them, and is left for later (docs/durability.md, "Durability modes").
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,24 +49,31 @@ enum Entry {
 
 /// The acknowledgements a flight's writes owe the journal.
 pub(in crate::sim::actors) struct AckBook {
-    tx: Sender<Ack>,
+    /// The journal's channel; `None` without a journal (the book then only flushes).
+    tx: Option<Sender<Ack>>,
     pending: Mutex<HashMap<u64, Entry>>,
     /// Per data file: its storage when its writes must be fdatasynced before they count.
     flush: Vec<Option<Arc<dyn Storage>>>,
 }
 
 impl AckBook {
-    /// A book for a flight of `run`, when its completed writes are durable and journaled
-    /// (a journal, WriteThrough); `None` otherwise.
+    /// A book for a flight of `run`, when its completed writes are acknowledged one by one
+    /// (WriteThrough, not mode None) and either journaled or flushed; `None` otherwise.
     pub fn for_run(run: &Run<'_>) -> Option<Arc<AckBook>> {
-        let j = run.journal.as_ref().filter(|_| run.plan.write_through)?;
-        let flush = run
+        if !run.plan.acks_each_write() {
+            return None;
+        }
+        let flush: Vec<_> = run
             .files
             .iter()
-            .map(|f| f.flush_after_dsync.then(|| Arc::clone(&f.storage)))
+            .map(|f| f.flush_after_write.then(|| Arc::clone(&f.storage)))
             .collect();
+        let tx = run.journal.as_ref().map(|j| j.service.sender());
+        if tx.is_none() && flush.iter().all(Option::is_none) {
+            return None;
+        }
         Some(Arc::new(AckBook {
-            tx: j.service.sender(),
+            tx,
             pending: Mutex::new(HashMap::new()),
             flush,
         }))
@@ -89,12 +108,15 @@ impl AckBook {
                 return; // Not durable: not acknowledged.
             }
         }
+        let Some(tx) = &self.tx else {
+            return; // Flushed; no journal to tell.
+        };
         let ack = Ack::Pages {
             file_id,
             first,
             gens,
         };
-        if let Err(TrySendError::Full(ack)) = self.tx.try_send(ack) {
+        if let Err(TrySendError::Full(ack)) = tx.try_send(ack) {
             pending.insert(c.token, Entry::Unsent(ack));
         }
     }
@@ -120,6 +142,8 @@ impl AckBook {
             }
             _ => return,
         };
-        let _ = self.tx.send(ack);
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(ack);
+        }
     }
 }

@@ -132,8 +132,13 @@ fn start(run: &Run<'_>, path: &Path, state: JournalState) -> Result<JournalServi
         })
 }
 
-/// Every log flush is acknowledged to the journal as it completes.
+/// Every log flush is acknowledged to the journal as it completes, except in mode None, where
+/// a completed log write is not durable (nothing syncs it before the next sync point, which
+/// journals the log's position itself).
 fn hook_logs(run: &Run<'_>, service: &JournalService) {
+    if run.plan.write_through && !run.plan.acks_each_write() {
+        return;
+    }
     for log in &run.files.logs {
         let tx = service.sender();
         let file_id = log.file as u32;

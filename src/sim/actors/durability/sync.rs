@@ -14,16 +14,17 @@ use crate::sim::actors::context::Run;
 use crate::sim::engine::journal::{Ack, Record};
 use crate::sim::engine::wal::NO_PREV;
 
-/// Queues the acknowledgement of `O_DSYNC` writes of pages `first..` of data file `file` (a
-/// push onto the journal thread's channel; no-op without a journal or WriteThrough). Where
-/// the stack drops an `O_DSYNC` write's flush (FUSE), the file is fdatasynced first: the
-/// write is durable only then, and is not acknowledged when that fails.
+/// Queues the acknowledgement of write-through writes of pages `first..` of data file `file`
+/// (a push onto the journal thread's channel; no-op without a journal, without WriteThrough
+/// and in mode None). In forced-flush mode, and in FUA mode where the stack drops an `O_DSYNC`
+/// write's flush (FUSE), the file is fdatasynced first, journal or not: the write is durable
+/// only then, and is not acknowledged when that fails.
 pub fn acknowledged(run: &Run<'_>, file: usize, first: u64, gens: Vec<u64>) {
-    if !run.plan.write_through {
+    if !run.plan.acks_each_write() {
         return;
     }
     let f = &run.files[file];
-    if f.flush_after_dsync {
+    if f.flush_after_write {
         if let Err(e) = f.storage.sync_data() {
             warn(
                 run,

@@ -1,0 +1,172 @@
+//! SQL Server on Linux's durability modes (issue #24 §3), seen from outside under strace with
+//! `--engine sync` (each write its own system call, on the thread that made it): forced flush
+//! opens the data and log files without O_DSYNC and follows every data write with an
+//! `fdatasync` of its file on the same thread before that thread does anything else with the
+//! file, and every log block write with an `fdatasync` of the log; FUA opens them O_DSYNC and
+//! syncs only at sync points.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::crash_support::{assert_success, run_cmd};
+use crate::strace_support;
+
+/// Random users and a bulk updater (whose writes are posted through a flight) over one data
+/// and one log file, for `seconds`, in durability mode `mode`.
+fn config(dir: &Path, seconds: u32, mode: &str) -> PathBuf {
+    let text = format!(
+        "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\nTestCycleDuration={seconds}\nMaxMemoryMB=8\n\
+         WriteThrough=TRUE\nDurabilityMode={mode}\n\
+         [RandomUser]\nUserCount=4\nMinIOChainLength=4\nMaxIOChainLength=32\nSleepAfter=0\n\
+         [AuditUser]\nUserCount=0\n[ReadAheadUser]\nUserCount=0\n\
+         [BulkUpdateUser]\nUserCount=1\nBuffersBUMin=4\nBuffersBUMax=16\nBUDelay=10\n\
+         [ShrinkUser]\nMinShrinkInterval=100000\nMaxShrinkInterval=100000\n\
+         [File1]\nFileName=sqliosim.mdx\nInitialSize=16\nMaxSize=16\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
+         [File2]\nFileName=sqliosim.ldx\nInitialSize=4\nMaxSize=4\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n"
+    );
+    let path = dir.join("durability.cfg.ini");
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+/// One traced call on a file, in the order its thread made it.
+#[derive(Debug)]
+struct Op {
+    pid: String,
+    write: bool,
+    log_block: bool,
+}
+
+/// What the trace says of the file whose name ends with `suffix`: the open flags of every
+/// `openat` of it, and its writes and fdatasyncs in trace order (a call split by another
+/// thread's is placed where it started: a thread makes one call at a time).
+fn ops_on(trace: &str, suffix: &str) -> (Vec<String>, Vec<Op>) {
+    let fd = format!("{suffix}>");
+    let (mut opens, mut ops) = (Vec::new(), Vec::new());
+    for line in trace.lines() {
+        let (pid, rest) = line.split_once(' ').unwrap_or(("", line));
+        let rest = rest.trim_start();
+        let rest = rest.strip_suffix(" <unfinished ...>").unwrap_or(rest);
+        if rest.starts_with("<...") {
+            continue;
+        }
+        let Some((name, args)) = rest.split_once('(') else {
+            continue;
+        };
+        let on_file = args
+            .split([',', ')'])
+            .next()
+            .is_some_and(|a| a.ends_with(&fd));
+        match name {
+            "openat" if line.trim_end().ends_with(&fd) => opens.push(args.to_string()),
+            "pwrite64" | "pwritev" | "pwritev2" | "fdatasync" if on_file => ops.push(Op {
+                pid: pid.to_string(),
+                write: name != "fdatasync",
+                log_block: args.contains("\"SQLSIMLG\""),
+            }),
+            _ => {}
+        }
+    }
+    (opens, ops)
+}
+
+/// Runs the configuration in `mode` under strace; the trace's text.
+fn traced_run(mode: &str) -> Option<String> {
+    if !strace_support::available() {
+        return None;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = config(dir.path(), 3, mode);
+    let mut cmd = run_cmd(&config, dir.path());
+    cmd.args(["--engine", "sync", "--no-json"]);
+    let trace = dir.path().join("strace.txt");
+    let (out, _) = strace_support::run(&cmd, &trace);
+    let stdout = assert_success(&out);
+    assert!(
+        stdout.contains(&format!("Durability: {mode} (")),
+        "the run header names the mode:\n{stdout}"
+    );
+    Some(std::fs::read_to_string(&trace).expect("read the trace"))
+}
+
+/// The writes on the file not followed, on their own thread, by an fdatasync of it before
+/// that thread's next call on the file; and how many writes there were.
+fn unflushed_writes(ops: &[Op]) -> (usize, usize) {
+    let mut last: HashMap<&str, bool> = HashMap::new();
+    let (mut writes, mut unflushed) = (0, 0);
+    for op in ops {
+        if last.insert(op.pid.as_str(), op.write) == Some(true) && op.write {
+            unflushed += 1;
+        }
+        writes += usize::from(op.write);
+    }
+    unflushed += last.values().filter(|w| **w).count();
+    (writes, unflushed)
+}
+
+#[test]
+fn forced_flush_opens_without_o_dsync_and_fdatasyncs_after_every_write() {
+    let Some(trace) = traced_run("ForcedFlush") else {
+        return;
+    };
+    for suffix in ["sqliosim.mdx", "sqliosim.ldx"] {
+        let (opens, _) = ops_on(&trace, suffix);
+        assert!(!opens.is_empty(), "no openat of {suffix} traced");
+        assert!(
+            opens
+                .iter()
+                .all(|o| !o.contains("O_DSYNC") && !o.contains("O_SYNC")),
+            "{suffix} opened with O_DSYNC in forced-flush mode: {opens:?}"
+        );
+        assert!(opens.iter().any(|o| o.contains("O_DIRECT")), "{opens:?}");
+    }
+    let (_, data) = ops_on(&trace, "sqliosim.mdx");
+    let (writes, unflushed) = unflushed_writes(&data);
+    assert!(writes > 20, "data writes traced: {writes}");
+    assert_eq!(
+        unflushed, 0,
+        "{unflushed} of {writes} data writes not followed by an fdatasync on their thread"
+    );
+    let (_, log) = ops_on(&trace, "sqliosim.ldx");
+    let blocks: Vec<usize> = (0..log.len()).filter(|&i| log[i].log_block).collect();
+    assert!(
+        blocks.len() > 5,
+        "log block writes traced: {}",
+        blocks.len()
+    );
+    let last_sync = log.iter().rposition(|o| !o.write);
+    assert!(
+        last_sync > blocks.last().copied(),
+        "the last log block write is not followed by an fdatasync of the log"
+    );
+    // Every flush of the log is synced: no run of block writes longer than a flush's 32.
+    let mut run = 0;
+    for op in &log {
+        run = if op.write { run + 1 } else { 0 };
+        assert!(
+            run <= 32,
+            "more than 32 log writes without an fdatasync between"
+        );
+    }
+}
+
+#[test]
+fn fua_opens_with_o_dsync_and_syncs_only_at_sync_points() {
+    let Some(trace) = traced_run("FUA") else {
+        return;
+    };
+    for suffix in ["sqliosim.mdx", "sqliosim.ldx"] {
+        let (opens, _) = ops_on(&trace, suffix);
+        assert!(
+            opens.iter().any(|o| o.contains("O_DSYNC")),
+            "{suffix} never opened with O_DSYNC in FUA mode: {opens:?}"
+        );
+    }
+    let (_, data) = ops_on(&trace, "sqliosim.mdx");
+    let (writes, unflushed) = unflushed_writes(&data);
+    assert!(writes > 20, "data writes traced: {writes}");
+    assert!(
+        unflushed * 2 > writes,
+        "only {unflushed} of {writes} data writes without an fdatasync after them: FUA mode should not sync each"
+    );
+}
