@@ -35,6 +35,10 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
                 fp.path.display()
             );
         }
+        let open = OpenOptions {
+            write_through: plan.opens_dsync(fp.role),
+            ..open
+        };
         let storage = backend.open(&fp.path, open)?;
         crate::sim::engine::files::check_unit(storage.as_ref(), open.direct)?;
         let pages = storage

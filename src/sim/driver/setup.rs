@@ -43,8 +43,8 @@ pub fn build<'b>(
     for f in &mut all {
         // Forced flush syncs after every write-through write; FUA's O_DSYNC write is its own
         // sync except where the stack drops its flush (FUSE).
-        f.flush_after_write = plan.forced_flush()
-            || (plan.open_dsync() && !backend.direct_io_info(&f.path).dsync_flushed());
+        f.flush_after_write = plan.flushes_after_write(f.role)
+            || (plan.opens_dsync(f.role) && !backend.direct_io_info(&f.path).dsync_flushed());
     }
     // The run's clock starts here: the depth gauges' timelines share it with the statistics.
     let start = Instant::now();
@@ -197,7 +197,10 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
             stamp: plan.stamp_files || fp.role == FileRole::Log,
             sparse: fp.sparse,
             force: plan.force,
-            open,
+            open: OpenOptions {
+                write_through: plan.opens_dsync(fp.role),
+                ..open
+            },
             force_4k_log: plan.force_4k_log_io,
         };
         let storage = files::create(backend, &fp.path, &prep)?;
@@ -295,8 +298,12 @@ fn io_frames(plan: &SimPlan, depth: usize) -> std::io::Result<Arc<crate::io::Buf
 /// because the stack drops their flush (FUSE).
 fn warn_dsync(run: &Run<'_>) {
     let mut seen = Vec::new();
-    let fua = run.plan.open_dsync();
-    for f in run.files.iter().filter(|f| fua && f.flush_after_write) {
+    let plan = &run.plan;
+    for f in run
+        .files
+        .iter()
+        .filter(|f| plan.opens_dsync(f.role) && f.flush_after_write)
+    {
         let fs = run.backend.direct_io_info(&f.path).filesystem;
         if seen.contains(&fs) {
             continue;
