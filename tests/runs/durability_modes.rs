@@ -120,11 +120,13 @@ fn forced_flush_opens_without_o_dsync_and_fdatasyncs_after_every_write() {
     assert!(opens.iter().any(|o| o.contains("O_DIRECT")), "{opens:?}");
     // The log stays O_DSYNC for now (SimPlan::opens_dsync: a power cut tearing a log write
     // not yet flushed broke the chain where verify holds it whole).
-    let (log_opens, _) = ops_on(&trace, "sqliosim.ldx");
+    let (log_opens, log) = ops_on(&trace, "sqliosim.ldx");
     assert!(
         log_opens.iter().any(|o| o.contains("O_DSYNC")),
         "the log is opened O_DSYNC: {log_opens:?}"
     );
+    let blocks = log.iter().filter(|o| o.write && o.log_block).count();
+    assert!(blocks > 5, "log block writes traced: {blocks}");
     let (_, data) = ops_on(&trace, "sqliosim.mdx");
     let (writes, unflushed) = unflushed_writes(&data);
     assert!(writes > 20, "data writes traced: {writes}");
