@@ -22,6 +22,15 @@ fn log_text(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("sqliosim.log.xml")).expect("XML log")
 }
 
+/// `sqliosim verify FILE.bak`.
+fn verify_stream(path: &Path) -> std::process::Output {
+    crate::crash_support::bin()
+        .arg("verify")
+        .arg(path)
+        .output()
+        .expect("verify FILE.bak")
+}
+
 #[test]
 fn a_run_with_a_backup_is_clean_and_its_stream_verifies_offline_too() {
     let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
@@ -86,11 +95,7 @@ fn a_rerun_after_a_run_that_found_corruption_keeps_its_backup_stream() {
         .expect("run");
     assert_success(&first);
     let stream = data.path().join("sqliosim.bak");
-    let check = crate::crash_support::bin()
-        .arg("verify")
-        .arg(&stream)
-        .output()
-        .expect("verify FILE.bak");
+    let check = verify_stream(&stream);
     let text = assert_success(&check);
     assert!(
         !text.contains("unfinished") && text.contains("0 problem(s)"),
@@ -156,11 +161,7 @@ fn a_kill_during_a_backup_leaves_the_last_finished_backup_in_the_stream() {
         child.kill().expect("SIGKILL");
         child.wait().expect("wait");
         let stream = data.path().join("sqliosim.bak");
-        let check = crate::crash_support::bin()
-            .arg("verify")
-            .arg(&stream)
-            .output()
-            .expect("verify FILE.bak");
+        let check = verify_stream(&stream);
         let text = assert_success(&check);
         assert!(
             text.contains(", finished, 0 problem(s)"),
@@ -224,14 +225,7 @@ fn verify_checks_a_backup_stream_given_by_name_or_in_the_directory() {
         .expect("run");
     assert_success(&out);
     let stream = data.path().join("sqliosim.bak");
-    let by_name = |path: &Path| {
-        crate::crash_support::bin()
-            .arg("verify")
-            .arg(path)
-            .output()
-            .expect("verify FILE.bak")
-    };
-    let clean = by_name(&stream);
+    let clean = verify_stream(&stream);
     let text = assert_success(&clean);
     assert!(
         text.contains("backup stream of run") && text.contains("0 problem(s)"),
@@ -241,7 +235,7 @@ fn verify_checks_a_backup_stream_given_by_name_or_in_the_directory() {
     let mut bytes = std::fs::read(&stream).expect("stream");
     bytes[16384 + 4000] ^= 0x10;
     std::fs::write(&stream, &bytes).expect("damage the stream");
-    for out in [by_name(&stream), verify(data.path())] {
+    for out in [verify_stream(&stream), verify(data.path())] {
         crate::crash_support::assert_exit(&out, 1);
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
             + &String::from_utf8_lossy(&out.stderr);

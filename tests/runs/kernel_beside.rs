@@ -3,9 +3,6 @@
 //! kernel line is written to /dev/kmsg. Writing to /dev/kmsg needs root: skipped without it,
 //! or when /dev/kmsg cannot be read (as tests/runs/kernel_log.rs).
 
-use std::io::Write;
-use std::time::{Duration, Instant};
-
 use crate::crash_support::{assert_exit, bin};
 
 fn config(dir: &std::path::Path) -> std::path::PathBuf {
@@ -21,11 +18,8 @@ fn config(dir: &std::path::Path) -> std::path::PathBuf {
 
 #[test]
 fn a_finding_shows_the_kernel_line_near_it_in_the_report_and_the_html() {
-    if std::fs::File::open("/dev/kmsg").is_err() {
-        return eprintln!("skipped: /dev/kmsg cannot be read here");
-    }
-    let Ok(mut kmsg) = std::fs::OpenOptions::new().write(true).open("/dev/kmsg") else {
-        return eprintln!("skipped: /dev/kmsg cannot be written here (needs root)");
+    let Some(mut kmsg) = crate::kernel_log::kmsg_or_skip() else {
+        return;
     };
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let json = tmp.path().join("run.json");
@@ -41,15 +35,7 @@ fn a_finding_shows_the_kernel_line_near_it_in_the_report_and_the_html() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start run");
-    let t0 = Instant::now();
-    while !json.exists() && t0.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let marker = format!(
-        "sqliosim-test loop7: I/O error (beside {})",
-        std::process::id()
-    );
-    writeln!(kmsg, "{marker}").expect("write /dev/kmsg");
+    let marker = crate::kernel_log::mark_once_started(&mut kmsg, &json, "beside");
     let out = child.wait_with_output().expect("wait run");
     assert_exit(&out, 1);
 

@@ -20,13 +20,39 @@ fn config(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
+/// /dev/kmsg opened to write, or `None` after saying why the test is skipped (it cannot be
+/// read, or written without root).
+pub fn kmsg_or_skip() -> Option<std::fs::File> {
+    if std::fs::File::open("/dev/kmsg").is_err() {
+        eprintln!("skipped: /dev/kmsg cannot be read here");
+        return None;
+    }
+    let kmsg = std::fs::OpenOptions::new().write(true).open("/dev/kmsg");
+    if kmsg.is_err() {
+        eprintln!("skipped: /dev/kmsg cannot be written here (needs root)");
+    }
+    kmsg.ok()
+}
+
+/// Once the run writing `json` has begun (the summary exists once the evidence has started
+/// its window), writes a kernel line naming `what` and this test process; returns the line.
+pub fn mark_once_started(kmsg: &mut std::fs::File, json: &std::path::Path, what: &str) -> String {
+    let t0 = Instant::now();
+    while !json.exists() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let marker = format!(
+        "sqliosim-test loop7: I/O error ({what} {})",
+        std::process::id()
+    );
+    writeln!(kmsg, "{marker}").expect("write /dev/kmsg");
+    marker
+}
+
 #[test]
 fn a_kernel_line_of_the_run_reaches_the_summary_and_the_bundle() {
-    if std::fs::File::open("/dev/kmsg").is_err() {
-        return eprintln!("skipped: /dev/kmsg cannot be read here");
-    }
-    let Ok(mut kmsg) = std::fs::OpenOptions::new().write(true).open("/dev/kmsg") else {
-        return eprintln!("skipped: /dev/kmsg cannot be written here (needs root)");
+    let Some(mut kmsg) = kmsg_or_skip() else {
+        return;
     };
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let dir = tmp.path().join("d");
@@ -47,16 +73,7 @@ fn a_kernel_line_of_the_run_reaches_the_summary_and_the_bundle() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("start run");
-    // The summary exists once the evidence has started its window.
-    let t0 = Instant::now();
-    while !json.exists() && t0.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let marker = format!(
-        "sqliosim-test loop7: I/O error (marker {})",
-        std::process::id()
-    );
-    writeln!(kmsg, "{marker}").expect("write /dev/kmsg");
+    let marker = mark_once_started(&mut kmsg, &json, "marker");
     let out = child.wait_with_output().expect("wait run");
     assert_exit(&out, 0);
 
