@@ -18,7 +18,7 @@ mod crash_model;
 mod depth_bursts;
 mod depth_throttle;
 mod io_direct;
-mod io_engine;
+mod io_service;
 mod io_faulty;
 mod journal_memory;
 mod log_read_error;
