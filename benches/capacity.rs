@@ -42,7 +42,7 @@ fn round_trips(c: &mut Criterion) {
         write_through: false,
     };
     let file =
-        sqliosim::io::direct::open_engine_file(&path, opts, false, true).expect("open O_DIRECT");
+        sqliosim::io::direct::open_existing_file(&path, opts, false, true).expect("open O_DIRECT");
     let files: Arc<[sqliosim::io::file::FileStorage]> = Arc::from(vec![file]);
     for kind in [RingKind::Uring, RingKind::Psync] {
         let cfg = RingConfig {

@@ -138,7 +138,7 @@ fn through_own_ring(path: &Path, case: Case) -> Figures {
         direct: true,
         write_through: false,
     };
-    let file = sqliosim::io::direct::open_engine_file(path, opts, true, true).expect("open");
+    let file = sqliosim::io::direct::open_existing_file(path, opts, true, true).expect("open");
     let queue = Arc::new(Completions::default());
     let ring = PostRing::new(case.depth, Arc::clone(&queue))
         .expect("ring")
