@@ -49,7 +49,7 @@ pub struct Prepared {
     pub filled: u64,
 }
 
-/// Opens `path` with the flags of `mode`, through the io layer: the handle the engine
+/// Opens `path` with the flags of `mode`, through the io layer: the handle the ring
 /// registers with io_uring.
 pub fn open(path: &Path, mode: OpenMode, device: Option<u64>) -> Result<FileStorage, BenchError> {
     let opts = crate::io::OpenOptions {

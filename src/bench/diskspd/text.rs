@@ -115,7 +115,7 @@ fn target_params(o: &mut String, a: &DiskspdArgs, path: &str, rep: &Report) {
     let _ = writeln!(
         o,
         "\t\tusing {}\n\t\tIO priority: normal",
-        rep.engine_line()
+        rep.ring_line()
     );
 }
 
