@@ -1,6 +1,6 @@
 //! `sqliosim run` after the configuration is resolved: choose the storage backend and the
-//! I/O service (or none) that carries its I/O, fan the events out to the outputs (console, evidence, progress
-//! line: each a sink), simulate, and map the outcome.
+//! I/O service (or none) that carries its I/O, fan the events out to the outputs (console,
+//! evidence, progress line: each a sink), simulate, and map the outcome.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -45,7 +45,10 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let _lock = taken.lock;
     let run_id = run_id_of(&plan, backend.as_ref());
     plan.run_id = Some(run_id);
-    crate::exit::unless_closed(crate::exit::outln!("I/O engine = {}", io_service.describe()))?;
+    crate::exit::unless_closed(crate::exit::outln!(
+        "I/O engine = {}",
+        io_service.describe()
+    ))?;
     let evidence = Arc::new(open_evidence(settings, run_id)?);
     // Every output is a sink of the one event stream (docs/layout.md, "Adding a sink").
     let progress = Arc::new(ProgressSink::default());

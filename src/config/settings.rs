@@ -33,8 +33,8 @@ pub const WORKING_DIR_CONFIG: &str = "sqliosim.cfg.ini";
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IoServiceKind {
-    /// One I/O service on an io_uring ring shared by every thread, MaxOutstandingIO deep (psync when io_uring
-    /// is refused).
+    /// One I/O service on an io_uring ring shared by every thread, MaxOutstandingIO deep
+    /// (psync when io_uring is refused).
     #[default]
     Uring,
     /// The same service on a psync ring (pread/pwrite helper threads).

@@ -1,5 +1,5 @@
-//! The io_uring back end: one io_uring instance per ring, operations queued on the submission ring and
-//! sent in groups of `batch` (the rest with the next wait for completions),
+//! The io_uring back end: one io_uring instance per ring, operations queued on the
+//! submission ring and sent in groups of `batch` (the rest with the next wait for completions),
 //! registered files and registered buffers (READ_FIXED / WRITE_FIXED) when the kernel accepts
 //! them; caller-owned memory goes through the plain READ / WRITE / READV / WRITEV opcodes.
 //!

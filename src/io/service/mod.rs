@@ -1,8 +1,8 @@
 //! The service-backed backend: files opened exactly as the direct and buffered backends open
 //! them, whose reads and writes go through one shared [`IoService`] — one thread owning one
-//! [`Ring`](crate::io::aio::Ring) (io_uring, or psync helpers) with at most MaxOutstandingIO requests in
-//! flight. Callers block until their own request completes; requests beyond the depth wait in
-//! the service's queue, which is how MaxOutstandingIO is enforced.
+//! [`Ring`](crate::io::aio::Ring) (io_uring, or psync helpers) with at most MaxOutstandingIO
+//! requests in flight. Callers block until their own request completes; requests beyond the
+//! depth wait in the service's queue, which is how MaxOutstandingIO is enforced.
 //!
 //! Syncs, allocation, truncation and the length go straight to the file, as they are rare and
 //! the service has nothing to add to them.

@@ -5,8 +5,9 @@
 use crate::events::FileUnit;
 use crate::page::FileRole;
 
-/// The `Func` attribute of the log entry that records what carried the I/O (its text,
-/// unchanged for the logs that are grepped, is `I/O engine: ` and the description); `sqliosim report` reads it back.
+/// The `Func` attribute of the log entry that records what carried the I/O (its text, kept
+/// for the logs that are grepped, is `I/O engine: ` and the description); `sqliosim report`
+/// reads it back.
 pub const LOG_FUNC: &str = "IoEngine";
 
 /// The `Func` attribute of the log entries that record each file's direct-I/O unit (their
