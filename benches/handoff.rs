@@ -1,7 +1,7 @@
 //! The cost of the request hand-off (issue #15 §3): one thread posts 8 KiB random O_DIRECT
 //! reads or writes, keeping QD requests in flight, through
 //!
-//! - `service`: the shared I/O service (`Storage::post` of the engine-backed storage, the
+//! - `service`: the shared I/O service (`Storage::post` of the service-backed storage, the
 //!   completion collected from the poster's `Completions` queue), as the asynchronous actors
 //!   posted before; every request crosses to the service thread and back;
 //! - `own`: a [`PostRing`] the posting thread owns, submitting and reaping on its own thread.
@@ -138,7 +138,7 @@ fn through_own_ring(path: &Path, case: Case) -> Figures {
         direct: true,
         write_through: false,
     };
-    let file = sqliosim::io::direct::open_engine_file(path, opts, true, true).expect("open");
+    let file = sqliosim::io::direct::open_existing_file(path, opts, true, true).expect("open");
     let queue = Arc::new(Completions::default());
     let ring = PostRing::new(case.depth, Arc::clone(&queue))
         .expect("ring")

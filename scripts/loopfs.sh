@@ -22,7 +22,7 @@ loopfs_up() {
     mount "$LOOPFS_DEV" "$LOOPFS_MNT"
 }
 
-# A process that used io_uring on the mount (sqliosim's default engine, fio's io_uring) lets
+# A process that used io_uring on the mount (sqliosim's default I/O service, fio's io_uring) lets
 # go of its files only when the kernel has torn its ring down, a moment after it exited: until
 # then umount says "target is busy" (32 of 101 cuts of a killed run, docs/devices.md). Retry for
 # 5 s, then detach lazily so nothing is left mounted.

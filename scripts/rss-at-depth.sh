@@ -1,6 +1,6 @@
 #!/bin/sh
 # Memory at depth 4,096 (issue #15 §4): configs/deep-queue.cfg.ini (MaxOutstandingIO=0, the uring
-# engine's ceiling of 4,096 in flight) for SECONDS of main phase, with VmRSS and VmHWM read from
+# service's ceiling of 4,096 in flight) for SECONDS of main phase, with VmRSS and VmHWM read from
 # /proc/PID/status every 5 s into OUT/rss.tsv (elapsed seconds, VmRSS kB, VmHWM kB).
 #
 # Usage: scripts/rss-at-depth.sh [SQLIOSIM [SECONDS [OUT]]]

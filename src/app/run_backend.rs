@@ -16,15 +16,15 @@ pub(super) struct Chosen {
     pub(super) backend: Box<dyn Backend>,
     /// The fault-injection backend, to ask afterwards which faults never fired.
     pub(super) faulty: Option<FaultyBackend>,
-    pub(super) engine: IoServiceInfo,
+    pub(super) io_service: IoServiceInfo,
 }
 
 /// The disk (direct or buffered I/O) through the `--engine` asked for, or, with the hidden
 /// `--fault-injection SPEC`, files in memory that misbehave as SPEC says (see `faults.rs`).
 pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::Result<Chosen> {
-    let mut engine = IoServiceInfo {
-        requested: settings.engine.name().into(),
-        used: settings.engine.name().into(),
+    let mut io_service = IoServiceInfo {
+        requested: settings.io_service.name().into(),
+        used: settings.io_service.name().into(),
         depth: None,
         max_outstanding_io: plan.max_outstanding_io as u64,
         own_rings: false,
@@ -35,14 +35,14 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
         if let Some(&data) = plan.data_files().first() {
             spec.arm(&backend, &plan.files[data].path, &plan.backup.partial());
         }
-        engine.used = "memory".into();
+        io_service.used = "memory".into();
         return Ok(Chosen {
             backend: Box::new(backend.clone()),
             faulty: Some(backend),
-            engine,
+            io_service,
         });
     }
-    let kind = match settings.engine {
+    let kind = match settings.io_service {
         IoServiceKind::Uring => RingKind::Uring,
         IoServiceKind::Psync => RingKind::Psync,
         IoServiceKind::Sync => {
@@ -54,11 +54,11 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
             return Ok(Chosen {
                 backend: disk,
                 faulty: None,
-                engine,
+                io_service,
             });
         }
     };
-    let depth = engine_depth(plan, kind);
+    let depth = service_depth(plan, kind);
     let backend = ServiceBackend::start(kind, depth, !plan.direct)
         .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?
         .with_own_rings(own_rings_wanted());
@@ -68,13 +68,13 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
         crate::sim::control::affinity::pin(Some(tid), plan.io_affinity)
             .map_err(|e| anyhow::anyhow!("cannot apply IOAffinity to the I/O service: {e}"))?;
     }
-    engine.used = backend.service().kind().name().into();
-    engine.depth = Some(depth as u64);
-    engine.own_rings = backend.own_rings();
+    io_service.used = backend.service().kind().name().into();
+    io_service.depth = Some(depth as u64);
+    io_service.own_rings = backend.own_rings();
     Ok(Chosen {
         backend: Box::new(backend),
         faulty: None,
-        engine,
+        io_service,
     })
 }
 
@@ -86,10 +86,10 @@ fn own_rings_wanted() -> bool {
     std::env::var_os("SQLIOSIM_OWN_RINGS").is_some_and(|v| v == "1")
 }
 
-/// The engine's depth: MaxOutstandingIO (at most [`IoService::MAX_DEPTH`]), or with 0 the
-/// engine's ceiling: [`IoService::UNCAPPED_DEPTH`] for io_uring, the smaller
+/// The I/O service's depth: MaxOutstandingIO (at most [`IoService::MAX_DEPTH`]), or with 0 the
+/// ring's ceiling: [`IoService::UNCAPPED_DEPTH`] for io_uring, the smaller
 /// [`IoService::UNCAPPED_PSYNC_DEPTH`] for psync (a helper thread per request in flight).
-fn engine_depth(plan: &SimPlan, kind: RingKind) -> usize {
+fn service_depth(plan: &SimPlan, kind: RingKind) -> usize {
     match (plan.max_outstanding_io, kind) {
         (0, RingKind::Psync) => IoService::UNCAPPED_PSYNC_DEPTH,
         (0, _) => IoService::UNCAPPED_DEPTH,

@@ -1,6 +1,6 @@
 //! `sqliosim run` after the configuration is resolved: choose the storage backend and the
-//! engine that carries its I/O, fan the events out to the outputs (console, evidence, progress
-//! line: each a sink), simulate, and map the outcome.
+//! I/O service (or none) that carries its I/O, fan the events out to the outputs (console,
+//! evidence, progress line: each a sink), simulate, and map the outcome.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,7 +28,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let Chosen {
         backend,
         faulty,
-        engine,
+        io_service,
     } = choose_backend(settings, &plan)?;
     if let Err(e) = super::previous::guard(settings, &plan, backend.as_ref(), &taken.taken_over) {
         // Leave the crashed run's lock records as found, so that the next attempt is refused too.
@@ -45,7 +45,10 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let _lock = taken.lock;
     let run_id = run_id_of(&plan, backend.as_ref());
     plan.run_id = Some(run_id);
-    crate::exit::unless_closed(crate::exit::outln!("I/O engine = {}", engine.describe()))?;
+    crate::exit::unless_closed(crate::exit::outln!(
+        "I/O engine = {}",
+        io_service.describe()
+    ))?;
     let evidence = Arc::new(open_evidence(settings, run_id)?);
     // Every output is a sink of the one event stream (docs/layout.md, "Adding a sink").
     let progress = Arc::new(ProgressSink::default());
@@ -70,7 +73,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         &warnings.collect::<Vec<_>>(),
         &plan,
         backend.as_ref(),
-        engine,
+        io_service,
         &said,
     )?;
     for line in settings.echo().lines() {
@@ -187,11 +190,11 @@ fn header(
     warnings: &[String],
     plan: &SimPlan,
     backend: &dyn Backend,
-    engine: IoServiceInfo,
+    io_service: IoServiceInfo,
     said: &Said,
 ) -> anyhow::Result<()> {
     let (evidence, sink) = (said.evidence, said.sink);
-    sink.emit(Event::Facts(Box::new(Facts::IoService(engine))));
+    sink.emit(Event::Facts(Box::new(Facts::IoService(io_service))));
     for line in warnings {
         crate::exit::unless_closed(crate::exit::outln!("{line}"))?;
         let m = Message::new(Severity::Warning, "System", "Dir::Exposure", line.as_str());

@@ -127,7 +127,7 @@ fn open(path: &Path) -> anyhow::Result<Opened> {
         write_through: false,
     };
     let storage: Arc<dyn Storage> = Arc::new(
-        crate::io::direct::open_engine_file(path, opts, false, true)
+        crate::io::direct::open_existing_file(path, opts, false, true)
             .with_context(|| format!("cannot open {}", path.display()))?,
     );
     let mut buf = AlignedBuf::new(PAGE_SIZE)?;

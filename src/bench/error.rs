@@ -93,7 +93,7 @@ pub enum BenchError {
         /// Bytes of the file written so far.
         done: u64,
     },
-    /// The I/O engine failed.
+    /// The ring failed.
     #[error(transparent)]
     Ring(#[from] RingError),
     /// The platform refused a request (EINVAL, EOPNOTSUPP…), or the device, mount or space

@@ -1,4 +1,4 @@
-//! What the SQLIO and DiskSpd front ends share: their switches as strings, the engine switch,
+//! What the SQLIO and DiskSpd front ends share: their switches as strings, the `--engine` switch,
 //! notes and warnings on stderr, and the outcome of a finished run.
 
 use std::ffi::OsString;
@@ -16,8 +16,8 @@ pub(crate) fn arg_strings(args: &[OsString]) -> Vec<String> {
         .collect()
 }
 
-/// The engine named by `--engine`.
-pub(crate) fn engine_of(name: &str) -> anyhow::Result<RingKind> {
+/// The ring kind named by `--engine`.
+pub(crate) fn ring_kind_of(name: &str) -> anyhow::Result<RingKind> {
     RingKind::from_name(name).ok_or_else(|| {
         anyhow::anyhow!("--engine: {:?} is not valid; expected uring or psync", name)
     })

@@ -77,8 +77,8 @@ pub struct Job {
     pub verify: bool,
     /// Total IOPS cap over all threads.
     pub rate_iops: Option<f64>,
-    /// Requested I/O engine.
-    pub engine: RingKind,
+    /// The ring kind asked for (`--engine`).
+    pub ring_kind: RingKind,
     /// io_uring: operations sent per `io_uring_enter` while refilling the queue (1 = each as
     /// soon as it is ready, like fio's default `iodepth_batch_submit`).
     pub submit_batch: u32,
@@ -200,7 +200,7 @@ impl Job {
             data: DataMode::Random,
             verify: false,
             rate_iops: None,
-            engine: RingKind::Uring,
+            ring_kind: RingKind::Uring,
             submit_batch: 1,
             base_offset: DATA_OFFSET,
             max_offset: None,

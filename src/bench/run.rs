@@ -32,8 +32,8 @@ pub struct TargetInfo {
 pub struct RunResult {
     /// The job that ran.
     pub job: Job,
-    /// The engine used (psync if any worker fell back).
-    pub engine: RingKind,
+    /// The ring kind used (psync if any worker fell back).
+    pub ring_kind: RingKind,
     /// Files and their direct-I/O facts.
     pub targets: Vec<TargetInfo>,
     /// Warnings (direct I/O not honoured, file smaller than RAM, interruption).
@@ -50,7 +50,7 @@ pub struct RunResult {
     pub total: BenchStats,
 }
 
-/// Open files (shared by every engine), their stamp seeds, their facts, and the exclusive
+/// Open files (shared by every ring), their stamp seeds, their facts, and the exclusive
 /// claims on the devices written, held until the run ends.
 type Opened = (Arc<[FileStorage]>, Vec<u64>, Vec<TargetInfo>, Vec<Claim>);
 
@@ -161,15 +161,15 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
     })
 }
 
-/// Start line of a run: every worker builds its engine, then all start together.
+/// Start line of a run: every worker builds its ring, then all start together.
 struct Gate {
     ready: Barrier,
     go: Barrier,
     phases: OnceLock<Phases>,
 }
 
-/// One worker thread: build the engine, pass both barriers whatever happens (so a failed
-/// engine cannot leave the others waiting), then run.
+/// One worker thread: build the ring, pass both barriers whatever happens (so a failed
+/// ring cannot leave the others waiting), then run.
 fn work(
     job: &Job,
     at: Assignment,
@@ -182,7 +182,7 @@ fn work(
     gate.ready.wait();
     gate.go.wait();
     let w = worker?;
-    let kind = w.engine_kind();
+    let kind = w.ring_kind();
     let p = gate
         .phases
         .get()
@@ -218,11 +218,11 @@ fn assemble(
     interrupted: bool,
 ) -> Result<RunResult, BenchError> {
     let mut threads = Vec::with_capacity(outcomes.len());
-    let mut engine = job.engine;
+    let mut used = job.ring_kind;
     for o in outcomes {
         let (st, kind) = o?;
         if kind == RingKind::Psync {
-            engine = RingKind::Psync;
+            used = RingKind::Psync;
         }
         threads.push(st);
     }
@@ -236,7 +236,7 @@ fn assemble(
         .iter()
         .flat_map(|t| exposure::warnings(&t.path, &t.direct_io, t.size, ram))
         .collect();
-    if job.engine == RingKind::Uring && engine == RingKind::Psync {
+    if job.ring_kind == RingKind::Uring && used == RingKind::Psync {
         warnings.push("io_uring was refused by the kernel; the psync engine ran instead".into());
     }
     if interrupted {
@@ -246,7 +246,7 @@ fn assemble(
     }
     Ok(RunResult {
         job: job.clone(),
-        engine,
+        ring_kind: used,
         targets,
         warnings,
         measured_s,

@@ -23,7 +23,7 @@ pub struct BenchSummary {
     pub outstanding: u32,
     /// Total queue depth (threads × outstanding).
     pub queue_depth: u32,
-    /// Engine used.
+    /// The ring kind used (`uring` or `psync`; the JSON and CSV `engine`).
     pub engine: &'static str,
     /// O_DIRECT requested.
     pub direct: bool,
@@ -80,7 +80,7 @@ impl BenchSummary {
             threads: r.job.threads(),
             outstanding: r.job.depth,
             queue_depth: r.job.threads() * r.job.depth,
-            engine: r.engine.name(),
+            engine: r.ring_kind.name(),
             direct: r.job.direct,
             write_through: r.job.write_through,
             measured_s: r.measured_s,

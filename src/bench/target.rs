@@ -49,7 +49,7 @@ pub struct Prepared {
     pub filled: u64,
 }
 
-/// Opens `path` with the flags of `mode`, through the io layer: the handle the engine
+/// Opens `path` with the flags of `mode`, through the io layer: the handle the ring
 /// registers with io_uring.
 pub fn open(path: &Path, mode: OpenMode, device: Option<u64>) -> Result<FileStorage, BenchError> {
     let opts = crate::io::OpenOptions {
@@ -57,7 +57,7 @@ pub fn open(path: &Path, mode: OpenMode, device: Option<u64>) -> Result<FileStor
         direct: mode.direct,
         write_through: mode.dsync,
     };
-    let f = crate::io::direct::open_engine_file(path, opts, mode.write, device.is_some())
+    let f = crate::io::direct::open_existing_file(path, opts, mode.write, device.is_some())
         .map_err(|e| fill::bench_error("open", path, e))?;
     check_opened(f.file(), path, device)?;
     Ok(f)

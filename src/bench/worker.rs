@@ -1,4 +1,4 @@
-//! One worker thread of a capacity run: its own engine, `depth` operations kept in flight,
+//! One worker thread of a capacity run: its own ring, `depth` operations kept in flight,
 //! offsets and read/write choices from a seeded generator, latencies recorded only for
 //! completions inside the measured window, stamps written and (with `--verify`) checked.
 
@@ -51,7 +51,7 @@ impl Phases {
 pub struct Assignment {
     /// Index of the worker over the whole run.
     pub thread: usize,
-    /// Index of its file in the engine's file list.
+    /// Index of its file in the ring's file list.
     pub file: u32,
     /// Index among the workers of the same file.
     pub rank: u32,
@@ -69,11 +69,11 @@ struct Slot {
     issued: Instant,
 }
 
-/// A running worker: engine, generators and statistics.
+/// A running worker: ring, generators and statistics.
 pub struct BenchWorker<'a> {
     job: &'a Job,
     at: Assignment,
-    engine: Ring,
+    ring: Ring,
     rng: SmallRng,
     slots: Vec<Slot>,
     crcs: Vec<stamp::PayloadCrcs>,
@@ -88,25 +88,25 @@ pub struct BenchWorker<'a> {
 }
 
 impl<'a> BenchWorker<'a> {
-    /// Builds the worker's engine and fills its write buffers.
+    /// Builds the worker's ring and fills its write buffers.
     pub fn new(
         job: &'a Job,
         at: Assignment,
         files: Arc<[FileStorage]>,
     ) -> Result<Self, BenchError> {
         let cfg = RingConfig {
-            kind: job.engine,
+            kind: job.ring_kind,
             depth: job.depth,
             slot_len: job.block_size as usize,
             submit_batch: job.submit_batch,
         };
-        let mut engine = Ring::new(&cfg, files)?;
+        let mut ring = Ring::new(&cfg, files)?;
         let mut rng = SmallRng::seed_from_u64(
             job.seed ^ (at.thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         );
         if job.data == DataMode::Random {
             for s in 0..job.depth {
-                rng.fill(engine.buffer_mut(s));
+                rng.fill(ring.buffer_mut(s));
             }
         }
         let (base, end) = job.region(at.file_size);
@@ -131,7 +131,7 @@ impl<'a> BenchWorker<'a> {
         Ok(BenchWorker {
             job,
             at,
-            engine,
+            ring,
             rng,
             slots,
             crcs,
@@ -146,9 +146,9 @@ impl<'a> BenchWorker<'a> {
         })
     }
 
-    /// The engine actually used (io_uring may have fallen back to psync).
-    pub fn engine_kind(&self) -> RingKind {
-        self.engine.kind()
+    /// The ring kind actually used (io_uring may have fallen back to psync).
+    pub fn ring_kind(&self) -> RingKind {
+        self.ring.kind()
     }
 
     fn next_offset(&mut self) -> u64 {
@@ -185,7 +185,7 @@ impl<'a> BenchWorker<'a> {
         } else if self.job.stamps_writes() {
             self.writes += 1;
             let (seed, seq) = (self.at.file_seed, self.writes);
-            stamp::stamp_cached(self.engine.buffer_mut(slot), offset, seed, seq, cache);
+            stamp::stamp_cached(self.ring.buffer_mut(slot), offset, seed, seq, cache);
         }
         let issued = Instant::now();
         self.slots[slot as usize] = Slot {
@@ -201,7 +201,7 @@ impl<'a> BenchWorker<'a> {
             len: self.job.block_size,
             user_data: u64::from(slot),
         };
-        self.engine.submit(op)?;
+        self.ring.submit(op)?;
         Ok(())
     }
 
@@ -259,7 +259,7 @@ impl<'a> BenchWorker<'a> {
             }
         }
         if s.kind == Direction::Read && self.job.verify {
-            let buf = &self.engine.buffer(slot)[..len as usize];
+            let buf = &self.ring.buffer(slot)[..len as usize];
             if let Err(m) = stamp::check(buf, s.offset, self.at.file_seed) {
                 self.stats.record_mismatch(format!(
                     "{}: {m}",
@@ -286,7 +286,7 @@ impl<'a> BenchWorker<'a> {
             } else {
                 self.issue_idle(now)?
             };
-            if self.engine.in_flight() == 0 {
+            if self.ring.in_flight() == 0 {
                 if stopping {
                     break;
                 }
@@ -295,7 +295,7 @@ impl<'a> BenchWorker<'a> {
                 continue;
             }
             let min = if wait.is_some() { 0 } else { 1 };
-            self.engine.reap(min, &mut done)?;
+            self.ring.reap(min, &mut done)?;
             now = Instant::now();
             if done.is_empty() {
                 std::thread::sleep(wait.unwrap_or_default().min(Duration::from_micros(50)));

@@ -33,11 +33,11 @@ pub const WORKING_DIR_CONFIG: &str = "sqliosim.cfg.ini";
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IoServiceKind {
-    /// One io_uring engine shared by every thread, MaxOutstandingIO deep (psync when io_uring
-    /// is refused).
+    /// One I/O service on an io_uring ring shared by every thread, MaxOutstandingIO deep
+    /// (psync when io_uring is refused).
     #[default]
     Uring,
-    /// The same engine with pread/pwrite helper threads.
+    /// The same service on a psync ring (pread/pwrite helper threads).
     Psync,
     /// Each thread's own pread/pwrite; MaxOutstandingIO held by a gate.
     Sync,
@@ -143,7 +143,7 @@ pub struct RunSettings {
     /// Fault specification (tests only).
     pub fault_injection: Option<String>,
     /// How the disk I/O is carried (`--engine`, default uring).
-    pub engine: IoServiceKind,
+    pub io_service: IoServiceKind,
     /// Resolve, echo and save only.
     pub dry_run: bool,
     /// `--host-label`: the host's inventory name, carried into the JSON summary and XML log.
@@ -273,7 +273,7 @@ fn resolve_loaded(
         bundle: abs(&o.bundle),
         bench: o.bench.clone(),
         fault_injection: o.fault_injection.clone(),
-        engine: o.engine.unwrap_or_default(),
+        io_service: o.engine.unwrap_or_default(),
         dry_run: o.dry_run,
         host_label: o.host_label.clone(),
         json_stdout,

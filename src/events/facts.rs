@@ -66,20 +66,20 @@ pub struct StopInfo {
     pub planned_s: Option<f64>,
 }
 
-/// The engine a run asked for and the one that carried its I/O.
+/// The I/O service a run asked for (`--engine`) and what carried its I/O.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct IoServiceInfo {
     /// What `--engine` asked for: `uring`, `psync` or `sync`.
     pub requested: String,
     /// What carried the I/O: `uring`, `psync` (asked for, or io_uring refused), `sync`, or
-    /// `memory` (the fault-injection backend, which no engine carries).
+    /// `memory` (the fault-injection backend, which no I/O service carries).
     pub used: String,
-    /// Most requests in flight (the engine's depth); `None` for `sync` and `memory`.
+    /// Most requests in flight (the I/O service's depth); `None` for `sync` and `memory`.
     pub depth: Option<u64>,
     /// MaxOutstandingIO from the configuration (0: no cap).
     pub max_outstanding_io: u64,
-    /// The asynchronous actors submit to io_uring rings of their own, not to the engine
+    /// The asynchronous actors submit to io_uring rings of their own, not to the shared service
     /// (issue #15 §3); MaxOutstandingIO then holds their requests by a gate.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub own_rings: bool,

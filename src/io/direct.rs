@@ -57,11 +57,11 @@ pub fn fs_name(magic: u64) -> Option<&'static str> {
 /// Filesystems that get no flush for an `O_DSYNC` write, only the flag on the write request:
 /// the kernel sends FUSE no fsync after an io_uring or libaio write, nor after any write to a
 /// file its daemon opened FOPEN_DIRECT_IO (measured with scripts/dsync-flushes.sh, see
-/// docs/durability.md). ext4, XFS and btrfs flush (or FUA) every such write on every engine.
+/// docs/durability.md). ext4, XFS and btrfs flush (or FUA) every such write whatever submits it.
 const DSYNC_NOT_FLUSHED: [&str; 1] = ["fuse"];
 
-/// True when an `O_DSYNC` write on `filesystem` reaches the medium when it completes, on
-/// every engine; false where the tool must follow it with an fdatasync itself.
+/// True when an `O_DSYNC` write on `filesystem` reaches the medium when it completes,
+/// whatever submits it; false where the tool must follow it with an fdatasync itself.
 pub fn dsync_flushed(filesystem: &str) -> bool {
     !DSYNC_NOT_FLUSHED.contains(&filesystem)
 }
@@ -138,11 +138,11 @@ pub(crate) fn open_storage(path: &Path, opts: OpenOptions) -> Result<FileStorage
     }
 }
 
-/// Opens an existing file for the asynchronous engine (capacity runs): read-only unless
+/// Opens an existing file or device as a ring's file (capacity runs, verify): read-only unless
 /// `write`, O_DIRECT when `opts.direct`, O_DSYNC when `opts.write_through`; never creates,
 /// never waits on a FIFO, and follows a symlink only when `follow` (a device named through
 /// /dev/disk/by-id: the caller then checks what it reached).
-pub fn open_engine_file(
+pub fn open_existing_file(
     path: &Path,
     opts: OpenOptions,
     write: bool,

@@ -1,5 +1,5 @@
 //! A [`Storage`] over a real file descriptor, shared by the direct and buffered backends, and
-//! the handle the asynchronous engine (`io::aio`, capacity runs) gets its files as.
+//! the handle a ring (`io::aio`, capacity runs) gets its files as.
 //!
 //! Every transfer loops until the whole request is done: EINTR is retried and a short
 //! transfer continues where it stopped (the kernel may split a large O_DIRECT request). A
@@ -46,7 +46,7 @@ impl FileStorage {
     }
 }
 
-/// The descriptor, for what needs one: the asynchronous engine's operations and io_uring file
+/// The descriptor, for what needs one: a ring's operations and io_uring file
 /// registration (`io::aio`), statx probes. The handle keeps it open as long as it lives.
 impl AsFd for FileStorage {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
@@ -70,7 +70,7 @@ fn no_eintr<T>(mut op: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
     }
 }
 
-/// The error of a write that moved no bytes (shared with the engine-backed storage).
+/// The error of a write that moved no bytes (shared with the service-backed storage).
 pub(crate) fn write_zero() -> io::Error {
     io::Error::new(io::ErrorKind::WriteZero, "write transferred no bytes")
 }

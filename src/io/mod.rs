@@ -1,9 +1,9 @@
 //! The storage layer: one trait is the only door to the disk.
 //!
 //! [`Backend`] opens and removes files; [`Storage`] is one open file. Backends: `direct`
-//! (O_DIRECT, O_DSYNC on request), `buffered`, `engine` (the same files, their reads and writes
-//! carried by one shared io_uring/psync engine), and `faulty` (in memory, injects faults on
-//! command, for tests and the self-test).
+//! (O_DIRECT, O_DSYNC on request), `buffered`, `service` (the same files, their reads and writes
+//! carried by the I/O service: one thread, one io_uring or psync ring), and `faulty` (in
+//! memory, injects faults on command, for tests and the self-test).
 //!
 //! What goes through the door, so that the faulty backend (`--fault-injection`, the self-test)
 //! and faultfs reach it:
@@ -121,7 +121,7 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         false
     }
     /// The file for a poster's own io_uring ([`PostRing`]), when this storage lets posters
-    /// carry its requests themselves instead of through [`Storage::post`] (the engine-backed
+    /// carry its requests themselves instead of through [`Storage::post`] (the service-backed
     /// storage on io_uring, unless switched off); `None` by default. The handle keeps the file
     /// open while a request on it is in flight.
     fn ring_file(&self) -> Option<RingFile> {
@@ -172,8 +172,8 @@ impl DirectIoInfo {
         self.unit().max(physical).max(forced)
     }
 
-    /// False where an `O_DSYNC` write completes without reaching the medium on some engine
-    /// (FUSE): a write-through write there needs an fdatasync of its own to be durable.
+    /// False where an `O_DSYNC` write completes without reaching the medium, whatever submits
+    /// it (FUSE): a write-through write there needs an fdatasync of its own to be durable.
     pub fn dsync_flushed(&self) -> bool {
         direct::dsync_flushed(&self.filesystem)
     }
@@ -203,7 +203,7 @@ impl DirectIoInfo {
 ///
 /// Every backend opens files its own way; removing them, testing that they exist and the
 /// direct-I/O facts default to the real filesystem's, which the direct, buffered and
-/// engine-backed backends share. A backend not on the real filesystem (the in-memory faulty
+/// service-backed backends share. A backend not on the real filesystem (the in-memory faulty
 /// one) overrides all three.
 pub trait Backend: Send + Sync {
     /// Opens (and with `opts.create`, creates) a file.
@@ -240,12 +240,12 @@ pub trait Backend: Send + Sync {
     fn direct_io_info(&self, path: &Path) -> DirectIoInfo {
         direct::direct_io_info(path)
     }
-    /// True when the backend itself holds requests beyond MaxOutstandingIO (an engine of that
-    /// depth with a queue in front), so the simulation needs no gate of its own.
+    /// True when the backend itself holds requests beyond MaxOutstandingIO (an I/O service of
+    /// that depth with a queue in front), so the simulation needs no gate of its own.
     fn caps_outstanding_io(&self) -> bool {
         false
     }
-    /// The most requests the backend's engine carries at once, if it has one.
+    /// The most requests the backend's I/O service carries at once, if it has one.
     fn depth(&self) -> Option<usize> {
         None
     }

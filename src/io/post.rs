@@ -27,7 +27,7 @@
 //! # }
 //! ```
 //!
-//! A backend with an asynchronous path (the engine-backed one) hands the request to its I/O
+//! A backend with an asynchronous path (the service-backed one) hands the request to its I/O
 //! service and returns at once; every other backend (direct `sync`, buffered, the in-memory
 //! faulty one) does the transfer on the spot and queues its completion, which keeps the
 //! poster's logic — collect completions as they come, verify and account on completion — the

@@ -196,11 +196,11 @@ fn xml_layout_snapshot_parses() {
 }
 
 #[test]
-fn real_runs_text_and_xml_with_both_engines() {
+fn real_runs_text_and_xml_with_both_ring_kinds() {
     let dir = tmp();
     let f = dir.path().join("ds.dat");
     let f = f.to_str().expect("utf-8");
-    for (engine, fmt) in [("uring", "-Rtext"), ("psync", "-Rxml")] {
+    for (kind, fmt) in [("uring", "-Rtext"), ("psync", "-Rxml")] {
         let argv = [
             "sqliosim diskspd",
             "-c8M",
@@ -215,7 +215,7 @@ fn real_runs_text_and_xml_with_both_engines() {
             "-L",
             fmt,
             "--engine",
-            engine,
+            kind,
             f,
         ];
         let (mut out, mut err) = (Vec::new(), Vec::new());
@@ -238,11 +238,7 @@ fn real_runs_text_and_xml_with_both_engines() {
             );
             assert!(text.contains(&format!(
                 "using {}",
-                if engine == "uring" {
-                    "io_uring"
-                } else {
-                    "psync"
-                }
+                if kind == "uring" { "io_uring" } else { "psync" }
             )));
         }
     }

@@ -1,6 +1,6 @@
 //! Capacity runs through the library entry points (`bench::cmd::run_with`,
 //! `bench::sqlio::run_with`, `bench::diskspd::run_with`): real short runs on a file in the
-//! build's temporary directory with both engines, switch parsing, and output layouts.
+//! build's temporary directory with both ring kinds, switch parsing, and output layouts.
 
 use sqliosim::bench;
 use sqliosim::exit::Outcome;
@@ -21,11 +21,11 @@ fn bench_out(args: &[&str]) -> (Outcome, String) {
 }
 
 #[test]
-fn short_run_with_each_engine_reports_the_facts() {
+fn short_run_with_each_ring_kind_reports_the_facts() {
     let dir = tmp();
     let file = dir.path().join("b.dat");
     let f = file.to_str().expect("utf-8 path");
-    for engine in ["uring", "psync"] {
+    for kind in ["uring", "psync"] {
         let (outcome, text) = bench_out(&[
             "sqliosim bench",
             "--file",
@@ -43,7 +43,7 @@ fn short_run_with_each_engine_reports_the_facts() {
             "--warmup",
             "0.1",
             "--engine",
-            engine,
+            kind,
             "--verify",
         ]);
         println!("{text}");
@@ -52,7 +52,7 @@ fn short_run_with_each_engine_reports_the_facts() {
             text.contains("8 KiB random mix50, 1 thread(s) x 4 outstanding (queue depth 4)"),
             "{text}"
         );
-        assert!(text.contains(&format!("engine {engine}")), "{text}");
+        assert!(text.contains(&format!("engine {kind}")), "{text}");
         assert!(text.contains("direct I/O honoured"), "{text}");
         assert!(text.contains("9-nines"), "{text}");
     }

@@ -38,7 +38,7 @@ pub fn result() -> RunResult {
     };
     RunResult {
         job,
-        engine: RingKind::Uring,
+        ring_kind: RingKind::Uring,
         targets: vec![TargetInfo {
             path: "testfile.dat".into(),
             size: 64 << 20,

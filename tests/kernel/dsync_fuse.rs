@@ -5,9 +5,9 @@
 //! acknowledged write in memory. faultfs plays that daemon here: `--volatile-cache
 //! --ignore-dsync`, so only an fsync request makes a write durable.
 //!
-//! `sqliosim run` with `WriteThrough=TRUE` on the default engine is killed in its main phase,
-//! between checkpoints, and faultfs drops what was not persisted (`power-cut`). `verify` must
-//! find nothing: on FUSE every write-through write is followed by an fdatasync before it
+//! `sqliosim run` with `WriteThrough=TRUE` on the default I/O service is killed in its main
+//! phase, between checkpoints, and faultfs drops what was not persisted (`power-cut`). `verify`
+//! must find nothing: on FUSE every write-through write is followed by an fdatasync before it
 //! counts as durable, faultfs must have received those fsyncs, and the run header must say
 //! why. Without the explicit flush, verify reports the acknowledged writes lost (and the
 //! durable log lost), blaming the device for what the stack dropped.

@@ -8,7 +8,7 @@
 //! window (its batch interval plus its fdatasync), and nothing else. Before the fix the user
 //! journaled its writes only at its next cycle, 200 ms later, and verify named none of them.
 //!
-//! The journal is off the mount (`--journal-dir`, a truthful device). The psync engine carries
+//! The journal is off the mount (`--journal-dir`, a truthful device). The psync ring carries
 //! the writes: FUSE passes an O_DSYNC write through pwrite as a flush, not through io_uring
 //! (issue #21 §5). Skipped where FUSE is unavailable (failing with SQLIOSIM_REQUIRE_FUSE=1).
 

@@ -3,7 +3,7 @@
 //! to 1,024 requests without waiting, beside synchronous random users — many requests on the
 //! same few pages outstanding at once (completing out of order through io_uring). Not one
 //! false alarm, on the faulty backend (its helper thread completes requests out of order, and
-//! the test checks that it did) and through the io_uring engine on a real file, the actors
+//! the test checks that it did) and through the I/O service on io_uring on a real file, the actors
 //! posting to the shared service or to rings of their own.
 
 use std::path::Path;
@@ -56,7 +56,7 @@ fn no_false_alarm_with_asynchronous_actors_on_the_faulty_backend() {
 fn no_false_alarm_with_asynchronous_actors_through_io_uring() {
     use sqliosim::io::aio::RingKind;
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let backend = ServiceBackend::start(RingKind::Uring, 1024, false).expect("engine");
+    let backend = ServiceBackend::start(RingKind::Uring, 1024, false).expect("service");
     let _ = assert_clean(&backend, dir.path());
 }
 
@@ -67,7 +67,7 @@ fn no_false_alarm_with_asynchronous_actors_on_their_own_rings() {
     use sqliosim::io::aio::RingKind;
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let backend = ServiceBackend::start(RingKind::Uring, 1024, false)
-        .expect("engine")
+        .expect("service")
         .with_own_rings(true);
     assert!(backend.own_rings(), "io_uring is available here");
     let sink = assert_clean(&backend, dir.path());

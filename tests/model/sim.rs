@@ -251,14 +251,14 @@ fn max_outstanding_io_caps_concurrency_and_scatter_gather_decides_request_shape(
 }
 
 #[test]
-fn through_the_engine_max_outstanding_io_is_its_depth_and_the_run_stays_clean() {
+fn through_the_io_service_max_outstanding_io_is_its_depth_and_the_run_stays_clean() {
     use sqliosim::io::aio::RingKind;
     use sqliosim::io::ServiceBackend;
     for kind in [RingKind::Uring, RingKind::Psync] {
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
         let mut plan = small_plan(dir.path(), 2, Duration::from_millis(800));
         plan.max_outstanding_io = 2;
-        let backend = ServiceBackend::start(kind, 2, false).expect("engine");
+        let backend = ServiceBackend::start(kind, 2, false).expect("service");
         let sink = Arc::new(MemorySink::default());
         let out = run(plan, &backend, sink.clone());
         assert_eq!(

@@ -106,7 +106,7 @@ fn max_outstanding_io_bounds_the_depth_of_the_asynchronous_actors() {
     let blocks = data_file(&summary)["io_request_blocks"]
         .as_u64()
         .unwrap_or(0);
-    // The engine never holds more than 16; the per-file count also sees the random user's
+    // The I/O service never holds more than 16; the per-file count also sees the random user's
     // own request, which the throttle's check-then-add may admit beside a full flight.
     assert!(
         blocks <= 16 + 1,

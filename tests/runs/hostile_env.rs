@@ -315,7 +315,7 @@ fn too_few_threads_is_a_clear_error_not_a_hang() {
 }
 
 #[test]
-fn a_psync_engine_deeper_than_its_helpers_runs() {
+fn a_psync_service_deeper_than_its_helpers_runs() {
     let dir = scratch();
     let deep = TINY.replace("[CONFIG]\n", "[CONFIG]\nMaxOutstandingIO=140000\n");
     let cfg = config(dir.path(), &deep);
@@ -330,8 +330,8 @@ fn a_psync_engine_deeper_than_its_helpers_runs() {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
 }
 
-/// A one-second bench of a 16 MB file in `dir` with 100,000 requests outstanding on `engine`.
-fn deep_bench(dir: &Path, engine: &str) -> Command {
+/// A one-second bench of a 16 MB file in `dir` with 100,000 requests outstanding on a `kind` ring.
+fn deep_bench(dir: &Path, kind: &str) -> Command {
     let mut b = bin();
     b.arg("bench")
         .arg("--file")
@@ -344,7 +344,7 @@ fn deep_bench(dir: &Path, engine: &str) -> Command {
             "--outstanding",
             "100000",
         ])
-        .args(["--engine", engine]);
+        .args(["--engine", kind]);
     b
 }
 

@@ -184,7 +184,7 @@ fn the_log_files_summary_counts_its_reads_and_a_running_average_that_moves() {
 }
 
 #[test]
-fn with_the_default_engine_several_log_writes_are_in_flight_at_once() {
+fn with_the_default_io_service_several_log_writes_are_in_flight_at_once() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let config = eight_users(dir.path(), 3);
     let out = run_cmd(&config, dir.path()).output().expect("run");

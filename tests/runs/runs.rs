@@ -134,47 +134,47 @@ fn a_capacity_run_beside_the_simulation_reports_both() {
 }
 
 #[test]
-fn each_engine_carries_a_clean_run_and_the_run_reports_it() {
-    for engine in ["uring", "psync", "sync"] {
+fn each_io_service_kind_carries_a_clean_run_and_the_run_reports_it() {
+    for kind in ["uring", "psync", "sync"] {
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
         let config = small_config(dir.path(), 1, 2, false);
         let text = std::fs::read_to_string(&config).expect("config");
         let text = text.replace("[CONFIG]\n", "[CONFIG]\nMaxOutstandingIO=3\n");
         std::fs::write(&config, text).expect("config");
-        let json = dir.path().join("engine.json");
+        let json = dir.path().join("summary.json");
         let out = run_cmd(&config, dir.path())
-            .args(["--engine", engine, "--json"])
+            .args(["--engine", kind, "--json"])
             .arg(&json)
             .output()
             .expect("run");
         let stdout = assert_success(&out);
         assert!(stdout.contains("Verdict: CLEAN"), "{stdout}");
         assert!(
-            stdout.contains(&format!("I/O engine = {engine}")),
-            "{engine}: {stdout}"
+            stdout.contains(&format!("I/O engine = {kind}")),
+            "{kind}: {stdout}"
         );
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid");
-        assert_eq!(v["findings_total"], 0, "{engine}");
-        assert_eq!(v["io_engine"]["requested"], engine);
-        assert_eq!(v["io_engine"]["used"], engine, "{engine} is available here");
+        assert_eq!(v["findings_total"], 0, "{kind}");
+        assert_eq!(v["io_engine"]["requested"], kind);
+        assert_eq!(v["io_engine"]["used"], kind, "{kind} is available here");
         assert_eq!(v["io_engine"]["max_outstanding_io"], 3);
-        let depth = if engine == "sync" {
+        let depth = if kind == "sync" {
             serde_json::Value::Null
         } else {
             3.into()
         };
-        assert_eq!(v["io_engine"]["depth"], depth, "{engine}");
+        assert_eq!(v["io_engine"]["depth"], depth, "{kind}");
         let log_path = dir.path().join("sqliosim.log.xml");
         let log = std::fs::read_to_string(&log_path).expect("log");
-        assert!(log.contains(&format!("I/O engine: {engine}")), "{engine}");
+        assert!(log.contains(&format!("I/O engine: {kind}")), "{kind}");
         // `sqliosim report` reads it back from the log and from the JSON summary.
         for input in [&log_path, &json] {
             let out = bin().arg("report").arg(input).output().expect("report");
             let text = assert_success(&out);
             assert!(
-                text.contains(&format!("I/O engine: {engine}")),
-                "{engine}: {text}"
+                text.contains(&format!("I/O engine: {kind}")),
+                "{kind}: {text}"
             );
         }
     }

@@ -1,6 +1,6 @@
 //! io_uring refused by the kernel, as Docker's default seccomp profile refuses it: the real
 //! binary runs under a seccomp filter that fails `io_uring_setup` with EPERM, and both the
-//! capacity run and the simulation fall back to the psync engine, say so, and stay correct.
+//! capacity run and the simulation fall back to a psync ring, say so, and stay correct.
 
 // Unsafe code is denied crate-wide (Cargo.toml [lints]).
 #![expect(
@@ -138,9 +138,9 @@ fn the_simulation_falls_back_to_psync_and_says_so() {
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("json summary"))
             .expect("valid JSON");
-    let engine = &summary["io_engine"];
+    let io = &summary["io_engine"];
     assert_eq!(
-        (engine["requested"].as_str(), engine["used"].as_str()),
+        (io["requested"].as_str(), io["used"].as_str()),
         (Some("uring"), Some("psync")),
         "{summary}"
     );

@@ -79,7 +79,7 @@ fn target_size(path: &Path, size: Option<u64>) -> u64 {
     size.unwrap_or_else(|| target::default_size(path))
 }
 
-fn engine(s: &str) -> Result<RingKind, BadArg> {
+fn ring_kind(s: &str) -> Result<RingKind, BadArg> {
     RingKind::from_name(s).ok_or_else(|| bad("--engine", s, "uring or psync"))
 }
 
@@ -133,7 +133,7 @@ pub fn plan(a: &BenchArgs) -> Result<Plan, BenchError> {
         data: data(&a.data)?,
         verify: a.verify,
         rate_iops: a.rate_iops,
-        engine: engine(&a.engine)?,
+        ring_kind: ring_kind(&a.engine)?,
         submit_batch: a.submit_batch,
         base_offset: parse_size("--offset", &a.offset)?,
         max_offset: a

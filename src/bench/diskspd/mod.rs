@@ -32,8 +32,8 @@ pub struct Report {
 
 impl Report {
     /// "io_uring" or "psync threads", for the input-parameter echo.
-    pub fn engine_line(&self) -> &'static str {
-        match self.result.engine {
+    pub fn ring_line(&self) -> &'static str {
+        match self.result.ring_kind {
             RingKind::Uring => "io_uring",
             RingKind::Psync => "psync threads",
         }
@@ -91,7 +91,7 @@ pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
         };
         per_thread * f64::from(threads)
     });
-    let engine = front::engine_of(&a.engine)?;
+    let ring_kind = front::ring_kind_of(&a.engine)?;
     Ok(Job {
         targets,
         threads_per_target: per_target,
@@ -114,7 +114,7 @@ pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
             DataMode::Random
         },
         rate_iops,
-        engine,
+        ring_kind,
         // DiskSpd's offsets count from the start of the target; the first MiB holds our
         // header, so a smaller base offset starts there (a note says so).
         base_offset: a.base_offset.max(crate::bench::target::DATA_OFFSET),

@@ -112,11 +112,7 @@ fn target_params(o: &mut String, a: &DiskspdArgs, path: &str, rep: &Report) {
         o,
         "\t\tthread stride size: 0\n\t\tthreads per file: {threads}"
     );
-    let _ = writeln!(
-        o,
-        "\t\tusing {}\n\t\tIO priority: normal",
-        rep.engine_line()
-    );
+    let _ = writeln!(o, "\t\tusing {}\n\t\tIO priority: normal", rep.ring_line());
 }
 
 fn cpu_table(o: &mut String, rep: &Report) {

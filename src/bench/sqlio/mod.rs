@@ -44,7 +44,7 @@ pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
     {
         anyhow::bail!("-F: every file in the parameter file must use the same thread count here");
     }
-    let engine = front::engine_of(&a.engine)?;
+    let ring_kind = front::ring_kind_of(&a.engine)?;
     let sizes: Vec<(u64, bool)> = a.files.iter().map(size_of).collect();
     let job = Job {
         targets: a
@@ -70,7 +70,7 @@ pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
         direct: matches!(a.buffering, 'N' | 'H'),
         write_through: matches!(a.buffering, 'N' | 'S'),
         data: DataMode::Random,
-        engine,
+        ring_kind,
         force: a.force,
         ..Job::with_defaults(Default::default(), 0)
     };

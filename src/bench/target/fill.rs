@@ -1,7 +1,7 @@
 //! Opening, filling and stamping a bench target through the `io` door (issue #22 §8): a file
 //! is opened as the simulator opens its data files (`Backend::open` of the direct backend,
 //! whose `io::safefile` refuses a planted symlink or hard link and never waits on a FIFO), a
-//! block device as the run opens it (`io::direct::open_engine_file`, then checked to be the
+//! block device as the run opens it (`io::direct::open_existing_file`, then checked to be the
 //! device claimed); the header and the stamped data are written through [`Storage`].
 
 use std::path::Path;
@@ -34,7 +34,7 @@ pub(super) fn open_probe(path: &Path) -> Result<FileStorage, IoError> {
         direct: false,
         write_through: false,
     };
-    crate::io::direct::open_engine_file(path, opts, false, true)
+    crate::io::direct::open_existing_file(path, opts, false, true)
 }
 
 /// Opens (a file: creates) `path` for writing its header and data, with O_DIRECT when
@@ -55,7 +55,7 @@ pub(super) fn open_for_fill(path: &Path, access: Access) -> Result<Arc<dyn Stora
     }
     // A device may be named through a symlink; whatever the name reaches now must be the
     // device claimed (`check_opened`), never another one swapped in.
-    let open = |direct| crate::io::direct::open_engine_file(path, opts(direct), true, true);
+    let open = |direct| crate::io::direct::open_existing_file(path, opts(direct), true, true);
     let f = match open(access.direct) {
         Err(_) if access.direct => open(false),
         other => other,

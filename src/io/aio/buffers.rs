@@ -13,7 +13,7 @@ pub struct AlignedBuffers {
 
 impl AlignedBuffers {
     /// Maps `slots × slot_len` bytes (each slot rounded up to 4096) of zeroed memory. With a
-    /// `slot_len` of 0 (an engine that only carries caller-owned memory) one page is mapped.
+    /// `slot_len` of 0 (a ring that only carries caller-owned memory) one page is mapped.
     pub fn new(slots: usize, slot_len: usize) -> Result<Self, RingError> {
         let stride = slot_len.div_ceil(4096) * 4096;
         let bytes = (stride * slots.max(1)).max(4096);

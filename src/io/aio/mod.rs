@@ -4,10 +4,10 @@
 //! io_uring's submission and completion rings, which the psync back end imitates with helper
 //! threads. (The user-facing `--engine` flag chooses its [`RingKind`].)
 //!
-//! Capacity runs use the slots ([`Op`], [`Ring::submit`]): one engine per worker thread, the
+//! Capacity runs use the slots ([`Op`], [`Ring::submit`]): one ring per worker thread, the
 //! buffers registered with the kernel. Their files come from the io layer as
-//! [`FileStorage`] handles (opened by `io::direct::open_engine_file`), which own the descriptors
-//! the engine registers with io_uring and keep them open while any engine uses them; no raw
+//! [`FileStorage`] handles (opened by `io::direct::open_existing_file`), which own the descriptors
+//! the ring registers with io_uring and keep them open while any ring uses them; no raw
 //! descriptor is handed around. The simulation brings its own memory and file
 //! descriptors ([`ExtOp`], the unsafe [`Ring::submit_external`]): single buffers and
 //! scatter/gather lists, on any open file.
@@ -33,11 +33,11 @@ use std::sync::Arc;
 
 use super::file::FileStorage;
 
-/// Which back end to use, or which one a built engine ended up with.
+/// Which back end to use, or which one a built ring ended up with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RingKind {
-    /// io_uring, one ring per engine.
+    /// io_uring, one io_uring instance per ring.
     Uring,
     /// pread/pwrite: inline at depth 1, otherwise a pool of `depth` helper threads.
     Psync,
@@ -76,7 +76,7 @@ pub enum Direction {
 pub struct Op {
     /// Read or write.
     pub kind: Direction,
-    /// Index into the files the engine was built with.
+    /// Index into the files the ring was built with.
     pub file: u32,
     /// Byte offset in the file.
     pub offset: u64,
@@ -151,7 +151,7 @@ pub struct RingConfig {
     pub submit_batch: u32,
 }
 
-/// Errors from building or driving an engine.
+/// Errors from building or driving a ring.
 #[derive(Debug, thiserror::Error)]
 pub enum RingError {
     /// The aligned buffers could not be mapped.
@@ -187,24 +187,24 @@ pub const URING_MAX_ENTRIES: u32 = 32768;
 /// A per-thread I/O ring: aligned buffers plus an io_uring ring or a psync pool.
 pub enum Ring {
     /// The io_uring back end.
-    Uring(Box<uring::UringEngine>),
+    Uring(Box<uring::UringRing>),
     /// The pread/pwrite back end.
-    Psync(psync::PsyncEngine),
+    Psync(psync::PsyncRing),
 }
 
 impl Ring {
-    /// Builds an engine over `files`; io_uring falls back to psync when the kernel refuses it.
+    /// Builds a ring over `files`; io_uring falls back to psync when the kernel refuses it.
     pub fn new(cfg: &RingConfig, files: Arc<[FileStorage]>) -> Result<Ring, RingError> {
-        assert!(cfg.depth > 0, "engine depth must be at least 1");
+        assert!(cfg.depth > 0, "ring depth must be at least 1");
         let buffers = AlignedBuffers::new(cfg.depth as usize, cfg.slot_len)?;
         if cfg.kind == RingKind::Psync {
-            return Ok(Ring::Psync(psync::PsyncEngine::new(files, buffers)?));
+            return Ok(Ring::Psync(psync::PsyncRing::new(files, buffers)?));
         }
         let batch = cfg.submit_batch.max(1) as usize;
-        match uring::UringEngine::new(files.clone(), buffers, batch) {
-            Ok(engine) => Ok(Ring::Uring(Box::new(engine))),
+        match uring::UringRing::new(files.clone(), buffers, batch) {
+            Ok(ring) => Ok(Ring::Uring(Box::new(ring))),
             Err((err, buffers)) if uring::is_refusal(&err) => {
-                Ok(Ring::Psync(psync::PsyncEngine::new(files, buffers)?))
+                Ok(Ring::Psync(psync::PsyncRing::new(files, buffers)?))
             }
             Err((cause, _))
                 if cause.raw_os_error() == Some(libc::EINVAL) && cfg.depth > URING_MAX_ENTRIES =>
@@ -265,13 +265,13 @@ impl Ring {
     /// # Safety
     ///
     /// From this call until the completion carrying `op.user_data` has been reaped (or the
-    /// engine has been dropped, which waits for every operation in flight):
+    /// ring has been dropped, which waits for every operation in flight):
     /// - the memory `op.mem` describes — for `Iov`, the iovec array as well as every buffer it
     ///   points to — must stay allocated, and nobody else may touch it (the kernel writes into
     ///   it for a read and reads it for a write);
     /// - `op.fd` must stay open and refer to the same file.
     ///
-    /// When a reap fails (the ring can no longer be waited on), dropping the engine does not
+    /// When a reap fails (the ring can no longer be waited on), dropping the ring does not
     /// wait: the memory of every external operation not reaped must then be leaked by its
     /// owner, never freed or reused (`service::flights::drain_or_leak`).
     pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), RingError> {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::io::file::FileStorage;
 use std::thread::JoinHandle;
 
-/// One blocking call for a helper thread; the memory is a slot of the engine's buffers or
+/// One blocking call for a helper thread; the memory is a slot of the ring's buffers or
 /// caller-owned memory under the contract of `Ring::submit_external`.
 struct Job {
     kind: Direction,
@@ -49,7 +49,7 @@ impl Job {
         while done < len {
             let p = (ptr + done) as *mut libc::c_void;
             let off = self.offset.wrapping_add(done as u64) as libc::off_t;
-            // SAFETY: `p..p+len-done` lies in memory the engine or the caller keeps valid and
+            // SAFETY: `p..p+len-done` lies in memory the ring or the caller keeps valid and
             // untouched while the job is in flight; `fd` stays open for as long.
             let n = unsafe {
                 match (self.kind, self.offset == NO_OFFSET) {
@@ -105,8 +105,8 @@ fn last_errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-/// A pread/pwrite engine, inline or with a helper pool.
-pub struct PsyncEngine {
+/// A pread/pwrite ring, inline or with a helper pool.
+pub struct PsyncRing {
     buffers: AlignedBuffers,
     files: Arc<[FileStorage]>,
     pool: Option<Pool>,
@@ -120,8 +120,8 @@ struct Pool {
     threads: Vec<JoinHandle<()>>,
 }
 
-/// The most helper threads one psync engine starts (docs/configuration.md: the psync depth
-/// MaxOutstandingIO=0 gives); deeper engines queue the requests beyond it.
+/// The most helper threads one psync ring starts (docs/configuration.md: the psync depth
+/// MaxOutstandingIO=0 gives); deeper rings queue the requests beyond it.
 pub const MAX_HELPERS: usize = 256;
 
 fn spawn_pool(depth: usize) -> Result<Pool, RingError> {
@@ -157,15 +157,15 @@ fn spawn_pool(depth: usize) -> Result<Pool, RingError> {
     })
 }
 
-impl PsyncEngine {
-    /// Builds the engine; a pool of helper threads only when more than one slot exists.
+impl PsyncRing {
+    /// Builds the ring; a pool of helper threads only when more than one slot exists.
     pub fn new(files: Arc<[FileStorage]>, buffers: AlignedBuffers) -> Result<Self, RingError> {
         let pool = if buffers.slots() > 1 {
             Some(spawn_pool(buffers.slots())?)
         } else {
             None
         };
-        Ok(PsyncEngine {
+        Ok(PsyncRing {
             buffers,
             files,
             pool,
@@ -237,7 +237,7 @@ impl PsyncEngine {
     fn start(&mut self, job: Job) -> Result<(), RingError> {
         assert!(
             self.in_flight < self.buffers.slots(),
-            "more operations than the engine's depth"
+            "more operations than the ring's depth"
         );
         self.in_flight += 1;
         match self.pool.as_ref().and_then(|p| p.jobs.as_ref()) {
@@ -279,7 +279,7 @@ fn pool_gone() -> RingError {
     RingError::Submit(std::io::Error::other("psync helper threads stopped"))
 }
 
-impl Drop for PsyncEngine {
+impl Drop for PsyncRing {
     fn drop(&mut self) {
         if let Some(pool) = &mut self.pool {
             // Closing the job channel lets each helper finish its current call and exit; the

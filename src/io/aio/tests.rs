@@ -10,10 +10,10 @@ fn files(dir: &tempfile::TempDir) -> Arc<[FileStorage]> {
         .write(true)
         .create(true)
         .truncate(true)
-        .open(dir.path().join("engine.dat"))
+        .open(dir.path().join("ring.dat"))
         .expect("create test file");
     f.set_len(1 << 20).expect("size test file");
-    Arc::from(vec![FileStorage::new(f, dir.path().join("engine.dat"))])
+    Arc::from(vec![FileStorage::new(f, dir.path().join("ring.dat"))])
 }
 
 fn round_trip(kind: RingKind, depth: u32) {
@@ -24,9 +24,9 @@ fn round_trip(kind: RingKind, depth: u32) {
         slot_len: 8192,
         submit_batch: 1,
     };
-    let mut engine = Ring::new(&cfg, files(&dir)).expect("engine");
+    let mut ring = Ring::new(&cfg, files(&dir)).expect("ring");
     for slot in 0..depth {
-        engine.buffer_mut(slot).fill(slot as u8 + 1);
+        ring.buffer_mut(slot).fill(slot as u8 + 1);
         let op = Op {
             kind: Direction::Write,
             file: 0,
@@ -35,14 +35,14 @@ fn round_trip(kind: RingKind, depth: u32) {
             len: 8192,
             user_data: 100 + slot as u64,
         };
-        engine.submit(op).expect("submit write");
+        ring.submit(op).expect("submit write");
     }
     let mut out = Vec::new();
-    engine.drain(&mut out).expect("drain writes");
+    ring.drain(&mut out).expect("drain writes");
     assert_eq!(out.len(), depth as usize);
     assert!(out.iter().all(|c| c.result == Ok(8192)), "{out:?}");
     for slot in 0..depth {
-        engine.buffer_mut(slot).fill(0);
+        ring.buffer_mut(slot).fill(0);
         let other = (slot + 1) % depth;
         let op = Op {
             kind: Direction::Read,
@@ -52,14 +52,14 @@ fn round_trip(kind: RingKind, depth: u32) {
             len: 8192,
             user_data: slot as u64,
         };
-        engine.submit(op).expect("submit read");
+        ring.submit(op).expect("submit read");
     }
     out.clear();
-    engine.drain(&mut out).expect("drain reads");
+    ring.drain(&mut out).expect("drain reads");
     for slot in 0..depth {
         let other = (slot + 1) % depth;
         assert!(
-            engine.buffer(slot).iter().all(|&b| b == other as u8 + 1),
+            ring.buffer(slot).iter().all(|&b| b == other as u8 + 1),
             "slot {slot}"
         );
     }
@@ -93,14 +93,14 @@ fn errors_come_back_as_errno() {
             slot_len: 4096,
             submit_batch: 1,
         };
-        let mut engine = Ring::new(
+        let mut ring = Ring::new(
             &cfg,
             Arc::from(vec![FileStorage::new(
                 ro.try_clone().expect("dup"),
                 path.clone(),
             )]),
         )
-        .expect("engine");
+        .expect("ring");
         let op = Op {
             kind: Direction::Write,
             file: 0,
@@ -109,9 +109,9 @@ fn errors_come_back_as_errno() {
             len: 4096,
             user_data: 7,
         };
-        engine.submit(op).expect("submit");
+        ring.submit(op).expect("submit");
         let mut out = Vec::new();
-        engine.drain(&mut out).expect("drain");
+        ring.drain(&mut out).expect("drain");
         assert_eq!(
             out,
             vec![RingCompletion {
@@ -134,7 +134,7 @@ fn external_round_trip(kind: RingKind) {
     };
     let files = files(&dir);
     let fd = std::os::fd::AsRawFd::as_raw_fd(&files[0]);
-    let mut engine = Ring::new(&cfg, Arc::from(Vec::new())).expect("engine");
+    let mut ring = Ring::new(&cfg, Arc::from(Vec::new())).expect("ring");
     let mut one = vec![7u8; 4096];
     let (mut a, mut b) = (vec![8u8; 4096], vec![9u8; 4096]);
     let iov = |a: &mut [u8], b: &mut [u8]| {
@@ -144,11 +144,11 @@ fn external_round_trip(kind: RingKind) {
         })
     };
     let mut out = Vec::new();
-    let mut run = |engine: &mut Ring, op: ExtOp| {
+    let mut run = |ring: &mut Ring, op: ExtOp| {
         // SAFETY: the memory and the file outlive the drain below.
-        unsafe { engine.submit_external(op) }.expect("submit");
+        unsafe { ring.submit_external(op) }.expect("submit");
         out.clear();
-        engine.drain(&mut out).expect("drain");
+        ring.drain(&mut out).expect("drain");
         out[0].result
     };
     let buf = |v: &mut Vec<u8>| ExtMem::Buf {
@@ -163,7 +163,7 @@ fn external_round_trip(kind: RingKind) {
         user_data: 1,
     };
     assert_eq!(
-        run(&mut engine, op(Direction::Write, 0, buf(&mut one))),
+        run(&mut ring, op(Direction::Write, 0, buf(&mut one))),
         Ok(4096)
     );
     let list = iov(&mut a, &mut b);
@@ -171,8 +171,8 @@ fn external_round_trip(kind: RingKind) {
         iov: list.as_ptr(),
         count: 2,
     };
-    assert_eq!(run(&mut engine, op(Direction::Write, 4096, mem)), Ok(8192));
-    let disk = std::fs::read(dir.path().join("engine.dat")).expect("read back");
+    assert_eq!(run(&mut ring, op(Direction::Write, 4096, mem)), Ok(8192));
+    let disk = std::fs::read(dir.path().join("ring.dat")).expect("read back");
     assert!(disk[..4096].iter().all(|&x| x == 7));
     assert!(disk[4096..8192].iter().all(|&x| x == 8));
     assert!(disk[8192..12288].iter().all(|&x| x == 9));
@@ -182,11 +182,11 @@ fn external_round_trip(kind: RingKind) {
         iov: list.as_ptr(),
         count: 2,
     };
-    assert_eq!(run(&mut engine, op(Direction::Read, 0, mem)), Ok(8192));
+    assert_eq!(run(&mut ring, op(Direction::Read, 0, mem)), Ok(8192));
     assert!(a.iter().all(|&x| x == 7) && b.iter().all(|&x| x == 8));
     let mut one = vec![0u8; 4096];
     assert_eq!(
-        run(&mut engine, op(Direction::Read, 8192, buf(&mut one))),
+        run(&mut ring, op(Direction::Read, 8192, buf(&mut one))),
         Ok(4096)
     );
     assert!(one.iter().all(|&x| x == 9));
@@ -197,7 +197,7 @@ fn external_round_trip(kind: RingKind) {
         fd: std::os::fd::AsRawFd::as_raw_fd(&efd),
         ..op(Direction::Read, NO_OFFSET, mem)
     };
-    assert_eq!(run(&mut engine, read), Ok(8));
+    assert_eq!(run(&mut ring, read), Ok(8));
     assert_eq!(
         u64::from_ne_bytes(count[..].try_into().expect("8 bytes")),
         3

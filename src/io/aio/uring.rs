@@ -1,5 +1,5 @@
-//! The io_uring back end: one ring per engine, operations queued on the submission ring and
-//! sent in groups of `batch` (the rest with the next wait for completions),
+//! The io_uring back end: one io_uring instance per ring, operations queued on the
+//! submission ring and sent in groups of `batch` (the rest with the next wait for completions),
 //! registered files and registered buffers (READ_FIXED / WRITE_FIXED) when the kernel accepts
 //! them; caller-owned memory goes through the plain READ / WRITE / READV / WRITEV opcodes.
 //!
@@ -19,7 +19,7 @@ use std::sync::Arc;
 use crate::io::file::FileStorage;
 
 /// An io_uring ring plus the buffers and files its operations use.
-pub struct UringEngine {
+pub struct UringRing {
     ring: IoUring,
     /// Dropped by hand in `Drop`, only once the kernel holds none of it (else leaked).
     buffers: ManuallyDrop<AlignedBuffers>,
@@ -55,7 +55,7 @@ fn build_ring(entries: u32) -> io::Result<IoUring> {
     }
 }
 
-impl UringEngine {
+impl UringRing {
     /// Builds the ring; queued operations are sent `batch` at a time (at least 1). On failure
     /// the buffers are handed back for the fallback.
     pub fn new(
@@ -71,13 +71,13 @@ impl UringEngine {
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         let fixed_files = !fds.is_empty() && ring.submitter().register_files(&fds).is_ok();
         let iovecs = buffers.iovecs();
-        // SAFETY: the iovecs point into `buffers`, which the engine owns and keeps mapped until
+        // SAFETY: the iovecs point into `buffers`, which the ring owns and keeps mapped until
         // after the ring is dropped (fields drop after `Drop::drop` has drained the ring).
         let fixed_buffers =
             buffers.slot_len() > 0 && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
         // Registering the ring fd saves an fd lookup per enter; harmless if refused.
         let _ = ring.submitter().register_ring_fd();
-        Ok(UringEngine {
+        Ok(UringRing {
             ring,
             buffers: ManuallyDrop::new(buffers),
             files,
@@ -160,7 +160,7 @@ impl UringEngine {
     pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), RingError> {
         assert!(
             self.in_flight < self.buffers.slots(),
-            "more operations than the engine's depth"
+            "more operations than the ring's depth"
         );
         let fd = types::Fd(op.fd);
         let entry = match (op.kind, op.mem) {
@@ -268,9 +268,9 @@ impl UringEngine {
     }
 }
 
-impl Drop for UringEngine {
+impl Drop for UringRing {
     /// Waits for every operation in flight. If the ring can no longer be waited on, the
-    /// kernel may still use the engine's buffers: they are leaked rather than freed. The
+    /// kernel may still use the ring's buffers: they are leaked rather than freed. The
     /// caller-owned memory of external operations is its owners' to leak (the contract of
     /// [`super::Ring::submit_external`]; the I/O service and `PostRing` do, see
     /// `service::flights::drain_or_leak`).

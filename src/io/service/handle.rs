@@ -1,8 +1,8 @@
 //! The I/O service handle: starts the service thread, carries a caller's read or write to it
 //! and blocks until the answer, and stops the thread when the last handle drops.
 //!
-//! How a caller reaches the thread, which may be blocked in the engine waiting for
-//! completions: it queues its request and writes the service's eventfd, which the engine
+//! How a caller reaches the thread, which may be blocked in the ring waiting for
+//! completions: it queues its request and writes the service's eventfd, which the ring
 //! itself is reading (an io_uring read, or a psync helper blocked in read(2)), so one wait
 //! covers new requests and completions alike. A flag spares the eventfd write while a wake-up
 //! is already on its way.
@@ -36,16 +36,16 @@ pub(super) struct Queue {
 #[derive(Debug)]
 pub(super) struct ServiceState {
     pub queue: Mutex<Queue>,
-    /// Written by callers, read by the engine: the service thread's wake-up.
+    /// Written by callers, read by the ring: the service thread's wake-up.
     wake: OwnedFd,
     /// A wake-up has been written and not yet consumed by the service.
     pub wake_pending: AtomicBool,
-    /// The most requests the engine has had in flight at once.
+    /// The most requests the ring has had in flight at once.
     pub high_water: AtomicUsize,
 }
 
 impl ServiceState {
-    /// The eventfd the engine reads to wake the service thread.
+    /// The eventfd the ring reads to wake the service thread.
     pub fn wake_fd(&self) -> BorrowedFd<'_> {
         use std::os::fd::AsFd;
         self.wake.as_fd()
@@ -75,7 +75,7 @@ impl ServiceState {
     }
 }
 
-/// One I/O service: a thread owning one engine of `depth` operations in flight, shared by any
+/// One I/O service: a thread owning one ring of `depth` operations in flight, shared by any
 /// number of caller threads. Cheap to share behind an `Arc`; dropping the last handle drains
 /// and joins the thread.
 pub struct IoService {
@@ -96,7 +96,7 @@ impl std::fmt::Debug for IoService {
 }
 
 impl IoService {
-    /// The deepest engine a service builds: io_uring rings have at most 32768 entries, and
+    /// The deepest ring a service builds: io_uring rings have at most 32768 entries, and
     /// the psync back end starts a helper thread per request in flight.
     pub const MAX_DEPTH: usize = 16384;
 
@@ -108,7 +108,7 @@ impl IoService {
     /// request in flight.
     pub const UNCAPPED_PSYNC_DEPTH: usize = 256;
 
-    /// Starts a service whose engine keeps at most `depth` (1..=`MAX_DEPTH`) requests in
+    /// Starts a service whose ring keeps at most `depth` (1..=`MAX_DEPTH`) requests in
     /// flight; io_uring falls back to psync when the kernel refuses it.
     pub fn start(kind: RingKind, depth: usize) -> Result<IoService, RingError> {
         let depth = depth.clamp(1, Self::MAX_DEPTH);
@@ -121,15 +121,15 @@ impl IoService {
             // Everything started in one pass goes to the kernel with the wait that follows.
             submit_batch: depth as u32 + 1,
         };
-        let engine = Ring::new(&cfg, Arc::from(Vec::new()))?;
-        let kind = engine.kind();
+        let ring = Ring::new(&cfg, Arc::from(Vec::new()))?;
+        let kind = ring.kind();
         let shared = Arc::new(ServiceState {
             queue: Mutex::new(Queue::default()),
             wake,
             wake_pending: AtomicBool::new(false),
             high_water: AtomicUsize::new(0),
         });
-        let service = Service::new(engine, Arc::clone(&shared), depth);
+        let service = Service::new(ring, Arc::clone(&shared), depth);
         let exit = ExitGuard(Arc::clone(&shared));
         let (tid_tx, tid_rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -159,12 +159,12 @@ impl IoService {
         self.kind
     }
 
-    /// Most requests in the engine at once.
+    /// Most requests in the ring at once.
     pub fn depth(&self) -> usize {
         self.depth
     }
 
-    /// The most requests the engine has had in flight at once so far.
+    /// The most requests the ring has had in flight at once so far.
     pub fn high_water(&self) -> usize {
         self.shared.high_water.load(Ordering::Relaxed)
     }
@@ -308,7 +308,7 @@ fn iovec(ptr: *mut u8, len: usize) -> libc::iovec {
 }
 
 impl Drop for IoService {
-    /// No caller can be inside `call` (each holds a handle), so the engine has nothing of
+    /// No caller can be inside `call` (each holds a handle), so the ring has nothing of
     /// theirs in flight: ask the thread to stop, wake it, and join it.
     fn drop(&mut self) {
         self.shared.queue.lock().closing = true;

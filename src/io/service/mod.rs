@@ -1,16 +1,16 @@
-//! The engine-backed backend: files opened exactly as the direct and buffered backends open
+//! The service-backed backend: files opened exactly as the direct and buffered backends open
 //! them, whose reads and writes go through one shared [`IoService`] — one thread owning one
-//! capacity-run engine (io_uring, or psync helpers) with at most MaxOutstandingIO requests in
-//! flight. Callers block until their own request completes; requests beyond the depth wait in
-//! the service's queue, which is how MaxOutstandingIO is enforced.
+//! [`Ring`](crate::io::aio::Ring) (io_uring, or psync helpers) with at most MaxOutstandingIO
+//! requests in flight. Callers block until their own request completes; requests beyond the
+//! depth wait in the service's queue, which is how MaxOutstandingIO is enforced.
 //!
 //! Syncs, allocation, truncation and the length go straight to the file, as they are rare and
-//! the engine has nothing to add to them.
+//! the service has nothing to add to them.
 //!
 //! On io_uring, and when asked ([`ServiceBackend::with_own_rings`]), an asynchronous actor
 //! carries its posted requests on a [`PostRing`] of its own instead ([`Storage::ring_file`],
 //! issue #15 §3): no thread hand-off per request. The synchronous callers, the log and the
-//! psync engine keep the shared service.
+//! psync ring keep the shared service.
 
 mod flights;
 mod handle;

@@ -31,7 +31,7 @@ use crate::io::post::{Completions, PostOp};
 pub struct RingFile(pub(super) Arc<FileStorage>);
 
 impl RingFile {
-    /// A handle on `file` (opened as the engine-backed backend opens its files).
+    /// A handle on `file` (opened as the service-backed backend opens its files).
     pub fn new(file: FileStorage) -> RingFile {
         RingFile(Arc::new(file))
     }
@@ -171,7 +171,7 @@ impl PostRing {
 
     /// The ring failed (a system call refused, not a device error on a request): waits until
     /// the kernel holds none of the poster's memory, then answers every request with the
-    /// error, as the shared service does when its engine fails.
+    /// error, as the shared service does when its ring fails.
     fn fail(&mut self, e: &RingError) {
         let why = format!("the poster's io_uring failed: {e}");
         drain_or_leak(&mut self.ring, &mut self.flights, "a poster's io_uring");

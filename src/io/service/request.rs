@@ -221,7 +221,7 @@ impl Request {
         }
     }
 
-    /// The engine operation for what is left, tagged `user_data`.
+    /// The ring operation for what is left, tagged `user_data`.
     pub(super) fn ext_op(&mut self, user_data: u64) -> ExtOp {
         let mem = match &mut self.mem {
             Mem::Buf { ptr, len } => ExtMem::Buf {

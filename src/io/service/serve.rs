@@ -1,9 +1,9 @@
-//! The service thread: takes queued requests, keeps at most `depth` of them in the engine,
+//! The service thread: takes queued requests, keeps at most `depth` of them in the ring,
 //! continues short transfers, answers each caller, and exits once its last handle is gone and
 //! nothing is in flight.
 //!
-//! Its one blocking point is the engine's wait for a completion. A read of the wake-up eventfd
-//! is always in the engine while the service runs, so a caller's new request completes that
+//! Its one blocking point is the ring's wait for a completion. A read of the wake-up eventfd
+//! is always in the ring while the service runs, so a caller's new request completes that
 //! wait as surely as the disk does; there is no timeout and no polling.
 
 #![expect(
@@ -53,10 +53,10 @@ impl Drop for Service {
 }
 
 impl Service {
-    /// A service over `engine`, which must take `depth + 1` operations (the wake-up read).
-    pub(super) fn new(engine: Ring, shared: Arc<ServiceState>, depth: usize) -> Service {
+    /// A service over `ring`, which must take `depth + 1` operations (the wake-up read).
+    pub(super) fn new(ring: Ring, shared: Arc<ServiceState>, depth: usize) -> Service {
         Service {
-            ring: engine,
+            ring,
             flights: Flights::new(depth),
             waiting: VecDeque::new(),
             shared,
@@ -67,8 +67,8 @@ impl Service {
         }
     }
 
-    /// The thread's body. On an engine failure every request is answered with the error once
-    /// the engine holds none of them.
+    /// The thread's body. On a ring failure every request is answered with the error once
+    /// the ring holds none of them.
     pub(super) fn run(mut self) {
         if let Err(e) = self.serve() {
             let why = format!("the I/O engine failed: {e}");
@@ -145,12 +145,12 @@ impl Service {
         self.send(i)
     }
 
-    /// Sends what is left of request `i` to the engine.
+    /// Sends what is left of request `i` to the ring.
     fn send(&mut self, i: usize) -> Result<(), RingError> {
         let op = self.flights.get_mut(i).ext_op(i as u64);
         // SAFETY: a caller's request: the caller is blocked until it is answered, which
         // happens only after its completion is reaped (or after `Drop` has drained the
-        // engine), and holds the file open meanwhile; a posted request owns its frames and
+        // ring), and holds the file open meanwhile; a posted request owns its frames and
         // file until then, and they are leaked if the drain fails. The request holds the
         // iovec list.
         unsafe { self.ring.submit_external(op) }

@@ -5,8 +5,9 @@
 use crate::events::FileUnit;
 use crate::page::FileRole;
 
-/// The `Func` attribute of the log entry that records the engine (its text is
-/// `I/O engine: ` and the description); `sqliosim report` reads it back.
+/// The `Func` attribute of the log entry that records what carried the I/O (its text, kept
+/// for the logs that are grepped, is `I/O engine: ` and the description); `sqliosim report`
+/// reads it back.
 pub const LOG_FUNC: &str = "IoEngine";
 
 /// The `Func` attribute of the log entries that record each file's direct-I/O unit (their
@@ -99,7 +100,7 @@ mod tests {
     }
 
     #[test]
-    fn descriptions_name_the_engine_its_depth_and_a_fallback() {
+    fn descriptions_name_the_io_service_its_depth_and_a_fallback() {
         assert_eq!(
             info("uring", "uring", Some(32), 32).describe(),
             "uring, one engine for every thread, depth 32 (MaxOutstandingIO)"

@@ -45,7 +45,7 @@ pub struct RunEvidence {
     /// The JSON document, when the input was one.
     pub json: Option<JsonReport>,
     /// What carried the run's disk I/O, as described at its start.
-    pub io_engine: Option<String>,
+    pub io_service: Option<String>,
     /// How a signal cut the run short ("SIGINT after 6 s of 30 s"), when one did.
     pub stopped_by: Option<String>,
 }
@@ -119,7 +119,7 @@ fn from_json(path: &Path, doc: JsonReport, truncated: bool) -> RunEvidence {
         other_errors: Vec::new(),
         warnings: Vec::new(),
         summary: doc.stats.clone(),
-        io_engine: doc.io_engine.as_ref().map(|e| e.describe()),
+        io_service: doc.io_engine.as_ref().map(|e| e.describe()),
         stopped_by: doc.stop.as_ref().and_then(signal_stop),
         json: Some(doc),
     }
@@ -153,8 +153,8 @@ fn add_sibling_json(l: &mut RunEvidence, seed: u64) {
     if doc.stats.is_some() {
         l.summary = doc.stats.clone();
     }
-    if l.io_engine.is_none() {
-        l.io_engine = doc.io_engine.as_ref().map(|e| e.describe());
+    if l.io_service.is_none() {
+        l.io_service = doc.io_engine.as_ref().map(|e| e.describe());
     }
     if l.stopped_by.is_none() {
         l.stopped_by = doc.stop.as_ref().and_then(signal_stop);
@@ -198,7 +198,7 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> RunEvidence
         warnings: Vec::new(),
         summary: None,
         json: None,
-        io_engine: None,
+        io_service: None,
         stopped_by: None,
     };
     let mut summary_lines = Vec::new();
@@ -229,7 +229,7 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> RunEvidence
             }
             _ if e.attr("Func") == crate::report::facts::io_service::LOG_FUNC => {
                 let text = e.text.strip_prefix("I/O engine: ").unwrap_or(&e.text);
-                l.io_engine = Some(text.to_string());
+                l.io_service = Some(text.to_string());
             }
             _ => {}
         }

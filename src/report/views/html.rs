@@ -35,7 +35,7 @@ pub struct HtmlInput<'a> {
     /// Machine and storage, if known.
     pub system: Option<&'a SystemInfo>,
     /// What carried the run's disk I/O, if known.
-    pub io_engine: Option<&'a str>,
+    pub io_service: Option<&'a str>,
     /// Run start, microseconds since the Unix epoch (origin of the findings chart).
     pub origin_us: u64,
     /// Where the dump links point.
@@ -68,7 +68,7 @@ pub fn render(summary: &Summary, findings: &[Finding]) -> String {
         findings,
         by_class,
         system: None,
-        io_engine: None,
+        io_service: None,
         origin_us: findings.iter().map(|f| f.time_us).min().unwrap_or(0),
         links: DumpLinks::Recorded,
         run: None,
@@ -100,7 +100,7 @@ pub fn render_loaded(l: &RunEvidence, links: DumpLinks) -> String {
         findings: &l.findings,
         by_class: l.by_class.clone(),
         system: json.and_then(|j| j.system.as_ref()),
-        io_engine: l.io_engine.as_deref(),
+        io_service: l.io_service.as_deref(),
         origin_us,
         links,
         run: json,
@@ -152,8 +152,8 @@ pub fn render_input(inp: &HtmlInput) -> String {
     if let Some(b) = inp.run.and_then(|j| j.bench.as_ref()) {
         bench_table(&mut s, b);
     }
-    if let Some(engine) = inp.io_engine {
-        let _ = writeln!(s, "<p>I/O engine: {}</p>", esc(engine));
+    if let Some(io) = inp.io_service {
+        let _ = writeln!(s, "<p>I/O engine: {}</p>", esc(io));
     }
     if let Some(sys) = inp.system {
         system_table(&mut s, sys);

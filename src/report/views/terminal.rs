@@ -36,7 +36,7 @@ pub fn render(l: &RunEvidence) -> String {
         let seed = j.seed.map_or_else(|| "unknown".into(), |v| format!("{v}"));
         let _ = writeln!(s, "Tool {} {}, seed {seed}", j.tool.name, j.tool.version);
     }
-    if let Some(e) = &l.io_engine {
+    if let Some(e) = &l.io_service {
         let _ = writeln!(s, "I/O engine: {e}");
     }
     if !l.by_class.is_empty() {

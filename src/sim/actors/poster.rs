@@ -1,8 +1,8 @@
 //! What carries an asynchronous actor's posted requests (issue #15 §3): a [`PostRing`] the
-//! actor's thread owns when the file's storage allows one (the engine-backed storage on
+//! actor's thread owns when the file's storage allows one (the service-backed storage on
 //! io_uring), else the storage's own [`Storage::post`] (the shared I/O service, psync, the
-//! `sync` engine and the in-memory faulty backend). Either way the completions land in one
-//! [`Completions`] queue, so the flight handles them the same.
+//! `sync` direct or buffered storage and the in-memory faulty backend). Either way the
+//! completions land in one [`Completions`] queue, so the flight handles them the same.
 //!
 //! With its own ring the thread drives the ring itself: completions come back only when it
 //! polls or waits, and are stamped then. The flight polls before every post and waits when it

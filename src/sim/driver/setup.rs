@@ -147,7 +147,7 @@ fn controls(
         .collect();
     Ok(Controls {
         stop,
-        // An engine-backed backend queues what is beyond its depth (MaxOutstandingIO) itself;
+        // A service-backed backend queues what is beyond its depth (MaxOutstandingIO) itself;
         // a gate in front would only move the wait from its queue to the gate.
         gate: Gate::new(if backend.caps_outstanding_io() {
             0
@@ -243,7 +243,7 @@ pub fn user_threads(plan: &SimPlan) -> usize {
 }
 
 /// Most requests one asynchronous actor keeps in flight: MaxOutstandingIO, or with 0 the depth
-/// of the backend's engine (its ceiling), or [`UNCAPPED_DEPTH`] for a backend without one.
+/// of the backend's I/O service (its ceiling), or [`UNCAPPED_DEPTH`] for a backend without one.
 pub fn async_depth(plan: &SimPlan, backend: &dyn Backend) -> usize {
     match plan.max_outstanding_io {
         0 => backend.depth().unwrap_or(UNCAPPED_DEPTH),
@@ -251,8 +251,8 @@ pub fn async_depth(plan: &SimPlan, backend: &dyn Backend) -> usize {
     }
 }
 
-/// The depth MaxOutstandingIO=0 stands for where no engine sets one (the `sync` engine, the
-/// in-memory faulty backend): the io_uring engine's ceiling.
+/// The depth MaxOutstandingIO=0 stands for where no I/O service sets one (`sync`, the
+/// in-memory faulty backend): the io_uring service's ceiling.
 pub const UNCAPPED_DEPTH: usize = crate::io::IoService::UNCAPPED_DEPTH;
 
 /// The I/O frame pool: two page frames per request of the asynchronous depth, at least twice

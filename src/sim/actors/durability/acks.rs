@@ -24,7 +24,7 @@
 //!
 //! Why an `fdatasync` once the write completed rather than an io_uring `IORING_OP_FSYNC`
 //! (`IORING_FSYNC_DATASYNC`) linked after the write: both start the flush only after the write
-//! completed, so both are correct; the flush here covers every engine (psync, sync, the
+//! completed, so both are correct; the flush here covers every I/O path (psync, sync, the
 //! service's ring and a poster's own ring) in one place, and fails the acknowledgement, not the
 //! write, when it fails. Its cost: the sync runs on the thread that heard the completion (the
 //! I/O service's), which then carries no other completion meanwhile; a linked flush would

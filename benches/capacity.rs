@@ -1,5 +1,5 @@
 //! Hot paths of capacity runs: stamping and checking an 8 KiB block, recording a latency,
-//! and one 8 KiB O_DIRECT read round trip through each engine back end (on a file in the
+//! and one 8 KiB O_DIRECT read round trip through each ring kind (on a file in the
 //! build's target directory, so on the real filesystem).
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -34,7 +34,7 @@ fn stamping(c: &mut Criterion) {
 
 fn round_trips(c: &mut Criterion) {
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("tempdir");
-    let path = dir.path().join("engine.dat");
+    let path = dir.path().join("ring.dat");
     std::fs::write(&path, vec![1u8; 16 << 20]).expect("write test file");
     let opts = sqliosim::io::OpenOptions {
         create: false,
@@ -42,7 +42,7 @@ fn round_trips(c: &mut Criterion) {
         write_through: false,
     };
     let file =
-        sqliosim::io::direct::open_engine_file(&path, opts, false, true).expect("open O_DIRECT");
+        sqliosim::io::direct::open_existing_file(&path, opts, false, true).expect("open O_DIRECT");
     let files: Arc<[sqliosim::io::file::FileStorage]> = Arc::from(vec![file]);
     for kind in [RingKind::Uring, RingKind::Psync] {
         let cfg = RingConfig {
@@ -51,7 +51,7 @@ fn round_trips(c: &mut Criterion) {
             slot_len: 8192,
             submit_batch: 1,
         };
-        let mut engine = Ring::new(&cfg, files.clone()).expect("engine");
+        let mut ring = Ring::new(&cfg, files.clone()).expect("ring");
         let mut done = Vec::with_capacity(1);
         let mut n = 0u64;
         c.bench_function(&format!("8 KiB read QD1 {}", kind.name()), |b| {
@@ -65,9 +65,9 @@ fn round_trips(c: &mut Criterion) {
                     len: 8192,
                     user_data: n,
                 };
-                engine.submit(op).expect("submit");
+                ring.submit(op).expect("submit");
                 done.clear();
-                engine.reap(1, &mut done).expect("reap");
+                ring.reap(1, &mut done).expect("reap");
                 black_box(&done);
             })
         });

@@ -1,5 +1,5 @@
-//! The engine-backed storage on real files in the target directory (ext4 here, so O_DIRECT is
-//! enforced), for both engine kinds: bytes written through the I/O service read back the same
+//! The service-backed storage on real files in the target directory (ext4 here, so O_DIRECT is
+//! enforced), for both ring kinds: bytes written through the I/O service read back the same
 //! through a plain file, the depth caps what is in flight, reads stop at end of file as
 //! `FileStorage`'s do, errors come back as the same `io::Error`s, and the thread ends with its
 //! last handle.
