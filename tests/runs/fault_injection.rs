@@ -4,7 +4,8 @@
 
 use assert_cmd::Command;
 
-fn config(dir: &std::path::Path) -> std::path::PathBuf {
+/// The fault-injection runs' configuration (audit and random readers over a small set), in `dir`.
+pub fn config(dir: &std::path::Path) -> std::path::PathBuf {
     let cfg = dir.join("fi.cfg.ini");
     let text = "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\n\
         [AuditUser]\nUserCount=2\n[RandomUser]\nUserCount=2\nRandomUserReadWriteRatio=0\n\

@@ -5,17 +5,6 @@
 
 use crate::crash_support::{assert_exit, bin};
 
-fn config(dir: &std::path::Path) -> std::path::PathBuf {
-    let cfg = dir.join("fi.cfg.ini");
-    let text = "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\n\
-        [AuditUser]\nUserCount=2\n[RandomUser]\nUserCount=2\nRandomUserReadWriteRatio=0\n\
-        [BulkUpdateUser]\nUserCount=0\n\
-        [File1]\nFileName=sqliosim.mdx\nInitialSize=8\nMaxSize=8\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
-        [File2]\nFileName=sqliosim.ldx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n";
-    std::fs::write(&cfg, text).expect("write config");
-    cfg
-}
-
 #[test]
 fn a_finding_shows_the_kernel_line_near_it_in_the_report_and_the_html() {
     let Some(mut kmsg) = crate::kernel_log::kmsg_or_skip() else {
@@ -25,7 +14,7 @@ fn a_finding_shows_the_kernel_line_near_it_in_the_report_and_the_html() {
     let json = tmp.path().join("run.json");
     let child = bin()
         .arg("-cfg")
-        .arg(config(tmp.path()))
+        .arg(crate::fault_injection::config(tmp.path()))
         .arg("-dir")
         .arg(tmp.path())
         .arg("--json")
