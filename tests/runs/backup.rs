@@ -280,12 +280,10 @@ fn under_strace_a_backup_reads_the_data_file_in_order_and_writes_the_stream_sequ
     };
     // The backup's reads: page 1 onwards, 256 KB each, each where the one before ended, and
     // a new pass starting at page 1 again.
-    // strace shows the first 8 iovecs of a vectored call: its return value is the length.
-    let done = |c: &crate::strace_support::Call| c.result.and_then(|r| u64::try_from(r).ok());
     let reads: Vec<(u64, u64)> = calls
         .iter()
-        .filter(|c| c.is_read() && on(c, "sqliosim.mdx") && done(c) == Some(TRANSFER))
-        .filter_map(|c| Some((c.offset?, done(c)?)))
+        .filter(|c| c.is_read() && on(c, "sqliosim.mdx") && c.len == Some(TRANSFER))
+        .filter_map(|c| Some((c.offset?, c.len?)))
         .collect();
     let passes = reads.iter().filter(|&&(off, _)| off == 8192).count();
     assert!(passes >= 2, "at least two backups read the file: {reads:?}");
@@ -307,7 +305,7 @@ fn under_strace_a_backup_reads_the_data_file_in_order_and_writes_the_stream_sequ
     let mut synced = 0;
     for c in calls.iter().filter(|c| on(c, "sqliosim.bak.partial")) {
         if c.is_write() {
-            let (off, len) = (c.offset.expect("offset"), done(c).expect("written"));
+            let (off, len) = (c.offset.expect("offset"), c.len.expect("len"));
             if off == 0 {
                 next = 0;
             }

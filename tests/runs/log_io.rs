@@ -43,17 +43,26 @@ fn blocks_in(ldx: &Path) -> Vec<(u32, u32)> {
         .collect()
 }
 
+/// A 3 s run of eight users under strace with `--engine sync` (each request a system call of
+/// its own) in `dir`: the calls traced, or `None` without strace.
+fn traced_eight_users(dir: &Path) -> Option<Vec<strace_support::Call>> {
+    if !strace_support::available() {
+        return None;
+    }
+    let config = eight_users(dir, 3);
+    let mut cmd = run_cmd(&config, dir);
+    cmd.args(["--engine", "sync", "--no-json"]);
+    let (out, calls) = strace_support::run(&cmd, &dir.join("strace.txt"));
+    assert_success(&out);
+    Some(calls)
+}
+
 #[test]
 fn log_writes_are_60_kb_blocks_that_pack_records() {
-    if !strace_support::available() {
-        return;
-    }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let config = eight_users(dir.path(), 3);
-    let mut cmd = run_cmd(&config, dir.path());
-    cmd.args(["--engine", "sync", "--no-json"]);
-    let (out, calls) = strace_support::run(&cmd, &dir.path().join("strace.txt"));
-    assert_success(&out);
+    let Some(calls) = traced_eight_users(dir.path()) else {
+        return;
+    };
     // The log's blocks, told by their magic from the zero fill that creates the file.
     let log_writes: Vec<u64> = calls
         .iter()
@@ -216,15 +225,10 @@ const OLD_LARGEST_LOG_READ: u64 = 7_680;
 
 #[test]
 fn the_log_is_read_forward_in_reads_of_up_to_120_kb() {
-    if !strace_support::available() {
-        return;
-    }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let config = eight_users(dir.path(), 3);
-    let mut cmd = run_cmd(&config, dir.path());
-    cmd.args(["--engine", "sync", "--no-json"]);
-    let (out, calls) = strace_support::run(&cmd, &dir.path().join("strace.txt"));
-    assert_success(&out);
+    let Some(calls) = traced_eight_users(dir.path()) else {
+        return;
+    };
     // Reads of the log area (past the file header).
     let log_reads: Vec<u64> = calls
         .iter()

@@ -19,7 +19,8 @@ pub struct Call {
     pub path: Option<String>,
     /// The file offset, for positioned reads and writes.
     pub offset: Option<u64>,
-    /// Bytes asked for (the sum of the iovecs for a vectored call).
+    /// Bytes asked for (the sum of the iovecs for a vectored call; what it returned when strace
+    /// shows only the first of its iovecs).
     pub len: Option<u64>,
     /// The return value (negative for an error).
     pub result: Option<i64>,
@@ -127,7 +128,7 @@ fn parse_call(line: &str) -> Option<Call> {
         "pwritev" | "pwritev2" | "preadv" | "preadv2" => (
             args.first().and_then(|a| fd_path(a)),
             num(3),
-            args.get(1).map(|a| iov_total(a)),
+            args.get(1).and_then(|a| vectored_len(a, result)),
         ),
         "openat" => (
             line[close + 4..].split_once('<').map(|(_, p)| {
@@ -170,6 +171,17 @@ fn first_string(arg: &str) -> Option<String> {
         out.push(c);
     }
     Some(out)
+}
+
+/// Bytes of a vectored call: the sum of its iovecs, or, when strace cut the array short
+/// (`-s 8` shows 8 elements, then `...`), what the call returned (a read or write of direct
+/// I/O transfers all it asked for or fails).
+fn vectored_len(arg: &str, result: Option<i64>) -> Option<u64> {
+    if arg.trim_end().ends_with("...]") {
+        result.and_then(|r| u64::try_from(r).ok())
+    } else {
+        Some(iov_total(arg))
+    }
 }
 
 /// The sum of `iov_len=N` in an iovec array.

@@ -22,10 +22,11 @@ pub fn log_writer(w: &mut Worker<'_>) {
     }
 }
 
-/// Reads back up to `max_blocks` log blocks along the chain and reports a broken chain.
-pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: usize) {
+/// What a reader of log `log` (file `file`) expects of its chain now, reading at most
+/// `max_blocks` blocks.
+fn chain_spec(w: &Worker<'_>, log: usize, file: usize, max_blocks: usize) -> ChainSpec {
     let wal = &w.run.files.logs[log].wal;
-    let spec = ChainSpec {
+    ChainSpec {
         run_id: w.run.files.run_id,
         file_id: file as u32,
         area_len: wal.area_len(),
@@ -33,7 +34,13 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
         durable_end: wal.durable_end(),
         max_blocks,
         unit: wal.unit(),
-    };
+    }
+}
+
+/// Reads back up to `max_blocks` log blocks along the chain and reports a broken chain.
+pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: usize) {
+    let spec = chain_spec(w, log, file, max_blocks);
+    let wal = &w.run.files.logs[log].wal;
     let storage = wal.storage().as_ref();
     let gate = w.log_gate(file);
     let problem = match scan_chain(storage, &spec, &gate) {
@@ -55,16 +62,8 @@ pub fn check_log_chain(w: &mut Worker<'_>, log: usize, file: usize, max_blocks: 
 /// (what a log backup reads; see `sim::engine::logforward`) and reports a broken chain. When
 /// the writer has lapped the mark meanwhile, the read starts over from the durable end.
 pub fn read_log_forward(w: &mut Worker<'_>, log: usize, file: usize) {
+    let spec = chain_spec(w, log, file, usize::MAX);
     let wal = &w.run.files.logs[log].wal;
-    let spec = ChainSpec {
-        run_id: w.run.files.run_id,
-        file_id: file as u32,
-        area_len: wal.area_len(),
-        last_block: wal.last_block(),
-        durable_end: wal.durable_end(),
-        max_blocks: usize::MAX,
-        unit: wal.unit(),
-    };
     let (after, from) = wal.forward_mark();
     // Leave a margin the writer may reach while the read goes on.
     if from + spec.area_len < spec.durable_end + 2 * MAX_GROUP {
