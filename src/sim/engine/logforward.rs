@@ -53,25 +53,21 @@ pub fn read_forward(
     gate: &LogGate<'_>,
     mut visit: impl FnMut(&LogBlock, &[u8]),
 ) -> io::Result<ForwardReport> {
-    let mut buf = MmapMut::map_anon(MAX_FORWARD_READ)?;
-    let mut report = ForwardReport::default();
+    let mut r = Reader {
+        storage,
+        spec,
+        gate,
+        buf: MmapMut::map_anon(MAX_FORWARD_READ)?,
+        start: 0,
+        have: 0,
+        report: ForwardReport::default(),
+    };
     let unit = u64::from(spec.unit.max(MIN_LOG_UNIT));
     let end = spec.durable_end;
-    // The window [start, start + have) of the stream held in `buf`.
-    let (mut start, mut have) = (0u64, 0usize);
     let mut lsn = from;
     let mut prev = (after != NO_PREV).then_some(after);
-    while lsn < end && report.blocks.len() < spec.max_blocks {
-        let found = match block_at(
-            storage,
-            spec,
-            lsn,
-            gate,
-            &mut buf,
-            &mut start,
-            &mut have,
-            &mut report,
-        )? {
+    while lsn < end && r.report.blocks.len() < spec.max_blocks {
+        let found = match r.block_at(lsn)? {
             Ok(b) if prev.is_none_or(|p| b.prev_lsn == p) => Ok(b),
             Ok(b) => Err(LogBlockError::WrongLsn {
                 found: b.prev_lsn,
@@ -86,18 +82,9 @@ pub fn read_forward(
                 // The writer skips the rest of a lap that has no room for the next block.
                 let lap = (lsn / spec.area_len + 1) * spec.area_len;
                 let skipped = if !lsn.is_multiple_of(spec.area_len) && lap < end {
-                    block_at(
-                        storage,
-                        spec,
-                        lap,
-                        gate,
-                        &mut buf,
-                        &mut start,
-                        &mut have,
-                        &mut report,
-                    )?
-                    .ok()
-                    .filter(|b| prev.is_none_or(|p| b.prev_lsn == p))
+                    r.block_at(lap)?
+                        .ok()
+                        .filter(|b| prev.is_none_or(|p| b.prev_lsn == p))
                 } else {
                     None
                 };
@@ -106,14 +93,14 @@ pub fn read_forward(
         };
         match found {
             Ok((at, b)) => {
-                let off = (at - start) as usize;
-                visit(&b, &buf[off..off + b.len as usize]);
-                report.blocks.push(b);
+                let off = (at - r.start) as usize;
+                visit(&b, &r.buf[off..off + b.len as usize]);
+                r.report.blocks.push(b);
                 prev = Some(b.lsn);
                 lsn = at + u64::from(b.len).max(unit);
             }
             Err(error) => {
-                report.problem = Some(LogProblem {
+                r.report.problem = Some(LogProblem {
                     lsn,
                     offset: logblock::LOG_AREA_START + lsn % spec.area_len,
                     error,
@@ -122,73 +109,72 @@ pub fn read_forward(
             }
         }
     }
-    Ok(report)
+    Ok(r.report)
 }
 
-/// The block at `lsn`, read from the window, which is read anew (one read of up to 120 KB,
-/// never past the durable end or the end of the area) when it does not hold the block whole.
-#[allow(clippy::too_many_arguments)]
-fn block_at(
-    storage: &dyn Storage,
-    spec: &ChainSpec,
-    lsn: u64,
-    gate: &LogGate<'_>,
-    buf: &mut MmapMut,
-    start: &mut u64,
-    have: &mut usize,
-    report: &mut ForwardReport,
-) -> io::Result<Result<LogBlock, LogBlockError>> {
-    let unit = spec.unit.max(MIN_LOG_UNIT) as usize;
-    let held = |start: u64, have: usize, len: usize| {
-        lsn >= start
-            && lsn + len as u64 <= start + have as u64
-            && lsn / spec.area_len == start / spec.area_len
-    };
-    if !held(*start, *have, unit) {
-        fill(storage, spec, lsn, gate, buf, start, have, report)?;
-    }
-    let off = (lsn - *start) as usize;
-    if *have < off + unit {
-        return Ok(Err(LogBlockError::NeverWritten));
-    }
-    let header = match logblock::peek(&buf[off..off + unit]) {
-        Ok(h) => h,
-        Err(e) => return Ok(Err(e)),
-    };
-    let len = extent(spec, lsn, header.len, MAX_FORWARD_READ);
-    if !held(*start, *have, len) {
-        fill(storage, spec, lsn, gate, buf, start, have, report)?;
-    }
-    let off = (lsn - *start) as usize;
-    let len = len.min(*have - off) / unit * unit;
-    Ok(check(&buf[off..off + len], spec, lsn))
+/// A forward read in progress: the window `[start, start + have)` of the log held in `buf`,
+/// and what was read so far.
+struct Reader<'a> {
+    storage: &'a dyn Storage,
+    spec: &'a ChainSpec,
+    gate: &'a LogGate<'a>,
+    buf: MmapMut,
+    start: u64,
+    have: usize,
+    report: ForwardReport,
 }
 
-/// Reads the window from `lsn`: up to 120 KB, to the durable end (rounded up to the unit) or
-/// the end of the area, whichever is first.
-#[allow(clippy::too_many_arguments)]
-fn fill(
-    storage: &dyn Storage,
-    spec: &ChainSpec,
-    lsn: u64,
-    gate: &LogGate<'_>,
-    buf: &mut MmapMut,
-    start: &mut u64,
-    have: &mut usize,
-    report: &mut ForwardReport,
-) -> io::Result<()> {
-    let unit = u64::from(spec.unit.max(MIN_LOG_UNIT));
-    let room = spec.area_len - lsn % spec.area_len;
-    let to_end = spec.durable_end.saturating_sub(lsn).div_ceil(unit) * unit;
-    let len = (MAX_FORWARD_READ as u64).min(room).min(to_end.max(unit)) as usize;
-    let offset = logblock::LOG_AREA_START + lsn % spec.area_len;
-    let (n, io) = gate.request(len as u64, true, || {
-        storage.read_at(&mut buf[..len], offset)
-    })?;
-    report.reads.push(io);
-    *start = lsn;
-    *have = n;
-    Ok(())
+impl Reader<'_> {
+    /// True when the window holds `len` bytes from `lsn`, within one lap.
+    fn holds(&self, lsn: u64, len: usize) -> bool {
+        lsn >= self.start
+            && lsn + len as u64 <= self.start + self.have as u64
+            && lsn / self.spec.area_len == self.start / self.spec.area_len
+    }
+
+    /// The block at `lsn`, read from the window, which is read anew (one read of up to
+    /// 120 KB, never past the durable end or the end of the area) when it does not hold the
+    /// block whole.
+    fn block_at(&mut self, lsn: u64) -> io::Result<Result<LogBlock, LogBlockError>> {
+        let unit = self.spec.unit.max(MIN_LOG_UNIT) as usize;
+        if !self.holds(lsn, unit) {
+            self.fill(lsn)?;
+        }
+        let off = (lsn - self.start) as usize;
+        if self.have < off + unit {
+            return Ok(Err(LogBlockError::NeverWritten));
+        }
+        let header = match logblock::peek(&self.buf[off..off + unit]) {
+            Ok(h) => h,
+            Err(e) => return Ok(Err(e)),
+        };
+        let len = extent(self.spec, lsn, header.len, MAX_FORWARD_READ);
+        if !self.holds(lsn, len) {
+            self.fill(lsn)?;
+        }
+        let off = (lsn - self.start) as usize;
+        let len = len.min(self.have - off) / unit * unit;
+        Ok(check(&self.buf[off..off + len], self.spec, lsn))
+    }
+
+    /// Reads the window from `lsn`: up to 120 KB, to the durable end (rounded up to the unit)
+    /// or the end of the area, whichever is first.
+    fn fill(&mut self, lsn: u64) -> io::Result<()> {
+        let spec = self.spec;
+        let unit = u64::from(spec.unit.max(MIN_LOG_UNIT));
+        let room = spec.area_len - lsn % spec.area_len;
+        let to_end = spec.durable_end.saturating_sub(lsn).div_ceil(unit) * unit;
+        let len = (MAX_FORWARD_READ as u64).min(room).min(to_end.max(unit)) as usize;
+        let offset = logblock::LOG_AREA_START + lsn % spec.area_len;
+        let (storage, buf) = (self.storage, &mut self.buf);
+        let (n, io) = self.gate.request(len as u64, true, || {
+            storage.read_at(&mut buf[..len], offset)
+        })?;
+        self.report.reads.push(io);
+        self.start = lsn;
+        self.have = n;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
