@@ -24,20 +24,52 @@ pub(super) fn json_to_stdout(evidence: &Evidence) -> Result<(), crate::report::R
     }
 }
 
+/// An output beside the console and the evidence, with what its failure to write is called.
+pub(super) struct LiveOutput {
+    /// What it writes, for the end-of-run warning ("the metrics file").
+    pub what: &'static str,
+    /// The sink.
+    pub sink: Arc<dyn EventSink>,
+}
+
+/// Every output beside the console and the evidence that the settings ask for. A new output
+/// is its sink's file in `report/`, its `pub mod` line, and one entry here (docs/layout.md,
+/// "Adding a sink").
+pub(super) fn live_outputs(settings: &RunSettings) -> Vec<LiveOutput> {
+    [status_sink(settings), metrics_sink(settings)]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
 /// `--status-interval`: a status line every interval, when stdout is not a terminal (there
 /// the progress line shows the same).
-pub(super) fn status_sink(settings: &RunSettings) -> Option<Arc<dyn EventSink>> {
+fn status_sink(settings: &RunSettings) -> Option<LiveOutput> {
     use std::io::IsTerminal;
     let every = Duration::from_secs(settings.status_interval?);
-    (!std::io::stdout().is_terminal())
-        .then(|| Arc::new(StatusSink::new(every)) as Arc<dyn EventSink>)
+    (!std::io::stdout().is_terminal()).then(|| LiveOutput {
+        what: "status lines",
+        sink: Arc::new(StatusSink::new(every)),
+    })
 }
 
 /// `--metrics-textfile`: the Prometheus textfile, every `--status-interval` (10 s without).
-pub(super) fn metrics_sink(settings: &RunSettings) -> Option<Arc<MetricsSink>> {
+fn metrics_sink(settings: &RunSettings) -> Option<LiveOutput> {
     let path = settings.metrics_textfile.clone()?;
     let every = Duration::from_secs(settings.status_interval.unwrap_or(10));
-    Some(Arc::new(MetricsSink::new(path, every)))
+    Some(LiveOutput {
+        what: "metrics file",
+        sink: Arc::new(MetricsSink::new(path, every)),
+    })
+}
+
+/// Warns, on stderr, of each live output that failed to write (the verdict stands).
+pub(super) fn warn_failed(outputs: &[LiveOutput]) {
+    for o in outputs {
+        if let Some(e) = o.sink.take_error() {
+            crate::exit::errln!("sqliosim: warning: writing the {} failed: {e}", o.what);
+        }
+    }
 }
 
 /// The XML log, the page dumps and the JSON summary beside it (unless `--no-json`).

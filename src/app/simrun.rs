@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::console::{summary_text, ConsoleSink, ProgressSink};
 use super::run_backend::{choose_backend, Chosen};
-use super::run_outputs::{json_to_stdout, metrics_sink, open_evidence, status_sink, write_bundle};
+use super::run_outputs::{json_to_stdout, live_outputs, open_evidence, warn_failed, write_bundle};
 use crate::config::RunSettings;
 use crate::events::{Event, EventSink, Facts, Fanout, FileUnit, Stopped};
 use crate::exit::{Internal, Outcome};
@@ -57,9 +57,8 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         evidence.clone(),
         progress.clone(),
     ];
-    sinks.extend(status_sink(settings));
-    let metrics = metrics_sink(settings);
-    sinks.extend(metrics.clone().map(|m| m as Arc<dyn EventSink>));
+    let live = live_outputs(settings);
+    sinks.extend(live.iter().map(|o| o.sink.clone()));
     let sink: Arc<dyn EventSink> = Arc::new(Fanout::new(sinks));
     let warnings = placement
         .into_iter()
@@ -108,9 +107,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     if settings.json_stdout {
         evidence_error = evidence_error.or_else(|| json_to_stdout(&evidence).err());
     }
-    if let Some(e) = metrics.and_then(|m| m.take_error()) {
-        crate::exit::errln!("sqliosim: warning: writing the metrics file failed: {e}");
-    }
+    warn_failed(&live);
     if let Some(e) = &evidence_error {
         crate::exit::errln!("sqliosim: warning: writing the evidence failed: {e}");
     }

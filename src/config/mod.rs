@@ -44,7 +44,7 @@ pub use run_args::{parse_duration, RunArgs};
 pub use save::to_ini;
 pub use sections::{
     AuditUser, BackupUser, BulkUpdateUser, Config, FileSpec, General, RandomUser, ReadAheadUser,
-    ShrinkUser, MAX_DURATION_S, MAX_FILE_MB,
+    Sections, ShrinkUser, MAX_DURATION_S, MAX_FILE_MB,
 };
 pub use settings::beside_log;
 pub use settings::{

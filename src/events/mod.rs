@@ -54,6 +54,12 @@ pub enum Event {
 pub trait EventSink: Send + Sync {
     /// Delivers one event.
     fn emit(&self, event: Event);
+
+    /// The first failure to write this sink's output, if any, said once at the end of the
+    /// run: a sink that cannot write never stops the run (most sinks keep none).
+    fn take_error(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A sink that keeps every event in memory (tests, self-test).

@@ -409,3 +409,35 @@ fn a_live_run_is_watched_from_outside_status_lines_json_heartbeat_and_metrics() 
     let done = bin().arg("report").arg(&json).output().expect("report");
     assert_success(&done);
 }
+
+/// The metrics textfile's directory removed while the run goes on (a tidy-up of the textfile
+/// collector's folder, say): the run finishes, its verdict stands (exit 0), and it says once,
+/// at the end, that writing the metrics file failed, naming where.
+#[test]
+fn a_metrics_file_that_can_no_longer_be_written_is_a_warning_at_the_end_not_a_failed_run() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let metrics_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let textfile = metrics_dir.path().join("sqliosim.prom");
+    let config = small_config(dir.path(), 1, 4, false);
+    let child = run_cmd(&config, dir.path())
+        .args(["--status-interval", "1", "--metrics-textfile"])
+        .arg(&textfile)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !textfile.is_file() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(textfile.is_file(), "the metrics file was never written");
+    std::fs::remove_dir_all(metrics_dir.path()).expect("remove the metrics directory");
+    let out = child.wait_with_output().expect("wait");
+    assert_success(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let warning = format!(
+        "writing the metrics file failed: {}",
+        metrics_dir.path().display()
+    );
+    assert_eq!(err.matches(&warning).count(), 1, "{err}");
+}

@@ -122,6 +122,15 @@ pub fn spec_of(name: &str) -> Option<&'static SectionSpec> {
     SECTIONS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
 }
 
+/// Section `S` as an INI file without it reads it: every key at its default. Reading no
+/// line cannot fail, so a failure is a bug in the section's defaults.
+fn default_of<S: IniSection>(ini: &Ini, cx: &mut ParseContext) -> S {
+    match S::parse(&view_of::<S>(ini, cx.file), cx) {
+        Ok(section) => section,
+        Err(e) => panic!("[{}]'s defaults do not read: {e}", S::NAME),
+    }
+}
+
 /// A view of the fixed section `S` in `ini`.
 fn view_of<'a, S: IniSection>(ini: &'a Ini, file: &'a str) -> View<'a> {
     View::new(file, S::NAME, ini.section(S::NAME))
@@ -148,6 +157,38 @@ macro_rules! sections {
             /// Every fixed section with its name, in order.
             pub fn sections(&self) -> Vec<(&'static str, &dyn SectionValue)> {
                 vec![ $( (<$ty as IniSection>::NAME, &self.$field as &dyn SectionValue), )* ]
+            }
+
+            /// Every fixed section as read, without the files: what the run plan carries.
+            pub fn fixed_sections(&self) -> Sections {
+                Sections { $( $field: self.$field.clone(), )* }
+            }
+        }
+
+        /// Every fixed section as read (defaults resolved, ranges checked), without the
+        /// files. The run plan carries it (`SimPlan::sections`), so an actor whose section is
+        /// new reads its settings there: adding one touches no plan type, no `plan_from` and
+        /// no builder (docs/layout.md, "Adding an actor").
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct Sections {
+            $( $(#[$doc])* pub $field: $ty, )*
+        }
+
+        impl Sections {
+            /// Every section at its default, as a configuration that names none of them gives
+            /// on `host`.
+            pub fn defaults(host: &Host) -> Sections {
+                const FILE: &str = "<defaults>";
+                let (ini, _) = super::ini::read("", FILE);
+                let mut warnings = Vec::new();
+                let mut cx = ParseContext {
+                    file: FILE,
+                    host,
+                    cpu_count: host.default_cpu_count(),
+                    io_generation: crate::config::IoGeneration::default(),
+                    warnings: &mut warnings,
+                };
+                Sections { $( $field: default_of::<$ty>(&ini, &mut cx), )* }
             }
         }
 
@@ -202,5 +243,21 @@ mod tests {
             "BackupUser",
         ];
         assert_eq!(names, sqliosim_order);
+    }
+
+    #[test]
+    fn defaults_are_what_a_configuration_naming_no_section_reads() {
+        let host = Host {
+            cpus: 3,
+            mem_available_mb: 64,
+            mem_total_mb: 64,
+        };
+        let parsed =
+            crate::config::parse("[File1]\nFileName=d.mdx\nInitialSize=1\n", "t.ini", &host)
+                .expect("valid");
+        let defaults = Sections::defaults(&host);
+        assert_eq!(parsed.config.fixed_sections(), defaults);
+        assert_eq!(defaults.backup.user_count, 0);
+        assert!(defaults.random.user_count > 0, "{:?}", defaults.random);
     }
 }

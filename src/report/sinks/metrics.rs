@@ -72,11 +72,6 @@ impl MetricsSink {
         }
     }
 
-    /// The first failure to write the file, if any (the run goes on without it).
-    pub fn take_error(&self) -> Option<ReportError> {
-        self.state.lock().error.take()
-    }
-
     fn write(&self, st: &mut State) {
         let text = render(st);
         if let Err(e) = crate::io::safefile::replace(&self.path, text.as_bytes()) {
@@ -86,6 +81,11 @@ impl MetricsSink {
 }
 
 impl EventSink for MetricsSink {
+    /// The first failure to write the file (the run goes on without it).
+    fn take_error(&self) -> Option<String> {
+        self.state.lock().error.take().map(|e| e.to_string())
+    }
+
     fn emit(&self, event: Event) {
         let mut st = self.state.lock();
         match event {

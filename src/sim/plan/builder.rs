@@ -118,6 +118,13 @@ pub struct PlanBuilder {
     plan: SimPlan,
 }
 
+/// The machine the defaults are SQLIOSim's for: one CPU, 64 MB of memory.
+const DEFAULT_HOST: crate::config::Host = crate::config::Host {
+    cpus: 1,
+    mem_available_mb: 64,
+    mem_total_mb: 64,
+};
+
 impl SimPlan {
     /// A builder of a plan seeded with `seed`, with SQLIOSim's defaults and no files.
     pub fn builder(seed: u64) -> PlanBuilder {
@@ -155,6 +162,7 @@ impl SimPlan {
                 bulk: BatchPlan::BULK,
                 shrink: ShrinkPlan::default(),
                 backup: BackupPlan::default(),
+                sections: crate::config::Sections::defaults(&DEFAULT_HOST),
                 caps: crate::config::IoGeneration::default().caps(),
                 affinity: 0,
                 io_affinity: 0,
@@ -216,6 +224,7 @@ impl PlanBuilder {
         bulk: BatchPlan,
         shrink: ShrinkPlan,
         backup: BackupPlan,
+        sections: crate::config::Sections,
         caps: crate::config::IoCaps,
         affinity: u64,
         io_affinity: u64,
@@ -255,10 +264,14 @@ mod tests {
             mem_total_mb: 64,
         };
         let (settings, _) = RunSettings::from_ini(ini, dir, host, 9).expect("valid");
-        let built = SimPlan::builder(9)
+        let mut built = SimPlan::builder(9)
             .file(FilePlan::data(dir.join("d.mdx"), 128))
             .file(FilePlan::log(dir.join("l.ldx"), 128))
             .build();
+        // The one difference: the settings resolve the error log's path against the
+        // directory, and the builder knows no directory.
+        assert_eq!(built.sections.general.error_file, "sqliosim.log.xml");
+        built.sections.general.error_file = "/plans/sqliosim.log.xml".into();
         assert_eq!(plan_from(&settings), built);
     }
 

@@ -70,6 +70,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
             max_extends: u64::from(c.shrink.max_extends),
         },
         backup: backup(c),
+        sections: c.fixed_sections(),
         caps: g.io_generation.caps(),
         affinity: g.affinity,
         io_affinity: g.io_affinity,

@@ -12,7 +12,7 @@ pub use builder::PlanBuilder;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::{DurabilityMode, IoCaps};
+use crate::config::{DurabilityMode, IoCaps, Sections};
 use crate::page::FileRole;
 
 /// One file of the set.
@@ -185,6 +185,10 @@ pub struct SimPlan {
     pub shrink: ShrinkPlan,
     /// `[BackupUser]`.
     pub backup: BackupPlan,
+    /// Every fixed INI section as read. The actors above read their typed plans; an actor
+    /// with a section of its own reads its settings here, so adding one needs no plan type
+    /// (docs/layout.md, "Adding an actor").
+    pub sections: Sections,
     /// `IoGeneration`'s largest requests: gathers (checkpoint, lazy writer, bulk update) and
     /// read-ahead; larger runs are split into requests of these.
     pub caps: IoCaps,
