@@ -146,6 +146,14 @@ fn look(
             prev.ours.push(stream);
         }
     }
+    // A restored copy left beside a data file: one whose pages read back wrong (kept as
+    // evidence), or one a crash cut short.
+    for &i in &plan.data_files() {
+        let copy = crate::sim::plan::BackupPlan::restored(&plan.files[i].path);
+        if let Ok(Some(_)) = crate::sim::engine::files::check_ownership(backend, &copy, false) {
+            prev.ours.push(copy);
+        }
+    }
     if let Some(p) = evidence.first() {
         match crate::report::readers::load::load(p) {
             Ok(l) => {

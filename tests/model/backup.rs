@@ -10,7 +10,7 @@ use crate::sim_support::small_plan;
 use sqliosim::events::MemorySink;
 use sqliosim::findings::FindingClass;
 use sqliosim::io::faulty::{Fault, Trigger};
-use sqliosim::io::FaultyBackend;
+use sqliosim::io::{Backend, FaultyBackend};
 use sqliosim::page::ActorKind;
 use sqliosim::sim::driver::simulate;
 use sqliosim::sim::plan::{BatchPlan, SimPlan};
@@ -151,4 +151,71 @@ fn a_stream_write_the_device_fails_is_a_write_error_of_the_backup_user() {
     assert_eq!(f.path, stream);
     assert_eq!(f.errno, Some(libc::EIO));
     assert_eq!(f.offset, 18 * 8192, "{f:?}");
+}
+
+/// `RestoreAfterBackup`: each finished backup is restored into a copy beside the data file
+/// (`NAME.restored`), read back and checked, and the clean copy removed.
+#[test]
+fn a_restore_after_each_backup_reads_back_clean_and_leaves_no_copy() {
+    let mut plan = backup_plan();
+    plan.backup.restore = true;
+    let data = plan.files[plan.data_files()[0]].path.clone();
+    let pages = plan.files[plan.data_files()[0]].initial_pages - 1;
+    let backend = FaultyBackend::new(5);
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone()).expect("simulate");
+    assert_eq!(sink.findings(), vec![], "a clean restore reports nothing");
+    let said = texts(&sink);
+    let restored = format!("restore of backup 1: {pages} pages into 1 copies");
+    assert!(
+        said.iter()
+            .any(|t| t.starts_with(&restored) && t.ends_with("clean; the copies are removed")),
+        "{said:?}"
+    );
+    let copy = sqliosim::sim::plan::BackupPlan::restored(&data);
+    assert!(!backend.exists(&copy), "the clean copy was left");
+}
+
+/// A write of the restore that the device drops (a lost write on the copy) is found when the
+/// copy is read back: a lost-write finding of the Backup User at that page of the copy, the
+/// copy kept as evidence, and no later restore writes over it.
+#[test]
+fn a_lost_write_of_the_restore_is_found_on_the_copy_and_the_copy_is_kept() {
+    let mut plan = backup_plan();
+    plan.backup.restore = true;
+    let data = plan.files[plan.data_files()[0]].path.clone();
+    let copy = sqliosim::sim::plan::BackupPlan::restored(&data);
+    let backend = FaultyBackend::new(6);
+    backend.inject(
+        Fault::LostWrite,
+        Trigger::Page {
+            path: copy.clone(),
+            page: 5,
+        },
+    );
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone()).expect("simulate");
+    assert_eq!(backend.fired().len(), 1, "the lost write fired");
+    let found = sink.findings();
+    assert!(
+        found.iter().any(|f| f.page_id == 5),
+        "page 5 of the copy went unnoticed: {found:?}"
+    );
+    for f in &found {
+        assert_eq!(f.path, copy, "{f:?}");
+        assert_eq!(f.actor, ActorKind::BackupUser, "{f:?}");
+        assert_eq!(f.class, FindingClass::LostWrite, "{f:?}");
+    }
+    assert!(
+        backend.exists(&copy),
+        "the copy with the finding was removed"
+    );
+    let said = texts(&sink);
+    assert_eq!(
+        said.iter()
+            .filter(|t| t.starts_with("restore of backup"))
+            .count(),
+        1,
+        "a later restore wrote over the kept copy: {said:?}"
+    );
 }

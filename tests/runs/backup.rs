@@ -218,6 +218,34 @@ fn a_kill_during_a_backup_leaves_the_last_finished_backup_in_the_stream() {
     assert!(killed_in_a_backup, "no kill landed in a backup in 6 tries");
 }
 
+/// `RestoreAfterBackup=TRUE` on real files: every finished backup is restored into a copy
+/// beside the data file, read back clean, and the copy removed; the run is clean (exit 0),
+/// its log says what each restore wrote and read back, and no `.restored` file is left.
+#[test]
+fn a_restore_after_each_backup_on_real_files_reads_back_clean_and_is_removed() {
+    let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = backup_config(cfg_dir.path());
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str("RestoreAfterBackup=TRUE\n");
+    std::fs::write(&config, text).expect("write config");
+    let out = run_cmd(&config, data.path())
+        .args(["--seed", "64"])
+        .output()
+        .expect("run");
+    assert_success(&out);
+    let log = log_text(data.path());
+    assert!(
+        log.contains("restore of backup 1: ") && log.contains("clean; the copies are removed"),
+        "{log}"
+    );
+    assert!(!log.contains("read back wrong"), "{log}");
+    assert!(
+        !data.path().join("sqliosim.mdx.restored").exists(),
+        "the clean copy was left"
+    );
+}
+
 /// `sqliosim verify FILE.bak` checks a stream by itself, and `verify --dir` checks the stream
 /// beside the data: clean as the run left it; with a byte of a carried page flipped on disk
 /// (the device damaged the stream at rest), a `backup_corruption` finding on the stream, exit 1.

@@ -76,7 +76,7 @@ fn shared_dir(p: &Path) {
 const CONFIG: &str = "[CONFIG]\nStopOnError=TRUE\nTestCycles=1\nTestCycleDuration=1\nMaxMemoryMB=4\nDeleteFilesAtStartup={DEL}\n\
     [RandomUser]\nUserCount=1\nMinIOChainLength=4\nMaxIOChainLength=8\nSleepAfter=1\n\
     [AuditUser]\nUserCount=1\nAuditDelay=10\n[ReadAheadUser]\nUserCount=0\n[BulkUpdateUser]\nUserCount=0\n\
-    [BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBackupDelay=100\n\
+    [BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBackupDelay=100\nRestoreAfterBackup=TRUE\n\
     [File1]\nFileName=sqliosim.mdx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
     [File2]\nFileName=sqliosim.ldx\nInitialSize=1\nMaxSize=1\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n";
 
@@ -292,6 +292,13 @@ const RUN_CASES: &[Case] = &[
         "run: backup in progress",
         "sqliosim.bak.partial",
         Victim::Ref("sqliosim.bak"),
+        Prep::Empty,
+        run_args!(),
+    ),
+    case(
+        "run: restored copy",
+        "sqliosim.mdx.restored",
+        Victim::Ref("sqliosim.mdx"),
         Prep::Empty,
         run_args!(),
     ),

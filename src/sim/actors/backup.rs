@@ -38,11 +38,21 @@ const FUNC: &str = "BackupUser::Backup";
 /// The BackupUser: one backup after another, `BackupDelay` apart, until the phase ends.
 pub fn run(w: &mut Worker<'_>) {
     let mut backup_no = 0u64;
+    let mut restoring = w.run.plan.backup.restore;
     while !w.run.controls.stop.phase_over() {
         backup_no += 1;
         if let Some((storage, written)) = backup(w, backup_no) {
             if w.run.plan.backup.verify_only {
                 verify_only(w, storage.as_ref(), &written);
+            }
+            if restoring && super::restore::restore(w, storage.as_ref(), &written, backup_no) {
+                // The copies kept are evidence: the next restore would write over them.
+                restoring = false;
+                say(
+                    w.run,
+                    Severity::Info,
+                    String::from("no further restores in this run: the copies kept are evidence"),
+                );
             }
         }
         if !w.pause(w.run.plan.backup.delay) {

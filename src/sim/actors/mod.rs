@@ -18,6 +18,7 @@ pub mod log_writer;
 mod poster;
 pub mod random;
 mod request_pages;
+mod restore;
 pub mod shrink;
 mod sweep;
 pub mod table;

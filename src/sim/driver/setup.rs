@@ -68,6 +68,15 @@ pub fn build<'b>(
                 backend.remove(&path)?;
             }
         }
+        // The copies a restore writes beside the data files: a planted link or a file not of
+        // ours stops the run here too.
+        if plan.backup.restore {
+            for &i in &plan.data_files() {
+                let path = crate::sim::plan::BackupPlan::restored(&plan.files[i].path);
+                crate::sim::engine::files::check_ownership(backend, &path, plan.force)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            }
+        }
     }
     let logs = open_logs(&plan, run_id, &all)?;
     let controls = controls(&plan, backend, stop, gauges, depth)?;

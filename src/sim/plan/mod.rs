@@ -113,6 +113,14 @@ impl BackupPlan {
         name.push(".partial");
         PathBuf::from(name)
     }
+
+    /// Where `RestoreAfterBackup` restores the copy of the data file at `data`: beside it, its
+    /// name and `.restored`, on the device under test.
+    pub fn restored(data: &std::path::Path) -> PathBuf {
+        let mut name = data.to_path_buf().into_os_string();
+        name.push(".restored");
+        PathBuf::from(name)
+    }
 }
 
 /// The whole simulation.

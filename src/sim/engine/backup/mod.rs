@@ -15,6 +15,7 @@
 // holds (issue #22 §12).
 #![warn(clippy::cast_possible_truncation)]
 
+pub mod restore;
 pub mod scan;
 pub mod writer;
 

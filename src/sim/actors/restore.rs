@@ -1,0 +1,191 @@
+//! The Backup User's restore (`RestoreAfterBackup`, issue #25 §1): after a finished backup and
+//! its verify-only pass, a copy of each data file is restored from the stream beside it
+//! (`NAME.restored`, on the device under test), read back and checked page by page against the
+//! generation the stream carried (`engine::backup::restore`). A page that reads back otherwise
+//! is a finding of the Backup User on the copy, classed by what was read (a lost write, a
+//! stale read, a torn page, …). A copy that read back clean is removed, so the next restore
+//! writes into extents just freed; a copy with a finding is kept as evidence.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::worker::Worker;
+use crate::findings::{Finding, Severity};
+use crate::io::{OpenOptions, Storage};
+use crate::page::{ActorKind, FileRole};
+use crate::sim::engine::backup::restore::{check, write_back, Mismatch, Target};
+use crate::sim::engine::backup::writer::Written;
+use crate::sim::engine::files::{create, Prepare};
+use crate::sim::plan::BackupPlan;
+
+/// The `Func` of the restore's log lines.
+const FUNC: &str = "BackupUser::Restore";
+
+/// Restores backup `backup_no`, whose stream is `stream` and carried `written`, into copies of
+/// the data files, and checks them. True when copies were kept as evidence: a later restore
+/// would write over them, so the caller restores no more.
+pub fn restore(
+    w: &mut Worker<'_>,
+    stream: &dyn Storage,
+    written: &Written,
+    backup_no: u64,
+) -> bool {
+    let run = w.run;
+    if run.controls.stop.phase_over() {
+        return false;
+    }
+    let started = Instant::now();
+    let (mut targets, paths) = match create_copies(w, written) {
+        Ok(t) => t,
+        Err(e) => {
+            say(
+                w,
+                Severity::Error,
+                format!("restore of backup {backup_no}: {e}; abandoned"),
+            );
+            return false;
+        }
+    };
+    let stop = || run.controls.stop.phase_over();
+    let (pages, writes) = match write_back(stream, &mut targets, &stop) {
+        Ok(done) => done,
+        Err(e) => {
+            let why = if e.kind() == std::io::ErrorKind::Interrupted {
+                format!("restore of backup {backup_no} ended with the phase")
+            } else {
+                format!("restore of backup {backup_no}: writing the copies failed: {e}; abandoned")
+            };
+            remove(w, &paths, &[]);
+            say(w, Severity::Info, why);
+            return false;
+        }
+    };
+    let chunk = usize::try_from(run.plan.backup.transfer_pages).unwrap_or(1);
+    let (checked, bad) = match check(&targets, run.files.run_id, chunk) {
+        Ok(c) => c,
+        Err(e) => {
+            say(
+                w,
+                Severity::Error,
+                format!("restore of backup {backup_no}: reading the copies back failed: {e}; they are kept"),
+            );
+            return true;
+        }
+    };
+    for m in &bad {
+        run.report(finding(w, &targets, &paths, m, backup_no));
+    }
+    let kept = remove(w, &paths, &bad);
+    let outcome = if bad.is_empty() {
+        String::from("clean; the copies are removed")
+    } else {
+        format!(
+            "{} page(s) read back wrong; kept as evidence: {}",
+            bad.len(),
+            kept.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    say(
+        w,
+        Severity::Info,
+        format!(
+            "restore of backup {backup_no}: {pages} pages into {} copies in {writes} writes, {checked} read back in {} ms: {outcome}",
+            targets.len(),
+            started.elapsed().as_millis()
+        ),
+    );
+    !kept.is_empty()
+}
+
+/// Creates and allocates the copy of each data file the stream carries pages of, sized to its
+/// last carried page.
+fn create_copies(w: &Worker<'_>, written: &Written) -> Result<(Vec<Target>, Vec<PathBuf>), String> {
+    let run = w.run;
+    let mut targets = Vec::new();
+    let mut paths = Vec::new();
+    for &file in &run.files.data {
+        let id = u32::try_from(file).map_err(|e| e.to_string())?;
+        let Some(last) = written
+            .pages
+            .iter()
+            .filter(|c| c.file == id)
+            .map(|c| c.page)
+            .max()
+        else {
+            continue;
+        };
+        let path = BackupPlan::restored(&run.files[file].path);
+        let prepare = Prepare {
+            run_id: run.files.run_id,
+            file_id: id,
+            role: FileRole::Data,
+            pages: last + 1,
+            stamp: run.plan.stamp_files,
+            sparse: false,
+            force: run.plan.force,
+            open: OpenOptions {
+                create: true,
+                direct: run.plan.direct,
+                write_through: false,
+            },
+            force_4k_log: false,
+        };
+        let storage: Arc<dyn Storage> = create(run.backend, &path, &prepare)
+            .map_err(|e| format!("cannot create the copy {}: {e}", path.display()))?;
+        targets.push(Target::new(id, storage, last + 1));
+        paths.push(path);
+    }
+    Ok((targets, paths))
+}
+
+/// Removes each copy without a mismatch; returns the copies kept.
+fn remove(w: &Worker<'_>, paths: &[PathBuf], bad: &[Mismatch]) -> Vec<PathBuf> {
+    let mut kept = Vec::new();
+    for (i, path) in paths.iter().enumerate() {
+        if bad.iter().any(|m| m.target == i) {
+            kept.push(path.clone());
+        } else if let Err(e) = w.run.backend.remove(path) {
+            say(
+                w,
+                Severity::Warning,
+                format!("cannot remove the restored copy {}: {e}", path.display()),
+            );
+        }
+    }
+    kept
+}
+
+/// A page of a copy that read back wrong, as a finding of this Backup User on the copy.
+fn finding(
+    w: &Worker<'_>,
+    targets: &[Target],
+    paths: &[PathBuf],
+    m: &Mismatch,
+    backup_no: u64,
+) -> Finding {
+    let mut f = Finding::page(
+        w.run.plan.seed,
+        paths[m.target].clone(),
+        targets[m.target].file_id,
+        m.page,
+        ActorKind::BackupUser,
+        w.id,
+        m.verdict.clone(),
+    );
+    f.detail = Some(format!(
+        "restore of backup {backup_no}: page {} restored as generation {} read back as {}",
+        m.page,
+        m.generation,
+        m.verdict.describe()
+    ));
+    f
+}
+
+fn say(w: &Worker<'_>, severity: Severity, text: String) {
+    w.run
+        .message(severity, ActorKind::BackupUser.name(), FUNC, text);
+}
