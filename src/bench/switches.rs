@@ -35,6 +35,37 @@ pub struct Switch {
     pub effect: Effect,
 }
 
+/// One row of a table.
+pub const fn sw(
+    flag: &'static str,
+    value: &'static str,
+    help: &'static str,
+    effect: Effect,
+) -> Switch {
+    Switch {
+        flag,
+        value,
+        help,
+        effect,
+    }
+}
+
+/// `--engine`, of both front ends.
+pub const ENGINE: Switch = sw(
+    "--engine",
+    "uring|psync",
+    "what carries the I/O (default uring)",
+    Effect::Ours,
+);
+
+/// `--force`, of both front ends.
+pub const FORCE: Switch = sw(
+    "--force",
+    "",
+    "write a device or a file without a sqliosim header",
+    Effect::Ours,
+);
+
 impl Switch {
     /// The letter after the `-` of a single-dash switch (`k` of `-kW`); `None` for ours.
     pub fn letter(&self) -> Option<char> {
@@ -131,4 +162,40 @@ pub fn usage_lines(table: &[Switch]) -> String {
         }
     }
     out
+}
+
+/// For the parsers' tests: checks, letter by letter, that `parse` (one switch typed alone →
+/// the switches it noted as without effect, or its error message) accepts exactly the
+/// single-dash switches of `table`: a letter not listed gets the [`unknown`] error, a listed
+/// one never does, an ignored one is noted, a refused one is an error.
+#[cfg(test)]
+pub(crate) fn assert_parser_reads(
+    table: &[Switch],
+    parse: impl Fn(&str) -> Result<Vec<String>, String>,
+) {
+    for c in ('0'..='z').filter(char::is_ascii_alphanumeric) {
+        let typed = format!("-{c}");
+        let err = parse(&typed).err();
+        let unknown_err = unknown(table, &typed).to_string();
+        match table
+            .iter()
+            .find(|s| s.letter() == Some(c))
+            .map(|s| s.effect)
+        {
+            None => assert_eq!(err.as_deref(), Some(unknown_err.as_str()), "{typed}"),
+            Some(Effect::Refused) => assert!(err.is_some(), "{typed} is listed as refused"),
+            Some(_) => assert_ne!(err, Some(unknown_err), "{typed} is listed, refused unknown"),
+        }
+    }
+    for s in table.iter().filter(|s| s.effect == Effect::Ignored) {
+        assert_eq!(
+            parse(s.flag).as_deref(),
+            Ok(&[s.flag.to_string()][..]),
+            "{}",
+            s.flag
+        );
+    }
+    for s in table.iter().filter(|s| s.effect == Effect::Refused) {
+        assert!(parse(s.flag).is_err(), "{} accepted", s.flag);
+    }
 }

@@ -184,16 +184,22 @@ fn man_page_is_roff_with_every_subcommand() {
     }
 }
 
-#[test]
-fn man_out_writes_one_page_per_subcommand() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("man1");
-    sqliosim(dir.path())
+/// Runs `sqliosim man --out DIR/man1` and returns DIR/man1.
+fn man_pages(dir: &Path) -> std::path::PathBuf {
+    let out = dir.join("man1");
+    sqliosim(dir)
         .args(["man", "--out"])
         .arg(&out)
         .assert()
         .success()
         .stdout(contains("Man pages written to"));
+    out
+}
+
+#[test]
+fn man_out_writes_one_page_per_subcommand() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = man_pages(dir.path());
     for sub in SUBCOMMANDS {
         let page = out.join(format!("sqliosim-{sub}.1"));
         let text = std::fs::read_to_string(&page).expect("a page per subcommand");
@@ -221,12 +227,7 @@ fn front_ends() -> [(&'static str, &'static [Switch]); 2] {
 #[test]
 fn every_man_page_has_examples_and_the_front_ends_list_every_switch() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("man1");
-    sqliosim(dir.path())
-        .args(["man", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    let out = man_pages(dir.path());
     let pages: Vec<_> = std::fs::read_dir(&out)
         .expect("the pages")
         .map(|e| e.expect("an entry").path())

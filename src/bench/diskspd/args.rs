@@ -11,9 +11,11 @@
 //! does not exist yet and starts with a switch letter is written `//name`.
 
 use crate::bench::error::BenchError;
-use crate::bench::switches::{is_ignored, is_letter, split_letter, unknown, Effect, Switch};
+use crate::bench::switches::{
+    is_ignored, is_letter, split_letter, sw, unknown, Effect, Switch, ENGINE, FORCE,
+};
 use crate::bench::units::{bad, parse_size, BadArg};
-use Effect::{Ignored, Ours, Refused, Used};
+use Effect::{Ignored, Refused, Used};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,19 +226,9 @@ pub const SWITCHES: &[Switch] = &[
     sw("-i", "<n>", "burst size", Refused),
     sw("-j", "<ms>", "delay between bursts", Refused),
     sw("-T", "<offset>", "stride between threads", Refused),
-    sw("--engine", "uring|psync", "what carries the I/O (default uring)", Ours),
-    sw("--force", "", "write a device or a file without a sqliosim header", Ours),
+    ENGINE,
+    FORCE,
 ];
-
-/// One row of [`SWITCHES`].
-const fn sw(flag: &'static str, value: &'static str, help: &'static str, effect: Effect) -> Switch {
-    Switch {
-        flag,
-        value,
-        help,
-        effect,
-    }
-}
 
 /// Applies one switch (without its leading `-` or `/`).
 fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BenchError> {
@@ -347,24 +339,9 @@ mod tests {
 
     #[test]
     fn the_parser_accepts_exactly_the_switches_of_its_table() {
-        for c in ('0'..='z').filter(char::is_ascii_alphanumeric) {
-            let typed = format!("-{c}");
-            let err = parse_one(&typed).err();
-            let unknown_err = BenchError::from(unknown(SWITCHES, &typed)).to_string();
-            let listed = SWITCHES.iter().find(|s| s.letter() == Some(c));
-            match listed.map(|s| s.effect) {
-                None => assert_eq!(err.as_deref(), Some(unknown_err.as_str()), "{typed}"),
-                Some(Effect::Refused) => assert!(err.is_some(), "{typed} is listed as refused"),
-                Some(_) => assert_ne!(err, Some(unknown_err), "{typed} is listed, refused unknown"),
-            }
-        }
-        for s in SWITCHES.iter().filter(|s| s.effect == Effect::Ignored) {
-            let a = parse_one(s.flag).expect(s.flag);
-            assert_eq!(a.ignored, [s.flag], "{} is noted as without effect", s.flag);
-        }
-        for s in SWITCHES.iter().filter(|s| s.effect == Effect::Refused) {
-            assert!(parse_one(s.flag).is_err(), "{} accepted", s.flag);
-        }
+        crate::bench::switches::assert_parser_reads(SWITCHES, |typed| {
+            parse_one(typed).map(|a| a.ignored)
+        });
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! comes from `--drive-map X=/path` (repeatable, ours) or else the environment variable
 //! `SQLIOSIM_DRIVE_X`. A path without a drive letter is used as is (backslashes become `/`).
 
-use crate::bench::switches::{is_ignored, split_letter, unknown, Effect, Switch};
+use crate::bench::switches::{
+    is_ignored, split_letter, sw, unknown, Effect, Switch, ENGINE, FORCE,
+};
 use crate::bench::units::{bad, BadArg};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -153,19 +155,9 @@ pub const SWITCHES: &[Switch] = &[
     sw("-R", "<drives>", "raw drives: name the device as the file instead, e.g. /dev/sdb (a device without a sqliosim header is only read; -kW needs --force)", Refused),
     sw("-m", "<blocks>", "multi-block I/O", Refused),
     sw("--drive-map", "X=/dir", "map drive letter X to a directory (else SQLIOSIM_DRIVE_X=/dir)", Ours),
-    sw("--engine", "uring|psync", "what carries the I/O (default uring)", Ours),
-    sw("--force", "", "write a device or a file without a sqliosim header", Ours),
+    ENGINE,
+    FORCE,
 ];
-
-/// One row of [`SWITCHES`].
-const fn sw(flag: &'static str, value: &'static str, help: &'static str, effect: Effect) -> Switch {
-    Switch {
-        flag,
-        value,
-        help,
-        effect,
-    }
-}
 
 /// Applies one `-X…` switch.
 fn switch(a: &mut SqlioArgs, s: &str, drives: &mut Vec<char>) -> Result<(), BadArg> {
@@ -331,24 +323,9 @@ mod tests {
 
     #[test]
     fn the_parser_accepts_exactly_the_switches_of_its_table() {
-        for c in ('0'..='z').filter(char::is_ascii_alphanumeric) {
-            let typed = format!("-{c}");
-            let err = parse(std::slice::from_ref(&typed)).err();
-            let unknown_err = unknown(SWITCHES, &typed).to_string();
-            let listed = SWITCHES.iter().find(|s| s.letter() == Some(c));
-            match listed.map(|s| s.effect) {
-                None => assert_eq!(err.as_deref(), Some(unknown_err.as_str()), "{typed}"),
-                Some(Effect::Refused) => assert!(err.is_some(), "{typed} is listed as refused"),
-                Some(_) => assert_ne!(err, Some(unknown_err), "{typed} is listed, refused unknown"),
-            }
-        }
-        for s in SWITCHES.iter().filter(|s| s.effect == Effect::Ignored) {
-            let a = parse(&[s.flag.to_string()]).expect(s.flag);
-            assert_eq!(a.ignored, [s.flag], "{} is noted as without effect", s.flag);
-        }
-        for s in SWITCHES.iter().filter(|s| s.effect == Effect::Refused) {
-            assert!(parse(&[s.flag.to_string()]).is_err(), "{} accepted", s.flag);
-        }
+        crate::bench::switches::assert_parser_reads(SWITCHES, |typed| {
+            parse(&[typed.to_string()]).map(|a| a.ignored)
+        });
     }
 
     #[test]
