@@ -12,6 +12,7 @@ mod console;
 mod dirs;
 mod faults;
 mod lock;
+mod man_examples;
 mod manpage;
 mod previous;
 mod run_backend;

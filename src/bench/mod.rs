@@ -25,6 +25,7 @@ pub mod sqlio;
 pub mod stamp;
 pub mod summary;
 pub mod sweep;
+pub mod switches;
 pub mod target;
 pub mod units;
 pub mod worker;

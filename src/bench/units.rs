@@ -11,8 +11,8 @@ pub struct BadArg {
     pub switch: String,
     /// What was given.
     pub value: String,
-    /// What is allowed.
-    pub expected: &'static str,
+    /// What is allowed (built at run time for a front end's list of switches).
+    pub expected: std::borrow::Cow<'static, str>,
 }
 
 /// Builds a [`BadArg`].
@@ -20,7 +20,7 @@ pub fn bad(switch: &str, value: &str, expected: &'static str) -> BadArg {
     BadArg {
         switch: switch.to_string(),
         value: value.to_string(),
-        expected,
+        expected: expected.into(),
     }
 }
 

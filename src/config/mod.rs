@@ -12,7 +12,7 @@
 pub mod cgroup;
 mod durability;
 mod echo;
-mod encoding;
+pub mod encoding;
 mod error;
 mod files;
 mod generation;

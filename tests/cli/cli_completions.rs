@@ -1,10 +1,12 @@
 //! The command line a Rust user expects: every subcommand's options in the top-level help,
-//! shell completions for bash, zsh, fish and PowerShell, a man page that groff renders, and an
-//! empty `--engine` refused with exit 2 by every subcommand that takes one.
+//! shell completions for bash, zsh, fish and PowerShell, a man page that groff renders (with
+//! examples on every page, and sqlio's and diskspd's switches from the tables their parsers
+//! read), and an empty `--engine` refused with exit 2 by every subcommand that takes one.
 
 use assert_cmd::Command;
 use predicates::prelude::*;
 use predicates::str::contains;
+use sqliosim::bench::switches::Switch;
 use std::path::Path;
 
 /// Every subcommand a user can type.
@@ -182,16 +184,22 @@ fn man_page_is_roff_with_every_subcommand() {
     }
 }
 
-#[test]
-fn man_out_writes_one_page_per_subcommand() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("man1");
-    sqliosim(dir.path())
+/// Runs `sqliosim man --out DIR/man1` and returns DIR/man1.
+fn man_pages(dir: &Path) -> std::path::PathBuf {
+    let out = dir.join("man1");
+    sqliosim(dir)
         .args(["man", "--out"])
         .arg(&out)
         .assert()
         .success()
         .stdout(contains("Man pages written to"));
+    out
+}
+
+#[test]
+fn man_out_writes_one_page_per_subcommand() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = man_pages(dir.path());
     for sub in SUBCOMMANDS {
         let page = out.join(format!("sqliosim-{sub}.1"));
         let text = std::fs::read_to_string(&page).expect("a page per subcommand");
@@ -205,6 +213,94 @@ fn man_out_writes_one_page_per_subcommand() {
     assert!(
         bench.contains("block\\-size"),
         "bench page lacks its options"
+    );
+}
+
+/// The front ends that parse their own switches, and their tables.
+fn front_ends() -> [(&'static str, &'static [Switch]); 2] {
+    [
+        ("sqlio", sqliosim::bench::sqlio::args::SWITCHES),
+        ("diskspd", sqliosim::bench::diskspd::args::SWITCHES),
+    ]
+}
+
+#[test]
+fn every_man_page_has_examples_and_the_front_ends_list_every_switch() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = man_pages(dir.path());
+    let pages: Vec<_> = std::fs::read_dir(&out)
+        .expect("the pages")
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    assert_eq!(pages.len(), SUBCOMMANDS.len() + 1, "{pages:?}");
+    for page in &pages {
+        let text = std::fs::read_to_string(page).expect("a page");
+        assert!(
+            text.contains(".SH EXAMPLES"),
+            "{} has no EXAMPLES",
+            page.display()
+        );
+    }
+    let main = stdout_of(dir.path(), &["man"]);
+    assert!(
+        main.contains(".SH EXAMPLES"),
+        "sqliosim.1 on stdout has no EXAMPLES"
+    );
+    for (sub, table) in front_ends() {
+        let page = out.join(format!("sqliosim-{sub}.1"));
+        let text = std::fs::read_to_string(&page).expect("the front end's page");
+        assert!(text.contains(".SH SWITCHES"), "{sub}: no SWITCHES section");
+        for s in table {
+            // roff writes every hyphen as \-.
+            let typed = s.synopsis().replace('-', "\\-");
+            assert!(text.contains(&typed), "{sub}'s page lacks {}", s.synopsis());
+        }
+        if let Some((ok, rendered, warnings)) = groff(&page) {
+            assert!(ok && warnings.trim().is_empty(), "{sub}: {warnings}");
+            assert!(
+                rendered.contains("SWITCHES") && rendered.contains("EXAMPLES"),
+                "{rendered}"
+            );
+        }
+    }
+}
+
+/// The words of the bash completion's `opts` list for `sqliosim SUB`.
+fn bash_opts(script: &str, sub: &str) -> Vec<String> {
+    let body = script
+        .split(&format!("sqliosim__subcmd__{sub})"))
+        .nth(1)
+        .expect("the subcommand's branch");
+    let line = body
+        .lines()
+        .find(|l| l.contains("opts="))
+        .expect("its opts");
+    let list = line.split('"').nth(1).expect("a quoted list");
+    list.split_whitespace().map(str::to_string).collect()
+}
+
+#[test]
+fn completions_offer_the_front_ends_switches_but_not_the_refused_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bash = stdout_of(dir.path(), &["completions", "bash"]);
+    for (sub, table) in front_ends() {
+        let opts = bash_opts(&bash, sub);
+        for s in table {
+            // A single-dash switch of one letter or one of our long options; SQLIO's -64 (no
+            // effect) has no clap form.
+            let completable = s.flag.starts_with("--") || s.flag.chars().count() == 2;
+            let offered = opts.iter().any(|o| o == s.flag);
+            assert_eq!(
+                offered,
+                s.accepted() && completable,
+                "{sub} {}: {opts:?}",
+                s.flag
+            );
+        }
+    }
+    assert_eq!(
+        bash_values(&bash, "diskspd", "--engine").as_deref(),
+        Some("uring psync")
     );
 }
 

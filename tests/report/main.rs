@@ -5,6 +5,7 @@ mod bundle;
 mod cap;
 mod chromium_support;
 mod cli;
+mod encodings;
 mod fixtures;
 mod fleet;
 mod hresult;

@@ -11,7 +11,11 @@
 //! does not exist yet and starts with a switch letter is written `//name`.
 
 use crate::bench::error::BenchError;
+use crate::bench::switches::{
+    is_ignored, is_letter, split_letter, sw, unknown, Effect, Switch, ENGINE, FORCE,
+};
 use crate::bench::units::{bad, parse_size, BadArg};
+use Effect::{Ignored, Refused, Used};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,17 +159,12 @@ fn throughput(v: &str) -> Result<(f64, bool), BadArg> {
     Ok((n, iops))
 }
 
-/// The letters DiskSpd's switches start with, supported or not (a `/` argument starting with
-/// one of them is a switch, see the module's rule).
-const SWITCH_LETTERS: &str = "abBcCdDefFghiIjlLnNoOPrRsStTvwWxXyzZ";
-
 /// The switch in `arg` when it is a `/`-prefixed one (without the `/`), by the module's rule.
 fn slash_switch(arg: &str) -> Option<&str> {
     let rest = arg.strip_prefix('/')?;
     let letter = rest.chars().next()?;
-    let switch = SWITCH_LETTERS.contains(letter)
-        && !rest.contains('/')
-        && !std::path::Path::new(arg).exists();
+    let switch =
+        is_letter(SWITCHES, letter) && !rest.contains('/') && !std::path::Path::new(arg).exists();
     switch.then_some(rest)
 }
 
@@ -186,48 +185,123 @@ fn sequential(a: &mut DiskspdArgs, v: &str) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// DiskSpd's switches and ours: what the parser accepts, `-?`, the man page and the
+/// completions list (see [`crate::bench::switches`]); a `/` argument starting with one of
+/// their letters is a switch (the module's rule).
+pub const SWITCHES: &[Switch] = &[
+    sw("-c", "<size>", "create the targets at this size (K/M/G suffixes)", Used),
+    sw("-d", "<s>", "duration in seconds (default 10)", Used),
+    sw("-W", "<s>", "warm-up in seconds, not measured (default 5)", Used),
+    sw("-C", "<s>", "cool-down in seconds, not measured (default 0)", Used),
+    sw("-r", "[align]", "random I/O, aligned to the block size or to align", Used),
+    sw("-s", "", "sequential I/O, each thread its own range (the default)", Used),
+    sw("-w", "<pct>", "percentage of writes, 0 to 100 (default 0)", Used),
+    sw("-t", "<n>", "threads per target (default 1)", Used),
+    sw("-F", "<n>", "threads in all, spread over the targets (overrides -t)", Used),
+    sw("-o", "<n>", "outstanding I/Os per thread (default 2)", Used),
+    sw("-O", "<n>", "taken as -o", Used),
+    sw("-b", "<size>", "block size (default 64K)", Used),
+    sw("-S", "[b|h|r|u|w]", "caching: u no software cache (O_DIRECT), w write-through (O_DSYNC), h both, b or r cached", Used),
+    sw("-h", "", "the same as -Sh", Used),
+    sw("-L", "", "latency statistics", Used),
+    sw("-D", "[ms]", "IOPS standard deviation over intervals of ms (default 1000)", Used),
+    sw("-Z", "[r]", "zero-filled write buffers (-Zr: random; -Z<size> is accepted without effect)", Used),
+    sw("-g", "<bytes/ms>[i]", "throughput limit per thread, or IOPS with a trailing i", Used),
+    sw("-z", "[seed]", "random seed (default 0)", Used),
+    sw("-B", "<offset>", "base offset of the I/O region", Used),
+    sw("-f", "<size>", "use only the first size bytes of each target (-fr, -fs, -ft… access hints are accepted without effect)", Used),
+    sw("-R", "text|xml", "output format (default text)", Used),
+    sw("-a", "<cpus>", "processor affinity", Ignored),
+    sw("-n", "", "no processor affinity", Ignored),
+    sw("-x", "", "I/O completion routines", Ignored),
+    sw("-v", "", "verbose output", Ignored),
+    sw("-P", "<n>", "progress dots", Ignored),
+    sw("-I", "<priority>", "I/O priority", Ignored),
+    sw("-l", "", "large pages", Ignored),
+    sw("-e", "<timer>", "Windows timer or event tracing choice", Ignored),
+    sw("-N", "<mode>", "Windows-only mode", Ignored),
+    sw("-y", "<event>", "Windows synchronization events", Ignored),
+    sw("-si", "", "one sequential offset shared by a target's threads: use -s", Refused),
+    sw("-X", "<profile>", "XML profiles: give the switches on the command line", Refused),
+    sw("-i", "<n>", "burst size", Refused),
+    sw("-j", "<ms>", "delay between bursts", Refused),
+    sw("-T", "<offset>", "stride between threads", Refused),
+    ENGINE,
+    FORCE,
+];
+
 /// Applies one switch (without its leading `-` or `/`).
 fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BenchError> {
-    let (k, v) = s.split_at(1);
+    let (k, v) = split_letter(s);
     match k {
-        "c" => a.create = Some(parse_size("-c", v)?),
-        "d" => a.duration = secs("-d", v)?,
-        "W" => a.warmup = secs("-W", v)?,
-        "C" => a.cooldown = secs("-C", v)?,
-        "r" if v.is_empty() => a.random = Some(0),
-        "r" => a.random = Some(parse_size("-r", v).map_err(|_| bad("-r", v, "an alignment such as 4K (-rs and -rd are not supported)"))?),
-        "s" => sequential(a, v)?,
-        "X" => return Err(BenchError::Usage(format!(
+        'c' => a.create = Some(parse_size("-c", v)?),
+        'd' => a.duration = secs("-d", v)?,
+        'W' => a.warmup = secs("-W", v)?,
+        'C' => a.cooldown = secs("-C", v)?,
+        'r' if v.is_empty() => a.random = Some(0),
+        'r' => {
+            a.random = Some(parse_size("-r", v).map_err(|_| {
+                bad(
+                    "-r",
+                    v,
+                    "an alignment such as 4K (-rs and -rd are not supported)",
+                )
+            })?)
+        }
+        's' => sequential(a, v)?,
+        'X' => {
+            return Err(BenchError::Usage(format!(
             "-X{v}: XML profiles (-X) are not supported; give the switches on the command line \
              (sqliosim diskspd -? lists them)"
-        ))),
-        "w" => a.write_pct = v.parse().ok().filter(|p| *p <= 100).ok_or_else(|| bad("-w", v, "a write percentage from 0 to 100"))?,
-        "t" => a.threads = count("-t", v)?,
-        "F" => a.total_threads = Some(count("-F", v)?),
-        "o" | "O" => a.outstanding = count("-o", v)?,
-        "b" => a.block = parse_size("-b", v)?,
-        "S" => caching(a, v)?,
-        "h" if v.is_empty() => caching(a, "h")?,
-        "L" if v.is_empty() => a.latency = true,
-        "D" => a.iops_interval_ms = Some(if v.is_empty() { 1000 } else { u64::from(count("-D", v)?) }),
-        "Z" if v.is_empty() => a.zeros = true,
-        "Z" if v == "r" => a.zeros = false,
-        "Z" => a.ignored.push(format!("-{s}")),
-        "g" => a.throughput = Some(throughput(v)?),
-        "B" => a.base_offset = parse_size("-B", v)?,
+        )))
+        }
+        'w' => {
+            a.write_pct = v
+                .parse()
+                .ok()
+                .filter(|p| *p <= 100)
+                .ok_or_else(|| bad("-w", v, "a write percentage from 0 to 100"))?
+        }
+        't' => a.threads = count("-t", v)?,
+        'F' => a.total_threads = Some(count("-F", v)?),
+        'o' | 'O' => a.outstanding = count("-o", v)?,
+        'b' => a.block = parse_size("-b", v)?,
+        'S' => caching(a, v)?,
+        'h' if v.is_empty() => caching(a, "h")?,
+        'L' if v.is_empty() => a.latency = true,
+        'D' => {
+            a.iops_interval_ms = Some(if v.is_empty() {
+                1000
+            } else {
+                u64::from(count("-D", v)?)
+            })
+        }
+        'Z' if v.is_empty() => a.zeros = true,
+        'Z' if v == "r" => a.zeros = false,
+        'Z' => a.ignored.push(format!("-{s}")),
+        'g' => a.throughput = Some(throughput(v)?),
+        'B' => a.base_offset = parse_size("-B", v)?,
         // -f<size> limits the region; -fr, -fs, -ft, -fd… are Windows access hints.
-        "f" if v.starts_with(|c: char| c.is_ascii_digit()) => a.max_offset = Some(parse_size("-f", v)?),
-        "f" => a.ignored.push(format!("-{s}")),
-        "z" => a.seed = if v.is_empty() { 0 } else { v.parse().map_err(|_| bad("-z", v, "a numeric seed"))? },
-        "R" => {
+        'f' if v.starts_with(|c: char| c.is_ascii_digit()) => {
+            a.max_offset = Some(parse_size("-f", v)?)
+        }
+        'f' => a.ignored.push(format!("-{s}")),
+        'z' => {
+            a.seed = if v.is_empty() {
+                0
+            } else {
+                v.parse().map_err(|_| bad("-z", v, "a numeric seed"))?
+            }
+        }
+        'R' => {
             a.format = match v.trim_start_matches('p') {
                 "text" => Format::Text,
                 "xml" => Format::Xml,
                 _ => return Err(bad("-R", v, "text or xml").into()),
             }
         }
-        "a" | "n" | "x" | "v" | "P" | "I" | "l" | "e" | "N" | "y" => a.ignored.push(format!("-{s}")),
-        _ => return Err(bad(&format!("-{s}"), s, "a DiskSpd switch: -b -c -C -d -D -F -g -L -o -r -R -s -S -t -w -W -z -Z -B -f, with - or / (-i, -j, -T, -X, -si are not supported)").into()),
+        c if is_ignored(SWITCHES, c) => a.ignored.push(format!("-{s}")),
+        _ => return Err(unknown(SWITCHES, &format!("-{s}")).into()),
     }
     Ok(())
 }
@@ -253,4 +327,26 @@ pub fn parse(args: &[String]) -> Result<DiskspdArgs, BenchError> {
         return Err(bad("target", "", "at least one target file, e.g. testfile.dat").into());
     }
     Ok(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_one(switch: &str) -> Result<DiskspdArgs, String> {
+        parse(&[switch.to_string(), "t.dat".to_string()]).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_parser_accepts_exactly_the_switches_of_its_table() {
+        crate::bench::switches::assert_parser_reads(SWITCHES, |typed| {
+            parse_one(typed).map(|a| a.ignored)
+        });
+    }
+
+    #[test]
+    fn a_non_ascii_switch_is_an_error_not_a_panic() {
+        assert!(parse_one("-é").is_err_and(|e| e.contains("-é")));
+        assert!(parse_one("/é").is_ok_and(|a| a.targets == ["/é", "t.dat"]));
+    }
 }

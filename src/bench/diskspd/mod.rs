@@ -151,7 +151,7 @@ pub fn run_with(
             .iter()
             .any(|s| s == "-?" || s == "/?" || s == "--help")
     {
-        let _ = write!(out, "{USAGE}");
+        let _ = write!(out, "{}", usage());
         return Ok(Outcome::Clean);
     }
     let a = args::parse(&strings)?;
@@ -181,10 +181,12 @@ pub fn run_with(
     Ok(front::outcome_of(&rep.result.total))
 }
 
-const USAGE: &str = "Usage: sqliosim diskspd [switches] target [target ...]
-DiskSpd switches: -c<size> -d<s> -W<s> -C<s> -r[align] -s -w<pct> -t<n> -F<n> -o<n>
-  -b<size> -S[u|w|h|b] -L -D[ms] -Z -Zr -g<bytes/ms>[i] -z[seed] -Rtext|-Rxml
-  (/b8K is -b8K, as on Windows; -si, -X profiles, -i, -j, -T are refused)
-Sizes take K/M/G suffixes. Ours: --engine uring|psync, --force
-Defaults (as DiskSpd): -d10 -W5 -C0 -b64K -o2 -t1, sequential, reads, cached
-";
+/// What `-?` prints: the switches from [`args::SWITCHES`], the table the parser reads.
+fn usage() -> String {
+    format!(
+        "Usage: sqliosim diskspd [switches] target [target ...]\n{}\
+         Switches start with - or / (/b8K is -b8K, as on Windows); sizes take K/M/G suffixes.\n\
+         Defaults (as DiskSpd): -d10 -W5 -C0 -b64K -o2 -t1, sequential, reads, cached\n",
+        crate::bench::switches::usage_lines(args::SWITCHES)
+    )
+}

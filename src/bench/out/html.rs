@@ -29,6 +29,17 @@ fn curves(cells: &[CellResult], y: impl Fn(&CellResult) -> f64) -> Vec<Curve> {
     out
 }
 
+/// The label of the log2 queue-depth axis at `x`: the power of two at a whole exponent, none
+/// between. plotters puts ticks on halves of a short axis, whose labels (2^0.5 → "1",
+/// 2^1.5 → "3") would not be queue depths; its steps (1, 2, 5 × 10^k) always include the
+/// whole exponents, or every other one.
+fn qd_label(x: &f64) -> String {
+    if (x - x.round()).abs() > 1e-9 {
+        return String::new();
+    }
+    format!("{}", 2f64.powf(x.round()))
+}
+
 /// Draws `curves` as an SVG line chart with a log2 queue-depth axis.
 pub fn chart(title: &str, y_desc: &str, curves: &[Curve]) -> Result<String, String> {
     let xmax = curves
@@ -55,7 +66,7 @@ pub fn chart(title: &str, y_desc: &str, curves: &[Curve]) -> Result<String, Stri
             .configure_mesh()
             .x_desc("total queue depth")
             .y_desc(y_desc)
-            .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))
+            .x_label_formatter(&qd_label)
             .draw()
             .map_err(|e| e.to_string())?;
         for (i, (name, pts)) in curves.iter().enumerate() {
@@ -133,3 +144,30 @@ pub fn page(cells: &[CellResult], sat: &[Saturation], table: &str) -> Result<Str
 const STYLE: &str = "body{font-family:sans-serif;font-size:14px;margin:20px;color:#222}\
 table{border-collapse:collapse;margin:8px 0 20px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 th{background:#eee}td.l,th.l{text-align:left}.chart{margin:10px 0}pre{background:#f6f6f6;padding:1em}";
+
+#[cfg(test)]
+mod tests {
+    use super::chart;
+
+    /// The texts of an SVG's `<text>` elements.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| t.split_once('>')?.1.split_once("</text>"))
+            .map(|(t, _)| t.trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn queue_depth_ticks_are_powers_of_two() {
+        // Queue depths 1 to 8: a short log2 axis, where plotters' own ticks fall on halves.
+        let pts = (0..=3).map(|e| (f64::from(e), 0.5)).collect();
+        let svg = chart("t", "y", &[("c".to_string(), pts)]).expect("chart");
+        // The y labels are decimals (0.0 … 0.5): every whole number is an x label.
+        let xs: Vec<u64> = texts(&svg).iter().filter_map(|t| t.parse().ok()).collect();
+        assert!(xs.iter().all(|x| x.is_power_of_two()), "{xs:?}");
+        for qd in [1, 2, 4, 8] {
+            assert!(xs.contains(&qd), "no tick at {qd}: {xs:?}");
+        }
+    }
+}

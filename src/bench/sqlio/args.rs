@@ -6,9 +6,13 @@
 //! comes from `--drive-map X=/path` (repeatable, ours) or else the environment variable
 //! `SQLIOSIM_DRIVE_X`. A path without a drive letter is used as is (backslashes become `/`).
 
+use crate::bench::switches::{
+    is_ignored, split_letter, sw, unknown, Effect, Switch, ENGINE, FORCE,
+};
 use crate::bench::units::{bad, BadArg};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use Effect::{Ignored, Ours, Refused, Used};
 
 /// One test file as the script names it, and where it lives here.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,45 +132,76 @@ fn defaults() -> SqlioArgs {
     }
 }
 
+/// SQLIO v1.5's switches and ours: what the parser accepts, `-?`, the man page and the
+/// completions list (see [`crate::bench::switches`]).
+pub const SWITCHES: &[Switch] = &[
+    sw("-k", "R|W", "read (R, the default) or write (W)", Used),
+    sw("-t", "<threads>", "threads per file, 1 to 256 (default 1)", Used),
+    sw("-s", "<secs>", "duration in seconds (default 30)", Used),
+    sw("-o", "<n>", "outstanding I/Os per thread (default 1; 0 runs one at a time)", Used),
+    sw("-b", "<KB>", "I/O size in KB (default 2)", Used),
+    sw("-f", "random|sequential|<stripe>", "access pattern; a numeric stripe factor runs random", Used),
+    sw("-B", "N|Y|H|S", "buffering: N none (the default: O_DIRECT, write-through), Y all, H hardware only (O_DIRECT), S software only (write-through)", Used),
+    sw("-L", "S|P", "latency histogram (system or processor timer, optionally followed by i)", Used),
+    sw("-F", "<paramfile>", "parameter file: <file> <threads> [<mask> [<size MB>]] per line, # comments", Used),
+    sw("-d", "<drives>", "drive letters: the file name on each drive (X:\\name)", Used),
+    sw("-p", "<cpu>", "processor affinity", Ignored),
+    sw("-a", "<mask>", "processor affinity mask", Ignored),
+    sw("-i", "<n>", "I/Os per run", Ignored),
+    sw("-U", "", "report processor use", Ignored),
+    sw("-S", "<blocks>", "start that many blocks into the file", Ignored),
+    sw("-v", "", "SQLIO 1.1 parameter file format", Ignored),
+    sw("-64", "", "64-bit memory operations", Ignored),
+    sw("-R", "<drives>", "raw drives: name the device as the file instead, e.g. /dev/sdb (a device without a sqliosim header is only read; -kW needs --force)", Refused),
+    sw("-m", "<blocks>", "multi-block I/O", Refused),
+    sw("--drive-map", "X=/dir", "map drive letter X to a directory (else SQLIOSIM_DRIVE_X=/dir)", Ours),
+    ENGINE,
+    FORCE,
+];
+
 /// Applies one `-X…` switch.
 fn switch(a: &mut SqlioArgs, s: &str, drives: &mut Vec<char>) -> Result<(), BadArg> {
-    let (k, v) = s[1..].split_at(1.min(s.len() - 1));
+    let (k, v) = split_letter(&s[1..]);
     match k {
-        "k" => match v.to_ascii_uppercase().as_str() {
+        'k' => match v.to_ascii_uppercase().as_str() {
             "R" => a.write = false,
             "W" => a.write = true,
             _ => return Err(bad("-k", v, "R (read) or W (write)")),
         },
-        "t" => a.threads = num("-t", v, "a thread count from 1 to 256").ok().filter(|t| (1..=256).contains(t)).ok_or_else(|| bad("-t", v, "a thread count from 1 to 256"))?,
-        "s" => a.secs = num("-s", v, "seconds")?,
-        "o" => {
+        't' => a.threads = num("-t", v, "a thread count from 1 to 256").ok().filter(|t| (1..=256).contains(t)).ok_or_else(|| bad("-t", v, "a thread count from 1 to 256"))?,
+        's' => a.secs = num("-s", v, "seconds")?,
+        'o' => {
             let n = num::<u32>("-o", v, "outstanding I/Os per thread")?;
             a.outstanding = n.max(1);
             a.outstanding_given = n > 0;
         }
-        "b" => a.block_kb = num::<u32>("-b", v, "an I/O size in KB").ok().filter(|b| *b > 0).ok_or_else(|| bad("-b", v, "an I/O size in KB"))?,
-        "f" => match v.to_ascii_lowercase().as_str() {
+        'b' => a.block_kb = num::<u32>("-b", v, "an I/O size in KB").ok().filter(|b| *b > 0).ok_or_else(|| bad("-b", v, "an I/O size in KB"))?,
+        'f' => match v.to_ascii_lowercase().as_str() {
             "random" => a.sequential = false,
             "sequential" => a.sequential = true,
             n if n.parse::<u32>().is_ok() => a.sequential = false,
             _ => return Err(bad("-f", v, "random, sequential or a stripe factor")),
         },
-        "B" => match v.to_ascii_uppercase().as_str() {
+        'B' => match v.to_ascii_uppercase().as_str() {
             m @ ("N" | "Y" | "H" | "S") => {
                 a.buffering = m.chars().next().unwrap_or('N');
                 a.buffering_given = true;
             }
             _ => return Err(bad("-B", v, "N (none), Y (all), H (hardware) or S (software)")),
         },
-        "L" => match v.chars().next().map(|c| c.to_ascii_uppercase()) {
+        'L' => match v.chars().next().map(|c| c.to_ascii_uppercase()) {
             Some('S' | 'P') => a.latency = true,
             _ => return Err(bad("-L", v, "S (system timer) or P (processor timer), optionally followed by i")),
         },
-        "F" if !v.is_empty() => a.param_file = Some(v.to_string()),
-        "d" if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphabetic()) => drives.extend(v.chars()),
-        "p" | "a" | "U" | "i" | "S" | "v" | "6" => a.ignored.push(s.to_string()),
-        "R" => return Err(bad("-R", v, "nothing here: raw drives are named as the file instead, e.g. /dev/sdb (a device without a sqliosim header is only read; -kW needs --force)")),
-        _ => return Err(bad(s, s, "one of -k -t -s -d -f -p -a -o -b -i -m -L -U -B -S -v -64 -F (-R and -m are not supported)")),
+        'F' if v.is_empty() => return Err(bad("-F", v, "a parameter file name, e.g. -Fparam.txt")),
+        'F' => a.param_file = Some(v.to_string()),
+        'd' => match v {
+            v if !v.is_empty() && v.chars().all(|c| c.is_ascii_alphabetic()) => drives.extend(v.chars()),
+            _ => return Err(bad("-d", v, "drive letters, e.g. -dEF")),
+        },
+        c if is_ignored(SWITCHES, c) => a.ignored.push(s.to_string()),
+        'R' => return Err(bad("-R", v, "nothing here: raw drives are named as the file instead, e.g. /dev/sdb (a device without a sqliosim header is only read; -kW needs --force)")),
+        _ => return Err(unknown(SWITCHES, s)),
     }
     Ok(())
 }
@@ -280,4 +315,22 @@ pub fn parse_param_text(map: &DriveMap, name: &str, text: &str) -> Result<Vec<Sq
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parser_accepts_exactly_the_switches_of_its_table() {
+        crate::bench::switches::assert_parser_reads(SWITCHES, |typed| {
+            parse(&[typed.to_string()]).map(|a| a.ignored)
+        });
+    }
+
+    #[test]
+    fn a_non_ascii_switch_is_an_error_not_a_panic() {
+        let err = parse(&["-é".to_string()]).expect_err("not a switch");
+        assert!(err.contains("-é") && err.contains("-k"), "{err}");
+    }
 }

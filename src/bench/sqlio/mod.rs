@@ -104,7 +104,7 @@ pub fn run_with(
         .iter()
         .any(|s| s == "-?" || s == "--help" || s == "-h")
     {
-        let _ = write!(out, "{USAGE}");
+        let _ = write!(out, "{}", usage());
         return Ok(Outcome::Clean);
     }
     let a = args::parse(&strings).map_err(anyhow::Error::msg)?;
@@ -128,9 +128,12 @@ pub fn run_with(
     Ok(front::outcome_of(&r.total))
 }
 
-const USAGE: &str = "Usage: sqliosim sqlio [switches] [file ...]
-SQLIO v1.5 switches: -kR|-kW -t<threads> -s<secs> -o<outstanding> -b<KB>
-  -frandom|-fsequential -BN|-BY|-BH|-BS -LS|-LP -F<paramfile> -d<drives>
-Ours: --drive-map X=/dir (or SQLIOSIM_DRIVE_X=/dir), --engine uring|psync, --force
-Defaults: -kR -t1 -s30 -f64 (runs random) -b2 -BN testfile.dat
-";
+/// What `-?` prints: the switches from [`args::SWITCHES`], the table the parser reads.
+fn usage() -> String {
+    format!(
+        "Usage: sqliosim sqlio [switches] [file ...]\n{}\
+         Defaults: -kR -t1 -s30 -f64 (runs random) -b2 -BN testfile.dat\n\
+         Drive letters (E:\\file.dat) map through --drive-map E=/dir or SQLIOSIM_DRIVE_E=/dir.\n",
+        crate::bench::switches::usage_lines(args::SWITCHES)
+    )
+}

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::config::encoding::decode_evidence;
 use crate::findings::Finding;
 use crate::stats::Summary;
 
@@ -79,12 +80,13 @@ impl RunEvidence {
 pub fn load(path: &Path) -> Result<RunEvidence, ReportError> {
     // A FIFO or device under the name is refused, not waited on (docs/security.md).
     let bytes = crate::io::safefile::read_input(path)?;
-    let text = String::from_utf8_lossy(&bytes);
-    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     let unreadable = |reason: String| ReportError::Unreadable {
         path: path.to_path_buf(),
         reason,
     };
+    // UTF-16 with a BOM, as Windows SQLIOSim may save its log; UTF-8 otherwise.
+    let text = decode_evidence(&bytes).map_err(|e| unreadable(e.to_string()))?;
+    let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
         let (doc, truncated) = json::parse(trimmed).map_err(|e| unreadable(e.to_string()))?;
         return Ok(from_json(path, doc, truncated));
@@ -140,11 +142,11 @@ fn add_sibling_json(l: &mut RunEvidence, seed: u64) {
     let path = json::beside_log(&l.path);
     let Some(text) = crate::io::safefile::read_input(&path)
         .ok()
-        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|b| decode_evidence(&b).ok())
     else {
         return;
     };
-    let Ok((doc, _)) = json::parse(text.trim_start_matches('\u{feff}').trim_start()) else {
+    let Ok((doc, _)) = json::parse(text.trim_start()) else {
         return;
     };
     if doc.seed != Some(seed) || !doc.schema.starts_with("sqliosim-summary/") {
