@@ -246,7 +246,7 @@ fn refusal(settings: &RunSettings, plan: &SimPlan, prev: &Previous) -> String {
          lost, so this run does not replace them. Check them with `sqliosim verify --dir {dir}{journal}`, \
          carry the run on with `sqliosim run --resume` (it verifies first), or start afresh with \
          `sqliosim run --discard-previous-run` (its data files are replaced; its log, JSON \
-         summary, dumps, journal and backup streams are kept under its run id)",
+         summary, dumps, journal, backup streams and restored copies are kept under its run id)",
         prev.unclean.join("; ")
     )
 }

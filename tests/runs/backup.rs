@@ -246,6 +246,67 @@ fn a_restore_after_each_backup_on_real_files_reads_back_clean_and_is_removed() {
     );
 }
 
+/// A kill -9 while a restore writes its copy: the copy left beside the data file is evidence
+/// of the killed run, so the same command refuses (exit 2) and a fresh start
+/// (`--discard-previous-run`) keeps it, byte for byte, under the killed run's id.
+#[test]
+fn a_kill_during_a_restore_leaves_its_copy_kept_by_a_fresh_start() {
+    let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let path = crate::crash_support::small_config(cfg_dir.path(), 1, 60, true);
+    let mut text = std::fs::read_to_string(&path).expect("config");
+    text.push_str(
+        "[BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBufferCount=2\nBackupDelay=0\nRestoreAfterBackup=TRUE\n",
+    );
+    std::fs::write(&path, text).expect("write config");
+    let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let copy = data.path().join("sqliosim.mdx.restored");
+    let mut child = crate::crash_support::start_run(&path, data.path(), 91);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    // Past its header page (a copy killed before that holds nothing, and is not kept).
+    let begun = || std::fs::metadata(&copy).is_ok_and(|m| m.len() > 8192);
+    while !begun() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+    assert!(begun(), "no restore began within 60 s");
+    let was = std::fs::read(&copy).expect("copy");
+    let again = run_cmd(&path, data.path())
+        .args(["--seed", "92", "--duration", "1"])
+        .output()
+        .expect("rerun");
+    crate::crash_support::assert_exit(&again, 2);
+    assert_eq!(
+        std::fs::read(&copy).expect("copy"),
+        was,
+        "the refusal touched the copy"
+    );
+    let fresh = run_cmd(&path, data.path())
+        .args(["--seed", "92", "--duration", "1", "--discard-previous-run"])
+        .output()
+        .expect("fresh start");
+    let err = String::from_utf8_lossy(&fresh.stderr);
+    let kept: Vec<_> = std::fs::read_dir(data.path())
+        .expect("dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with("sqliosim.mdx.") && name.ends_with(".restored") && *p != copy
+        })
+        .collect();
+    assert_eq!(
+        kept.len(),
+        1,
+        "the copy kept under the run id: {kept:?}\n{err}"
+    );
+    assert!(err.contains(&kept[0].display().to_string()), "{err}");
+    assert_eq!(
+        std::fs::read(&kept[0]).expect("kept"),
+        was,
+        "the kept copy changed"
+    );
+}
+
 /// `sqliosim verify FILE.bak` checks a stream by itself, and `verify --dir` checks the stream
 /// beside the data: clean as the run left it; with a byte of a carried page flipped on disk
 /// (the device damaged the stream at rest), a `backup_corruption` finding on the stream, exit 1.
