@@ -1,7 +1,8 @@
 //! The device and filesystem matrix: ext4 and XFS, each over loop devices with 512-byte and
 //! with 4096-byte logical sectors (direct I/O on), plus btrfs and tmpfs, where O_DIRECT is not
 //! honoured. In every cell a new user's sequence runs through the real binary: a short
-//! simulation, `verify`, a `--resume`, and a short bench with `--verify`. Every step must end
+//! simulation (with a Backup User that verifies and restores each backup), `verify`, a
+//! `--resume`, and a short bench with `--verify`. Every step must end
 //! clean (exit 0) with no finding; on btrfs and tmpfs the run must also say that direct I/O is
 //! not honoured there.
 //!
@@ -117,10 +118,16 @@ fn clean(cell: &str, step: &str, cmd: &mut Command) -> String {
     said
 }
 
-/// One cell: simulation, verify, resume, bench; returns the simulation's output.
+/// One cell: simulation (with a backup user that restores each backup, issue #25), verify,
+/// resume, bench; returns the simulation's output.
 fn run_cell(cell: &str, dir: &Path, write_through: bool) -> String {
     let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("config dir");
     let config = small_config(cfg_dir.path(), 1, 3, write_through);
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str(
+        "[BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBufferCount=4\nBackupDelay=100\nRestoreAfterBackup=TRUE\n",
+    );
+    std::fs::write(&config, text).expect("write config");
     let run = |extra: &[&str]| {
         let mut cmd = bin();
         cmd.args(["run", "--config"])
@@ -132,7 +139,20 @@ fn run_cell(cell: &str, dir: &Path, write_through: bool) -> String {
         cmd
     };
     let first = clean(cell, "the simulation", &mut run(&[]));
-    clean(cell, "verify", bin().args(["verify", "--dir"]).arg(dir));
+    let log = std::fs::read_to_string(dir.join("sqliosim.log.xml")).expect("XML log");
+    assert!(
+        log.contains("verify-only of") && log.contains("clean; the copies are removed"),
+        "{cell}: no backup verified and restored clean:\n{log}"
+    );
+    assert!(
+        !dir.join("sqliosim.mdx.restored").exists(),
+        "{cell}: a clean restore left its copy"
+    );
+    let stream = clean(cell, "verify", bin().args(["verify", "--dir"]).arg(dir));
+    assert!(
+        stream.contains("sqliosim.bak: backup stream of run") && stream.contains("finished"),
+        "{cell}: verify did not check a finished backup stream:\n{stream}"
+    );
     clean(
         cell,
         "the resumed run",
