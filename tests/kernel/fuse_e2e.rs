@@ -325,3 +325,46 @@ fn a_filesystem_that_refuses_direct_io_is_named_with_the_way_out() {
     let out = rig.run();
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
 }
+
+/// A restore through the kernel (issue #25, `RestoreAfterBackup`): faultfs drops the restore's
+/// write that covers page 100 of the copy (`sqliosim.mdx.restored`). The read-back finds lost
+/// writes on the copy, page 100 among them, and nothing anywhere else; the run exits 1, and
+/// the copy is kept beside the data file as evidence.
+#[test]
+fn a_lost_write_of_a_restore_through_the_kernel_is_found_on_the_copy() {
+    if !faultfs::fuse_or_skip("fuse_e2e restore") {
+        return;
+    }
+    let rig = Rig::new("restore-lost", ONE_CYCLE);
+    let mut text = config_text(ONE_CYCLE);
+    text.push_str(
+        "\n[BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBufferCount=4\nBackupDelay=100\nRestoreAfterBackup=TRUE\n",
+    );
+    rig.set_config(&text);
+    let id = rig.inject("lost file=sqliosim.mdx.restored page=100");
+    let out = rig.run();
+    let status = rig.mount.status().unwrap_or_default();
+    let context = || format!("{}\n--- faultfs\n{status}", describe(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", context());
+    assert!(rig.fired(id) > 0, "the fault never fired: {}", context());
+    let found = findings(&out, rig.log_dir());
+    assert!(
+        found
+            .iter()
+            .any(|f| f.page <= 100 && 100 < f.page + f.pages),
+        "page 100 of the copy went unnoticed: {found:?}\n{}",
+        context()
+    );
+    for f in &found {
+        assert_eq!(f.class, "lost_write", "{f:?}\n{}", context());
+        assert!(
+            f.path.ends_with("sqliosim.mdx.restored"),
+            "a finding off the copy: {f:?}\n{}",
+            context()
+        );
+    }
+    assert!(
+        rig.backing.join("sqliosim.mdx.restored").is_file(),
+        "the copy with the finding was removed"
+    );
+}
