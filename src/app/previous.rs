@@ -154,6 +154,13 @@ fn look(
             prev.ours.push(copy);
         }
     }
+    // A Sort User's tempdb file left: one with a finding (kept as evidence), or one a crash
+    // left behind.
+    for t in (0..plan.sections.sort.user_count as usize).filter_map(|i| plan.tempdb_path(i)) {
+        if let Ok(Some(_)) = crate::sim::engine::files::check_ownership(backend, &t, false) {
+            prev.ours.push(t);
+        }
+    }
     if let Some(p) = evidence.first() {
         match crate::report::readers::load::load(p) {
             Ok(l) => {

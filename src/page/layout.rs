@@ -75,11 +75,13 @@ pub enum ActorKind {
     Verifier = 10,
     /// Full backup: sequential checked reads of the data files, a backup stream written.
     BackupUser = 11,
+    /// Sort and hash spills to tempdb: runs written, merged, their extents freed and reused.
+    SortUser = 12,
 }
 
 impl ActorKind {
     /// All kinds, in tag order.
-    pub const ALL: [ActorKind; 12] = [
+    pub const ALL: [ActorKind; 13] = [
         ActorKind::Init,
         ActorKind::RandomUser,
         ActorKind::AuditUser,
@@ -92,6 +94,7 @@ impl ActorKind {
         ActorKind::Bench,
         ActorKind::Verifier,
         ActorKind::BackupUser,
+        ActorKind::SortUser,
     ];
 
     /// The kind stored as `tag`, if any.
@@ -114,6 +117,7 @@ impl ActorKind {
             ActorKind::Bench => "Bench",
             ActorKind::Verifier => "Verifier",
             ActorKind::BackupUser => "Backup User",
+            ActorKind::SortUser => "Sort User",
         }
     }
 }

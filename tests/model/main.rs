@@ -33,4 +33,5 @@ mod progress;
 mod sector4k;
 mod sequential_cursors;
 mod sim;
+mod sort;
 mod stats;

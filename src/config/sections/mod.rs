@@ -22,6 +22,7 @@ mod general;
 mod random_user;
 mod read_ahead_user;
 mod shrink_user;
+mod sort_user;
 
 pub use audit_user::AuditUser;
 pub use backup_user::BackupUser;
@@ -33,6 +34,7 @@ pub use general::{General, MAX_DURATION_S};
 pub use random_user::RandomUser;
 pub use read_ahead_user::ReadAheadUser;
 pub use shrink_user::ShrinkUser;
+pub use sort_user::SortUser;
 
 use super::error::{ConfigError, Warning};
 use super::host::Host;
@@ -220,6 +222,8 @@ sections! {
     shrink: ShrinkUser,
     /// `[BackupUser]` (ours, not SQLIOSim's).
     backup: BackupUser,
+    /// `[SortUser]` (ours: tempdb spills).
+    sort: SortUser,
 }
 
 #[cfg(test)]
@@ -241,6 +245,7 @@ mod tests {
             "BulkUpdateUser",
             "ShrinkUser",
             "BackupUser",
+            "SortUser",
         ];
         assert_eq!(names, sqliosim_order);
     }

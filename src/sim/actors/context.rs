@@ -205,6 +205,34 @@ impl std::fmt::Debug for Run<'_> {
 }
 
 impl Run<'_> {
+    /// Creates (or recreates, over a file of ours) a scratch data file of `pages` pages at
+    /// `path` through the door, the way the run creates its own: header page, then the size
+    /// allocated (zeros written under `StampFiles`). A restore's copies and the Sort Users'
+    /// tempdb files are such files: not of the set, never journaled.
+    pub fn create_scratch(
+        &self,
+        path: &std::path::Path,
+        file_id: u32,
+        pages: u64,
+    ) -> Result<std::sync::Arc<dyn crate::io::Storage>, crate::sim::engine::files::FileError> {
+        let prepare = crate::sim::engine::files::Prepare {
+            run_id: self.files.run_id,
+            file_id,
+            role: crate::page::FileRole::Data,
+            pages,
+            stamp: self.plan.stamp_files,
+            sparse: false,
+            force: self.plan.force,
+            open: crate::io::OpenOptions {
+                create: true,
+                direct: self.plan.direct,
+                write_through: false,
+            },
+            force_4k_log: false,
+        };
+        crate::sim::engine::files::create(self.backend, path, &prepare)
+    }
+
     /// Sends a finding to the reporters; stops the run when StopOnError says so.
     pub fn report(&self, mut finding: Finding) {
         finding.seq = self.reporting.findings.fetch_add(1, Ordering::AcqRel) + 1;

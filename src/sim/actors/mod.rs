@@ -20,6 +20,7 @@ pub mod random;
 mod request_pages;
 mod restore;
 pub mod shrink;
+mod sort;
 mod sweep;
 pub mod table;
 pub mod worker;

@@ -12,11 +12,10 @@ use std::time::Instant;
 
 use super::worker::Worker;
 use crate::findings::{Finding, Severity};
-use crate::io::{OpenOptions, Storage};
-use crate::page::{ActorKind, FileRole};
+use crate::io::Storage;
+use crate::page::ActorKind;
 use crate::sim::engine::backup::restore::{check, write_back, Mismatch, Target};
 use crate::sim::engine::backup::writer::Written;
-use crate::sim::engine::files::{create, Prepare};
 use crate::sim::plan::BackupPlan;
 
 /// The `Func` of the restore's log lines.
@@ -119,22 +118,8 @@ fn create_copies(w: &Worker<'_>, written: &Written) -> Result<(Vec<Target>, Vec<
             continue;
         };
         let path = BackupPlan::restored(&run.files[file].path);
-        let prepare = Prepare {
-            run_id: run.files.run_id,
-            file_id: id,
-            role: FileRole::Data,
-            pages: last + 1,
-            stamp: run.plan.stamp_files,
-            sparse: false,
-            force: run.plan.force,
-            open: OpenOptions {
-                create: true,
-                direct: run.plan.direct,
-                write_through: false,
-            },
-            force_4k_log: false,
-        };
-        let storage: Arc<dyn Storage> = create(run.backend, &path, &prepare)
+        let storage: Arc<dyn Storage> = run
+            .create_scratch(&path, id, last + 1)
             .map_err(|e| format!("cannot create the copy {}: {e}", path.display()))?;
         targets.push(Target::new(id, storage, last + 1));
         paths.push(path);

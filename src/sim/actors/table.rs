@@ -6,7 +6,7 @@
 //! are untouched.
 
 use super::worker::Worker;
-use super::{backup, batch, checkpoint, lazy_writer, log_writer, random, shrink, sweep};
+use super::{backup, batch, checkpoint, lazy_writer, log_writer, random, shrink, sort, sweep};
 use crate::page::ActorKind;
 use crate::sim::plan::SimPlan;
 
@@ -131,6 +131,14 @@ pub static ACTORS: &[ActorSpec] = &[
         threads: |p| p.backup.users,
         pages: |p| batch_pages(p.backup.transfer_pages),
         body: |w, _| backup::run(w),
+    },
+    ActorSpec {
+        kind: ActorKind::SortUser,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: |p| p.sections.sort.user_count as usize,
+        pages: one,
+        body: sort::run,
     },
     ActorSpec {
         kind: ActorKind::ShrinkUser,

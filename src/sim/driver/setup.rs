@@ -78,6 +78,13 @@ pub fn build<'b>(
             }
         }
     }
+    // The Sort Users' tempdb files: a planted link or a file not of ours stops the run here.
+    for i in 0..plan.sections.sort.user_count as usize {
+        if let Some(path) = plan.tempdb_path(i) {
+            crate::sim::engine::files::check_ownership(backend, &path, plan.force)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        }
+    }
     let logs = open_logs(&plan, run_id, &all)?;
     let controls = controls(&plan, backend, stop, gauges, depth)?;
     let files = FileSet {

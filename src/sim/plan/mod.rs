@@ -207,6 +207,15 @@ pub struct SimPlan {
 }
 
 impl SimPlan {
+    /// Sort User `i`'s tempdb file (`[SortUser]`): beside the first data file, its name and
+    /// `.sort<i>` (`None` without a data file).
+    pub fn tempdb_path(&self, i: usize) -> Option<PathBuf> {
+        let first = self.data_files().first().map(|&f| &self.files[f].path)?;
+        let mut name = first.clone().into_os_string();
+        name.push(format!(".sort{i}"));
+        Some(PathBuf::from(name))
+    }
+
     /// Files opened O_DSYNC: write-through in FUA mode.
     pub fn open_dsync(&self) -> bool {
         self.write_through && self.durability == DurabilityMode::Fua

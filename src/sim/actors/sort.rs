@@ -1,0 +1,259 @@
+//! The Sort User (issue #25 §3): sort runs and hash partitions spilled to tempdb, as SQL
+//! Server spills them when memory is short. Each Sort User owns a tempdb file beside the first
+//! data file (`NAME.sort<i>`, `SimPlan::tempdb_path`, created and allocated at its start, removed at its end) cut into
+//! extents of `RunPages` pages. One sort:
+//!
+//! 1. allocates `RunsPerMerge` extents — half the time the ones the last sort just freed, so a
+//!    freed extent is reused at once — and writes a run of stamped pages into each, one gather
+//!    write per run, each page at its extent's next generation;
+//! 2. reads the runs back merged: a few pages of each run in turn, each page verified against
+//!    the generation just written;
+//! 3. frees the extents, in random order.
+//!
+//! A page that reads back as its extent's previous tenant is a stale read, one that reads as
+//! zeros a lost write, and so on (the verdict's class): a finding of the Sort User on the
+//! tempdb file. tempdb is never durable: the journal never holds its pages and a crash owes
+//! nothing of it. A file with a finding is kept as evidence (a rerun keeps it under the run's
+//! id); a clean one is removed. Its I/O is not in the run's statistics or throttle yet.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::worker::Worker;
+use crate::findings::{Finding, FindingClass, Severity};
+use crate::io::align::AlignedBuf;
+use crate::io::Storage;
+use crate::page::layout::{self, PageStamp};
+use crate::page::{verify, ActorKind, Expect, ExpectedState, Verdict, PAGE_SIZE};
+
+/// The `Func` of the Sort User's log lines.
+const FUNC: &str = "SortUser::Sort";
+/// File ids of the tempdb files (`+ i`): far from the data and log files' ids, so a page of
+/// one landing in the other is told apart.
+const FILE_ID_BASE: u32 = 0x5000;
+
+/// What one Sort User keeps between sorts.
+struct Spill {
+    storage: Arc<dyn Storage>,
+    path: PathBuf,
+    file_id: u32,
+    run_pages: usize,
+    /// Each extent's generation (the writes it has had).
+    generations: Vec<u64>,
+    /// Free extents; the last ones pushed are the ones freed last.
+    free: Vec<usize>,
+    buf: AlignedBuf,
+    findings: u64,
+}
+
+/// Runs Sort User `i` until the phase ends.
+pub fn run(w: &mut Worker<'_>, i: usize) {
+    let Some(mut spill) = open(w, i) else { return };
+    let s = w.run.plan.sections.sort.clone();
+    let delay = std::time::Duration::from_millis(u64::from(s.sort_delay_ms));
+    let (mut sorts, mut runs) = (0u64, 0u64);
+    'sorts: while !w.run.controls.stop.phase_over() {
+        let mut taken = Vec::new();
+        for _ in 0..s.runs_per_merge {
+            let Some(extent) = allocate(w, &mut spill) else {
+                break;
+            };
+            taken.push(extent);
+            if !write_run(w, &mut spill, extent) {
+                break 'sorts;
+            }
+        }
+        if !merge(w, &mut spill, &taken) {
+            break;
+        }
+        // Freed in random order: the next sort may reuse any of them first.
+        while !taken.is_empty() {
+            let k = w.between(0, taken.len() as u64 - 1) as usize;
+            spill.free.push(taken.swap_remove(k));
+        }
+        sorts += 1;
+        runs += u64::from(s.runs_per_merge);
+        if !w.pause(delay) {
+            break;
+        }
+    }
+    finish(w, &spill, sorts, runs);
+}
+
+/// Creates and allocates the tempdb file; `None` (said) when it cannot be.
+fn open(w: &Worker<'_>, i: usize) -> Option<Spill> {
+    let run = w.run;
+    let s = &run.plan.sections.sort;
+    let path = run.plan.tempdb_path(i)?;
+    let file_id = FILE_ID_BASE + u32::try_from(i).ok()?;
+    let pages = u64::from(s.temp_file_mb) * 128;
+    let run_pages = s.run_pages.max(1) as usize;
+    let made = run
+        .create_scratch(&path, file_id, pages)
+        .map_err(|e| e.to_string())
+        .and_then(|storage| {
+            let buf = AlignedBuf::new(run_pages * PAGE_SIZE).map_err(|e| e.to_string())?;
+            Ok((storage, buf))
+        });
+    let (storage, buf) = match made {
+        Ok(m) => m,
+        Err(e) => {
+            say(
+                w,
+                Severity::Error,
+                format!(
+                    "cannot create the tempdb file {}: {e}; this Sort User does not run",
+                    path.display()
+                ),
+            );
+            return None;
+        }
+    };
+    let extents = usize::try_from((pages - 1) / run_pages as u64).unwrap_or(0);
+    Some(Spill {
+        storage,
+        path,
+        file_id,
+        run_pages,
+        generations: vec![0; extents],
+        free: (0..extents).rev().collect(),
+        buf,
+        findings: 0,
+    })
+}
+
+/// An extent for the next run: half the time the one freed last (reused at once), else any
+/// free one.
+fn allocate(w: &mut Worker<'_>, spill: &mut Spill) -> Option<usize> {
+    if spill.free.is_empty() {
+        return None;
+    }
+    let k = if w.chance(0.5) {
+        spill.free.len() - 1
+    } else {
+        w.between(0, spill.free.len() as u64 - 1) as usize
+    };
+    Some(spill.free.swap_remove(k))
+}
+
+/// The first page of extent `e`.
+fn first_page(spill: &Spill, e: usize) -> u64 {
+    1 + (e * spill.run_pages) as u64
+}
+
+/// Writes extent `e`'s next generation as one run; false when the write failed (reported).
+fn write_run(w: &mut Worker<'_>, spill: &mut Spill, e: usize) -> bool {
+    spill.generations[e] += 1;
+    let generation = spill.generations[e];
+    let first = first_page(spill, e);
+    for k in 0..spill.run_pages {
+        let st = PageStamp {
+            run_id: w.run.files.run_id,
+            file_id: spill.file_id,
+            page_id: first + k as u64,
+            generation,
+            lsn: 0,
+            writer_kind: ActorKind::SortUser,
+            writer_id: w.id,
+            write_time_us: layout::now_us(),
+        };
+        layout::stamp_page(&mut spill.buf[k * PAGE_SIZE..(k + 1) * PAGE_SIZE], &st);
+    }
+    match spill.storage.write_at(&spill.buf, first * PAGE_SIZE as u64) {
+        Ok(()) => true,
+        Err(e) => {
+            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            let mut f = finding(w, spill, first, Verdict::IoError { errno });
+            f.class = FindingClass::WriteError;
+            f.page_count = spill.run_pages as u32;
+            report(w, spill, f);
+            false
+        }
+    }
+}
+
+/// Reads the runs of `extents` back merged, a few pages of each in turn, and verifies every
+/// page; false when a read failed (reported).
+fn merge(w: &mut Worker<'_>, spill: &mut Spill, extents: &[usize]) -> bool {
+    let step = (spill.run_pages / 4).max(1);
+    let mut at = 0;
+    while at < spill.run_pages {
+        let n = step.min(spill.run_pages - at);
+        for &e in extents {
+            let page = first_page(spill, e) + at as u64;
+            let bytes = &mut spill.buf[..n * PAGE_SIZE];
+            if let Err(err) = spill.storage.read_at(bytes, page * PAGE_SIZE as u64) {
+                let errno = err.raw_os_error().unwrap_or(libc::EIO);
+                let mut f = finding(w, spill, page, Verdict::IoError { errno });
+                f.page_count = n as u32;
+                report(w, spill, f);
+                return false;
+            }
+            let state = ExpectedState::Written {
+                generation: spill.generations[e],
+            };
+            let bad: Vec<(u64, Verdict)> = (0..n)
+                .filter_map(|k| {
+                    let p = page + k as u64;
+                    let exp = Expect::known(w.run.files.run_id, spill.file_id, p, state);
+                    let v = verify::verify(&spill.buf[k * PAGE_SIZE..(k + 1) * PAGE_SIZE], &exp);
+                    (!v.is_ok()).then_some((p, v))
+                })
+                .collect();
+            for (p, v) in bad {
+                let f = finding(w, spill, p, v);
+                report(w, spill, f);
+            }
+        }
+        at += n;
+    }
+    true
+}
+
+fn finding(w: &Worker<'_>, spill: &Spill, page: u64, v: Verdict) -> Finding {
+    Finding::page(
+        w.run.plan.seed,
+        spill.path.clone(),
+        spill.file_id,
+        page,
+        ActorKind::SortUser,
+        w.id,
+        v,
+    )
+}
+
+fn report(w: &Worker<'_>, spill: &mut Spill, f: Finding) {
+    spill.findings += 1;
+    w.run.report(f);
+}
+
+/// Removes a clean tempdb file (kept when it holds a finding), and says what was done.
+fn finish(w: &Worker<'_>, spill: &Spill, sorts: u64, runs: u64) {
+    let reused = spill.generations.iter().filter(|&&g| g > 1).count();
+    let end = if spill.findings > 0 {
+        format!(
+            "{} finding(s); the file is kept as evidence",
+            spill.findings
+        )
+    } else {
+        match w.run.backend.remove(&spill.path) {
+            Ok(()) => String::from("clean; the file is removed"),
+            Err(e) => format!("clean; the file could not be removed: {e}"),
+        }
+    };
+    say(
+        w,
+        Severity::Info,
+        format!(
+            "sort user {}: {sorts} sorts, {runs} runs of {} pages written and merged in {}, {reused} extents reused: {end}",
+            w.id,
+            spill.run_pages,
+            spill.path.display()
+        ),
+    );
+}
+
+fn say(w: &Worker<'_>, severity: Severity, text: String) {
+    w.run
+        .message(severity, ActorKind::SortUser.name(), FUNC, text);
+}

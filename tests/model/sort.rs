@@ -1,0 +1,94 @@
+//! The Sort User through the simulation (issue #25 §3): sorts spilled to its tempdb file beside
+//! the first data file, merged and their extents freed and reused, report nothing on a clean
+//! device and remove the file; a write of a run that the device drops is found when the run is
+//! merged back, a finding of the Sort User on the tempdb file, which is then kept.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::sim_support::small_plan;
+use sqliosim::events::MemorySink;
+use sqliosim::findings::FindingClass;
+use sqliosim::io::faulty::{Fault, Trigger};
+use sqliosim::io::{Backend, FaultyBackend};
+use sqliosim::page::ActorKind;
+use sqliosim::sim::driver::simulate;
+use sqliosim::sim::plan::SimPlan;
+
+/// A small plan with one Sort User (4 MB tempdb file, runs of 16 pages, 3 runs a sort).
+fn sort_plan() -> SimPlan {
+    let mut plan = small_plan("/so".as_ref(), 4, Duration::from_millis(600));
+    plan.journal = false;
+    plan.stop_on_error = false;
+    let s = &mut plan.sections.sort;
+    s.user_count = 1;
+    s.run_pages = 16;
+    s.runs_per_merge = 3;
+    s.temp_file_mb = 4;
+    s.sort_delay_ms = 1;
+    plan
+}
+
+fn said(sink: &MemorySink) -> Vec<String> {
+    sink.messages()
+        .into_iter()
+        .filter(|m| m.user == "Sort User")
+        .map(|m| m.text)
+        .collect()
+}
+
+#[test]
+fn clean_sorts_reuse_their_extents_report_nothing_and_remove_the_file() {
+    let plan = sort_plan();
+    let file = plan.tempdb_path(0).expect("a data file");
+    let backend = FaultyBackend::new(11);
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone()).expect("simulate");
+    assert_eq!(sink.findings(), vec![], "clean sorts report nothing");
+    let said = said(&sink);
+    let end = said
+        .iter()
+        .find(|t| t.starts_with("sort user 0: "))
+        .unwrap_or_else(|| panic!("no end line: {said:?}"));
+    assert!(end.ends_with("clean; the file is removed"), "{end}");
+    assert!(!end.contains(" 0 sorts"), "{end}");
+    assert!(
+        !end.contains(" 0 extents reused"),
+        "no extent was reused: {end}"
+    );
+    assert!(!backend.exists(&file), "the clean tempdb file was left");
+}
+
+#[test]
+fn a_run_write_the_device_drops_is_found_at_the_merge_and_the_file_kept() {
+    let plan = sort_plan();
+    let file = plan.tempdb_path(0).expect("a data file");
+    let backend = FaultyBackend::new(12);
+    backend.inject(
+        Fault::LostWrite,
+        Trigger::Page {
+            path: file.clone(),
+            page: 5,
+        },
+    );
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone()).expect("simulate");
+    assert_eq!(backend.fired().len(), 1, "the lost write fired");
+    let found = sink.findings();
+    assert!(
+        found.iter().any(|f| f.page_id == 5),
+        "page 5 of the tempdb file went unnoticed: {found:?}"
+    );
+    for f in &found {
+        assert_eq!(f.path, file, "{f:?}");
+        assert_eq!(f.actor, ActorKind::SortUser, "{f:?}");
+        assert!(
+            matches!(f.class, FindingClass::LostWrite | FindingClass::StaleRead),
+            "{f:?}"
+        );
+    }
+    assert!(
+        backend.exists(&file),
+        "the tempdb file with the finding was removed"
+    );
+}
