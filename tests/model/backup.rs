@@ -219,3 +219,32 @@ fn a_lost_write_of_the_restore_is_found_on_the_copy_and_the_copy_is_kept() {
         "a later restore wrote over the kept copy: {said:?}"
     );
 }
+
+/// A write of the restore that the device fails (EIO on the copy) is a `write_error` finding
+/// of the Backup User on the copy at that page, and the copy is kept as evidence.
+#[test]
+fn a_restore_write_the_device_fails_is_a_write_error_on_the_copy() {
+    let mut plan = backup_plan();
+    plan.backup.restore = true;
+    let data = plan.files[plan.data_files()[0]].path.clone();
+    let copy = sqliosim::sim::plan::BackupPlan::restored(&data);
+    let backend = FaultyBackend::new(7);
+    backend.inject(
+        Fault::WriteEio,
+        Trigger::Page {
+            path: copy.clone(),
+            page: 20,
+        },
+    );
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone()).expect("simulate");
+    assert_eq!(backend.fired().len(), 1, "the EIO fired");
+    let found = sink.findings();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let f = &found[0];
+    assert_eq!(f.class, FindingClass::WriteError, "{f:?}");
+    assert_eq!(f.actor, ActorKind::BackupUser, "{f:?}");
+    assert_eq!(f.path, copy, "{f:?}");
+    assert!(f.page_id <= 20 && 20 < f.page_id + 16, "{f:?}");
+    assert!(backend.exists(&copy), "the copy was removed");
+}

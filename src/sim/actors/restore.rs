@@ -11,10 +11,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::worker::Worker;
-use crate::findings::{Finding, Severity};
+use crate::findings::{Finding, FindingClass, Severity};
+use crate::io::oserr::{self, ErrorClass};
 use crate::io::Storage;
-use crate::page::ActorKind;
-use crate::sim::engine::backup::restore::{check, write_back, Mismatch, Target};
+use crate::page::{ActorKind, Verdict};
+use crate::sim::engine::backup::restore::{check, write_back, Failed, Mismatch, Target};
 use crate::sim::engine::backup::writer::Written;
 use crate::sim::plan::BackupPlan;
 
@@ -49,28 +50,12 @@ pub fn restore(
     let stop = || run.controls.stop.phase_over();
     let (pages, writes) = match write_back(stream, &mut targets, &stop) {
         Ok(done) => done,
-        Err(e) => {
-            let why = if e.kind() == std::io::ErrorKind::Interrupted {
-                format!("restore of backup {backup_no} ended with the phase")
-            } else {
-                format!("restore of backup {backup_no}: writing the copies failed: {e}; abandoned")
-            };
-            remove(w, &paths, &[]);
-            say(w, Severity::Info, why);
-            return false;
-        }
+        Err(f) => return failed(w, &targets, &paths, f, backup_no),
     };
     let chunk = usize::try_from(run.plan.backup.transfer_pages).unwrap_or(1);
     let (checked, bad) = match check(&targets, run.files.run_id, chunk) {
         Ok(c) => c,
-        Err(e) => {
-            say(
-                w,
-                Severity::Error,
-                format!("restore of backup {backup_no}: reading the copies back failed: {e}; they are kept"),
-            );
-            return true;
-        }
+        Err(f) => return failed(w, &targets, &paths, f, backup_no),
     };
     for m in &bad {
         run.report(finding(w, &targets, &paths, m, backup_no));
@@ -125,6 +110,60 @@ fn create_copies(w: &Worker<'_>, written: &Written) -> Result<(Vec<Target>, Vec<
         paths.push(path);
     }
     Ok((targets, paths))
+}
+
+/// A restore that could not go on. A copy's write, flush or read that the device failed (EIO
+/// and its kin, as `io::oserr` tells them from a request refused for how it was made) is a
+/// `write_error` or `read_error` finding of the Backup User on the copy, which is kept as
+/// evidence (true). The end of the phase, the stream unreadable, or a request refused for how
+/// it was made abandons the restore (said) and removes the copies (false).
+fn failed(
+    w: &Worker<'_>,
+    targets: &[Target],
+    paths: &[PathBuf],
+    f: Failed,
+    backup_no: u64,
+) -> bool {
+    let errno = f.error.raw_os_error().unwrap_or(libc::EIO);
+    if let (Some(t), ErrorClass::Device) = (f.target, oserr::classify(&f.error)) {
+        let what = if f.write { "write" } else { "read" };
+        let mut finding = Finding::page(
+            w.run.plan.seed,
+            paths[t].clone(),
+            targets[t].file_id,
+            f.page,
+            ActorKind::BackupUser,
+            w.id,
+            Verdict::IoError { errno },
+        );
+        if f.write {
+            finding.class = FindingClass::WriteError;
+        }
+        finding.errno = Some(errno);
+        finding.detail = Some(format!(
+            "restore of backup {backup_no}: the device failed a {what} of the copy at page {}: {}",
+            f.page, f.error
+        ));
+        w.run.report(finding);
+        say(
+            w,
+            Severity::Error,
+            format!(
+                "restore of backup {backup_no}: the device failed a {what} of {}: {}; the copies are kept as evidence",
+                paths[t].display(),
+                f.error
+            ),
+        );
+        return true;
+    }
+    let why = if f.error.kind() == std::io::ErrorKind::Interrupted {
+        format!("restore of backup {backup_no} ended with the phase")
+    } else {
+        format!("restore of backup {backup_no}: {}; abandoned", f.error)
+    };
+    remove(w, paths, &[]);
+    say(w, Severity::Info, why);
+    false
 }
 
 /// Removes each copy without a mismatch; returns the copies kept.

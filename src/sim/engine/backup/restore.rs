@@ -52,6 +52,31 @@ pub struct Mismatch {
     pub verdict: Verdict,
 }
 
+/// A request of the restore that failed: on which copy (`None`: reading the stream, or the
+/// phase ended), at which page, a write or a read, and the error.
+#[derive(Debug)]
+pub struct Failed {
+    /// Index of the target in the slice given, when a copy's request failed.
+    pub target: Option<usize>,
+    /// First page of the failed request on that copy.
+    pub page: u64,
+    /// A write (or the flush), not a read.
+    pub write: bool,
+    /// What the system said.
+    pub error: std::io::Error,
+}
+
+impl Failed {
+    fn stream(error: std::io::Error) -> Failed {
+        Failed {
+            target: None,
+            page: 0,
+            write: false,
+            error,
+        }
+    }
+}
+
 /// The pages the stream in `stream` carries of each target's file, written into the target at
 /// their place; returns the pages and the writes. Blocks are read in order until the END
 /// block. A page of a file that is not among `targets`, or beyond a target's size, is an
@@ -61,24 +86,27 @@ pub fn write_back(
     stream: &dyn Storage,
     targets: &mut [Target],
     abandon: &dyn Fn() -> bool,
-) -> std::io::Result<(u64, u64)> {
-    let mut buf = AlignedBuf::new(BLOCK_HEADER + MAX_BLOCK_PAGES * PAGE_SIZE)?;
-    let len = stream.len()?;
+) -> Result<(u64, u64), Failed> {
+    let mut buf =
+        AlignedBuf::new(BLOCK_HEADER + MAX_BLOCK_PAGES * PAGE_SIZE).map_err(Failed::stream)?;
+    let len = stream.len().map_err(Failed::stream)?;
     let (mut offset, mut pages, mut writes) = (0u64, 0u64, 0u64);
     while offset + BLOCK_HEADER as u64 <= len {
         if abandon() {
-            return Err(std::io::Error::new(
+            return Err(Failed::stream(std::io::Error::new(
                 std::io::ErrorKind::Interrupted,
                 "the phase ended",
-            ));
+            )));
         }
-        read_full(stream, &mut buf[..BLOCK_HEADER], offset)?;
-        let head = read_head(&buf[..BLOCK_HEADER]).map_err(|e| invalid(format!("{e}")))?;
+        read_full(stream, &mut buf[..BLOCK_HEADER], offset).map_err(Failed::stream)?;
+        let head =
+            read_head(&buf[..BLOCK_HEADER]).map_err(|e| Failed::stream(invalid(format!("{e}"))))?;
         read_full(
             stream,
             &mut buf[BLOCK_HEADER..head.len()],
             offset + BLOCK_HEADER as u64,
-        )?;
+        )
+        .map_err(Failed::stream)?;
         let mut i = 0;
         while i < head.pages.len() {
             let first = head.pages[i];
@@ -89,25 +117,35 @@ pub fn write_back(
             {
                 j += 1;
             }
-            let t = targets
+            let (ti, t) = targets
                 .iter_mut()
-                .find(|t| t.file_id == first.file)
-                .ok_or_else(|| invalid(format!("the stream carries file {}", first.file)))?;
+                .enumerate()
+                .find(|(_, t)| t.file_id == first.file)
+                .ok_or_else(|| {
+                    Failed::stream(invalid(format!("the stream carries file {}", first.file)))
+                })?;
             for (k, c) in head.pages[i..j].iter().enumerate() {
                 let slot = usize::try_from(c.page)
                     .ok()
                     .and_then(|p| t.generations.get_mut(p))
                     .ok_or_else(|| {
-                        invalid(format!(
+                        Failed::stream(invalid(format!(
                             "page {} of file {} is beyond its copy",
                             c.page, c.file
-                        ))
+                        )))
                     })?;
                 *slot = Some(c.generation);
                 debug_assert_eq!(c.page, first.page + k as u64);
             }
             let bytes = &buf[BLOCK_HEADER + i * PAGE_SIZE..BLOCK_HEADER + j * PAGE_SIZE];
-            t.storage.write_at(bytes, first.page * PAGE_SIZE as u64)?;
+            t.storage
+                .write_at(bytes, first.page * PAGE_SIZE as u64)
+                .map_err(|error| Failed {
+                    target: Some(ti),
+                    page: first.page,
+                    write: true,
+                    error,
+                })?;
             writes += 1;
             pages += (j - i) as u64;
             i = j;
@@ -117,8 +155,13 @@ pub fn write_back(
             break;
         }
     }
-    for t in targets.iter() {
-        t.storage.sync_data()?;
+    for (ti, t) in targets.iter().enumerate() {
+        t.storage.sync_data().map_err(|error| Failed {
+            target: Some(ti),
+            page: 0,
+            write: true,
+            error,
+        })?;
     }
     Ok((pages, writes))
 }
@@ -129,16 +172,24 @@ pub fn check(
     targets: &[Target],
     run_id: u64,
     chunk_pages: usize,
-) -> std::io::Result<(u64, Vec<Mismatch>)> {
+) -> Result<(u64, Vec<Mismatch>), Failed> {
     let chunk_pages = chunk_pages.clamp(1, MAX_BLOCK_PAGES);
-    let mut buf = AlignedBuf::new(chunk_pages * PAGE_SIZE)?;
+    let mut buf = AlignedBuf::new(chunk_pages * PAGE_SIZE).map_err(Failed::stream)?;
     let (mut checked, mut bad) = (0u64, Vec::new());
     for (ti, t) in targets.iter().enumerate() {
         let mut page = 1usize;
         while page < t.generations.len() {
             let n = chunk_pages.min(t.generations.len() - page);
             let bytes = &mut buf[..n * PAGE_SIZE];
-            let got = t.storage.read_at(bytes, (page * PAGE_SIZE) as u64)?;
+            let got = t
+                .storage
+                .read_at(bytes, (page * PAGE_SIZE) as u64)
+                .map_err(|error| Failed {
+                    target: Some(ti),
+                    page: page as u64,
+                    write: false,
+                    error,
+                })?;
             for k in 0..n {
                 let Some(generation) = t.generations[page + k] else {
                     continue;
