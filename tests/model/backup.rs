@@ -153,17 +153,34 @@ fn a_stream_write_the_device_fails_is_a_write_error_of_the_backup_user() {
     assert_eq!(f.offset, 18 * 8192, "{f:?}");
 }
 
+/// The backup plan with `RestoreAfterBackup`, run on an in-memory backend of `seed` with
+/// `fault` (if any) armed at `page` of the restored copy; the backend, the sink and the copy's
+/// path.
+fn restore_run(
+    seed: u64,
+    fault: Option<(Fault, u64)>,
+) -> (FaultyBackend, Arc<MemorySink>, std::path::PathBuf) {
+    let mut plan = backup_plan();
+    plan.backup.restore = true;
+    let data = plan.files[plan.data_files()[0]].path.clone();
+    let copy = sqliosim::sim::plan::BackupPlan::restored(&data);
+    let backend = FaultyBackend::new(seed);
+    if let Some((fault, page)) = fault {
+        let path = copy.clone();
+        backend.inject(fault, Trigger::Page { path, page });
+    }
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone()).expect("simulate");
+    (backend, sink, copy)
+}
+
 /// `RestoreAfterBackup`: each finished backup is restored into a copy beside the data file
 /// (`NAME.restored`), read back and checked, and the clean copy removed.
 #[test]
 fn a_restore_after_each_backup_reads_back_clean_and_leaves_no_copy() {
-    let mut plan = backup_plan();
-    plan.backup.restore = true;
-    let data = plan.files[plan.data_files()[0]].path.clone();
+    let plan = backup_plan();
     let pages = plan.files[plan.data_files()[0]].initial_pages - 1;
-    let backend = FaultyBackend::new(5);
-    let sink = Arc::new(MemorySink::default());
-    simulate(plan, &backend, sink.clone()).expect("simulate");
+    let (backend, sink, copy) = restore_run(5, None);
     assert_eq!(sink.findings(), vec![], "a clean restore reports nothing");
     let said = texts(&sink);
     let restored = format!("restore of backup 1: {pages} pages into 1 copies");
@@ -172,7 +189,6 @@ fn a_restore_after_each_backup_reads_back_clean_and_leaves_no_copy() {
             .any(|t| t.starts_with(&restored) && t.ends_with("clean; the copies are removed")),
         "{said:?}"
     );
-    let copy = sqliosim::sim::plan::BackupPlan::restored(&data);
     assert!(!backend.exists(&copy), "the clean copy was left");
 }
 
@@ -181,20 +197,7 @@ fn a_restore_after_each_backup_reads_back_clean_and_leaves_no_copy() {
 /// copy kept as evidence, and no later restore writes over it.
 #[test]
 fn a_lost_write_of_the_restore_is_found_on_the_copy_and_the_copy_is_kept() {
-    let mut plan = backup_plan();
-    plan.backup.restore = true;
-    let data = plan.files[plan.data_files()[0]].path.clone();
-    let copy = sqliosim::sim::plan::BackupPlan::restored(&data);
-    let backend = FaultyBackend::new(6);
-    backend.inject(
-        Fault::LostWrite,
-        Trigger::Page {
-            path: copy.clone(),
-            page: 5,
-        },
-    );
-    let sink = Arc::new(MemorySink::default());
-    simulate(plan, &backend, sink.clone()).expect("simulate");
+    let (backend, sink, copy) = restore_run(6, Some((Fault::LostWrite, 5)));
     assert_eq!(backend.fired().len(), 1, "the lost write fired");
     let found = sink.findings();
     assert!(
@@ -224,20 +227,7 @@ fn a_lost_write_of_the_restore_is_found_on_the_copy_and_the_copy_is_kept() {
 /// of the Backup User on the copy at that page, and the copy is kept as evidence.
 #[test]
 fn a_restore_write_the_device_fails_is_a_write_error_on_the_copy() {
-    let mut plan = backup_plan();
-    plan.backup.restore = true;
-    let data = plan.files[plan.data_files()[0]].path.clone();
-    let copy = sqliosim::sim::plan::BackupPlan::restored(&data);
-    let backend = FaultyBackend::new(7);
-    backend.inject(
-        Fault::WriteEio,
-        Trigger::Page {
-            path: copy.clone(),
-            page: 20,
-        },
-    );
-    let sink = Arc::new(MemorySink::default());
-    simulate(plan, &backend, sink.clone()).expect("simulate");
+    let (backend, sink, copy) = restore_run(7, Some((Fault::WriteEio, 20)));
     assert_eq!(backend.fired().len(), 1, "the EIO fired");
     let found = sink.findings();
     assert_eq!(found.len(), 1, "{found:?}");
