@@ -73,15 +73,7 @@ pub fn triage_and_report(
 
 /// A finding about `page` of `file` by this worker, under the run's seed.
 fn page_finding(w: &Worker<'_>, file: usize, page: u64, verdict: Verdict) -> Finding {
-    Finding::page(
-        w.run.plan.seed,
-        w.run.files[file].path.clone(),
-        file as u32,
-        page,
-        w.kind,
-        w.id,
-        verdict,
-    )
+    w.page_finding(&w.run.files[file].path, file as u32, page, verdict)
 }
 
 /// Builds the finding for `page`; `received` (empty when no bytes were read) is kept for the

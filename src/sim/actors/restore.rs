@@ -36,7 +36,7 @@ pub fn restore(
         return false;
     }
     let started = Instant::now();
-    let (mut targets, paths) = match create_copies(w, written) {
+    let mut targets = match create_copies(w, written) {
         Ok(t) => t,
         Err(e) => {
             say(
@@ -50,17 +50,17 @@ pub fn restore(
     let stop = || run.controls.stop.phase_over();
     let (pages, writes) = match write_back(stream, &mut targets, &stop) {
         Ok(done) => done,
-        Err(f) => return failed(w, &targets, &paths, f, backup_no),
+        Err(f) => return failed(w, &targets, f, backup_no),
     };
     let chunk = usize::try_from(run.plan.backup.transfer_pages).unwrap_or(1);
     let (checked, bad) = match check(&targets, run.files.run_id, chunk) {
         Ok(c) => c,
-        Err(f) => return failed(w, &targets, &paths, f, backup_no),
+        Err(f) => return failed(w, &targets, f, backup_no),
     };
     for m in &bad {
-        run.report(finding(w, &targets, &paths, m, backup_no));
+        run.report(finding(w, &targets, m, backup_no));
     }
-    let kept = remove(w, &paths, &bad);
+    let kept = remove(w, &targets, &bad);
     let outcome = if bad.is_empty() {
         String::from("clean; the copies are removed")
     } else {
@@ -87,10 +87,9 @@ pub fn restore(
 
 /// Creates and allocates the copy of each data file the stream carries pages of, sized to its
 /// last carried page.
-fn create_copies(w: &Worker<'_>, written: &Written) -> Result<(Vec<Target>, Vec<PathBuf>), String> {
+fn create_copies(w: &Worker<'_>, written: &Written) -> Result<Vec<Target>, String> {
     let run = w.run;
     let mut targets = Vec::new();
-    let mut paths = Vec::new();
     for &file in &run.files.data {
         let id = u32::try_from(file).map_err(|e| e.to_string())?;
         let Some(last) = written
@@ -106,10 +105,9 @@ fn create_copies(w: &Worker<'_>, written: &Written) -> Result<(Vec<Target>, Vec<
         let storage: Arc<dyn Storage> = run
             .create_scratch(&path, id, last + 1)
             .map_err(|e| format!("cannot create the copy {}: {e}", path.display()))?;
-        targets.push(Target::new(id, storage, last + 1));
-        paths.push(path);
+        targets.push(Target::new(path, id, storage, last + 1));
     }
-    Ok((targets, paths))
+    Ok(targets)
 }
 
 /// A restore that could not go on. A copy's write, flush or read that the device failed (EIO
@@ -117,23 +115,14 @@ fn create_copies(w: &Worker<'_>, written: &Written) -> Result<(Vec<Target>, Vec<
 /// `write_error` or `read_error` finding of the Backup User on the copy, which is kept as
 /// evidence (true). The end of the phase, the stream unreadable, or a request refused for how
 /// it was made abandons the restore (said) and removes the copies (false).
-fn failed(
-    w: &Worker<'_>,
-    targets: &[Target],
-    paths: &[PathBuf],
-    f: Failed,
-    backup_no: u64,
-) -> bool {
+fn failed(w: &Worker<'_>, targets: &[Target], f: Failed, backup_no: u64) -> bool {
     let errno = f.error.raw_os_error().unwrap_or(libc::EIO);
     if let (Some(t), ErrorClass::Device) = (f.target, oserr::classify(&f.error)) {
         let what = if f.write { "write" } else { "read" };
-        let mut finding = Finding::page(
-            w.run.plan.seed,
-            paths[t].clone(),
+        let mut finding = w.page_finding(
+            &targets[t].path,
             targets[t].file_id,
             f.page,
-            ActorKind::BackupUser,
-            w.id,
             Verdict::IoError { errno },
         );
         if f.write {
@@ -150,7 +139,7 @@ fn failed(
             Severity::Error,
             format!(
                 "restore of backup {backup_no}: the device failed a {what} of {}: {}; the copies are kept as evidence",
-                paths[t].display(),
+                targets[t].path.display(),
                 f.error
             ),
         );
@@ -161,22 +150,22 @@ fn failed(
     } else {
         format!("restore of backup {backup_no}: {}; abandoned", f.error)
     };
-    remove(w, paths, &[]);
+    remove(w, targets, &[]);
     say(w, Severity::Info, why);
     false
 }
 
 /// Removes each copy without a mismatch; returns the copies kept.
-fn remove(w: &Worker<'_>, paths: &[PathBuf], bad: &[Mismatch]) -> Vec<PathBuf> {
+fn remove(w: &Worker<'_>, targets: &[Target], bad: &[Mismatch]) -> Vec<PathBuf> {
     let mut kept = Vec::new();
-    for (i, path) in paths.iter().enumerate() {
+    for (i, t) in targets.iter().enumerate() {
         if bad.iter().any(|m| m.target == i) {
-            kept.push(path.clone());
-        } else if let Err(e) = w.run.backend.remove(path) {
+            kept.push(t.path.clone());
+        } else if let Err(e) = w.run.backend.remove(&t.path) {
             say(
                 w,
                 Severity::Warning,
-                format!("cannot remove the restored copy {}: {e}", path.display()),
+                format!("cannot remove the restored copy {}: {e}", t.path.display()),
             );
         }
     }
@@ -184,22 +173,9 @@ fn remove(w: &Worker<'_>, paths: &[PathBuf], bad: &[Mismatch]) -> Vec<PathBuf> {
 }
 
 /// A page of a copy that read back wrong, as a finding of this Backup User on the copy.
-fn finding(
-    w: &Worker<'_>,
-    targets: &[Target],
-    paths: &[PathBuf],
-    m: &Mismatch,
-    backup_no: u64,
-) -> Finding {
-    let mut f = Finding::page(
-        w.run.plan.seed,
-        paths[m.target].clone(),
-        targets[m.target].file_id,
-        m.page,
-        ActorKind::BackupUser,
-        w.id,
-        m.verdict.clone(),
-    );
+fn finding(w: &Worker<'_>, targets: &[Target], m: &Mismatch, backup_no: u64) -> Finding {
+    let t = &targets[m.target];
+    let mut f = w.page_finding(&t.path, t.file_id, m.page, m.verdict.clone());
     f.detail = Some(format!(
         "restore of backup {backup_no}: page {} restored as generation {} read back as {}",
         m.page,

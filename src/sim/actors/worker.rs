@@ -56,6 +56,26 @@ pub struct ReadOutcome {
 }
 
 impl<'a> Worker<'a> {
+    /// A finding about `page` of the file at `path` (file id `file_id`) by this worker, under
+    /// the run's seed: the set's files, a restore's copies, a Sort User's tempdb file.
+    pub fn page_finding(
+        &self,
+        path: &std::path::Path,
+        file_id: u32,
+        page: u64,
+        verdict: Verdict,
+    ) -> crate::findings::Finding {
+        crate::findings::Finding::page(
+            self.run.plan.seed,
+            path.to_path_buf(),
+            file_id,
+            page,
+            self.kind,
+            self.id,
+            verdict,
+        )
+    }
+
     /// A worker with room for runs of `max_pages` pages; its seed is derived from the run seed
     /// and its identity, so every thread's choices are reproducible.
     pub fn new(

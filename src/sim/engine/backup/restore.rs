@@ -19,6 +19,8 @@ use crate::page::{verify, Expect, ExpectedState, Verdict, PAGE_SIZE};
 
 /// The copy of one data file that a restore writes.
 pub struct Target {
+    /// Where the copy is.
+    pub path: std::path::PathBuf,
     /// The data file's id in the set (what the stream's entries name).
     pub file_id: u32,
     /// The copy, created and allocated.
@@ -29,9 +31,16 @@ pub struct Target {
 }
 
 impl Target {
-    /// A copy of file `file_id` of `pages` pages (header included), nothing restored yet.
-    pub fn new(file_id: u32, storage: Arc<dyn Storage>, pages: u64) -> Target {
+    /// A copy at `path` of file `file_id`, of `pages` pages (header included), nothing
+    /// restored yet.
+    pub fn new(
+        path: std::path::PathBuf,
+        file_id: u32,
+        storage: Arc<dyn Storage>,
+        pages: u64,
+    ) -> Target {
         Target {
+            path,
             file_id,
             storage,
             generations: vec![None; usize::try_from(pages).unwrap_or(0)],
