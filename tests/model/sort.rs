@@ -92,3 +92,35 @@ fn a_run_write_the_device_drops_is_found_at_the_merge_and_the_file_kept() {
         "the tempdb file with the finding was removed"
     );
 }
+
+/// A run write the device fails (EIO on the tempdb file) is a `write_error` finding of the Sort
+/// User at that run, and the file is kept.
+#[test]
+fn a_run_write_the_device_fails_is_a_write_error_of_the_sort_user() {
+    let plan = sort_plan();
+    let file = plan.tempdb_path(0).expect("a data file");
+    let backend = FaultyBackend::new(13);
+    backend.inject(
+        Fault::WriteEio,
+        Trigger::Page {
+            path: file.clone(),
+            page: 5,
+        },
+    );
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone()).expect("simulate");
+    let found = sink.findings();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let f = &found[0];
+    assert_eq!(f.class, FindingClass::WriteError, "{f:?}");
+    assert_eq!((f.actor, &f.path), (ActorKind::SortUser, &file), "{f:?}");
+    assert_eq!(f.errno, Some(libc::EIO), "{f:?}");
+    assert!(
+        f.page_id <= 5 && 5 < f.page_id + u64::from(f.page_count),
+        "{f:?}"
+    );
+    assert!(
+        backend.exists(&file),
+        "the tempdb file with the finding was removed"
+    );
+}

@@ -12,9 +12,10 @@
 //!
 //! A page that reads back as its extent's previous tenant is a stale read, one that reads as
 //! zeros a lost write, and so on (the verdict's class): a finding of the Sort User on the
-//! tempdb file. tempdb is never durable: the journal never holds its pages and a crash owes
-//! nothing of it. A file with a finding is kept as evidence (a rerun keeps it under the run's
-//! id); a clean one is removed. Its I/O is not in the run's statistics or throttle yet.
+//! tempdb file. tempdb is never durable: the journal never holds its pages, a crash owes
+//! nothing of it, and a rerun recreates what a killed run left. A file with a finding is kept
+//! as evidence (a rerun after a run that found errors keeps it under the run's id); a clean one
+//! is removed. Its I/O is not in the run's statistics or throttle yet.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 use super::worker::Worker;
 use crate::findings::{Finding, FindingClass, Severity};
 use crate::io::align::AlignedBuf;
+use crate::io::oserr;
 use crate::io::Storage;
 use crate::page::layout::{self, PageStamp};
 use crate::page::{verify, ActorKind, Expect, ExpectedState, Verdict, PAGE_SIZE};
@@ -162,14 +164,44 @@ fn write_run(w: &mut Worker<'_>, spill: &mut Spill, e: usize) -> bool {
     match spill.storage.write_at(&spill.buf, first * PAGE_SIZE as u64) {
         Ok(()) => true,
         Err(e) => {
-            let errno = e.raw_os_error().unwrap_or(libc::EIO);
-            let mut f = finding(w, spill, first, Verdict::IoError { errno });
-            f.class = FindingClass::WriteError;
-            f.page_count = spill.run_pages as u32;
-            report(w, spill, f);
+            io_failed(w, spill, first, spill.run_pages, true, &e);
             false
         }
     }
+}
+
+/// A request of the tempdb file that failed. The device's failure (EIO and its kin, as
+/// `io::oserr` tells them) is a `write_error` or `read_error` finding of the Sort User at the
+/// request's first page; a request the platform refused for how it was made, or out of space,
+/// is no finding of the device: said, and this Sort User stops.
+fn io_failed(
+    w: &Worker<'_>,
+    spill: &mut Spill,
+    page: u64,
+    pages: usize,
+    write: bool,
+    e: &std::io::Error,
+) {
+    let what = if write { "write" } else { "read" };
+    if !oserr::classify(e).is_finding() {
+        say(
+            w,
+            Severity::Error,
+            format!(
+                "a {what} of {pages} pages at page {page} of the tempdb file {} failed: {e}; not an integrity finding (the platform refused the request, or a condition such as no space); this Sort User stops",
+                spill.path.display()
+            ),
+        );
+        return;
+    }
+    let errno = e.raw_os_error().unwrap_or(libc::EIO);
+    let mut f = finding(w, spill, page, Verdict::IoError { errno });
+    if write {
+        f.class = FindingClass::WriteError;
+    }
+    f.errno = Some(errno);
+    f.page_count = u32::try_from(pages).unwrap_or(u32::MAX);
+    report(w, spill, f);
 }
 
 /// Reads the runs of `extents` back merged, a few pages of each in turn, and verifies every
@@ -183,10 +215,7 @@ fn merge(w: &mut Worker<'_>, spill: &mut Spill, extents: &[usize]) -> bool {
             let page = first_page(spill, e) + at as u64;
             let bytes = &mut spill.buf[..n * PAGE_SIZE];
             if let Err(err) = spill.storage.read_at(bytes, page * PAGE_SIZE as u64) {
-                let errno = err.raw_os_error().unwrap_or(libc::EIO);
-                let mut f = finding(w, spill, page, Verdict::IoError { errno });
-                f.page_count = n as u32;
-                report(w, spill, f);
+                io_failed(w, spill, page, n, false, &err);
                 return false;
             }
             let state = ExpectedState::Written {
@@ -211,15 +240,7 @@ fn merge(w: &mut Worker<'_>, spill: &mut Spill, extents: &[usize]) -> bool {
 }
 
 fn finding(w: &Worker<'_>, spill: &Spill, page: u64, v: Verdict) -> Finding {
-    Finding::page(
-        w.run.plan.seed,
-        spill.path.clone(),
-        spill.file_id,
-        page,
-        ActorKind::SortUser,
-        w.id,
-        v,
-    )
+    w.page_finding(&spill.path, spill.file_id, page, v)
 }
 
 fn report(w: &Worker<'_>, spill: &mut Spill, f: Finding) {
