@@ -154,22 +154,26 @@ fn look(
             prev.ours.push(copy);
         }
     }
-    // A Sort User's tempdb file left: one with a finding (kept as evidence), or one a crash
-    // left behind.
-    for t in (0..plan.sections.sort.user_count as usize).filter_map(|i| plan.tempdb_path(i)) {
-        if let Ok(Some(_)) = crate::sim::engine::files::check_ownership(backend, &t, false) {
-            prev.ours.push(t);
-        }
-    }
+    let mut found_errors = false;
     if let Some(p) = evidence.first() {
         match crate::report::readers::load::load(p) {
             Ok(l) => {
                 let finished = l.complete || l.stopped_by.is_some();
-                prev.evidence_not_clean =
-                    l.integrity_errors() > 0 || !l.other_errors.is_empty() || !finished;
+                found_errors = l.integrity_errors() > 0;
+                prev.evidence_not_clean = found_errors || !l.other_errors.is_empty() || !finished;
                 prev.run_id = prev.run_id.or(l.json.and_then(|j| j.run_id));
             }
             Err(_) => prev.evidence_not_clean = true,
+        }
+    }
+    // A Sort User's tempdb file is evidence only when the run found errors (a file with a
+    // finding is kept by the run itself). tempdb is not durable: one a crash left holds
+    // nothing owed, and the new run recreates it; kept aside after every crash, each would
+    // take another TempFileSize of disk.
+    let tempdb = (0..plan.sections.sort.user_count as usize).filter_map(|i| plan.tempdb_path(i));
+    for t in tempdb.filter(|_| found_errors) {
+        if let Ok(Some(_)) = crate::sim::engine::files::check_ownership(backend, &t, false) {
+            prev.ours.push(t);
         }
     }
     prev.run_id = prev.run_id.or_else(|| header_run_id(plan, backend));

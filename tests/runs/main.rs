@@ -29,6 +29,7 @@ mod resume_journal;
 mod runs;
 mod safety;
 mod signal_stop;
+mod sort;
 mod status_p99;
 mod summary_json;
 mod uring_refused;
