@@ -2,9 +2,12 @@
 //! `RESTORE DATABASE … WITH MOVE` does it: each data file's copy is created and allocated
 //! before any page is written (its header page, then its size, the way the run creates its own
 //! files), the pages the stream carries are written back in stream order — each run of
-//! consecutive pages of one file within a block in one write, so the copy is written
-//! sequentially in large requests —, the copies are made durable, and then every restored page
-//! is read back, in order, and checked against the generation its block recorded.
+//! consecutive pages of one file within a block in one write, MaxTransferSize at most —, the
+//! copies are made durable, and then every restored page is read back, in order, and checked
+//! against the generation its block recorded. The stream's order is the order the backup's
+//! reads completed in, not the file's: so the restore's writes are large but not all
+//! sequential (under strace, 7 of 50 began where the one before ended), where SQL Server's
+//! restore writes each file in order (docs/backup.md).
 //!
 //! The caller (the Backup User) removes a copy that read back clean, so the next restore
 //! writes into extents that were just freed: the reuse of a freshly freed extent is where a
