@@ -171,6 +171,12 @@ impl Storage for FileStorage {
         Ok(rustix::fs::seek(&self.file, rustix::fs::SeekFrom::End(0))?)
     }
 
+    fn allocated(&self) -> Option<u64> {
+        let st = rustix::fs::fstat(&self.file).ok()?;
+        (rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile)
+            .then(|| u64::try_from(st.st_blocks).unwrap_or(0) * 512)
+    }
+
     fn path(&self) -> &Path {
         &self.path
     }
@@ -198,4 +204,29 @@ pub fn read_all(storage: &dyn Storage) -> io::Result<Vec<u8>> {
         out.extend_from_slice(&buf[..n.min(len - out.len())]);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocated_says_what_the_filesystem_holds_not_the_length() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f");
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .expect("create");
+        let s = FileStorage::new(file, path);
+        s.set_len(8 << 20).expect("hole");
+        let hole = s.allocated().expect("a file on a filesystem");
+        assert!(hole < 8 << 20, "a file made by set_len is a hole: {hole}");
+        s.write_at(&vec![7u8; 1 << 20], 0).expect("write");
+        s.sync_data().expect("sync");
+        let held = s.allocated().expect("allocated");
+        assert!((1 << 20..8 << 20).contains(&held), "{held}");
+    }
 }

@@ -92,6 +92,11 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn set_len(&self, len: u64) -> io::Result<()>;
     /// Current file length.
     fn len(&self) -> io::Result<u64>;
+    /// The bytes the filesystem holds for the file (`st_blocks` × 512), when it is a file on
+    /// a filesystem; `None` where nothing says (in memory).
+    fn allocated(&self) -> Option<u64> {
+        None
+    }
     /// True when the file is empty.
     fn is_empty(&self) -> io::Result<bool> {
         Ok(self.len()? == 0)

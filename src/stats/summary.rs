@@ -106,8 +106,12 @@ pub struct FileSummary {
     pub index: usize,
     /// Path of the file.
     pub path: String,
-    /// Whether the file is sparse.
+    /// Whether the file is sparse: the filesystem holds fewer bytes for it than its size
+    /// (`space`), or, where nothing says (in memory), what the configuration asked.
     pub sparse: bool,
+    /// Its size and what the filesystem holds for it, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space: Option<FileSpace>,
     /// The TargetIODuration setting, milliseconds.
     pub target_io_duration_ms: u64,
     /// SQLIOSim's damped running-average I/O duration at the end, milliseconds.
@@ -124,6 +128,23 @@ pub struct FileSummary {
     /// run and per phase (schema /2; absent in /1 documents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<super::DepthSummary>,
+}
+
+/// A file's size and the bytes its filesystem holds for it (`st_blocks` × 512): a sparse
+/// file holds fewer; preallocation beyond the end, more.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSpace {
+    /// The file's length, bytes.
+    pub size_bytes: u64,
+    /// The bytes allocated to it on the filesystem.
+    pub allocated_bytes: u64,
+}
+
+impl FileSpace {
+    /// True when the filesystem holds less than the file's length: it has holes.
+    pub fn has_holes(&self) -> bool {
+        self.allocated_bytes < self.size_bytes
+    }
 }
 
 /// Everything reported about one kind of actor (all files).

@@ -38,11 +38,19 @@ pub fn file_summary_lines(f: &FileSummary) -> Vec<String> {
     ]
 }
 
-/// Our extra line: flushes, errors, IOPS, MB/s and latency percentiles in milliseconds.
+/// Our extra line: flushes, errors, IOPS, MB/s and latency percentiles in milliseconds, then
+/// the space the filesystem holds for the file when known.
 fn throughput_line(f: &FileSummary) -> String {
     let io = &f.io;
+    let space = f.space.map_or(String::new(), |s| {
+        format!(
+            ", Allocated (MB) = {:.1} of {:.1}",
+            s.allocated_bytes as f64 / 1048576.0,
+            s.size_bytes as f64 / 1048576.0
+        )
+    });
     format!(
-        "Syncs = {}, IO errors = {}, IOPS = {:.1}, MB/s = {:.2}, Latency (ms): {}",
+        "Syncs = {}, IO errors = {}, IOPS = {:.1}, MB/s = {:.2}, Latency (ms): {}{space}",
         io.syncs,
         io.errors,
         io.iops,

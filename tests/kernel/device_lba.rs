@@ -2,6 +2,8 @@
 //! loop device of 4096-byte logical sectors, a run leaves its files, the test damages one page
 //! through the file, `verify` reports the page with its LBA, and the loop device read at that
 //! LBA (O_DIRECT, past the page cache) holds the damaged bytes, as does the image file beneath.
+//! Once on the whole disk, once on a partition that starts at an odd sector: the LBA is the
+//! disk's (what a vendor's tools read), not the partition's.
 //! Needs root and a loop device: skipped without them unless SQLIOSIM_REQUIRE_LOOP is set.
 
 use std::path::Path;
@@ -46,12 +48,32 @@ fn dd_direct(dev: &Path, at: u64, count: u64) -> Vec<u8> {
 
 #[test]
 fn the_lba_of_a_damaged_page_on_a_loop_device_holds_its_bytes() {
+    lba_holds_the_damaged_page(None);
+}
+
+/// The partition's first sector, in the disk's 4096-byte sectors: not a multiple of 256
+/// (1 MiB), so an LBA that forgot the partition start, or counted it in the wrong unit, reads
+/// other bytes.
+const PARTITION_START: u64 = 259;
+
+#[test]
+fn the_lba_of_a_damaged_page_on_a_partition_is_the_disks_and_holds_its_bytes() {
+    lba_holds_the_damaged_page(Some(PARTITION_START));
+}
+
+/// A run on ext4 over a 4096-byte-sector loop device (its partition from sector `partition`
+/// when given), one page damaged, verify's LBA read back from the disk and the image.
+fn lba_holds_the_damaged_page(partition: Option<u64>) {
     if !is_root() {
         return skip("the device LBA test needs root for losetup and mount");
     }
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let image = sparse_image(tmp.path(), "lba.img", 64 << 20);
-    let Some(dev) = LoopDev::attach(&image, true, 4096) else {
+    let dev = match partition {
+        None => LoopDev::attach(&image, true, 4096),
+        Some(start) => LoopDev::attach_partitioned(&image, true, 4096, start),
+    };
+    let Some(dev) = dev else {
         return;
     };
     let dir = tmp.path().join("mnt");
@@ -70,14 +92,15 @@ fn the_lba_of_a_damaged_page_on_a_loop_device_holds_its_bytes() {
     assert_exit(&run, 0);
     // The console header names the device under each file (issue #23 §5).
     let console = String::from_utf8_lossy(&run.stdout);
-    let loopname = m
-        .device()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let base = |p: &Path| p.file_name().unwrap().to_string_lossy().into_owned();
+    let (device, name) = (base(m.device()), base(m.disk()));
+    // A partition is named with its disk.
+    let shown = match partition {
+        None => device.clone(),
+        Some(_) => format!("{device} on disk {name}"),
+    };
     let under = format!(
-        "Device under {}: {loopname}, model ",
+        "Device under {}: {shown}, model ",
         m.dir().join("sqliosim.mdx").display()
     );
     assert!(console.contains(&under), "{console}");
@@ -112,26 +135,29 @@ fn the_lba_of_a_damaged_page_on_a_loop_device_holds_its_bytes() {
         .and_then(|v| v.iter().find(|f| f["page_id"] == DAMAGED))
         .unwrap_or_else(|| panic!("no finding on page {DAMAGED}: {doc:#}"));
     let loc = &f["location"];
-    let name = m
-        .device()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
-    assert_eq!(loc["device"], name.as_str(), "{loc:#}");
+    assert_eq!(loc["device"], device.as_str(), "{loc:#}");
     assert_eq!(loc["disk"], name.as_str(), "{loc:#}");
     assert_eq!(loc["logical_sector_size"], 4096, "{loc:#}");
-    assert_eq!(loc["partition_start"], 0, "{loc:#}");
+    // sysfs gives a partition's start in 512-byte sectors.
+    let start = partition.unwrap_or(0) * 8;
+    assert_eq!(loc["partition_start"], start, "{loc:#}");
     let pieces = loc["pieces"].as_array().expect("pieces");
-    let mut on_device = Vec::new();
+    let (mut on_disk, mut on_partition) = (Vec::new(), Vec::new());
     for p in pieces {
         let lba = p["lba"].as_u64().expect("lba");
         let len = p["length"].as_u64().expect("length");
-        on_device.extend(dd_direct(m.device(), lba * 4096, len));
+        let at = p["device_offset"].as_u64().expect("device_offset");
+        assert_eq!(lba * 4096, start * 512 + at, "{loc:#}");
+        on_disk.extend(dd_direct(m.disk(), lba * 4096, len));
+        on_partition.extend(dd_direct(m.device(), at, len));
     }
     assert!(
-        on_device == bad,
-        "the loop device at the reported LBA does not hold the damaged page: {loc:#}"
+        on_disk == bad,
+        "the disk {name} at the reported LBA does not hold the damaged page: {loc:#}"
+    );
+    assert!(
+        on_partition == bad,
+        "{device} at the reported byte does not hold the damaged page: {loc:#}"
     );
     // The image file beneath the loop device holds it at the same byte.
     let first = pieces[0]["lba"].as_u64().unwrap() * 4096;

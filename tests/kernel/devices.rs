@@ -272,46 +272,6 @@ fn a_mounted_filesystem_is_never_written_even_with_force() {
     fsck_clean(Path::new(&dev));
 }
 
-/// A loop device with a partition table, its partitions as devices (`losetup -P`).
-struct PartitionedLoop(PathBuf);
-
-impl PartitionedLoop {
-    fn attach(image: &Path) -> Option<PartitionedLoop> {
-        let table = "label: dos\nstart=2048, type=83\n";
-        let mut sfdisk = Command::new("sfdisk")
-            .arg("-q")
-            .arg(image)
-            .stdin(std::process::Stdio::piped())
-            .spawn()
-            .ok()?;
-        use std::io::Write;
-        sfdisk.stdin.take()?.write_all(table.as_bytes()).ok()?;
-        if !sfdisk.wait().ok()?.success() {
-            return None;
-        }
-        let out = Command::new("losetup")
-            .args(["--find", "--show", "-P"])
-            .arg(image)
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| PartitionedLoop(String::from_utf8_lossy(&out.stdout).trim().into()))
-    }
-
-    fn partition(&self) -> PathBuf {
-        let mut p = self.0.clone().into_os_string();
-        p.push("p1");
-        p.into()
-    }
-}
-
-impl Drop for PartitionedLoop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn a_disk_whose_partition_is_mounted_is_never_written() {
     if !is_root() {
@@ -319,22 +279,10 @@ fn a_disk_whose_partition_is_mounted_is_never_written() {
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let img = crate::loop_support::sparse_image(dir.path(), "disk.img", 64 << 20);
-    let Some(disk) = PartitionedLoop::attach(&img) else {
-        return skip("sfdisk or losetup -P failed or is missing");
+    let Some(disk) = LoopDev::attach_partitioned(&img, false, 512, 2048) else {
+        return;
     };
-    let part = disk.partition();
-    // Kernels built without the DOS partition parser find no partition at `losetup -P`: then
-    // partx adds it (BLKPG) from the table sfdisk wrote.
-    if !part.exists() {
-        let _ = Command::new("partx").arg("-a").arg(&disk.0).output();
-    }
-    // udev may take a moment to make the partition's node.
-    for _ in 0..50 {
-        if part.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let part = disk.path().to_path_buf();
     let made = Command::new("mkfs.ext4")
         .args(["-F", "-q"])
         .arg(&part)
@@ -350,7 +298,7 @@ fn a_disk_whose_partition_is_mounted_is_never_written() {
         .output()
         .expect("mount");
     assert!(mounted.status.success(), "mount: {mounted:?}");
-    let disk_path = disk.0.to_str().expect("utf-8").to_string();
+    let disk_path = disk.disk().to_str().expect("utf-8").to_string();
     let name = part
         .file_name()
         .expect("name")

@@ -19,15 +19,24 @@ pub fn skip(why: &str) {
     eprintln!("skipped: {why}");
 }
 
-/// A loop device over an image file, detached on drop.
+/// A loop device over an image file, detached on drop; with a partition table, the node
+/// used is its first partition.
 pub struct LoopDev {
+    /// The loop device (the whole disk).
     dev: PathBuf,
+    /// The node a filesystem goes on: the disk, or its partition.
+    node: PathBuf,
 }
 
 impl LoopDev {
     /// Attaches `image` (`--direct-io` on or off, `--sector-size sector`); `None` after saying
     /// why when this machine does not allow it.
     pub fn attach(image: &Path, direct_io: bool, sector: u32) -> Option<LoopDev> {
+        Self::attach_scan(image, direct_io, sector, false)
+    }
+
+    /// [`LoopDev::attach`], with the kernel scanning for partitions (`-P`) when `partscan`.
+    fn attach_scan(image: &Path, direct_io: bool, sector: u32, partscan: bool) -> Option<LoopDev> {
         let _one = LOSETUP.lock().unwrap_or_else(|e| e.into_inner());
         let dio = if direct_io { "on" } else { "off" };
         let mut last = String::new();
@@ -36,12 +45,16 @@ impl LoopDev {
             let out = Command::new("losetup")
                 .args(["--find", "--show", &format!("--direct-io={dio}")])
                 .args(["--sector-size", &sector.to_string()])
+                .args(partscan.then_some("-P"))
                 .arg(image)
                 .output();
             match out {
                 Ok(o) if o.status.success() => {
-                    let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
-                    return Some(LoopDev { dev: dev.into() });
+                    let dev = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+                    return Some(LoopDev {
+                        node: dev.clone(),
+                        dev,
+                    });
                 }
                 other => last = format!("{other:?}"),
             }
@@ -51,8 +64,60 @@ impl LoopDev {
         None
     }
 
-    /// The device node, e.g. `/dev/loop3`.
+    /// Attaches `image` as [`LoopDev::attach`] does, writes a DOS partition table on the
+    /// device with one partition from `start` (in the device's logical sectors) to its end,
+    /// and takes that partition (`/dev/loopNp1`) as the node; `None` after saying why.
+    pub fn attach_partitioned(
+        image: &Path,
+        direct_io: bool,
+        sector: u32,
+        start: u64,
+    ) -> Option<LoopDev> {
+        let mut lo = LoopDev::attach_scan(image, direct_io, sector, true)?;
+        let table = format!("label: dos\nstart={start}, type=83\n");
+        let sfdisk = Command::new("sfdisk")
+            .arg("-q")
+            .arg(&lo.dev)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().expect("stdin").write_all(table.as_bytes())?;
+                c.wait()
+            });
+        if !sfdisk.is_ok_and(|s| s.success()) {
+            skip(&format!(
+                "sfdisk on {} failed or is missing",
+                lo.dev.display()
+            ));
+            return None;
+        }
+        let mut part = lo.dev.clone().into_os_string();
+        part.push("p1");
+        lo.node = part.into();
+        // Kernels built without the DOS partition parser find no partition: then partx adds
+        // it (BLKPG) from the table sfdisk wrote.
+        if !lo.node.exists() {
+            let _ = Command::new("partx").arg("-a").arg(&lo.dev).output();
+        }
+        // udev may take a moment to make the partition's node.
+        for _ in 0..50 {
+            if lo.node.exists() {
+                return Some(lo);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        skip(&format!("no partition node {} appeared", lo.node.display()));
+        None
+    }
+
+    /// The node a filesystem goes on, e.g. `/dev/loop3` or `/dev/loop3p1`.
     pub fn path(&self) -> &Path {
+        &self.node
+    }
+
+    /// The whole loop device, e.g. `/dev/loop3`.
+    pub fn disk(&self) -> &Path {
         &self.dev
     }
 
@@ -115,9 +180,14 @@ impl Mounted {
         &self.dir
     }
 
-    /// The loop device the filesystem is on.
+    /// The loop device (or its partition) the filesystem is on.
     pub fn device(&self) -> &Path {
         self._dev.path()
+    }
+
+    /// The whole loop device beneath it.
+    pub fn disk(&self) -> &Path {
+        self._dev.disk()
     }
 }
 

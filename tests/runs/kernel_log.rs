@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::crash_support::{assert_exit, bin};
 
-fn config(dir: &std::path::Path) -> std::path::PathBuf {
+pub fn config(dir: &std::path::Path) -> std::path::PathBuf {
     let text = "[CONFIG]\nTestCycles=1\nTestCycleDuration=3\nMaxMemoryMB=4\nWriteThrough=TRUE\n\
          [RandomUser]\nUserCount=1\n[AuditUser]\nUserCount=0\n[ReadAheadUser]\nUserCount=0\n[BulkUpdateUser]\nUserCount=0\n\
          [File1]\nFileName=sqliosim.mdx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\

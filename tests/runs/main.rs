@@ -19,6 +19,7 @@ mod depth;
 mod durability_modes;
 mod fault_injection;
 mod generations;
+mod host_tools;
 mod hostile_env;
 mod hostile_names;
 mod kernel_beside;

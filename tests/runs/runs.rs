@@ -179,3 +179,64 @@ fn each_io_service_kind_carries_a_clean_run_and_the_run_reports_it() {
         }
     }
 }
+
+/// `Sparse=TRUE` leaves a hole only until the initial update writes every page: the summary
+/// says what the filesystem holds at the end (issue #24 §2), where it used to echo the
+/// configuration's `Sparse = Yes` for a file with every block allocated.
+#[test]
+fn a_sparse_file_the_run_wrote_whole_is_summarised_as_not_sparse_with_its_allocation() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = dir.path().join("sparse.cfg.ini");
+    let text = std::fs::read_to_string(crate::kernel_log::config(dir.path()))
+        .expect("config")
+        .replace("LogFile=FALSE", "LogFile=FALSE\nSparse=TRUE");
+    std::fs::write(&config, text).expect("write config");
+    let (json, log) = (dir.path().join("s.json"), dir.path().join("s.xml"));
+    let data = dir.path().join("d");
+    std::fs::create_dir(&data).expect("dir");
+    let out = run_cmd(&config, &data)
+        .arg("--json")
+        .arg(&json)
+        .arg("--log")
+        .arg(&log)
+        .output()
+        .expect("run");
+    assert_clean(&out);
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    let mdx = v["stats"]["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .find(|f| {
+            f["path"]
+                .as_str()
+                .is_some_and(|p| p.ends_with("sqliosim.mdx"))
+        })
+        .expect("the data file's summary")
+        .clone();
+    let (size, held) = (
+        mdx["space"]["size_bytes"].as_u64().expect("size"),
+        mdx["space"]["allocated_bytes"].as_u64().expect("allocated"),
+    );
+    assert_eq!(size, 2 << 20, "{mdx:#}");
+    assert!(
+        held >= size,
+        "every page was written, so every block is held: {mdx:#}"
+    );
+    assert_eq!(mdx["sparse"], false, "{mdx:#}");
+    let xml = std::fs::read_to_string(&log).expect("log");
+    let at = xml
+        .find("Final Summary for file ")
+        .and_then(|i| xml[i..].find("sqliosim.mdx").map(|j| i + j))
+        .expect("the data file's summary in the log");
+    let rest = &xml[at..];
+    assert!(
+        rest.contains("Sparse = No"),
+        "the log says the file is sparse: {rest:.600}"
+    );
+    assert!(
+        rest.contains("Allocated (MB) = 2.0 of 2.0"),
+        "the log does not say what the filesystem holds: {rest:.600}"
+    );
+}

@@ -151,6 +151,10 @@ impl Storage for ServiceStorage {
         self.file.len()
     }
 
+    fn allocated(&self) -> Option<u64> {
+        self.file.allocated()
+    }
+
     fn path(&self) -> &Path {
         self.file.path()
     }

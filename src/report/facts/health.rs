@@ -3,8 +3,6 @@
 //! A missing tool, a device without SMART (loop, virtio) or a tool that fails is recorded as
 //! absent with the reason; it never fails the run.
 
-use std::process::Command;
-
 use serde::{Deserialize, Serialize};
 
 /// One tool's answer about one disk at one moment.
@@ -88,11 +86,8 @@ fn run(when: &str, disk: &str, tool: &str, args: &[&str]) -> HealthReport {
         command: format!("{tool} {}", args.join(" ")),
         ..HealthReport::default()
     };
-    match Command::new(tool).args(args).output() {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            r.absent = Some(format!("{tool} is not installed"));
-        }
-        Err(e) => r.absent = Some(format!("{tool} could not be run: {e}")),
+    match super::tool::run(tool, args) {
+        Err(e) => r.absent = Some(e.to_string()),
         Ok(o) => match serde_json::from_slice::<serde_json::Value>(&o.stdout) {
             Ok(v) => r.json = Some(v),
             Err(_) => {

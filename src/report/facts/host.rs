@@ -77,16 +77,13 @@ pub fn capture(disks: &[String]) -> HostFacts {
         stacked: stacked(Path::new("/sys/block")),
         ..HostFacts::default()
     };
-    match std::process::Command::new("lsblk")
-        .args(["-J", "-O"])
-        .output()
-    {
+    match super::tool::run("lsblk", &["-J", "-O"]) {
         Ok(o) if o.status.success() => match serde_json::from_slice(&o.stdout) {
             Ok(v) => h.lsblk = Some(v),
             Err(e) => h.lsblk_absent = Some(format!("lsblk -J -O gave no JSON: {e}")),
         },
         Ok(o) => h.lsblk_absent = Some(format!("lsblk -J -O failed ({})", o.status)),
-        Err(e) => h.lsblk_absent = Some(format!("lsblk could not be run: {e}")),
+        Err(e) => h.lsblk_absent = Some(e.to_string()),
     }
     for d in disks
         .iter()

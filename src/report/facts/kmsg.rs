@@ -185,8 +185,9 @@ fn read_kmsg(
 /// `journalctl -k` since the start, `short-unix` lines: `SECONDS.MICROS host kernel: text`.
 fn journal(start: Clocks, devices: &[String]) -> Result<Vec<KernelLine>, String> {
     let since = format!("@{}", start.wall_us / 1_000_000);
-    let out = std::process::Command::new("journalctl")
-        .args([
+    let out = super::tool::run(
+        "journalctl",
+        &[
             "-k",
             "-q",
             "--no-pager",
@@ -194,9 +195,9 @@ fn journal(start: Clocks, devices: &[String]) -> Result<Vec<KernelLine>, String>
             "short-unix",
             "--since",
             &since,
-        ])
-        .output()
-        .map_err(|e| e.to_string())?;
+        ],
+    )
+    .map_err(|e| e.to_string())?;
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
     }

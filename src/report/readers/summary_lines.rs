@@ -44,6 +44,19 @@ fn apply(f: &mut FileSummary, line: &str) {
         let us = |k: &str| num::<f64>(&m, k) * 1000.0;
         (l.min_us, l.p50_us, l.p90_us) = (us("min"), us("p50"), us("p90"));
         (l.p99_us, l.p999_us, l.max_us) = (us("p99"), us("p99.9"), us("max"));
+        f.space = m.get("Allocated (MB)").and_then(|v| {
+            let (held, size) = v.split_once(" of ")?;
+            let bytes = |t: &str| {
+                t.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .map(|mb| (mb * 1048576.0) as u64)
+            };
+            Some(crate::stats::FileSpace {
+                size_bytes: bytes(size)?,
+                allocated_bytes: bytes(held)?,
+            })
+        });
     }
 }
 

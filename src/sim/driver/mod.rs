@@ -123,7 +123,8 @@ pub fn simulate(
 }
 
 /// What the summary says of each file beyond its counters: the throttle's target and running
-/// average now, and whether it is sparse.
+/// average now, and its size and what the filesystem holds for it now (issue #24 §2: a file
+/// asked for as sparse is sparse only while it has holes).
 fn file_metas(run: &Run<'_>) -> Vec<FileMeta> {
     run.files
         .iter()
@@ -133,6 +134,12 @@ fn file_metas(run: &Run<'_>) -> Vec<FileMeta> {
             target_io_duration_ms: run.controls.throttles[i].target_ms(),
             running_avg_io_ms: Some(run.controls.throttles[i].running_average_ms()),
             sparse: run.plan.files[i].sparse,
+            space: f.storage.allocated().and_then(|allocated_bytes| {
+                Some(crate::stats::FileSpace {
+                    size_bytes: f.storage.len().ok()?,
+                    allocated_bytes,
+                })
+            }),
         })
         .collect()
 }
