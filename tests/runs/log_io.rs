@@ -246,3 +246,48 @@ fn the_log_is_read_forward_in_reads_of_up_to_120_kb() {
         "a log read of {largest} bytes (at most {MAX_FORWARD_READ})"
     );
 }
+
+/// SQL Server stamps a new log file with 0xC0, not zeros, in writes of about 4 MB (issue #24
+/// §2): the traced fill of a 10 MB log is 4 MB writes of 0xC0 bytes (the last one shorter),
+/// from the end of the header page to the end of the file, and no zero fill.
+#[test]
+fn a_new_log_is_stamped_with_0xc0_in_4_mb_writes() {
+    if !strace_support::available() {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = dir.path().join("stamp.cfg.ini");
+    let text = std::fs::read_to_string(eight_users(dir.path(), 1))
+        .expect("config")
+        .replace(
+            "FileName=sqliosim.ldx\nInitialSize=4\nMaxSize=4",
+            "FileName=sqliosim.ldx\nInitialSize=10\nMaxSize=10",
+        );
+    std::fs::write(&config, text).expect("write config");
+    let mut cmd = run_cmd(&config, dir.path());
+    cmd.args(["--engine", "sync", "--no-json"]);
+    let (out, calls) = strace_support::run(&cmd, &dir.path().join("strace.txt"));
+    assert_success(&out);
+    let fill: Vec<(u64, u64, String)> = calls
+        .iter()
+        .filter(|c| c.is_write() && c.path.as_deref().is_some_and(|p| p.ends_with(".ldx")))
+        .filter(|c| c.data.as_deref() != Some("SQLSIMLG"))
+        .filter(|c| c.len.is_some_and(|n| n > 61_440))
+        .map(|c| {
+            (
+                c.offset.unwrap_or(u64::MAX),
+                c.len.unwrap_or(0),
+                c.data.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let stamp = "\\300".repeat(8);
+    let mb = 1u64 << 20;
+    let page = 8192;
+    let want = vec![
+        (page, 4 * mb, stamp.clone()),
+        (page + 4 * mb, 4 * mb, stamp.clone()),
+        (page + 8 * mb, 2 * mb - page, stamp),
+    ];
+    assert_eq!(fill, want, "the log's fill writes (offset, bytes, first bytes)");
+}

@@ -22,8 +22,11 @@ use crate::page::{ExpectedState, FileHeader, FileRole, HeaderError, PAGE_SIZE};
 /// Operations kept per file for the evidence of a finding (like SQL Server's ring of the
 /// last 2,048 writes).
 const HISTORY_LEN: usize = 4096;
-/// Zero-stamping writes this much per request.
+/// Zero-stamping a data file writes this much per request.
 const STAMP_CHUNK: usize = 1 << 20;
+/// Stamping a log file writes this much per request: SQL Server stamps its log in about 4 MB
+/// chunks (issue #24 §2).
+const LOG_STAMP_CHUNK: usize = 4 << 20;
 
 /// Why a file could not be prepared.
 #[derive(Debug, thiserror::Error)]
@@ -202,18 +205,25 @@ pub fn check_unit(storage: &dyn Storage, direct: bool) -> Result<(), FileError> 
     Ok(())
 }
 
-/// Grows a file from `from` to `to` pages: zeros written, space allocated, or a hole.
+/// Grows a file from `from` to `to` pages: stamped (a data file with zeros in 1 MB writes, a
+/// log with [`super::logblock::LOG_STAMP`] in 4 MB writes, as SQL Server stamps its log), space
+/// allocated, or a hole.
 pub fn extend(storage: &dyn Storage, from: u64, to: u64, p: &Prepare) -> std::io::Result<()> {
     if to <= from {
         return Ok(());
     }
     let (start, end) = (from * PAGE_SIZE as u64, to * PAGE_SIZE as u64);
     if p.stamp {
-        let zeros = AlignedBuf::new(STAMP_CHUNK)?;
+        let (byte, chunk) = match p.role {
+            FileRole::Log => (super::logblock::LOG_STAMP, LOG_STAMP_CHUNK),
+            FileRole::Data => (0, STAMP_CHUNK),
+        };
+        let mut stamp = AlignedBuf::new(chunk)?;
+        stamp.fill(byte);
         let mut at = start;
         while at < end {
-            let n = (end - at).min(STAMP_CHUNK as u64) as usize;
-            storage.write_at(&zeros[..n], at)?;
+            let n = (end - at).min(chunk as u64) as usize;
+            storage.write_at(&stamp[..n], at)?;
             at += n as u64;
         }
         Ok(())

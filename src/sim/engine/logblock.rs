@@ -29,6 +29,10 @@ pub const MAX_LOG_UNIT: u32 = PAGE_SIZE as u32;
 pub const LOG_HEADER_LEN: usize = 64;
 /// The largest log block, and so the largest log write: 60 KB, as SQL Server's log blocks.
 pub const MAX_LOG_BLOCK: u32 = 60 * 1024;
+/// The byte a new log file's area is stamped with (issue #24 §2: SQL Server stamps its log
+/// files with a non-zero pattern, 0xC0, not zeros). A block still holding it was never written;
+/// so was an all-zero block of a log made before the stamp (or by `StampFiles`-less growth).
+pub const LOG_STAMP: u8 = 0xC0;
 /// Log records are packed into a block on 8-byte boundaries.
 pub const RECORD_ALIGN: u32 = 8;
 
@@ -68,8 +72,9 @@ pub struct LogBlock {
 /// Why a log block is not the block that was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum LogBlockError {
-    /// The bytes are all zero: the block never reached the media.
-    #[error("log block never written (all zero)")]
+    /// The bytes are the log's initial stamp ([`LOG_STAMP`]) or all zero: the block never
+    /// reached the media.
+    #[error("log block never written (the log's initial stamp, or all zero)")]
     NeverWritten,
     /// No log block magic.
     #[error("no log block magic")]
@@ -148,7 +153,8 @@ pub fn encode(buf: &mut [u8], b: &LogBlock) {
 /// Decodes the header at the start of `buf` (which must hold at least the header), without
 /// checking the checksum (the length is needed first to know how much to read).
 pub fn peek(buf: &[u8]) -> Result<LogBlock, LogBlockError> {
-    if buf.iter().take(LOG_HEADER_LEN).all(|&x| x == 0) {
+    let header = &buf[..LOG_HEADER_LEN.min(buf.len())];
+    if header.iter().all(|&x| x == 0) || header.iter().all(|&x| x == LOG_STAMP) {
         return Err(LogBlockError::NeverWritten);
     }
     if buf[..8] != LOG_MAGIC {
@@ -240,6 +246,19 @@ pub fn record_room(bytes: u32, cap: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_block_holding_the_logs_stamp_or_zeros_was_never_written() {
+        for byte in [LOG_STAMP, 0] {
+            assert_eq!(
+                peek(&[byte; 512]),
+                Err(LogBlockError::NeverWritten),
+                "a sector of {byte:#04x}"
+            );
+        }
+        // Any other byte is not a block of ours.
+        assert_eq!(peek(&[0xC1; 512]), Err(LogBlockError::BadMagic));
+    }
+
     use super::*;
 
     fn block(lsn: u64) -> LogBlock {
