@@ -77,11 +77,14 @@ pub enum ActorKind {
     BackupUser = 11,
     /// Sort and hash spills to tempdb: runs written, merged, their extents freed and reused.
     SortUser = 12,
+    /// Indirect checkpoint's recovery writer: pages dirty for longer than TargetRecoveryTime
+    /// written in the background.
+    RecoveryWriter = 13,
 }
 
 impl ActorKind {
     /// All kinds, in tag order.
-    pub const ALL: [ActorKind; 13] = [
+    pub const ALL: [ActorKind; 14] = [
         ActorKind::Init,
         ActorKind::RandomUser,
         ActorKind::AuditUser,
@@ -95,6 +98,7 @@ impl ActorKind {
         ActorKind::Verifier,
         ActorKind::BackupUser,
         ActorKind::SortUser,
+        ActorKind::RecoveryWriter,
     ];
 
     /// The kind stored as `tag`, if any.
@@ -118,6 +122,7 @@ impl ActorKind {
             ActorKind::Verifier => "Verifier",
             ActorKind::BackupUser => "Backup User",
             ActorKind::SortUser => "Sort User",
+            ActorKind::RecoveryWriter => "Recovery Writer",
         }
     }
 }

@@ -30,6 +30,7 @@ mod page_props;
 mod page_verdicts;
 mod page_verify_props;
 mod progress;
+mod recovery_writer;
 mod sector4k;
 mod sequential_cursors;
 mod sim;

@@ -289,5 +289,8 @@ fn a_new_log_is_stamped_with_0xc0_in_4_mb_writes() {
         (page + 4 * mb, 4 * mb, stamp.clone()),
         (page + 8 * mb, 2 * mb - page, stamp),
     ];
-    assert_eq!(fill, want, "the log's fill writes (offset, bytes, first bytes)");
+    assert_eq!(
+        fill, want,
+        "the log's fill writes (offset, bytes, first bytes)"
+    );
 }

@@ -66,6 +66,10 @@ pub struct General {
     /// `IoGeneration` (ours): the SQL Server generation whose request sizes are simulated,
     /// `2014` or `2016` (default).
     pub io_generation: IoGeneration,
+    /// `TargetRecoveryTime` (ours, SQL Server's database option of that name): seconds a
+    /// dirty page may stay dirty before the recovery writer of indirect checkpoint (SQL Server
+    /// 2016's default) writes it; 0 (default) runs only the periodic checkpoint. 0..=3600.
+    pub target_recovery_time_s: u32,
 }
 
 /// The longest TestCycleDuration (and `-d`) accepted: a year, in seconds.
@@ -98,6 +102,7 @@ impl IniSection for General {
         "StampFiles",
         "Force4KLogIO",
         "IoGeneration",
+        "TargetRecoveryTime",
     ];
 
     fn parse(v: &View, cx: &mut ParseContext) -> Result<Self, ConfigError> {
@@ -137,6 +142,7 @@ impl IniSection for General {
             stamp_files: v.boolean("StampFiles", false)?,
             force_4k_log_io: v.boolean("Force4KLogIO", false)?,
             io_generation: io_generation(v)?,
+            target_recovery_time_s: v.u32("TargetRecoveryTime", 0, 0, 3600)?,
         };
         cx.cpu_count = cpu_count;
         cx.io_generation = g.io_generation;
@@ -169,6 +175,10 @@ impl SectionValue for General {
             ("StampFiles", flag(self.stamp_files)),
             ("Force4KLogIO", flag(self.force_4k_log_io)),
             ("IoGeneration", self.io_generation.to_string()),
+            (
+                "TargetRecoveryTime",
+                self.target_recovery_time_s.to_string(),
+            ),
         ]
     }
 
@@ -216,6 +226,13 @@ impl SectionValue for General {
             "IoGeneration = {}: gathers of at most {} pages, read-ahead of at most {} pages",
             self.io_generation, caps.gather_pages, caps.read_ahead_pages
         );
+        if self.target_recovery_time_s > 0 {
+            let _ = writeln!(
+                out,
+                "TargetRecoveryTime = {} s: indirect checkpoint, a recovery writer writes pages dirty for longer",
+                self.target_recovery_time_s
+            );
+        }
     }
 }
 

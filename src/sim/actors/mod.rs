@@ -17,6 +17,7 @@ pub mod lazy_writer;
 pub mod log_writer;
 mod poster;
 pub mod random;
+pub mod recovery_writer;
 mod request_pages;
 mod restore;
 pub mod shrink;

@@ -6,7 +6,10 @@
 //! are untouched.
 
 use super::worker::Worker;
-use super::{backup, batch, checkpoint, lazy_writer, log_writer, random, shrink, sort, sweep};
+use super::{
+    backup, batch, checkpoint, lazy_writer, log_writer, random, recovery_writer, shrink, sort,
+    sweep,
+};
 use crate::page::ActorKind;
 use crate::sim::plan::SimPlan;
 
@@ -155,6 +158,14 @@ pub static ACTORS: &[ActorSpec] = &[
         threads: one,
         pages: gather_pages,
         body: |w, _| checkpoint::checkpointer(w),
+    },
+    ActorSpec {
+        kind: ActorKind::RecoveryWriter,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: |p| usize::from(p.sections.general.target_recovery_time_s > 0),
+        pages: gather_pages,
+        body: |w, _| recovery_writer::run(w),
     },
     ActorSpec {
         kind: ActorKind::LazyWriter,

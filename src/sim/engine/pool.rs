@@ -25,6 +25,9 @@ struct Frame {
     dirty: bool,
     lsn: u64,
     referenced: bool,
+    /// When the page went from clean to dirty, ms since the pool was made (its age for
+    /// indirect checkpoint's recovery writer).
+    dirty_since_ms: u64,
 }
 
 #[derive(Debug)]
@@ -39,6 +42,8 @@ struct Inner {
 #[derive(Debug)]
 pub struct BufferPool {
     inner: Mutex<Inner>,
+    /// The clock of the frames' `dirty_since_ms`.
+    start: std::time::Instant,
 }
 
 impl BufferPool {
@@ -52,6 +57,7 @@ impl BufferPool {
                 hand: 0,
                 dirty: 0,
             }),
+            start: std::time::Instant::now(),
         }
     }
 
@@ -105,6 +111,9 @@ impl BufferPool {
         };
         let f = &mut g.frames[idx];
         let was_dirty = f.dirty;
+        if !was_dirty {
+            f.dirty_since_ms = self.start.elapsed().as_millis() as u64;
+        }
         f.dirty = true;
         f.lsn = f.lsn.max(lsn);
         f.referenced = true;
@@ -139,6 +148,28 @@ impl BufferPool {
                 .filter(|f| f.dirty)
                 .filter_map(|f| f.key.map(|k| (k, f.lsn))),
         );
+        v.sort_unstable();
+        v
+    }
+
+    /// Up to `n` pages dirty for at least `age`, the oldest first, then sorted by file and
+    /// page: what indirect checkpoint's recovery writer writes.
+    pub fn aged_dirty(&self, age: std::time::Duration, n: usize) -> Vec<(PageKey, u64)> {
+        let now = self.start.elapsed().as_millis() as u64;
+        let limit = now.saturating_sub(age.as_millis() as u64);
+        let g = self.inner.lock();
+        let mut aged: Vec<(u64, PageKey, u64)> = g
+            .frames
+            .iter()
+            .filter(|f| f.dirty && f.dirty_since_ms <= limit)
+            .filter_map(|f| f.key.map(|k| (f.dirty_since_ms, k, f.lsn)))
+            .collect();
+        drop(g);
+        if aged.len() > n {
+            aged.select_nth_unstable(n);
+            aged.truncate(n);
+        }
+        let mut v: Vec<(PageKey, u64)> = aged.into_iter().map(|(_, k, l)| (k, l)).collect();
         v.sort_unstable();
         v
     }
@@ -210,6 +241,7 @@ impl Inner {
                 dirty: false,
                 lsn: 0,
                 referenced: true,
+                dirty_since_ms: 0,
             };
             self.map.insert(key, i);
             return Some(i);
@@ -220,6 +252,25 @@ impl Inner {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn aged_dirty_gives_the_pages_dirty_for_long_enough_oldest_first() {
+        use std::time::Duration;
+        let p = BufferPool::new(64);
+        let k = |page| PageKey { file: 0, page };
+        p.mark_dirty(k(9), 1);
+        p.mark_dirty(k(3), 2);
+        std::thread::sleep(Duration::from_millis(30));
+        p.mark_dirty(k(5), 3);
+        // A page dirtied again keeps the age of its first change.
+        p.mark_dirty(k(9), 4);
+        let old = p.aged_dirty(Duration::from_millis(20), 10);
+        assert_eq!(old, vec![(k(3), 2), (k(9), 4)], "sorted by page");
+        assert_eq!(p.aged_dirty(Duration::ZERO, 10).len(), 3);
+        assert_eq!(p.aged_dirty(Duration::ZERO, 1).len(), 1);
+        p.mark_clean(k(3), 2);
+        assert_eq!(p.aged_dirty(Duration::from_millis(20), 10), vec![(k(9), 4)]);
+    }
+
     use super::*;
 
     fn k(page: u64) -> PageKey {
