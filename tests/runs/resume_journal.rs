@@ -18,9 +18,12 @@ const PAGES: u64 = 8192;
 
 /// The shape of configs/deep-checkpoint.cfg.ini (random users only, a fixed-size data file,
 /// WriteThrough off, StopOnError on), small enough to run in seconds.
+/// MaxOutstandingIO=2 keeps a resume's initial update at two 64-page requests in flight, the
+/// pace it had when the I/O frames (two per request of the depth) bounded it: the cuts below
+/// are timed to land inside it, and 64 requests in flight rewrote the whole file before them.
 fn config(dir: &Path) -> PathBuf {
     let text = "[CONFIG]\nStopOnError=TRUE\nTestCycles=1\nTestCycleDuration=1\nMaxMemoryMB=8\n\
-         WriteThrough=FALSE\nMaxOutstandingIO=64\n\
+         WriteThrough=FALSE\nMaxOutstandingIO=2\n\
          [RandomUser]\nUserCount=2\nMinIOChainLength=1\nMaxIOChainLength=64\nSleepAfter=0\n\
          [AuditUser]\nUserCount=0\n[ReadAheadUser]\nUserCount=0\n[BulkUpdateUser]\nUserCount=0\n\
          [ShrinkUser]\nMinShrinkInterval=100000\nMaxShrinkInterval=100000\n\

@@ -271,10 +271,13 @@ pub fn async_depth(plan: &SimPlan, backend: &dyn Backend) -> usize {
 /// in-memory faulty backend): the io_uring service's ceiling.
 pub const UNCAPPED_DEPTH: usize = crate::io::IoService::UNCAPPED_DEPTH;
 
-/// The I/O frame pool: two page frames per request of the asynchronous depth, at least twice
-/// the largest request (1,024 pages) and at most 65,536 frames (512 MB), within MaxMemoryMB
-/// where that is larger than the floor. Every frame is touched now, so the run's memory does
-/// not grow when the depth is first reached.
+/// The I/O frame pool, the memory of the pages in flight: enough for the asynchronous depth's
+/// worth of the largest request (at least 64 pages, at most 1,024), within MaxMemoryMB (SQL
+/// Server's bound on pages in flight is its buffer pool), at most 65,536 frames (512 MB) and
+/// at least twice the largest request. So MaxOutstandingIO counts requests, as its name says:
+/// with two frames per request of the depth (before issue #24 §2) a depth of 256 held only 8
+/// requests of 64 pages, and a run asking for 256 saw 34–36 in flight. Every frame is touched
+/// now, so the run's memory does not grow when the depth is first reached.
 fn io_frames(plan: &SimPlan, depth: usize) -> std::io::Result<Arc<crate::io::BufPool>> {
     let largest = [
         64,
@@ -293,7 +296,7 @@ fn io_frames(plan: &SimPlan, depth: usize) -> std::io::Result<Arc<crate::io::Buf
     .clamp(64, 1024) as usize;
     let budget = (plan.max_memory_mb.saturating_mul(FRAMES_PER_MB)) as usize;
     let frames = depth
-        .saturating_mul(2)
+        .saturating_mul(largest)
         .min(65_536)
         .min(budget.max(2 * largest))
         .max(2 * largest);
