@@ -32,6 +32,7 @@ mod page_verify_props;
 mod progress;
 mod recovery_writer;
 mod sector4k;
+mod shrink_moves;
 mod sequential_cursors;
 mod sim;
 mod sort;

@@ -2,6 +2,14 @@
 //! shrinkable data file by MinExtends..MaxExtends × Increment, within InitialSize..MaxSize.
 //! A growth the filesystem has no room for is a condition: a warning, and the file is not
 //! grown again in this run.
+//!
+//! A shrink is DBCC SHRINKFILE's (issue #24 §2): before the truncate, the pages of the part
+//! cut off are *moved* into the part kept. Each run of them is read from its old place and
+//! checked, written (logged first, as the move is) over pages of the part kept, and read back
+//! and checked at its new place; then the file is truncated. Pages carry their own identity
+//! (file, page, generation), so a moved page is a new generation of the page it lands on: the
+//! I/O is SHRINKFILE's (reads at the end, writes and reads near the start, then the
+//! truncate), and every page is verified at both homes.
 
 use super::failure::{handled, Failed};
 use super::worker::Worker;
@@ -72,21 +80,71 @@ pub fn run(w: &mut Worker<'_>) {
     }
 }
 
+/// Log bytes of one run of moved pages (SHRINKFILE logs its moves).
+const MOVE_LOG_BYTES: u32 = 512;
+
+/// Moves the pages `to..from` of data file `file` into its pages `1..to`, a run of the
+/// worker's buffer at a time: each run read and checked at its old place, written over a run
+/// of the part kept (after its log record is durable), read back and checked there. Returns
+/// the pages moved, or `None` when the phase ended first (the file is then not truncated).
+fn move_tail(w: &mut Worker<'_>, file: usize, from: u64, to: u64) -> Option<u64> {
+    let chunk = w.max_pages() as u64;
+    let room = to.saturating_sub(1);
+    let mut moved = 0;
+    let mut page = to;
+    while page < from && room > 0 {
+        if w.run.controls.stop.phase_over() {
+            return None;
+        }
+        let n = chunk.min(from - page);
+        w.read_run(file, page, n);
+        let m = n.min(room);
+        let dest = 1 + w.between(0, room - m);
+        let lsn = w
+            .run
+            .files
+            .log_of(file)
+            .map_or(0, |l| l.wal.append(MOVE_LOG_BYTES));
+        let written = w.write_run(file, dest, m, lsn);
+        if written > 0 {
+            w.read_run(file, dest, written);
+        }
+        moved += written;
+        page += n;
+    }
+    Some(moved)
+}
+
 fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
     let run = w.run;
     let fp = &run.plan.files[file];
     let f = &run.files[file];
-    let mut size = f.pages.write();
-    let to = decide(
-        *size,
-        fp.initial_pages,
-        fp.max_pages.min(f.grow_cap()).max(fp.initial_pages),
-        fp.increment_pages,
-        steps,
-        grow,
-    );
-    let from = *size;
+    let decided = |size: u64| {
+        decide(
+            size,
+            fp.initial_pages,
+            fp.max_pages.min(f.grow_cap()).max(fp.initial_pages),
+            fp.increment_pages,
+            steps,
+            grow,
+        )
+    };
+    let from = *f.pages.read();
+    let to = decided(from);
     if to == from {
+        return;
+    }
+    // The moves take the size shared, as every I/O does; the truncate then takes it alone.
+    let moved = match to < from {
+        true => match move_tail(w, file, from, to) {
+            Some(m) => m,
+            None => return,
+        },
+        false => 0,
+    };
+    let mut size = f.pages.write();
+    if *size != from {
+        // Resized meanwhile (only this user resizes, so not expected): decide again later.
         return;
     }
     let res = if to > from {
@@ -114,18 +172,16 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
     match res {
         Ok(()) => {
             *size = to;
-            let verb = if to > from { "grew" } else { "shrank" };
-            run.message(
-                Severity::Info,
-                "Shrink User",
-                "ShrinkUser::Resize",
-                format!(
-                    "{} {verb} from {} MB to {} MB",
+            let text = match to > from {
+                true => format!("{} grew from {} MB to {} MB", f.path.display(), from / 128, to / 128),
+                false => format!(
+                    "{} shrank from {} MB to {} MB after moving {moved} pages from its end into the part kept, each checked at its old and its new place",
                     f.path.display(),
                     from / 128,
                     to / 128
                 ),
-            );
+            };
+            run.message(Severity::Info, "Shrink User", "ShrinkUser::Resize", text);
         }
         Err(e) if to > from && growth_limit(&e) => {
             drop(size);

@@ -148,7 +148,7 @@ pub static ACTORS: &[ActorSpec] = &[
         phase: CyclePhase::Main,
         first_id: 0,
         threads: one,
-        pages: one,
+        pages: gather_pages,
         body: |w, _| shrink::run(w),
     },
     ActorSpec {
