@@ -1,5 +1,6 @@
 //! Which storage backend a run uses, and what carries its I/O: the disk through the
-//! `--engine` asked for (io_uring, psync helper threads, or each thread's own pread/pwrite), or,
+//! `--engine` asked for (io_uring, kernel AIO, psync helper threads, or each thread's own
+//! pread/pwrite), or,
 //! with the hidden `--fault-injection SPEC`, files in memory that misbehave as SPEC says.
 //! Split from `simrun.rs`, which wires the run together.
 
@@ -45,6 +46,7 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
     let kind = match settings.io_service {
         IoServiceKind::Uring => RingKind::Uring,
         IoServiceKind::Psync => RingKind::Psync,
+        IoServiceKind::Kaio => RingKind::Kaio,
         IoServiceKind::Sync => {
             let disk: Box<dyn Backend> = if plan.direct {
                 Box::new(DirectBackend::new())

@@ -236,8 +236,14 @@ fn assemble(
         .iter()
         .flat_map(|t| exposure::warnings(&t.path, &t.direct_io, t.size, ram))
         .collect();
-    if job.ring_kind == RingKind::Uring && used == RingKind::Psync {
-        warnings.push("io_uring was refused by the kernel; the psync engine ran instead".into());
+    if job.ring_kind != RingKind::Psync && used == RingKind::Psync {
+        let asked = match job.ring_kind {
+            RingKind::Kaio => "kernel AIO",
+            _ => "io_uring",
+        };
+        warnings.push(format!(
+            "{asked} was refused by the kernel; the psync engine ran instead"
+        ));
     }
     if interrupted {
         warnings.push(format!(

@@ -23,7 +23,7 @@ pub struct BenchSummary {
     pub outstanding: u32,
     /// Total queue depth (threads × outstanding).
     pub queue_depth: u32,
-    /// The ring kind used (`uring` or `psync`; the JSON and CSV `engine`).
+    /// The ring kind used (`uring`, `psync` or `libaio`; the JSON and CSV `engine`).
     pub engine: &'static str,
     /// O_DIRECT requested.
     pub direct: bool,

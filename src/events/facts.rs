@@ -70,7 +70,7 @@ pub struct StopInfo {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct IoServiceInfo {
-    /// What `--engine` asked for: `uring`, `psync` or `sync`.
+    /// What `--engine` asked for: `uring`, `psync`, `libaio` or `sync`.
     pub requested: String,
     /// What carried the I/O: `uring`, `psync` (asked for, or io_uring refused), `sync`, or
     /// `memory` (the fault-injection backend, which no I/O service carries).

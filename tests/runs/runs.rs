@@ -135,7 +135,7 @@ fn a_capacity_run_beside_the_simulation_reports_both() {
 
 #[test]
 fn each_io_service_kind_carries_a_clean_run_and_the_run_reports_it() {
-    for kind in ["uring", "psync", "sync"] {
+    for kind in ["uring", "psync", "libaio", "sync"] {
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
         let config = small_config(dir.path(), 1, 2, false);
         let text = std::fs::read_to_string(&config).expect("config");

@@ -80,7 +80,7 @@ fn target_size(path: &Path, size: Option<u64>) -> u64 {
 }
 
 fn ring_kind(s: &str) -> Result<RingKind, BadArg> {
-    RingKind::from_name(s).ok_or_else(|| bad("--engine", s, "uring or psync"))
+    RingKind::from_name(s).ok_or_else(|| bad("--engine", s, "uring, psync or libaio"))
 }
 
 fn data(s: &str) -> Result<DataMode, BadArg> {

@@ -171,7 +171,10 @@ impl KaioRing {
         if self.queued.len() >= self.batch {
             self.flush()?;
         }
-        let id = self.free.pop().expect("a free control block below the depth");
+        let id = self
+            .free
+            .pop()
+            .expect("a free control block below the depth");
         iocb.aio_data = u64::from(id);
         self.iocbs[id as usize] = iocb;
         self.tags[id as usize] = (user_data, then);
@@ -260,7 +263,15 @@ impl KaioRing {
                 Ok(ev.res as u32)
             };
             match (self.tags[id as usize].1, result) {
-                (Then::Stream { kind, iov, addr, len }, Ok(_)) => {
+                (
+                    Then::Stream {
+                        kind,
+                        iov,
+                        addr,
+                        len,
+                    },
+                    Ok(_),
+                ) => {
                     let fd = self.iocbs[id as usize].aio_fildes as i32;
                     match stream_io(fd, kind, iov, addr, len) {
                         Err(libc::EAGAIN) => self.queued.push_back(id),

@@ -121,7 +121,12 @@ pub unsafe fn submit(ctx: AioContext, iocbs: &mut [usize]) -> io::Result<usize> 
 
 /// `io_getevents`: collects between `min` and `events.len()` completions; with `wait` false
 /// it returns at once with what is there (a zero timeout).
-pub fn get_events(ctx: AioContext, min: usize, events: &mut [IoEvent], wait: bool) -> io::Result<usize> {
+pub fn get_events(
+    ctx: AioContext,
+    min: usize,
+    events: &mut [IoEvent],
+    wait: bool,
+) -> io::Result<usize> {
     let zero = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -52,6 +52,9 @@ pub enum RingKind {
 }
 
 impl RingKind {
+    /// Every name, as typed on the command line (`bench --engine`).
+    pub const NAMES: [&'static str; 3] = ["uring", "psync", "libaio"];
+
     /// Parses a command-line name: `uring` (or `io_uring`), `psync`, or `libaio` (or `aio`,
     /// `kaio`).
     pub fn from_name(name: &str) -> Option<RingKind> {

@@ -355,7 +355,7 @@ mod tests {
         let dir = tempfile::tempdir_in(".").expect("tempdir");
         std::fs::write(dir.path().join("f"), b"").expect("create");
         let file = std::fs::File::open(dir.path().join("f")).expect("open");
-        for kind in [RingKind::Uring, RingKind::Psync] {
+        for kind in [RingKind::Uring, RingKind::Psync, RingKind::Kaio] {
             let s = IoService::start(kind, 2).expect("start");
             let mut buf = [0u8; 16];
             use std::os::fd::AsFd;
