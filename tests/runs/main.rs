@@ -17,6 +17,7 @@ mod bench_evidence;
 mod crash;
 mod depth;
 mod durability_modes;
+mod engine_libaio;
 mod fault_injection;
 mod generations;
 mod hostile_env;
