@@ -151,6 +151,8 @@ pub struct RunSettings {
     pub fault_injection: Option<String>,
     /// How the disk I/O is carried (`--engine`, default uring).
     pub io_service: IoServiceKind,
+    /// `--engine` was given: the engine is kept whatever the engine probe measures.
+    pub io_service_named: bool,
     /// Resolve, echo and save only.
     pub dry_run: bool,
     /// `--host-label`: the host's inventory name, carried into the JSON summary and XML log.
@@ -281,6 +283,7 @@ fn resolve_loaded(
         bench: o.bench.clone(),
         fault_injection: o.fault_injection.clone(),
         io_service: o.engine.unwrap_or_default(),
+        io_service_named: o.engine.is_some(),
         dry_run: o.dry_run,
         host_label: o.host_label.clone(),
         json_stdout,

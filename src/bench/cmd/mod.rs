@@ -87,11 +87,20 @@ fn execute(
     let mut done: Vec<CellResult> = Vec::new();
     let mut interrupted = false;
     let mut warned: Option<Vec<String>> = None;
+    // The engine the first run settled (and why), kept for every later run.
+    let mut settled: Option<(crate::io::aio::RingKind, Option<String>)> = None;
     for cell in &plan.cells {
-        let job = cell.apply(&plan.base);
+        let mut job = cell.apply(&plan.base);
+        if let Some((kind, why)) = &settled {
+            (job.ring_kind, job.engine_why) = (*kind, why.clone());
+        }
         let mut runs: Vec<RunResult> = Vec::new();
         for _ in 0..plan.repeat {
             let r = run::run(&job, stop).map_err(BenchError::into_anyhow)?;
+            if settled.is_none() {
+                settled = Some((r.job.ring_kind, r.job.engine_why.clone()));
+                (job.ring_kind, job.engine_why) = (r.job.ring_kind, r.job.engine_why.clone());
+            }
             interrupted |= r.interrupted;
             if !sweep {
                 writeln!(out, "{}", text::run_report(&BenchSummary::of(&r)))?;

@@ -27,6 +27,7 @@
 mod buffers;
 mod kaio;
 mod kaio_sys;
+pub mod probe;
 mod psync;
 mod uring;
 
