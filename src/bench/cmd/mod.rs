@@ -130,7 +130,7 @@ fn execute(
 
 /// One row of a sweep's live table. The warnings of its runs that were not shown yet come
 /// first (a file smaller than RAM, as a single run says), and before the first row the
-/// column header (`warned` is `None` until then).
+/// engine every row runs on and why, and the column header (`warned` is `None` until then).
 fn sweep_row(
     out: &mut dyn Write,
     c: &CellResult,
@@ -149,6 +149,12 @@ fn sweep_row(
     let mut lines = table.lines();
     let header = lines.next().unwrap_or_default();
     if first {
+        if let Some(r) = runs.first() {
+            let why = r.job.engine_why.as_deref().unwrap_or_default();
+            if !why.is_empty() {
+                writeln!(out, "engine {}: {why}", r.ring_kind.name())?;
+            }
+        }
         writeln!(out, "{header}")?;
     }
     if let Some(row) = lines.next() {
