@@ -247,7 +247,7 @@ fn kaio_direct_io_completes_and_reports_einval() {
         .custom_flags(libc::O_DIRECT)
         .open(&path)
     else {
-        eprintln!("O_DIRECT refused by the build directory's filesystem: skipped");
+        // The build directory's filesystem refuses O_DIRECT: nothing to test here.
         return;
     };
     let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
