@@ -58,7 +58,7 @@
 //! # Names
 //!
 //! One name per thing: [`sim::engine`] is the storage engine (oracle, pool, WAL); the I/O that
-//! `--engine` chooses is an [`io::aio::Ring`] (io_uring or psync) carried for the simulation
+//! `--engine` chooses is an [`io::aio::Ring`] (io_uring, kernel AIO or psync) carried for the simulation
 //! by the [`io::IoService`] in [`io::service`], chosen by [`config::IoServiceKind`] and
 //! recorded as [`report::IoServiceInfo`]. The capacity runs' own types carry their mode in
 //! their name ([`bench::latency::BenchStats`], [`bench::summary::BenchSummary`],

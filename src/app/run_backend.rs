@@ -1,10 +1,16 @@
 //! Which storage backend a run uses, and what carries its I/O: the disk through the
-//! `--engine` asked for (io_uring, psync helper threads, or each thread's own pread/pwrite), or,
+//! `--engine` asked for (io_uring, kernel AIO, psync helper threads, or each thread's own
+//! pread/pwrite), or,
 //! with the hidden `--fault-injection SPEC`, files in memory that misbehave as SPEC says.
 //! Split from `simrun.rs`, which wires the run together.
+//!
+//! When io_uring would carry a direct-I/O run, the engine probe (`io::aio::probe`, issue #24
+//! §3) first reads the first data file at queue depth 1 through io_uring and psync for at
+//! most 2 × 100 ms: where io_uring adds latency (a RAM-backed device), psync carries the run
+//! unless `--engine` named io_uring, in which case the header only recommends psync.
 
 use crate::config::{IoServiceKind, RunSettings};
-use crate::io::aio::RingKind;
+use crate::io::aio::{probe, RingKind};
 use crate::io::{
     Backend, BufferedBackend, DirectBackend, FaultyBackend, IoService, ServiceBackend,
 };
@@ -28,6 +34,7 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
         depth: None,
         max_outstanding_io: plan.max_outstanding_io as u64,
         own_rings: false,
+        ..IoServiceInfo::default()
     };
     if let Some(spec) = &settings.fault_injection {
         let spec = super::faults::FaultSpec::parse(spec)?;
@@ -42,9 +49,11 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
             io_service,
         });
     }
-    let kind = match settings.io_service {
+    let engine = choose_engine(settings, plan, &mut io_service);
+    let kind = match engine {
         IoServiceKind::Uring => RingKind::Uring,
         IoServiceKind::Psync => RingKind::Psync,
+        IoServiceKind::Kaio => RingKind::Kaio,
         IoServiceKind::Sync => {
             let disk: Box<dyn Backend> = if plan.direct {
                 Box::new(DirectBackend::new())
@@ -76,6 +85,31 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
         faulty: None,
         io_service,
     })
+}
+
+/// The engine for the run and why (in `info`): the one named by `--engine`, else the default
+/// io_uring, or psync when the engine probe finds io_uring adding latency on the first data
+/// file's device. The probe runs only when io_uring would carry direct I/O.
+fn choose_engine(
+    settings: &RunSettings,
+    plan: &SimPlan,
+    info: &mut IoServiceInfo,
+) -> IoServiceKind {
+    let first = plan.data_files().first().map(|&i| &plan.files[i].path);
+    let measured = match first {
+        Some(path) if settings.io_service == IoServiceKind::Uring && plan.direct => {
+            Some(probe::measure_at(path))
+        }
+        _ => None,
+    };
+    let d = probe::decide(RingKind::Uring, settings.io_service_named, measured);
+    info.chosen = d.chosen.into();
+    info.probe = d.probe;
+    info.recommended = d.recommended.map(|k| k.name().into());
+    match d.kind {
+        RingKind::Psync if d.chosen == "measured" => IoServiceKind::Psync,
+        _ => settings.io_service,
+    }
 }
 
 /// Whether the asynchronous actors submit to io_uring rings of their own (issue #15 §3): only

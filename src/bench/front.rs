@@ -19,7 +19,10 @@ pub(crate) fn arg_strings(args: &[OsString]) -> Vec<String> {
 /// The ring kind named by `--engine`.
 pub(crate) fn ring_kind_of(name: &str) -> anyhow::Result<RingKind> {
     RingKind::from_name(name).ok_or_else(|| {
-        anyhow::anyhow!("--engine: {:?} is not valid; expected uring or psync", name)
+        anyhow::anyhow!(
+            "--engine: {:?} is not valid; expected uring, psync or libaio",
+            name
+        )
     })
 }
 

@@ -77,8 +77,15 @@ pub struct Job {
     pub verify: bool,
     /// Total IOPS cap over all threads.
     pub rate_iops: Option<f64>,
-    /// The ring kind asked for (`--engine`).
+    /// The ring kind asked for (`--engine`), or, once settled, the one the run uses.
     pub ring_kind: RingKind,
+    /// `sqliosim bench`: settle the engine at the start of the run (the engine probe, issue
+    /// #24 §3) and state why it runs. The sqlio and diskspd front ends keep theirs unstated.
+    pub engine_probe: bool,
+    /// `--engine` was given: the probe may recommend another engine but not switch.
+    pub engine_named: bool,
+    /// Why `ring_kind` runs, once settled (the first run of a sweep settles it for the rest).
+    pub engine_why: Option<String>,
     /// io_uring: operations sent per `io_uring_enter` while refilling the queue (1 = each as
     /// soon as it is ready, like fio's default `iodepth_batch_submit`).
     pub submit_batch: u32,
@@ -201,6 +208,9 @@ impl Job {
             verify: false,
             rate_iops: None,
             ring_kind: RingKind::Uring,
+            engine_probe: false,
+            engine_named: false,
+            engine_why: None,
             submit_batch: 1,
             base_offset: DATA_OFFSET,
             max_offset: None,

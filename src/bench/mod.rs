@@ -1,7 +1,7 @@
 //! Capacity runs: `sqliosim bench`, and the SQLIO- and DiskSpd-compatible front ends.
 //!
 //! Layout: [`job`] (validated settings), [`target`] (test files and their header), [`worker`]
-//! and [`run`] (threads and phases, their I/O on a [`crate::io::aio::Ring`], io_uring or psync,
+//! and [`run`] (threads and phases, their I/O on a [`crate::io::aio::Ring`], io_uring, kernel AIO or psync,
 //! as the simulation's I/O service uses too), [`latency`] and [`cpu`] (statistics),
 //! [`summary`] (figures), then the front ends.
 

@@ -10,7 +10,7 @@ use super::job::Job;
 use super::latency::BenchStats;
 use super::target::{self, OpenMode};
 use super::worker::{Assignment, BenchWorker, Phases};
-use crate::io::aio::RingKind;
+use crate::io::aio::{probe, RingKind};
 use crate::io::file::FileStorage;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
@@ -122,6 +122,7 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
     job.validate()?;
     super::direct_unit::check(job)?;
     let (files, seeds, infos, _claims) = open_targets(job, stop)?;
+    let job = &settle_engine(job, &files, &infos);
     let n = job.threads() as usize;
     let gate = Gate {
         ready: Barrier::new(n + 1),
@@ -159,6 +160,28 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
             .collect();
         assemble(job, infos, outcomes, measured_s, cpu, interrupted)
     })
+}
+
+/// The engine of this run and why (issue #24 §3): as already settled (by an earlier run of
+/// the sweep, or by a front end that states nothing), else the engine probe's decision on the
+/// first target when io_uring would carry direct I/O.
+fn settle_engine(job: &Job, files: &Arc<[FileStorage]>, infos: &[TargetInfo]) -> Job {
+    if !job.engine_probe || job.engine_why.is_some() {
+        return job.clone();
+    }
+    let measured = (job.ring_kind == RingKind::Uring && job.direct && !infos.is_empty())
+        .then(|| probe::measure_files(files, infos[0].size));
+    let d = probe::decide(job.ring_kind, job.engine_named, measured);
+    let why = crate::report::facts::io_service::engine_reason(
+        d.chosen,
+        d.probe.as_deref(),
+        d.recommended.map(RingKind::name),
+    );
+    Job {
+        ring_kind: d.kind,
+        engine_why: Some(why),
+        ..job.clone()
+    }
 }
 
 /// Start line of a run: every worker builds its ring, then all start together.
@@ -236,8 +259,14 @@ fn assemble(
         .iter()
         .flat_map(|t| exposure::warnings(&t.path, &t.direct_io, t.size, ram))
         .collect();
-    if job.ring_kind == RingKind::Uring && used == RingKind::Psync {
-        warnings.push("io_uring was refused by the kernel; the psync engine ran instead".into());
+    if job.ring_kind != RingKind::Psync && used == RingKind::Psync {
+        let asked = match job.ring_kind {
+            RingKind::Kaio => "kernel AIO",
+            _ => "io_uring",
+        };
+        warnings.push(format!(
+            "{asked} was refused by the kernel; the psync engine ran instead"
+        ));
     }
     if interrupted {
         warnings.push(format!(

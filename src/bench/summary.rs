@@ -23,8 +23,12 @@ pub struct BenchSummary {
     pub outstanding: u32,
     /// Total queue depth (threads × outstanding).
     pub queue_depth: u32,
-    /// The ring kind used (`uring` or `psync`; the JSON and CSV `engine`).
+    /// The ring kind used (`uring`, `psync` or `libaio`; the JSON and CSV `engine`).
     pub engine: &'static str,
+    /// Why that engine: the default, named by `--engine`, or chosen by the engine probe, with
+    /// what the probe measured (issue #24 §3); absent from the sqlio and diskspd front ends.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub engine_why: String,
     /// O_DIRECT requested.
     pub direct: bool,
     /// O_DSYNC requested.
@@ -81,6 +85,7 @@ impl BenchSummary {
             outstanding: r.job.depth,
             queue_depth: r.job.threads() * r.job.depth,
             engine: r.ring_kind.name(),
+            engine_why: r.job.engine_why.clone().unwrap_or_default(),
             direct: r.job.direct,
             write_through: r.job.write_through,
             measured_s: r.measured_s,

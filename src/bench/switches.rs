@@ -53,7 +53,7 @@ pub const fn sw(
 /// `--engine`, of both front ends.
 pub const ENGINE: Switch = sw(
     "--engine",
-    "uring|psync",
+    "uring|psync|libaio",
     "what carries the I/O (default uring)",
     Effect::Ours,
 );
@@ -77,7 +77,7 @@ impl Switch {
     }
 
     /// The switch as typed, with its value placeholder: `-kR|-kW`, `-S[b|h|r|u|w]`,
-    /// `--engine uring|psync`.
+    /// `--engine uring|psync|libaio`.
     pub fn synopsis(&self) -> String {
         match (self.value, self.effect) {
             ("", _) => self.flag.to_string(),

@@ -28,7 +28,8 @@ pub const DEFAULT_DATA_DIR: &str = "sqliosim-data";
 pub const WORKING_DIR_CONFIG: &str = "sqliosim.cfg.ini";
 
 /// How `sqliosim run` carries its disk I/O (`--engine`): through the I/O service
-/// ([`crate::io::IoService`]) on an io_uring or psync [`crate::io::aio::Ring`], or with no
+/// ([`crate::io::IoService`]) on an io_uring, kernel AIO or psync [`crate::io::aio::Ring`], or
+/// with no
 /// service at all (`sync`). The user-facing word stays "engine".
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -39,19 +40,24 @@ pub enum IoServiceKind {
     Uring,
     /// The same service on a psync ring (pread/pwrite helper threads).
     Psync,
+    /// The same service on a kernel AIO ring (`io_submit`/`io_getevents`, as SQL Server on
+    /// Linux submits; asynchronous on O_DIRECT files only). Named `libaio`, as fio names it.
+    #[serde(rename = "libaio")]
+    Kaio,
     /// Each thread's own pread/pwrite; MaxOutstandingIO held by a gate.
     Sync,
 }
 
 impl IoServiceKind {
     /// Every name, as typed on the command line.
-    pub const NAMES: [&'static str; 3] = ["uring", "psync", "sync"];
+    pub const NAMES: [&'static str; 4] = ["uring", "psync", "libaio", "sync"];
 
     /// Parses a command-line name.
     pub fn from_name(name: &str) -> Option<IoServiceKind> {
         match name {
             "uring" | "io_uring" => Some(IoServiceKind::Uring),
             "psync" => Some(IoServiceKind::Psync),
+            "libaio" | "aio" | "kaio" => Some(IoServiceKind::Kaio),
             "sync" => Some(IoServiceKind::Sync),
             _ => None,
         }
@@ -62,6 +68,7 @@ impl IoServiceKind {
         match self {
             IoServiceKind::Uring => "uring",
             IoServiceKind::Psync => "psync",
+            IoServiceKind::Kaio => "libaio",
             IoServiceKind::Sync => "sync",
         }
     }
@@ -144,6 +151,8 @@ pub struct RunSettings {
     pub fault_injection: Option<String>,
     /// How the disk I/O is carried (`--engine`, default uring).
     pub io_service: IoServiceKind,
+    /// `--engine` was given: the engine is kept whatever the engine probe measures.
+    pub io_service_named: bool,
     /// Resolve, echo and save only.
     pub dry_run: bool,
     /// `--host-label`: the host's inventory name, carried into the JSON summary and XML log.
@@ -274,6 +283,7 @@ fn resolve_loaded(
         bench: o.bench.clone(),
         fault_injection: o.fault_injection.clone(),
         io_service: o.engine.unwrap_or_default(),
+        io_service_named: o.engine.is_some(),
         dry_run: o.dry_run,
         host_label: o.host_label.clone(),
         json_stdout,

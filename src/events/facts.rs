@@ -70,11 +70,23 @@ pub struct StopInfo {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct IoServiceInfo {
-    /// What `--engine` asked for: `uring`, `psync` or `sync`.
+    /// What `--engine` asked for: `uring`, `psync`, `libaio` or `sync`.
     pub requested: String,
-    /// What carried the I/O: `uring`, `psync` (asked for, or io_uring refused), `sync`, or
-    /// `memory` (the fault-injection backend, which no I/O service carries).
+    /// What carried the I/O: `uring`, `psync` (asked for, io_uring refused, or chosen by the
+    /// probe), `libaio`, `sync`, or `memory` (the fault-injection backend, which no I/O service
+    /// carries).
     pub used: String,
+    /// Why that engine: `default`, `named` (by `--engine`) or `measured` (the engine probe
+    /// found io_uring adding latency and chose psync; issue #24 §3). Empty in older logs.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub chosen: String,
+    /// What the engine probe measured (8 KiB O_DIRECT reads at queue depth 1 through io_uring
+    /// and psync), or why it measured nothing; absent when no probe was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<String>,
+    /// The engine the probe found faster than the one named by `--engine` (`psync`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recommended: Option<String>,
     /// Most requests in flight (the I/O service's depth); `None` for `sync` and `memory`.
     pub depth: Option<u64>,
     /// MaxOutstandingIO from the configuration (0: no cap).

@@ -103,7 +103,7 @@ fn open_file(
     dir.open_with(&name, how, Use::Named, flags)
 }
 
-fn os_error(path: &Path, what: &'static str, source: std::io::Error) -> IoError {
+pub(crate) fn os_error(path: &Path, what: &'static str, source: std::io::Error) -> IoError {
     IoError::Os {
         path: path.to_path_buf(),
         what,

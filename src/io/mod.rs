@@ -2,7 +2,7 @@
 //!
 //! [`Backend`] opens and removes files; [`Storage`] is one open file. Backends: `direct`
 //! (O_DIRECT, O_DSYNC on request), `buffered`, `service` (the same files, their reads and writes
-//! carried by the I/O service: one thread, one io_uring or psync ring), and `faulty` (in
+//! carried by the I/O service: one thread, one io_uring, kernel AIO or psync ring), and `faulty` (in
 //! memory, injects faults on command, for tests and the self-test).
 //!
 //! What goes through the door, so that the faulty backend (`--fault-injection`, the self-test)

@@ -117,6 +117,15 @@ pub struct PostOp {
     offset: u64,
     frames: Vec<Frame>,
     len: usize,
+    /// Most bytes of one iovec entry: `len` (one entry per frame) unless set smaller.
+    iov_unit: usize,
+}
+
+/// The iovec entries of `len` bytes cut into pieces of at most `unit` bytes (one piece when
+/// `unit` is 0 or at least `len`), as ranges.
+pub(crate) fn pieces(len: usize, unit: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let unit = if unit == 0 { len.max(1) } else { unit };
+    (0..len).step_by(unit).map(move |s| s..(s + unit).min(len))
 }
 
 impl PostOp {
@@ -146,7 +155,20 @@ impl PostOp {
             offset,
             frames,
             len,
+            iov_unit: len,
         }
+    }
+
+    /// The same request with iovec entries of at most `unit` bytes (4096 for `IoVec4K`: two
+    /// entries per 8 KiB frame); a request of one frame stays one buffer.
+    pub fn with_iov_unit(mut self, unit: usize) -> PostOp {
+        self.iov_unit = unit.clamp(1, self.len.max(1));
+        self
+    }
+
+    /// Most bytes of one iovec entry.
+    pub(crate) fn iov_unit(&self) -> usize {
+        self.iov_unit
     }
 
     /// True for a read.
@@ -180,18 +202,21 @@ impl PostOp {
         mut self,
         storage: &S,
     ) -> (io::Result<usize>, Vec<Frame>) {
-        let (len, offset, total) = (self.len, self.offset, self.total());
+        let (len, offset, total, unit) = (self.len, self.offset, self.total(), self.iov_unit);
         let frames = &mut self.frames;
         let result = match (self.read, frames.len()) {
             (_, 0) => Ok(0),
             (true, 1) => storage.read_at(&mut frames[0][..len], offset),
             (true, _) => {
-                let mut bufs: Vec<&mut [u8]> = frames.iter_mut().map(|f| &mut f[..len]).collect();
+                let mut bufs: Vec<&mut [u8]> = frames
+                    .iter_mut()
+                    .flat_map(|f| f[..len].chunks_mut(unit))
+                    .collect();
                 storage.read_vectored_at(&mut bufs, offset)
             }
             (false, 1) => storage.write_at(&frames[0][..len], offset).map(|()| total),
             (false, _) => {
-                let bufs: Vec<&[u8]> = frames.iter().map(|f| &f[..len]).collect();
+                let bufs: Vec<&[u8]> = frames.iter().flat_map(|f| f[..len].chunks(unit)).collect();
                 storage.write_vectored_at(&bufs, offset).map(|()| total)
             }
         };
@@ -202,6 +227,16 @@ impl PostOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_is_cut_into_iovec_pieces_of_the_unit() {
+        let cut = |len, unit| pieces(len, unit).collect::<Vec<_>>();
+        assert_eq!(cut(8192, 4096), vec![0..4096, 4096..8192]);
+        assert_eq!(cut(8192, 8192), vec![0..8192]);
+        assert_eq!(cut(8192, 0), vec![0..8192]);
+        assert_eq!(cut(6000, 4096), vec![0..4096, 4096..6000]);
+        assert_eq!(cut(0, 4096), Vec::<std::ops::Range<usize>>::new());
+    }
 
     #[test]
     fn completions_come_back_in_order_and_an_empty_queue_says_so() {

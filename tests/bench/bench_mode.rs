@@ -110,7 +110,7 @@ fn bad_options_name_the_option() {
     for (opt, val, want) in [
         ("--pattern", "zigzag", "random or sequential"),
         ("--rw", "trim", "read, write or mix"),
-        ("--engine", "aio", "uring or psync"),
+        ("--engine", "posixaio", "uring, psync or libaio"),
         ("--outstanding", "0", "positive integers"),
         ("--block-size", "12Q", "a size"),
     ] {

@@ -25,7 +25,7 @@ fn short_run_with_each_ring_kind_reports_the_facts() {
     let dir = tmp();
     let file = dir.path().join("b.dat");
     let f = file.to_str().expect("utf-8 path");
-    for kind in ["uring", "psync"] {
+    for kind in ["uring", "psync", "libaio"] {
         let (outcome, text) = bench_out(&[
             "sqliosim bench",
             "--file",

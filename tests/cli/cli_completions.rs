@@ -98,8 +98,8 @@ fn completions_offer_enum_values_and_hide_hidden_options() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bash = stdout_of(dir.path(), &["completions", "bash"]);
     let cases = [
-        ("run", "--engine", "uring psync sync"),
-        ("bench", "--engine", "uring psync"),
+        ("run", "--engine", "uring psync libaio sync"),
+        ("bench", "--engine", "uring psync libaio"),
         ("bench", "--rw", "read write mix"),
         ("bench", "--pattern", "random sequential"),
         ("bench", "--data", "random zeros"),
@@ -300,7 +300,7 @@ fn completions_offer_the_front_ends_switches_but_not_the_refused_ones() {
     }
     assert_eq!(
         bash_values(&bash, "diskspd", "--engine").as_deref(),
-        Some("uring psync")
+        Some("uring psync libaio")
     );
 }
 

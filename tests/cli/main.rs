@@ -244,10 +244,12 @@ fn bad_values_exit_2_naming_file_line_and_key() {
         .code(2)
         .stderr(contains("cannot read the configuration file"));
     sqliosim(dir.path())
-        .args(["run", "--engine", "aio", "--dry-run"])
+        .args(["run", "--engine", "posixaio", "--dry-run"])
         .assert()
         .code(2)
-        .stderr(contains("\"aio\": expected one of uring, psync, sync"));
+        .stderr(contains(
+            "\"posixaio\": expected one of uring, psync, libaio, sync",
+        ));
 }
 
 #[test]

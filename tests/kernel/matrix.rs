@@ -5,7 +5,8 @@
 //! spilling to tempdb), `verify`, a
 //! `--resume`, and a short bench with `--verify`. Every step must end
 //! clean (exit 0) with no finding; on btrfs and tmpfs the run must also say that direct I/O is
-//! not honoured there.
+//! not honoured there. The two 4096-byte-sector cells run every step with `--engine libaio`
+//! (kernel AIO, issue #24 §3), the others with the default engine.
 //!
 //! Needs root (losetup, mkfs, mount). Without it the tests print why and pass, unless
 //! SQLIOSIM_REQUIRE_LOOP=1 (as in CI), where they fail instead.
@@ -120,8 +121,8 @@ fn clean(cell: &str, step: &str, cmd: &mut Command) -> String {
 }
 
 /// One cell: simulation (with a backup user that restores each backup, issue #25), verify,
-/// resume, bench; returns the simulation's output.
-fn run_cell(cell: &str, dir: &Path, write_through: bool) -> String {
+/// resume, bench, all with `--engine engine` when given; returns the simulation's output.
+fn run_cell(cell: &str, dir: &Path, write_through: bool, engine: Option<&str>) -> String {
     let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("config dir");
     let config = small_config(cfg_dir.path(), 1, 5, write_through);
     let mut text = std::fs::read_to_string(&config).expect("config");
@@ -138,9 +139,16 @@ fn run_cell(cell: &str, dir: &Path, write_through: bool) -> String {
             .arg(dir)
             .args(["--seed", "7"])
             .args(extra);
+        if let Some(e) = engine {
+            cmd.args(["--engine", e]);
+        }
         cmd
     };
     let first = clean(cell, "the simulation", &mut run(&[]));
+    if let Some(e) = engine {
+        let line = format!("I/O engine = {e}, ");
+        assert!(first.contains(&line), "{cell}: no \"{line}\" in:\n{first}");
+    }
     let log = std::fs::read_to_string(dir.join("sqliosim.log.xml")).expect("XML log");
     // A backup verified clean and a restore begun; one the end of the phase cut short stops
     // between blocks (on a loaded machine the first backup can end late in the cycle). A
@@ -172,7 +180,7 @@ fn run_cell(cell: &str, dir: &Path, write_through: bool) -> String {
         "verify after the resume",
         bin().args(["verify", "--dir"]).arg(dir),
     );
-    bench_cell(cell, dir);
+    bench_cell(cell, dir, engine);
     first
 }
 
@@ -211,7 +219,7 @@ fn assert_unmounts_at_once(cell: &str, dir: &Path) {
 }
 
 /// A short stamped write bench, then a read bench that checks every block it reads.
-fn bench_cell(cell: &str, dir: &Path) {
+fn bench_cell(cell: &str, dir: &Path, engine: Option<&str>) {
     let file: PathBuf = dir.join("bench.dat");
     let bench = |rw: &str, verify: bool| {
         let mut cmd = bin();
@@ -222,21 +230,30 @@ fn bench_cell(cell: &str, dir: &Path) {
         if verify {
             cmd.arg("--verify");
         }
+        if let Some(e) = engine {
+            cmd.args(["--engine", e]);
+        }
         cmd
     };
     clean(cell, "the write bench", &mut bench("write", false));
-    clean(cell, "the verifying bench", &mut bench("mix", true));
+    let said = clean(cell, "the verifying bench", &mut bench("mix", true));
+    if let Some(e) = engine {
+        assert!(
+            said.contains(&format!("engine {e}: named by --engine")),
+            "{cell}: {said}"
+        );
+    }
 }
 
 /// The loop cells: `fs` over `sector`-byte sectors, with direct I/O honoured. The run shows
 /// the sector size as each file's direct-I/O unit, and the log records it in its header.
-fn honoured_cell(fs: &str, sector: u32, write_through: bool) {
+fn honoured_cell(fs: &str, sector: u32, write_through: bool, engine: Option<&str>) {
     // mkfs.xfs wants 300 MiB at least.
     let Some(m) = loop_fs(fs, sector, 320) else {
         return;
     };
     let cell = format!("{fs} on {sector}-byte sectors");
-    let said = run_cell(&cell, m.dir(), write_through);
+    let said = run_cell(&cell, m.dir(), write_through, engine);
     assert!(
         !warns_unhonoured(&said),
         "{cell}: direct I/O is honoured here, yet the run said otherwise:\n{said}"
@@ -252,22 +269,22 @@ fn honoured_cell(fs: &str, sector: u32, write_through: bool) {
 
 #[test]
 fn ext4_on_512_byte_sectors() {
-    honoured_cell("ext4", 512, false);
+    honoured_cell("ext4", 512, false, None);
 }
 
 #[test]
 fn ext4_on_4096_byte_sectors() {
-    honoured_cell("ext4", 4096, true);
+    honoured_cell("ext4", 4096, true, Some("libaio"));
 }
 
 #[test]
 fn xfs_on_512_byte_sectors() {
-    honoured_cell("xfs", 512, true);
+    honoured_cell("xfs", 512, true, None);
 }
 
 #[test]
 fn xfs_on_4096_byte_sectors() {
-    honoured_cell("xfs", 4096, false);
+    honoured_cell("xfs", 4096, false, Some("libaio"));
 }
 
 /// True when the run said that direct I/O is not honoured where its files are.
@@ -278,7 +295,7 @@ fn warns_unhonoured(said: &str) -> bool {
 /// Filesystems that accept O_DIRECT without honouring it: the run warns and stays correct;
 /// with `sector`, the log header records it.
 fn unhonoured_cell(cell: &str, m: &Cell, sector: Option<u32>) {
-    let said = run_cell(cell, m.dir(), false);
+    let said = run_cell(cell, m.dir(), false, None);
     assert!(
         warns_unhonoured(&said),
         "{cell}: the run did not warn that direct I/O is not honoured:\n{said}"

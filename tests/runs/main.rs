@@ -32,6 +32,7 @@ mod safety;
 mod signal_stop;
 mod sort;
 mod status_p99;
+mod submission;
 mod summary_json;
 mod uring_refused;
 mod verify_lost;

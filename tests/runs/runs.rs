@@ -72,8 +72,32 @@ fn built_in_default_is_clean() {
         .output()
         .expect("run");
     assert_clean(&out);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("built-in default"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("built-in default"));
     assert!(actors_with_io(&json).len() >= 6);
+    // No --engine: the engine probe ran (on a file written for it, the data file not being
+    // there yet) and the header says why the engine runs (issue #24 §3).
+    assert!(
+        stdout.contains("; the default engine (8 KiB O_DIRECT reads at queue depth 1 on a file written for the probe in")
+            || stdout.contains("; chosen by measurement instead of the default io_uring"),
+        "{stdout}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid");
+    assert!(
+        matches!(
+            v["io_engine"]["chosen"].as_str(),
+            Some("default" | "measured")
+        ),
+        "{}",
+        v["io_engine"]
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("engine-probe"))
+        .collect();
+    assert!(left.is_empty(), "the probe's file is gone: {left:?}");
 }
 
 #[test]
@@ -135,7 +159,7 @@ fn a_capacity_run_beside_the_simulation_reports_both() {
 
 #[test]
 fn each_io_service_kind_carries_a_clean_run_and_the_run_reports_it() {
-    for kind in ["uring", "psync", "sync"] {
+    for kind in ["uring", "psync", "libaio", "sync"] {
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
         let config = small_config(dir.path(), 1, 2, false);
         let text = std::fs::read_to_string(&config).expect("config");
@@ -159,6 +183,14 @@ fn each_io_service_kind_carries_a_clean_run_and_the_run_reports_it() {
         assert_eq!(v["io_engine"]["requested"], kind);
         assert_eq!(v["io_engine"]["used"], kind, "{kind} is available here");
         assert_eq!(v["io_engine"]["max_outstanding_io"], 3);
+        // Named, so kept; only a named io_uring is probed (issue #24 §3).
+        assert_eq!(v["io_engine"]["chosen"], "named", "{kind}");
+        assert_eq!(
+            v["io_engine"]["probe"].is_string(),
+            kind == "uring",
+            "{kind}"
+        );
+        assert!(stdout.contains("; named by --engine"), "{kind}: {stdout}");
         let depth = if kind == "sync" {
             serde_json::Value::Null
         } else {

@@ -60,8 +60,13 @@ pub fn available() -> bool {
 /// Runs `cmd` under `strace -f -y`, the trace written to `trace`; returns the command's output
 /// and the calls traced.
 pub fn run(cmd: &Command, trace: &Path) -> (Output, Vec<Call>) {
+    run_tracing(cmd, trace, TRACED)
+}
+
+/// The same, tracing the calls `expr` names (strace's `-e trace=…`).
+pub fn run_tracing(cmd: &Command, trace: &Path, expr: &str) -> (Output, Vec<Call>) {
     let mut st = Command::new("strace");
-    st.args(["-f", "-y", "-qq", "-s", "8", "-e", TRACED, "-o"])
+    st.args(["-f", "-y", "-qq", "-s", "8", "-e", expr, "-o"])
         .arg(trace)
         .arg(cmd.get_program())
         .args(cmd.get_args());

@@ -87,11 +87,20 @@ fn execute(
     let mut done: Vec<CellResult> = Vec::new();
     let mut interrupted = false;
     let mut warned: Option<Vec<String>> = None;
+    // The engine the first run settled (and why), kept for every later run.
+    let mut settled: Option<(crate::io::aio::RingKind, Option<String>)> = None;
     for cell in &plan.cells {
-        let job = cell.apply(&plan.base);
+        let mut job = cell.apply(&plan.base);
+        if let Some((kind, why)) = &settled {
+            (job.ring_kind, job.engine_why) = (*kind, why.clone());
+        }
         let mut runs: Vec<RunResult> = Vec::new();
         for _ in 0..plan.repeat {
             let r = run::run(&job, stop).map_err(BenchError::into_anyhow)?;
+            if settled.is_none() {
+                settled = Some((r.job.ring_kind, r.job.engine_why.clone()));
+                (job.ring_kind, job.engine_why) = (r.job.ring_kind, r.job.engine_why.clone());
+            }
             interrupted |= r.interrupted;
             if !sweep {
                 writeln!(out, "{}", text::run_report(&BenchSummary::of(&r)))?;
@@ -121,7 +130,7 @@ fn execute(
 
 /// One row of a sweep's live table. The warnings of its runs that were not shown yet come
 /// first (a file smaller than RAM, as a single run says), and before the first row the
-/// column header (`warned` is `None` until then).
+/// engine every row runs on and why, and the column header (`warned` is `None` until then).
 fn sweep_row(
     out: &mut dyn Write,
     c: &CellResult,
@@ -140,6 +149,12 @@ fn sweep_row(
     let mut lines = table.lines();
     let header = lines.next().unwrap_or_default();
     if first {
+        if let Some(r) = runs.first() {
+            let why = r.job.engine_why.as_deref().unwrap_or_default();
+            if !why.is_empty() {
+                writeln!(out, "engine {}: {why}", r.ring_kind.name())?;
+            }
+        }
         writeln!(out, "{header}")?;
     }
     if let Some(row) = lines.next() {

@@ -80,7 +80,7 @@ fn target_size(path: &Path, size: Option<u64>) -> u64 {
 }
 
 fn ring_kind(s: &str) -> Result<RingKind, BadArg> {
-    RingKind::from_name(s).ok_or_else(|| bad("--engine", s, "uring or psync"))
+    RingKind::from_name(s).ok_or_else(|| bad("--engine", s, "uring, psync or libaio"))
 }
 
 fn data(s: &str) -> Result<DataMode, BadArg> {
@@ -133,7 +133,9 @@ pub fn plan(a: &BenchArgs) -> Result<Plan, BenchError> {
         data: data(&a.data)?,
         verify: a.verify,
         rate_iops: a.rate_iops,
-        ring_kind: ring_kind(&a.engine)?,
+        ring_kind: ring_kind(a.engine.as_deref().unwrap_or("uring"))?,
+        engine_probe: true,
+        engine_named: a.engine.is_some(),
         submit_batch: a.submit_batch,
         base_offset: parse_size("--offset", &a.offset)?,
         max_offset: a

@@ -31,11 +31,12 @@ pub struct Report {
 }
 
 impl Report {
-    /// "io_uring" or "psync threads", for the input-parameter echo.
+    /// "io_uring", "psync threads" or "kernel AIO", for the input-parameter echo.
     pub fn ring_line(&self) -> &'static str {
         match self.result.ring_kind {
             RingKind::Uring => "io_uring",
             RingKind::Psync => "psync threads",
+            RingKind::Kaio => "kernel AIO",
         }
     }
 }

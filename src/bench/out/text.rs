@@ -43,6 +43,9 @@ pub fn describe(s: &BenchSummary) -> String {
             ""
         },
     );
+    if !s.engine_why.is_empty() {
+        let _ = writeln!(o, "engine {}: {}", s.engine, s.engine_why);
+    }
     for t in &s.targets {
         let d = &t.direct_io;
         let _ = writeln!(

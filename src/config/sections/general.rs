@@ -63,6 +63,10 @@ pub struct General {
     /// `Force4KLogIO` (ours): log files created with a 4096-byte log unit whatever the device's
     /// sector sizes, as SQL Server's trace flag 1800; default false.
     pub force_4k_log_io: bool,
+    /// `IoVec4K` (ours): the simulation's scatter/gather requests are built from 4 KiB iovec
+    /// entries, two per 8 KiB page, as SQL Server on Linux builds them (issue #24 §3); default
+    /// false (one entry per page).
+    pub iovec_4k: bool,
     /// `IoGeneration` (ours): the SQL Server generation whose request sizes are simulated,
     /// `2014` or `2016` (default).
     pub io_generation: IoGeneration,
@@ -101,6 +105,7 @@ impl IniSection for General {
         "DeleteFilesAtShutdown",
         "StampFiles",
         "Force4KLogIO",
+        "IoVec4K",
         "IoGeneration",
         "TargetRecoveryTime",
     ];
@@ -141,6 +146,7 @@ impl IniSection for General {
             delete_files_at_shutdown: v.boolean("DeleteFilesAtShutdown", false)?,
             stamp_files: v.boolean("StampFiles", false)?,
             force_4k_log_io: v.boolean("Force4KLogIO", false)?,
+            iovec_4k: v.boolean("IoVec4K", false)?,
             io_generation: io_generation(v)?,
             target_recovery_time_s: v.u32("TargetRecoveryTime", 0, 0, 3600)?,
         };
@@ -174,6 +180,7 @@ impl SectionValue for General {
             ("DeleteFilesAtShutdown", flag(self.delete_files_at_shutdown)),
             ("StampFiles", flag(self.stamp_files)),
             ("Force4KLogIO", flag(self.force_4k_log_io)),
+            ("IoVec4K", flag(self.iovec_4k)),
             ("IoGeneration", self.io_generation.to_string()),
             (
                 "TargetRecoveryTime",
@@ -201,7 +208,7 @@ impl SectionValue for General {
             out,
             "NoBuffering = {}, WriteThrough = {}, UseScatterGather = {}, MaxOutstandingIO = {}, \
              TargetIODuration = {} ms, AllowIOBursts = {}, ForceReadAhead = {}, StampFiles = {}, \
-             Force4KLogIO = {}",
+             Force4KLogIO = {}, IoVec4K = {}",
             yes(self.no_buffering),
             yes(self.write_through),
             yes(self.use_scatter_gather),
@@ -210,7 +217,8 @@ impl SectionValue for General {
             yes(self.allow_io_bursts),
             yes(self.force_read_ahead),
             yes(self.stamp_files),
-            yes(self.force_4k_log_io)
+            yes(self.force_4k_log_io),
+            yes(self.iovec_4k)
         );
         if self.write_through {
             let _ = writeln!(

@@ -12,17 +12,22 @@
 //! descriptors ([`ExtOp`], the unsafe [`Ring::submit_external`]): single buffers and
 //! scatter/gather lists, on any open file.
 //!
-//! Two back ends sit behind [`Ring`]: io_uring (`uring`) with batched submission, registered
-//! buffers and registered files, and a pread/pwrite fallback (`psync`) used when io_uring is
-//! refused (EPERM, ENOSYS, EOPNOTSUPP) or when asked for. Dispatch is a plain `match`, not a
-//! trait object, so the hot path has no indirect call.
+//! Three back ends sit behind [`Ring`]: io_uring (`uring`) with batched submission, registered
+//! buffers and registered files; kernel AIO (`kaio`, `--engine libaio`: `io_submit` and
+//! `io_getevents`, as SQL Server on Linux submits, asynchronous on O_DIRECT files only); and
+//! a pread/pwrite fallback (`psync`) used when io_uring or kernel AIO is refused (EPERM,
+//! ENOSYS, EOPNOTSUPP) or when asked for. Dispatch is a plain `match`, not a trait object, so
+//! the hot path has no indirect call.
 
 #![expect(
     unsafe_code,
-    reason = "io_uring submission and pread/pwrite on raw buffers and descriptors need unsafe; here and in psync.rs, uring.rs and tests.rs"
+    reason = "io_uring and kernel AIO submission and pread/pwrite on raw buffers and descriptors need unsafe; here and in kaio.rs, kaio_sys.rs, psync.rs, uring.rs and tests.rs"
 )]
 
 mod buffers;
+mod kaio;
+mod kaio_sys;
+pub mod probe;
 mod psync;
 mod uring;
 
@@ -41,14 +46,23 @@ pub enum RingKind {
     Uring,
     /// pread/pwrite: inline at depth 1, otherwise a pool of `depth` helper threads.
     Psync,
+    /// Kernel AIO (`io_submit`/`io_getevents`), one AIO context per ring; named `libaio` as
+    /// fio names it.
+    #[serde(rename = "libaio")]
+    Kaio,
 }
 
 impl RingKind {
-    /// Parses a command-line name: `uring` (or `io_uring`) or `psync`.
+    /// Every name, as typed on the command line (`bench --engine`).
+    pub const NAMES: [&'static str; 3] = ["uring", "psync", "libaio"];
+
+    /// Parses a command-line name: `uring` (or `io_uring`), `psync`, or `libaio` (or `aio`,
+    /// `kaio`).
     pub fn from_name(name: &str) -> Option<RingKind> {
         match name {
             "uring" | "io_uring" => Some(RingKind::Uring),
             "psync" => Some(RingKind::Psync),
+            "libaio" | "aio" | "kaio" => Some(RingKind::Kaio),
             _ => None,
         }
     }
@@ -58,6 +72,7 @@ impl RingKind {
         match self {
             RingKind::Uring => "uring",
             RingKind::Psync => "psync",
+            RingKind::Kaio => "libaio",
         }
     }
 }
@@ -168,6 +183,14 @@ pub enum RingError {
     /// Submitting or waiting failed.
     #[error("I/O submission failed: {0}")]
     Submit(std::io::Error),
+    /// Kernel AIO could not be set up for this depth (and was not refused outright).
+    #[error("kernel AIO setup (io_setup) failed for a depth of {depth}: {cause}. The AIO events of all processes are capped by /proc/sys/fs/aio-max-nr (sysctl fs.aio-max-nr): raise it, lower MaxOutstandingIO or --outstanding, or use --engine uring or psync")]
+    KaioSetup {
+        /// The events asked for.
+        depth: u32,
+        /// The OS error.
+        cause: std::io::Error,
+    },
     /// io_uring refused the depth asked for (EINVAL above the kernel's largest ring).
     #[error("io_uring setup failed for a depth of {depth}: {cause}. The kernel's io_uring takes at most {max} entries per ring (IORING_MAX_ENTRIES): set MaxOutstandingIO or --outstanding to {max} or less, or use --engine psync", max = URING_MAX_ENTRIES)]
     TooDeep {
@@ -184,12 +207,15 @@ pub enum RingError {
 /// The most entries the kernel gives one io_uring (IORING_MAX_ENTRIES).
 pub const URING_MAX_ENTRIES: u32 = 32768;
 
-/// A per-thread I/O ring: aligned buffers plus an io_uring ring or a psync pool.
+/// A per-thread I/O ring: aligned buffers plus an io_uring ring, an AIO context or a psync
+/// pool.
 pub enum Ring {
     /// The io_uring back end.
     Uring(Box<uring::UringRing>),
     /// The pread/pwrite back end.
     Psync(psync::PsyncRing),
+    /// The kernel AIO back end.
+    Kaio(Box<kaio::KaioRing>),
 }
 
 impl Ring {
@@ -197,10 +223,12 @@ impl Ring {
     pub fn new(cfg: &RingConfig, files: Arc<[FileStorage]>) -> Result<Ring, RingError> {
         assert!(cfg.depth > 0, "ring depth must be at least 1");
         let buffers = AlignedBuffers::new(cfg.depth as usize, cfg.slot_len)?;
-        if cfg.kind == RingKind::Psync {
-            return Ok(Ring::Psync(psync::PsyncRing::new(files, buffers)?));
-        }
         let batch = cfg.submit_batch.max(1) as usize;
+        match cfg.kind {
+            RingKind::Psync => return Ok(Ring::Psync(psync::PsyncRing::new(files, buffers)?)),
+            RingKind::Kaio => return Ring::new_kaio(cfg.depth, files, buffers, batch),
+            RingKind::Uring => {}
+        }
         match uring::UringRing::new(files.clone(), buffers, batch) {
             Ok(ring) => Ok(Ring::Uring(Box::new(ring))),
             Err((err, buffers)) if uring::is_refusal(&err) => {
@@ -218,11 +246,28 @@ impl Ring {
         }
     }
 
+    /// A kernel AIO ring; psync when the kernel refuses AIO (ENOSYS without CONFIG_AIO).
+    fn new_kaio(
+        depth: u32,
+        files: Arc<[FileStorage]>,
+        buffers: AlignedBuffers,
+        batch: usize,
+    ) -> Result<Ring, RingError> {
+        match kaio::KaioRing::new(files.clone(), buffers, batch) {
+            Ok(ring) => Ok(Ring::Kaio(Box::new(ring))),
+            Err((err, buffers)) if uring::is_refusal(&err) => {
+                Ok(Ring::Psync(psync::PsyncRing::new(files, buffers)?))
+            }
+            Err((cause, _)) => Err(RingError::KaioSetup { depth, cause }),
+        }
+    }
+
     /// The back end actually in use.
     pub fn kind(&self) -> RingKind {
         match self {
             Ring::Uring(_) => RingKind::Uring,
             Ring::Psync(_) => RingKind::Psync,
+            Ring::Kaio(_) => RingKind::Kaio,
         }
     }
 
@@ -236,6 +281,7 @@ impl Ring {
         match self {
             Ring::Uring(e) => e.buffers_mut().slot_mut(slot),
             Ring::Psync(e) => e.buffers_mut().slot_mut(slot),
+            Ring::Kaio(e) => e.buffers_mut().slot_mut(slot),
         }
     }
 
@@ -243,6 +289,7 @@ impl Ring {
         match self {
             Ring::Uring(e) => e.buffers(),
             Ring::Psync(e) => e.buffers(),
+            Ring::Kaio(e) => e.buffers(),
         }
     }
 
@@ -252,13 +299,16 @@ impl Ring {
         match self {
             Ring::Uring(e) => e.submit(op),
             Ring::Psync(e) => e.submit(op),
+            Ring::Kaio(e) => e.submit(op),
         }
     }
 
     /// Queues one operation on caller-owned memory, as `submit` does for a slot. io_uring uses
     /// the plain READ/WRITE/READV/WRITEV opcodes (the memory is not registered); psync runs
     /// pread/pwrite/preadv/pwritev (read/write for [`NO_OFFSET`]) in a helper thread, or inline
-    /// at depth 1 — so at depth 1 a read that waits for data (an eventfd) blocks `submit`.
+    /// at depth 1 — so at depth 1 a read that waits for data (an eventfd) blocks `submit`;
+    /// kernel AIO uses PREAD/PWRITE/PREADV/PWRITEV, and for [`NO_OFFSET`] a poll followed by
+    /// read/write in `reap`.
     /// Slot and external operations share the `depth` operations in flight. Like the kernel, an
     /// external operation may complete with fewer bytes than asked; the caller continues it.
     ///
@@ -280,6 +330,8 @@ impl Ring {
             Ring::Uring(e) => unsafe { e.submit_external(op) },
             // SAFETY: as above.
             Ring::Psync(e) => unsafe { e.submit_external(op) },
+            // SAFETY: as above.
+            Ring::Kaio(e) => unsafe { e.submit_external(op) },
         }
     }
 
@@ -289,6 +341,7 @@ impl Ring {
         match self {
             Ring::Uring(e) => e.reap(min, out),
             Ring::Psync(e) => e.reap(min, out),
+            Ring::Kaio(e) => e.reap(min, out),
         }
     }
 
@@ -297,6 +350,7 @@ impl Ring {
         match self {
             Ring::Uring(e) => e.in_flight(),
             Ring::Psync(e) => e.in_flight(),
+            Ring::Kaio(e) => e.in_flight(),
         }
     }
 

@@ -3,7 +3,8 @@
 //!
 //! How a caller reaches the thread, which may be blocked in the ring waiting for
 //! completions: it queues its request and writes the service's eventfd, which the ring
-//! itself is reading (an io_uring read, or a psync helper blocked in read(2)), so one wait
+//! itself is reading (an io_uring read, a kernel AIO poll of it, or a psync helper blocked in
+//! read(2)), so one wait
 //! covers new requests and completions alike. A flag spares the eventfd write while a wake-up
 //! is already on its way.
 
@@ -355,7 +356,7 @@ mod tests {
         let dir = tempfile::tempdir_in(".").expect("tempdir");
         std::fs::write(dir.path().join("f"), b"").expect("create");
         let file = std::fs::File::open(dir.path().join("f")).expect("open");
-        for kind in [RingKind::Uring, RingKind::Psync] {
+        for kind in [RingKind::Uring, RingKind::Psync, RingKind::Kaio] {
             let s = IoService::start(kind, 2).expect("start");
             let mut buf = [0u8; 16];
             use std::os::fd::AsFd;

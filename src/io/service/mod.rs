@@ -1,6 +1,7 @@
 //! The service-backed backend: files opened exactly as the direct and buffered backends open
 //! them, whose reads and writes go through one shared [`IoService`] — one thread owning one
-//! [`Ring`](crate::io::aio::Ring) (io_uring, or psync helpers) with at most MaxOutstandingIO
+//! [`Ring`](crate::io::aio::Ring) (io_uring, kernel AIO, or psync helpers) with at most
+//! MaxOutstandingIO
 //! requests in flight. Callers block until their own request completes; requests beyond the
 //! depth wait in the service's queue, which is how MaxOutstandingIO is enforced.
 //!

@@ -175,14 +175,18 @@ impl Request {
         } else {
             Direction::Write
         };
-        let (offset, total, len) = (op.offset(), op.total(), op.len());
+        let (offset, total, len, unit) = (op.offset(), op.total(), op.len(), op.iov_unit());
         let mut frames = op.into_frames();
-        // Raw pointers into the frames' memory, which does not move when the frames do.
+        // Raw pointers into the frames' memory, which does not move when the frames do; each
+        // frame one entry, or several of `unit` bytes (`IoVec4K`).
         let list = frames
             .iter_mut()
-            .map(|f| libc::iovec {
-                iov_base: f.as_mut_ptr().cast(),
-                iov_len: len,
+            .flat_map(|f| {
+                let base = f.as_mut_ptr();
+                crate::io::post::pieces(len, unit).map(move |r| libc::iovec {
+                    iov_base: base.wrapping_add(r.start).cast(),
+                    iov_len: r.len(),
+                })
             })
             .collect();
         let fd = std::os::fd::AsRawFd::as_raw_fd(file.file());

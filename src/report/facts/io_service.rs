@@ -17,13 +17,32 @@ pub const ALIGN_FUNC: &str = "DirectIoAlign";
 pub use crate::events::facts::IoServiceInfo;
 
 impl IoServiceInfo {
-    /// One line for the console and the log, e.g. `uring, depth 32 (MaxOutstandingIO)`.
+    /// One line for the console and the log, e.g. `uring, one engine for every thread, depth
+    /// 32 (MaxOutstandingIO); the default engine`: what carries the I/O and why.
     pub fn describe(&self) -> String {
+        format!("{}{}", self.what(), self.why())
+    }
+
+    /// Why this engine runs, after the description (nothing for a log of an older run).
+    fn why(&self) -> String {
+        let why = engine_reason(
+            &self.chosen,
+            self.probe.as_deref(),
+            self.recommended.as_deref(),
+        );
+        if why.is_empty() {
+            why
+        } else {
+            format!("; {why}")
+        }
+    }
+
+    fn what(&self) -> String {
         let max = self.max_outstanding_io;
         match (self.used.as_str(), self.depth) {
             ("memory", _) => "memory (fault injection: files in memory, no engine)".into(),
             (used, Some(depth)) => {
-                let refused = if used != self.requested {
+                let refused = if used != self.requested && self.chosen != "measured" {
                     format!(" ({} refused)", self.requested)
                 } else {
                     String::new()
@@ -49,6 +68,27 @@ impl IoServiceInfo {
                 "{used} (each thread's own pread/pwrite; MaxOutstandingIO = {max} held by a gate)"
             ),
         }
+    }
+}
+
+/// Why an engine runs, as the run header and bench's report say it: `chosen` is `default`,
+/// `named` or `measured` (see [`crate::io::aio::probe::decide`]), `probe` what the engine
+/// probe measured, `recommended` a faster engine than the one named. Empty for an unknown
+/// `chosen` (a log written before the probe).
+pub fn engine_reason(chosen: &str, probe: Option<&str>, recommended: Option<&str>) -> String {
+    match (chosen, probe, recommended) {
+        ("default", None, _) => "the default engine".into(),
+        ("default", Some(p), _) => format!("the default engine ({p})"),
+        ("named", Some(p), Some(r)) => {
+            format!("named by --engine, but --engine {r} would add no latency here ({p})")
+        }
+        ("named", Some(p), None) => format!("named by --engine ({p})"),
+        ("named", None, _) => "named by --engine".into(),
+        ("measured", p, _) => format!(
+            "chosen by measurement instead of the default io_uring, which adds latency on this device ({}; --engine uring keeps io_uring)",
+            p.unwrap_or_default()
+        ),
+        _ => String::new(),
     }
 }
 
@@ -96,7 +136,39 @@ mod tests {
             depth,
             max_outstanding_io: max,
             own_rings: false,
+            ..IoServiceInfo::default()
         }
+    }
+
+    #[test]
+    fn the_line_says_why_the_engine_runs() {
+        let with = |chosen: &str, probe: Option<&str>, rec: Option<&str>, used: &str| {
+            IoServiceInfo {
+                chosen: chosen.into(),
+                probe: probe.map(Into::into),
+                recommended: rec.map(Into::into),
+                ..info("uring", used, Some(32), 32)
+            }
+            .describe()
+        };
+        assert!(with("default", None, None, "uring")
+            .ends_with("(MaxOutstandingIO); the default engine"));
+        assert!(with("default", Some("M"), None, "uring").ends_with("; the default engine (M)"));
+        assert!(with("named", None, None, "uring").ends_with("; named by --engine"));
+        assert!(with("named", Some("M"), Some("psync"), "uring")
+            .ends_with("; named by --engine, but --engine psync would add no latency here (M)"));
+        let measured = with("measured", Some("M"), None, "psync");
+        assert!(
+            measured.starts_with("psync, one engine"),
+            "not a refusal: {measured}"
+        );
+        assert!(measured.contains("chosen by measurement instead of the default io_uring"));
+        assert!(
+            measured.contains("(M; --engine uring keeps io_uring)"),
+            "{measured}"
+        );
+        // A refusal still says so.
+        assert!(with("default", None, None, "psync").starts_with("psync (uring refused)"));
     }
 
     #[test]

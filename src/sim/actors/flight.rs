@@ -294,7 +294,8 @@ impl<'a> Flight<'a> {
             PostOp::read(offset, frames, PAGE_SIZE)
         } else {
             PostOp::write(offset, frames, PAGE_SIZE)
-        };
+        }
+        .with_iov_unit(run.plan.iovec_unit());
         let token = self.slot();
         if let (Some(book), false) = (&self.acks, read) {
             book.expect(token as u64, file, first, &gens);

@@ -334,12 +334,12 @@ impl<'a> Worker<'a> {
         let t = Instant::now();
         let res = match (read, vectored) {
             (true, true) => {
-                let mut slices: Vec<&mut [u8]> = buf.chunks_mut(PAGE_SIZE).collect();
+                let mut slices: Vec<&mut [u8]> = buf.chunks_mut(run.plan.iovec_unit()).collect();
                 storage.read_vectored_at(&mut slices, off)
             }
             (true, false) => storage.read_at(buf, off),
             (false, true) => {
-                let slices: Vec<&[u8]> = buf.chunks(PAGE_SIZE).collect();
+                let slices: Vec<&[u8]> = buf.chunks(run.plan.iovec_unit()).collect();
                 storage
                     .write_vectored_at(&slices, off)
                     .map(|_| count * PAGE_SIZE)

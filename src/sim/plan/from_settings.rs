@@ -33,6 +33,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         delete_at_shutdown: g.delete_files_at_shutdown,
         stamp_files: g.stamp_files,
         force_4k_log_io: g.force_4k_log_io,
+        iovec_4k: g.iovec_4k,
         max_memory_mb: g.max_memory_mb,
         read_retries: READ_RETRIES,
         force: s.force,

@@ -164,6 +164,8 @@ pub struct SimPlan {
     /// Log files are created with a 4096-byte log unit whatever the device says
     /// (`Force4KLogIO`, SQL Server's trace flag 1800).
     pub force_4k_log_io: bool,
+    /// Scatter/gather requests carry 4 KiB iovec entries, two per page (`IoVec4K`).
+    pub iovec_4k: bool,
     /// Buffer pool size in MB.
     pub max_memory_mb: u64,
     /// Re-reads of a page that failed verification.
@@ -207,6 +209,16 @@ pub struct SimPlan {
 }
 
 impl SimPlan {
+    /// Bytes of one iovec entry of a scatter/gather request: 4096 with `IoVec4K` (two per
+    /// page, as SQL Server on Linux builds its requests), else a whole page.
+    pub fn iovec_unit(&self) -> usize {
+        if self.iovec_4k {
+            4096
+        } else {
+            crate::page::PAGE_SIZE
+        }
+    }
+
     /// Sort User `i`'s tempdb file (`[SortUser]`): beside the first data file, its name and
     /// `.sort<i>` (`None` without a data file).
     pub fn tempdb_path(&self, i: usize) -> Option<PathBuf> {
