@@ -138,6 +138,35 @@ pub(crate) fn open_storage(path: &Path, opts: OpenOptions) -> Result<FileStorage
     }
 }
 
+/// A new file with no name in directory `dir` (`O_TMPFILE`), opened as [`open_storage`] opens
+/// (O_DIRECT when `opts.direct`), for a file the tool needs only while it holds it: nothing
+/// planted can take its place, and nothing is left when the process ends.
+pub(crate) fn unnamed_storage(dir: &Path, opts: OpenOptions) -> Result<FileStorage, IoError> {
+    let flags = if opts.direct {
+        OFlags::DIRECT
+    } else {
+        OFlags::empty()
+    };
+    let path = dir.join("(an unnamed file)");
+    match Dir::open(dir).and_then(|d| d.unnamed_file(flags)) {
+        Ok(file) => {
+            let unit = file_io_info(&file, &path).unit();
+            Ok(FileStorage::new(file, path).with_dio_align(unit))
+        }
+        Err(SafeFileError::Os { source, .. })
+            if opts.direct && source.raw_os_error() == Some(libc::EINVAL) =>
+        {
+            Err(IoError::DirectRefused {
+                filesystem: filesystem_name(dir),
+                path,
+                source,
+            })
+        }
+        Err(SafeFileError::Os { source, .. }) => Err(os_error(&path, "cannot create", source)),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Opens an existing file or device as a ring's file (capacity runs, verify): read-only unless
 /// `write`, O_DIRECT when `opts.direct`, O_DSYNC when `opts.write_through`; never creates,
 /// never waits on a FIFO, and follows a symlink only when `follow` (a device named through

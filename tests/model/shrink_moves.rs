@@ -22,17 +22,32 @@ fn a_shrink_moves_the_pages_it_cuts_off_and_checks_them_at_both_places() {
     let sink = Arc::new(MemorySink::default());
     let out = simulate(plan, &FaultyBackend::new(11), sink.clone()).expect("simulate");
     assert!(!out.worker_panicked, "a worker thread panicked");
-    assert_eq!(sink.findings(), vec![], "no corruption in a run without faults");
+    assert_eq!(
+        sink.findings(),
+        vec![],
+        "no corruption in a run without faults"
+    );
     let shrinks: Vec<String> = sink
         .messages()
         .iter()
         .filter(|m| m.text.contains(" shrank from "))
         .map(|m| m.text.clone())
         .collect();
-    assert!(!shrinks.is_empty(), "no shrink in 3 s: {:?}", sink.messages());
+    assert!(
+        !shrinks.is_empty(),
+        "no shrink in 3 s: {:?}",
+        sink.messages()
+    );
     let moved: u64 = shrinks
         .iter()
-        .filter_map(|t| t.split("after moving ").nth(1)?.split(' ').next()?.parse::<u64>().ok())
+        .filter_map(|t| {
+            t.split("after moving ")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
         .sum();
     assert!(moved > 0, "{shrinks:?}");
     let shrink = out
@@ -45,5 +60,8 @@ fn a_shrink_moves_the_pages_it_cuts_off_and_checks_them_at_both_places() {
         shrink.io.reads + shrink.io.scatter_reads,
         shrink.io.writes + shrink.io.gather_writes,
     );
-    assert!(writes > 0 && reads >= 2 * writes, "reads {reads}, writes {writes}: {shrinks:?}");
+    assert!(
+        writes > 0 && reads >= 2 * writes,
+        "reads {reads}, writes {writes}: {shrinks:?}"
+    );
 }

@@ -996,3 +996,76 @@ fn evidence_kept_aside_never_replaces_a_planted_name() {
     }
     assert_none(failed);
 }
+
+/// The engine probe (issue #24 §3) reads a file of its own when no data file exists yet. It
+/// was written at `.sqliosim-engine-probe.PID` in the directory and that name removed
+/// afterwards, whatever held it: a name planted there (its PID is the process's, so the
+/// attacker plants it for the coming PIDs; here the shell plants it for its own, then execs)
+/// was unlinked by root, and a planted regular file was opened for writing. The probe file has
+/// no name now (`O_TMPFILE`): the planted entries stay exactly as they were, the victim too,
+/// and the run goes on.
+#[test]
+fn the_engine_probe_never_removes_nor_writes_a_planted_name() {
+    if !is_root() {
+        return;
+    }
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, PLAIN).expect("victim");
+    let config = tmp.path().join("probe.cfg.ini");
+    std::fs::write(
+        &config,
+        "[CONFIG]\nTestCycles=1\nTestCycleDuration=1\nMaxMemoryMB=4\n\
+         [RandomUser]\nUserCount=1\n[AuditUser]\nUserCount=0\n[ReadAheadUser]\nUserCount=0\n[BulkUpdateUser]\nUserCount=0\n\
+         [File1]\nFileName=sqliosim.mdx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
+         [File2]\nFileName=sqliosim.ldx\nInitialSize=1\nMaxSize=1\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n",
+    )
+    .expect("config");
+    for (tag, kind) in [
+        ("symlink", "ln -s {VICTIM} {P}"),
+        ("file", "printf theirs > {P}"),
+    ] {
+        let dir = tmp.path().join(tag);
+        shared_dir(&dir);
+        let p = format!("{}/.sqliosim-engine-probe.$$", dir.display());
+        let plant = kind
+            .replace("{VICTIM}", &victim.display().to_string())
+            .replace("{P}", &p);
+        let script = format!(
+            "{plant} && chown -h {NOBODY}:{NOBODY} {p} && exec {} run --config {} --dir {} --no-json --seed 5",
+            bin().display(),
+            config.display(),
+            dir.display()
+        );
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let planted = dir.join(format!(".sqliosim-engine-probe.{}", child.id()));
+        let out = child.wait_with_output().expect("wait");
+        let console = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{tag}: {console}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let meta = std::fs::symlink_metadata(&planted)
+            .unwrap_or_else(|_| panic!("{tag}: the planted {} was removed", planted.display()));
+        match tag {
+            "symlink" => {
+                assert!(meta.file_type().is_symlink(), "{tag}: {meta:?}");
+                assert_eq!(std::fs::read_link(&planted).expect("link"), victim);
+            }
+            _ => assert_eq!(std::fs::read(&planted).expect("read"), b"theirs", "{tag}"),
+        }
+        assert_eq!(
+            std::fs::read(&victim).expect("victim"),
+            PLAIN,
+            "{tag}: the victim changed"
+        );
+    }
+}

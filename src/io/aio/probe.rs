@@ -56,7 +56,9 @@ impl Qd1Medians {
     /// through io_uring, 3.6 µs through psync (200 reads each)`.
     pub fn describe(&self) -> String {
         let on = match (self.written, self.path.parent()) {
-            (true, Some(dir)) => format!("a file written for the probe in {}", dir.display()),
+            (true, Some(dir)) => {
+                format!("an unnamed file written for the probe in {}", dir.display())
+            }
             _ => self.path.display().to_string(),
         };
         format!(
@@ -223,19 +225,19 @@ pub fn measure_at(path: &Path) -> Result<Qd1Medians, ProbeError> {
     measure_in_dir(dir)
 }
 
-/// Probes a file of [`PROBE_FILE_BYTES`] written for the purpose in `dir` (named
-/// `.sqliosim-engine-probe.PID`) and removed afterwards.
+/// Probes a file of [`PROBE_FILE_BYTES`] written for the purpose in `dir`'s filesystem. It
+/// has no name (`O_TMPFILE`): nothing planted in a directory others can write can take its
+/// place or be removed for it, and a run killed during the probe leaves nothing behind.
 pub fn measure_in_dir(dir: &Path) -> Result<Qd1Medians, ProbeError> {
-    let path = dir.join(format!(".sqliosim-engine-probe.{}", std::process::id()));
-    let result = write_probe_file(&path).and_then(|f| measure(f, PROBE_FILE_BYTES));
-    crate::io::direct::remove_file(&path)?;
-    result.map(|m| Qd1Medians { written: true, ..m })
+    let file = write_probe_file(dir)?;
+    measure(file, PROBE_FILE_BYTES).map(|m| Qd1Medians { written: true, ..m })
 }
 
-/// Creates `path` with O_DIRECT and fills it with non-zero bytes (a device may answer reads
+/// An unnamed O_DIRECT file in `dir`, filled with non-zero bytes (a device may answer reads
 /// of zero pages without touching its store).
-fn write_probe_file(path: &Path) -> Result<FileStorage, ProbeError> {
-    let file = crate::io::direct::open_storage(path, OpenOptions::default())?;
+fn write_probe_file(dir: &Path) -> Result<FileStorage, ProbeError> {
+    let file = crate::io::direct::unnamed_storage(dir, OpenOptions::default())?;
+    let path = file.path().to_path_buf();
     let chunk = 1 << 20;
     let mut buf = AlignedBuffers::new(1, chunk)?;
     for (i, b) in buf.slot_mut(0).iter_mut().enumerate() {
@@ -244,7 +246,7 @@ fn write_probe_file(path: &Path) -> Result<FileStorage, ProbeError> {
     for at in (0..PROBE_FILE_BYTES).step_by(chunk) {
         file.file()
             .write_all_at(buf.slot(0), at)
-            .map_err(|e| crate::io::direct::os_error(path, "cannot write", e))?;
+            .map_err(|e| crate::io::direct::os_error(&path, "cannot write", e))?;
     }
     Ok(file)
 }

@@ -233,6 +233,16 @@ impl Dir {
         self.path.join(name)
     }
 
+    /// A new file with no name in this directory's filesystem (`O_TMPFILE`, mode 0600, with
+    /// `flags` such as O_DIRECT): no planted entry can take its place, nothing can open it by
+    /// name, and it is gone when closed, whatever ends the process.
+    pub fn unnamed_file(&self, flags: OFlags) -> Result<File, SafeFileError> {
+        let how = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC | flags;
+        rfs::openat(&self.fd, ".", how, Mode::from_raw_mode(0o600))
+            .map(File::from)
+            .map_err(|e| os(&self.path, "create an unnamed file in", e))
+    }
+
     /// The tool's own subdirectory `name` (created when missing, mode 0755): never a symlink,
     /// and owned by us, so that nobody else can plant names in it.
     pub fn own_subdir(&self, name: &OsStr) -> Result<Dir, SafeFileError> {
