@@ -66,14 +66,27 @@ def main():
                 threads_of(child, names)
             time.sleep(0.05)
     line = re.compile(r"^(\d+)\s+(p(?:read|write)\w*)\((\d+)<([^>]*)>.*\)\s+=\s+(\d+)")
+    # A call another thread interrupted is split by strace -f: its head ends `<unfinished
+    # ...>`, and a later line of the same thread `<... CALL resumed> ... = N` gives its result.
+    unfinished = re.compile(r"^(\d+)\s+(p(?:read|write)\w*)\((\d+)<([^>]*)>.*<unfinished \.\.\.>$")
+    resumed = re.compile(r"^(\d+)\s+<\.\.\. (p(?:read|write)\w*) resumed>.*\)\s+=\s+(\d+)")
+    pending = {}
     tally = collections.defaultdict(collections.Counter)
     unnamed = 0
     with open(trace) as f:
         for text in f:
+            text = text.rstrip("\n")
             m = line.match(text)
-            if not m:
+            if m:
+                tid, call, _, path, got = m.groups()
+            elif (u := unfinished.match(text)):
+                pending[u.group(1)] = (u.group(2), u.group(4))
                 continue
-            tid, call, _, path, got = m.groups()
+            elif (r := resumed.match(text)) and r.group(1) in pending:
+                tid, got = r.group(1), r.group(3)
+                call, path = pending.pop(tid)
+            else:
+                continue
             if not path.endswith((".mdx", ".ldx", ".ndx", ".bak", ".partial")):
                 continue
             name = names.get(tid)
