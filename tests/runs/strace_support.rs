@@ -116,9 +116,11 @@ pub fn parse(text: &str) -> Vec<Call> {
 fn parse_call(line: &str) -> Option<Call> {
     let open = line.find('(')?;
     let syscall = line[..open].to_string();
-    let close = line.rfind(") = ")?;
+    // strace pads short calls so that ` = RESULT` starts at a fixed column: `…, 8192)    = 8192`.
+    let eq = line.rfind(" = ")?;
+    let close = line[..eq].trim_end().strip_suffix(')').map(str::len)?;
     let args = split_args(&line[open + 1..close]);
-    let result = line[close + 4..]
+    let result = line[eq + 3..]
         .split_whitespace()
         .next()
         .and_then(|r| r.split('<').next())
@@ -136,7 +138,7 @@ fn parse_call(line: &str) -> Option<Call> {
             args.get(1).and_then(|a| vectored_len(a, result)),
         ),
         "openat" => (
-            line[close + 4..].split_once('<').map(|(_, p)| {
+            line[eq + 3..].split_once('<').map(|(_, p)| {
                 let p = p.trim_end();
                 p.strip_suffix('>').unwrap_or(p).to_string()
             }),
@@ -234,9 +236,23 @@ fn strace_lines_parse_into_calls() {
 101 fdatasync(5</w/a.ldx>) = 0
 102 <... pwritev resumed>) = 16384
 103 pread64(5</w/a.ldx>, \"\"..., 512, 8704) = -1 EIO (Input/output error)
+104 pwrite64(7</w/a.bak>, \"SQLSIMPG\"..., 8192, 0)           = 8192
 ";
     let calls = parse(text);
-    assert_eq!(calls.len(), 5, "{calls:?}");
+    assert_eq!(
+        calls.len(),
+        6,
+        "a call strace padded is a call too: {calls:?}"
+    );
+    assert_eq!(
+        (
+            calls[5].path.as_deref(),
+            calls[5].offset,
+            calls[5].len,
+            calls[5].result
+        ),
+        (Some("/w/a.bak"), Some(0), Some(8192), Some(8192))
+    );
     assert_eq!(calls[0].path.as_deref(), Some("/w/a.ldx"));
     assert_eq!(
         (calls[1].offset, calls[1].len, calls[1].result),

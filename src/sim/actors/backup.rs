@@ -4,8 +4,10 @@
 //! Each backup reads every page of every data file in order, MaxTransferSize at a time with
 //! BufferCount reads in flight (the flight: each read holds its pages' latches shared, so the
 //! pages it returns are whole versions, and is verified against the oracle as it completes — a
-//! bad page is a finding of the Backup User). The pages read go, in completion order, into a
-//! backup stream of self-describing blocks written sequentially (`engine::backup`), opened
+//! bad page is a finding of the Backup User). The pages read go, in file order (a read that
+//! completes before one posted earlier waits for it, [`InOrder`]: at most BufferCount reads are
+//! held), into a backup stream of self-describing blocks written sequentially
+//! (`engine::backup`), so that a restore writes each file in order, as SQL Server's; opened
 //! through the run's backend (so the faulty twin reaches it and a planted link is refused).
 //! A page another user writes after the backup read it is not read again: the stream holds the
 //! version read, as SQL Server's backup does (its log backup covers the rest). As STOP_ON_ERROR
@@ -18,6 +20,7 @@
 //! verify-only pass reads the stream back and checks every block and page against what was
 //! written; what it finds is a `backup_corruption` finding.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -79,9 +82,11 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
     .map_err(|e| stream_failed(w, "empty", None, &e))
     .ok()?;
     let mut flight = Flight::with_depth(run, plan.buffer_count);
-    let finished = read_files(w, &mut flight, &mut out);
+    let mut order = InOrder::default();
+    let finished = read_files(w, &mut flight, &mut out, &mut order);
     flight.drain(w);
-    let finished = carry(w, &mut flight, &mut out, finished) && finished;
+    let finished =
+        carry(w, &mut flight, &mut out, &mut order, finished) && finished && order.is_empty();
     if !finished {
         unfinished(run, backup_no);
         return None;
@@ -114,8 +119,47 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
     Some((storage, written))
 }
 
+/// The backup's reads in the order they were posted (file order), and those completed ahead
+/// of an earlier one: the stream takes them in posting order whatever order they complete in.
+#[derive(Default)]
+struct InOrder {
+    /// (file, first page, pages) of each read posted and not yet in the stream, oldest first.
+    posted: VecDeque<(usize, u64, u64)>,
+    /// Completed reads (by file and first page) waiting for the reads posted before them.
+    held: HashMap<(usize, u64), Vec<u8>>,
+}
+
+impl InOrder {
+    /// The oldest posted read when it has completed (or its completed first part, when the
+    /// flight split it), taken out: (file, first page, bytes).
+    fn next_ready(&mut self) -> Option<(usize, u64, Vec<u8>)> {
+        let &(file, first, n) = self.posted.front()?;
+        let bytes = self.held.remove(&(file, first))?;
+        let got = (bytes.len() / PAGE_SIZE) as u64;
+        match got {
+            g if g > 0 && g < n => {
+                self.posted[0] = (file, first + g, n - g);
+            }
+            _ => {
+                self.posted.pop_front();
+            }
+        }
+        Some((file, first, bytes))
+    }
+
+    /// True when every posted read went into the stream.
+    fn is_empty(&self) -> bool {
+        self.posted.is_empty() && self.held.is_empty()
+    }
+}
+
 /// Posts the reads of every data page in order; false when the backup must end early.
-fn read_files<'a>(w: &mut Worker<'a>, flight: &mut Flight<'a>, out: &mut StreamWriter) -> bool {
+fn read_files<'a>(
+    w: &mut Worker<'a>,
+    flight: &mut Flight<'a>,
+    out: &mut StreamWriter,
+    order: &mut InOrder,
+) -> bool {
     let run = w.run;
     let step = run.plan.backup.transfer_pages.max(1);
     for &file in &run.files.data {
@@ -127,9 +171,10 @@ fn read_files<'a>(w: &mut Worker<'a>, flight: &mut Flight<'a>, out: &mut StreamW
                 return false;
             }
             let n = step.min(pages - page);
+            order.posted.push_back((file, page, n));
             flight.read(w, file, page, n, After::Keep);
             page += n;
-            if !carry(w, flight, out, true) {
+            if !carry(w, flight, out, order, true) {
                 return false;
             }
         }
@@ -137,51 +182,51 @@ fn read_files<'a>(w: &mut Worker<'a>, flight: &mut Flight<'a>, out: &mut StreamW
     true
 }
 
-/// Moves the completed reads into the stream; false when one failed (the flight reported it)
-/// or carries a page that fails its own check, or the stream refused a write.
+/// Moves the completed reads into the stream, in posting order (a read completed ahead of an
+/// earlier one waits in `order`); false when one failed (the flight reported it) or carries a
+/// page that fails its own check, or the stream refused a write.
 fn carry<'a>(
     w: &mut Worker<'a>,
     flight: &mut Flight<'a>,
     out: &mut StreamWriter,
+    order: &mut InOrder,
     go: bool,
 ) -> bool {
     let run = w.run;
     let mut ok = go;
     for Kept { file, first, bytes } in flight.take_kept() {
-        if !ok {
-            continue;
-        }
-        if bytes.is_empty() {
-            ok = false;
-            continue;
-        }
+        ok &= !bytes.is_empty();
+        order.held.insert((file, first), bytes);
+    }
+    if !ok {
+        return false;
+    }
+    while let Some((file, first, bytes)) = order.next_ready() {
         for (i, page) in bytes.chunks_exact(PAGE_SIZE).enumerate() {
-            let c = carried(run, file, first + i as u64, page);
-            if let Err(v) = c {
-                say(
-                    run,
-                    Severity::Error,
-                    format!(
-                        "backup stopped (WITH CHECKSUM, STOP_ON_ERROR) at page {} of {}: {}",
-                        first + i as u64,
-                        run.files[file].path.display(),
-                        v.describe()
-                    ),
-                );
-                ok = false;
-                break;
-            }
-            if let (Ok(c), true) = (c, ok) {
-                let at = out.position();
-                if let Err(e) = out.push(c, page) {
-                    stream_failed(w, "write", Some(at), &e);
-                    ok = false;
-                    break;
+            let c = match carried(run, file, first + i as u64, page) {
+                Ok(c) => c,
+                Err(v) => {
+                    say(
+                        run,
+                        Severity::Error,
+                        format!(
+                            "backup stopped (WITH CHECKSUM, STOP_ON_ERROR) at page {} of {}: {}",
+                            first + i as u64,
+                            run.files[file].path.display(),
+                            v.describe()
+                        ),
+                    );
+                    return false;
                 }
+            };
+            let at = out.position();
+            if let Err(e) = out.push(c, page) {
+                stream_failed(w, "write", Some(at), &e);
+                return false;
             }
         }
     }
-    ok
+    true
 }
 
 /// What the stream records of a page as read: its generation, when the page is whole and is

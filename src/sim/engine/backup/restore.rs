@@ -4,10 +4,9 @@
 //! files), the pages the stream carries are written back in stream order — each run of
 //! consecutive pages of one file within a block in one write, MaxTransferSize at most —, the
 //! copies are made durable, and then every restored page is read back, in order, and checked
-//! against the generation its block recorded. The stream's order is the order the backup's
-//! reads completed in, not the file's: so the restore's writes are large but not all
-//! sequential (under strace, 7 of 50 began where the one before ended), where SQL Server's
-//! restore writes each file in order (docs/backup.md).
+//! against the generation its block recorded. The backup keeps the stream in file order, so
+//! the restore writes each copy in order, as SQL Server's restore does (docs/backup.md; the
+//! strace test `runs::backup::under_strace_a_restore_writes_its_copy_in_file_order`).
 //!
 //! The caller (the Backup User) removes a copy that read back clean, so the next restore
 //! writes into extents that were just freed: the reuse of a freshly freed extent is where a
