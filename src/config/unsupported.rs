@@ -1,6 +1,7 @@
-//! The CPU keys SQLIOSim has and this simulator reads but does not simulate, named in the
-//! run's warnings (console and XML log) whenever a configuration asks for them, so that none
-//! is accepted silently.
+//! The CPU keys SQLIOSim has and this simulator reads but does not simulate (or that ask for
+//! nothing as given), named in the run's warnings (console and XML log) whenever a
+//! configuration asks for them, so that none is accepted silently. `CPUSimulation` is
+//! simulated (the random users' busy work, `sim::actors::random`).
 
 use super::sections::Config;
 
@@ -23,13 +24,16 @@ pub fn unsupported_cpu_keys(c: &Config) -> Vec<String> {
             r.yield_percentage.raw()
         ));
     }
-    if r.cpu_simulation || r.cpu_cycles_min > 0 || r.cpu_cycles_max > 0 {
+    if r.cpu_simulation && r.cpu_cycles_max == 0 {
+        out.push(
+            "CPUSimulation=TRUE with CPUCyclesMax=0 spends no cycles: set CPUCyclesMin and \
+             CPUCyclesMax (rounds of busy work per random user cycle)"
+                .to_string(),
+        );
+    } else if !r.cpu_simulation && (r.cpu_cycles_min > 0 || r.cpu_cycles_max > 0) {
         out.push(format!(
-            "CPUSimulation={}, CPUCyclesMin={}, CPUCyclesMax={} are not simulated: the users \
-             spend no extra CPU cycles per I/O",
-            if r.cpu_simulation { "TRUE" } else { "FALSE" },
-            r.cpu_cycles_min,
-            r.cpu_cycles_max
+            "CPUCyclesMin={}, CPUCyclesMax={} have no effect without CPUSimulation=TRUE",
+            r.cpu_cycles_min, r.cpu_cycles_max
         ));
     }
     out

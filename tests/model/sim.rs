@@ -386,3 +386,47 @@ fn request_sizes_follow_the_generation_caps() {
         }
     }
 }
+
+/// `CPUSimulation=TRUE` (issue #24 §4): each random user spends CPUCyclesMin..=CPUCyclesMax
+/// rounds of busy work per cycle and says how many in its closing line; off, it says nothing.
+#[test]
+fn cpu_simulation_spends_busy_rounds_per_random_user_cycle() {
+    let run = |on: bool| {
+        let mut plan = small_plan(&PathBuf::from("/virtual"), 2, Duration::from_millis(400));
+        plan.journal = false;
+        plan.random.users = 2;
+        plan.sections.random.cpu_simulation = on;
+        plan.sections.random.cpu_cycles_min = 1000;
+        plan.sections.random.cpu_cycles_max = 2000;
+        let sink = Arc::new(MemorySink::default());
+        let out = simulate(plan, &FaultyBackend::new(9), sink.clone()).expect("simulate");
+        assert!(!out.worker_panicked);
+        assert_eq!(sink.findings(), vec![]);
+        sink.messages()
+            .iter()
+            .filter_map(|m| {
+                m.text
+                    .split_once(": CPU simulation: ")
+                    .map(|(_, t)| t.to_string())
+            })
+            .collect::<Vec<_>>()
+    };
+    let lines = run(true);
+    assert_eq!(lines.len(), 2, "one line per random user: {lines:?}");
+    for l in &lines {
+        let mut n = l.split_whitespace();
+        let rounds: u64 = n.next().and_then(|x| x.parse().ok()).expect("rounds");
+        let cycles: u64 = l
+            .split("over ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|x| x.parse().ok())
+            .expect("cycles");
+        assert!(cycles > 0, "{l}");
+        assert!(
+            (1000 * cycles..=2000 * cycles).contains(&rounds),
+            "{rounds} rounds over {cycles} cycles, 1000..=2000 each: {l}"
+        );
+    }
+    assert!(run(false).is_empty());
+}

@@ -1,5 +1,11 @@
 //! RandomUser: OLTP-style work. Picks a region of a data file, reads a chain of pages in it
 //! (cache hits cost no I/O), updates a share of them through the log, commits.
+//!
+//! With `CPUSimulation=TRUE` each cycle also spends `CPUCyclesMin..=CPUCyclesMax` rounds of
+//! busy work ([`busy`]) after its reads, the CPU a query spends on the rows it read, so that
+//! I/O and computation interleave on the user's thread (SQLIOSim's keys are undocumented:
+//! this is our reading, in docs/configuration.md). One round is a multiply and a rotate, a
+//! few CPU cycles; the user's closing line says how many rounds it spent.
 
 use super::worker::Worker;
 use crate::sim::engine::pool::PageKey;
@@ -29,9 +35,23 @@ pub fn pick_region(
     Some(Region { file, start, len })
 }
 
+/// `rounds` rounds of busy work that the optimiser cannot remove; returns its result.
+pub fn busy(rounds: u64, seed: u64) -> u64 {
+    let mut x = seed | 1;
+    for _ in 0..rounds {
+        x = std::hint::black_box(x.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17));
+    }
+    x
+}
+
 /// Runs one random user until the phase ends.
 pub fn run(w: &mut Worker<'_>) {
     let plan = w.run.plan.random.clone();
+    let cpu = &w.run.plan.sections.random;
+    let cpu = cpu
+        .cpu_simulation
+        .then(|| (u64::from(cpu.cpu_cycles_min), u64::from(cpu.cpu_cycles_max)));
+    let (mut spins, mut rounds) = (0u64, 0u64);
     let mut region: Option<Region> = None;
     while !w.run.controls.stop.phase_over() {
         if region.is_none() || w.chance(plan.jump) {
@@ -43,9 +63,25 @@ pub fn run(w: &mut Worker<'_>) {
             break;
         };
         one_cycle(w, r, &plan);
+        if let Some((lo, hi)) = cpu.filter(|&(_, hi)| hi > 0) {
+            let n = w.between(lo.min(hi), hi);
+            busy(n, spins);
+            (spins, rounds) = (spins + 1, rounds + n);
+        }
         if !w.pause(plan.sleep_after) {
             break;
         }
+    }
+    if cpu.is_some() {
+        w.run.message(
+            crate::findings::Severity::Info,
+            "Random User",
+            "RandomUser::CPUSimulation",
+            format!(
+                "random user {}: CPU simulation: {rounds} rounds of busy work over {spins} cycles",
+                w.id
+            ),
+        );
     }
 }
 
