@@ -5,7 +5,7 @@
 //! BufferCount reads in flight (the flight: each read holds its pages' latches shared, so the
 //! pages it returns are whole versions, and is verified against the oracle as it completes — a
 //! bad page is a finding of the Backup User). The pages read go, in file order (a read that
-//! completes before one posted earlier waits for it, [`InOrder`]: at most BufferCount reads are
+//! completes before one posted earlier waits for it, `InOrder`: at most BufferCount reads are
 //! held), into a backup stream of self-describing blocks written sequentially
 //! (`engine::backup`), so that a restore writes each file in order, as SQL Server's; opened
 //! through the run's backend (so the faulty twin reaches it and a planted link is refused).
