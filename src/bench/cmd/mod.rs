@@ -183,6 +183,26 @@ fn finish(
         )?;
     }
     let bad = done.iter().any(|c| c.errors > 0 || c.verify_failures > 0);
+    // A sweep's table has no error column: a combination with failures is named, so that exit
+    // 1 never comes without its reason (each run's own report says the first of them).
+    if plan.cells.len() > 1 || plan.repeat > 1 {
+        for c in done
+            .iter()
+            .filter(|c| c.errors > 0 || c.verify_failures > 0)
+        {
+            writeln!(
+                out,
+                "FAILED: {} B {:?} {}, {} thread(s) x {}: {} failed I/O(s), {} read(s) that did not match their stamp",
+                c.cell.block_size,
+                c.cell.pattern,
+                c.rw_name(),
+                c.cell.threads,
+                c.cell.outstanding,
+                c.errors,
+                c.verify_failures
+            )?;
+        }
+    }
     Ok(if bad {
         Outcome::Findings
     } else {

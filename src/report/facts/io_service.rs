@@ -78,7 +78,10 @@ impl IoServiceInfo {
 pub fn engine_reason(chosen: &str, probe: Option<&str>, recommended: Option<&str>) -> String {
     match (chosen, probe, recommended) {
         ("default", None, _) => "the default engine".into(),
-        ("default", Some(p), _) => format!("the default engine ({p})"),
+        ("default", Some(p), Some(r)) => {
+            format!("the default engine, but --engine {r} would add no latency here ({p})")
+        }
+        ("default", Some(p), None) => format!("the default engine ({p})"),
         ("named", Some(p), Some(r)) => {
             format!("named by --engine, but --engine {r} would add no latency here ({p})")
         }
@@ -127,6 +130,19 @@ pub fn unit_line(u: &FileUnit) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_default_engine_the_probe_would_change_says_so_and_keeps_its_word() {
+        assert_eq!(
+            engine_reason("default", Some("P"), Some("psync")),
+            "the default engine, but --engine psync would add no latency here (P)"
+        );
+        assert_eq!(
+            engine_reason("default", Some("P"), None),
+            "the default engine (P)"
+        );
+    }
+
     use super::*;
 
     fn info(requested: &str, used: &str, depth: Option<u64>, max: u64) -> IoServiceInfo {
