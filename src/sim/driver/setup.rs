@@ -92,7 +92,10 @@ pub fn build<'b>(
         all,
         data: plan.data_files(),
         logs,
-        pool: BufferPool::new(pool_frames(&plan)),
+        pool: match plan.sections.general.target_recovery_time_s {
+            0 => BufferPool::new(pool_frames(&plan)),
+            _ => BufferPool::new(pool_frames(&plan)).keeping_ages(),
+        },
     };
     let mut run = Run {
         plan,

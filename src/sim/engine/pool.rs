@@ -42,8 +42,9 @@ struct Inner {
 #[derive(Debug)]
 pub struct BufferPool {
     inner: Mutex<Inner>,
-    /// The clock of the frames' `dirty_since_ms`.
-    start: std::time::Instant,
+    /// The clock of the frames' `dirty_since_ms`; `None`: ages are not kept (no recovery
+    /// writer), so marking a page dirty reads no clock.
+    start: Option<std::time::Instant>,
 }
 
 impl BufferPool {
@@ -57,8 +58,22 @@ impl BufferPool {
                 hand: 0,
                 dirty: 0,
             }),
-            start: std::time::Instant::now(),
+            start: None,
         }
+    }
+
+    /// The same pool keeping when each page went dirty, for [`BufferPool::aged_dirty`] (indirect
+    /// checkpoint's recovery writer); without it marking a page dirty reads no clock.
+    pub fn keeping_ages(self) -> BufferPool {
+        BufferPool {
+            start: Some(std::time::Instant::now()),
+            ..self
+        }
+    }
+
+    /// Milliseconds since the pool was made, when it keeps ages.
+    fn now_ms(&self) -> Option<u64> {
+        self.start.map(|s| s.elapsed().as_millis() as u64)
     }
 
     /// Number of frames.
@@ -112,7 +127,9 @@ impl BufferPool {
         let f = &mut g.frames[idx];
         let was_dirty = f.dirty;
         if !was_dirty {
-            f.dirty_since_ms = self.start.elapsed().as_millis() as u64;
+            if let Some(now) = self.now_ms() {
+                f.dirty_since_ms = now;
+            }
         }
         f.dirty = true;
         f.lsn = f.lsn.max(lsn);
@@ -153,9 +170,12 @@ impl BufferPool {
     }
 
     /// Up to `n` pages dirty for at least `age`, the oldest first, then sorted by file and
-    /// page: what indirect checkpoint's recovery writer writes.
+    /// page: what indirect checkpoint's recovery writer writes. Empty for a pool that keeps no
+    /// ages ([`BufferPool::keeping_ages`]).
     pub fn aged_dirty(&self, age: std::time::Duration, n: usize) -> Vec<(PageKey, u64)> {
-        let now = self.start.elapsed().as_millis() as u64;
+        let Some(now) = self.now_ms() else {
+            return Vec::new();
+        };
         let limit = now.saturating_sub(age.as_millis() as u64);
         let g = self.inner.lock();
         let mut aged: Vec<(u64, PageKey, u64)> = g
@@ -255,7 +275,7 @@ mod tests {
     #[test]
     fn aged_dirty_gives_the_pages_dirty_for_long_enough_oldest_first() {
         use std::time::Duration;
-        let p = BufferPool::new(64);
+        let p = BufferPool::new(64).keeping_ages();
         let k = |page| PageKey { file: 0, page };
         p.mark_dirty(k(9), 1);
         p.mark_dirty(k(3), 2);
@@ -269,6 +289,10 @@ mod tests {
         assert_eq!(p.aged_dirty(Duration::ZERO, 1).len(), 1);
         p.mark_clean(k(3), 2);
         assert_eq!(p.aged_dirty(Duration::from_millis(20), 10), vec![(k(9), 4)]);
+        // A pool that keeps no ages reads no clock and has none to give.
+        let q = BufferPool::new(64);
+        q.mark_dirty(k(1), 1);
+        assert_eq!(q.aged_dirty(Duration::ZERO, 10), vec![]);
     }
 
     use super::*;
