@@ -119,18 +119,15 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
     let run = w.run;
     let fp = &run.plan.files[file];
     let f = &run.files[file];
-    let decided = |size: u64| {
-        decide(
-            size,
-            fp.initial_pages,
-            fp.max_pages.min(f.grow_cap()).max(fp.initial_pages),
-            fp.increment_pages,
-            steps,
-            grow,
-        )
-    };
     let from = *f.pages.read();
-    let to = decided(from);
+    let to = decide(
+        from,
+        fp.initial_pages,
+        fp.max_pages.min(f.grow_cap()).max(fp.initial_pages),
+        fp.increment_pages,
+        steps,
+        grow,
+    );
     if to == from {
         return;
     }
