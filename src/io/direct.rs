@@ -114,12 +114,42 @@ pub(crate) fn os_error(path: &Path, what: &'static str, source: std::io::Error) 
 /// Opens `path` as the direct backend does (O_DIRECT when `opts.direct`), for every backend
 /// that reaches a real file: the same flags, mode and errors everywhere.
 pub(crate) fn open_storage(path: &Path, opts: OpenOptions) -> Result<FileStorage, IoError> {
-    let flags = if opts.direct {
+    let opened = open_file(path, opts, direct_flag(opts));
+    storage_of(opened, path, path, opts, "cannot open")
+}
+
+/// A new file with no name in directory `dir` (`O_TMPFILE`), opened as [`open_storage`] opens
+/// (O_DIRECT when `opts.direct`), for a file the tool needs only while it holds it: nothing
+/// planted can take its place, and nothing is left when the process ends.
+pub(crate) fn unnamed_storage(dir: &Path, opts: OpenOptions) -> Result<FileStorage, IoError> {
+    let opened = Dir::open(dir).and_then(|d| d.unnamed_file(direct_flag(opts)));
+    storage_of(
+        opened,
+        &dir.join("(an unnamed file)"),
+        dir,
+        opts,
+        "cannot create",
+    )
+}
+
+fn direct_flag(opts: OpenOptions) -> OFlags {
+    if opts.direct {
         OFlags::DIRECT
     } else {
         OFlags::empty()
-    };
-    match open_file(path, opts, flags) {
+    }
+}
+
+/// The storage of a file just opened at `path` (on the filesystem of `fs_path`), or the error
+/// as the direct backend says it: EINVAL to an O_DIRECT open is direct I/O refused.
+fn storage_of(
+    opened: Result<std::fs::File, SafeFileError>,
+    path: &Path,
+    fs_path: &Path,
+    opts: OpenOptions,
+    what: &'static str,
+) -> Result<FileStorage, IoError> {
+    match opened {
         Ok(file) => {
             let unit = file_io_info(&file, path).unit();
             Ok(FileStorage::new(file, path.to_path_buf()).with_dio_align(unit))
@@ -129,40 +159,11 @@ pub(crate) fn open_storage(path: &Path, opts: OpenOptions) -> Result<FileStorage
         {
             Err(IoError::DirectRefused {
                 path: path.to_path_buf(),
-                filesystem: filesystem_name(path),
+                filesystem: filesystem_name(fs_path),
                 source,
             })
         }
-        Err(SafeFileError::Os { source, .. }) => Err(os_error(path, "cannot open", source)),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// A new file with no name in directory `dir` (`O_TMPFILE`), opened as [`open_storage`] opens
-/// (O_DIRECT when `opts.direct`), for a file the tool needs only while it holds it: nothing
-/// planted can take its place, and nothing is left when the process ends.
-pub(crate) fn unnamed_storage(dir: &Path, opts: OpenOptions) -> Result<FileStorage, IoError> {
-    let flags = if opts.direct {
-        OFlags::DIRECT
-    } else {
-        OFlags::empty()
-    };
-    let path = dir.join("(an unnamed file)");
-    match Dir::open(dir).and_then(|d| d.unnamed_file(flags)) {
-        Ok(file) => {
-            let unit = file_io_info(&file, &path).unit();
-            Ok(FileStorage::new(file, path).with_dio_align(unit))
-        }
-        Err(SafeFileError::Os { source, .. })
-            if opts.direct && source.raw_os_error() == Some(libc::EINVAL) =>
-        {
-            Err(IoError::DirectRefused {
-                filesystem: filesystem_name(dir),
-                path,
-                source,
-            })
-        }
-        Err(SafeFileError::Os { source, .. }) => Err(os_error(&path, "cannot create", source)),
+        Err(SafeFileError::Os { source, .. }) => Err(os_error(path, what, source)),
         Err(e) => Err(e.into()),
     }
 }
