@@ -50,6 +50,9 @@ pub enum FindingClass {
     /// A backup stream block is missing, damaged, out of place, or does not carry the pages
     /// the backup read.
     BackupCorruption,
+    /// A hole of a sparse file (a DBCC snapshot's page never copied) that does not read as
+    /// zeros.
+    HoleNotZeros,
 }
 
 impl FindingClass {
@@ -72,6 +75,7 @@ impl FindingClass {
             FindingClass::WalViolation => "wal_violation",
             FindingClass::LostFile => "lost_file",
             FindingClass::BackupCorruption => "backup_corruption",
+            FindingClass::HoleNotZeros => "hole_not_zeros",
         }
     }
 

@@ -80,11 +80,14 @@ pub enum ActorKind {
     /// Indirect checkpoint's recovery writer: pages dirty for longer than TargetRecoveryTime
     /// written in the background.
     RecoveryWriter = 13,
+    /// DBCC CHECKDB against its sparse snapshot (it writes only the snapshot's copies, which
+    /// carry the source pages' own stamps).
+    DbccUser = 14,
 }
 
 impl ActorKind {
     /// All kinds, in tag order.
-    pub const ALL: [ActorKind; 14] = [
+    pub const ALL: [ActorKind; 15] = [
         ActorKind::Init,
         ActorKind::RandomUser,
         ActorKind::AuditUser,
@@ -99,6 +102,7 @@ impl ActorKind {
         ActorKind::BackupUser,
         ActorKind::SortUser,
         ActorKind::RecoveryWriter,
+        ActorKind::DbccUser,
     ];
 
     /// The kind stored as `tag`, if any.
@@ -123,6 +127,7 @@ impl ActorKind {
             ActorKind::BackupUser => "Backup User",
             ActorKind::SortUser => "Sort User",
             ActorKind::RecoveryWriter => "Recovery Writer",
+            ActorKind::DbccUser => "DBCC User",
         }
     }
 }

@@ -14,6 +14,7 @@ mod sim_support;
 
 mod allowed_tear;
 mod backup;
+mod checkdb;
 mod crash_model;
 mod depth_bursts;
 mod depth_throttle;

@@ -17,6 +17,7 @@
 mod audit_user;
 mod backup_user;
 mod bulk_update_user;
+mod check_db_user;
 mod file_n;
 mod general;
 mod random_user;
@@ -27,6 +28,7 @@ mod sort_user;
 pub use audit_user::AuditUser;
 pub use backup_user::BackupUser;
 pub use bulk_update_user::BulkUpdateUser;
+pub use check_db_user::CheckDbUser;
 pub use file_n::{
     echo_files, file_number, save_files, FileOrigin, FileSpec, FILE_KEYS, FILE_SECTION, MAX_FILE_MB,
 };
@@ -224,6 +226,8 @@ sections! {
     backup: BackupUser,
     /// `[SortUser]` (ours: tempdb spills).
     sort: SortUser,
+    /// `[CheckDbUser]` (ours: DBCC CHECKDB's sparse snapshot).
+    check_db: CheckDbUser,
 }
 
 #[cfg(test)]
@@ -246,6 +250,7 @@ mod tests {
             "ShrinkUser",
             "BackupUser",
             "SortUser",
+            "CheckDbUser",
         ];
         assert_eq!(names, sqliosim_order);
     }

@@ -61,6 +61,8 @@ pub struct FileSet {
     pub logs: Vec<LogFile>,
     /// The buffer pool.
     pub pool: BufferPool,
+    /// The DBCC snapshots open: every write of a data file copies its pre-images into them.
+    pub snapshots: crate::sim::engine::snapshot::Snapshots,
 }
 
 impl FileSet {
@@ -215,7 +217,13 @@ impl Run<'_> {
         file_id: u32,
         pages: u64,
     ) -> Result<std::sync::Arc<dyn crate::io::Storage>, crate::sim::engine::files::FileError> {
-        let prepare = crate::sim::engine::files::Prepare {
+        let prepare = self.scratch_prepare(file_id, pages);
+        crate::sim::engine::files::create(self.backend, path, &prepare)
+    }
+
+    /// How a file of the run's own beside the set is made (not one of the page files).
+    fn scratch_prepare(&self, file_id: u32, pages: u64) -> crate::sim::engine::files::Prepare {
+        crate::sim::engine::files::Prepare {
             run_id: self.files.run_id,
             file_id,
             role: crate::page::FileRole::Data,
@@ -229,6 +237,21 @@ impl Run<'_> {
                 write_through: false,
             },
             force_4k_log: false,
+        }
+    }
+
+    /// Creates a sparse file of `pages` pages at `path` for the run (a DBCC snapshot's): its
+    /// header page, then a hole; refused as [`Run::create_scratch`] refuses.
+    pub fn create_sparse(
+        &self,
+        path: &std::path::Path,
+        file_id: u32,
+        pages: u64,
+    ) -> Result<std::sync::Arc<dyn crate::io::Storage>, crate::sim::engine::files::FileError> {
+        let prepare = crate::sim::engine::files::Prepare {
+            stamp: false,
+            sparse: true,
+            ..self.scratch_prepare(file_id, pages)
         };
         crate::sim::engine::files::create(self.backend, path, &prepare)
     }

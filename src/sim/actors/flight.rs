@@ -277,6 +277,8 @@ impl<'a> Flight<'a> {
         if read {
             frames.iter_mut().for_each(|fr| retry::fill_bnr(fr));
         } else {
+            // An open DBCC snapshot keeps the pages' pre-images first (under the latch held).
+            super::checkdb::preserve(w, file, first, n);
             gens = (first..first + n)
                 .map(|p| f.oracle.begin_write(p))
                 .collect();

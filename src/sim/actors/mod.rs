@@ -6,6 +6,7 @@
 
 pub mod backup;
 pub mod batch;
+pub mod checkdb;
 pub mod checkpoint;
 pub mod context;
 mod cursor;

@@ -144,6 +144,18 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
         // Resized meanwhile (only this user resizes, so not expected): decide again later.
         return;
     }
+    if to < from && run.files.snapshots.holds(file) {
+        // A DBCC snapshot holds the pages beyond the new end (its view reads the source where
+        // it has no copy): the pages moved stay where they went, the truncate waits.
+        drop(size);
+        let text = format!(
+            "{} not truncated to {} MB after moving {moved} pages: a DBCC snapshot is open on it",
+            f.path.display(),
+            to / 128
+        );
+        run.message(Severity::Info, "Shrink User", "ShrinkUser::Resize", text);
+        return;
+    }
     let res = if to > from {
         let prep = Prepare {
             run_id: run.files.run_id,

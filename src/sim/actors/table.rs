@@ -7,8 +7,8 @@
 
 use super::worker::Worker;
 use super::{
-    backup, batch, checkpoint, lazy_writer, log_writer, random, recovery_writer, shrink, sort,
-    sweep,
+    backup, batch, checkdb, checkpoint, lazy_writer, log_writer, random, recovery_writer, shrink,
+    sort, sweep,
 };
 use crate::page::ActorKind;
 use crate::sim::plan::SimPlan;
@@ -142,6 +142,14 @@ pub static ACTORS: &[ActorSpec] = &[
         threads: |p| p.sections.sort.user_count as usize,
         pages: one,
         body: sort::run,
+    },
+    ActorSpec {
+        kind: ActorKind::DbccUser,
+        phase: CyclePhase::Main,
+        first_id: 0,
+        threads: |p| p.sections.check_db.user_count as usize,
+        pages: one,
+        body: checkdb::run,
     },
     ActorSpec {
         kind: ActorKind::ShrinkUser,

@@ -207,6 +207,8 @@ impl<'a> Worker<'a> {
             return 0;
         }
         let _latch = f.oracle.write_latch_range(first, n);
+        // An open DBCC snapshot keeps the pages' pre-images first.
+        super::checkdb::preserve(self, file, first, n);
         let now = layout::now_us();
         let gens: Vec<u64> = (first..first + n)
             .map(|p| f.oracle.begin_write(p))

@@ -85,6 +85,14 @@ pub fn build<'b>(
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         }
     }
+    // The DBCC Users' snapshot files, likewise.
+    for i in 0..plan.sections.check_db.user_count as usize {
+        for &f in &plan.data_files() {
+            let path = plan.snapshot_path(f, i);
+            crate::sim::engine::files::check_ownership(backend, &path, plan.force)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        }
+    }
     let logs = open_logs(&plan, run_id, &all)?;
     let controls = controls(&plan, backend, stop, gauges, depth)?;
     let files = FileSet {
@@ -96,6 +104,7 @@ pub fn build<'b>(
             0 => BufferPool::new(pool_frames(&plan)),
             _ => BufferPool::new(pool_frames(&plan)).keeping_ages(),
         },
+        snapshots: Default::default(),
     };
     let mut run = Run {
         plan,

@@ -14,5 +14,6 @@ pub mod logscan;
 pub mod oracle;
 pub mod pool;
 pub mod retry;
+pub mod snapshot;
 pub mod tear;
 pub mod wal;

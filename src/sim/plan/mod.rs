@@ -228,6 +228,14 @@ impl SimPlan {
         Some(PathBuf::from(name))
     }
 
+    /// DBCC User `i`'s snapshot file of file `file` (`[CheckDbUser]`): beside it, its name and
+    /// `_MSSQL_DBCC<i>`, as SQL Server names the sparse files of CHECKDB's internal snapshot.
+    pub fn snapshot_path(&self, file: usize, i: usize) -> PathBuf {
+        let mut name = self.files[file].path.clone().into_os_string();
+        name.push(format!("_MSSQL_DBCC{i}"));
+        PathBuf::from(name)
+    }
+
     /// Files opened O_DSYNC: write-through in FUA mode.
     pub fn open_dsync(&self) -> bool {
         self.write_through && self.durability == DurabilityMode::Fua

@@ -1,0 +1,532 @@
+//! The DBCC User (issue #25 §2): DBCC CHECKDB against its internal database snapshot, as SQL
+//! Server 2014 and later runs it. One check:
+//!
+//! 1. creates a sparse sibling of every data file (`NAME_MSSQL_DBCC<i>`, `SimPlan::
+//!    snapshot_path`: its header page, then a hole of the source's size) and opens the
+//!    snapshot: from then on every writer (checkpoint, lazy writer, recovery writer, bulk and
+//!    random users, shrink's moves) copies a page's pre-image into the sparse file before the
+//!    page's first write, in its own write path (`preserve`, engine `snapshot`);
+//! 2. captures every page's state at that point in time;
+//! 3. reads the snapshot view in allocation order, `ReadAheadPages` at a time: the copy where
+//!    there is one, else the source, and checks each page against its snapshot-time state, so
+//!    a page written during the check is seen at the generation it had when the check began;
+//! 4. closes the snapshot, then checks the sparse files: every copied page as it was copied, every
+//!    other page a hole that reads as zeros, and their allocation (`st_blocks`) against the
+//!    header page and the copies;
+//! 5. removes the files.
+//!
+//! A copied page read back otherwise is a finding of its class (one that reads as zeros a lost
+//! write); a hole that reads as anything but zeros is `hole_not_zeros`; a source page seen at a
+//! generation other than its snapshot-time one is a finding of its class (newer: a write that
+//! reached the source without its pre-image being kept). Each is a finding of the DBCC User on
+//! the file read, with the detail naming the snapshot. The snapshot's files are never durable:
+//! the journal never holds them, a crash owes nothing of them, a rerun recreates them; a check
+//! with a finding keeps its files as evidence and this user checks no more (the next check would
+//! write over them). The check's reads and the copies are not in the run's statistics or
+//! throttle (as the Sort User's).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::evidence;
+use super::worker::Worker;
+use crate::findings::{Finding, FindingClass, Severity};
+use crate::io::align::AlignedBuf;
+use crate::io::{oserr, Storage};
+use crate::page::{verify, ActorKind, Expect, Verdict, PAGE_SIZE};
+use crate::sim::engine::retry;
+use crate::sim::engine::snapshot::{CopyProblem, SnapFile, Snapshot};
+
+/// The `Func` of the DBCC User's log lines.
+const FUNC: &str = "DbccUser::CheckDb";
+/// Pages captured per latch taken.
+const CAPTURE_PAGES: u64 = 256;
+
+/// Runs DBCC User `i` until the phase ends.
+pub fn run(w: &mut Worker<'_>, i: usize) {
+    let s = w.run.plan.sections.check_db.clone();
+    let mut checks = 0u64;
+    while !w.run.controls.stop.phase_over() {
+        let Some(snapshot) = open(w, i) else { return };
+        let found = check(w, &snapshot, s.read_ahead_pages, s.read_delay_ms);
+        checks += 1;
+        if found > 0 {
+            say(
+                w,
+                Severity::Info,
+                format!("dbcc user {}: {found} finding(s) in check {checks}: the snapshot's files are kept as evidence and this user checks no more", w.id),
+            );
+            return;
+        }
+        if !w.pause(Duration::from_millis(u64::from(s.check_delay_ms))) {
+            break;
+        }
+    }
+}
+
+/// Creates the sparse files and opens the snapshot; `None` (said) when a file cannot be made.
+fn open(w: &Worker<'_>, i: usize) -> Option<Arc<Snapshot>> {
+    let run = w.run;
+    let mut files = Vec::new();
+    for &file in &run.files.data {
+        let f = &run.files[file];
+        let path = run.plan.snapshot_path(file, i);
+        // The size shared while the snapshot is opened on this file: no truncate meanwhile.
+        let size = f.pages.read();
+        let made = run.create_sparse(&path, f.oracle.file_id() | SNAP_ID, *size);
+        match made {
+            Ok(storage) => files.push(SnapFile::new(file, path, storage, *size)),
+            Err(e) => {
+                say(
+                    w,
+                    Severity::Error,
+                    format!(
+                        "cannot create the snapshot file {}: {e}; this DBCC user does not run",
+                        path.display()
+                    ),
+                );
+                for made in &files {
+                    let _ = run.backend.remove(&made.path);
+                }
+                return None;
+            }
+        }
+    }
+    let snapshot = Arc::new(Snapshot { owner: w.id, files });
+    run.files.snapshots.open(snapshot.clone());
+    Some(snapshot)
+}
+
+/// The high bits of a sparse file's header file id (its pages carry the source's identity).
+const SNAP_ID: u32 = 0x6000;
+
+/// One check of the open snapshot; returns the findings. The snapshot is closed and its files
+/// removed (kept when a finding was made).
+fn check(w: &mut Worker<'_>, snapshot: &Arc<Snapshot>, chunk: u32, delay_ms: u32) -> u64 {
+    let run = w.run;
+    let started = Instant::now();
+    for sf in &snapshot.files {
+        capture(w, sf);
+    }
+    let chunk = u64::from(chunk)
+        .min(run.plan.caps.read_ahead_pages.max(1))
+        .max(1);
+    let mut findings = 0;
+    let (mut pages, mut from_copies) = (0, 0);
+    let mut stopped = false;
+    'files: for sf in &snapshot.files {
+        let mut first = 1;
+        while first < sf.pages {
+            if run.controls.stop.phase_over() {
+                stopped = true;
+                break 'files;
+            }
+            let n = chunk.min(sf.pages - first);
+            let view = read_view(w, sf, first, n);
+            pages += view.pages;
+            from_copies += view.from_copies;
+            findings += view.bad;
+            first += n;
+            if !w.pause(Duration::from_millis(u64::from(delay_ms))) {
+                stopped = true;
+                break 'files;
+            }
+        }
+    }
+    run.files.snapshots.close(snapshot);
+    let mut lines = Vec::new();
+    for sf in &snapshot.files {
+        let (bad, line) = check_sparse(w, sf);
+        findings += bad;
+        lines.push(line);
+    }
+    let end = if findings > 0 {
+        format!("{findings} finding(s); the snapshot's files are kept as evidence")
+    } else {
+        let removed: Vec<String> = snapshot
+            .files
+            .iter()
+            .filter_map(|sf| run.backend.remove(&sf.path).err().map(|e| e.to_string()))
+            .collect();
+        match removed.is_empty() {
+            true => String::from("clean; the snapshot's files are removed"),
+            false => format!("clean; files could not be removed: {}", removed.join("; ")),
+        }
+    };
+    say(
+        w,
+        Severity::Info,
+        format!(
+            "dbcc user {}: check{} read {pages} pages of the snapshot view ({from_copies} from their copies) in {} ms; {}: {end}",
+            w.id,
+            if stopped { " (ended by the end of the phase)" } else { "" },
+            started.elapsed().as_millis(),
+            lines.join("; ")
+        ),
+    );
+    findings
+}
+
+/// Captures every page's state at the snapshot's point in time (a page a writer reached first
+/// was captured by it).
+fn capture(w: &Worker<'_>, sf: &SnapFile) {
+    let f = &w.run.files[sf.file];
+    let mut first = 1;
+    while first < sf.pages {
+        let n = CAPTURE_PAGES.min(sf.pages - first);
+        let _latch = f.oracle.read_latch_range(first, n);
+        for p in first..first + n {
+            sf.capture(p, f.oracle.expect(p));
+        }
+        first += n;
+    }
+}
+
+/// What one read of the snapshot view found.
+#[derive(Debug, Default)]
+struct View {
+    /// Pages read and checked.
+    pages: u64,
+    /// Of those, pages read from their copies.
+    from_copies: u64,
+    /// Findings.
+    bad: u64,
+}
+
+/// Reads `n` pages of the snapshot view from `first` and checks each against its snapshot
+/// state.
+fn read_view(w: &mut Worker<'_>, sf: &SnapFile, first: u64, n: u64) -> View {
+    let run = w.run;
+    let f = &run.files[sf.file];
+    let mut buf = match AlignedBuf::new(n as usize * PAGE_SIZE) {
+        Ok(b) => b,
+        Err(_) => return View::default(),
+    };
+    // No write of these pages meanwhile: none copies or changes them under the check.
+    let _latch = f.oracle.read_latch_range(first, n);
+    let offset = first * PAGE_SIZE as u64;
+    match f.storage.read_at(&mut buf, offset) {
+        Ok(got) if got == buf.len() => {}
+        Ok(got) => {
+            let e = std::io::Error::other(format!("short read: {got} of {} bytes", buf.len()));
+            return View {
+                bad: io_failed(w, &f.path, f.oracle.file_id(), first, n, &e),
+                ..View::default()
+            };
+        }
+        Err(e) => {
+            return View {
+                bad: io_failed(w, &f.path, f.oracle.file_id(), first, n, &e),
+                ..View::default()
+            }
+        }
+    }
+    let mut view = View {
+        pages: n,
+        ..View::default()
+    };
+    let mut one = AlignedBuf::new(PAGE_SIZE).ok();
+    for k in 0..n {
+        let page = first + k;
+        if sf.is_lost(page) {
+            continue;
+        }
+        let Some(exp) = sf.expect(run.files.run_id, f.oracle.file_id(), page) else {
+            continue;
+        };
+        let (storage, bytes): (&dyn Storage, &[u8]) = if sf.is_copied(page) {
+            let Some(one) = one.as_mut() else { continue };
+            match sf.storage.read_at(one, page * PAGE_SIZE as u64) {
+                Ok(got) if got == PAGE_SIZE => {
+                    view.from_copies += 1;
+                    (sf.storage.as_ref(), &one[..])
+                }
+                Ok(_) | Err(_) => {
+                    let e = std::io::Error::other("the read of a copied page failed");
+                    view.bad += io_failed(w, &sf.path, f.oracle.file_id(), page, 1, &e);
+                    continue;
+                }
+            }
+        } else {
+            let at = k as usize * PAGE_SIZE;
+            (f.storage.as_ref(), &buf[at..at + PAGE_SIZE])
+        };
+        let verdict = verify::verify(bytes, &exp);
+        if verdict.is_ok() {
+            continue;
+        }
+        let path = if sf.is_copied(page) {
+            &sf.path
+        } else {
+            &f.path
+        };
+        let what = if sf.is_copied(page) {
+            "its copy in the snapshot"
+        } else {
+            "the source (no copy was made: no write since the snapshot began)"
+        };
+        let detail = format!(
+            "DBCC check of the snapshot {}: page {page} read from {what} {}",
+            sf.path.display(),
+            verdict.describe()
+        );
+        report_page(w, storage, path, &exp, verdict, bytes, detail);
+        view.bad += 1;
+    }
+    view
+}
+
+/// Checks the sparse file once the snapshot is closed: each copied page as copied, each other
+/// page a hole of zeros, and its allocation. Returns the findings and the file's summary.
+fn check_sparse(w: &mut Worker<'_>, sf: &SnapFile) -> (u64, String) {
+    let run = w.run;
+    let file_id = run.files[sf.file].oracle.file_id();
+    let chunk = 256u64;
+    let mut bad = 0;
+    let mut holes = 0u64;
+    let Ok(mut buf) = AlignedBuf::new(chunk as usize * PAGE_SIZE) else {
+        return (0, format!("{}: not checked (no memory)", sf.path.display()));
+    };
+    let mut first = 1;
+    while first < sf.pages {
+        let n = chunk.min(sf.pages - first);
+        let len = n as usize * PAGE_SIZE;
+        match sf
+            .storage
+            .read_at(&mut buf[..len], first * PAGE_SIZE as u64)
+        {
+            Ok(got) if got == len => {}
+            Ok(got) => {
+                let e = std::io::Error::other(format!("short read: {got} of {len} bytes"));
+                bad += io_failed(w, &sf.path, file_id, first, n, &e);
+                first += n;
+                continue;
+            }
+            Err(e) => {
+                bad += io_failed(w, &sf.path, file_id, first, n, &e);
+                first += n;
+                continue;
+            }
+        }
+        for k in 0..n {
+            let page = first + k;
+            let bytes = &buf[k as usize * PAGE_SIZE..(k as usize + 1) * PAGE_SIZE];
+            if sf.is_lost(page) {
+                continue;
+            }
+            if sf.is_copied(page) {
+                let Some(exp) = sf.expect(run.files.run_id, file_id, page) else {
+                    continue;
+                };
+                let verdict = verify::verify(bytes, &exp);
+                if !verdict.is_ok() {
+                    let detail = format!(
+                        "page {page} copied into the snapshot before its first write during the check read back {}",
+                        verdict.describe()
+                    );
+                    let storage = sf.storage.clone();
+                    report_page(w, storage.as_ref(), &sf.path, &exp, verdict, bytes, detail);
+                    bad += 1;
+                }
+            } else {
+                holes += 1;
+                if bytes.iter().any(|&b| b != 0) {
+                    bad += 1;
+                    report_hole(w, sf, file_id, page, bytes);
+                }
+            }
+        }
+        first += n;
+    }
+    let copied = sf.copied();
+    let held = sf.storage.allocated();
+    let owed = (copied + 1) * PAGE_SIZE as u64;
+    let allocation = match held {
+        Some(h) => {
+            if h > owed + ALLOCATION_SLACK {
+                say(
+                    w,
+                    Severity::Warning,
+                    format!(
+                        "the snapshot file {} holds {} KB where its header page and {copied} copied pages need {} KB: the filesystem keeps less of it sparse than it could (not a finding of the device)",
+                        sf.path.display(),
+                        h / 1024,
+                        owed / 1024
+                    ),
+                );
+            }
+            format!(
+                "holds {} KB for its header and {copied} copied pages ({} KB)",
+                h / 1024,
+                owed / 1024
+            )
+        }
+        None => format!("{copied} copied pages (its allocation is not known here)"),
+    };
+    let line = format!(
+        "{}: {copied} pages copied on write in {} writes, {holes} holes read as zeros, {allocation}",
+        sf.path.display(),
+        sf.copy_writes()
+    );
+    (bad, line)
+}
+
+/// What a filesystem may hold past the bytes written before a sparse file's allocation is
+/// worth a warning: 64 KB (one extent of speculative allocation, a metadata block).
+const ALLOCATION_SLACK: u64 = 64 * 1024;
+
+/// Reports a bad page of the snapshot view or of a copy, re-read as every bad read is.
+fn report_page(
+    w: &Worker<'_>,
+    storage: &dyn Storage,
+    path: &std::path::Path,
+    exp: &Expect,
+    verdict: Verdict,
+    bytes: &[u8],
+    detail: String,
+) {
+    let policy = retry::RetryPolicy::live(&w.run.plan);
+    let offset = exp.page_id * PAGE_SIZE as u64;
+    let out = retry::triage(storage, offset, exp, &policy, verdict, bytes);
+    let mut f = w.page_finding(path, exp.file_id, exp.page_id, out.first);
+    f.class = FindingClass::from_verdict(f.verdict.kind(), out.persistent);
+    f.expected = exp.state;
+    f.retries = out.retries;
+    f.persistent = out.persistent;
+    f.received_header = crate::page::layout::read_stamp(bytes);
+    f.received = out.received;
+    f.expected_image = out.expected_image;
+    f.detail = Some(detail);
+    w.run.report(f);
+}
+
+/// Reports a hole of the sparse file that does not read as zeros.
+fn report_hole(w: &Worker<'_>, sf: &SnapFile, file_id: u32, page: u64, bytes: &[u8]) {
+    let verdict = verify::verify(
+        bytes,
+        &Expect::known(
+            w.run.files.run_id,
+            file_id,
+            page,
+            crate::page::ExpectedState::NeverWritten,
+        ),
+    );
+    let at = bytes.iter().position(|&b| b != 0).unwrap_or(0);
+    let mut f = w.page_finding(&sf.path, file_id, page, verdict);
+    f.class = FindingClass::HoleNotZeros;
+    f.expected = Some(crate::page::ExpectedState::NeverWritten);
+    f.received_header = crate::page::layout::read_stamp(bytes);
+    f.received = Some(bytes.to_vec());
+    f.detail = Some(format!(
+        "page {page} of the snapshot file was never written (a hole) but reads as non-zero bytes from byte {at} of the page"
+    ));
+    w.run.report(f);
+}
+
+/// A request of the check that failed. The device's failure (EIO and its kin) is a
+/// `read_error` finding of the DBCC User at the request's first page; one the platform refused
+/// for how it was made is said, and no finding.
+fn io_failed(
+    w: &Worker<'_>,
+    path: &std::path::Path,
+    file_id: u32,
+    first: u64,
+    n: u64,
+    e: &std::io::Error,
+) -> u64 {
+    if e.raw_os_error().is_some() && !oserr::classify(e).is_finding() {
+        say(
+            w,
+            Severity::Error,
+            format!(
+                "a read of {n} pages at page {first} of {} failed: {e}; not an integrity finding (the platform refused the request)",
+                path.display()
+            ),
+        );
+        return 0;
+    }
+    let errno = e.raw_os_error().unwrap_or(libc::EIO);
+    let mut f: Finding = w.page_finding(path, file_id, first, Verdict::IoError { errno });
+    f.class = FindingClass::ReadError;
+    f.errno = Some(errno);
+    f.page_count = u32::try_from(n).unwrap_or(u32::MAX);
+    f.detail = Some(format!(
+        "DBCC check: read of {n} pages from page {first} failed: {e}"
+    ));
+    w.run.report(f);
+    1
+}
+
+/// The copy-on-write of a writer: before its write of `[first, first + n)` of data file
+/// `file`, under that range's write latch, every open snapshot of the file keeps the pages'
+/// pre-images. What it meets is reported by the writer: a source page that is not as the
+/// oracle expects as any bad read is, a failed copy as a write error on the snapshot file.
+pub fn preserve(w: &mut Worker<'_>, file: usize, first: u64, n: u64) {
+    let run = w.run;
+    let open = run.files.snapshots.on(file);
+    for snapshot in open {
+        let Some(sf) = snapshot.of(file) else {
+            continue;
+        };
+        let f = &run.files[file];
+        for problem in sf.preserve(f.storage.as_ref(), &f.oracle, first, n) {
+            match problem {
+                CopyProblem::BadSource {
+                    page,
+                    verdict,
+                    received,
+                } => evidence::triage_and_report(w, file, page, verdict, received),
+                CopyProblem::SourceRead { first, n, error } => {
+                    let v = Verdict::IoError {
+                        errno: error.raw_os_error().unwrap_or(libc::EIO),
+                    };
+                    evidence::report_request(w, file, first, n, v, true);
+                }
+                CopyProblem::CopyWrite {
+                    path,
+                    first,
+                    n,
+                    error,
+                } => copy_failed(w, &path, f.oracle.file_id(), first, n, &error),
+            }
+        }
+    }
+}
+
+/// A failed write of pre-images into a snapshot file: the device's failure is a
+/// `write_error` finding of the writer on the snapshot file; the platform's refusal is said.
+fn copy_failed(
+    w: &Worker<'_>,
+    path: &std::path::Path,
+    file_id: u32,
+    first: u64,
+    n: u64,
+    e: &std::io::Error,
+) {
+    if !oserr::classify(e).is_finding() {
+        w.run.message(
+            Severity::Error,
+            w.kind.name(),
+            FUNC,
+            format!(
+                "the copy of {n} pages from page {first} into the snapshot file {} failed: {e}; not an integrity finding (the platform refused the request, or no space); the check will not read those pages",
+                path.display()
+            ),
+        );
+        return;
+    }
+    let errno = e.raw_os_error().unwrap_or(libc::EIO);
+    let mut f = w.page_finding(path, file_id, first, Verdict::IoError { errno });
+    f.class = FindingClass::WriteError;
+    f.errno = Some(errno);
+    f.page_count = u32::try_from(n).unwrap_or(u32::MAX);
+    f.detail = Some(format!(
+        "copy-on-write of {n} pages from page {first} into the DBCC snapshot failed: {e}"
+    ));
+    w.run.report(f);
+}
+
+fn say(w: &Worker<'_>, severity: Severity, text: String) {
+    w.run
+        .message(severity, ActorKind::DbccUser.name(), FUNC, text);
+}
