@@ -170,8 +170,15 @@ fn look(
     // finding is kept by the run itself). tempdb is not durable: one a crash left holds
     // nothing owed, and the new run recreates it; kept aside after every crash, each would
     // take another TempFileSize of disk.
+    // A DBCC User's snapshot files likewise: never durable (SQL Server drops its internal
+    // snapshot at a restart), evidence only of a run that found errors.
     let tempdb = (0..plan.sections.sort.user_count as usize).filter_map(|i| plan.tempdb_path(i));
-    for t in tempdb.filter(|_| found_errors) {
+    let snapshots = (0..plan.sections.check_db.user_count as usize).flat_map(|i| {
+        plan.data_files()
+            .into_iter()
+            .map(move |f| plan.snapshot_path(f, i))
+    });
+    for t in tempdb.chain(snapshots).filter(|_| found_errors) {
         if let Ok(Some(_)) = crate::sim::engine::files::check_ownership(backend, &t, false) {
             prev.ours.push(t);
         }

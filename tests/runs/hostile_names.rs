@@ -78,6 +78,7 @@ const CONFIG: &str = "[CONFIG]\nStopOnError=TRUE\nTestCycles=1\nTestCycleDuratio
     [AuditUser]\nUserCount=1\nAuditDelay=10\n[ReadAheadUser]\nUserCount=0\n[BulkUpdateUser]\nUserCount=0\n\
     [BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBackupDelay=100\nRestoreAfterBackup=TRUE\n\
     [SortUser]\nUserCount=1\nRunPages=8\nTempFileSize=1\nSortDelay=10\n\
+    [CheckDbUser]\nUserCount=1\nCheckDelay=100\n\
     [File1]\nFileName=sqliosim.mdx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
     [File2]\nFileName=sqliosim.ldx\nInitialSize=1\nMaxSize=1\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n";
 
@@ -306,6 +307,13 @@ const RUN_CASES: &[Case] = &[
     case(
         "run: Sort User's tempdb file",
         "sqliosim.mdx.sort0",
+        Victim::Ref("sqliosim.mdx"),
+        Prep::Empty,
+        run_args!(),
+    ),
+    case(
+        "run: DBCC User's snapshot file",
+        "sqliosim.mdx_MSSQL_DBCC0",
         Victim::Ref("sqliosim.mdx"),
         Prep::Empty,
         run_args!(),

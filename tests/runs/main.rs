@@ -14,6 +14,7 @@ mod strace_support;
 
 mod backup;
 mod bench_evidence;
+mod checkdb;
 mod crash;
 mod depth;
 mod durability_modes;
