@@ -124,3 +124,36 @@ fn a_run_write_the_device_fails_is_a_write_error_of_the_sort_user() {
         "the tempdb file with the finding was removed"
     );
 }
+
+/// A page of the tempdb file read once as its earlier version (the device's stale read: the
+/// zeros of its allocation, or the previous tenant of a reused extent) is a `stale_read` of the
+/// Sort User there: the merge re-reads the page, as every reader does, and the re-read is
+/// right, so the problem is transient. Before, the merge did not re-read, and called it a
+/// lost write.
+#[test]
+fn a_tempdb_page_read_once_as_its_earlier_version_is_a_transient_stale_read() {
+    let plan = sort_plan();
+    let file = plan.tempdb_path(0).expect("a data file");
+    let backend = FaultyBackend::new(14);
+    for page in [3, 20, 40] {
+        backend.inject(
+            Fault::StaleRead,
+            Trigger::Page {
+                path: file.clone(),
+                page,
+            },
+        );
+    }
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone()).expect("simulate");
+    let fired = backend.fired();
+    assert!(!fired.is_empty(), "no extent was reused under a stale read");
+    let found = sink.findings();
+    assert_eq!(found.len(), fired.len(), "{found:?} {fired:?}");
+    for f in &found {
+        assert_eq!((f.actor, &f.path), (ActorKind::SortUser, &file), "{f:?}");
+        assert_eq!(f.class, FindingClass::StaleRead, "{f:?}");
+        assert!(!f.persistent && !f.retries.is_empty(), "{f:?}");
+        assert!(fired.iter().any(|x| x.page == f.page_id), "{f:?} {fired:?}");
+    }
+}

@@ -34,7 +34,6 @@ use crate::findings::{Finding, FindingClass, Severity};
 use crate::io::align::AlignedBuf;
 use crate::io::{oserr, Storage};
 use crate::page::{verify, ActorKind, Expect, Verdict, PAGE_SIZE};
-use crate::sim::engine::retry;
 use crate::sim::engine::snapshot::{CopyProblem, SnapFile, Snapshot};
 
 /// The `Func` of the DBCC User's log lines.
@@ -270,7 +269,7 @@ fn read_view(w: &mut Worker<'_>, sf: &SnapFile, first: u64, n: u64) -> View {
             sf.path.display(),
             verdict.describe()
         );
-        report_page(w, storage, path, &exp, verdict, bytes, detail);
+        evidence::report_outside(w, storage, path, &exp, verdict, bytes, Some(detail));
         view.bad += 1;
     }
     view
@@ -325,7 +324,15 @@ fn check_sparse(w: &mut Worker<'_>, sf: &SnapFile) -> (u64, String) {
                         verdict.describe()
                     );
                     let storage = sf.storage.clone();
-                    report_page(w, storage.as_ref(), &sf.path, &exp, verdict, bytes, detail);
+                    evidence::report_outside(
+                        w,
+                        storage.as_ref(),
+                        &sf.path,
+                        &exp,
+                        verdict,
+                        bytes,
+                        Some(detail),
+                    );
                     bad += 1;
                 }
             } else {
@@ -374,31 +381,6 @@ fn check_sparse(w: &mut Worker<'_>, sf: &SnapFile) -> (u64, String) {
 /// What a filesystem may hold past the bytes written before a sparse file's allocation is
 /// worth a warning: 64 KB (one extent of speculative allocation, a metadata block).
 const ALLOCATION_SLACK: u64 = 64 * 1024;
-
-/// Reports a bad page of the snapshot view or of a copy, re-read as every bad read is.
-fn report_page(
-    w: &Worker<'_>,
-    storage: &dyn Storage,
-    path: &std::path::Path,
-    exp: &Expect,
-    verdict: Verdict,
-    bytes: &[u8],
-    detail: String,
-) {
-    let policy = retry::RetryPolicy::live(&w.run.plan);
-    let offset = exp.page_id * PAGE_SIZE as u64;
-    let out = retry::triage(storage, offset, exp, &policy, verdict, bytes);
-    let mut f = w.page_finding(path, exp.file_id, exp.page_id, out.first);
-    f.class = FindingClass::from_verdict(f.verdict.kind(), out.persistent);
-    f.expected = exp.state;
-    f.retries = out.retries;
-    f.persistent = out.persistent;
-    f.received_header = crate::page::layout::read_stamp(bytes);
-    f.received = out.received;
-    f.expected_image = out.expected_image;
-    f.detail = Some(detail);
-    w.run.report(f);
-}
 
 /// Reports a hole of the sparse file that does not read as zeros.
 fn report_hole(w: &Worker<'_>, sf: &SnapFile, file_id: u32, page: u64, bytes: &[u8]) {

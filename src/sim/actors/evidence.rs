@@ -71,6 +71,34 @@ pub fn triage_and_report(
     w.run.report(finding);
 }
 
+/// Reports a bad page read from a file outside the set (a DBCC snapshot's view or copy, a Sort
+/// User's tempdb file), re-read as every bad read is, so a read right on a retry is transient
+/// (a stale read, not a lost write). `exp` names the page and what it must hold; `detail` says
+/// where it was read.
+pub fn report_outside(
+    w: &Worker<'_>,
+    storage: &dyn crate::io::Storage,
+    path: &std::path::Path,
+    exp: &crate::page::Expect,
+    verdict: Verdict,
+    bytes: &[u8],
+    detail: Option<String>,
+) {
+    let policy = retry::RetryPolicy::live(&w.run.plan);
+    let offset = exp.page_id * PAGE_SIZE as u64;
+    let out = retry::triage(storage, offset, exp, &policy, verdict, bytes);
+    let mut f = w.page_finding(path, exp.file_id, exp.page_id, out.first);
+    f.class = FindingClass::from_verdict(f.verdict.kind(), out.persistent);
+    f.expected = exp.state;
+    f.retries = out.retries;
+    f.persistent = out.persistent;
+    f.received_header = layout::read_stamp(bytes);
+    f.received = out.received;
+    f.expected_image = out.expected_image;
+    f.detail = detail;
+    w.run.report(f);
+}
+
 /// A finding about `page` of `file` by this worker, under the run's seed.
 fn page_finding(w: &Worker<'_>, file: usize, page: u64, verdict: Verdict) -> Finding {
     w.page_finding(&w.run.files[file].path, file as u32, page, verdict)

@@ -10,8 +10,9 @@
 //!    the generation just written;
 //! 3. frees the extents, in random order.
 //!
-//! A page that reads back as its extent's previous tenant is a stale read, one that reads as
-//! zeros a lost write, and so on (the verdict's class): a finding of the Sort User on the
+//! A bad page is re-read, as every reader re-reads (`evidence::report_outside`): one that read
+//! back once as its extent's previous tenant and right on a retry is a stale read, one that
+//! stays its previous tenant or zeros a lost write, and so on (the verdict's class): a finding of the Sort User on the
 //! tempdb file. tempdb is never durable: the journal never holds its pages, a crash owes
 //! nothing of it, and a rerun recreates what a killed run left. A file with a finding is kept
 //! as evidence (a rerun after a run that found errors keeps it under the run's id); a clean one
@@ -20,6 +21,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::evidence;
 use super::worker::Worker;
 use crate::findings::{Finding, FindingClass, Severity};
 use crate::io::align::AlignedBuf;
@@ -221,17 +223,16 @@ fn merge(w: &mut Worker<'_>, spill: &mut Spill, extents: &[usize]) -> bool {
             let state = ExpectedState::Written {
                 generation: spill.generations[e],
             };
-            let bad: Vec<(u64, Verdict)> = (0..n)
-                .filter_map(|k| {
-                    let p = page + k as u64;
-                    let exp = Expect::known(w.run.files.run_id, spill.file_id, p, state);
-                    let v = verify::verify(&spill.buf[k * PAGE_SIZE..(k + 1) * PAGE_SIZE], &exp);
-                    (!v.is_ok()).then_some((p, v))
-                })
-                .collect();
-            for (p, v) in bad {
-                let f = finding(w, spill, p, v);
-                report(w, spill, f);
+            for k in 0..n {
+                let exp = Expect::known(w.run.files.run_id, spill.file_id, page + k as u64, state);
+                let bytes = &spill.buf[k * PAGE_SIZE..(k + 1) * PAGE_SIZE];
+                let v = verify::verify(bytes, &exp);
+                if !v.is_ok() {
+                    // Re-read, as every reader does: a read right on a retry was a stale read.
+                    let storage = spill.storage.as_ref();
+                    evidence::report_outside(w, storage, &spill.path, &exp, v, bytes, None);
+                    spill.findings += 1;
+                }
             }
         }
         at += n;
