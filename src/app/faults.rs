@@ -9,14 +9,19 @@
 //!   4 KB kept), `misdirect` (to a random other page; `misdirect@P>D` to page D), `flip` (one
 //!   bit flipped at rest), `zero` (one sector zeroed at rest), `stale` (the previous version
 //!   read once), `eio-read`, `eio-write`, `short` (a read that transfers part of a page but
-//!   claims the full length), `delay` (100 ms added), or `backup-flip` (one bit flipped at
-//!   rest in page PAGE of the backup stream, the `[BackupUser]`'s `.bak`, not of the data file).
+//!   claims the full length), `delay` (100 ms added); or, aimed at another file than the data
+//!   file (`classes::Aim`), `backup-flip` (one bit flipped at rest in page PAGE of the backup
+//!   stream, the `[BackupUser]`'s `.bak`), `hole-flip` (one bit flipped at rest in page PAGE of
+//!   DBCC User 0's snapshot file, `NAME_MSSQL_DBCC0`: a hole that reads as non-zero) or
+//!   `tempdb-stale` (page PAGE of Sort User 0's tempdb file read once as its earlier version).
 //! - `random=P:KIND+KIND…` draws, for each request, one of those kinds that applies to it with
 //!   probability P (0..=1).
 
+use crate::io::faulty::classes::{self, Aim};
 use crate::io::faulty::{Fault, Misdirect, Trigger};
 use crate::io::FaultyBackend;
-use std::path::Path;
+use crate::sim::plan::SimPlan;
+use std::path::PathBuf;
 
 /// What is wrong with a SPEC.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -45,8 +50,9 @@ pub enum SpecError {
 pub struct FaultSpec {
     /// Faults armed at a page of the first data file.
     pub armed: Vec<(Fault, u64)>,
-    /// Faults armed at a page of the backup stream.
-    pub stream: Vec<(Fault, u64)>,
+    /// Faults armed at a page of another file than the data file (the backup stream, a DBCC
+    /// snapshot, a tempdb file).
+    pub aimed: Vec<(Aim, Fault, u64)>,
     /// Probability per request and the kinds drawn from.
     pub random: Option<(f64, Vec<Fault>)>,
 }
@@ -58,28 +64,28 @@ impl FaultSpec {
         for item in spec.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             if let Some(rest) = item.strip_prefix("random=") {
                 out.random = Some(parse_random(item, rest)?);
-            } else if aims_at_stream(item) {
-                out.stream.push(parse_armed(item)?);
+            } else if let Some(aim) = aim_of(item) {
+                let (fault, page) = parse_armed(item)?;
+                out.aimed.push((aim, fault, page));
             } else {
                 out.armed.push(parse_armed(item)?);
             }
         }
-        if out.armed.is_empty() && out.stream.is_empty() && out.random.is_none() {
+        if out.armed.is_empty() && out.aimed.is_empty() && out.random.is_none() {
             return Err(SpecError::Empty);
         }
         Ok(out)
     }
 
-    /// Arms the faults on `backend`, aimed at `data_file` (and the backup stream's at `stream`,
-    /// the name a backup in progress is written under).
-    pub fn arm(&self, backend: &FaultyBackend, data_file: &Path, stream: &Path) {
-        let aimed = self.armed.iter().map(|a| (a, data_file));
-        for ((fault, page), path) in aimed.chain(self.stream.iter().map(|a| (a, stream))) {
-            let target = Trigger::Page {
-                path: path.to_path_buf(),
-                page: *page,
+    /// Arms the faults on `backend`, each at the file its class aims at in `plan`.
+    pub fn arm(&self, backend: &FaultyBackend, plan: &SimPlan) {
+        let data = self.armed.iter().map(|(f, p)| (Aim::DataFile, f, p));
+        let others = self.aimed.iter().map(|(a, f, p)| (*a, f, p));
+        for (aim, fault, page) in data.chain(others) {
+            let Some(path) = target(plan, aim) else {
+                continue;
             };
-            backend.inject(fault.clone(), target);
+            backend.inject(fault.clone(), Trigger::Page { path, page: *page });
         }
         if let Some((p, kinds)) = &self.random {
             backend.set_random(*p, kinds.clone());
@@ -94,11 +100,23 @@ fn number<T: std::str::FromStr>(item: &str, text: &str, what: &str) -> Result<T,
     })
 }
 
-/// True when the item's KIND is the word of the class aimed at the backup stream.
-fn aims_at_stream(item: &str) -> bool {
-    use crate::io::faulty::classes;
-    let word = classes::by_name(classes::BACKUP_STREAM).and_then(|c| c.word);
-    item.split_once('@').map(|(kind, _)| kind) == word
+/// The file a class aims at in `plan` (`None` without a data file).
+pub fn target(plan: &SimPlan, aim: Aim) -> Option<PathBuf> {
+    let first = *plan.data_files().first()?;
+    Some(match aim {
+        Aim::DataFile => plan.files[first].path.clone(),
+        Aim::BackupStream => plan.backup.partial(),
+        Aim::Snapshot => plan.snapshot_path(first, 0),
+        Aim::Tempdb => plan.tempdb_path(0)?,
+    })
+}
+
+/// The aim of the item's KIND when it is not the data file.
+fn aim_of(item: &str) -> Option<Aim> {
+    let kind = item.split_once('@').map(|(kind, _)| kind)?;
+    classes::by_word(kind)
+        .map(|c| c.aim)
+        .filter(|&a| a != Aim::DataFile)
 }
 
 /// `KIND@PAGE` or `misdirect@PAGE>DEST`.

@@ -39,9 +39,7 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
     if let Some(spec) = &settings.fault_injection {
         let spec = super::faults::FaultSpec::parse(spec)?;
         let backend = FaultyBackend::new(plan.seed);
-        if let Some(&data) = plan.data_files().first() {
-            spec.arm(&backend, &plan.files[data].path, &plan.backup.partial());
-        }
+        spec.arm(&backend, plan);
         io_service.used = "memory".into();
         return Ok(Chosen {
             backend: Box::new(backend.clone()),

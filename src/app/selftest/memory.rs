@@ -5,11 +5,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::plan::{selftest_plan, DATA};
+use super::plan::selftest_plan;
 use super::Row;
 use crate::events::MemorySink;
 use crate::findings::FindingClass as C;
-use crate::io::faulty::{classes, Fault, Misdirect, Trigger};
+use crate::io::faulty::classes::{self, Aim};
+use crate::io::faulty::{Fault, Misdirect, Trigger};
 use crate::io::FaultyBackend;
 
 /// One fault class: what is armed where, and what must be reported.
@@ -43,6 +44,12 @@ const PLACES: &[(&str, u64, Option<u64>)] = &[
     // first block (16 KB of header, then 8 KB pages), flipped at rest before the verify-only
     // pass reads it back.
     (classes::BACKUP_STREAM, 3, None),
+    // A page of DBCC User 0's snapshot file, in a row where nothing writes the data file
+    // during the check: every page of the snapshot is a hole, flipped at rest before the check
+    // of the sparse file reads it.
+    ("snapshot hole not zeros", 40, None),
+    // A page of Sort User 0's tempdb file, read once as its earlier version.
+    ("stale reused extent", 3, None),
 ];
 
 fn cases() -> Vec<Case> {
@@ -84,19 +91,34 @@ pub fn run(seed: u64) -> anyhow::Result<Vec<Row>> {
 
 fn run_case(case: &Case, seed: u64) -> anyhow::Result<Row> {
     let dir = Path::new("/selftest");
-    let stream = case.name == classes::BACKUP_STREAM;
+    let aim = classes::by_name(&case.name).map_or(Aim::DataFile, |c| c.aim);
     let mut plan = selftest_plan(dir, seed, Duration::from_millis(300), true);
-    if stream {
-        // The backup is on only in its own row: the others' faults are for the data readers.
-        plan.backup.users = 1;
+    // The actor of a class aimed at its own file is on only in its row: the others' faults
+    // are for the data readers.
+    match aim {
+        Aim::DataFile => {}
+        Aim::BackupStream => plan.backup.users = 1,
+        Aim::Snapshot => {
+            plan.sections.check_db.user_count = 1;
+            plan.sections.check_db.check_delay_ms = 10;
+            // Nothing writes the data file during the check: every page is a hole.
+            plan.random.users = 0;
+            plan.bulk.users = 0;
+            plan.files.iter_mut().for_each(|f| f.shrinkable = false);
+        }
+        Aim::Tempdb => {
+            let s = &mut plan.sections.sort;
+            s.user_count = 1;
+            (
+                s.run_pages,
+                s.runs_per_merge,
+                s.temp_file_mb,
+                s.sort_delay_ms,
+            ) = (16, 3, 1, 1);
+        }
     }
     let backend = FaultyBackend::new(seed);
-    if let Some(f) = &case.fault {
-        let path = if stream {
-            plan.backup.partial()
-        } else {
-            dir.join(DATA)
-        };
+    if let (Some(f), Some(path)) = (&case.fault, crate::app::faults::target(&plan, aim)) {
         let target = Trigger::Page {
             path,
             page: case.page,

@@ -27,6 +27,21 @@ pub struct FaultClass {
     pub caught_as: &'static [C],
     /// The faultfs kinds that inject it through the kernel (empty: faultfs has none).
     pub faultfs: &'static [&'static str],
+    /// The file its fault is aimed at.
+    pub aim: Aim,
+}
+
+/// The file a class's fault is aimed at: its PAGE is a page of that file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aim {
+    /// The first data file.
+    DataFile,
+    /// The `[BackupUser]`'s stream, as a backup in progress writes it (`NAME.bak.partial`).
+    BackupStream,
+    /// DBCC User 0's snapshot file of the first data file (`NAME_MSSQL_DBCC0`).
+    Snapshot,
+    /// Sort User 0's tempdb file (`NAME.sort0`).
+    Tempdb,
 }
 
 /// The class whose fault is aimed at the backup stream (the `[BackupUser]`'s `.bak`), not at
@@ -41,6 +56,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::LostWrite),
         caught_as: &[C::LostWrite],
         faultfs: &["lost"],
+        aim: Aim::DataFile,
     },
     FaultClass {
         name: "torn write (512 B sectors)",
@@ -48,6 +64,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::TornWrite(Tear::Sectors512)),
         caught_as: &[C::TornWrite],
         faultfs: &["torn"],
+        aim: Aim::DataFile,
     },
     FaultClass {
         name: "torn write (4 KB)",
@@ -55,6 +72,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::TornWrite(Tear::At4096)),
         caught_as: &[C::TornWrite],
         faultfs: &["torn"],
+        aim: Aim::DataFile,
     },
     FaultClass {
         name: "misdirected write",
@@ -62,6 +80,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::MisdirectedWrite(Misdirect::OtherPage)),
         caught_as: &[C::LostWrite, C::MisdirectedWrite],
         faultfs: &["misdirect"],
+        aim: Aim::DataFile,
     },
     FaultClass {
         name: "bit flip at rest",
@@ -69,6 +88,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::BitFlip(None)),
         caught_as: &[C::BitRot],
         faultfs: &["flip"],
+        aim: Aim::DataFile,
     },
     FaultClass {
         name: "bit flip on every read",
@@ -76,6 +96,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: None,
         caught_as: &[C::BitRot],
         faultfs: &["flip-read"],
+        aim: Aim::DataFile,
     },
     FaultClass {
         name: "zeroed sector",
@@ -83,6 +104,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::ZeroedSector(None)),
         caught_as: &[C::ZeroedSectors],
         faultfs: &[],
+        aim: Aim::DataFile,
     },
     FaultClass {
         name: "stale read",
@@ -90,6 +112,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::StaleRead),
         caught_as: &[C::StaleRead],
         faultfs: &["stale"],
+        aim: Aim::DataFile,
     },
     FaultClass {
         name: "EIO on read",
@@ -97,6 +120,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::ReadEio),
         caught_as: &[C::ReadError],
         faultfs: &["eio-read"],
+        aim: Aim::DataFile,
     },
     FaultClass {
         name: "EIO on write",
@@ -104,6 +128,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::WriteEio),
         caught_as: &[C::WriteError],
         faultfs: &["eio-write"],
+        aim: Aim::DataFile,
     },
     FaultClass {
         name: "short read (claims full length)",
@@ -111,6 +136,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::ShortRead { silent: true }),
         caught_as: &[C::ShortRead],
         faultfs: &[],
+        aim: Aim::DataFile,
     },
     FaultClass {
         name: "backup stream block damaged",
@@ -118,6 +144,23 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::BitFlip(None)),
         caught_as: &[C::BackupCorruption],
         faultfs: &[],
+        aim: Aim::BackupStream,
+    },
+    FaultClass {
+        name: "snapshot hole not zeros",
+        word: Some("hole-flip"),
+        fault: Some(Fault::BitFlip(None)),
+        caught_as: &[C::HoleNotZeros],
+        faultfs: &[],
+        aim: Aim::Snapshot,
+    },
+    FaultClass {
+        name: "stale reused extent",
+        word: Some("tempdb-stale"),
+        fault: Some(Fault::StaleRead),
+        caught_as: &[C::StaleRead],
+        faultfs: &[],
+        aim: Aim::Tempdb,
     },
     FaultClass {
         name: "delay (100 ms)",
@@ -125,6 +168,7 @@ pub static CLASSES: &[FaultClass] = &[
         fault: Some(Fault::Latency(Duration::from_millis(100))),
         caught_as: &[],
         faultfs: &["delay-read", "delay-write"],
+        aim: Aim::DataFile,
     },
 ];
 
