@@ -48,13 +48,13 @@ impl DurabilityMode {
     pub fn describe(self) -> &'static str {
         match self {
             DurabilityMode::ForcedFlush => {
-                "data files opened O_DIRECT without O_DSYNC; each write-through write is followed by an fdatasync of its file before it counts as done and durable (SQL Server on Linux's default); the log stays O_DIRECT|O_DSYNC for now (docs/durability.md)"
+                "files opened O_DIRECT without O_DSYNC; each write-through data write is followed by an fdatasync of its file, and each log flush (group commit) by one of the log, before it counts as done and durable (SQL Server on Linux's default)"
             }
             DurabilityMode::Fua => {
                 "files opened O_DIRECT|O_DSYNC; a write counts as durable when it completes (FUA writes where the device and filesystem have them)"
             }
             DurabilityMode::None => {
-                "data files opened O_DIRECT only, no fdatasync after a write (SQL Server 2017 before CU6); writes count as durable only at the run's sync points; the log stays O_DIRECT|O_DSYNC for now (docs/durability.md)"
+                "data files opened O_DIRECT only, no fdatasync after a write (SQL Server 2017 before CU6); writes count as durable only at the run's sync points; the log is opened O_DIRECT|O_DSYNC and its completed writes count as hardened (docs/durability.md)"
             }
         }
     }

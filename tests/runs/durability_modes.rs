@@ -1,9 +1,10 @@
 //! SQL Server on Linux's durability modes (issue #24 §3), seen from outside under strace with
 //! `--engine sync` (each write its own system call, on the thread that made it): forced flush
 //! opens the data files without O_DSYNC and follows every data write with an `fdatasync` of
-//! its file on the same thread before that thread does anything else with the file (the log
-//! stays O_DSYNC for now, see `SimPlan::opens_dsync`); FUA opens them all O_DSYNC and syncs
-//! only at sync points.
+//! its file on the same thread before that thread does anything else with the file, and opens
+//! the log without O_DSYNC too, each group commit's log writes followed by an `fdatasync` of
+//! the log before the thread that wrote them writes a data page; FUA opens them all O_DSYNC
+//! and syncs only at sync points.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -104,8 +105,47 @@ fn unflushed_writes(ops: &[Op]) -> (usize, usize) {
     (writes, unflushed)
 }
 
+/// Data writes, and those a thread made while a log block it had written was not yet
+/// followed by an `fdatasync` of the log (by any thread: in a group commit the thread that
+/// takes the written blocks syncs them), in trace order.
+fn data_writes_before_log_sync(trace: &str) -> (usize, usize) {
+    let mut order = merged(trace);
+    let mut unsynced: HashMap<String, bool> = HashMap::new();
+    let (mut writes, mut early) = (0, 0);
+    for (pid, on_log, write) in order.drain(..) {
+        match (on_log, write) {
+            (true, true) => {
+                unsynced.insert(pid, true);
+            }
+            (true, false) => unsynced.values_mut().for_each(|u| *u = false),
+            (false, true) => {
+                writes += 1;
+                early += usize::from(unsynced.get(&pid) == Some(&true));
+            }
+            (false, false) => {}
+        }
+    }
+    (writes, early)
+}
+
+/// The writes and fdatasyncs of the data file and the log, in trace order: (thread, on the
+/// log, a write).
+fn merged(trace: &str) -> Vec<(String, bool, bool)> {
+    let mut out = Vec::new();
+    for line in trace.lines() {
+        let one = |suffix: &str| ops_on(line, suffix).1.into_iter().next();
+        if let Some(op) = one("sqliosim.ldx") {
+            out.push((op.pid, true, op.write));
+        } else if let Some(op) = one("sqliosim.mdx") {
+            out.push((op.pid, false, op.write));
+        }
+    }
+    out
+}
+
 #[test]
 fn forced_flush_opens_without_o_dsync_and_fdatasyncs_after_every_write() {
+    // The data files and the log (issue #24 §3: the log used to stay O_DSYNC).
     let Some(trace) = traced_run("ForcedFlush") else {
         return;
     };
@@ -118,15 +158,24 @@ fn forced_flush_opens_without_o_dsync_and_fdatasyncs_after_every_write() {
         "the data file opened with O_DSYNC in forced-flush mode: {opens:?}"
     );
     assert!(opens.iter().any(|o| o.contains("O_DIRECT")), "{opens:?}");
-    // The log stays O_DSYNC for now (SimPlan::opens_dsync: a power cut tearing a log write
-    // not yet flushed broke the chain where verify holds it whole).
     let (log_opens, log) = ops_on(&trace, "sqliosim.ldx");
+    assert!(!log_opens.is_empty(), "no openat of the log traced");
     assert!(
-        log_opens.iter().any(|o| o.contains("O_DSYNC")),
-        "the log is opened O_DSYNC: {log_opens:?}"
+        log_opens
+            .iter()
+            .all(|o| !o.contains("O_DSYNC") && !o.contains("O_SYNC")),
+        "the log opened with O_DSYNC in forced-flush mode: {log_opens:?}"
     );
     let blocks = log.iter().filter(|o| o.write && o.log_block).count();
     assert!(blocks > 5, "log block writes traced: {blocks}");
+    let syncs = log.iter().filter(|o| !o.write).count();
+    assert!(syncs > 5, "fdatasyncs of the log traced: {syncs}");
+    let (data_writes, early) = data_writes_before_log_sync(&trace);
+    assert!(data_writes > 20, "data writes traced: {data_writes}");
+    assert_eq!(
+        early, 0,
+        "{early} of {data_writes} data writes made by a thread whose log write no fdatasync of the log had followed yet"
+    );
     let (_, data) = ops_on(&trace, "sqliosim.mdx");
     let (writes, unflushed) = unflushed_writes(&data);
     assert!(writes > 20, "data writes traced: {writes}");
@@ -148,6 +197,14 @@ fn fua_opens_with_o_dsync_and_syncs_only_at_sync_points() {
             "{suffix} never opened with O_DSYNC in FUA mode: {opens:?}"
         );
     }
+    // The log's O_DSYNC writes are their own sync: none is followed by an fdatasync of it
+    // but at sync points.
+    let (_, log) = ops_on(&trace, "sqliosim.ldx");
+    let (log_writes, log_unflushed) = unflushed_writes(&log);
+    assert!(
+        log_unflushed * 2 > log_writes,
+        "only {log_unflushed} of {log_writes} log writes without an fdatasync after them in FUA mode"
+    );
     let (_, data) = ops_on(&trace, "sqliosim.mdx");
     let (writes, unflushed) = unflushed_writes(&data);
     assert!(writes > 20, "data writes traced: {writes}");

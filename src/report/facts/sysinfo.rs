@@ -212,7 +212,7 @@ mod tests {
         };
         let line = durability_line(true, DurabilityMode::ForcedFlush, &info);
         assert!(
-            line.starts_with("Durability: ForcedFlush (data files opened O_DIRECT without O_DSYNC"),
+            line.starts_with("Durability: ForcedFlush (files opened O_DIRECT without O_DSYNC"),
             "{line}"
         );
         assert!(line.contains("; disk sdb: FUA no, write cache write back; no block device (FUA and write cache unknown)"), "{line}");

@@ -11,6 +11,7 @@ use crate::page::{
 };
 use crate::sim::engine::journal::JournalState;
 use crate::sim::engine::logblock::{self, Want, LOG_AREA_START, MIN_LOG_UNIT};
+use crate::sim::engine::logflight::unflushed_bound;
 pub use crate::sim::engine::tear::{allowed_tear, allowed_tears};
 use crate::sim::engine::wal::NO_PREV;
 
@@ -295,6 +296,18 @@ fn newest_block(
     newest
 }
 
+/// The oldest LSN the walk back from a newest block ending at `newest_end` holds whole in an
+/// area of `area` bytes: a lap back from the furthest a write not yet durable may have
+/// reached. Such writes lie before `durable_end + unflushed_bound` (the log writer's bound,
+/// `engine::logflight`), and the durable end is at most `newest_end` (the newest valid block
+/// is at or past it on an honest device), so what a cut tore or dropped of them can have
+/// broken, a lap back, only blocks before the result. Walking back to `newest_end - area`
+/// called those breaks a durable chain broken (a false `log chain broken`, found by
+/// `tests/crash_model_compact.rs` once the forced-flush log lost `O_DSYNC`).
+pub fn oldest_held(newest_end: u64, area: u64) -> u64 {
+    (newest_end + unflushed_bound(area)).saturating_sub(area)
+}
+
 fn walk_chain(
     bytes: &[u8],
     h: &FileHeader,
@@ -304,7 +317,7 @@ fn walk_chain(
     durable_end: Option<u64>,
     out: &mut LogScan,
 ) {
-    let oldest = newest_end.saturating_sub(area);
+    let oldest = oldest_held(newest_end, area);
     let mut lsn = from;
     while lsn != NO_PREV && lsn >= oldest {
         match block_at(bytes, h, area, lsn) {
@@ -336,3 +349,7 @@ fn walk_chain(
         }
     }
 }
+
+#[cfg(test)]
+#[path = "scan_log_tests.rs"]
+mod log_tests;

@@ -41,9 +41,9 @@ pub fn build<'b>(
         create_files(&plan, backend)?
     };
     for f in &mut all {
-        // Forced flush syncs after every write-through write; FUA's O_DSYNC write is its own
-        // sync except where the stack drops its flush (FUSE).
-        f.flush_after_write = plan.flushes_after_write(f.role)
+        // Forced flush syncs after every write-through write (the log once per group commit);
+        // an O_DSYNC write is its own sync except where the stack drops its flush (FUSE).
+        f.flush_after_write = plan.forced_flush()
             || (plan.opens_dsync(f.role) && !backend.direct_io_info(&f.path).dsync_flushed());
     }
     // The run's clock starts here: the depth gauges' timelines share it with the statistics.

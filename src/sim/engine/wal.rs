@@ -84,7 +84,7 @@ impl Wal {
             unit,
             write_through,
             pending: Mutex::new(Packer::new(run_id, file_id, area_len, unit)),
-            flight: LogFlight::new(0)?,
+            flight: LogFlight::new(0, super::logflight::unflushed_bound(area_len))?,
             durable_end: AtomicU64::new(0),
             last_block: AtomicU64::new(NO_PREV),
             on_flush: std::sync::OnceLock::new(),

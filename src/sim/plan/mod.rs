@@ -248,22 +248,17 @@ impl SimPlan {
     }
 
     /// Whether a file of `role` is opened `O_DSYNC`: every file in FUA mode, and the log in
-    /// every mode under WriteThrough. The log stays `O_DSYNC` in forced flush and mode None
-    /// for now: its writer can have written well past the durable end before the flush, and
-    /// such a write laps a block a lap older that the journal still holds, so a power cut that
-    /// tears it broke the chain where `verify` expects it whole (a false "log chain broken",
-    /// found by `crash_model_compact`). With `O_DSYNC` a completed log write is durable and
-    /// only the writes in flight are unflushed, as the verify's walk allows. Bounding the
-    /// writer's unflushed span is what lifts this (docs/durability.md).
+    /// mode None under WriteThrough (that mode never syncs after a write, and its log counts a
+    /// completed write as hardened, as SQL Server 2017 before CU6 did). In forced flush the
+    /// log is opened without it and synced once per group commit, as the data files are after
+    /// each write ([`SimPlan::forced_flush`]); its writer bounds how far past the
+    /// durable end it writes (`engine::logflight::unflushed_bound`), which the verify's log
+    /// walk relies on (docs/durability.md, "Durability modes").
     pub fn opens_dsync(&self, role: FileRole) -> bool {
-        self.open_dsync() || (self.write_through && role == FileRole::Log)
-    }
-
-    /// Each write-through write of a file of `role` followed by an `fdatasync` of its file
-    /// before it counts as done: the data files in forced-flush mode (the log is `O_DSYNC`,
-    /// see [`SimPlan::opens_dsync`]).
-    pub fn flushes_after_write(&self, role: FileRole) -> bool {
-        self.forced_flush() && role != FileRole::Log
+        self.open_dsync()
+            || (self.write_through
+                && self.durability == DurabilityMode::None
+                && role == FileRole::Log)
     }
 
     /// Each completed data write acknowledged to the journal as durable (after its flush where
