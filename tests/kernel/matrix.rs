@@ -1,9 +1,9 @@
 //! The device and filesystem matrix: ext4 and XFS, each over loop devices with 512-byte and
 //! with 4096-byte logical sectors (direct I/O on), plus btrfs and tmpfs, where O_DIRECT is not
 //! honoured. In every cell a new user's sequence runs through the real binary: a short
-//! simulation (with a Backup User that verifies and restores each backup, and a Sort User
-//! spilling to tempdb), `verify`, a
-//! `--resume`, and a short bench with `--verify`. Every step must end
+//! simulation (with a Backup User that verifies and restores each backup, a DBCC User checking
+//! through its sparse snapshot, and a Sort User spilling to tempdb), `verify`, a `--resume`,
+//! and a short bench with `--verify`. Every step must end
 //! clean (exit 0) with no finding; on btrfs and tmpfs the run must also say that direct I/O is
 //! not honoured there. The two 4096-byte-sector cells run every step with `--engine libaio`
 //! (kernel AIO, issue #24 §3), the others with the default engine.
@@ -128,7 +128,8 @@ fn run_cell(cell: &str, dir: &Path, write_through: bool, engine: Option<&str>) -
     let mut text = std::fs::read_to_string(&config).expect("config");
     text.push_str(
         "[BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBufferCount=4\nBackupDelay=100\nRestoreAfterBackup=TRUE\n\
-         [SortUser]\nUserCount=1\nRunPages=32\nTempFileSize=4\nSortDelay=20\n",
+         [SortUser]\nUserCount=1\nRunPages=32\nTempFileSize=4\nSortDelay=20\n\
+         [CheckDbUser]\nUserCount=1\nReadAheadPages=16\nReadDelay=10\nCheckDelay=100\n",
     );
     std::fs::write(&config, text).expect("write config");
     let run = |extra: &[&str]| {
@@ -165,6 +166,28 @@ fn run_cell(cell: &str, dir: &Path, write_through: bool, engine: Option<&str>) -
         log.contains("sort user 0: ") && log.contains("clean; the file is removed"),
         "{cell}: no clean Sort User:\n{log}"
     );
+    // A whole DBCC check over its sparse snapshot, clean, its files removed, and what the
+    // filesystem holds of the snapshot no more than its header and its copies (no warning).
+    let checks: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("dbcc user 0: check read"))
+        .collect();
+    assert!(
+        !checks.is_empty()
+            && checks
+                .iter()
+                .all(|l| l.contains("clean; the snapshot's files are removed")),
+        "{cell}: no clean whole DBCC check:\n{log}"
+    );
+    assert!(
+        !log.contains("keeps less of it sparse"),
+        "{cell}: the snapshot file held more than its copies:\n{log}"
+    );
+    assert!(
+        !dir.join("sqliosim.mdx_MSSQL_DBCC0").exists(),
+        "{cell}: a clean check left its snapshot"
+    );
+    eprintln!("{cell}: {}", checks[0]);
     let stream = clean(cell, "verify", bin().args(["verify", "--dir"]).arg(dir));
     assert!(
         stream.contains("sqliosim.bak: backup stream of run") && stream.contains("finished"),
