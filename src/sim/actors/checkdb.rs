@@ -67,14 +67,20 @@ pub fn run(w: &mut Worker<'_>, i: usize) {
 fn open(w: &Worker<'_>, i: usize) -> Option<Arc<Snapshot>> {
     let run = w.run;
     let mut files = Vec::new();
+    // Each file's size held shared until the snapshot is open: a shrink truncates under it
+    // alone and then sees the snapshot (and does not truncate), or truncated before the size
+    // was read here.
+    let mut sizes = Vec::new();
     for &file in &run.files.data {
         let f = &run.files[file];
         let path = run.plan.snapshot_path(file, i);
-        // The size shared while the snapshot is opened on this file: no truncate meanwhile.
         let size = f.pages.read();
         let made = run.create_sparse(&path, f.oracle.file_id() | SNAP_ID, *size);
         match made {
-            Ok(storage) => files.push(SnapFile::new(file, path, storage, *size)),
+            Ok(storage) => {
+                files.push(SnapFile::new(file, path, storage, *size));
+                sizes.push(size);
+            }
             Err(e) => {
                 say(
                     w,
@@ -93,6 +99,7 @@ fn open(w: &Worker<'_>, i: usize) -> Option<Arc<Snapshot>> {
     }
     let snapshot = Arc::new(Snapshot { owner: w.id, files });
     run.files.snapshots.open(snapshot.clone());
+    drop(sizes);
     Some(snapshot)
 }
 
