@@ -196,6 +196,16 @@ fn choose(
             "None of the journal's files exists, and the journal holds nothing durable for any of them: the run was cut before its files reached the device, so nothing was acknowledged and nothing is owed; 0 pages checked.".to_string(),
         );
     } else if targets.is_empty() && lost.findings.is_empty() && found.streams.is_empty() {
+        if let (None, Some(busy)) = (&journal, run_starting(&a.dirs)) {
+            // A run holds its lock and has not created its files yet (its start-up comes
+            // first): refused as while it works, not "no file found".
+            if !a.force {
+                anyhow::bail!(
+                    "{busy}. Pass --force to verify anyway (the verdict cannot be trusted)"
+                );
+            }
+            crate::exit::errln!("sqliosim: warning: {busy}. Verifying anyway (--force): the verdict cannot be trusted, its files are being created");
+        }
         anyhow::bail!(
             "{}",
             match journal {
@@ -206,6 +216,29 @@ fn choose(
     }
     targets.append(&mut lost.adopted);
     Ok((targets, lost))
+}
+
+/// The refusal of a lock file in `dirs` that a process holds: a run that took its lock and
+/// has not created its files yet.
+fn run_starting(dirs: &[PathBuf]) -> Option<LockError> {
+    for d in dirs {
+        let Ok(entries) = std::fs::read_dir(d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(file) = name.to_str().and_then(|n| n.strip_suffix(".lock")) else {
+                continue;
+            };
+            if !e.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            if let Err(busy @ LockError::Busy { .. }) = lock_set(&[d.join(file)], false, "verify") {
+                return Some(busy);
+            }
+        }
+    }
+    None
 }
 
 fn shown(dirs: &[PathBuf]) -> String {

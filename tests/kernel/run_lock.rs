@@ -250,3 +250,28 @@ fn a_run_waits_for_a_verify_of_a_set_without_lock_files() {
         .expect("run after the verify");
     assert_success(&out);
 }
+
+/// A verify while a run has taken its lock but not yet created its files (its engine probe
+/// and start-up come first) refuses, naming the lock, where it said "no file created by
+/// sqliosim found": found by the test above, whose verify came in that window.
+#[test]
+fn a_verify_before_the_runs_files_exist_refuses_on_its_lock() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let lock = std::fs::File::create(dir.path().join("sqliosim.mdx.lock")).expect("lock file");
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).expect("flock");
+    let out = verify(dir.path());
+    assert_exit(&out, 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("in use by") && !err.contains("no file created"),
+        "{err}"
+    );
+    drop(lock);
+    // Once the lock is free, the empty directory is what it is.
+    let out = verify(dir.path());
+    assert!(
+        stderr(&out).contains("no file created by sqliosim found"),
+        "{}",
+        stderr(&out)
+    );
+}
