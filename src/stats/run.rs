@@ -71,9 +71,10 @@ impl RunStats {
         let file_sums: Vec<FileSummary> = (0..n)
             .map(|i| file_summary(i, s.files.get(i), files.get(i), secs))
             .collect();
-        let all_cells = op_cells(s.files.iter().flat_map(|f| f.cells.iter()));
+        let every = || s.files.iter().chain(std::iter::once(&s.scratch));
+        let all_cells = op_cells(every().flat_map(|f| f.cells.iter()));
         let mut all_hist = LatencyHistogram::new();
-        for h in s.files.iter().flat_map(|f| f.hist.iter().flatten()) {
+        for h in every().flat_map(|f| f.hist.iter().flatten()) {
             all_hist.add(h);
         }
         Summary {
@@ -159,7 +160,12 @@ fn actor_summaries(s: &ThreadStats, secs: f64) -> Vec<ActorSummary> {
     let mut out = Vec::new();
     for actor in ActorKind::ALL {
         let a = actor as usize;
-        let cells = op_cells(s.files.iter().map(|f| &f.cells[a]));
+        let cells = op_cells(
+            s.files
+                .iter()
+                .chain(std::iter::once(&s.scratch))
+                .map(|f| &f.cells[a]),
+        );
         let hist = s.actor_hist[a].as_deref();
         if hist.is_none() && cells.iter().all(|(_, c)| c.errors == 0) {
             continue;

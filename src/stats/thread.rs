@@ -51,6 +51,22 @@ pub(crate) struct FileStats {
     pub max_outstanding: u64,
 }
 
+impl FileStats {
+    /// Adds what `theirs` recorded.
+    fn add(&mut self, theirs: &FileStats) {
+        for (ma, ta) in self.cells.iter_mut().zip(&theirs.cells) {
+            for (m, t) in ma.iter_mut().zip(ta) {
+                m.add(t);
+            }
+        }
+        for (m, t) in self.hist.iter_mut().zip(&theirs.hist) {
+            hist_add(m, t);
+        }
+        self.throttles += theirs.throttles;
+        self.max_outstanding = self.max_outstanding.max(theirs.max_outstanding);
+    }
+}
+
 /// Statistics owned by one worker thread; merge them with [`ThreadStats::merge`].
 #[derive(Debug, Clone)]
 pub struct ThreadStats {
@@ -61,6 +77,9 @@ pub struct ThreadStats {
     /// The last flush into the board.
     flushed: Instant,
     pub(crate) files: Vec<FileStats>,
+    /// The I/O to files outside the set (a Sort User's tempdb file, a DBCC snapshot): in the
+    /// run's totals and its actors', in no file's line.
+    pub(crate) scratch: FileStats,
     pub(crate) actor_hist: [Hist; ACTORS],
     pub(crate) timeline: Timeline,
 }
@@ -80,6 +99,7 @@ impl ThreadStats {
             board: None,
             flushed: start,
             files: Vec::new(),
+            scratch: FileStats::default(),
             actor_hist: Default::default(),
             timeline: Timeline::default(),
         }
@@ -105,7 +125,11 @@ impl ThreadStats {
             return;
         };
         board.absorb(self);
-        for f in &mut self.files {
+        for f in self
+            .files
+            .iter_mut()
+            .chain(std::iter::once(&mut self.scratch))
+        {
             f.cells = Default::default();
             f.hist.iter_mut().flatten().for_each(|h| h.reset());
             f.throttles = 0;
@@ -153,8 +177,33 @@ impl ThreadStats {
         latency_ns: u64,
         now: Instant,
     ) {
+        self.record_in(Some(file), actor, op, bytes, latency_ns, now);
+    }
+
+    /// Records one completed I/O of a file outside the set (see `scratch`).
+    pub fn record_scratch(&mut self, actor: ActorKind, op: OpKind, bytes: u64, latency_ns: u64) {
+        self.record_in(None, actor, op, bytes, latency_ns, Instant::now());
+    }
+
+    /// File `file`'s statistics, or (`None`) those of the files outside the set.
+    fn target(&mut self, file: Option<usize>) -> &mut FileStats {
+        match file {
+            Some(i) => self.file(i),
+            None => &mut self.scratch,
+        }
+    }
+
+    fn record_in(
+        &mut self,
+        file: Option<usize>,
+        actor: ActorKind,
+        op: OpKind,
+        bytes: u64,
+        latency_ns: u64,
+        now: Instant,
+    ) {
         let secs = self.secs(now);
-        let f = self.file(file);
+        let f = self.target(file);
         let cell = &mut f.cells[actor as usize][op.index()];
         cell.ops += 1;
         cell.bytes += bytes;
@@ -177,8 +226,17 @@ impl ThreadStats {
 
     /// Records one failed I/O (not counted as completed by [`ThreadStats::record`]).
     pub fn record_error(&mut self, file: usize, actor: ActorKind, op: OpKind) {
+        self.record_error_in(Some(file), actor, op);
+    }
+
+    /// Records one failed I/O of a file outside the set.
+    pub fn record_scratch_error(&mut self, actor: ActorKind, op: OpKind) {
+        self.record_error_in(None, actor, op);
+    }
+
+    fn record_error_in(&mut self, file: Option<usize>, actor: ActorKind, op: OpKind) {
         let secs = self.secs(Instant::now());
-        self.file(file).cells[actor as usize][op.index()].errors += 1;
+        self.target(file).cells[actor as usize][op.index()].errors += 1;
         self.timeline.record_error(secs);
         if let Some(live) = &self.live {
             live.add_error();
@@ -215,18 +273,9 @@ impl ThreadStats {
     /// Adds everything `other` recorded into this one (same run start assumed).
     pub fn merge(&mut self, other: &ThreadStats) {
         for (i, theirs) in other.files.iter().enumerate() {
-            let mine = self.file(i);
-            for (ma, ta) in mine.cells.iter_mut().zip(&theirs.cells) {
-                for (m, t) in ma.iter_mut().zip(ta) {
-                    m.add(t);
-                }
-            }
-            for (m, t) in mine.hist.iter_mut().zip(&theirs.hist) {
-                hist_add(m, t);
-            }
-            mine.throttles += theirs.throttles;
-            mine.max_outstanding = mine.max_outstanding.max(theirs.max_outstanding);
+            self.file(i).add(theirs);
         }
+        self.scratch.add(&other.scratch);
         for (m, t) in self.actor_hist.iter_mut().zip(&other.actor_hist) {
             hist_add(m, t);
         }

@@ -170,3 +170,37 @@ fn a_copy_the_device_drops_is_a_lost_write_of_the_dbcc_user_on_the_snapshot() {
         "the snapshot file with the finding was removed"
     );
 }
+
+/// The DBCC User's reads are in the statistics: the reads of the data file in its line, those
+/// of the snapshot file in the run's totals only; the writers' copies into the snapshot too.
+#[test]
+fn the_checks_reads_and_the_copies_are_in_the_statistics() {
+    let plan = check_plan();
+    let backend = FaultyBackend::new(24);
+    let sink = Arc::new(MemorySink::default());
+    let out = simulate(plan, &backend, sink.clone()).expect("simulate");
+    let s = &out.summary;
+    let dbcc = s
+        .actors
+        .iter()
+        .find(|a| a.actor == ActorKind::DbccUser)
+        .unwrap_or_else(|| panic!("no DBCC User among {:?}", s.actors));
+    // At least one whole check: 127 pages of the data file, in reads of 8 pages.
+    assert!(
+        dbcc.io.reads >= 16 && dbcc.io.bytes_read >= 127 * 8192,
+        "{dbcc:?}"
+    );
+    let copies = said(&sink)
+        .iter()
+        .filter(|t| t.starts_with("dbcc user 0: check"))
+        .map(|t| number_after(t, "t.mdx_MSSQL_DBCC0:"))
+        .sum::<u64>();
+    let written_by_actors: u64 = s.actors.iter().map(|a| a.io.bytes_written).sum();
+    let written_to_files: u64 = s.files.iter().map(|f| f.io.bytes_written).sum();
+    assert!(copies > 0);
+    assert!(
+        written_by_actors >= written_to_files + copies * 8192,
+        "the copies' {copies} pages are not in the actors' writes: {written_by_actors} of which {written_to_files} to the files"
+    );
+    assert_eq!(s.total.bytes_written, written_by_actors);
+}

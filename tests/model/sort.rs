@@ -157,3 +157,37 @@ fn a_tempdb_page_read_once_as_its_earlier_version_is_a_transient_stale_read() {
         assert!(fired.iter().any(|x| x.page == f.page_id), "{f:?} {fired:?}");
     }
 }
+
+/// The Sort User's I/O is in the run's statistics: its own line among the actors, with the
+/// bytes it wrote and read, and in the run's totals; in no file's line (the tempdb file is not
+/// of the set). Before, it was in none of them.
+#[test]
+fn the_sort_users_io_is_in_the_actors_statistics_and_the_run_totals() {
+    let mut plan = sort_plan();
+    plan.random.users = 0;
+    let backend = FaultyBackend::new(15);
+    let sink = Arc::new(MemorySink::default());
+    let out = simulate(plan, &backend, sink.clone()).expect("simulate");
+    let s = &out.summary;
+    let sort = s
+        .actors
+        .iter()
+        .find(|a| a.actor == ActorKind::SortUser)
+        .unwrap_or_else(|| panic!("no Sort User among {:?}", s.actors));
+    assert!(sort.io.writes > 0 && sort.io.reads > 0, "{sort:?}");
+    assert!(
+        sort.io.bytes_written >= sort.io.writes * 16 * 8192,
+        "{sort:?}"
+    );
+    let by_actors: u64 = s.actors.iter().map(|a| a.io.bytes_written).sum();
+    assert_eq!(
+        s.total.bytes_written, by_actors,
+        "the totals miss an actor's writes"
+    );
+    let by_files: u64 = s.files.iter().map(|f| f.io.bytes_written).sum();
+    assert_eq!(
+        by_files + sort.io.bytes_written,
+        s.total.bytes_written,
+        "a file's line holds the tempdb file's writes"
+    );
+}

@@ -22,8 +22,9 @@
 //! the file read, with the detail naming the snapshot. The snapshot's files are never durable:
 //! the journal never holds them, a crash owes nothing of them, a rerun recreates them; a check
 //! with a finding keeps its files as evidence and this user checks no more (the next check would
-//! write over them). The check's reads and the copies are not in the run's statistics or
-//! throttle (as the Sort User's).
+//! write over them). The check's reads of the data files are in their statistics; its reads
+//! of the snapshot files, and the writers' copies into them, in the run's totals and the
+//! actors' statistics, in no file's line; none is under the throttle.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,7 +35,8 @@ use crate::findings::{Finding, FindingClass, Severity};
 use crate::io::align::AlignedBuf;
 use crate::io::{oserr, Storage};
 use crate::page::{verify, ActorKind, Expect, Verdict, PAGE_SIZE};
-use crate::sim::engine::snapshot::{CopyProblem, SnapFile, Snapshot};
+use crate::sim::engine::snapshot::{CopyIo, CopyProblem, SnapFile, Snapshot};
+use crate::stats::OpKind;
 
 /// The `Func` of the DBCC User's log lines.
 const FUNC: &str = "DbccUser::CheckDb";
@@ -211,7 +213,11 @@ fn read_view(w: &mut Worker<'_>, sf: &SnapFile, first: u64, n: u64) -> View {
     // No write of these pages meanwhile: none copies or changes them under the check.
     let _latch = f.oracle.read_latch_range(first, n);
     let offset = first * PAGE_SIZE as u64;
-    match f.storage.read_at(&mut buf, offset) {
+    let len = buf.len() as u64;
+    let read = w.timed_outside(Some(sf.file), OpKind::Read, len, || {
+        f.storage.read_at(&mut buf, offset)
+    });
+    match read {
         Ok(got) if got == buf.len() => {}
         Ok(got) => {
             let e = std::io::Error::other(format!("short read: {got} of {} bytes", buf.len()));
@@ -242,7 +248,11 @@ fn read_view(w: &mut Worker<'_>, sf: &SnapFile, first: u64, n: u64) -> View {
         };
         let (storage, bytes): (&dyn Storage, &[u8]) = if sf.is_copied(page) {
             let Some(one) = one.as_mut() else { continue };
-            match sf.storage.read_at(one, page * PAGE_SIZE as u64) {
+            let at = page * PAGE_SIZE as u64;
+            let read = w.timed_outside(None, OpKind::Read, PAGE_SIZE as u64, || {
+                sf.storage.read_at(one, at)
+            });
+            match read {
                 Ok(got) if got == PAGE_SIZE => {
                     view.from_copies += 1;
                     (sf.storage.as_ref(), &one[..])
@@ -297,10 +307,11 @@ fn check_sparse(w: &mut Worker<'_>, sf: &SnapFile) -> (u64, String) {
     while first < sf.pages {
         let n = chunk.min(sf.pages - first);
         let len = n as usize * PAGE_SIZE;
-        match sf
-            .storage
-            .read_at(&mut buf[..len], first * PAGE_SIZE as u64)
-        {
+        let at = first * PAGE_SIZE as u64;
+        let read = w.timed_outside(None, OpKind::Read, len as u64, || {
+            sf.storage.read_at(&mut buf[..len], at)
+        });
+        match read {
             Ok(got) if got == len => {}
             Ok(got) => {
                 let e = std::io::Error::other(format!("short read: {got} of {len} bytes"));
@@ -458,7 +469,22 @@ pub fn preserve(w: &mut Worker<'_>, file: usize, first: u64, n: u64) {
             continue;
         };
         let f = &run.files[file];
-        for problem in sf.preserve(f.storage.as_ref(), &f.oracle, first, n) {
+        let (kind, stats) = (w.kind, &mut w.stats);
+        let mut on_io = |io: CopyIo| {
+            let op = if io.write {
+                OpKind::Write
+            } else {
+                OpKind::Read
+            };
+            match (io.write, io.ok) {
+                (false, true) => stats.record(file, kind, op, io.bytes, io.latency_ns),
+                (false, false) => stats.record_error(file, kind, op),
+                (true, true) => stats.record_scratch(kind, op, io.bytes, io.latency_ns),
+                (true, false) => stats.record_scratch_error(kind, op),
+            }
+        };
+        let problems = sf.preserve(f.storage.as_ref(), &f.oracle, first, n, &mut on_io);
+        for problem in problems {
             match problem {
                 CopyProblem::BadSource {
                     page,

@@ -16,7 +16,8 @@
 //! tempdb file. tempdb is never durable: the journal never holds its pages, a crash owes
 //! nothing of it, and a rerun recreates what a killed run left. A file with a finding is kept
 //! as evidence (a rerun after a run that found errors keeps it under the run's id); a clean one
-//! is removed. Its I/O is not in the run's statistics or throttle yet.
+//! is removed. Its I/O is in the run's totals and the Sort User's statistics, in no file's
+//! line (the file is not of the set), and not under the throttle.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use crate::io::oserr;
 use crate::io::Storage;
 use crate::page::layout::{self, PageStamp};
 use crate::page::{verify, ActorKind, Expect, ExpectedState, Verdict, PAGE_SIZE};
+use crate::stats::OpKind;
 
 /// The `Func` of the Sort User's log lines.
 const FUNC: &str = "SortUser::Sort";
@@ -163,7 +165,11 @@ fn write_run(w: &mut Worker<'_>, spill: &mut Spill, e: usize) -> bool {
         };
         layout::stamp_page(&mut spill.buf[k * PAGE_SIZE..(k + 1) * PAGE_SIZE], &st);
     }
-    match spill.storage.write_at(&spill.buf, first * PAGE_SIZE as u64) {
+    let len = spill.buf.len() as u64;
+    let written = w.timed_outside(None, OpKind::Write, len, || {
+        spill.storage.write_at(&spill.buf, first * PAGE_SIZE as u64)
+    });
+    match written {
         Ok(()) => true,
         Err(e) => {
             io_failed(w, spill, first, spill.run_pages, true, &e);
@@ -216,7 +222,12 @@ fn merge(w: &mut Worker<'_>, spill: &mut Spill, extents: &[usize]) -> bool {
         for &e in extents {
             let page = first_page(spill, e) + at as u64;
             let bytes = &mut spill.buf[..n * PAGE_SIZE];
-            if let Err(err) = spill.storage.read_at(bytes, page * PAGE_SIZE as u64) {
+            let len = bytes.len() as u64;
+            let storage = spill.storage.as_ref();
+            let read = w.timed_outside(None, OpKind::Read, len, || {
+                storage.read_at(bytes, page * PAGE_SIZE as u64)
+            });
+            if let Err(err) = read {
                 io_failed(w, spill, page, n, false, &err);
                 return false;
             }

@@ -253,6 +253,28 @@ impl<'a> Worker<'a> {
         n
     }
 
+    /// Makes `io`, one request of `bytes` to data file `file` or (`None`) to a file outside the
+    /// set (a tempdb file, a DBCC snapshot), and records it in this thread's statistics as `op`
+    /// by this actor. Not under the throttle or the in-flight table: those are the set's files'.
+    pub fn timed_outside<T>(
+        &mut self,
+        file: Option<usize>,
+        op: OpKind,
+        bytes: u64,
+        io: impl FnOnce() -> std::io::Result<T>,
+    ) -> std::io::Result<T> {
+        let t = Instant::now();
+        let res = io();
+        let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        match (&res, file) {
+            (Ok(_), Some(f)) => self.stats.record(f, self.kind, op, bytes, ns),
+            (Ok(_), None) => self.stats.record_scratch(self.kind, op, bytes, ns),
+            (Err(_), Some(f)) => self.stats.record_error(f, self.kind, op),
+            (Err(_), None) => self.stats.record_scratch_error(self.kind, op),
+        }
+        res
+    }
+
     /// Verifies the page in buffer slot at byte `at`, and checks the write-ahead rule: a page
     /// on disk must never carry an LSN the log has not made durable.
     fn check_page(&self, file: usize, at: usize, page: u64) -> Verdict {

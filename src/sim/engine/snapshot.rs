@@ -112,6 +112,19 @@ pub enum CopyProblem {
     },
 }
 
+/// One request a copy-on-write made, for the statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyIo {
+    /// A write of the snapshot file (else a read of the source).
+    pub write: bool,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// How long it took, nanoseconds.
+    pub latency_ns: u64,
+    /// It succeeded.
+    pub ok: bool,
+}
+
 impl SnapFile {
     /// The snapshot of `file`, `pages` pages, kept in `storage` at `path`; no page captured.
     pub fn new(file: usize, path: PathBuf, storage: Arc<dyn Storage>, pages: u64) -> SnapFile {
@@ -209,14 +222,15 @@ impl SnapFile {
 
     /// Copies the pre-images of the pages of `[first, first + n)` not yet copied from `source`
     /// into the sparse file, capturing first any page not captured (from `oracle`). The caller
-    /// holds the write latch of the range and has not begun its write. Returns what must be
-    /// reported.
+    /// holds the write latch of the range and has not begun its write. Each request made is
+    /// told to `on_io`. Returns what must be reported.
     pub fn preserve(
         &self,
         source: &dyn Storage,
         oracle: &Oracle,
         first: u64,
         n: u64,
+        on_io: &mut dyn FnMut(CopyIo),
     ) -> Vec<CopyProblem> {
         let mut problems = Vec::new();
         let end = (first + n).min(self.pages);
@@ -232,7 +246,7 @@ impl SnapFile {
                 page += 1;
             }
             if page > start {
-                self.copy_run(source, oracle, start, page - start, &mut problems);
+                self.copy_run(source, oracle, start, page - start, &mut problems, on_io);
             }
         }
         problems
@@ -245,8 +259,9 @@ impl SnapFile {
         first: u64,
         n: u64,
         problems: &mut Vec<CopyProblem>,
+        on_io: &mut dyn FnMut(CopyIo),
     ) {
-        if let Err(why) = self.try_copy_run(source, oracle, first, n, problems) {
+        if let Err(why) = self.try_copy_run(source, oracle, first, n, problems, on_io) {
             (first..first + n).for_each(|p| self.mark(p, LOST));
             problems.push(why);
         }
@@ -260,12 +275,22 @@ impl SnapFile {
         first: u64,
         n: u64,
         problems: &mut Vec<CopyProblem>,
+        on_io: &mut dyn FnMut(CopyIo),
     ) -> Result<(), CopyProblem> {
         let len = usize::try_from(n).unwrap_or(0) * PAGE_SIZE;
         let read_failed = |error| CopyProblem::SourceRead { first, n, error };
         let mut buf = AlignedBuf::new(len).map_err(read_failed)?;
         let offset = first * PAGE_SIZE as u64;
-        let got = source.read_at(&mut buf, offset).map_err(read_failed)?;
+        let timed = |write: bool, t: std::time::Instant, ok: bool| CopyIo {
+            write,
+            bytes: len as u64,
+            latency_ns: u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            ok,
+        };
+        let t = std::time::Instant::now();
+        let read = source.read_at(&mut buf, offset);
+        on_io(timed(false, t, read.is_ok()));
+        let got = read.map_err(read_failed)?;
         if got != len {
             let error = std::io::Error::other(format!("short read: {got} of {len} bytes"));
             return Err(read_failed(error));
@@ -284,14 +309,15 @@ impl SnapFile {
                 });
             }
         }
-        self.storage
-            .write_at(&buf, offset)
-            .map_err(|error| CopyProblem::CopyWrite {
-                path: self.path.clone(),
-                first,
-                n,
-                error,
-            })?;
+        let t = std::time::Instant::now();
+        let written = self.storage.write_at(&buf, offset);
+        on_io(timed(true, t, written.is_ok()));
+        written.map_err(|error| CopyProblem::CopyWrite {
+            path: self.path.clone(),
+            first,
+            n,
+            error,
+        })?;
         let mut kept = 0;
         for page in first..first + n {
             if !self.is_lost(page) {
@@ -400,11 +426,15 @@ mod tests {
         }
         let sparse = file(&b, "d.mdx_MSSQL_DBCC0", 16);
         let snap = SnapFile::new(0, "d.mdx_MSSQL_DBCC0".into(), sparse.clone(), 16);
-        assert!(snap.preserve(source.as_ref(), &oracle, 3, 4).is_empty());
+        assert!(snap
+            .preserve(source.as_ref(), &oracle, 3, 4, &mut |_| {})
+            .is_empty());
         assert_eq!((snap.copied(), snap.copy_writes()), (4, 1));
         // Page 4 is then written twice: its snapshot state stays generation 1.
         for _ in 0..2 {
-            assert!(snap.preserve(source.as_ref(), &oracle, 4, 1).is_empty());
+            assert!(snap
+                .preserve(source.as_ref(), &oracle, 4, 1, &mut |_| {})
+                .is_empty());
             let g = oracle.begin_write(4);
             oracle.complete_write(4, g, true);
         }
@@ -419,7 +449,9 @@ mod tests {
         assert!(verify::verify(&b, &exp).is_ok());
         assert!(!snap.is_copied(9) && snap.state(9).is_none());
         // Beyond the snapshot's pages nothing is copied.
-        assert!(snap.preserve(source.as_ref(), &oracle, 15, 5).is_empty());
+        assert!(snap
+            .preserve(source.as_ref(), &oracle, 15, 5, &mut |_| {})
+            .is_empty());
         assert_eq!(snap.copied(), 5);
     }
 
@@ -433,7 +465,7 @@ mod tests {
         let source = file(&b, "d.mdx", 8);
         let sparse = file(&b, "s", 8);
         let snap = SnapFile::new(0, "s".into(), sparse, 8);
-        let problems = snap.preserve(source.as_ref(), &oracle, 2, 1);
+        let problems = snap.preserve(source.as_ref(), &oracle, 2, 1, &mut |_| {});
         assert!(
             matches!(
                 problems.as_slice(),
