@@ -306,11 +306,11 @@ fn next_request_to_a_file_and_random_faults_are_seeded() {
 
 #[test]
 fn the_fault_classes_have_one_fault_each_with_unique_names() {
-    // The backup stream's class is the bit flip aimed at another file (the `.bak`): one fault
-    // per class among the classes aimed at the data file.
+    // The classes aimed at another file (the backup stream, a DBCC snapshot, a tempdb file)
+    // reuse a fault there: one fault per class among the classes aimed at the data file.
     let all: Vec<Fault> = sqliosim::io::faulty::CLASSES
         .iter()
-        .filter(|c| c.name != sqliosim::io::faulty::classes::BACKUP_STREAM)
+        .filter(|c| c.aim == sqliosim::io::faulty::classes::Aim::DataFile)
         .filter_map(|c| c.fault.clone())
         .collect();
     let names: std::collections::HashSet<&str> = all.iter().map(Fault::name).collect();

@@ -12,6 +12,7 @@ use super::plan::{selftest_plan, DATA, DATA_PAGES};
 use super::Row;
 use crate::events::MemorySink;
 use crate::findings::FindingClass as C;
+use crate::io::faulty::classes::Aim;
 use crate::io::DirectBackend;
 
 /// One fault class through faultfs.
@@ -24,6 +25,8 @@ struct Case {
     cycles: u32,
     page: u64,
     expect: &'static [(C, u64)],
+    /// The file the fault is aimed at (its actor is on in this row only).
+    aim: Aim,
 }
 
 const fn case(
@@ -39,6 +42,7 @@ const fn case(
         cycles: 1,
         page,
         expect,
+        aim: Aim::DataFile,
     }
 }
 
@@ -50,6 +54,7 @@ const CASES: &[Case] = &[
         cycles: 1,
         page: 0,
         expect: &[],
+        aim: Aim::DataFile,
     },
     case(
         "lost write",
@@ -112,6 +117,40 @@ const CASES: &[Case] = &[
         430,
         &[(C::WriteError, 430)],
     ),
+    // The second carried page of the backup stream's first block (16 KB of header, then 8 KB
+    // pages), flipped on every read: the verify-only pass reads it back damaged, under its
+    // name once the finished backup is renamed over it (faultfs matches a file by its name).
+    Case {
+        aim: Aim::BackupStream,
+        ..case(
+            "backup stream block damaged",
+            "flip-read file=sqliosim.bak page=3 byte=29576 bit=2",
+            3,
+            &[(C::BackupCorruption, 3)],
+        )
+    },
+    // A hole of DBCC User 0's snapshot (nothing writes the data file in this row), read as
+    // non-zero when the check of the sparse file reads it.
+    Case {
+        aim: Aim::Snapshot,
+        ..case(
+            "snapshot hole not zeros",
+            "flip-read file=sqliosim.mdx_MSSQL_DBCC0 page=40 byte=332680 bit=5",
+            40,
+            &[(C::HoleNotZeros, 40)],
+        )
+    },
+    // A tempdb page read once as what it held before its last write: the Sort User's merge
+    // reads it stale, and right when it re-reads.
+    Case {
+        aim: Aim::Tempdb,
+        ..case(
+            "stale reused extent",
+            "stale file=sqliosim.mdx.sort0 page=3",
+            3,
+            &[(C::StaleRead, 3)],
+        )
+    },
 ];
 
 /// Runs every case through faultfs; Err says why they cannot run here.
@@ -138,6 +177,13 @@ fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, Strin
         _ => None,
     };
     let mut plan = selftest_plan(&mnt, seed, Duration::from_secs(1), false);
+    super::plan::aim_plan(&mut plan, case.aim);
+    if case.aim == Aim::BackupStream {
+        // A whole backup of the 8 MB file, one page a request through FUSE, then its
+        // verify-only pass, within the phase.
+        plan.cycle_duration = Duration::from_secs(4);
+        plan.backup.verify_only = true;
+    }
     plan.cycles = case.cycles;
     plan.journal = true;
     let sink = Arc::new(MemorySink::default());

@@ -93,30 +93,7 @@ fn run_case(case: &Case, seed: u64) -> anyhow::Result<Row> {
     let dir = Path::new("/selftest");
     let aim = classes::by_name(&case.name).map_or(Aim::DataFile, |c| c.aim);
     let mut plan = selftest_plan(dir, seed, Duration::from_millis(300), true);
-    // The actor of a class aimed at its own file is on only in its row: the others' faults
-    // are for the data readers.
-    match aim {
-        Aim::DataFile => {}
-        Aim::BackupStream => plan.backup.users = 1,
-        Aim::Snapshot => {
-            plan.sections.check_db.user_count = 1;
-            plan.sections.check_db.check_delay_ms = 10;
-            // Nothing writes the data file during the check: every page is a hole.
-            plan.random.users = 0;
-            plan.bulk.users = 0;
-            plan.files.iter_mut().for_each(|f| f.shrinkable = false);
-        }
-        Aim::Tempdb => {
-            let s = &mut plan.sections.sort;
-            s.user_count = 1;
-            (
-                s.run_pages,
-                s.runs_per_merge,
-                s.temp_file_mb,
-                s.sort_delay_ms,
-            ) = (16, 3, 1, 1);
-        }
-    }
+    super::plan::aim_plan(&mut plan, aim);
     let backend = FaultyBackend::new(seed);
     if let (Some(f), Some(path)) = (&case.fault, crate::app::faults::target(&plan, aim)) {
         let target = Trigger::Page {

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::io::faulty::classes::Aim;
 use crate::sim::plan::{BatchPlan, FilePlan, RandomPlan, ShrinkPlan, SimPlan};
 
 /// Name of the data file.
@@ -53,4 +54,31 @@ pub fn selftest_plan(dir: &Path, seed: u64, main: Duration, scatter_gather: bool
             max_extends: 4,
         })
         .build()
+}
+
+/// Turns on, in `plan`, the actor whose file a class of fault classes aims at: the one row
+/// of that class runs it, the others' faults being for the data readers.
+pub fn aim_plan(plan: &mut SimPlan, aim: Aim) {
+    match aim {
+        Aim::DataFile => {}
+        Aim::BackupStream => plan.backup.users = 1,
+        Aim::Snapshot => {
+            plan.sections.check_db.user_count = 1;
+            plan.sections.check_db.check_delay_ms = 10;
+            // Nothing writes the data file during the check: every page is a hole.
+            plan.random.users = 0;
+            plan.bulk.users = 0;
+            plan.files.iter_mut().for_each(|f| f.shrinkable = false);
+        }
+        Aim::Tempdb => {
+            let s = &mut plan.sections.sort;
+            s.user_count = 1;
+            (
+                s.run_pages,
+                s.runs_per_merge,
+                s.temp_file_mb,
+                s.sort_delay_ms,
+            ) = (16, 3, 1, 1);
+        }
+    }
 }

@@ -143,7 +143,7 @@ pub static CLASSES: &[FaultClass] = &[
         word: Some("backup-flip"),
         fault: Some(Fault::BitFlip(None)),
         caught_as: &[C::BackupCorruption],
-        faultfs: &[],
+        faultfs: &["flip-read"],
         aim: Aim::BackupStream,
     },
     FaultClass {
@@ -151,7 +151,7 @@ pub static CLASSES: &[FaultClass] = &[
         word: Some("hole-flip"),
         fault: Some(Fault::BitFlip(None)),
         caught_as: &[C::HoleNotZeros],
-        faultfs: &[],
+        faultfs: &["flip-read"],
         aim: Aim::Snapshot,
     },
     FaultClass {
@@ -159,7 +159,7 @@ pub static CLASSES: &[FaultClass] = &[
         word: Some("tempdb-stale"),
         fault: Some(Fault::StaleRead),
         caught_as: &[C::StaleRead],
-        faultfs: &[],
+        faultfs: &["stale"],
         aim: Aim::Tempdb,
     },
     FaultClass {
