@@ -101,7 +101,21 @@ fn a_kill_during_a_check_leaves_nothing_owed_and_a_resume_recreates_the_snapshot
     child.wait().expect("wait");
     assert!(copying(), "no check copied 64 KB within 60 s");
     let checked = verify(data.path());
-    assert_success(&checked);
+    let said = format!(
+        "{}{}",
+        assert_success(&checked),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    // The snapshot the kill left is named as this run's and owing nothing, not as a file of
+    // "another run than the journal's" (what verify said of it before).
+    let line = said
+        .lines()
+        .find(|l| l.contains("sqliosim.mdx_MSSQL_DBCC0: file"))
+        .unwrap_or_else(|| panic!("verify does not name the snapshot left:\n{said}"));
+    assert!(
+        line.contains("of this run outside its journaled set") && !line.contains("another run"),
+        "{line}"
+    );
     let resumed = run_cmd(&path, data.path())
         .args(["--resume", "--seed", "44", "--duration", "2"])
         .output()

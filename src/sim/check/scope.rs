@@ -72,8 +72,14 @@ pub fn choose(found: &[Found], journal: Option<&JournalState>) -> Scope {
             }
         }
     }
+    let journal_run = journal.map(|j| j.run_id);
     for (i, f) in found.iter().enumerate() {
         match taken[i] {
+            None if journal_run == Some(f.run_id) => scope.skipped.push((i, format!(
+                "{}: file {} of this run outside its journaled set (a Sort User's tempdb file or a DBCC User's snapshot, which are never durable: nothing is owed), not checked",
+                f.path.display(),
+                f.file_id
+            ))),
             Some(orig) if orig != i => scope.skipped.push((i, format!(
                 "{}: a copy of file {} of this run ({} is checked), not checked; `sqliosim verify --file {}` checks it",
                 f.path.display(),
