@@ -1,5 +1,6 @@
 //! Page fixtures shared by the verifier tests: real stamped page bytes of a fixed run, the
-//! expectations page 7 of file 1 is judged against, and torn pages.
+//! expectations page 7 of file 1 is judged against, and torn pages; and the reading of a number
+//! out of a log line.
 
 use sqliosim::page::{ActorKind, Expect, ExpectedState, PageStamp, SECTOR_SIZE};
 
@@ -41,4 +42,18 @@ pub fn tear(new: &[u8], old: &[u8], k: usize) -> Vec<u8> {
     let mut p = old.to_vec();
     p[..k * SECTOR_SIZE].copy_from_slice(&new[..k * SECTOR_SIZE]);
     p
+}
+
+/// The first number after `before` in `text` (a figure of a log line); panics naming both.
+pub fn number_after(text: &str, before: &str) -> u64 {
+    let at = text
+        .find(before)
+        .unwrap_or_else(|| panic!("no {before:?} in {text}"))
+        + before.len();
+    text[at..]
+        .trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {before:?} in {text}"))
 }

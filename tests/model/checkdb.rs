@@ -8,6 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::number_after;
 use crate::sim_support::small_plan;
 use sqliosim::events::MemorySink;
 use sqliosim::findings::FindingClass;
@@ -37,20 +38,6 @@ fn said(sink: &MemorySink) -> Vec<String> {
         .filter(|m| m.user == "DBCC User")
         .map(|m| m.text)
         .collect()
-}
-
-/// The first number after `before` in `text`.
-fn number_after(text: &str, before: &str) -> u64 {
-    let at = text
-        .find(before)
-        .unwrap_or_else(|| panic!("no {before:?} in {text}"))
-        + before.len();
-    text[at..]
-        .trim_start()
-        .split(|c: char| !c.is_ascii_digit())
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no number after {before:?} in {text}"))
 }
 
 #[test]

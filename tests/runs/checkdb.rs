@@ -4,6 +4,7 @@
 //! snapshot file that `verify` does not hold against the run and that a resume recreates, not
 //! keeps aside.
 
+use crate::common::number_after;
 use crate::crash_support::{assert_success, run_cmd, small_config, start_run, verify};
 
 /// The small configuration with a DBCC User whose check reads 8 pages every 10 ms.
@@ -13,20 +14,6 @@ fn config(dir: &std::path::Path, cycle_s: u32) -> std::path::PathBuf {
     text.push_str("[CheckDbUser]\nUserCount=1\nReadAheadPages=8\nReadDelay=10\nCheckDelay=100\n");
     std::fs::write(&path, text).expect("write config");
     path
-}
-
-/// The first number after `before` in `text`.
-fn number_after(text: &str, before: &str) -> u64 {
-    let at = text
-        .find(before)
-        .unwrap_or_else(|| panic!("no {before:?} in {text}"))
-        + before.len();
-    text[at..]
-        .trim_start()
-        .split(|c: char| !c.is_ascii_digit())
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no number after {before:?} in {text}"))
 }
 
 fn snapshot_files(dir: &std::path::Path) -> Vec<String> {

@@ -31,9 +31,9 @@ use std::time::{Duration, Instant};
 
 use super::evidence;
 use super::worker::Worker;
-use crate::findings::{Finding, FindingClass, Severity};
+use crate::findings::{FindingClass, Severity};
 use crate::io::align::AlignedBuf;
-use crate::io::{oserr, Storage};
+use crate::io::Storage;
 use crate::page::{verify, ActorKind, Expect, Verdict, PAGE_SIZE};
 use crate::sim::engine::snapshot::{CopyIo, CopyProblem, SnapFile, Snapshot};
 use crate::stats::OpKind;
@@ -423,9 +423,9 @@ fn report_hole(w: &Worker<'_>, sf: &SnapFile, file_id: u32, page: u64, bytes: &[
     w.run.report(f);
 }
 
-/// A request of the check that failed. The device's failure (EIO and its kin) is a
+/// A request of the check that failed: the device's failure (EIO and its kin) is a
 /// `read_error` finding of the DBCC User at the request's first page; one the platform refused
-/// for how it was made is said, and no finding.
+/// for how it was made is said, and no finding. Returns the findings made.
 fn io_failed(
     w: &Worker<'_>,
     path: &std::path::Path,
@@ -434,27 +434,24 @@ fn io_failed(
     n: u64,
     e: &std::io::Error,
 ) -> u64 {
-    if e.raw_os_error().is_some() && !oserr::classify(e).is_finding() {
-        say(
-            w,
-            Severity::Error,
-            format!(
-                "a read of {n} pages at page {first} of {} failed: {e}; not an integrity finding (the platform refused the request)",
-                path.display()
-            ),
-        );
-        return 0;
+    let detail = format!("DBCC check: read of {n} pages from page {first} failed: {e}");
+    match evidence::outside_failure(w, path, file_id, (first, n), false, e, Some(detail)) {
+        Some(f) => {
+            w.run.report(f);
+            1
+        }
+        None => {
+            say(
+                w,
+                Severity::Error,
+                format!(
+                    "a read of {n} pages at page {first} of {} failed: {e}; not an integrity finding (the platform refused the request)",
+                    path.display()
+                ),
+            );
+            0
+        }
     }
-    let errno = e.raw_os_error().unwrap_or(libc::EIO);
-    let mut f: Finding = w.page_finding(path, file_id, first, Verdict::IoError { errno });
-    f.class = FindingClass::ReadError;
-    f.errno = Some(errno);
-    f.page_count = u32::try_from(n).unwrap_or(u32::MAX);
-    f.detail = Some(format!(
-        "DBCC check: read of {n} pages from page {first} failed: {e}"
-    ));
-    w.run.report(f);
-    1
 }
 
 /// The copy-on-write of a writer: before its write of `[first, first + n)` of data file
@@ -518,8 +515,11 @@ fn copy_failed(
     n: u64,
     e: &std::io::Error,
 ) {
-    if !oserr::classify(e).is_finding() {
-        w.run.message(
+    let detail =
+        format!("copy-on-write of {n} pages from page {first} into the DBCC snapshot failed: {e}");
+    match evidence::outside_failure(w, path, file_id, (first, n), true, e, Some(detail)) {
+        Some(f) => w.run.report(f),
+        None => w.run.message(
             Severity::Error,
             w.kind.name(),
             FUNC,
@@ -527,18 +527,8 @@ fn copy_failed(
                 "the copy of {n} pages from page {first} into the snapshot file {} failed: {e}; not an integrity finding (the platform refused the request, or no space); the check will not read those pages",
                 path.display()
             ),
-        );
-        return;
+        ),
     }
-    let errno = e.raw_os_error().unwrap_or(libc::EIO);
-    let mut f = w.page_finding(path, file_id, first, Verdict::IoError { errno });
-    f.class = FindingClass::WriteError;
-    f.errno = Some(errno);
-    f.page_count = u32::try_from(n).unwrap_or(u32::MAX);
-    f.detail = Some(format!(
-        "copy-on-write of {n} pages from page {first} into the DBCC snapshot failed: {e}"
-    ));
-    w.run.report(f);
 }
 
 fn say(w: &Worker<'_>, severity: Severity, text: String) {

@@ -99,6 +99,37 @@ pub fn report_outside(
     w.run.report(f);
 }
 
+/// A request of `n` pages from `first` of a file outside the set (`path`, file id `file_id`)
+/// that failed with `e`. The device's failure (EIO and its kin, as `io::oserr` tells them) is a
+/// `read_error` or `write_error` finding of this worker at the request's first page, with
+/// `detail`, returned for the caller to report; a request the platform refused for how it was
+/// made, or a condition such as no space, is no finding of the device (`None`: the caller says
+/// so in the log).
+pub fn outside_failure(
+    w: &Worker<'_>,
+    path: &std::path::Path,
+    file_id: u32,
+    (first, n): (u64, u64),
+    write: bool,
+    e: &std::io::Error,
+    detail: Option<String>,
+) -> Option<Finding> {
+    if e.raw_os_error().is_some() && !crate::io::oserr::classify(e).is_finding() {
+        return None;
+    }
+    let errno = e.raw_os_error().unwrap_or(libc::EIO);
+    let mut f = w.page_finding(path, file_id, first, Verdict::IoError { errno });
+    f.class = if write {
+        FindingClass::WriteError
+    } else {
+        FindingClass::ReadError
+    };
+    f.errno = Some(errno);
+    f.page_count = u32::try_from(n).unwrap_or(u32::MAX);
+    f.detail = detail;
+    Some(f)
+}
+
 /// A finding about `page` of `file` by this worker, under the run's seed.
 fn page_finding(w: &Worker<'_>, file: usize, page: u64, verdict: Verdict) -> Finding {
     w.page_finding(&w.run.files[file].path, file as u32, page, verdict)

@@ -24,12 +24,11 @@ use std::sync::Arc;
 
 use super::evidence;
 use super::worker::Worker;
-use crate::findings::{Finding, FindingClass, Severity};
+use crate::findings::{Finding, Severity};
 use crate::io::align::AlignedBuf;
-use crate::io::oserr;
 use crate::io::Storage;
 use crate::page::layout::{self, PageStamp};
-use crate::page::{verify, ActorKind, Expect, ExpectedState, Verdict, PAGE_SIZE};
+use crate::page::{verify, ActorKind, Expect, ExpectedState, PAGE_SIZE};
 use crate::stats::OpKind;
 
 /// The `Func` of the Sort User's log lines.
@@ -191,25 +190,18 @@ fn io_failed(
     e: &std::io::Error,
 ) {
     let what = if write { "write" } else { "read" };
-    if !oserr::classify(e).is_finding() {
-        say(
+    let (path, id, n) = (&spill.path, spill.file_id, pages as u64);
+    match evidence::outside_failure(w, path, id, (page, n), write, e, None) {
+        Some(f) => report(w, spill, f),
+        None => say(
             w,
             Severity::Error,
             format!(
                 "a {what} of {pages} pages at page {page} of the tempdb file {} failed: {e}; not an integrity finding (the platform refused the request, or a condition such as no space); this Sort User stops",
                 spill.path.display()
             ),
-        );
-        return;
+        ),
     }
-    let errno = e.raw_os_error().unwrap_or(libc::EIO);
-    let mut f = finding(w, spill, page, Verdict::IoError { errno });
-    if write {
-        f.class = FindingClass::WriteError;
-    }
-    f.errno = Some(errno);
-    f.page_count = u32::try_from(pages).unwrap_or(u32::MAX);
-    report(w, spill, f);
 }
 
 /// Reads the runs of `extents` back merged, a few pages of each in turn, and verifies every
@@ -249,10 +241,6 @@ fn merge(w: &mut Worker<'_>, spill: &mut Spill, extents: &[usize]) -> bool {
         at += n;
     }
     true
-}
-
-fn finding(w: &Worker<'_>, spill: &Spill, page: u64, v: Verdict) -> Finding {
-    w.page_finding(&spill.path, spill.file_id, page, v)
 }
 
 fn report(w: &Worker<'_>, spill: &mut Spill, f: Finding) {
