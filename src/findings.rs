@@ -53,6 +53,10 @@ pub enum FindingClass {
     /// A hole of a sparse file (a DBCC snapshot's page never copied) that does not read as
     /// zeros.
     HoleNotZeros,
+    /// A class this version does not know, read from the JSON of a later one (a fleet whose
+    /// hosts run different versions): counted as `other` rather than the file refused.
+    #[serde(other)]
+    Other,
 }
 
 impl FindingClass {
@@ -76,6 +80,7 @@ impl FindingClass {
             FindingClass::LostFile => "lost_file",
             FindingClass::BackupCorruption => "backup_corruption",
             FindingClass::HoleNotZeros => "hole_not_zeros",
+            FindingClass::Other => "other",
         }
     }
 
@@ -341,5 +346,29 @@ impl Message {
     pub fn with_errno(mut self, errno: i32) -> Message {
         self.errno = Some(errno);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A finding of a class a later version added loads (as `other`) where the whole JSON
+    /// summary was refused: a fleet report over hosts of mixed versions reads every host.
+    #[test]
+    fn a_class_of_a_later_version_reads_as_other() {
+        let read: Vec<FindingClass> = serde_json::from_str(
+            r#"["lost_write", "hole_not_zeros", "a_class_of_a_later_version"]"#,
+        )
+        .expect("a list of classes");
+        assert_eq!(
+            read,
+            [
+                FindingClass::LostWrite,
+                FindingClass::HoleNotZeros,
+                FindingClass::Other
+            ]
+        );
+        assert_eq!(FindingClass::Other.as_str(), "other");
     }
 }

@@ -255,7 +255,9 @@ impl<'a> Worker<'a> {
 
     /// Makes `io`, one request of `bytes` to data file `file` or (`None`) to a file outside the
     /// set (a tempdb file, a DBCC snapshot), and records it in this thread's statistics as `op`
-    /// by this actor. Not under the throttle or the in-flight table: those are the set's files'.
+    /// by this actor. It is in the in-flight table (a request outstanding for 15 s is reported,
+    /// whatever its file); a request to a data file is also under that file's throttle, as
+    /// every request to it is. A file outside the set has no throttle of its own.
     pub fn timed_outside<T>(
         &mut self,
         file: Option<usize>,
@@ -263,9 +265,25 @@ impl<'a> Worker<'a> {
         bytes: u64,
         io: impl FnOnce() -> std::io::Result<T>,
     ) -> std::io::Result<T> {
+        let run = self.run;
+        let throttle = file.map(|f| &run.controls.throttles[f]);
+        let permit = throttle.map(|t| {
+            let waited_before = t.throttled();
+            let p = t.enter(&run.controls.gate, run.controls.bursting());
+            (p, t.throttled() > waited_before)
+        });
+        if let (Some(f), Some((_, true))) = (file, &permit) {
+            self.stats.throttled(f);
+        }
+        let watch = run.controls.inflight.begin();
         let t = Instant::now();
         let res = io();
-        let ns = u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let took = t.elapsed();
+        drop(watch);
+        if let (Some(t), Some((p, _))) = (throttle, permit) {
+            t.complete(p, took);
+        }
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         match (&res, file) {
             (Ok(_), Some(f)) => self.stats.record(f, self.kind, op, bytes, ns),
             (Ok(_), None) => self.stats.record_scratch(self.kind, op, bytes, ns),
