@@ -166,18 +166,20 @@ fn run_cell(cell: &str, dir: &Path, write_through: bool, engine: Option<&str>) -
         log.contains("sort user 0: ") && log.contains("clean; the file is removed"),
         "{cell}: no clean Sort User:\n{log}"
     );
-    // A whole DBCC check over its sparse snapshot, clean, its files removed, and what the
-    // filesystem holds of the snapshot no more than its header and its copies (no warning).
+    // A DBCC check over its sparse snapshot (whole, or ended by the end of the 5 s phase: under
+    // the suite's load a check of the 8 MB file can take longer: 800 of 1,023 pages in 5.2 s
+    // once), clean, its files removed, and what the filesystem holds of the snapshot no more
+    // than its header and its copies (no warning).
     let checks: Vec<&str> = log
         .lines()
-        .filter(|l| l.contains("dbcc user 0: check read"))
+        .filter(|l| l.contains("dbcc user 0: check"))
         .collect();
     assert!(
         !checks.is_empty()
             && checks
                 .iter()
                 .all(|l| l.contains("clean; the snapshot's files are removed")),
-        "{cell}: no clean whole DBCC check:\n{log}"
+        "{cell}: no clean DBCC check:\n{log}"
     );
     assert!(
         !log.contains("keeps less of it sparse"),

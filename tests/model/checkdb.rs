@@ -21,7 +21,7 @@ use sqliosim::sim::plan::SimPlan;
 /// A small plan (1 MB data file) with one DBCC User whose check reads 8 pages every 20 ms, so
 /// that the other users write while it runs.
 fn check_plan() -> SimPlan {
-    let mut plan = small_plan("/db".as_ref(), 1, Duration::from_millis(900));
+    let mut plan = small_plan("/db".as_ref(), 1, Duration::from_millis(1500));
     plan.journal = false;
     plan.stop_on_error = false;
     let s = &mut plan.sections.check_db;

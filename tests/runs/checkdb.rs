@@ -37,9 +37,10 @@ fn a_clean_check_holds_only_its_copies_and_removes_its_snapshot_then_verify_and_
     let log = std::fs::read_to_string(data.path().join("sqliosim.log.xml")).expect("log");
     let checks: Vec<&str> = log
         .lines()
-        .filter(|l| l.contains("dbcc user 0: check read"))
+        .filter(|l| l.contains("dbcc user 0: check"))
         .collect();
-    assert!(!checks.is_empty(), "no whole check in 4 s:\n{log}");
+    // Whole, or ended by the end of the phase (under load): each says what it copied.
+    assert!(!checks.is_empty(), "no check in 4 s:\n{log}");
     let mut copied_in_all = 0;
     for line in &checks {
         assert!(
