@@ -237,34 +237,57 @@ fn read_view(w: &mut Worker<'_>, sf: &SnapFile, first: u64, n: u64) -> View {
         pages: n,
         ..View::default()
     };
-    let mut one = AlignedBuf::new(PAGE_SIZE).ok();
+    // The pages that have a copy, read from it a run at a time (each run in one request, as
+    // the source is read); a run whose read failed is reported and its pages skipped.
+    let held = |k: u64| sf.is_copied(first + k) && !sf.is_lost(first + k);
+    let mut copies = match AlignedBuf::new(buf.len()) {
+        Ok(b) => b,
+        Err(_) => return view,
+    };
+    let mut unread = vec![false; n as usize];
+    let mut k = 0;
+    while k < n {
+        if !held(k) {
+            k += 1;
+            continue;
+        }
+        let start = k;
+        while k < n && held(k) {
+            k += 1;
+        }
+        let bytes = &mut copies[start as usize * PAGE_SIZE..k as usize * PAGE_SIZE];
+        let (want, at) = (bytes.len(), (first + start) * PAGE_SIZE as u64);
+        let read = w.timed_outside(None, OpKind::Read, want as u64, || {
+            sf.storage.read_at(bytes, at)
+        });
+        let failed = match read {
+            Ok(got) if got == want => None,
+            Ok(got) => Some(std::io::Error::other(format!(
+                "short read: {got} of {want} bytes"
+            ))),
+            Err(e) => Some(e),
+        };
+        match failed {
+            None => view.from_copies += k - start,
+            Some(e) => {
+                let id = f.oracle.file_id();
+                view.bad += io_failed(w, &sf.path, id, first + start, k - start, &e);
+                unread[start as usize..k as usize].fill(true);
+            }
+        }
+    }
     for k in 0..n {
         let page = first + k;
-        if sf.is_lost(page) {
+        if sf.is_lost(page) || unread[k as usize] {
             continue;
         }
         let Some(exp) = sf.expect(run.files.run_id, f.oracle.file_id(), page) else {
             continue;
         };
+        let at = k as usize * PAGE_SIZE;
         let (storage, bytes): (&dyn Storage, &[u8]) = if sf.is_copied(page) {
-            let Some(one) = one.as_mut() else { continue };
-            let at = page * PAGE_SIZE as u64;
-            let read = w.timed_outside(None, OpKind::Read, PAGE_SIZE as u64, || {
-                sf.storage.read_at(one, at)
-            });
-            match read {
-                Ok(got) if got == PAGE_SIZE => {
-                    view.from_copies += 1;
-                    (sf.storage.as_ref(), &one[..])
-                }
-                Ok(_) | Err(_) => {
-                    let e = std::io::Error::other("the read of a copied page failed");
-                    view.bad += io_failed(w, &sf.path, f.oracle.file_id(), page, 1, &e);
-                    continue;
-                }
-            }
+            (sf.storage.as_ref(), &copies[at..at + PAGE_SIZE])
         } else {
-            let at = k as usize * PAGE_SIZE;
             (f.storage.as_ref(), &buf[at..at + PAGE_SIZE])
         };
         let verdict = verify::verify(bytes, &exp);
