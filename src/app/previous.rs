@@ -146,6 +146,13 @@ fn look(
             prev.ours.push(stream);
         }
     }
+    // The log backup stream: the log as the previous run's last finished log backup read it.
+    let magic = String::from_utf8_lossy(crate::sim::engine::backup::logstream::MAGIC);
+    for stream in [plan.backup.log_file(), plan.backup.log_partial()] {
+        if written_by_us(&stream, &magic) {
+            prev.ours.push(stream);
+        }
+    }
     // A restored copy left beside a data file: one whose pages read back wrong (kept as
     // evidence), or one a crash cut short.
     for &i in &plan.data_files() {

@@ -41,6 +41,10 @@ pub struct BackupUser {
     /// `RestoreAfterBackup`: after each backup, write a restored copy of the data files from
     /// the stream and check it, default FALSE.
     pub restore_after_backup: bool,
+    /// `LogBackupInterval`: ms between log backups (`BACKUP LOG`, a `.trn` stream beside the
+    /// backup stream), 0 (the default) for none; while log backups are taken the log may not
+    /// reuse space none has read yet. 0 or 100..=3600000.
+    pub log_backup_interval_ms: u32,
 }
 
 impl IniSection for BackupUser {
@@ -53,6 +57,7 @@ impl IniSection for BackupUser {
         "BackupFile",
         "VerifyOnly",
         "RestoreAfterBackup",
+        "LogBackupInterval",
     ];
 
     fn parse(v: &View, _cx: &mut ParseContext) -> Result<Self, ConfigError> {
@@ -72,7 +77,16 @@ impl IniSection for BackupUser {
                 .unwrap_or_default(),
             verify_only: v.boolean("VerifyOnly", true)?,
             restore_after_backup: v.boolean("RestoreAfterBackup", false)?,
+            log_backup_interval_ms: v.u32("LogBackupInterval", 0, 0, 3_600_000)?,
         };
+        if let Some(e) = v.entry("LogBackupInterval") {
+            if (1..100).contains(&b.log_backup_interval_ms) {
+                return Err(v.bad(
+                    e,
+                    "0 (no log backups) or 100 to 3600000 ms between log backups",
+                ));
+            }
+        }
         if let Some(e) = v.entry("MaxTransferSize") {
             if !b.max_transfer_size.is_multiple_of(TRANSFER_STEP) {
                 return Err(v.bad(
@@ -96,6 +110,7 @@ impl SectionValue for BackupUser {
             ("BackupFile", self.backup_file.clone()),
             ("VerifyOnly", save::flag(self.verify_only)),
             ("RestoreAfterBackup", save::flag(self.restore_after_backup)),
+            ("LogBackupInterval", self.log_backup_interval_ms.to_string()),
         ]
     }
 

@@ -308,19 +308,7 @@ fn verify_only(w: &mut Worker<'_>, storage: &dyn Storage, written: &Written) {
             ),
         ),
         Ok(s) => s.problems.iter().for_each(|p| run.report(finding(w, p))),
-        Err(e) => {
-            let p = Problem {
-                offset: 0,
-                len: written.bytes,
-                block_no: 0,
-                page: None,
-                verdict: Some(Verdict::IoError {
-                    errno: e.raw_os_error().unwrap_or(libc::EIO),
-                }),
-                what: format!("the stream could not be read back: {e}"),
-            };
-            run.report(finding(w, &p));
-        }
+        Err(e) => unreadable(w, path, written.bytes, &e),
     }
 }
 
@@ -329,12 +317,22 @@ pub fn finding(w: &Worker<'_>, p: &Problem) -> Finding {
     p.finding(w.run.plan.seed, &w.run.plan.backup.file, w.id)
 }
 
-/// The stream refused an operation: an environment error of this backup, said once.
 /// A write (or flush) of the stream failed. When the device failed it (EIO and its kin, as
 /// `io::oserr` tells them from a request refused for how it was made), that is a
 /// `write_error` finding of the Backup User on the stream at the offset written; either way
 /// the backup is abandoned, and the stream keeps the last finished one.
 fn stream_failed(w: &Worker<'_>, what: &str, at: Option<u64>, e: &std::io::Error) {
+    stream_failed_on(w, &w.run.plan.backup.file, what, at, e);
+}
+
+/// As [`stream_failed`], for the stream at `path` (the full backup's or the log backup's).
+pub(super) fn stream_failed_on(
+    w: &Worker<'_>,
+    path: &std::path::Path,
+    what: &str,
+    at: Option<u64>,
+    e: &std::io::Error,
+) {
     let run = w.run;
     if let (Some(offset), ErrorClass::Device) = (at, oserr::classify(e)) {
         let errno = e.raw_os_error().unwrap_or(libc::EIO);
@@ -346,7 +344,7 @@ fn stream_failed(w: &Worker<'_>, what: &str, at: Option<u64>, e: &std::io::Error
             verdict: Some(Verdict::IoError { errno }),
             what: format!("the backup device failed a {what} at or after offset {offset}: {e}"),
         };
-        let mut f = finding(w, &p);
+        let mut f = p.finding(run.plan.seed, path, w.id);
         f.class = FindingClass::WriteError;
         f.errno = Some(errno);
         run.report(f);
@@ -356,12 +354,28 @@ fn stream_failed(w: &Worker<'_>, what: &str, at: Option<u64>, e: &std::io::Error
         Severity::Error,
         format!(
             "cannot {what} the backup stream {}: {e}; this backup is abandoned",
-            run.plan.backup.file.display()
+            path.display()
         ),
     );
 }
 
-fn say(run: &Run<'_>, severity: Severity, text: String) {
+/// A stream that could not be read back by its verify-only pass: a `backup_corruption`
+/// finding over the whole stream at `path`, with the error.
+pub(super) fn unreadable(w: &Worker<'_>, path: &std::path::Path, len: u64, e: &std::io::Error) {
+    let p = Problem {
+        offset: 0,
+        len,
+        block_no: 0,
+        page: None,
+        verdict: Some(Verdict::IoError {
+            errno: e.raw_os_error().unwrap_or(libc::EIO),
+        }),
+        what: format!("the stream could not be read back: {e}"),
+    };
+    w.run.report(p.finding(w.run.plan.seed, path, w.id));
+}
+
+pub(super) fn say(run: &Run<'_>, severity: Severity, text: String) {
     run.message(
         severity,
         crate::page::ActorKind::BackupUser.name(),

@@ -15,6 +15,7 @@ pub mod evidence;
 pub mod failure;
 pub mod flight;
 pub mod lazy_writer;
+mod log_backup;
 pub mod log_writer;
 mod poster;
 pub mod random;

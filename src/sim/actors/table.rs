@@ -7,7 +7,7 @@
 
 use super::worker::Worker;
 use super::{
-    backup, batch, checkdb, checkpoint, lazy_writer, log_writer, random, recovery_writer, shrink,
+    backup, batch, checkdb, log_backup, checkpoint, lazy_writer, log_writer, random, recovery_writer, shrink,
     sort, sweep,
 };
 use crate::page::ActorKind;
@@ -131,9 +131,12 @@ pub static ACTORS: &[ActorSpec] = &[
         kind: ActorKind::BackupUser,
         phase: CyclePhase::Main,
         first_id: 0,
-        threads: |p| p.backup.users,
+        threads: |p| p.backup.threads(),
         pages: |p| batch_pages(p.backup.transfer_pages),
-        body: |w, _| backup::run(w),
+        body: |w, i| match i {
+            0 => backup::run(w),
+            _ => log_backup::run(w),
+        },
     },
     ActorSpec {
         kind: ActorKind::SortUser,

@@ -60,12 +60,28 @@ pub fn build<'b>(
         // here, before it starts, as every other file the run writes does.
         // The stream and the name a backup in progress is written under; a partial stream
         // this opening created empty is removed again.
-        for path in [plan.backup.file.clone(), plan.backup.partial()] {
-            let storage =
-                crate::sim::engine::backup::open_stream(backend, &path, plan.direct, plan.force)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            if path != plan.backup.file && storage.is_empty().unwrap_or(false) {
-                backend.remove(&path)?;
+        let full = [plan.backup.file.clone(), plan.backup.partial()];
+        let log = [plan.backup.log_file(), plan.backup.log_partial()];
+        let logs = if plan.backup.log_interval.is_some() {
+            &log[..]
+        } else {
+            &[]
+        };
+        for (path, magic) in full
+            .iter()
+            .map(|p| (p, crate::sim::engine::backup::MAGIC))
+            .chain(logs.iter().map(|p| (p, crate::sim::engine::backup::logstream::MAGIC)))
+        {
+            let storage = crate::sim::engine::backup::open_stream_of(
+                backend,
+                path,
+                plan.direct,
+                plan.force,
+                magic,
+            )
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            if *path != plan.backup.file && storage.is_empty().unwrap_or(false) {
+                backend.remove(path)?;
             }
         }
         // The copies a restore writes beside the data files: a planted link or a file not of

@@ -47,6 +47,16 @@
 //! could run far ahead of its `fdatasync`, and cuts tearing those writes read as a broken
 //! durable chain (`tests/crash_model_compact.rs`, 5 to 15 of about 120 honest cuts).
 //!
+//! # What a log backup has not read yet
+//!
+//! While a log backup is configured (`[BackupUser] LogBackupInterval`), the log may not reuse
+//! space a log backup has not yet read, as SQL Server's log is held by `LOG_BACKUP`: the log
+//! backup sets the oldest LSN it still needs ([`LogFlight::retain_from`]) and no block is
+//! posted that would overwrite it (ending more than the area past it). Such a block waits in
+//! the flight's queue, and its flusher with it (the log is full, SQL Server's 9002), until the
+//! log backup has read past it; nothing else holds it (not the bound's exception). The log
+//! backup lets go when it ends ([`LogFlight::retain_from`] with `None`).
+//!
 //! # The depth
 //!
 //! The writes are bounded by the log's own depth, not by MaxOutstandingIO (see
@@ -58,6 +68,7 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -150,6 +161,11 @@ pub(super) struct LogFlight {
     changed: Condvar,
     /// Serializes taking a prefix, its sync and its publication.
     advancing: Mutex<()>,
+    /// No block may be posted ending past this LSN (`u64::MAX`: no log backup holds the
+    /// log): the oldest LSN a log backup has not read, plus the area.
+    retain_limit: AtomicU64,
+    /// Told when the retention moves.
+    retained: (Mutex<()>, Condvar),
 }
 
 /// One of this flusher's writes in flight.
@@ -190,7 +206,31 @@ impl LogFlight {
             ledger: Mutex::new(Ledger::default()),
             changed: Condvar::new(),
             advancing: Mutex::new(()),
+            retain_limit: AtomicU64::new(u64::MAX),
+            retained: (Mutex::new(()), Condvar::new()),
         })
+    }
+
+    /// Holds the log from `oldest` on (the oldest LSN a log backup has not read yet) in an
+    /// area of `area_len` bytes: no block that would overwrite it is posted. `None` lets go.
+    pub fn retain_from(&self, oldest: Option<u64>, area_len: u64) {
+        let limit = oldest.map_or(u64::MAX, |o| o.saturating_add(area_len));
+        let _l = self.retained.0.lock();
+        self.retain_limit.store(limit, Ordering::Release);
+        self.retained.1.notify_all();
+    }
+
+    /// Whether the log space `block` would overwrite has been read by the log backup.
+    fn retention_allows(&self, block: &LogBlock) -> bool {
+        end_of(block) <= self.retain_limit.load(Ordering::Acquire)
+    }
+
+    /// Waits a little for the log backup to read past `block` (the log is full).
+    fn wait_for_space(&self, block: &LogBlock) {
+        let mut l = self.retained.0.lock();
+        if !self.retention_allows(block) {
+            self.retained.1.wait_for(&mut l, Duration::from_millis(20));
+        }
     }
 
     /// Restarts after an existing log ending at `start` (nothing is in flight then).
@@ -228,7 +268,7 @@ impl LogFlight {
         // For a flush of everything (`lsn` None): the end of what was closed when it looked.
         let mut goal = 0;
         loop {
-            let (target, held) = {
+            let (target, held, full) = {
                 let mut posted = self.posted.lock();
                 if lsn.is_some_and(|l| wal.durable_end() > l) {
                     return Ok(f.ios);
@@ -259,7 +299,12 @@ impl LogFlight {
                     posted.held.pop_front();
                     posted.end = end_of(&block);
                 }
-                (posted.end, !posted.held.is_empty())
+                let full = posted
+                    .held
+                    .front()
+                    .copied()
+                    .filter(|b| !self.retention_allows(b));
+                (posted.end, !posted.held.is_empty(), full)
             };
             while f.in_flight > 0 {
                 let c = f.queue.wait();
@@ -269,8 +314,14 @@ impl LogFlight {
                 return Err(e);
             }
             match self.wait_durable(storage, write_through, target, wal, &mut f.ios)? {
-                // Blocks held back by the bound, ours among them: post them now.
-                Waited::Durable if held && !reached(lsn, goal, wal) => continue,
+                // Blocks held back by the bound, ours among them: post them now, or once the
+                // log backup has read the space they would overwrite.
+                Waited::Durable if held && !reached(lsn, goal, wal) => {
+                    if let Some(block) = full {
+                        self.wait_for_space(&block);
+                    }
+                    continue;
+                }
                 Waited::Durable => break,
                 Waited::Failed => continue,
             }
@@ -283,11 +334,13 @@ impl LogFlight {
         }
     }
 
-    /// Whether `block` may be posted now: it ends within the bound past the durable end, or
-    /// nothing posted is waiting to be durable (the durable end is where it follows on).
+    /// Whether `block` may be posted now: it overwrites nothing a log backup still needs, and
+    /// it ends within the bound past the durable end, or nothing posted is waiting to be
+    /// durable (the durable end is where it follows on).
     fn may_post(&self, block: &LogBlock, wal: &dyn Publish) -> bool {
-        end_of(block) <= wal.durable_end().saturating_add(self.bound)
-            || self.ledger.lock().entries.is_empty()
+        self.retention_allows(block)
+            && (end_of(block) <= wal.durable_end().saturating_add(self.bound)
+                || self.ledger.lock().entries.is_empty())
     }
 
     /// Moves the durable end (syncing when needed) until it reaches `target`, waiting for the

@@ -163,6 +163,13 @@ impl Wal {
         }
     }
 
+    /// Holds the log from LSN `oldest` on, which a log backup has not read yet: no block that
+    /// would overwrite it is written until it lets go (`None`) or holds from a later LSN
+    /// (see `logflight`, "What a log backup has not read yet").
+    pub fn retain_from(&self, oldest: Option<u64>) {
+        self.flight.retain_from(oldest, self.area_len);
+    }
+
     /// Appends a log record of `bytes` bytes (packed into the open block); returns its LSN.
     pub fn append(&self, bytes: u32) -> u64 {
         self.pending.lock().append(bytes)
@@ -238,6 +245,47 @@ mod tests {
         for unit in [0, 1000, 16384] {
             assert!(Wal::new(Arc::clone(&storage), 1, 1, 1 << 20, false, unit).is_err());
         }
+    }
+
+    #[test]
+    fn a_log_held_for_a_log_backup_waits_full_until_the_backup_lets_it_reuse_space() {
+        let backend = crate::io::FaultyBackend::new(5);
+        let path = std::path::Path::new("/h.ldx");
+        let len = 8192 + 256 * 1024;
+        let storage = crate::io::Backend::open(&backend, path, crate::io::OpenOptions::default())
+            .expect("open");
+        storage.set_len(len).expect("size");
+        let wal = Arc::new(Wal::new(Arc::clone(&storage), 7, 1, len, false, 512).expect("wal"));
+        let area = wal.area_len();
+        // A log backup has read nothing past LSN 0: nothing may be written past one lap.
+        wal.retain_from(Some(0));
+        let writer = {
+            let wal = Arc::clone(&wal);
+            std::thread::spawn(move || {
+                let own = crate::sim::engine::logio::OwnControls::default();
+                let gate = own.gate();
+                let mut last = 0;
+                while last < 3 * area {
+                    last = wal.append(3000);
+                    wal.flush_to(last, &gate).expect("flush");
+                }
+                last
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(!writer.is_finished(), "the writer waits on a full log");
+        let held = wal.durable_end();
+        assert!(held <= area, "nothing past one lap is written: {held} of {area}");
+        assert!(held > area / 2, "the log filled up to its lap: {held} of {area}");
+        // The log backup read a lap and a half: the writer may go on that far, no further.
+        wal.retain_from(Some(area + area / 2));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let held = wal.durable_end();
+        assert!(held > area && held <= 2 * area + area / 2, "{held}");
+        assert!(!writer.is_finished());
+        wal.retain_from(None);
+        let last = writer.join().expect("writer");
+        assert!(wal.durable_end() > last);
     }
 
     /// Drives a WAL of the given unit round its area a few times on files that refuse any

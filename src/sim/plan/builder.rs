@@ -88,6 +88,7 @@ impl Default for BackupPlan {
             file: PathBuf::new(),
             verify_only: true,
             restore: false,
+            log_interval: None,
         }
     }
 }

@@ -137,6 +137,8 @@ fn backup(c: &Config) -> BackupPlan {
         file: stream_path(first_data, &b.backup_file),
         verify_only: b.verify_only,
         restore: b.restore_after_backup,
+        log_interval: (b.log_backup_interval_ms > 0)
+            .then(|| Duration::from_millis(u64::from(b.log_backup_interval_ms))),
     }
 }
 

@@ -102,6 +102,8 @@ pub struct BackupPlan {
     pub verify_only: bool,
     /// Write a restored copy of the data files from the stream after each backup.
     pub restore: bool,
+    /// Time between log backups (`None`: no log backups, the log is not held for them).
+    pub log_interval: Option<Duration>,
 }
 
 impl BackupPlan {
@@ -112,6 +114,23 @@ impl BackupPlan {
         let mut name = self.file.clone().into_os_string();
         name.push(".partial");
         PathBuf::from(name)
+    }
+
+    /// The log backup stream: the backup stream's name with `.trn` for its extension.
+    pub fn log_file(&self) -> PathBuf {
+        self.file.with_extension("trn")
+    }
+
+    /// Where a log backup in progress is written: the log backup stream's name and `.partial`.
+    pub fn log_partial(&self) -> PathBuf {
+        let mut name = self.log_file().into_os_string();
+        name.push(".partial");
+        PathBuf::from(name)
+    }
+
+    /// Threads of the Backup User: the full backups' and, with log backups, the log backups'.
+    pub fn threads(&self) -> usize {
+        self.users * (1 + usize::from(self.log_interval.is_some()))
     }
 
     /// Where `RestoreAfterBackup` restores the copy of the data file at `data`: beside it, its

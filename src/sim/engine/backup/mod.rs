@@ -15,6 +15,7 @@
 // holds (issue #22 §12).
 #![warn(clippy::cast_possible_truncation)]
 
+pub mod logstream;
 pub mod restore;
 pub mod scan;
 pub mod writer;
@@ -205,6 +206,18 @@ pub fn open_stream(
     direct: bool,
     force: bool,
 ) -> Result<std::sync::Arc<dyn crate::io::Storage>, String> {
+    open_stream_of(backend, path, direct, force, MAGIC)
+}
+
+/// As [`open_stream`], for a stream whose blocks begin with `magic` (the full backup's, or
+/// the log backup's [`logstream::MAGIC`]).
+pub fn open_stream_of(
+    backend: &dyn crate::io::Backend,
+    path: &std::path::Path,
+    direct: bool,
+    force: bool,
+    magic: &[u8; 8],
+) -> Result<std::sync::Arc<dyn crate::io::Storage>, String> {
     let open = crate::io::OpenOptions {
         create: true,
         direct,
@@ -218,7 +231,7 @@ pub fn open_stream(
         let mut head =
             crate::io::align::AlignedBuf::new(BLOCK_HEADER).map_err(|e| e.to_string())?;
         let got = storage.read_at(&mut head, 0).unwrap_or(0);
-        if got < MAGIC.len() || &head[..MAGIC.len()] != MAGIC {
+        if got < magic.len() || &head[..magic.len()] != magic {
             return Err(format!(
                 "{}: not a backup stream of sqliosim; no backup written (move it away, name another BackupFile in [BackupUser], or pass --force)",
                 path.display()
