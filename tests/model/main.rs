@@ -22,6 +22,7 @@ mod io_direct;
 mod io_faulty;
 mod io_service;
 mod journal_memory;
+mod log_backup;
 mod log_read_error;
 mod page_concurrency;
 mod page_concurrency_async;
