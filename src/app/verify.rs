@@ -472,21 +472,17 @@ fn scan_stream(
     sink: &dyn EventSink,
     base: u64,
 ) -> anyhow::Result<u64> {
+    if s.log {
+        return scan_log_stream(s, journal, sink, base);
+    }
     let scan = crate::sim::engine::backup::scan::scan(s.storage.as_ref(), None)
         .with_context(|| format!("cannot read {}", s.path.display()))?;
+    if another_run(s, journal, scan.run_id) {
+        return Ok(0);
+    }
     let run = scan
         .run_id
         .map_or_else(|| "?".to_string(), super::previous::id_text);
-    if let Some(j) = journal.filter(|j| !s.explicit && scan.run_id != Some(j.run_id)) {
-        crate::exit::outln!(
-            "{}: backup stream of another run (run {run}) than the journal's ({}), not checked; `sqliosim verify {}` checks it",
-            s.path.display(),
-            super::previous::id_text(j.run_id),
-            s.path.display()
-        )
-        .ok();
-        return Ok(0);
-    }
     let mut seq = base;
     for p in &scan.problems {
         seq += 1;
@@ -508,4 +504,65 @@ fn scan_stream(
     )
     .ok();
     Ok(scan.problems.len() as u64)
+}
+
+/// Checks one log backup stream (`engine::backup::logstream`): every block in its place with
+/// its CRC, every log block it carries intact and linked to the one before.
+fn scan_log_stream(
+    s: &super::verify_found::Stream,
+    journal: Option<&JournalState>,
+    sink: &dyn EventSink,
+    base: u64,
+) -> anyhow::Result<u64> {
+    let scan = crate::sim::engine::backup::logstream::scan(s.storage.as_ref(), None)
+        .with_context(|| format!("cannot read {}", s.path.display()))?;
+    if another_run(s, journal, scan.run_id) {
+        return Ok(0);
+    }
+    let mut seq = base;
+    for p in &scan.problems {
+        seq += 1;
+        emit(sink, p.finding(0, &s.path, 0), seq);
+    }
+    crate::exit::outln!(
+        "{}: log backup stream of run {}, log backup {}: {} blocks, {} log blocks checked{}, {}, {} problem(s)",
+        s.path.display(),
+        scan.run_id
+            .map_or_else(|| "?".to_string(), super::previous::id_text),
+        scan.backup_no
+            .map_or_else(|| "?".to_string(), |n| n.to_string()),
+        scan.blocks,
+        scan.log_blocks,
+        scan.range
+            .map_or_else(String::new, |(a, b)| format!(" (LSN {a}..{b})")),
+        if scan.complete {
+            "finished"
+        } else {
+            "unfinished (no END block: the log backup did not finish)"
+        },
+        scan.problems.len()
+    )
+    .ok();
+    Ok(scan.problems.len() as u64)
+}
+
+/// In a directory scan with a journal, a stream of another run is named and left alone, as a
+/// data file of another run is (true); a stream given by name is always checked.
+fn another_run(
+    s: &super::verify_found::Stream,
+    journal: Option<&JournalState>,
+    run_id: Option<u64>,
+) -> bool {
+    let run = run_id.map_or_else(|| "?".to_string(), super::previous::id_text);
+    if let Some(j) = journal.filter(|j| !s.explicit && run_id != Some(j.run_id)) {
+        crate::exit::outln!(
+            "{}: backup stream of another run (run {run}) than the journal's ({}), not checked; `sqliosim verify {}` checks it",
+            s.path.display(),
+            super::previous::id_text(j.run_id),
+            s.path.display()
+        )
+        .ok();
+        return true;
+    }
+    false
 }

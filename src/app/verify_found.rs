@@ -46,6 +46,8 @@ pub struct Stream {
     pub storage: Arc<dyn Storage>,
     /// Given by name: checked whatever run it is of.
     pub explicit: bool,
+    /// A log backup's stream (`.trn`), not a full backup's.
+    pub log: bool,
 }
 
 /// Everything found.
@@ -69,12 +71,13 @@ impl Found {
                 header,
                 storage,
             }),
-            Ok((storage, Err(_), true)) => self.streams.push(Stream {
+            Ok((storage, Err(_), Some(log))) => self.streams.push(Stream {
                 path: path.to_path_buf(),
                 storage,
                 explicit,
+                log,
             }),
-            Ok((storage, Err(why), false)) => self.headless.push(Headless {
+            Ok((storage, Err(why), None)) => self.headless.push(Headless {
                 path: path.to_path_buf(),
                 why,
                 storage,
@@ -116,8 +119,9 @@ pub fn discover(files: &[PathBuf], dirs: &[PathBuf]) -> anyhow::Result<Found> {
     Ok(found)
 }
 
-/// A file opened: the file, its page 0 decoded, and whether it begins as a backup stream does.
-type Opened = (Arc<dyn Storage>, Result<FileHeader, HeaderError>, bool);
+/// A file opened: the file, its page 0 decoded, and whether it begins as a backup stream does
+/// (`Some(true)`: a log backup's).
+type Opened = (Arc<dyn Storage>, Result<FileHeader, HeaderError>, Option<bool>);
 
 /// Opens `path` read-only and decodes its page 0.
 fn open(path: &Path) -> anyhow::Result<Opened> {
@@ -133,10 +137,14 @@ fn open(path: &Path) -> anyhow::Result<Opened> {
     let mut buf = AlignedBuf::new(PAGE_SIZE)?;
     // A read error is the device's answer about page 0, not a reason to pass over the file:
     // the journal may name it (then it is a finding, and its other pages are checked).
-    let mut stream = false;
+    let mut stream = None;
     let header = match storage.read_at(&mut buf, 0) {
         Ok(n) => {
-            stream = buf[..n].starts_with(crate::sim::engine::backup::MAGIC);
+            if buf[..n].starts_with(crate::sim::engine::backup::MAGIC) {
+                stream = Some(false);
+            } else if buf[..n].starts_with(crate::sim::engine::backup::logstream::MAGIC) {
+                stream = Some(true);
+            }
             FileHeader::decode(&buf[..n])
         }
         Err(e) => Err(HeaderError::Unreadable {

@@ -76,7 +76,7 @@ fn shared_dir(p: &Path) {
 const CONFIG: &str = "[CONFIG]\nStopOnError=TRUE\nTestCycles=1\nTestCycleDuration=1\nMaxMemoryMB=4\nDeleteFilesAtStartup={DEL}\n\
     [RandomUser]\nUserCount=1\nMinIOChainLength=4\nMaxIOChainLength=8\nSleepAfter=1\n\
     [AuditUser]\nUserCount=1\nAuditDelay=10\n[ReadAheadUser]\nUserCount=0\n[BulkUpdateUser]\nUserCount=0\n\
-    [BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBackupDelay=100\nRestoreAfterBackup=TRUE\n\
+    [BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBackupDelay=100\nRestoreAfterBackup=TRUE\nLogBackupInterval=100\n\
     [SortUser]\nUserCount=1\nRunPages=8\nTempFileSize=1\nSortDelay=10\n\
     [CheckDbUser]\nUserCount=1\nCheckDelay=100\n\
     [File1]\nFileName=sqliosim.mdx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
@@ -294,6 +294,20 @@ const RUN_CASES: &[Case] = &[
         "run: backup in progress",
         "sqliosim.bak.partial",
         Victim::Ref("sqliosim.bak"),
+        Prep::Empty,
+        run_args!(),
+    ),
+    case(
+        "run: log backup stream",
+        "sqliosim.trn",
+        Victim::Ref("sqliosim.trn"),
+        Prep::Empty,
+        run_args!(),
+    ),
+    case(
+        "run: log backup in progress",
+        "sqliosim.trn.partial",
+        Victim::Ref("sqliosim.trn"),
         Prep::Empty,
         run_args!(),
     ),

@@ -13,6 +13,7 @@ mod crash_support;
 mod strace_support;
 
 mod backup;
+mod log_backup;
 mod bench_evidence;
 mod checkdb;
 mod crash;
