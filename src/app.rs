@@ -23,6 +23,7 @@ mod simrun;
 mod stopped;
 mod targets;
 mod verify;
+mod verify_backup;
 mod verify_found;
 mod verify_lost;
 

@@ -105,6 +105,13 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     for s in &streams {
         findings += scan_stream(s, journal.as_ref(), sink.as_ref(), findings)?;
     }
+    // The finished backups the journal holds: each owed whole until a later one replaced it.
+    if let Some(j) = journal.as_ref() {
+        for f in super::verify_backup::check_journaled(j, &a.dirs) {
+            findings += 1;
+            emit(sink.as_ref(), f, findings);
+        }
+    }
     evidence
         .finish()
         .map_err(|e| anyhow::anyhow!("writing the evidence failed: {e}"))?;

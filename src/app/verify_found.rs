@@ -121,7 +121,11 @@ pub fn discover(files: &[PathBuf], dirs: &[PathBuf]) -> anyhow::Result<Found> {
 
 /// A file opened: the file, its page 0 decoded, and whether it begins as a backup stream does
 /// (`Some(true)`: a log backup's).
-type Opened = (Arc<dyn Storage>, Result<FileHeader, HeaderError>, Option<bool>);
+type Opened = (
+    Arc<dyn Storage>,
+    Result<FileHeader, HeaderError>,
+    Option<bool>,
+);
 
 /// Opens `path` read-only and decodes its page 0.
 fn open(path: &Path) -> anyhow::Result<Opened> {

@@ -40,7 +40,11 @@ fn ranges(sink: &MemorySink) -> Vec<(u64, u64, u64)> {
         .into_iter()
         .filter(|m| m.user == "Backup User" && m.text.starts_with("log backup "))
         .filter_map(|m| {
-            let no = m.text["log backup ".len()..].split(':').next()?.parse().ok()?;
+            let no = m.text["log backup ".len()..]
+                .split(':')
+                .next()?
+                .parse()
+                .ok()?;
             let lsn = m.text.split("LSN ").nth(1)?;
             let (a, b) = lsn.split(')').next()?.split_once("..")?;
             Some((no, a.parse().ok()?, b.parse().ok()?))

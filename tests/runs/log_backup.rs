@@ -42,7 +42,10 @@ fn a_run_with_log_backups_is_clean_and_its_trn_verifies_by_name_and_in_the_direc
     assert!(stdout.contains("Verdict: CLEAN"), "{stdout}");
     let log = std::fs::read_to_string(data.path().join("sqliosim.log.xml")).expect("log");
     assert!(log.contains("log backup 2: "), "{log}");
-    assert!(log.contains("sqliosim.trn: ") || log.contains("sqliosim.trn,"), "{log}");
+    assert!(
+        log.contains("sqliosim.trn: ") || log.contains("sqliosim.trn,"),
+        "{log}"
+    );
     let trn = data.path().join("sqliosim.trn");
     let v = verify_file(&trn);
     let text = assert_success(&v);
@@ -52,7 +55,10 @@ fn a_run_with_log_backups_is_clean_and_its_trn_verifies_by_name_and_in_the_direc
     );
     let dir = verify(data.path());
     let text = assert_success(&dir);
-    assert!(text.contains("sqliosim.trn: log backup stream of run"), "{text}");
+    assert!(
+        text.contains("sqliosim.trn: log backup stream of run"),
+        "{text}"
+    );
     // A byte of the first log block the stream carries (after its 4 KB header).
     let mut bytes = std::fs::read(&trn).expect("trn");
     assert!(bytes.len() > 8192, "the last log backup carried log");
@@ -151,5 +157,54 @@ fn a_kill_among_the_log_backups_leaves_a_directory_verify_finds_clean_and_a_resu
     assert!(rout.contains("Verdict: CLEAN"), "{rout}");
     // The resumed run's log (a resume writes its own) has log backups of its own.
     let log = std::fs::read_to_string(&xml).expect("log");
-    assert!(log.contains("log backup 1: "), "the resumed run backs the log up too");
+    assert!(
+        log.contains("log backup 1: "),
+        "the resumed run backs the log up too"
+    );
+}
+
+/// The finished backups are journaled (issue #25 §1): after a clean run `verify` says each
+/// stream is the finished backup the journal holds; a `.bak` that lost its END block (what a
+/// device that drops the last acknowledged writes leaves) is a `lost_write` on it, a `.trn`
+/// gone is a `lost_file`.
+#[test]
+fn verify_holds_the_device_to_the_finished_backups_the_journal_holds() {
+    let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = log_backup_config(cfg_dir.path(), 2);
+    let out = run_cmd(&config, data.path())
+        .args(["--seed", "35"])
+        .output()
+        .expect("run");
+    assert_success(&out);
+    let clean = verify(data.path());
+    let text = assert_success(&clean);
+    for name in ["sqliosim.bak", "sqliosim.trn"] {
+        assert!(
+            text.lines().any(|l| l.contains(name)
+                && l.contains("the journal holds finished")
+                && l.ends_with(": as journaled")),
+            "{name}: {text}"
+        );
+    }
+    let bak = data.path().join("sqliosim.bak");
+    let len = std::fs::metadata(&bak).expect("bak").len();
+    // The END block is a 16 KB header carrying no page.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&bak)
+        .and_then(|f| f.set_len(len - 16384))
+        .expect("cut the END block");
+    std::fs::remove_file(data.path().join("sqliosim.trn")).expect("remove the .trn");
+    let lost = verify(data.path());
+    assert_exit(&lost, 1);
+    let text = all_text(&lost);
+    assert!(
+        text.contains("lost_write") && text.contains("without its END block"),
+        "{text}"
+    );
+    assert!(
+        text.contains("lost_file") && text.contains("is gone"),
+        "{text}"
+    );
 }

@@ -13,7 +13,6 @@ mod crash_support;
 mod strace_support;
 
 mod backup;
-mod log_backup;
 mod bench_evidence;
 mod checkdb;
 mod crash;
@@ -26,6 +25,7 @@ mod hostile_env;
 mod hostile_names;
 mod kernel_beside;
 mod kernel_log;
+mod log_backup;
 mod log_io;
 mod rerun;
 mod resume_journal;

@@ -34,6 +34,7 @@ use crate::page::{layout, sectors, verify, Expect, ExpectedState, Verdict, PAGE_
 use crate::sim::engine::backup::scan::{scan, Problem};
 use crate::sim::engine::backup::writer::{StreamWriter, Written};
 use crate::sim::engine::backup::Carried;
+use crate::sim::engine::journal::BackupRecord;
 
 /// The `Func` of the backup's log lines.
 const FUNC: &str = "BackupUser::Backup";
@@ -101,6 +102,17 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
         .rename(&plan.partial(), &plan.file)
         .map_err(|e| say(run, Severity::Error, format!("backup {backup_no}: {e}")))
         .ok()?;
+    super::durability::backup_finished(
+        run,
+        BackupRecord {
+            log: false,
+            backup_no,
+            blocks: written.crcs.len() as u64,
+            bytes: written.bytes,
+            digest: BackupRecord::digest_of(&written.crcs),
+            path: plan.file.clone(),
+        },
+    );
     say(
         run,
         Severity::Info,

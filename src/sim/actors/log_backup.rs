@@ -34,6 +34,7 @@ use super::worker::Worker;
 use crate::findings::{FindingClass, Severity};
 use crate::io::Storage;
 use crate::sim::engine::backup::logstream::{self, TrnWriter, TrnWritten};
+use crate::sim::engine::journal::BackupRecord;
 use crate::sim::engine::logforward::read_forward;
 use crate::sim::engine::logscan::{check_block, ChainSpec, LogProblem};
 use crate::sim::engine::retry::RetryPolicy;
@@ -99,9 +100,13 @@ pub fn run(w: &mut Worker<'_>) {
 fn wait(w: &Worker<'_>, interval: Duration, marks: &[Mark]) -> bool {
     let started = Instant::now();
     loop {
-        let half_full = w.run.files.logs.iter().zip(marks).any(|(l, m)| {
-            l.wal.durable_end().saturating_sub(m.from) >= l.wal.area_len() / 2
-        });
+        let half_full = w
+            .run
+            .files
+            .logs
+            .iter()
+            .zip(marks)
+            .any(|(l, m)| l.wal.durable_end().saturating_sub(m.from) >= l.wal.area_len() / 2);
         let left = interval.saturating_sub(started.elapsed());
         if half_full || left.is_zero() {
             return !w.run.controls.stop.phase_over();
@@ -163,6 +168,17 @@ fn log_backup(
         unfinished(run, backup_no);
         return None;
     };
+    super::durability::backup_finished(
+        run,
+        BackupRecord {
+            log: true,
+            backup_no,
+            blocks: written.crcs.len() as u64,
+            bytes: written.bytes,
+            digest: BackupRecord::digest_of(&written.crcs),
+            path: plan.log_file(),
+        },
+    );
     // Durable and in place: only now may the log reuse what it carries.
     for ((log, mark), new) in run.files.logs.iter().zip(marks.iter_mut()).zip(&reached) {
         *mark = *new;
@@ -309,7 +325,8 @@ fn report_bad_block(
             ""
         }
     );
-    let mut f = super::evidence::log_finding(w, log.file, FindingClass::LogCorruption, p.offset, what);
+    let mut f =
+        super::evidence::log_finding(w, log.file, FindingClass::LogCorruption, p.offset, what);
     f.persistent = !transient;
     run.report(f);
 }

@@ -7,8 +7,8 @@
 
 use super::worker::Worker;
 use super::{
-    backup, batch, checkdb, log_backup, checkpoint, lazy_writer, log_writer, random, recovery_writer, shrink,
-    sort, sweep,
+    backup, batch, checkdb, checkpoint, lazy_writer, log_backup, log_writer, random,
+    recovery_writer, shrink, sort, sweep,
 };
 use crate::page::ActorKind;
 use crate::sim::plan::SimPlan;

@@ -70,7 +70,10 @@ pub fn build<'b>(
         for (path, magic) in full
             .iter()
             .map(|p| (p, crate::sim::engine::backup::MAGIC))
-            .chain(logs.iter().map(|p| (p, crate::sim::engine::backup::logstream::MAGIC)))
+            .chain(
+                logs.iter()
+                    .map(|p| (p, crate::sim::engine::backup::logstream::MAGIC)),
+            )
         {
             let storage = crate::sim::engine::backup::open_stream_of(
                 backend,

@@ -275,8 +275,14 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(300));
         assert!(!writer.is_finished(), "the writer waits on a full log");
         let held = wal.durable_end();
-        assert!(held <= area, "nothing past one lap is written: {held} of {area}");
-        assert!(held > area / 2, "the log filled up to its lap: {held} of {area}");
+        assert!(
+            held <= area,
+            "nothing past one lap is written: {held} of {area}"
+        );
+        assert!(
+            held > area / 2,
+            "the log filled up to its lap: {held} of {area}"
+        );
         // The log backup read a lap and a half: the writer may go on that far, no further.
         wal.retain_from(Some(area + area / 2));
         std::thread::sleep(std::time::Duration::from_millis(300));

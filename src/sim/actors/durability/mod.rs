@@ -23,7 +23,7 @@ use crate::sim::engine::journal::{JournalService, JournalSummary, JOURNAL_NAME};
 use crate::sim::plan::SimPlan;
 
 pub use open::{open, prior};
-pub use sync::{acknowledged, resize, sync_point};
+pub use sync::{acknowledged, backup_finished, resize, sync_point};
 
 /// The journal of a run.
 #[derive(Debug)]

@@ -101,6 +101,15 @@ pub fn resize<T>(run: &Run<'_>, file: usize, pages: u64, apply: impl FnOnce() ->
     apply()
 }
 
+/// Journals a finished backup: its stream made durable and renamed into place, so the device
+/// owes it whole until a later finished backup of its kind replaces it (`verify` holds it to
+/// that). Nothing to do without a journal.
+pub fn backup_finished(run: &Run<'_>, record: crate::sim::engine::journal::BackupRecord) {
+    if let Some(j) = &run.journal {
+        j.service.commit(vec![Record::Backup(record)]);
+    }
+}
+
 /// Marks the end of a clean run.
 pub(super) fn end(run: &Run<'_>) {
     if sync_point(run) {

@@ -65,7 +65,10 @@ pub struct TrnHead {
 impl TrnHead {
     /// Bytes of the whole block: header and payload padded to [`HEADER`].
     pub fn len(&self) -> usize {
-        HEADER + usize::try_from(self.payload).unwrap_or(usize::MAX).next_multiple_of(HEADER)
+        HEADER
+            + usize::try_from(self.payload)
+                .unwrap_or(usize::MAX)
+                .next_multiple_of(HEADER)
     }
 
     /// True for a block that carries no log (the END block).
@@ -294,6 +297,10 @@ pub struct TrnScan {
     pub last: Vec<(u32, u64, u64)>,
     /// Everything wrong, in stream order.
     pub problems: Vec<Problem>,
+    /// The CRC each block read says it has, in order.
+    pub crcs: Vec<u32>,
+    /// Bytes of the blocks read.
+    pub bytes: u64,
 }
 
 /// Reads the log backup stream in `storage` from its start and checks it: every block in its
@@ -352,6 +359,8 @@ pub fn scan(storage: &dyn Storage, written: Option<&TrnWritten>) -> std::io::Res
             break;
         }
         check_block(&head, &buf[..n], offset, written, &mut out);
+        out.crcs.push(head.crc);
+        out.bytes += n as u64;
         out.blocks += 1;
         out.complete = head.flags & FLAG_END != 0;
         offset += n as u64;

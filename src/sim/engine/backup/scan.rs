@@ -69,6 +69,11 @@ pub struct StreamScan {
     pub backup_no: Option<u64>,
     /// Everything wrong, in stream order.
     pub problems: Vec<Problem>,
+    /// The CRC each block read says it has, in order (what the journal's fingerprint of a
+    /// finished backup is made of).
+    pub crcs: Vec<u32>,
+    /// Bytes of the blocks read.
+    pub bytes: u64,
 }
 
 /// Reads the stream in `storage` from its start and checks it; `written`, when given, is what
@@ -122,6 +127,8 @@ pub fn scan(storage: &dyn Storage, written: Option<&Written>) -> std::io::Result
             check_carried(&head, w, carried, &mut out, offset);
         }
         carried += head.pages.len();
+        out.crcs.push(head.crc);
+        out.bytes += head.len() as u64;
         out.run_id.get_or_insert(head.run_id);
         out.backup_no.get_or_insert(head.backup_no);
         out.blocks += 1;

@@ -32,7 +32,7 @@ mod summary;
 
 pub use damage::{Damage, Flaw};
 pub use gens::PageGens;
-pub use record::{decode, decode_all, Decoded, Record};
+pub use record::{decode, decode_all, BackupRecord, Decoded, Record};
 pub use service::{Ack, JournalOptions, JournalService};
 pub use state::JournalState;
 pub use summary::JournalSummary;

@@ -65,6 +65,37 @@ pub enum Record {
         /// The error.
         reason: String,
     },
+    /// A backup finished: its stream was made durable and renamed into place, so the device
+    /// owes it whole from here on (until a later finished backup replaces it).
+    Backup(BackupRecord),
+}
+
+/// What the journal holds of the last finished backup of one kind (issue #25 §1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackupRecord {
+    /// A log backup's stream (`.trn`), else a full backup's (`.bak`).
+    pub log: bool,
+    /// Which backup of its kind in the run.
+    pub backup_no: u64,
+    /// Blocks of the stream, its END block included.
+    pub blocks: u64,
+    /// Bytes of the stream.
+    pub bytes: u64,
+    /// CRC32 of the blocks' CRCs in order (each little-endian): the stream's fingerprint.
+    pub digest: u32,
+    /// Where the stream is.
+    pub path: PathBuf,
+}
+
+impl BackupRecord {
+    /// The fingerprint of a stream whose blocks carry `crcs`, in order.
+    pub fn digest_of(crcs: &[u32]) -> u32 {
+        let mut h = crc32fast::Hasher::new();
+        for c in crcs {
+            h.update(&c.to_le_bytes());
+        }
+        h.finalize()
+    }
 }
 
 fn put_u32(v: &mut Vec<u8>, x: u32) {
@@ -86,6 +117,7 @@ impl Record {
             Record::End => 5,
             Record::Mark { .. } => 6,
             Record::Void { .. } => 7,
+            Record::Backup(_) => 8,
         }
     }
 
@@ -146,6 +178,16 @@ impl Record {
                 put_u64(&mut v, *time_us);
                 put_u32(&mut v, reason.len() as u32);
                 v.extend_from_slice(reason.as_bytes());
+            }
+            Record::Backup(b) => {
+                v.push(u8::from(b.log));
+                put_u64(&mut v, b.backup_no);
+                put_u64(&mut v, b.blocks);
+                put_u64(&mut v, b.bytes);
+                put_u32(&mut v, b.digest);
+                let p = b.path.to_string_lossy();
+                put_u32(&mut v, p.len() as u32);
+                v.extend_from_slice(p.as_bytes());
             }
         }
         v
@@ -250,6 +292,20 @@ fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
             let len = c.u32()? as usize;
             let reason = String::from_utf8_lossy(c.take(len)?).into_owned();
             Record::Void { time_us, reason }
+        }
+        8 => {
+            let log = c.u8()? == 1;
+            let (backup_no, blocks, bytes, digest) = (c.u64()?, c.u64()?, c.u64()?, c.u32()?);
+            let len = c.u32()? as usize;
+            let path = PathBuf::from(String::from_utf8_lossy(c.take(len)?).into_owned());
+            Record::Backup(BackupRecord {
+                log,
+                backup_no,
+                blocks,
+                bytes,
+                digest,
+                path,
+            })
         }
         _ => return None,
     })

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{decode, Damage, JournalFile, PageGens, Record};
+use super::{decode, BackupRecord, Damage, JournalFile, PageGens, Record};
 use crate::io::{Backend, IoError};
 use crate::sim::engine::wal::NO_PREV;
 
@@ -34,6 +34,8 @@ pub struct JournalState {
     pub last_batch: u64,
     /// The journal could not be written from this time (µs since the epoch), for this reason.
     pub void: Option<(u64, String)>,
+    /// The last finished full backup and log backup the run journaled (at most one of each).
+    pub backups: Vec<BackupRecord>,
 }
 
 /// Pages per Durable record of a snapshot (1 MB of payload).
@@ -114,6 +116,10 @@ impl JournalState {
             Record::Void { time_us, reason } => {
                 self.void.get_or_insert((*time_us, reason.clone()));
             }
+            Record::Backup(b) => {
+                self.backups.retain(|k| k.log != b.log);
+                self.backups.push(b.clone());
+            }
         }
     }
 
@@ -164,6 +170,7 @@ impl JournalState {
                 });
             }
         }
+        out.extend(self.backups.iter().cloned().map(Record::Backup));
         if let Some((time_us, reason)) = &self.void {
             out.push(Record::Void {
                 time_us: *time_us,
@@ -227,7 +234,17 @@ impl JournalState {
             .iter()
             .map(|f| f.path.as_os_str().len() as u64 + 9)
             .sum();
-        pages * 16 + files * 3 * 40 + paths + (pages / SNAPSHOT_CHUNK as u64 + 1) * 28 + 100
+        let backups: u64 = self
+            .backups
+            .iter()
+            .map(|b| b.path.as_os_str().len() as u64 + 57)
+            .sum();
+        pages * 16
+            + files * 3 * 40
+            + paths
+            + backups
+            + (pages / SNAPSHOT_CHUNK as u64 + 1) * 28
+            + 100
     }
 
     /// Nothing at all: a journal created and cut before its Start landed (a run, or a resume,

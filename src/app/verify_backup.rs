@@ -1,0 +1,191 @@
+//! The finished backups the journal holds (issue #25 §1: "the backup stream is journaled and
+//! verified like any other file"). A backup is journaled once its stream was made durable and
+//! renamed into place (`Record::Backup`: its number, blocks, bytes and a fingerprint of its
+//! blocks' CRCs), so from then on the device owes that stream whole, until a later finished
+//! backup of its kind replaces it. `sqliosim verify` holds it to that: the stream at its name
+//! (looked for by name in the directories given first, then at the path journaled) must be
+//! that backup, finished and with the same fingerprint, or a later finished backup of the same
+//! run (one that finished after the journal's record and before the cut). A stream gone is a
+//! `lost_file` finding; one that is an earlier backup, another run's, unfinished, or the same
+//! backup with other blocks is a `lost_write` finding on the stream. What the stream carries
+//! is checked on its own by the stream scans (`verify.rs`).
+
+use std::path::{Path, PathBuf};
+
+use crate::findings::{Finding, FindingClass};
+use crate::io::align::AlignedBuf;
+use crate::io::Storage;
+use crate::page::{ActorKind, Verdict};
+use crate::sim::engine::backup::{logstream, scan};
+use crate::sim::engine::journal::{BackupRecord, JournalState};
+
+/// What a stream on disk says about itself, as far as the journal's record is concerned.
+struct OnDisk {
+    run_id: Option<u64>,
+    backup_no: Option<u64>,
+    complete: bool,
+    crcs: Vec<u32>,
+    bytes: u64,
+}
+
+/// Checks every backup `j` holds; returns the findings (the caller numbers and emits them)
+/// and prints a line for each.
+pub fn check_journaled(j: &JournalState, dirs: &[PathBuf]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for rec in &j.backups {
+        let path = locate(rec, dirs);
+        let kind = if rec.log { "log backup" } else { "backup" };
+        let said = match read(&path, rec.log) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out.push(finding(
+                    rec,
+                    &path,
+                    FindingClass::LostFile,
+                    format!(
+                        "the finished {kind} {} the journal holds ({} blocks, {} bytes, acknowledged durable and renamed into place) is gone: no file at {}",
+                        rec.backup_no,
+                        rec.blocks,
+                        rec.bytes,
+                        path.display()
+                    ),
+                ));
+                String::from("LOST (no file)")
+            }
+            Err(e) => format!("not checked against the journal: cannot read it ({e})"),
+            Ok(d) => match judge(j.run_id, rec, &d) {
+                Ok(how) => how,
+                Err(why) => {
+                    out.push(finding(
+                        rec,
+                        &path,
+                        FindingClass::LostWrite,
+                        format!(
+                            "the finished {kind} {} the journal holds ({} blocks, {} bytes, fingerprint 0x{:08X}) is not what the stream holds: {why}",
+                            rec.backup_no, rec.blocks, rec.bytes, rec.digest
+                        ),
+                    ));
+                    format!("LOST ({why})")
+                }
+            },
+        };
+        crate::exit::outln!(
+            "{}: the journal holds finished {kind} {}: {said}",
+            path.display(),
+            rec.backup_no
+        )
+        .ok();
+    }
+    out
+}
+
+/// Whether the stream on disk is what the journal holds (or a later finished backup): how, or
+/// why not.
+fn judge(run_id: u64, rec: &BackupRecord, d: &OnDisk) -> Result<String, String> {
+    if d.run_id != Some(run_id) {
+        return Err(match d.run_id {
+            Some(r) => format!("it is a stream of run {r:016X}, not of the journal's run"),
+            None => String::from("it holds no readable block"),
+        });
+    }
+    let no = d.backup_no.unwrap_or(0);
+    if !d.complete {
+        return Err(format!(
+            "it is backup {no} without its END block, where only finished backups are renamed"
+        ));
+    }
+    if no > rec.backup_no {
+        return Ok(format!(
+            "replaced by the later finished backup {no}, as a run does"
+        ));
+    }
+    if no < rec.backup_no {
+        return Err(format!("it is the earlier backup {no}"));
+    }
+    let digest = BackupRecord::digest_of(&d.crcs);
+    if d.crcs.len() as u64 != rec.blocks || d.bytes != rec.bytes || digest != rec.digest {
+        return Err(format!(
+            "backup {no} there has {} blocks, {} bytes, fingerprint 0x{digest:08X}",
+            d.crcs.len(),
+            d.bytes
+        ));
+    }
+    Ok(String::from("as journaled"))
+}
+
+/// Where the journaled stream is: by its name in a directory given, else at its path.
+fn locate(rec: &BackupRecord, dirs: &[PathBuf]) -> PathBuf {
+    rec.path
+        .file_name()
+        .and_then(|name| {
+            dirs.iter()
+                .map(|d| d.join(name))
+                .find(|p| p.symlink_metadata().is_ok())
+        })
+        .unwrap_or_else(|| rec.path.clone())
+}
+
+/// Reads the stream at `path` and what it says about itself.
+fn read(path: &Path, log: bool) -> std::io::Result<OnDisk> {
+    let opts = crate::io::OpenOptions {
+        create: false,
+        direct: false,
+        write_through: false,
+    };
+    path.symlink_metadata()?;
+    let storage = crate::io::direct::open_existing_file(path, opts, false, true)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let mut first = AlignedBuf::new(4096)?;
+    let n = storage.read_at(&mut first, 0)?;
+    let magic = if log {
+        &logstream::MAGIC[..]
+    } else {
+        &crate::sim::engine::backup::MAGIC[..]
+    };
+    if n < magic.len() || &first[..magic.len()] != magic {
+        return Ok(OnDisk {
+            run_id: None,
+            backup_no: None,
+            complete: false,
+            crcs: Vec::new(),
+            bytes: 0,
+        });
+    }
+    Ok(if log {
+        let s = logstream::scan(&storage, None)?;
+        OnDisk {
+            run_id: s.run_id,
+            backup_no: s.backup_no,
+            complete: s.complete,
+            crcs: s.crcs,
+            bytes: s.bytes,
+        }
+    } else {
+        let s = scan::scan(&storage, None)?;
+        OnDisk {
+            run_id: s.run_id,
+            backup_no: s.backup_no,
+            complete: s.complete,
+            crcs: s.crcs,
+            bytes: s.bytes,
+        }
+    })
+}
+
+fn finding(rec: &BackupRecord, path: &Path, class: FindingClass, detail: String) -> Finding {
+    let mut f = Finding::page(
+        0,
+        path.to_path_buf(),
+        0,
+        0,
+        ActorKind::Verifier,
+        0,
+        Verdict::Garbage {
+            first_bytes: [0; 16],
+        },
+    );
+    f.class = class;
+    f.page_count =
+        u32::try_from(rec.bytes.div_ceil(crate::page::PAGE_SIZE as u64).max(1)).unwrap_or(u32::MAX);
+    f.detail = Some(detail);
+    f
+}
