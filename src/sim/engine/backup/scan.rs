@@ -69,6 +69,8 @@ pub struct StreamScan {
     pub backup_no: Option<u64>,
     /// Everything wrong, in stream order.
     pub problems: Vec<Problem>,
+    /// The highest page carried of each file (by file id): a restore sizes its copies by it.
+    pub last_pages: std::collections::BTreeMap<u32, u64>,
 }
 
 /// Reads the stream in `storage` from its start and checks it; `written`, when given, is what
@@ -122,6 +124,10 @@ pub fn scan(storage: &dyn Storage, written: Option<&Written>) -> std::io::Result
             check_carried(&head, w, carried, &mut out, offset);
         }
         carried += head.pages.len();
+        for c in &head.pages {
+            let last = out.last_pages.entry(c.file).or_insert(c.page);
+            *last = (*last).max(c.page);
+        }
         out.run_id.get_or_insert(head.run_id);
         out.backup_no.get_or_insert(head.backup_no);
         out.blocks += 1;
