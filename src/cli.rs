@@ -195,7 +195,7 @@ pub struct VerifyArgs {
 )]
 pub struct RestoreArgs {
     /// The backup stream: a `[BackupUser]`'s NAME.bak, or one a rerun kept as NAME.RUNID.bak.
-    /// An unfinished stream (no END block: a `.partial`) is refused.
+    /// An unfinished stream (no END block, as a `.partial` usually is) is refused.
     #[arg(value_name = "STREAM")]
     pub stream: PathBuf,
     /// Directory of the copies, STREAM-NAME.fileID.restored [default: the stream's directory].

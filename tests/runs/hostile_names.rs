@@ -745,6 +745,12 @@ fn fifos_given_to_read_are_refused_not_waited_on() {
             &["run", "--config", "{S}/c.ini", "--dir", "{S}"],
         ),
         (
+            "restore: stream",
+            "s.bak",
+            Prep::Empty,
+            &["restore", "{S}/s.bak"],
+        ),
+        (
             "bench --file, read",
             "b.dat",
             Prep::Empty,
