@@ -14,7 +14,7 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use super::console::ConsoleSink;
-use super::restore_copies::{copies_dir, create, plan};
+use super::restore_copies::{copies_dir, create, plan, Planned};
 use crate::events::{Event, EventSink, Fanout};
 use crate::exit::Outcome;
 use crate::findings::{Finding, FindingClass};
@@ -49,6 +49,13 @@ pub fn run(mut a: RestoreArgs) -> anyhow::Result<Outcome> {
             scanned.pages
         );
     }
+    // Every name is checked before anything is written, the JSON summary included.
+    let planned = if scanned.problems.is_empty() {
+        let dir = copies_dir(&a.stream, a.to.as_deref());
+        Some(plan(&a.stream, &dir, &scanned.last_pages, a.force)?)
+    } else {
+        None
+    };
     let evidence = Arc::new(open_evidence(&a, scanned.run_id)?);
     let sink = Fanout::new(vec![
         Arc::new(ConsoleSink::without_seed()),
@@ -59,10 +66,11 @@ pub fn run(mut a: RestoreArgs) -> anyhow::Result<Outcome> {
         found.emit(p.finding(0, &a.stream, 0));
     }
     crate::exit::outln!("{}", stream_line(&a.stream, &scanned)).ok();
-    if found.n == 0 {
-        restore(&a, &scanned, stream.as_ref(), &mut found)?;
-    } else {
-        crate::exit::outln!("Nothing restored: the stream has problems.").ok();
+    match planned {
+        Some(planned) => restore(&a, &scanned, &planned, stream.as_ref(), &mut found)?,
+        None => {
+            crate::exit::outln!("Nothing restored: the stream has problems.").ok();
+        }
     }
     evidence
         .finish()
@@ -71,18 +79,21 @@ pub fn run(mut a: RestoreArgs) -> anyhow::Result<Outcome> {
         super::run_outputs::json_to_stdout(&evidence)
             .map_err(|e| anyhow::anyhow!("writing the JSON summary failed: {e}"))?;
     }
-    let printed = crate::exit::outln!(
-        "Verdict: {}",
-        match found.n {
-            0 => "CLEAN - no integrity errors found.".to_string(),
-            n => format!("{n} INTEGRITY ERROR(S) found."),
-        }
-    );
-    let verdict = match found.n {
-        0 => Outcome::Clean,
-        _ => Outcome::Findings,
+    verdict(found.n)
+}
+
+/// The last line, and the outcome: clean, or findings.
+fn verdict(findings: u64) -> anyhow::Result<Outcome> {
+    let (text, outcome) = match findings {
+        0 => (
+            "CLEAN - no integrity errors found.".to_string(),
+            Outcome::Clean,
+        ),
+        n => (format!("{n} INTEGRITY ERROR(S) found."), Outcome::Findings),
     };
-    crate::exit::after_printing(printed, Ok(verdict))
+    // Earlier lines are best effort (`.ok()`): a broken stdout is met again here, and said.
+    let printed = crate::exit::outln!("Verdict: {text}");
+    crate::exit::after_printing(printed, Ok(outcome))
 }
 
 /// The findings so far, numbered as they are sent.
@@ -154,16 +165,15 @@ fn stream_line(path: &Path, s: &StreamScan) -> String {
 fn restore(
     a: &RestoreArgs,
     scanned: &StreamScan,
+    planned: &[Planned],
     stream: &dyn Storage,
     found: &mut Found<'_>,
 ) -> anyhow::Result<()> {
     let run_id = scanned.run_id.unwrap_or(0);
     let backup_no = scanned.backup_no.unwrap_or(0);
-    let dir = copies_dir(&a.stream, a.to.as_deref());
-    let planned = plan(&a.stream, &dir, &scanned.last_pages, a.force)?;
-    let (mut targets, buffered) = create(&planned, run_id, a.force)?;
+    let (mut targets, buffered) = create(planned, run_id, a.force)?;
     if let Some(fs) = buffered {
-        crate::exit::outln!("Note: {fs} refuses direct I/O in {}: the copies are written and read back through the page cache, so the read-back may not reach the device.", dir.display()).ok();
+        crate::exit::outln!("Note: {fs} refuses direct I/O in {}: the copies are written and read back through the page cache, so the read-back may not reach the device.", copies_dir(&a.stream, a.to.as_deref()).display()).ok();
     }
     let (pages, writes) = match write_back(stream, &mut targets, &|| false) {
         Ok(done) => done,

@@ -238,8 +238,16 @@ fn a_rerun_writes_over_its_own_copies_and_a_foreign_file_needs_force() {
     assert_success(&restore(&args));
     assert_eq!(copies(&to), first);
     std::fs::write(&first[0], b"someone's notes\n").expect("foreign");
-    let out = restore(&args);
+    let json = dir.path().join("r.json");
+    let out = restore(&[
+        path.as_os_str(),
+        "--to".as_ref(),
+        to.as_os_str(),
+        "--json".as_ref(),
+        json.as_os_str(),
+    ]);
     assert_exit(&out, 2);
+    assert!(!json.exists(), "a refused restore wrote its JSON summary");
     let err = stderr(&out);
     assert!(
         err.contains(&*first[0].to_string_lossy()) && err.contains("--force"),
