@@ -110,8 +110,9 @@ impl Found<'_> {
     }
 }
 
-/// Opens the stream to read (direct I/O where the filesystem takes it), refusing what is not a
-/// regular file or a stream of ours (exit 2, naming it).
+/// Opens the stream to read (direct I/O where the filesystem takes it; a symlink given is
+/// followed, as for every file given to read), refusing what is not a regular file or a stream
+/// of ours (exit 2, naming it).
 fn open_stream(path: &Path) -> anyhow::Result<Arc<dyn Storage>> {
     let opts = |direct| OpenOptions {
         create: false,
@@ -128,6 +129,9 @@ fn open_stream(path: &Path) -> anyhow::Result<Arc<dyn Storage>> {
         other => other,
     }
     .with_context(|| format!("cannot open the backup stream {}", path.display()))?;
+    // A stream is always a regular file (the BackupUser writes one through the safe-file
+    // door): a device is refused, or the copies would be created beside it, under /dev.
+    crate::io::safefile::check_fd(storage.file(), path, crate::io::safefile::Use::Input)?;
     let mut head = AlignedBuf::new(BLOCK_HEADER)?;
     let got = storage
         .read_at(&mut head, 0)

@@ -204,7 +204,12 @@ fn an_unfinished_stream_a_foreign_file_a_missing_one_and_a_bad_to_are_refused() 
     let text = dir.path().join("notes.bak");
     std::fs::write(&text, b"a file that is no stream\n").expect("write");
     let missing = dir.path().join("gone.bak");
-    for (p, says) in [(&text, "not a backup stream"), (&missing, "No such file")] {
+    let device = PathBuf::from("/dev/null");
+    for (p, says) in [
+        (&text, "not a backup stream"),
+        (&missing, "No such file"),
+        (&device, "refusing"),
+    ] {
         let out = restore(&[p.as_os_str()]);
         assert_exit(&out, 2);
         let err = stderr(&out);
