@@ -15,6 +15,8 @@ mod lock;
 mod man_examples;
 mod manpage;
 mod previous;
+mod restore;
+mod restore_copies;
 mod run_backend;
 mod run_bench;
 mod run_outputs;
@@ -44,6 +46,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
         Command::Diskspd(p) => crate::bench::diskspd::main(pass("sqliosim diskspd", p)),
         Command::Report(a) => crate::report::run(*a),
         Command::Verify(a) => verify::run(*a),
+        Command::Restore(a) => restore::run(*a),
         Command::Selftest(a) => selftest::run(&a),
         Command::Completions(a) => manpage::completions(a.shell),
         Command::Man(a) => manpage::man(a.out.as_deref()),

@@ -69,6 +69,8 @@ pub enum Command {
     Report(Box<crate::report::ReportArgs>),
     /// Offline scan: check every page of existing test files.
     Verify(Box<VerifyArgs>),
+    /// Offline restore of a backup stream into copies of its data files, read back and checked.
+    Restore(Box<RestoreArgs>),
     /// Check that this machine and build can run sqliosim correctly.
     Selftest(SelftestArgs),
     /// Print a shell completion script to stdout.
@@ -184,6 +186,29 @@ pub struct VerifyArgs {
     /// while they are read).
     #[arg(long)]
     pub force: bool,
+}
+
+/// `sqliosim restore` options.
+#[derive(Debug, Parser)]
+#[command(
+    about = "Restore a finished backup stream offline (RESTORE DATABASE … WITH MOVE, then a check): the stream is checked, one copy per data file is written, made durable, read back and checked page by page; the copies are kept"
+)]
+pub struct RestoreArgs {
+    /// The backup stream: a `[BackupUser]`'s NAME.bak, or one a rerun kept as NAME.RUNID.bak.
+    /// An unfinished stream (no END block, as a `.partial` usually is) is refused.
+    #[arg(value_name = "STREAM")]
+    pub stream: PathBuf,
+    /// Directory of the copies, STREAM-NAME.fileID.restored [default: the stream's directory].
+    #[arg(long, value_name = "DIR")]
+    pub to: Option<PathBuf>,
+    /// Overwrite a regular file of this user at a copy's name that is not a file of sqliosim
+    /// (a link, FIFO, directory, device or another user's file is refused all the same).
+    #[arg(long)]
+    pub force: bool,
+    /// Also write a JSON summary to FILE; `-` writes it to stdout instead (and the console's
+    /// lines go to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// Options of `sqliosim selftest`.

@@ -50,6 +50,12 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ("The journal on another device:", "sqliosim verify --dir /mnt/dut --journal-dir /var/tmp/j"),
         ("The summary as JSON:", "sqliosim verify --dir /mnt/dut --json - | jq .outcome"),
     ]),
+    ("sqliosim-restore", &[
+        ("Restore the last finished backup into copies beside it, and check every page:",
+         "sqliosim restore /mnt/dut/sqliosim.bak"),
+        ("The copies on another device, over those an earlier restore left:",
+         "sqliosim restore /mnt/dut/sqliosim.bak --to /mnt/other"),
+    ]),
     ("sqliosim-selftest", &[
         ("Prove the detectors on this machine and build:", "sqliosim selftest"),
     ]),

@@ -487,29 +487,12 @@ fn scan_stream(
     if another_run(s, journal, scan.run_id) {
         return Ok(0);
     }
-    let run = scan
-        .run_id
-        .map_or_else(|| "?".to_string(), super::previous::id_text);
     let mut seq = base;
     for p in &scan.problems {
         seq += 1;
         emit(sink, p.finding(0, &s.path, 0), seq);
     }
-    crate::exit::outln!(
-        "{}: backup stream of run {run}, backup {}: {} blocks, {} pages checked, {}, {} problem(s)",
-        s.path.display(),
-        scan.backup_no
-            .map_or_else(|| "?".to_string(), |n| n.to_string()),
-        scan.blocks,
-        scan.pages,
-        if scan.complete {
-            "finished"
-        } else {
-            "unfinished (no END block: the backup did not finish)"
-        },
-        scan.problems.len()
-    )
-    .ok();
+    crate::exit::outln!("{}", super::restore::stream_line(&s.path, &scan)).ok();
     Ok(scan.problems.len() as u64)
 }
 

@@ -17,6 +17,7 @@ const SUBCOMMANDS: &[&str] = &[
     "diskspd",
     "report",
     "verify",
+    "restore",
     "selftest",
     "completions",
     "man",
@@ -54,6 +55,11 @@ fn help_bench_shows_the_bench_options() {
     }
     let verify = stdout_of(dir.path(), &["help", "verify"]);
     assert!(verify.contains("--journal-dir"), "{verify}");
+    let restore = stdout_of(dir.path(), &["help", "restore"]);
+    assert!(
+        restore.contains("--to") && restore.contains("STREAM"),
+        "{restore}"
+    );
     let report = stdout_of(dir.path(), &["help", "report"]);
     assert!(report.contains("--bundle"), "{report}");
     let selftest = stdout_of(dir.path(), &["help", "selftest"]);

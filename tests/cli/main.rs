@@ -282,7 +282,9 @@ fn warnings_go_to_stderr() {
 fn other_subcommands_receive_their_arguments_raw() {
     let dir = scratch();
     // `--help` must reach the subcommand, not be answered by sqliosim's own parser.
-    for sub in ["bench", "sqlio", "diskspd", "report", "verify", "selftest"] {
+    for sub in [
+        "bench", "sqlio", "diskspd", "report", "verify", "restore", "selftest",
+    ] {
         sqliosim(dir.path())
             .args([sub, "--help"])
             .assert()

@@ -32,6 +32,7 @@ mod late_ack;
 mod matrix;
 mod own_ring;
 mod power_cut;
+mod restore_fuse;
 mod run_lock;
 mod selftest;
 mod verify_readonly;

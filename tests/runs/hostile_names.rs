@@ -1,5 +1,5 @@
 //! Names the tool creates, planted by someone else (issue #20 §2, docs/security.md): for every
-//! name `run`, `verify`, `report`, `bench` and `man` create or write, in a mode-0777
+//! name `run`, `verify`, `restore`, `report`, `bench` and `man` create or write, in a mode-0777
 //! non-sticky directory owned by `nobody`, a symlink to a root-owned victim, a hard link to
 //! it, a FIFO and a directory are planted in turn; the tool, run as root, must leave the victim
 //! byte for byte as it was, exit 2 within a bounded time (a FIFO must not hang it) and name the
@@ -199,6 +199,8 @@ enum Prep {
     Corrupt,
     /// The reference run's JSON summary as `in.json` (a `report` input).
     Results,
+    /// The reference run's backup stream as `sqliosim.bak` (a `restore` input).
+    Stream,
     /// A subdirectory the attacker made (`--journal-dir`, `man --out`).
     Sub(&'static str),
 }
@@ -545,6 +547,34 @@ const OUTPUT_CASES: &[Case] = &[
         bench_args!("--html", "{S}/b.html"),
     ),
     case(
+        "restore: copy",
+        "sqliosim.bak.file0.restored",
+        Victim::Ref("sqliosim.mdx"),
+        Prep::Empty,
+        &["restore", "{R}/sqliosim.bak", "--to", "{S}"],
+    ),
+    case(
+        "restore: copy beside the stream",
+        "sqliosim.bak.file0.restored",
+        Victim::Plain,
+        Prep::Stream,
+        &["restore", "{S}/sqliosim.bak"],
+    ),
+    case(
+        "restore --json",
+        "r.json",
+        Victim::Ref("sqliosim.log.json"),
+        Prep::Empty,
+        &[
+            "restore",
+            "{R}/sqliosim.bak",
+            "--to",
+            "{S}",
+            "--json",
+            "{S}/r.json",
+        ],
+    ),
+    case(
         "man --out",
         "man/sqliosim.1",
         Victim::Plain,
@@ -584,6 +614,7 @@ fn prepare(f: &Fixture, s: &Path, prep: Prep) {
             }
         }
         Prep::Results => copy("sqliosim.log.json", "in.json"),
+        Prep::Stream => copy("sqliosim.bak", "sqliosim.bak"),
         Prep::Sub(d) => shared_dir(&s.join(d)),
     }
     if prep == Prep::Corrupt {
@@ -726,6 +757,12 @@ fn fifos_given_to_read_are_refused_not_waited_on() {
             "c.ini",
             Prep::Empty,
             &["run", "--config", "{S}/c.ini", "--dir", "{S}"],
+        ),
+        (
+            "restore: stream",
+            "s.bak",
+            Prep::Empty,
+            &["restore", "{S}/s.bak"],
         ),
         (
             "bench --file, read",

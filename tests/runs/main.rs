@@ -13,6 +13,7 @@ mod crash_support;
 mod strace_support;
 
 mod backup;
+mod backup_restore;
 mod bench_evidence;
 mod checkdb;
 mod crash;

@@ -30,6 +30,8 @@ pub struct Target {
     /// For each page of the copy, the generation the stream carried (`None`: not carried,
     /// such as the header page).
     pub generations: Vec<Option<u64>>,
+    /// Writes [`write_back`] made to the copy.
+    pub writes: u64,
 }
 
 impl Target {
@@ -46,6 +48,7 @@ impl Target {
             file_id,
             storage,
             generations: vec![None; usize::try_from(pages).unwrap_or(0)],
+            writes: 0,
         }
     }
 }
@@ -158,6 +161,7 @@ pub fn write_back(
                     error,
                 })?;
             writes += 1;
+            t.writes += 1;
             pages += (j - i) as u64;
             i = j;
         }

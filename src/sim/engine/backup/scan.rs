@@ -74,6 +74,8 @@ pub struct StreamScan {
     pub crcs: Vec<u32>,
     /// Bytes of the blocks read.
     pub bytes: u64,
+    /// The highest page carried of each file (by file id): a restore sizes its copies by it.
+    pub last_pages: std::collections::BTreeMap<u32, u64>,
 }
 
 /// Reads the stream in `storage` from its start and checks it; `written`, when given, is what
@@ -129,6 +131,10 @@ pub fn scan(storage: &dyn Storage, written: Option<&Written>) -> std::io::Result
         carried += head.pages.len();
         out.crcs.push(head.crc);
         out.bytes += head.len() as u64;
+        for c in &head.pages {
+            let last = out.last_pages.entry(c.file).or_insert(c.page);
+            *last = (*last).max(c.page);
+        }
         out.run_id.get_or_insert(head.run_id);
         out.backup_no.get_or_insert(head.backup_no);
         out.blocks += 1;
