@@ -127,7 +127,7 @@ fn run_cell(cell: &str, dir: &Path, write_through: bool, engine: Option<&str>) -
     let config = small_config(cfg_dir.path(), 1, 5, write_through);
     let mut text = std::fs::read_to_string(&config).expect("config");
     text.push_str(
-        "[BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBufferCount=4\nBackupDelay=100\nRestoreAfterBackup=TRUE\n\
+        "[BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBufferCount=4\nBackupDelay=100\nRestoreAfterBackup=TRUE\nLogBackupInterval=200\n\
          [SortUser]\nUserCount=1\nRunPages=32\nTempFileSize=4\nSortDelay=20\n\
          [CheckDbUser]\nUserCount=1\nReadAheadPages=16\nReadDelay=10\nCheckDelay=100\n",
     );
@@ -162,6 +162,11 @@ fn run_cell(cell: &str, dir: &Path, write_through: bool, engine: Option<&str>) -
         !dir.join("sqliosim.mdx.restored").exists(),
         "{cell}: a clean restore left its copy"
     );
+    // Log backups read the log forward into sqliosim.trn, each verified clean.
+    assert!(
+        log.contains("log backup 2: ") && log.contains("log blocks, clean"),
+        "{cell}: no log backups verified:\n{log}"
+    );
     assert!(
         log.contains("sort user 0: ") && log.contains("clean; the file is removed"),
         "{cell}: no clean Sort User:\n{log}"
@@ -194,6 +199,11 @@ fn run_cell(cell: &str, dir: &Path, write_through: bool, engine: Option<&str>) -
     assert!(
         stream.contains("sqliosim.bak: backup stream of run") && stream.contains("finished"),
         "{cell}: verify did not check a finished backup stream:\n{stream}"
+    );
+    assert!(
+        stream.contains("sqliosim.trn: log backup stream of run")
+            && stream.contains("sqliosim.trn: the journal holds finished log backup"),
+        "{cell}: verify did not check the log backup stream against the journal:\n{stream}"
     );
     clean(
         cell,
