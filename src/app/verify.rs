@@ -106,7 +106,7 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
         findings += scan_stream(s, journal.as_ref(), sink.as_ref(), findings)?;
     }
     // The finished backups the journal holds: each owed whole until a later one replaced it.
-    if let Some(j) = journal.as_ref() {
+    if let Some(j) = journal.as_ref().filter(|_| a.files.is_empty()) {
         for f in super::verify_backup::check_journaled(j, &a.dirs) {
             findings += 1;
             emit(sink.as_ref(), f, findings);
@@ -411,6 +411,18 @@ fn scan_one(
     base: u64,
 ) -> anyhow::Result<u64> {
     let j = journal.filter(|j| j.run_id == t.header.run_id);
+    let j = match j {
+        Some(j) if !journals_file(j, t) => {
+            crate::exit::outln!(
+                "{}: file {} of the journal's run, but not the journal's file of that id (a copy, such as a restore's): judged by what its pages say about themselves, not held to the journal",
+                t.path.display(),
+                t.header.file_id
+            )
+            .ok();
+            None
+        }
+        j => j,
+    };
     let mut findings = 0;
     let mut seq = base;
     let mut emit = |f: Finding| {
@@ -467,6 +479,16 @@ fn scan_one(
         }
     }
     Ok(findings)
+}
+
+/// Whether `t` is the file the journal names for its id: same file name (the directory may
+/// have moved). A copy of it (a restore's `.restored`) carries the same run and file ids, but
+/// the journal's acknowledgements are of the file's writes, not the copy's.
+fn journals_file(j: &JournalState, t: &ScanTarget) -> bool {
+    j.files
+        .iter()
+        .find(|f| f.file_id == t.header.file_id)
+        .is_some_and(|f| f.path.file_name() == t.path.file_name())
 }
 
 /// Checks one backup stream (`engine::backup::scan`): every block in its place with its CRC,
