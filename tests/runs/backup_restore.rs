@@ -303,7 +303,11 @@ fn verify_of_a_copy_beside_the_runs_journal_judges_it_by_itself() {
     let bak = dir.path().join("sqliosim.bak");
     assert_success(&restore(&[bak.as_os_str()]));
     let copy = copies(dir.path()).pop().expect("a copy");
-    let v = bin().arg("verify").arg(&copy).output().expect("verify COPY");
+    let v = bin()
+        .arg("verify")
+        .arg(&copy)
+        .output()
+        .expect("verify COPY");
     let said = assert_success(&v);
     assert!(said.contains("not the journal's"), "{said}");
     // The journal's own file is still held to it.

@@ -133,7 +133,7 @@ fn finished_backups_round_trip_the_last_of_each_kind_is_held_and_a_snapshot_keep
             backup_no,
             blocks: 3 + backup_no,
             bytes: 1 << 20,
-            digest: BackupRecord::digest_of(&[1, 2, backup_no as u32]),
+            digest: BackupRecord::digest_of(&[1, 2, u32::try_from(backup_no).unwrap_or(0)]),
             path: if log { "/d/a.trn" } else { "/d/a.bak" }.into(),
         })
     };
