@@ -51,11 +51,11 @@
 //!
 //! While a log backup is configured (`[BackupUser] LogBackupInterval`), the log may not reuse
 //! space a log backup has not yet read, as SQL Server's log is held by `LOG_BACKUP`: the log
-//! backup sets the oldest LSN it still needs ([`LogFlight::retain_from`]) and no block is
+//! backup sets the oldest LSN it still needs ([`super::wal::Wal::retain_from`]) and no block is
 //! posted that would overwrite it (ending more than the area past it). Such a block waits in
 //! the flight's queue, and its flusher with it (the log is full, SQL Server's 9002), until the
 //! log backup has read past it; nothing else holds it (not the bound's exception). The log
-//! backup lets go when it ends ([`LogFlight::retain_from`] with `None`).
+//! backup lets go when it ends ([`super::wal::Wal::retain_from`] with `None`).
 //!
 //! # The depth
 //!
