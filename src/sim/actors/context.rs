@@ -112,6 +112,9 @@ pub struct Controls {
     pub gate: Gate,
     /// Per-file throttles (index = file index).
     pub throttles: Vec<Throttle>,
+    /// The throttle of the files outside the set (tempdb files, DBCC snapshots), one for them
+    /// all: their requests are held to TargetIODuration as a data file's are.
+    pub scratch: Throttle,
     /// Requests in flight to every file together (each file's own gauge is its throttle's).
     pub depth: Arc<DepthGauge>,
     /// I/Os in flight, for the long-I/O monitor.

@@ -256,8 +256,8 @@ impl<'a> Worker<'a> {
     /// Makes `io`, one request of `bytes` to data file `file` or (`None`) to a file outside the
     /// set (a tempdb file, a DBCC snapshot), and records it in this thread's statistics as `op`
     /// by this actor. It is in the in-flight table (a request outstanding for 15 s is reported,
-    /// whatever its file); a request to a data file is also under that file's throttle, as
-    /// every request to it is. A file outside the set has no throttle of its own.
+    /// whatever its file), and under a throttle: a data file's own, as every request to it
+    /// is, or the one the files outside the set share (`Controls::scratch`).
     pub fn timed_outside<T>(
         &mut self,
         file: Option<usize>,
@@ -266,13 +266,10 @@ impl<'a> Worker<'a> {
         io: impl FnOnce() -> std::io::Result<T>,
     ) -> std::io::Result<T> {
         let run = self.run;
-        let throttle = file.map(|f| &run.controls.throttles[f]);
-        let permit = throttle.map(|t| {
-            let waited_before = t.throttled();
-            let p = t.enter(&run.controls.gate, run.controls.bursting());
-            (p, t.throttled() > waited_before)
-        });
-        if let (Some(f), Some((_, true))) = (file, &permit) {
+        let throttle = file.map_or(&run.controls.scratch, |f| &run.controls.throttles[f]);
+        let waited_before = throttle.throttled();
+        let permit = throttle.enter(&run.controls.gate, run.controls.bursting());
+        if let (Some(f), true) = (file, throttle.throttled() > waited_before) {
             self.stats.throttled(f);
         }
         let watch = run.controls.inflight.begin();
@@ -280,9 +277,7 @@ impl<'a> Worker<'a> {
         let res = io();
         let took = t.elapsed();
         drop(watch);
-        if let (Some(t), Some((p, _))) = (throttle, permit) {
-            t.complete(p, took);
-        }
+        throttle.complete(permit, took);
         let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         match (&res, file) {
             (Ok(_), Some(f)) => self.stats.record(f, self.kind, op, bytes, ns),

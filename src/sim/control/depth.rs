@@ -225,6 +225,11 @@ impl DepthGauge {
         }
     }
 
+    /// When the gauge's time starts (the run's start).
+    pub fn started(&self) -> Instant {
+        self.start
+    }
+
     /// A gauge that also keeps one-second buckets for the run's timeline.
     pub fn with_timeline(start: Instant) -> DepthGauge {
         DepthGauge {

@@ -188,10 +188,13 @@ fn controls(
     let io_frames = io_frames(plan, ceiling).map_err(|e| {
         anyhow::anyhow!("cannot allocate the I/O frames for requests in flight: {e}; raise the memory limit (ulimit -v) or lower MaxOutstandingIO and MaxMemoryMB")
     })?;
+    let scratch_gauge = Arc::new(DepthGauge::new(depth.started()));
     let throttles = gauges
         .into_iter()
         .map(|g| Throttle::new(plan.target_io, ceiling).with_depth(g, Arc::clone(&depth)))
         .collect();
+    let scratch =
+        Throttle::new(plan.target_io, ceiling).with_depth(scratch_gauge, Arc::clone(&depth));
     Ok(Controls {
         stop,
         // A service-backed backend queues what is beyond its depth (MaxOutstandingIO) itself;
@@ -202,6 +205,7 @@ fn controls(
             plan.max_outstanding_io
         }),
         throttles,
+        scratch,
         depth,
         // Every asynchronous request holds at least one frame; synchronous ones one each.
         inflight: Inflight::new(users * 4 + 16 + io_frames.frames()),
