@@ -295,12 +295,6 @@ fn open_evidence(a: &RestoreArgs, run_id: Option<u64>) -> anyhow::Result<Evidenc
         json: a.json.clone(),
         ..EvidenceOptions::default()
     };
-    let run = RunInfo {
-        seed: None,
-        run_id,
-        command_line: std::env::args().collect(),
-        config: serde_json::Value::Null,
-        host_label: None,
-    };
+    let run = RunInfo::offline(run_id);
     Evidence::create(opts, run).map_err(|e| anyhow::anyhow!("cannot write the JSON summary: {e}"))
 }

@@ -334,13 +334,7 @@ fn open_evidence(
         json: a.json.clone(),
         ..EvidenceOptions::default()
     };
-    let run = RunInfo {
-        seed: None,
-        run_id,
-        command_line: std::env::args().collect(),
-        config: serde_json::Value::Null,
-        host_label: None,
-    };
+    let run = RunInfo::offline(run_id);
     let shown_log = a.log.clone().unwrap_or_default();
     Evidence::create(opts, run)
         .map_err(|e| anyhow::anyhow!("cannot write the log {}: {e}", shown_log.display()))
@@ -509,11 +503,7 @@ fn scan_stream(
     if another_run(s, journal, scan.run_id) {
         return Ok(0);
     }
-    let mut seq = base;
-    for p in &scan.problems {
-        seq += 1;
-        emit(sink, p.finding(0, &s.path, 0), seq);
-    }
+    emit_problems(sink, &scan.problems, &s.path, base);
     crate::exit::outln!("{}", super::restore::stream_line(&s.path, &scan)).ok();
     Ok(scan.problems.len() as u64)
 }
@@ -531,11 +521,7 @@ fn scan_log_stream(
     if another_run(s, journal, scan.run_id) {
         return Ok(0);
     }
-    let mut seq = base;
-    for p in &scan.problems {
-        seq += 1;
-        emit(sink, p.finding(0, &s.path, 0), seq);
-    }
+    emit_problems(sink, &scan.problems, &s.path, base);
     crate::exit::outln!(
         "{}: log backup stream of run {}, log backup {}: {} blocks, {} log blocks checked{}, {}, {} problem(s)",
         s.path.display(),
@@ -556,6 +542,18 @@ fn scan_log_stream(
     )
     .ok();
     Ok(scan.problems.len() as u64)
+}
+
+/// A stream's problems as `backup_corruption` findings, numbered on from `base`.
+fn emit_problems(
+    sink: &dyn EventSink,
+    problems: &[crate::sim::engine::backup::scan::Problem],
+    path: &Path,
+    base: u64,
+) {
+    for (i, p) in problems.iter().enumerate() {
+        emit(sink, p.finding(0, path, 0), base + 1 + i as u64);
+    }
 }
 
 /// In a directory scan with a journal, a stream of another run is named and left alone, as a

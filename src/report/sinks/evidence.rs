@@ -67,6 +67,18 @@ pub struct RunInfo {
     pub host_label: Option<String>,
 }
 
+impl RunInfo {
+    /// What an offline command (verify, restore) tells about the file set of run `run_id`:
+    /// no seed, no configuration, its own command line.
+    pub fn offline(run_id: Option<u64>) -> RunInfo {
+        RunInfo {
+            run_id,
+            command_line: std::env::args().collect(),
+            ..RunInfo::default()
+        }
+    }
+}
+
 struct State {
     log: Option<LogWriter>,
     dumps: Option<DumpWriter>,

@@ -104,14 +104,13 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
         .ok()?;
     super::durability::backup_finished(
         run,
-        BackupRecord {
-            log: false,
+        BackupRecord::finished(
+            false,
             backup_no,
-            blocks: written.crcs.len() as u64,
-            bytes: written.bytes,
-            digest: BackupRecord::digest_of(&written.crcs),
-            path: plan.file.clone(),
-        },
+            &written.crcs,
+            written.bytes,
+            plan.file.clone(),
+        ),
     );
     say(
         run,

@@ -170,14 +170,13 @@ fn log_backup(
     };
     super::durability::backup_finished(
         run,
-        BackupRecord {
-            log: true,
+        BackupRecord::finished(
+            true,
             backup_no,
-            blocks: written.crcs.len() as u64,
-            bytes: written.bytes,
-            digest: BackupRecord::digest_of(&written.crcs),
-            path: plan.log_file(),
-        },
+            &written.crcs,
+            written.bytes,
+            plan.log_file(),
+        ),
     );
     // Durable and in place: only now may the log reuse what it carries.
     for ((log, mark), new) in run.files.logs.iter().zip(marks.iter_mut()).zip(&reached) {

@@ -88,6 +88,19 @@ pub struct BackupRecord {
 }
 
 impl BackupRecord {
+    /// The record of a finished stream at `path` whose blocks carry `crcs` (in order) in
+    /// `bytes` bytes.
+    pub fn finished(log: bool, backup_no: u64, crcs: &[u32], bytes: u64, path: PathBuf) -> Self {
+        BackupRecord {
+            log,
+            backup_no,
+            blocks: crcs.len() as u64,
+            bytes,
+            digest: Self::digest_of(crcs),
+            path,
+        }
+    }
+
     /// The fingerprint of a stream whose blocks carry `crcs`, in order.
     pub fn digest_of(crcs: &[u32]) -> u32 {
         let mut h = crc32fast::Hasher::new();

@@ -14,6 +14,8 @@
 
 #![warn(clippy::cast_possible_truncation)]
 
+use crate::page::layout::{get_u32, get_u64, put};
+
 mod scan;
 #[cfg(test)]
 mod tests;
@@ -30,8 +32,8 @@ pub const MAGIC: &[u8; 8] = b"SQLIOTRN";
 pub const VERSION: u32 = 1;
 /// Flag of the last block of a finished log backup.
 pub const FLAG_END: u32 = 1;
-/// Offset of the CRC in the header.
-const OFF_CRC: usize = 52;
+/// Offset of the CRC in the header: the full backup's block keeps it at the same place.
+use super::OFF_CRC;
 
 /// What a log backup block header says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -111,49 +113,28 @@ pub fn read_head(h: &[u8]) -> Result<TrnHead, String> {
             &h[..8.min(h.len())]
         ));
     }
-    if get32(h, 8) != VERSION {
+    if get_u32(h, 8) != VERSION {
         return Err(format!(
             "log backup format version {}, this build reads {VERSION}",
-            get32(h, 8)
+            get_u32(h, 8)
         ));
     }
     Ok(TrnHead {
-        flags: get32(h, 12),
-        run_id: get64(h, 16),
-        backup_no: get64(h, 24),
-        block_no: get64(h, 32),
-        offset: get64(h, 40),
-        file_id: get32(h, 48),
-        crc: get32(h, OFF_CRC),
-        payload: get64(h, 56),
-        first_lsn: get64(h, 64),
-        end_lsn: get64(h, 72),
-        prev_lsn: get64(h, 80),
-        total_blocks: get64(h, 88),
+        flags: get_u32(h, 12),
+        run_id: get_u64(h, 16),
+        backup_no: get_u64(h, 24),
+        block_no: get_u64(h, 32),
+        offset: get_u64(h, 40),
+        file_id: get_u32(h, 48),
+        crc: get_u32(h, OFF_CRC),
+        payload: get_u64(h, 56),
+        first_lsn: get_u64(h, 64),
+        end_lsn: get_u64(h, 72),
+        prev_lsn: get_u64(h, 80),
+        total_blocks: get_u64(h, 88),
     })
 }
 
-/// The CRC a whole block should carry (its CRC field taken as zero).
-pub fn crc_of(block: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    h.update(&block[..OFF_CRC]);
-    h.update(&[0u8; 4]);
-    h.update(&block[OFF_CRC + 4..]);
-    h.finalize()
-}
-
-fn put(b: &mut [u8], at: usize, v: &[u8]) {
-    b[at..at + v.len()].copy_from_slice(v);
-}
-
-fn get32(b: &[u8], at: usize) -> u32 {
-    let mut x = [0u8; 4];
-    x.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(x)
-}
-
-fn get64(b: &[u8], at: usize) -> u64 {
-    let mut x = [0u8; 8];
-    x.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(x)
-}
+/// The CRC a whole block should carry (its CRC field taken as zero): at the same offset as
+/// in the full backup's blocks, so it is the same function.
+pub use super::crc_of;
