@@ -406,9 +406,9 @@ fn scan_one(
 ) -> anyhow::Result<u64> {
     let j = journal.filter(|j| j.run_id == t.header.run_id);
     let j = match j {
-        Some(j) if !journals_file(j, t) => {
+        Some(j) if restored_copy(j, t) => {
             crate::exit::outln!(
-                "{}: file {} of the journal's run, but not the journal's file of that id (a copy, such as a restore's): judged by what its pages say about themselves, not held to the journal",
+                "{}: a restore's copy of file {} of the journal's run, not the journal's file: judged by what its pages say about themselves (it holds a backup's pages), not held to the journal",
                 t.path.display(),
                 t.header.file_id
             )
@@ -475,14 +475,23 @@ fn scan_one(
     Ok(findings)
 }
 
-/// Whether `t` is the file the journal names for its id: same file name (the directory may
-/// have moved). A copy of it (a restore's `.restored`) carries the same run and file ids, but
-/// the journal's acknowledgements are of the file's writes, not the copy's.
-fn journals_file(j: &JournalState, t: &ScanTarget) -> bool {
-    j.files
+/// Whether `t` is a restore's copy (`NAME.restored`, or `sqliosim restore`'s
+/// `STREAM.fileID.restored`) and not the journal's file of its id. It carries the file's run and
+/// file ids, but it holds the pages a backup read, and the journal's acknowledgements are of
+/// the file's later writes: held to them, every page written since the backup was a false lost
+/// write. Any other copy given by name (a data file copied off the device to be examined) is
+/// held to the journal as its file: its pages are the device's.
+fn restored_copy(j: &JournalState, t: &ScanTarget) -> bool {
+    let restored = t
+        .path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with(".restored"));
+    let journals = j
+        .files
         .iter()
         .find(|f| f.file_id == t.header.file_id)
-        .is_some_and(|f| f.path.file_name() == t.path.file_name())
+        .is_some_and(|f| f.path.file_name() == t.path.file_name());
+    restored && !journals
 }
 
 /// Checks one backup stream (`engine::backup::scan`): every block in its place with its CRC,

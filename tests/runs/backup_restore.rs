@@ -285,8 +285,9 @@ fn a_rerun_writes_over_its_own_copies_and_a_foreign_file_needs_force() {
 /// A copy carries the run's id and its file's id, and `sqliosim verify COPY` found the run's
 /// journal beside it: it held the copy to the journal's later generations and reported every
 /// page written since the backup as a lost write (936 of 1,023 once), a false alarm the
-/// operator met by following `verify --dir`'s own hint. A file that is not at the journal's
-/// name for its id is judged by what its pages say about themselves, and said so.
+/// operator met by following `verify --dir`'s own hint. A restore's copy (`*.restored`) is
+/// judged by what its pages say about themselves, and said so; any other copy of the data file
+/// is still held to the journal (`kernel::journal::a_copy_of_the_data_file_is_named_…`).
 #[test]
 fn verify_of_a_copy_beside_the_runs_journal_judges_it_by_itself() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
@@ -309,7 +310,7 @@ fn verify_of_a_copy_beside_the_runs_journal_judges_it_by_itself() {
         .output()
         .expect("verify COPY");
     let said = assert_success(&v);
-    assert!(said.contains("not the journal's"), "{said}");
+    assert!(said.contains("a restore's copy of file 0"), "{said}");
     // The journal's own file is still held to it.
     let own = bin()
         .arg("verify")
@@ -317,5 +318,5 @@ fn verify_of_a_copy_beside_the_runs_journal_judges_it_by_itself() {
         .output()
         .expect("verify the data file");
     let said = assert_success(&own);
-    assert!(!said.contains("not the journal's"), "{said}");
+    assert!(!said.contains("a restore's copy"), "{said}");
 }
