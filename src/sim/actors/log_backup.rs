@@ -118,7 +118,7 @@ fn wait(w: &Worker<'_>, interval: Duration, marks: &[Mark]) -> bool {
 }
 
 /// One log backup of every log; the stream and what it holds, or `None` when it did not
-/// finish (a bad log block, the stream refused a write).
+/// finish (a bad log block, a stream that could not be opened or that refused a write).
 fn log_backup(
     w: &mut Worker<'_>,
     backup_no: u64,
@@ -128,7 +128,8 @@ fn log_backup(
     let plan = &run.plan.backup;
     let started = Instant::now();
     let partial = plan.log_partial();
-    let storage = crate::sim::engine::backup::open_stream_of(
+    let capacity = usize::try_from(plan.transfer_pages).unwrap_or(1) * crate::page::PAGE_SIZE;
+    let opened = crate::sim::engine::backup::open_stream_of(
         run.backend,
         &partial,
         run.plan.direct,
@@ -136,34 +137,40 @@ fn log_backup(
         logstream::MAGIC,
     )
     .map_err(|e| say(run, Severity::Error, e))
-    .ok()?;
-    let capacity = usize::try_from(plan.transfer_pages).unwrap_or(1) * crate::page::PAGE_SIZE;
-    let mut out = TrnWriter::new(Arc::clone(&storage), capacity, run.files.run_id, backup_no)
-        .map_err(|e| stream_failed_on(w, &partial, "empty", None, &e))
-        .ok()?;
+    .ok()
+    .and_then(|storage| {
+        TrnWriter::new(Arc::clone(&storage), capacity, run.files.run_id, backup_no)
+            .map_err(|e| stream_failed_on(w, &partial, "empty", None, &e))
+            .ok()
+            .map(|out| (storage, out))
+    });
     let mut reached = marks.to_vec();
-    let mut read_all = true;
-    for (i, mark) in reached.iter_mut().enumerate() {
-        read_all = read_all && read_log(w, i, mark, &mut out, backup_no);
-    }
-    let at = out.position();
-    let written = read_all
-        .then(|| {
-            out.finish()
-                .map_err(|e| stream_failed_on(w, &partial, "write and flush", Some(at), &e))
-                .ok()
-        })
-        .flatten()
-        .and_then(|written| {
-            run.backend
-                .rename(&partial, &plan.log_file())
-                .map_err(|e| say(run, Severity::Error, format!("log backup {backup_no}: {e}")))
-                .ok()
-                .map(|()| written)
-        });
-    let Some(written) = written else {
-        // Whatever stopped it (a bad log block, a stream the device refused), the log is not
-        // held for it: the next log backup starts a new chain at the durable end.
+    let written = opened.and_then(|(storage, mut out)| {
+        let mut read_all = true;
+        for (i, mark) in reached.iter_mut().enumerate() {
+            read_all = read_all && read_log(w, i, mark, &mut out, backup_no);
+        }
+        let at = out.position();
+        read_all
+            .then(|| {
+                out.finish()
+                    .map_err(|e| stream_failed_on(w, &partial, "write and flush", Some(at), &e))
+                    .ok()
+            })
+            .flatten()
+            .map(|written| (storage, written))
+    });
+    let written = written.and_then(|(storage, written)| {
+        run.backend
+            .rename(&partial, &plan.log_file())
+            .map_err(|e| say(run, Severity::Error, format!("log backup {backup_no}: {e}")))
+            .ok()
+            .map(|()| (storage, written))
+    });
+    let Some((storage, written)) = written else {
+        // Whatever stopped it (a bad log block, a stream that could not be opened or that the
+        // device refused), the log is not held for it: the next log backup starts a new chain
+        // at the durable end.
         restart_chain(run, marks);
         unfinished(run, backup_no);
         return None;
@@ -256,7 +263,9 @@ fn read_log(
                 Severity::Error,
                 format!("log backup {backup_no}: a read of the log failed: {e}"),
             );
-            report_bad_block(w, i, &spec, None, &e.to_string());
+            // A device's failure is a read_error finding; a request the platform refused is
+            // said as such, not a finding (as every reader of the log tells them apart).
+            super::log_writer::log_read_failed(w, log.file, &e);
             return false;
         }
     };
@@ -267,7 +276,7 @@ fn read_log(
         return false;
     }
     if let Some(p) = &report.problem {
-        report_bad_block(w, i, &spec, Some(p), &p.error.to_string());
+        report_bad_block(w, i, &spec, p);
         return false;
     }
     if let Some(last) = report.blocks.last() {
@@ -279,31 +288,14 @@ fn read_log(
     true
 }
 
-/// A log block the log backup read wrong (or a read that failed): re-read as every reader
-/// does, then a `log_corruption` finding of the Backup User on the log (a failed read: a
-/// `read_error`). The log holds everything from the last log backup on, so nothing the log
-/// backup reads was lapped: unlike the audit's walk, no problem is put down to the writer.
-fn report_bad_block(
-    w: &mut Worker<'_>,
-    i: usize,
-    spec: &ChainSpec,
-    p: Option<&LogProblem>,
-    error: &str,
-) {
+/// A log block the log backup read wrong: re-read as every reader does, then a
+/// `log_corruption` finding of the Backup User on the log. The log holds everything from the
+/// last log backup on, so nothing the log backup reads was lapped: unlike the audit's walk, no
+/// problem is put down to the writer.
+fn report_bad_block(w: &mut Worker<'_>, i: usize, spec: &ChainSpec, p: &LogProblem) {
     let run = w.run;
     let log = &run.files.logs[i];
-    let Some(p) = p else {
-        let mut f = super::evidence::log_finding(
-            w,
-            log.file,
-            FindingClass::ReadError,
-            0,
-            format!("the log backup's read of the log failed: {error}"),
-        );
-        f.errno = Some(libc::EIO);
-        run.report(f);
-        return;
-    };
+    let error = p.error.to_string();
     let gate = w.log_gate(log.file);
     let policy = RetryPolicy::live(&run.plan);
     let mut reads = Vec::new();

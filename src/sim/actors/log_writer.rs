@@ -95,7 +95,7 @@ pub fn read_log_forward(w: &mut Worker<'_>, log: usize, file: usize) {
 /// A read of the log failed (the backward walk or the forward read): a `read_error` finding
 /// on the log file, unless the platform refused the request (an environment error, said as
 /// such by `failure::handled`). It was filed as a `write_error` ("log write or flush").
-fn log_read_failed(w: &mut Worker<'_>, file: usize, e: &std::io::Error) {
+pub(super) fn log_read_failed(w: &mut Worker<'_>, file: usize, e: &std::io::Error) {
     let failed = super::failure::Failed {
         file,
         what: "log read",
