@@ -72,13 +72,7 @@ pub fn run(mut a: RestoreArgs) -> anyhow::Result<Outcome> {
             crate::exit::outln!("Nothing restored: the stream has problems.").ok();
         }
     }
-    evidence
-        .finish()
-        .map_err(|e| anyhow::anyhow!("writing the evidence failed: {e}"))?;
-    if json_stdout {
-        super::run_outputs::json_to_stdout(&evidence)
-            .map_err(|e| anyhow::anyhow!("writing the JSON summary failed: {e}"))?;
-    }
+    super::run_outputs::finish_offline(&evidence, json_stdout)?;
     verdict(found.n)
 }
 

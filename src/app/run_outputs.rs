@@ -24,6 +24,19 @@ pub(super) fn json_to_stdout(evidence: &Evidence) -> Result<(), crate::report::R
     }
 }
 
+/// Ends an offline command's evidence (`verify`, `restore`): its files written, and the JSON
+/// summary on stdout when `--json -` asked for it there.
+pub(super) fn finish_offline(evidence: &Evidence, json_stdout: bool) -> anyhow::Result<()> {
+    evidence
+        .finish()
+        .map_err(|e| anyhow::anyhow!("writing the evidence failed: {e}"))?;
+    if json_stdout {
+        json_to_stdout(evidence)
+            .map_err(|e| anyhow::anyhow!("writing the JSON summary failed: {e}"))?;
+    }
+    Ok(())
+}
+
 /// An output beside the console and the evidence, with what its failure to write is called.
 pub(super) struct LiveOutput {
     /// What it writes, for the end-of-run warning ("the metrics file").

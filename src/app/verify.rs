@@ -4,6 +4,8 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+use super::verify_backup::OnDisk;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -102,23 +104,21 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
     for t in &targets {
         findings += scan_one(t, journal.as_ref(), sink.as_ref(), findings)?;
     }
+    let mut scanned = Vec::new();
     for s in &streams {
-        findings += scan_stream(s, journal.as_ref(), sink.as_ref(), findings)?;
+        let (n, on_disk) = scan_stream(s, journal.as_ref(), sink.as_ref(), findings)?;
+        findings += n;
+        scanned.push(on_disk);
     }
-    // The finished backups the journal holds: each owed whole until a later one replaced it.
+    // The finished backups the journal holds: each owed whole until a later one replaced it
+    // (checked on the scans above, not read again).
     if let Some(j) = journal.as_ref().filter(|_| a.files.is_empty()) {
-        for f in super::verify_backup::check_journaled(j, &a.dirs) {
+        for f in super::verify_backup::check_journaled(j, &a.dirs, &scanned) {
             findings += 1;
             emit(sink.as_ref(), f, findings);
         }
     }
-    evidence
-        .finish()
-        .map_err(|e| anyhow::anyhow!("writing the evidence failed: {e}"))?;
-    if json_stdout {
-        super::run_outputs::json_to_stdout(&evidence)
-            .map_err(|e| anyhow::anyhow!("writing the JSON summary failed: {e}"))?;
-    }
+    super::run_outputs::finish_offline(&evidence, json_stdout)?;
     // Earlier lines are best effort (`.ok()`): stdout stays broken, so this last line meets
     // the failure again and reports it, without hiding the verdict.
     let printed = crate::exit::outln!(
@@ -497,24 +497,26 @@ fn restored_copy(j: &JournalState, t: &ScanTarget) -> bool {
 /// Checks one backup stream (`engine::backup::scan`): every block in its place with its CRC,
 /// every carried page intact and of the generation its block names. In a directory scan with
 /// a journal, a stream of another run is named and left alone, as a data file of another run
-/// is; a stream given by name is always checked.
+/// is; a stream given by name is always checked. Returns the findings and what the stream
+/// says about itself (for the journal's check of the finished backups).
 fn scan_stream(
     s: &super::verify_found::Stream,
     journal: Option<&JournalState>,
     sink: &dyn EventSink,
     base: u64,
-) -> anyhow::Result<u64> {
+) -> anyhow::Result<(u64, OnDisk)> {
     if s.log {
         return scan_log_stream(s, journal, sink, base);
     }
     let scan = crate::sim::engine::backup::scan::scan(s.storage.as_ref(), None)
         .with_context(|| format!("cannot read {}", s.path.display()))?;
+    let on_disk = OnDisk::full(&s.path, &scan);
     if another_run(s, journal, scan.run_id) {
-        return Ok(0);
+        return Ok((0, on_disk));
     }
     emit_problems(sink, &scan.problems, &s.path, base);
     crate::exit::outln!("{}", super::restore::stream_line(&s.path, &scan)).ok();
-    Ok(scan.problems.len() as u64)
+    Ok((scan.problems.len() as u64, on_disk))
 }
 
 /// Checks one log backup stream (`engine::backup::logstream`): every block in its place with
@@ -524,11 +526,12 @@ fn scan_log_stream(
     journal: Option<&JournalState>,
     sink: &dyn EventSink,
     base: u64,
-) -> anyhow::Result<u64> {
+) -> anyhow::Result<(u64, OnDisk)> {
     let scan = crate::sim::engine::backup::logstream::scan(s.storage.as_ref(), None)
         .with_context(|| format!("cannot read {}", s.path.display()))?;
+    let on_disk = OnDisk::log(&s.path, &scan);
     if another_run(s, journal, scan.run_id) {
-        return Ok(0);
+        return Ok((0, on_disk));
     }
     emit_problems(sink, &scan.problems, &s.path, base);
     crate::exit::outln!(
@@ -550,7 +553,7 @@ fn scan_log_stream(
         scan.problems.len()
     )
     .ok();
-    Ok(scan.problems.len() as u64)
+    Ok((scan.problems.len() as u64, on_disk))
 }
 
 /// A stream's problems as `backup_corruption` findings, numbered on from `base`.

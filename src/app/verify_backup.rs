@@ -13,14 +13,16 @@
 use std::path::{Path, PathBuf};
 
 use crate::findings::{Finding, FindingClass};
-use crate::io::align::AlignedBuf;
-use crate::io::Storage;
 use crate::page::{ActorKind, Verdict};
 use crate::sim::engine::backup::{logstream, scan};
 use crate::sim::engine::journal::{BackupRecord, JournalState};
 
 /// What a stream on disk says about itself, as far as the journal's record is concerned.
-struct OnDisk {
+pub struct OnDisk {
+    /// Where it is.
+    pub path: PathBuf,
+    /// A log backup's stream.
+    pub log: bool,
     run_id: Option<u64>,
     backup_no: Option<u64>,
     complete: bool,
@@ -28,14 +30,54 @@ struct OnDisk {
     bytes: u64,
 }
 
-/// Checks every backup `j` holds; returns the findings (the caller numbers and emits them)
-/// and prints a line for each.
-pub fn check_journaled(j: &JournalState, dirs: &[PathBuf]) -> Vec<Finding> {
+impl OnDisk {
+    /// What a scan of the full backup's stream at `path` found.
+    pub fn full(path: &Path, s: &scan::StreamScan) -> OnDisk {
+        OnDisk {
+            path: path.to_path_buf(),
+            log: false,
+            run_id: s.run_id,
+            backup_no: s.backup_no,
+            complete: s.complete,
+            crcs: s.crcs.clone(),
+            bytes: s.bytes,
+        }
+    }
+
+    /// What a scan of the log backup's stream at `path` found.
+    pub fn log(path: &Path, s: &logstream::TrnScan) -> OnDisk {
+        OnDisk {
+            path: path.to_path_buf(),
+            log: true,
+            run_id: s.run_id,
+            backup_no: s.backup_no,
+            complete: s.complete,
+            crcs: s.crcs.clone(),
+            bytes: s.bytes,
+        }
+    }
+}
+
+/// Checks every backup `j` holds against the streams `scanned` already read (the directory's;
+/// one the journal names that is not among them is read here); returns the findings (the
+/// caller numbers and emits them) and prints a line for each.
+pub fn check_journaled(j: &JournalState, dirs: &[PathBuf], scanned: &[OnDisk]) -> Vec<Finding> {
     let mut out = Vec::new();
     for rec in &j.backups {
         let path = locate(rec, dirs);
         let kind = if rec.log { "log backup" } else { "backup" };
-        let said = match read(&path, rec.log) {
+        let seen = scanned
+            .iter()
+            .find(|s| s.log == rec.log && same_file(&s.path, &path));
+        let owned;
+        let on_disk = match seen {
+            Some(s) => Ok(s),
+            None => {
+                owned = read(&path, rec.log);
+                owned.as_ref()
+            }
+        };
+        let said = match on_disk {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 out.push(finding(
                     rec,
@@ -52,7 +94,7 @@ pub fn check_journaled(j: &JournalState, dirs: &[PathBuf]) -> Vec<Finding> {
                 String::from("LOST (no file)")
             }
             Err(e) => format!("not checked against the journal: cannot read it ({e})"),
-            Ok(d) => match judge(j.run_id, rec, &d) {
+            Ok(d) => match judge(j.run_id, rec, d) {
                 Ok(how) => how,
                 Err(why) => {
                     out.push(finding(
@@ -112,6 +154,11 @@ fn judge(run_id: u64, rec: &BackupRecord, d: &OnDisk) -> Result<String, String> 
     Ok(String::from("as journaled"))
 }
 
+/// Whether `a` and `b` name the same file (as given, or once resolved).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
 /// Where the journaled stream is: by its name in a directory given, else at its path.
 fn locate(rec: &BackupRecord, dirs: &[PathBuf]) -> PathBuf {
     rec.path
@@ -134,40 +181,11 @@ fn read(path: &Path, log: bool) -> std::io::Result<OnDisk> {
     path.symlink_metadata()?;
     let storage = crate::io::direct::open_existing_file(path, opts, false, true)
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    let mut first = AlignedBuf::new(4096)?;
-    let n = storage.read_at(&mut first, 0)?;
-    let magic = if log {
-        &logstream::MAGIC[..]
-    } else {
-        &crate::sim::engine::backup::MAGIC[..]
-    };
-    if n < magic.len() || &first[..magic.len()] != magic {
-        return Ok(OnDisk {
-            run_id: None,
-            backup_no: None,
-            complete: false,
-            crcs: Vec::new(),
-            bytes: 0,
-        });
-    }
+    // A file that is not such a stream scans as no readable block (no run id).
     Ok(if log {
-        let s = logstream::scan(&storage, None)?;
-        OnDisk {
-            run_id: s.run_id,
-            backup_no: s.backup_no,
-            complete: s.complete,
-            crcs: s.crcs,
-            bytes: s.bytes,
-        }
+        OnDisk::log(path, &logstream::scan(&storage, None)?)
     } else {
-        let s = scan::scan(&storage, None)?;
-        OnDisk {
-            run_id: s.run_id,
-            backup_no: s.backup_no,
-            complete: s.complete,
-            crcs: s.crcs,
-            bytes: s.bytes,
-        }
+        OnDisk::full(path, &scan::scan(&storage, None)?)
     })
 }
 

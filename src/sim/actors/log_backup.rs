@@ -31,13 +31,11 @@ use std::time::{Duration, Instant};
 use super::backup::stream_failed_on;
 use super::context::Run;
 use super::worker::Worker;
-use crate::findings::{FindingClass, Severity};
+use crate::findings::Severity;
 use crate::io::Storage;
 use crate::sim::engine::backup::logstream::{self, TrnWriter, TrnWritten};
 use crate::sim::engine::journal::BackupRecord;
 use crate::sim::engine::logforward::read_forward;
-use crate::sim::engine::logscan::{check_block, ChainSpec, LogProblem};
-use crate::sim::engine::retry::RetryPolicy;
 use crate::sim::engine::wal::NO_PREV;
 
 /// The `Func` of the log backup's log lines.
@@ -232,15 +230,7 @@ fn read_log(
     let run = w.run;
     let log = &run.files.logs[i];
     let wal = &log.wal;
-    let spec = ChainSpec {
-        run_id: run.files.run_id,
-        file_id: log.file as u32,
-        area_len: wal.area_len(),
-        last_block: wal.last_block(),
-        durable_end: wal.durable_end(),
-        max_blocks: usize::MAX,
-        unit: wal.unit(),
-    };
+    let spec = super::log_writer::chain_spec(w, i, log.file, usize::MAX);
     let gate = w.log_gate(log.file);
     let mut pushed: std::io::Result<()> = Ok(());
     let report = read_forward(
@@ -276,7 +266,9 @@ fn read_log(
         return false;
     }
     if let Some(p) = &report.problem {
-        report_bad_block(w, i, &spec, p);
+        // Nothing it reads can have been lapped (the log is held for it): every problem is
+        // reported, unlike the audit's walk.
+        super::log_writer::report_bad_block(w, i, log.file, &spec, p, "log backup: ");
         return false;
     }
     if let Some(last) = report.blocks.last() {
@@ -286,40 +278,6 @@ fn read_log(
         };
     }
     true
-}
-
-/// A log block the log backup read wrong: re-read as every reader does, then a
-/// `log_corruption` finding of the Backup User on the log. The log holds everything from the
-/// last log backup on, so nothing the log backup reads was lapped: unlike the audit's walk, no
-/// problem is put down to the writer.
-fn report_bad_block(w: &mut Worker<'_>, i: usize, spec: &ChainSpec, p: &LogProblem) {
-    let run = w.run;
-    let log = &run.files.logs[i];
-    let error = p.error.to_string();
-    let gate = w.log_gate(log.file);
-    let policy = RetryPolicy::live(&run.plan);
-    let mut reads = Vec::new();
-    let transient = policy.reread_until(|| {
-        matches!(
-            check_block(log.wal.storage().as_ref(), spec, p.lsn, &gate, &mut reads),
-            Ok(Ok(()))
-        )
-    });
-    w.record_log_ios(log.file, w.kind, &reads);
-    let what = format!(
-        "log backup: log block at LSN {} (offset 0x{:X}): {error}{}",
-        p.lsn,
-        p.offset,
-        if transient {
-            " (transient: a re-read was right)"
-        } else {
-            ""
-        }
-    );
-    let mut f =
-        super::evidence::log_finding(w, log.file, FindingClass::LogCorruption, p.offset, what);
-    f.persistent = !transient;
-    run.report(f);
 }
 
 /// After a log backup that did not finish: every log's chain starts again at its durable

@@ -24,7 +24,7 @@ pub fn log_writer(w: &mut Worker<'_>) {
 
 /// What a reader of log `log` (file `file`) expects of its chain now, reading at most
 /// `max_blocks` blocks.
-fn chain_spec(w: &Worker<'_>, log: usize, file: usize, max_blocks: usize) -> ChainSpec {
+pub(super) fn chain_spec(w: &Worker<'_>, log: usize, file: usize, max_blocks: usize) -> ChainSpec {
     let wal = &w.run.files.logs[log].wal;
     ChainSpec {
         run_id: w.run.files.run_id,
@@ -129,15 +129,29 @@ fn report_log_problem(
     p: &LogProblem,
 ) {
     let wal = &w.run.files.logs[log].wal;
-    let storage = wal.storage().as_ref();
-    let gate = w.log_gate(file);
     // The log writer may have come round the circular area while the walk read an old block:
     // such a block is gone legitimately, not damaged.
     if p.lsn + spec.area_len <= wal.appended_end() + MAX_GROUP {
         return;
     }
-    // Re-read, by the same rule as a data page: a block that is right on a later look was a
-    // transient read problem.
+    report_bad_block(w, log, file, spec, p, "");
+}
+
+/// Reports a log block read wrong as a `log_corruption` finding on log file `file` (`what`
+/// leads its detail), after re-reads by the rule of a data page: a block that is right on a
+/// later look was a transient read problem. The caller has ruled out a block the writer
+/// lapped (the log backup's reads cannot have been: the log is held for it).
+pub(super) fn report_bad_block(
+    w: &mut Worker<'_>,
+    log: usize,
+    file: usize,
+    spec: &ChainSpec,
+    p: &LogProblem,
+    what: &str,
+) {
+    let wal = &w.run.files.logs[log].wal;
+    let storage = wal.storage().as_ref();
+    let gate = w.log_gate(file);
     let policy = RetryPolicy::live(&w.run.plan);
     let mut reads = Vec::new();
     let transient = policy.reread_until(|| {
@@ -148,7 +162,7 @@ fn report_log_problem(
     });
     w.record_log_ios(file, w.kind, &reads);
     let what = format!(
-        "log block at LSN {} (offset 0x{:X}): {}{}",
+        "{what}log block at LSN {} (offset 0x{:X}): {}{}",
         p.lsn,
         p.offset,
         p.error,

@@ -197,6 +197,7 @@ fn check_log_blocks(head: &TrnHead, block: &[u8], offset: u64, out: &mut TrnScan
         .find(|l| l.0 == head.file_id)
         .map(|l| l.1)
         .unwrap_or(head.prev_lsn);
+    let mut problem = None;
     while at + LOG_HEADER_LEN <= end {
         let found = logblock::peek(&block[at..end]).and_then(|b| {
             let len = (b.len as usize).min(end - at);
@@ -225,29 +226,22 @@ fn check_log_blocks(head: &TrnHead, block: &[u8], offset: u64, out: &mut TrnScan
             }
             Err(e) => Some(format!("log block {} bytes into it: {e}", at - HEADER)),
         };
-        if let Some(what) = what {
-            out.problems.push(Problem {
-                offset: offset + at as u64,
-                len: (end - at) as u64,
-                block_no,
-                page: None,
-                verdict: None,
-                what: format!("block {block_no}: {what}"),
-            });
-            return;
+        if what.is_some() {
+            problem = what;
+            break;
         }
     }
-    if at != end {
+    let left = end - at;
+    let problem = problem
+        .or_else(|| (left > 0).then(|| format!("{left} bytes of log left that hold no log block")));
+    if let Some(what) = problem {
         out.problems.push(Problem {
             offset: offset + at as u64,
-            len: (end - at) as u64,
+            len: left as u64,
             block_no,
             page: None,
             verdict: None,
-            what: format!(
-                "block {block_no}: {} bytes of log left that hold no log block",
-                end - at
-            ),
+            what: format!("block {block_no}: {what}"),
         });
     }
 }

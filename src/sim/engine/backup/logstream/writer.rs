@@ -30,8 +30,6 @@ pub struct TrnWriter {
     block: AlignedBuf,
     capacity: usize,
     head: TrnHead,
-    /// The log block before the next one pushed, per file (for the next block's `prev_lsn`).
-    last: Option<(u32, u64, u64)>,
     written: TrnWritten,
 }
 
@@ -55,7 +53,6 @@ impl TrnWriter {
                 backup_no,
                 ..TrnHead::default()
             },
-            last: None,
             written: TrnWritten::default(),
         })
     }
@@ -84,7 +81,6 @@ impl TrnWriter {
                 .ranges
                 .push((file_id, b.lsn, self.head.end_lsn)),
         }
-        self.last = Some((file_id, b.lsn, self.head.end_lsn));
         Ok(())
     }
 
@@ -104,14 +100,16 @@ impl TrnWriter {
         head.offset = self.written.bytes;
         if flags & FLAG_END != 0 {
             head.total_blocks = self.written.blocks;
-            let first = self.written.ranges.first();
+            // The whole backup's range: from the first range's start to the last one's end,
+            // and the file of the last block carried.
+            let (first, last) = (self.written.ranges.first(), self.written.ranges.last());
             head.first_lsn = first.map_or(0, |r| r.1);
-            head.end_lsn = self.last.map_or(0, |l| l.2);
-            head.file_id = self.last.map_or(0, |l| l.0);
+            head.end_lsn = last.map_or(0, |r| r.2);
+            head.file_id = last.map_or(0, |r| r.0);
             head.prev_lsn = NO_PREV;
         }
         let len = head.len();
-        let used = HEADER + usize::try_from(head.payload).unwrap_or(0);
+        let used = HEADER + self.used();
         self.block[used..len].fill(0);
         let crc = seal(&head, &mut self.block);
         self.storage.write_at(&self.block[..len], head.offset)?;
