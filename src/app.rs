@@ -24,6 +24,8 @@ mod selftest;
 mod simrun;
 mod stopped;
 mod targets;
+mod judge;
+mod judge_select;
 mod verify;
 mod verify_backup;
 mod verify_found;

@@ -30,6 +30,9 @@ pub struct Lost {
     pub named: Vec<PathBuf>,
     /// Missing files that owe nothing (nothing durable held, the run not ended cleanly).
     pub owe_nothing: usize,
+    /// Nothing of a set was found, only what a run leaves before it creates one: nothing is
+    /// owed, and nothing is checked.
+    pub nothing: bool,
 }
 
 /// Looks for each of the journal's files `missing` (indices into `j.files`) at its path and by

@@ -24,6 +24,7 @@ mod generations;
 mod host_tools;
 mod hostile_env;
 mod hostile_names;
+mod joints;
 mod kernel_beside;
 mod kernel_log;
 mod log_backup;

@@ -1,0 +1,274 @@
+//! Which files `sqliosim verify` and `run --resume` judge (one choice, made here for both): the
+//! files given, or those found in the directories given, told apart by their headers; the
+//! journal they are held to; and what became of the journal's files that are not among them.
+//! A directory where a run left only its lock files or its log (cut before anything was
+//! acknowledged) owes nothing; one with nothing of ours is a usage error.
+
+use std::path::{Path, PathBuf};
+
+use super::lock::{lock_set, LockError};
+use super::verify_found::{discover, Found, ScanTarget, Stream};
+use super::verify_lost::{adopt_given, reconcile, Lost};
+use crate::cli::VerifyArgs;
+use crate::io::{Backend, BufferedBackend};
+use crate::page::HeaderError;
+use crate::sim::check::scope;
+use crate::sim::engine::journal::{JournalState, JOURNAL_NAME};
+
+/// What is to be judged, chosen before anything is reported.
+pub struct Selection {
+    /// The files to scan.
+    pub targets: Vec<ScanTarget>,
+    /// What became of the journal's files not among them.
+    pub lost: Lost,
+    /// The backup streams found.
+    pub streams: Vec<Stream>,
+    /// The journal (its path and what it holds), not yet reported.
+    pub journal: Option<(PathBuf, JournalState)>,
+}
+
+impl Selection {
+    /// Finds the files of `a` (given, or in its directories), reads the journal, and chooses.
+    pub fn make(a: &mut VerifyArgs) -> anyhow::Result<Selection> {
+        let backend = BufferedBackend::new();
+        let mut found = discover(&a.files, &a.dirs)?;
+        if a.dirs.is_empty() && found.targets.is_empty() && found.headless.is_empty() {
+            // Only backup streams given: each is checked by itself, no journal owes anything.
+            a.no_journal = true;
+        }
+        let streams = std::mem::take(&mut found.streams);
+        let journal = match read_journal(a, &found, &backend)? {
+            Some((path, st)) if st.never_started() => {
+                // Created, and cut before its first record (the Start) landed: a run cut at
+                // its start. Nothing was acknowledged, so nothing is owed; the pages still say
+                // what they are. (It was taken for another run's journal: every file "not
+                // checked".)
+                crate::exit::outln!("The journal {} holds no Start record (the run was cut before it journaled anything, so nothing was acknowledged): pages are judged by what they say about themselves.", path.display()).ok();
+                a.no_journal = true;
+                None
+            }
+            journal => journal,
+        };
+        let (targets, lost) = choose(a, &mut found, journal.as_ref().map(|(_, j)| j))?;
+        Ok(Selection {
+            targets,
+            lost,
+            streams,
+            journal,
+        })
+    }
+
+    /// The paths of the files to scan.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.targets.iter().map(|t| t.path.clone()).collect()
+    }
+}
+
+/// The journal, read (not yet reported: a verify refused by the lock says nothing of it).
+fn read_journal(
+    a: &VerifyArgs,
+    found: &Found,
+    backend: &dyn Backend,
+) -> anyhow::Result<Option<(PathBuf, JournalState)>> {
+    if a.no_journal {
+        return Ok(None);
+    }
+    let Some(path) = journal_path(a, found) else {
+        return Ok(None);
+    };
+    let st = JournalState::load(backend, &path)
+        .map_err(|e| anyhow::anyhow!("cannot read the journal: {e}"))?;
+    Ok(Some((path, st)))
+}
+
+/// The files to check, and what became of the journal's files that are not among them.
+fn choose(
+    a: &VerifyArgs,
+    found: &mut Found,
+    journal: Option<&JournalState>,
+) -> anyhow::Result<(Vec<ScanTarget>, Lost)> {
+    if journal.is_none() && !a.no_journal {
+        crate::exit::outln!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.").ok();
+    }
+    if !a.files.is_empty() {
+        // Exactly the files given: one whose header is gone is checked only as the journal's.
+        let mut lost = journal.map_or_else(Lost::default, |j| adopt_given(j, found));
+        if let Some(h) = found.headless.iter().find(|h| h.explicit) {
+            anyhow::bail!(
+                "{}: not a file created by sqliosim: {}",
+                h.path.display(),
+                h.why
+            );
+        }
+        let mut targets = std::mem::take(&mut found.targets);
+        targets.append(&mut lost.adopted);
+        return Ok((targets, lost));
+    }
+    let targets = std::mem::take(&mut found.targets);
+    let (mut targets, mut lost) = in_scope(targets, journal, found, &a.dirs);
+    for h in &found.headless {
+        if let HeaderError::Unreadable { .. } = h.why {
+            crate::exit::outln!(
+                "WARNING: {}: {}; not checked: no journal names it (if it is a file of sqliosim, its device failed to read its header page; give the journal with --journal to check it)",
+                h.path.display(),
+                h.why
+            )
+            .ok();
+        }
+    }
+    if targets.is_empty()
+        && lost.findings.is_empty()
+        && journal.is_some_and(|j| !j.files.is_empty() && lost.owe_nothing == j.files.len())
+    {
+        // A run cut at its start, after its journal began and before its files reached the
+        // device: nothing was acknowledged, so nothing is owed (and nothing is checked).
+        lost.notes.push(
+            "None of the journal's files exists, and the journal holds nothing durable for any of them: the run was cut before its files reached the device, so nothing was acknowledged and nothing is owed; 0 pages checked.".to_string(),
+        );
+        lost.nothing = true;
+    } else if targets.is_empty() && lost.findings.is_empty() && found.streams.is_empty() {
+        if let (None, Some(busy)) = (&journal, run_starting(&a.dirs)) {
+            // A run holds its lock and has not created its files yet (its start-up comes
+            // first): refused as while it works, not "no file found".
+            if !a.force {
+                anyhow::bail!(
+                    "{busy}. Pass --force to verify anyway (the verdict cannot be trusted)"
+                );
+            }
+            crate::exit::errln!("sqliosim: warning: {busy}. Verifying anyway (--force): the verdict cannot be trusted, its files are being created");
+        }
+        if let (None, Some(trace)) = (&journal, traces_of_a_run(&a.dirs)) {
+            // A run cut before its journal or any file of its set existed (its lock files or
+            // its log are all it left): nothing was acknowledged, so nothing is owed.
+            lost.notes.push(format!(
+                "No file of a sqliosim set and no journal in {}, only what a run leaves before it creates them ({}): the run was cut before anything was acknowledged; nothing was acknowledged, so nothing is owed; 0 pages checked.",
+                shown(&a.dirs),
+                trace.display()
+            ));
+            lost.nothing = true;
+            return Ok((targets, lost));
+        }
+        anyhow::bail!(
+            "{}",
+            match journal {
+                Some(_) => "none of the files the journal names was found; give them with --file PATH, or --no-journal to check every file with a sqliosim header".to_string(),
+                None => format!("no file created by sqliosim found in {}", shown(&a.dirs)),
+            }
+        );
+    }
+    targets.append(&mut lost.adopted);
+    Ok((targets, lost))
+}
+
+/// The refusal of a lock file in `dirs` that a process holds: a run that took its lock and
+/// has not created its files yet.
+fn run_starting(dirs: &[PathBuf]) -> Option<LockError> {
+    for d in dirs {
+        let Ok(entries) = std::fs::read_dir(d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(file) = name.to_str().and_then(|n| n.strip_suffix(".lock")) else {
+                continue;
+            };
+            if !e.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            if let Err(busy @ LockError::Busy { .. }) = lock_set(&[d.join(file)], false, "verify") {
+                return Some(busy);
+            }
+        }
+    }
+    None
+}
+
+/// A file a run leaves before its set exists: a lock file (`NAME.lock`, a regular file), or
+/// an XML log of ours.
+fn traces_of_a_run(dirs: &[PathBuf]) -> Option<PathBuf> {
+    for d in dirs {
+        let Ok(entries) = std::fs::read_dir(d) else {
+            continue;
+        };
+        let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        names.sort();
+        let ours = |p: &PathBuf| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            let name = name.unwrap_or_default();
+            let file = p.symlink_metadata().is_ok_and(|m| m.is_file());
+            file && (name.ends_with(".lock")
+                || (name.ends_with(".xml")
+                    && crate::app::simrun::ensure_ours(p, "SQLIOSIM_LOG", false).is_ok()
+                    && p.metadata().is_ok_and(|m| m.len() > 0)))
+        };
+        if let Some(p) = names.into_iter().find(ours) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+fn shown(dirs: &[PathBuf]) -> String {
+    dirs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The files of a directory scan that are checked; the others are named, with what they are,
+/// and the journal's files not found among them are looked for and judged ([`reconcile`]).
+fn in_scope(
+    targets: Vec<ScanTarget>,
+    journal: Option<&JournalState>,
+    found: &mut Found,
+    dirs: &[PathBuf],
+) -> (Vec<ScanTarget>, Lost) {
+    let seen: Vec<scope::Found> = targets
+        .iter()
+        .map(|t| scope::Found {
+            path: t.path.clone(),
+            run_id: t.header.run_id,
+            file_id: t.header.file_id,
+        })
+        .collect();
+    let scope = scope::choose(&seen, journal);
+    found.targets = targets;
+    let lost = journal.map_or_else(Lost::default, |j| reconcile(j, found, &scope.missing, dirs));
+    for (i, line) in &scope.skipped {
+        if !lost.named.iter().any(|p| *p == seen[*i].path) {
+            crate::exit::outln!("{line}").ok();
+        }
+    }
+    let mut slots: Vec<Option<ScanTarget>> = std::mem::take(&mut found.targets)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let checked = scope
+        .check
+        .iter()
+        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+        .collect();
+    (checked, lost)
+}
+
+/// The journal to judge against: --journal, --journal-dir, the first --dir that has one, or
+/// beside the first file.
+fn journal_path(a: &VerifyArgs, found: &Found) -> Option<PathBuf> {
+    if let Some(p) = &a.journal {
+        return Some(p.clone());
+    }
+    if let Some(d) = &a.journal_dir {
+        return Some(d.join(JOURNAL_NAME));
+    }
+    let beside = a
+        .files
+        .first()
+        .or(found.targets.first().map(|t| &t.path))
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    a.dirs
+        .iter()
+        .cloned()
+        .chain(beside)
+        .map(|d| d.join(JOURNAL_NAME))
+        .find(|p| p.exists())
+}

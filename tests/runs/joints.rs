@@ -1,0 +1,462 @@
+//! Where the run's newer files meet a restart (issue #35), the way a user meets it: a restore's
+//! copy standing beside a lost data file, the streams of a killed run judged by `run --resume`
+//! as `verify` judges them (removed, END block cut, a block zeroed, cut short), a data file cut
+//! short and a damaged journal under `--resume`, `verify --dir COPY` with the copy's data file
+//! missing or headless, a resume refused or cut where it moves the killed run's streams aside,
+//! a directory where nothing was acknowledged, and a name planted mid-run that stops an actor.
+//! Each was a false alarm, a missed loss or a false CLEAN before.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use crate::crash_support::{assert_exit, bin, read_page, run_cmd, small_config, verify};
+
+/// The small crash config with a Backup User: full backups every `delay_ms`, log backups
+/// every 100 ms, 256 KB transfers.
+fn backup_config(dir: &Path, cycle_s: u32, delay_ms: u32) -> PathBuf {
+    let path = small_config(dir, 1, cycle_s, true);
+    let mut text = std::fs::read_to_string(&path).expect("config");
+    text.push_str(&format!(
+        "[BackupUser]\nUserCount=1\nMaxTransferSize=262144\nBackupDelay={delay_ms}\nLogBackupInterval=100\n"
+    ));
+    std::fs::write(&path, text).expect("write config");
+    path
+}
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+/// The findings printed (`ERROR #n: CLASS on PATH …`) as (class, file name), sorted.
+fn classes(out: &Output) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("ERROR #")?;
+            let (_, rest) = rest.split_once(": ")?;
+            let (class, rest) = rest.split_once(" on ")?;
+            let path = rest.split([' ', ',', ':']).next()?;
+            let name = Path::new(path).file_name()?.to_string_lossy().into_owned();
+            Some((class.to_string(), name))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Waits until the run's XML log in `dir` holds every one of `marks`; panics after 60 s.
+fn wait_for_log(dir: &Path, marks: &[&str]) {
+    let xml = dir.join("sqliosim.log.xml");
+    let t = Instant::now();
+    while !std::fs::read_to_string(&xml).is_ok_and(|l| marks.iter().all(|m| l.contains(m))) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the run never logged {marks:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A run with backups killed (SIGKILL) once two full backups and three log backups finished:
+/// its directory, its config.
+fn killed_with_streams(seed: u64) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let cfg = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = backup_config(cfg.path(), 60, 300);
+    let config = {
+        let kept = dir.path().join("joints.cfg.ini");
+        std::fs::copy(&config, &kept).expect("keep config");
+        kept
+    };
+    let mut child = crate::crash_support::start_run(&config, dir.path(), seed);
+    wait_for_log(dir.path(), &["backup 2: ", "log backup 3: "]);
+    std::thread::sleep(Duration::from_millis(50));
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+    (dir, config)
+}
+
+/// `run --resume` for one short cycle.
+fn resume(config: &Path, dir: &Path, seed: u64) -> Output {
+    run_cmd(config, dir)
+        .args(["--resume", "--cycles", "1", "--duration", "1"])
+        .args(["--seed", &seed.to_string()])
+        .output()
+        .expect("resume")
+}
+
+fn cut_end_block(path: &Path) {
+    let len = std::fs::metadata(path).expect("stream").len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_len(len - 16384))
+        .expect("cut the END block");
+}
+
+fn zero_at(path: &Path, offset: u64, len: usize) {
+    use std::os::unix::fs::FileExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.write_all_at(&vec![0u8; len], offset))
+        .expect("zero");
+}
+
+fn truncate(path: &Path, len: u64) {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_len(len))
+        .expect("truncate");
+}
+
+/// Each loss of a killed run's finished stream is a finding of `verify` (exit 1) and the same
+/// finding of the `run --resume` that opens the set (exit 1): before, the resume said 0 of 5,
+/// exit 0, and moved the damaged stream aside.
+#[test]
+fn a_resume_judges_the_killed_runs_streams_as_verify_does() {
+    type Damage = fn(&Path);
+    let cases: [(&str, Damage); 5] = [
+        ("the .bak removed", |d| {
+            std::fs::remove_file(d.join("sqliosim.bak")).expect("rm")
+        }),
+        ("the .bak's END block cut", |d| {
+            cut_end_block(&d.join("sqliosim.bak"))
+        }),
+        ("8 KiB of the .bak zeroed", |d| {
+            zero_at(&d.join("sqliosim.bak"), 16384 + 8192, 8192)
+        }),
+        ("the .trn removed", |d| {
+            std::fs::remove_file(d.join("sqliosim.trn")).expect("rm")
+        }),
+        ("the .trn cut short", |d| {
+            let p = d.join("sqliosim.trn");
+            let len = std::fs::metadata(&p).expect("trn").len();
+            truncate(&p, len / 2);
+        }),
+    ];
+    for (i, (what, damage)) in cases.into_iter().enumerate() {
+        let (dir, config) = killed_with_streams(100 + i as u64);
+        let clean = verify(dir.path());
+        assert_exit(&clean, 0);
+        damage(dir.path());
+        let v = verify(dir.path());
+        assert_eq!(v.status.code(), Some(1), "{what}: verify\n{}", text(&v));
+        let r = resume(&config, dir.path(), 200 + i as u64);
+        assert_eq!(r.status.code(), Some(1), "{what}: the resume\n{}", text(&r));
+        assert_eq!(
+            classes(&r),
+            classes(&v),
+            "{what}: the resume's findings are verify's\n--- verify\n{}\n--- resume\n{}",
+            text(&v),
+            text(&r)
+        );
+    }
+}
+
+/// A data file cut to half its length: `verify` finds the lost tail; so does the resume (it
+/// said "existing files verified, 0 problem(s)", CLEAN, and regrew the file).
+#[test]
+fn a_data_file_cut_short_is_a_lost_write_for_the_resume_too() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 60, true);
+    let mut child = crate::crash_support::start_run(&config, dir.path(), 301);
+    wait_for_log(dir.path(), &["Phase 'initial checkpoint' done"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+    let data = dir.path().join("sqliosim.mdx");
+    let len = std::fs::metadata(&data).expect("mdx").len();
+    truncate(&data, len / 2);
+    let v = verify(dir.path());
+    assert_eq!(v.status.code(), Some(1), "verify\n{}", text(&v));
+    assert!(
+        classes(&v).contains(&("lost_write".into(), "sqliosim.mdx".into())),
+        "{}",
+        text(&v)
+    );
+    let r = resume(&config, dir.path(), 302);
+    assert_eq!(r.status.code(), Some(1), "the resume\n{}", text(&r));
+    assert_eq!(classes(&r), classes(&v), "{}\n{}", text(&v), text(&r));
+}
+
+/// A journal damaged on the device under test (a byte of a whole record flipped): an
+/// integrity error for `verify`, and for the resume (it printed a WARNING and exited 0).
+#[test]
+fn a_damaged_journal_is_an_integrity_error_for_the_resume_too() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 60, true);
+    let mut child = crate::crash_support::start_run(&config, dir.path(), 311);
+    wait_for_log(dir.path(), &["Phase 'initial checkpoint' done"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+    let journal = dir.path().join("sqliosim.journal");
+    let mut bytes = std::fs::read(&journal).expect("journal");
+    let at = crate::crash_support::start_record_len(&bytes) + 40;
+    assert!(bytes.len() > at + 4096, "the journal holds batches");
+    bytes[at] ^= 0x5a;
+    std::fs::write(&journal, &bytes).expect("damage the journal");
+    let v = verify(dir.path());
+    assert_eq!(v.status.code(), Some(1), "verify\n{}", text(&v));
+    assert!(text(&v).contains("JOURNAL DAMAGED"), "{}", text(&v));
+    let r = resume(&config, dir.path(), 312);
+    assert_eq!(r.status.code(), Some(1), "the resume\n{}", text(&r));
+    assert!(text(&r).contains("JOURNAL DAMAGED"), "{}", text(&r));
+}
+
+/// One finished run with a Backup User and `sqliosim restore` of its stream (the copy
+/// `sqliosim.bak.file0.restored`), its directory then moved away so that the journal's paths
+/// are gone and each case's copy of it stands alone.
+fn finished_with_a_copy(seed: u64) -> (tempfile::TempDir, PathBuf) {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let dir = root.path().join("run");
+    std::fs::create_dir(&dir).expect("dir");
+    let config = backup_config(root.path(), 2, 300);
+    let out = run_cmd(&config, &dir)
+        .args(["--seed", &seed.to_string()])
+        .output()
+        .expect("run");
+    assert_exit(&out, 0);
+    let r = bin()
+        .arg("restore")
+        .arg(dir.join("sqliosim.bak"))
+        .output()
+        .expect("restore");
+    assert_exit(&r, 0);
+    let moved = root.path().join("moved");
+    std::fs::rename(&dir, &moved).expect("move away");
+    (root, moved)
+}
+
+/// A copy of `from`'s set (data, log, journal, streams) with the restore's copy under
+/// `copy_name`.
+fn set_with_copy(from: &Path, copy_name: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let set = [
+        "sqliosim.mdx",
+        "sqliosim.ldx",
+        "sqliosim.journal",
+        "sqliosim.bak",
+        "sqliosim.trn",
+    ];
+    for f in set {
+        std::fs::copy(from.join(f), d.path().join(f)).expect("copy");
+    }
+    std::fs::copy(
+        from.join("sqliosim.bak.file0.restored"),
+        d.path().join(copy_name),
+    )
+    .expect("copy");
+    d
+}
+
+/// The data file lost in four ways beside a restore's copy, under the name `sqliosim
+/// restore` gives it and under the one the Backup User's RestoreAfterBackup gives it: each is
+/// a `lost_file` on the data file (before: CLEAN, exit 0, the copy checked in its place).
+#[test]
+fn a_restores_copy_never_stands_in_for_a_lost_data_file() {
+    let (_a, base) = finished_with_a_copy(401);
+    let (_b, other) = finished_with_a_copy(402);
+    type Loss = fn(&Path, &Path);
+    let cases: [(&str, Loss); 4] = [
+        ("removed", |d, _| {
+            std::fs::remove_file(d.join("sqliosim.mdx")).expect("rm")
+        }),
+        ("emptied", |d, _| truncate(&d.join("sqliosim.mdx"), 0)),
+        ("its header zeroed", |d, _| {
+            zero_at(&d.join("sqliosim.mdx"), 0, 8192)
+        }),
+        ("replaced by another run's", |d, o| {
+            std::fs::copy(o.join("sqliosim.mdx"), d.join("sqliosim.mdx")).expect("replace");
+        }),
+    ];
+    for copy_name in ["sqliosim.mdx.restored", "sqliosim.bak.file0.restored"] {
+        let whole = set_with_copy(&base, copy_name);
+        assert_exit(&verify(whole.path()), 0);
+        for (what, lose) in cases {
+            let dir = set_with_copy(&base, copy_name);
+            lose(dir.path(), &other);
+            let v = verify(dir.path());
+            assert_eq!(v.status.code(), Some(1), "{copy_name}, {what}\n{}", text(&v));
+            assert!(
+                classes(&v).contains(&("lost_file".into(), "sqliosim.mdx".into())),
+                "{copy_name}, {what}: a lost_file on sqliosim.mdx\n{}",
+                text(&v)
+            );
+        }
+    }
+}
+
+/// `verify --dir COPY` of a copy of a finished set, the original still at the journal's
+/// paths: the copy's data file missing, or its header zeroed, is a finding (before: CLEAN,
+/// "not in the directories given, not checked").
+#[test]
+fn verify_of_a_copy_judges_every_file_the_journal_names_in_it() {
+    let orig = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(orig.path(), 1, 1, true);
+    let out = run_cmd(&config, orig.path())
+        .args(["--seed", "411"])
+        .output()
+        .expect("run");
+    assert_exit(&out, 0);
+    let copy = |name: &str| {
+        let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+        for f in ["sqliosim.mdx", "sqliosim.ldx", "sqliosim.journal"] {
+            std::fs::copy(orig.path().join(f), d.path().join(f)).expect(name);
+        }
+        d
+    };
+    let whole = copy("whole");
+    assert_exit(&verify(whole.path()), 0);
+    let missing = copy("missing");
+    std::fs::remove_file(missing.path().join("sqliosim.mdx")).expect("rm");
+    let v = verify(missing.path());
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(
+        classes(&v).contains(&("lost_file".into(), "sqliosim.mdx".into())),
+        "{}",
+        text(&v)
+    );
+    let headless = copy("headless");
+    zero_at(&headless.path().join("sqliosim.mdx"), 0, 8192);
+    let v = verify(headless.path());
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(
+        text(&v).contains(&*headless.path().join("sqliosim.mdx").to_string_lossy()),
+        "the copy's own file is named\n{}",
+        text(&v)
+    );
+}
+
+/// A resume refused (the config names a file the set lacks) changes nothing: `verify` is still
+/// clean (before: the streams were moved aside first, and verify reported both `lost_file`).
+#[test]
+fn a_refused_resume_moves_nothing_and_verify_stays_clean() {
+    let (dir, config) = killed_with_streams(501);
+    let mut text_cfg = std::fs::read_to_string(&config).expect("config");
+    text_cfg.push_str(
+        "[File3]\nFileName=extra.mdx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n",
+    );
+    let wrong = dir.path().join("wrong.cfg.ini");
+    std::fs::write(&wrong, text_cfg).expect("wrong config");
+    let r = resume(&wrong, dir.path(), 502);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+    for name in ["sqliosim.bak", "sqliosim.trn"] {
+        assert!(dir.path().join(name).is_file(), "{name} left in place");
+    }
+    let v = verify(dir.path());
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v));
+}
+
+/// A resume cut after it moved the killed run's streams aside and before its own journal
+/// replaced the old one: the old journal still names the streams at their names. The state
+/// such a cut leaves (the streams under the names the resume gives them), and kill -9s of a
+/// real resume at moments across its start: `verify` is clean every time.
+#[test]
+fn a_resume_cut_where_it_moves_the_streams_aside_leaves_verify_clean() {
+    let (dir, config) = killed_with_streams(511);
+    let journal = std::fs::read(dir.path().join("sqliosim.journal")).expect("journal");
+    let header = sqliosim::page::FileHeader::decode(&read_page(&dir.path().join("sqliosim.mdx"), 0))
+        .expect("header");
+    let tag = format!("{:016X}", header.run_id);
+    for (from, to) in [
+        ("sqliosim.bak", format!("sqliosim.{tag}.bak")),
+        ("sqliosim.trn", format!("sqliosim.{tag}.trn")),
+    ] {
+        std::fs::rename(dir.path().join(from), dir.path().join(to)).expect("move aside");
+    }
+    assert_eq!(
+        std::fs::read(dir.path().join("sqliosim.journal")).expect("journal"),
+        journal
+    );
+    let v = verify(dir.path());
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v));
+    // And real cuts of a resume of a fresh killed set.
+    for (i, ms) in [0u64, 5, 15, 30, 60, 120].into_iter().enumerate() {
+        let (dir, config) = killed_with_streams(520 + i as u64);
+        let mut child = run_cmd(&config, dir.path())
+            .args(["--resume", "--duration", "10", "--seed", "530"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("resume");
+        std::thread::sleep(Duration::from_millis(ms));
+        child.kill().expect("SIGKILL");
+        child.wait().expect("wait");
+        let v = verify(dir.path());
+        assert_eq!(
+            v.status.code(),
+            Some(0),
+            "kill {ms} ms into the resume\n{}",
+            text(&v)
+        );
+    }
+    let _ = config;
+}
+
+/// A directory where a run was cut before any file of its set or its journal existed (only
+/// its lock files and its log are there): nothing was acknowledged, so nothing is owed.
+/// `verify` says so, exit 0 (it was exit 2, "no file created by sqliosim found"), and
+/// `--resume` starts the run afresh, saying so.
+#[test]
+fn a_cut_before_any_file_existed_owes_nothing() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 1, true);
+    let out = run_cmd(&config, dir.path())
+        .args(["--seed", "601"])
+        .output()
+        .expect("run");
+    assert_exit(&out, 0);
+    for f in ["sqliosim.mdx", "sqliosim.ldx", "sqliosim.journal"] {
+        std::fs::remove_file(dir.path().join(f)).expect("rm");
+    }
+    let v = verify(dir.path());
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v));
+    assert!(text(&v).contains("nothing is owed"), "{}", text(&v));
+    let r = resume(&config, dir.path(), 602);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r));
+    assert!(text(&r).contains("afresh"), "{}", text(&r));
+    // A directory with nothing of ours is still the user's mistake.
+    let empty = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    assert_exit(&verify(empty.path()), 2);
+}
+
+/// A FIFO planted mid-run at the name a backup is written under stops the Backup User: the
+/// run is not CLEAN (it said "Verdict: CLEAN", exit 0, JSON outcome `clean`, with errors).
+#[test]
+fn a_name_planted_mid_run_that_stops_an_actor_is_not_a_clean_run() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = backup_config(dir.path(), 4, 300);
+    let json = dir.path().join("run.json");
+    let child = run_cmd(&config, dir.path())
+        .args(["--seed", "701", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run");
+    wait_for_log(dir.path(), &["backup 1: "]);
+    // Planted between two backups (mkfifo fails while a backup has the name).
+    let partial = dir.path().join("sqliosim.bak.partial");
+    let t = Instant::now();
+    while !std::process::Command::new("mkfifo")
+        .arg(&partial)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("mkfifo")
+        .success()
+    {
+        assert!(t.elapsed() < Duration::from_secs(30), "no moment between backups");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().expect("wait");
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{t}");
+    assert!(!t.contains("Verdict: CLEAN"), "{t}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    assert_ne!(summary["outcome"], "clean", "{summary}");
+}
