@@ -17,6 +17,7 @@ mod manpage;
 mod previous;
 mod restore;
 mod restore_copies;
+mod resume_first;
 mod run_backend;
 mod run_bench;
 mod run_outputs;

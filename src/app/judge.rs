@@ -25,10 +25,6 @@ pub struct Judged {
     /// The journal's damage on the device under test, in words (it counts as one error but is
     /// no page's finding).
     pub journal_damage: Option<String>,
-    /// The journal as read (what the device was held to).
-    pub journal: Option<JournalState>,
-    /// Nothing of a set was found, only what a run leaves before it creates one.
-    pub nothing: bool,
 }
 
 impl Selection {
@@ -79,8 +75,6 @@ impl Selection {
         Ok(Judged {
             errors,
             journal_damage,
-            journal,
-            nothing: self.lost.nothing,
         })
     }
 }

@@ -29,7 +29,9 @@ pub struct Selection {
 
 impl Selection {
     /// Finds the files of `a` (given, or in its directories), reads the journal, and chooses.
-    pub fn make(a: &mut VerifyArgs) -> anyhow::Result<Selection> {
+    /// `ours`: the caller holds the set's lock itself (a resume), so a lock held is no run
+    /// starting meanwhile.
+    pub fn make(a: &mut VerifyArgs, ours: bool) -> anyhow::Result<Selection> {
         let backend = BufferedBackend::new();
         let mut found = discover(&a.files, &a.dirs)?;
         if a.dirs.is_empty() && found.targets.is_empty() && found.headless.is_empty() {
@@ -49,7 +51,7 @@ impl Selection {
             }
             journal => journal,
         };
-        let (targets, lost) = choose(a, &mut found, journal.as_ref().map(|(_, j)| j))?;
+        let (targets, lost) = choose(a, &mut found, journal.as_ref().map(|(_, j)| j), ours)?;
         Ok(Selection {
             targets,
             lost,
@@ -86,6 +88,7 @@ fn choose(
     a: &VerifyArgs,
     found: &mut Found,
     journal: Option<&JournalState>,
+    ours: bool,
 ) -> anyhow::Result<(Vec<ScanTarget>, Lost)> {
     if journal.is_none() && !a.no_journal {
         crate::exit::outln!("No journal found (sqliosim.journal): pages are judged by what they say about themselves, lost writes cannot be found; give --journal-dir DIR if the run had one.").ok();
@@ -127,7 +130,8 @@ fn choose(
         );
         lost.nothing = true;
     } else if targets.is_empty() && lost.findings.is_empty() && found.streams.is_empty() {
-        if let (None, Some(busy)) = (&journal, run_starting(&a.dirs)) {
+        let busy = if ours { None } else { run_starting(&a.dirs) };
+        if let (None, Some(busy)) = (&journal, busy) {
             // A run holds its lock and has not created its files yet (its start-up comes
             // first): refused as while it works, not "no file found".
             if !a.force {
@@ -232,8 +236,11 @@ fn in_scope(
         })
         .collect();
     let scope = scope::choose(&seen, journal);
+    let moved = journal.map_or_else(Vec::new, |j| relocated(j, &seen, &scope.check));
     found.targets = targets;
-    let lost = journal.map_or_else(Lost::default, |j| reconcile(j, found, &scope.missing, dirs));
+    let lost = journal.map_or_else(Lost::default, |j| {
+        reconcile(j, found, &scope.missing, dirs, &moved)
+    });
     for (i, line) in &scope.skipped {
         if !lost.named.iter().any(|p| *p == seen[*i].path) {
             crate::exit::outln!("{line}").ok();
@@ -249,6 +256,31 @@ fn in_scope(
         .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
         .collect();
     (checked, lost)
+}
+
+/// The journal's directories whose files were found in another directory given (a copy of
+/// the set, or the set moved): (the journal's directory, where its files are now). The other
+/// files of such a directory are owed there too, and judged there, not at the journal's path
+/// (where the original may still stand, and is not what was asked about).
+fn relocated(j: &JournalState, seen: &[scope::Found], check: &[usize]) -> Vec<(PathBuf, PathBuf)> {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut moved: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for f in check.iter().filter_map(|&i| seen.get(i)) {
+        let Some(g) = j
+            .files
+            .iter()
+            .find(|g| f.run_id == j.run_id && g.file_id == f.file_id)
+        else {
+            continue;
+        };
+        let (Some(from), Some(to)) = (g.path.parent(), f.path.parent()) else {
+            continue;
+        };
+        if canon(from) != canon(to) && !moved.iter().any(|(m, _)| m == from) {
+            moved.push((from.to_path_buf(), to.to_path_buf()));
+        }
+    }
+    moved
 }
 
 /// The journal to judge against: --journal, --journal-dir, the first --dir that has one, or

@@ -37,16 +37,18 @@ struct Previous {
 }
 
 /// Refuses a fresh run over a file set whose previous run did not end cleanly (unless
-/// `--discard-previous-run` or `--resume`), then moves aside the evidence that must not be
-/// overwritten. `taken_over` are the lock's notes on records left by dead runs.
+/// `--discard-previous-run` or `--resume`, or `afresh`: a resume that found nothing owed),
+/// then moves aside the evidence that must not be overwritten. `taken_over` are the lock's
+/// notes on records left by dead runs.
 pub fn guard(
     settings: &RunSettings,
     plan: &SimPlan,
     backend: &dyn Backend,
     taken_over: &[String],
+    afresh: bool,
 ) -> anyhow::Result<()> {
     let prev = look(settings, plan, backend, taken_over);
-    if !prev.unclean.is_empty() && !plan.resume && !settings.discard_previous_run {
+    if !prev.unclean.is_empty() && !plan.resume && !settings.discard_previous_run && !afresh {
         anyhow::bail!("{}", refusal(settings, plan, &prev));
     }
     if prev.evidence_not_clean || !prev.unclean.is_empty() {
@@ -361,7 +363,7 @@ const MAX_NAMES: usize = 1000;
 /// extension), then with `-2`, `-3`… added to the tag (a run id resumed and kept more than
 /// once, or a name someone else took). The caller takes the first it can create without
 /// replacing anything.
-fn names_for<'a>(from: &'a Path, tag: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
+pub(super) fn names_for<'a>(from: &'a Path, tag: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
     let name = from
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

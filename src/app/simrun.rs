@@ -30,7 +30,30 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         faulty,
         io_service,
     } = choose_backend(settings, &plan)?;
-    if let Err(e) = super::previous::guard(settings, &plan, backend.as_ref(), &taken.taken_over) {
+    // A resume judges the set first, as `verify` does, and refuses before anything moves.
+    let mut afresh = false;
+    if plan.resume {
+        match super::resume_first::first(&plan, settings, backend.as_ref()) {
+            Ok(super::resume_first::First::Afresh(note)) => {
+                crate::exit::errln!("{note}");
+                plan.resume = false;
+                afresh = true;
+            }
+            Ok(super::resume_first::First::Judged(found)) => plan.judged = Some(found),
+            Err(e) => {
+                taken.lock.put_back_left();
+                return Err(e);
+            }
+        }
+    }
+    let guarded = super::previous::guard(
+        settings,
+        &plan,
+        backend.as_ref(),
+        &taken.taken_over,
+        afresh,
+    );
+    if let Err(e) = guarded {
         // Leave the crashed run's lock records as found, so that the next attempt is refused too.
         taken.lock.put_back_left();
         return Err(e);

@@ -43,6 +43,9 @@ pub fn verdict(o: &SimOutcome) -> String {
         (0, None, StopReason::Environment) => {
             "Verdict: INCOMPLETE - no integrity errors found before the run stopped.\n".to_string()
         }
+        (0, None, _) if o.environment.is_some() => {
+            "Verdict: NOT CLEAN - no integrity errors found, but errors kept part of the run from being done (see the error log).\n".to_string()
+        }
         (0, None, _) => "Verdict: CLEAN - no integrity errors found.\n".to_string(),
         (n, Some(p), _) => {
             format!("Verdict: {n} INTEGRITY ERROR(S) found — {p} - see the error log.\n")

@@ -58,7 +58,7 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
             "nothing to verify: give --dir DIR or file names (see `sqliosim verify --help`)"
         );
     }
-    let selection = Selection::make(&mut a)?;
+    let selection = Selection::make(&mut a, false)?;
     let _lock = lock_targets(&a, &selection.targets)?;
     let journal_run = selection.journal.as_ref().map(|(_, j)| j.run_id);
     let evidence = Arc::new(open_evidence(&a, &selection.targets, journal_run)?);

@@ -77,7 +77,12 @@ pub fn check_journaled(j: &JournalState, dirs: &[PathBuf], scanned: &[OnDisk]) -
                 owned.as_ref()
             }
         };
+        let aside = match &on_disk {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => moved_aside(j.run_id, rec, &path),
+            _ => None,
+        };
         let said = match on_disk {
+            Err(_) if aside.is_some() => aside.unwrap_or_default(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 out.push(finding(
                     rec,
@@ -93,7 +98,24 @@ pub fn check_journaled(j: &JournalState, dirs: &[PathBuf], scanned: &[OnDisk]) -
                 ));
                 String::from("LOST (no file)")
             }
-            Err(e) => format!("not checked against the journal: cannot read it ({e})"),
+            Err(e) => match not_a_stream(&path) {
+                Some(what) => {
+                    out.push(finding(
+                        rec,
+                        &path,
+                        FindingClass::LostFile,
+                        format!(
+                            "the finished {kind} {} the journal holds ({} blocks, {} bytes, acknowledged durable and renamed into place) is gone: {} {what}",
+                            rec.backup_no,
+                            rec.blocks,
+                            rec.bytes,
+                            path.display()
+                        ),
+                    ));
+                    format!("LOST ({what})")
+                }
+                None => format!("not checked against the journal: cannot read it ({e})"),
+            },
             Ok(d) => match judge(j.run_id, rec, d) {
                 Ok(how) => how,
                 Err(why) => {
@@ -152,6 +174,49 @@ fn judge(run_id: u64, rec: &BackupRecord, d: &OnDisk) -> Result<String, String> 
         ));
     }
     Ok(String::from("as journaled"))
+}
+
+/// The journaled stream moved aside under its run's id (`NAME.RUNID.ext`, `-2`…), as a
+/// resume moves a killed run's streams before its own journal replaces the one that holds
+/// them: a resume cut between the two leaves this journal naming the stream where it was.
+/// Found, and what the journal holds, it is owed nothing more: the line that says where.
+fn moved_aside(run_id: u64, rec: &BackupRecord, path: &Path) -> Option<String> {
+    let tag = super::previous::id_text(run_id);
+    for kept in super::previous::names_for(path, &tag) {
+        if kept.symlink_metadata().is_err() {
+            return None;
+        }
+        if let Ok(how) = read(&kept, rec.log).and_then(|d| {
+            judge(run_id, rec, &d).map_err(std::io::Error::other)
+        }) {
+            return Some(format!(
+                "moved aside by a resume as {}, {how}",
+                kept.display()
+            ));
+        }
+    }
+    None
+}
+
+/// What stands at `path` when it is not a regular file (a FIFO, a directory, a symlink…),
+/// in words: the stream is gone as surely as a removed one.
+fn not_a_stream(path: &Path) -> Option<String> {
+    let kind = path.symlink_metadata().ok()?.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    Some(
+        if kind.is_symlink() {
+            "is a symlink"
+        } else if kind.is_dir() {
+            "is a directory"
+        } else if std::os::unix::fs::FileTypeExt::is_fifo(&kind) {
+            "is a FIFO"
+        } else {
+            "is not a regular file"
+        }
+        .to_string(),
+    )
 }
 
 /// Whether `a` and `b` name the same file (as given, or once resolved).

@@ -37,12 +37,29 @@ pub struct Lost {
 
 /// Looks for each of the journal's files `missing` (indices into `j.files`) at its path and by
 /// its name in `dirs`, and says what became of it; takes the files it adopts out of `found`.
-pub fn reconcile(j: &JournalState, found: &mut Found, missing: &[usize], dirs: &[PathBuf]) -> Lost {
+/// A file of a directory in `moved` (the journal's directory, where its files were found) is
+/// owed where its directory's files are now, and looked for there only.
+pub fn reconcile(
+    j: &JournalState,
+    found: &mut Found,
+    missing: &[usize],
+    dirs: &[PathBuf],
+    moved: &[(PathBuf, PathBuf)],
+) -> Lost {
     let mut lost = Lost::default();
     for f in missing.iter().filter_map(|&i| j.files.get(i)) {
         let held = held(j, f);
-        let places = places(f, dirs);
-        if f.path.is_file() && !in_dirs(&f.path, dirs) {
+        let now = f
+            .path
+            .parent()
+            .and_then(|p| moved.iter().find(|(from, _)| from == p))
+            .map(|(_, to)| to);
+        let places = match (now, f.path.file_name()) {
+            (Some(to), Some(name)) => vec![to.join(name)],
+            _ => places(f, dirs),
+        };
+        let elsewhere = now.is_none() && f.path.is_file();
+        if elsewhere && !in_dirs(&f.path, dirs) {
             // At its own path, outside the directories given (another --dir of the run): not
             // looked for by its name here, where another file of the run may have that name.
             lost.notes.push(format!(
@@ -74,7 +91,7 @@ pub fn reconcile(j: &JournalState, found: &mut Found, missing: &[usize], dirs: &
             };
             lost.findings.push(finding);
             lost.adopted.push(adopt(j, f, h));
-        } else if f.path.is_file() {
+        } else if elsewhere {
             lost.notes.push(format!(
                 "{}: file {} of the journal's run is not in the directories given, not checked; `sqliosim verify --file {}` checks it",
                 f.path.display(),
@@ -86,8 +103,9 @@ pub fn reconcile(j: &JournalState, found: &mut Found, missing: &[usize], dirs: &
                 "the file is missing (not at its path, nor by its name in the directories given); {}",
                 owed(j, &held)
             );
+            let at = places.first().unwrap_or(&f.path);
             lost.findings
-                .push(file_finding(f, &f.path, lost_verdict(j, f), text));
+                .push(file_finding(f, at, lost_verdict(j, f), text));
         } else {
             lost.owe_nothing += 1;
             lost.notes.push(format!(

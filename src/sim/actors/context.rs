@@ -276,6 +276,9 @@ impl Run<'_> {
 
     /// Sends a log message built by the caller (one with an errno, say).
     pub fn send(&self, m: Message) {
+        if m.severity == Severity::Error {
+            self.reporting.env.note_error(&m.text);
+        }
         self.reporting.sink.emit(Event::Message(m));
     }
 

@@ -36,6 +36,10 @@ pub struct EnvErrors {
     stop: Mutex<Option<EnvStop>>,
     no_space_warned: Mutex<HashSet<(usize, &'static str)>>,
     no_space: AtomicU64,
+    /// ERROR messages of the run (an actor that could not do its work: a name it may not
+    /// use, a stream it could not write), and the first one's text.
+    errors: AtomicU64,
+    first_error: Mutex<Option<String>>,
 }
 
 impl EnvErrors {
@@ -53,6 +57,29 @@ impl EnvErrors {
     pub fn note_no_space(&self, file: usize, what: &'static str) -> bool {
         self.no_space.fetch_add(1, Ordering::AcqRel);
         self.no_space_warned.lock().insert((file, what))
+    }
+
+    /// Counts an ERROR message of the run (keeping the first one's text).
+    pub fn note_error(&self, text: &str) {
+        if self.errors.fetch_add(1, Ordering::AcqRel) == 0 {
+            *self.first_error.lock() = Some(text.to_string());
+        }
+    }
+
+    /// What the run's outcome says of its errors: the stop, if one stopped it; else, when an
+    /// actor met errors (it stopped, or skipped its work), those, as an environment error, so
+    /// that a run that met any error never ends CLEAN (issue #35 §6).
+    pub fn outcome(&self) -> Option<EnvStop> {
+        self.stop().or_else(|| {
+            let n = self.errors.load(Ordering::Acquire);
+            let first = self.first_error.lock().clone()?;
+            Some(EnvStop {
+                text: format!(
+                    "{n} error(s) kept part of the run from being done, so it is not a clean pass (first: {first}); see the error log"
+                ),
+                internal: false,
+            })
+        })
     }
 
     /// Keeps the first stop; true when this one is the first.

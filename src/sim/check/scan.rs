@@ -211,10 +211,27 @@ pub struct LogScan {
 /// Scans a whole log file held in memory (`bytes`, from offset 0): finds the newest valid
 /// block, walks the chain back, and checks it against the journal's durable position. Blocks
 /// are multiples of the sector size the header records (512 for files that record none).
+///
+/// A log file is created a whole number of pages long, and that size made durable before any
+/// block is written, so its area is taken from its length rounded up to a page: a file the
+/// device or filesystem left short of its size keeps the area its blocks were written in (the
+/// blocks map to offsets by LSN modulo the area), the blocks there are judged, and the bytes
+/// lost are one issue of their own.
 pub fn scan_log(bytes: &[u8], h: &FileHeader, durable: Option<(u64, u64)>) -> LogScan {
     let unit = u64::from(log_unit(h));
-    let area = (bytes.len() as u64).saturating_sub(LOG_AREA_START) / unit * unit;
+    let len = bytes.len() as u64;
+    let whole = len.div_ceil(PAGE_SIZE as u64) * PAGE_SIZE as u64;
+    let area = whole.saturating_sub(LOG_AREA_START) / unit * unit;
     let mut out = LogScan::default();
+    if whole != len {
+        out.issues.push(LogIssue {
+            offset: len,
+            what: format!(
+                "the log file is {len} bytes long, {} bytes short of its size ({whole} bytes, whole pages, made durable when it was created): the device or filesystem lost its tail; the blocks that are there are judged",
+                whole - len
+            ),
+        });
+    }
     // A log cut to its header (or to nothing) holds no block: a durable log is lost whole.
     let newest = (area > 0)
         .then(|| newest_block(bytes, h, area, &mut out))
@@ -255,7 +272,7 @@ fn block_at(
     area: u64,
     lsn: u64,
 ) -> Result<logblock::LogBlock, logblock::LogBlockError> {
-    let off = (LOG_AREA_START + lsn % area) as usize;
+    let off = ((LOG_AREA_START + lsn % area) as usize).min(bytes.len());
     let end = (LOG_AREA_START + area) as usize;
     let want = Want {
         run_id: h.run_id,
@@ -276,7 +293,8 @@ fn newest_block(
     let mut off = LOG_AREA_START;
     let unit = u64::from(log_unit(h));
     while off + unit <= LOG_AREA_START + area {
-        let step = match logblock::peek(&bytes[off as usize..]) {
+        let at = bytes.get(off as usize..).unwrap_or(&[]);
+        let step = match logblock::peek(at) {
             Ok(b) if (b.lsn % area) + LOG_AREA_START == off => {
                 match block_at(bytes, h, area, b.lsn) {
                     Ok(b) => {

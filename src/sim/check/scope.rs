@@ -36,6 +36,9 @@ pub struct Scope {
 pub fn choose(found: &[Found], journal: Option<&JournalState>) -> Scope {
     let mut scope = Scope::default();
     let mut taken: Vec<Option<usize>> = vec![None; found.len()];
+    // Files of the journal's run that carry the id of a journal's file not found: copies
+    // (a restore's, or one taken by hand), never standing in for it.
+    let mut stand_ins: Vec<bool> = vec![false; found.len()];
     let mut order: Vec<usize> = Vec::new();
     match journal {
         Some(j) => {
@@ -50,7 +53,10 @@ pub fn choose(found: &[Found], journal: Option<&JournalState>) -> Scope {
                             taken[k] = Some(i);
                         }
                     }
-                    None => scope.missing.push(n),
+                    None => {
+                        scope.missing.push(n);
+                        same.iter().for_each(|&k| stand_ins[k] = true);
+                    }
                 }
             }
         }
@@ -75,6 +81,12 @@ pub fn choose(found: &[Found], journal: Option<&JournalState>) -> Scope {
     let journal_run = journal.map(|j| j.run_id);
     for (i, f) in found.iter().enumerate() {
         match taken[i] {
+            None if stand_ins[i] => scope.skipped.push((i, format!(
+                "{}: a copy of file {} of this run under another name (a restore's copy, or one taken by hand): it never stands in for the journal's file, which is judged where it should be; not checked; `sqliosim verify --file {}` checks it",
+                f.path.display(),
+                f.file_id,
+                f.path.display()
+            ))),
             None if journal_run == Some(f.run_id) => scope.skipped.push((i, format!(
                 "{}: file {} of this run outside its journaled set (a Sort User's tempdb file or a DBCC User's snapshot, which are never durable: nothing is owed), not checked",
                 f.path.display(),
@@ -101,7 +113,9 @@ pub fn choose(found: &[Found], journal: Option<&JournalState>) -> Scope {
     scope
 }
 
-/// The candidate at the journal's path, else with its file name, else the only candidate.
+/// The candidate at the journal's path, else with its file name. A file of the same run and
+/// id under another name is a copy (a restore's copy carries both): it never stands in for
+/// the journal's file, or a lost data file would be judged by its copy and pass.
 fn pick_named(found: &[Found], same: &[usize], path: &Path) -> Option<usize> {
     let canon = |p: &Path| std::fs::canonicalize(p).ok();
     let want = canon(path);
@@ -113,7 +127,6 @@ fn pick_named(found: &[Found], same: &[usize], path: &Path) -> Option<usize> {
                 .copied()
                 .find(|&i| found[i].path.file_name() == path.file_name())
         })
-        .or_else(|| (same.len() == 1).then(|| same[0]))
 }
 
 /// The candidate created first (a copy is created after its original); ties keep the first.
@@ -172,6 +185,31 @@ mod tests {
         );
         assert!(s.skipped[1].1.contains("another run"), "{:?}", s.skipped);
         assert!(s.missing.is_empty());
+    }
+
+    #[test]
+    fn a_copy_under_another_name_never_stands_in_for_a_missing_file() {
+        let j = JournalState::replay(
+            &[Record::Start {
+                run_id: 7,
+                files: vec![JournalFile {
+                    file_id: 0,
+                    role: FileRole::Data,
+                    path: "/gone/d/sqliosim.mdx".into(),
+                    max_pages: None,
+                }],
+            }],
+            false,
+        );
+        let f = [found("/x/sqliosim.mdx.restored", 7, 0)];
+        let s = choose(&f, Some(&j));
+        assert!(s.check.is_empty(), "the copy is not checked as the file");
+        assert_eq!(s.missing, vec![0], "the journal's file is missing");
+        assert!(
+            s.skipped[0].1.contains("never stands in"),
+            "{:?}",
+            s.skipped
+        );
     }
 
     #[test]

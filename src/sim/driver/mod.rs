@@ -117,7 +117,7 @@ pub fn simulate(
         stop: when,
         worker_panicked: result.worker_panicked,
         run_id: run.files.run_id,
-        environment: run.reporting.env.stop(),
+        environment: run.reporting.env.outcome(),
         no_space: run.reporting.env.no_space(),
     })
 }

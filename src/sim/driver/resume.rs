@@ -21,8 +21,43 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
         direct: plan.direct,
         write_through: plan.open_dsync(),
     };
-    let mut run_id = None;
+    let headers = check_set(plan, backend)?;
+    let run_id = headers.first().map(|h| h.run_id);
     let mut files = Vec::new();
+    for ((i, fp), header) in plan.files.iter().enumerate().zip(headers) {
+        let open = OpenOptions {
+            write_through: plan.opens_dsync(fp.role),
+            ..open
+        };
+        let storage = backend.open(&fp.path, open)?;
+        crate::sim::engine::files::check_unit(storage.as_ref(), open.direct)?;
+        let len = storage
+            .len()
+            .with_context(|| format!("{}: stat", fp.path.display()))?;
+        // A log keeps the area its blocks were written in, even when the device left the
+        // file short of its last page (the resume's verdict names the bytes lost).
+        let pages = match fp.role {
+            crate::page::FileRole::Log => len.div_ceil(PAGE_SIZE as u64),
+            crate::page::FileRole::Data => len / PAGE_SIZE as u64,
+        };
+        let mut f = SimFile::new(i, fp.path.clone(), fp.role, storage, header.run_id, pages)
+            .with_recorded_sector(header.sector_size)
+            .with_max_pages(fp.max_pages);
+        super::setup::attach_ceiling(&mut f)?;
+        files.push(f);
+    }
+    Ok((run_id.unwrap_or(1), files))
+}
+
+/// The headers of the plan's files, which must all exist, be the files the configuration
+/// makes them and belong to one earlier run: checked read-only, so that a resume refused here
+/// (exit 2) has changed nothing.
+pub fn check_set(
+    plan: &SimPlan,
+    backend: &dyn Backend,
+) -> anyhow::Result<Vec<crate::page::FileHeader>> {
+    let mut run_id = None;
+    let mut headers = Vec::new();
     for (i, fp) in plan.files.iter().enumerate() {
         let header = check_ownership(backend, &fp.path, false)?
             .ok_or_else(|| anyhow::anyhow!("cannot resume: {} does not exist or is empty; run without --resume to create the file set", fp.path.display()))?;
@@ -35,34 +70,28 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
                 fp.path.display()
             );
         }
-        let open = OpenOptions {
-            write_through: plan.opens_dsync(fp.role),
-            ..open
-        };
-        let storage = backend.open(&fp.path, open)?;
-        crate::sim::engine::files::check_unit(storage.as_ref(), open.direct)?;
-        let pages = storage
-            .len()
-            .with_context(|| format!("{}: stat", fp.path.display()))?
-            / PAGE_SIZE as u64;
-        let mut f = SimFile::new(i, fp.path.clone(), fp.role, storage, header.run_id, pages)
-            .with_recorded_sector(header.sector_size)
-            .with_max_pages(fp.max_pages);
-        super::setup::attach_ceiling(&mut f)?;
-        files.push(f);
+        headers.push(header);
     }
-    Ok((run_id.unwrap_or(1), files))
+    Ok(headers)
 }
 
 /// Verifies the existing pages and log, reports what is wrong, and makes what was found the
-/// expected state; then journals it.
+/// expected state; then journals it. Where the app judged the set first (`plan.judged`, the
+/// judgement `verify` makes), those findings are this resume's, and its own scan only sets
+/// the expected state: one verdict, never two counts of one loss.
 pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> anyhow::Result<()> {
     run.controls
         .stop
         .enter_stage("verification of the existing files");
+    let judged = run.plan.judged.as_ref();
+    let report = judged.is_none();
     let mut bad = 0u64;
+    for f in judged.into_iter().flatten() {
+        bad += 1;
+        run.report(f.clone());
+    }
     for &i in &run.files.data {
-        bad += restore_data(run, i, journal)?;
+        bad += restore_data(run, i, journal, report)?;
     }
     for log in &run.files.logs {
         let f = &run.files[log.file];
@@ -74,7 +103,7 @@ pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> anyhow::Result<
             .as_ref()
             .and_then(|j| j.log.get(log.file).copied().flatten());
         let scan = scan_log(&bytes, &header, durable);
-        for issue in scan.issues {
+        for issue in scan.issues.into_iter().filter(|_| report) {
             bad += 1;
             run.report(issue.into_finding(run.plan.seed, &f.path, log.file as u32));
         }
@@ -93,7 +122,12 @@ pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> anyhow::Result<
     Ok(())
 }
 
-fn restore_data(run: &Run<'_>, file: usize, journal: Option<&JournalState>) -> anyhow::Result<u64> {
+fn restore_data(
+    run: &Run<'_>,
+    file: usize,
+    journal: Option<&JournalState>,
+    report: bool,
+) -> anyhow::Result<u64> {
     let f = &run.files[file];
     let header = crate::page::FileHeader {
         run_id: run.files.run_id,
@@ -132,7 +166,7 @@ fn restore_data(run: &Run<'_>, file: usize, journal: Option<&JournalState>) -> a
         };
         seen.set(seen.get().max(durable).max(state.max_issued()));
         f.oracle.set(b.page, state);
-        if b.is_finding() {
+        if report && b.is_finding() {
             bad += 1;
             run.report(b.into_finding(run.plan.seed, &f.path, file as u32));
         }

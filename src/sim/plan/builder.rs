@@ -157,6 +157,7 @@ impl SimPlan {
                 journal_dir: None,
                 resume: false,
                 run_id: None,
+                judged: None,
                 long_io: crate::sim::control::inflight::LONG_IO,
                 random: RandomPlan::default(),
                 audit: BatchPlan::AUDIT,

@@ -41,6 +41,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         journal_dir: s.journal_dir.clone(),
         resume: s.resume,
         run_id: None,
+        judged: None,
         long_io: crate::sim::control::inflight::LONG_IO,
         random: random(c),
         audit: batch(

@@ -200,6 +200,10 @@ pub struct SimPlan {
     /// Run id of the file set to create, chosen before the run so that its evidence (dumps)
     /// can carry it; `None`: drawn when the files are created.
     pub run_id: Option<u64>,
+    /// A resume's judgement of the set it opens, made before anything was touched by the
+    /// judgement `verify` makes (`app::judge`): its findings, which the resume reports as its
+    /// own instead of its own scan's. `None`: the resume judges by its scan (in-process runs).
+    pub judged: Option<Vec<crate::findings::Finding>>,
     /// An I/O outstanding longer than this is reported once (SQLIOSim: 15 s).
     pub long_io: Duration,
     /// `[RandomUser]`.

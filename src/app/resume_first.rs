@@ -1,0 +1,104 @@
+//! What `run --resume` does before it moves, creates or writes anything (issue #35): it checks
+//! that the set is the one the configuration makes (a resume refused here has changed
+//! nothing on disk), then judges the set with `verify`'s own judgement (`judge.rs`: the same
+//! files chosen, the same findings, the same classes), so that the resume's verdict on the
+//! set it opens is verify's. A directory where a run was cut before anything was acknowledged
+//! (only its lock files or log there) owes nothing: the run starts afresh, and says so.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::VerifyArgs;
+use crate::config::RunSettings;
+use crate::findings::{Finding, FindingClass};
+use crate::io::Backend;
+use crate::page::{ActorKind, Verdict};
+use crate::sim::plan::SimPlan;
+
+/// What the resume found before it began.
+pub enum First {
+    /// Nothing was acknowledged and nothing exists to resume: start afresh (the line says so).
+    Afresh(String),
+    /// The set's findings, judged as `verify` judges them.
+    Judged(Vec<Finding>),
+}
+
+/// Judges the set a resume of `plan` opens, or refuses (exit 2) before anything changed.
+pub fn first(
+    plan: &SimPlan,
+    settings: &RunSettings,
+    backend: &dyn Backend,
+) -> anyhow::Result<First> {
+    let none_exists = plan.files.iter().all(|f| f.path.symlink_metadata().is_err());
+    if none_exists {
+        if let Ok(s) = super::judge_select::Selection::make(&mut args(plan, settings), true) {
+            if s.lost.nothing && s.targets.is_empty() && s.streams.is_empty() {
+                return Ok(First::Afresh(format!(
+                    "sqliosim: note: nothing to resume in {}: no file of the set and no journal holding anything exist (a run cut before anything was acknowledged, so nothing is owed); the run starts afresh",
+                    dirs(plan).iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+    }
+    crate::sim::driver::resume::check_set(plan, backend)?;
+    let mut a = args(plan, settings);
+    let selection = super::judge_select::Selection::make(&mut a, true)?;
+    let mut found = Vec::new();
+    let judged = selection.judge(&a.dirs, false, &mut |f| found.push(f))?;
+    if let Some(damage) = judged.journal_damage {
+        let path = crate::sim::driver::setup::journal_path(plan).unwrap_or_default();
+        found.insert(0, journal_finding(&path, &damage));
+    }
+    Ok(First::Judged(found))
+}
+
+/// `verify --dir` over the directories of the plan's files, with the run's journal.
+fn args(plan: &SimPlan, settings: &RunSettings) -> VerifyArgs {
+    VerifyArgs {
+        dirs: dirs(plan),
+        files: Vec::new(),
+        file_opts: Vec::new(),
+        journal: None,
+        journal_dir: settings.journal_dir.clone(),
+        no_journal: !plan.journal,
+        log: None,
+        json: None,
+        force: false,
+    }
+}
+
+/// The directories of the plan's files, each once, in the plan's order.
+fn dirs(plan: &SimPlan) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = Vec::new();
+    for d in plan.files.iter().filter_map(|f| f.path.parent()) {
+        let d = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        if !v.iter().any(|x| x == d) {
+            v.push(d.to_path_buf());
+        }
+    }
+    v
+}
+
+/// The journal damaged on the device under test, as the finding verify counts it for: the
+/// device broke a write it had acknowledged as durable, at the journal.
+fn journal_finding(path: &Path, damage: &str) -> Finding {
+    let mut f = Finding::page(
+        0,
+        path.to_path_buf(),
+        0,
+        0,
+        ActorKind::Verifier,
+        0,
+        Verdict::Garbage {
+            first_bytes: [0; 16],
+        },
+    );
+    f.class = FindingClass::LostWrite;
+    f.detail = Some(format!(
+        "JOURNAL DAMAGED: {damage}: the journal's device (the device under test) lost, tore or corrupted a write it had acknowledged as durable; the set is held only to what the journal recorded before the damage"
+    ));
+    f
+}
