@@ -17,6 +17,7 @@ use crate::config::RunSettings;
 use crate::io::safefile::Dir;
 use crate::io::Backend;
 use crate::sim::engine::journal::JournalState;
+use crate::sim::engine::manifest::{Keep, Manifest, Rule};
 use crate::sim::plan::SimPlan;
 
 /// What the previous run of the file set left behind.
@@ -139,30 +140,6 @@ fn look(
         prev.ours.extend(dumps.filter(|d| has_flat_dumps(d)));
     }
     prev.ours.extend(evidence.iter().map(|p| p.to_path_buf()));
-    // The backup stream holds the pages as the previous run's last finished backup read
-    // them; a partial one, how far a backup got that a bad page, a failed write or a kill
-    // stopped.
-    let magic = String::from_utf8_lossy(crate::sim::engine::backup::MAGIC);
-    for stream in [plan.backup.file.clone(), plan.backup.partial()] {
-        if written_by_us(&stream, &magic) {
-            prev.ours.push(stream);
-        }
-    }
-    // The log backup stream: the log as the previous run's last finished log backup read it.
-    let magic = String::from_utf8_lossy(crate::sim::engine::backup::logstream::MAGIC);
-    for stream in [plan.backup.log_file(), plan.backup.log_partial()] {
-        if written_by_us(&stream, &magic) {
-            prev.ours.push(stream);
-        }
-    }
-    // A restored copy left beside a data file: one whose pages read back wrong (kept as
-    // evidence), or one a crash cut short.
-    for &i in &plan.data_files() {
-        let copy = crate::sim::plan::BackupPlan::restored(&plan.files[i].path);
-        if let Ok(Some(_)) = crate::sim::engine::files::check_ownership(backend, &copy, false) {
-            prev.ours.push(copy);
-        }
-    }
     let mut found_errors = false;
     if let Some(p) = evidence.first() {
         match crate::report::readers::load::load(p) {
@@ -175,21 +152,24 @@ fn look(
             Err(_) => prev.evidence_not_clean = true,
         }
     }
-    // A Sort User's tempdb file is evidence only when the run found errors (a file with a
-    // finding is kept by the run itself). tempdb is not durable: one a crash left holds
-    // nothing owed, and the new run recreates it; kept aside after every crash, each would
-    // take another TempFileSize of disk.
-    // A DBCC User's snapshot files likewise: never durable (SQL Server drops its internal
-    // snapshot at a restart), evidence only of a run that found errors.
-    let tempdb = (0..plan.sections.sort.user_count as usize).filter_map(|i| plan.tempdb_path(i));
-    let snapshots = (0..plan.sections.check_db.user_count as usize).flat_map(|i| {
-        plan.data_files()
-            .into_iter()
-            .map(move |f| plan.snapshot_path(f, i))
-    });
-    for t in tempdb.chain(snapshots).filter(|_| found_errors) {
-        if let Ok(Some(_)) = crate::sim::engine::files::check_ownership(backend, &t, false) {
-            prev.ours.push(t);
+    // What the manifest says a rerun keeps beside the set: the backup streams (the pages as
+    // the last finished backup read them; a partial one, how far a backup got), a restore's
+    // copies left beside the data files, and — only when the run found errors — the Sort
+    // Users' tempdb files and the DBCC Users' snapshots (never durable: a crash leaves nothing
+    // owed in them, and kept after every crash each would take its size of disk again).
+    for e in Manifest::of(plan).beside_the_set() {
+        let kept = match (e.rule, e.keep) {
+            (_, Keep::Never) => false,
+            (_, Keep::WhenErrors) if !found_errors => false,
+            (Rule::Stream { log }, _) => written_by_us(&e.path, &magic(log)),
+            (Rule::Header, _) => matches!(
+                crate::sim::engine::files::check_ownership(backend, &e.path, false),
+                Ok(Some(_))
+            ),
+            (Rule::Replace, _) => false,
+        };
+        if kept {
+            prev.ours.push(e.path.clone());
         }
     }
     prev.run_id = prev.run_id.or_else(|| header_run_id(plan, backend));
@@ -276,6 +256,16 @@ fn refusal(settings: &RunSettings, plan: &SimPlan, prev: &Previous) -> String {
          summary, dumps, journal, backup streams and restored copies are kept under its run id)",
         prev.unclean.join("; ")
     )
+}
+
+/// The magic a backup stream of ours begins with, as text.
+fn magic(log: bool) -> String {
+    let m = if log {
+        crate::sim::engine::backup::logstream::MAGIC
+    } else {
+        crate::sim::engine::backup::MAGIC
+    };
+    String::from_utf8_lossy(m).into_owned()
 }
 
 /// A file of ours: it exists, is not empty, and carries `marker` near its start.

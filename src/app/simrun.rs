@@ -275,11 +275,16 @@ fn run_id_of(plan: &SimPlan, backend: &dyn Backend) -> u64 {
 /// `--metrics-textfile`.
 fn refuse_planted(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     use crate::io::safefile::check_replaceable;
-    let journal = crate::sim::driver::setup::journal_path(plan)
-        .filter(|_| plan.journal && settings.fault_injection.is_none());
-    if let Some(j) = journal {
-        check_replaceable(&j)?;
-        check_replaceable(&crate::sim::engine::journal::compaction_path(&j))?;
+    use crate::sim::engine::manifest::{Manifest, Rule};
+    // The manifest's names replaced by a rename (the journal and its compaction's temporary;
+    // a run with injected faults keeps its journal in memory).
+    let manifest = Manifest::of(plan);
+    let replaced = manifest
+        .entries
+        .iter()
+        .filter(|e| e.rule == Rule::Replace && settings.fault_injection.is_none());
+    for e in replaced {
+        check_replaceable(&e.path)?;
     }
     for out in settings.bundle.iter().chain(&settings.metrics_textfile) {
         check_replaceable(out)?;

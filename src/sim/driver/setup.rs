@@ -55,63 +55,9 @@ pub fn build<'b>(
         .iter()
         .map(|_| Arc::new(DepthGauge::new(start)))
         .collect();
-    if plan.backup.users > 0 {
-        // A name the backup cannot use (a planted link, a file not of ours) stops the run
-        // here, before it starts, as every other file the run writes does.
-        // The stream and the name a backup in progress is written under; a partial stream
-        // this opening created empty is removed again.
-        let full = [plan.backup.file.clone(), plan.backup.partial()];
-        let log = [plan.backup.log_file(), plan.backup.log_partial()];
-        let logs = if plan.backup.log_interval.is_some() {
-            &log[..]
-        } else {
-            &[]
-        };
-        for (path, magic) in full
-            .iter()
-            .map(|p| (p, crate::sim::engine::backup::MAGIC))
-            .chain(
-                logs.iter()
-                    .map(|p| (p, crate::sim::engine::backup::logstream::MAGIC)),
-            )
-        {
-            let storage = crate::sim::engine::backup::open_stream_of(
-                backend,
-                path,
-                plan.direct,
-                plan.force,
-                magic,
-            )
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            if *path != plan.backup.file && storage.is_empty().unwrap_or(false) {
-                backend.remove(path)?;
-            }
-        }
-        // The copies a restore writes beside the data files: a planted link or a file not of
-        // ours stops the run here too.
-        if plan.backup.restore {
-            for &i in &plan.data_files() {
-                let path = crate::sim::plan::BackupPlan::restored(&plan.files[i].path);
-                crate::sim::engine::files::check_ownership(backend, &path, plan.force)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            }
-        }
-    }
-    // The Sort Users' tempdb files: a planted link or a file not of ours stops the run here.
-    for i in 0..plan.sections.sort.user_count as usize {
-        if let Some(path) = plan.tempdb_path(i) {
-            crate::sim::engine::files::check_ownership(backend, &path, plan.force)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        }
-    }
-    // The DBCC Users' snapshot files, likewise.
-    for i in 0..plan.sections.check_db.user_count as usize {
-        for &f in &plan.data_files() {
-            let path = plan.snapshot_path(f, i);
-            crate::sim::engine::files::check_ownership(backend, &path, plan.force)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        }
-    }
+    // Every name the run owns beside its set, by its rule (the manifest's): a planted link
+    // or a file not of ours stops the run here, before it starts.
+    check_beside(&plan, backend)?;
     let logs = open_logs(&plan, run_id, &all)?;
     let controls = controls(&plan, backend, stop, gauges, depth)?;
     let files = FileSet {
@@ -146,6 +92,39 @@ pub fn build<'b>(
     warn_direct_io(&run);
     warn_dsync(&run);
     Ok(run)
+}
+
+/// Checks each name of the manifest beside the set by its rule: a backup stream is opened as
+/// the Backup User opens it (a partial stream this opening created empty is removed again),
+/// a file with a header must be ours or absent. Names replaced by a rename (the journal's)
+/// are refused by the app before the run.
+fn check_beside(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<()> {
+    use crate::sim::engine::backup::{logstream, MAGIC};
+    use crate::sim::engine::manifest::{Manifest, Rule};
+    for e in Manifest::of(plan).beside_the_set() {
+        match e.rule {
+            Rule::Stream { log } => {
+                let magic = if log { logstream::MAGIC } else { MAGIC };
+                let storage = crate::sim::engine::backup::open_stream_of(
+                    backend,
+                    &e.path,
+                    plan.direct,
+                    plan.force,
+                    magic,
+                )
+                .map_err(|err| anyhow::anyhow!("{}: {err}", e.path.display()))?;
+                if e.path != plan.backup.file && storage.is_empty().unwrap_or(false) {
+                    backend.remove(&e.path)?;
+                }
+            }
+            Rule::Header => {
+                files::check_ownership(backend, &e.path, plan.force)
+                    .map_err(|err| anyhow::anyhow!("{}: {err}", e.path.display()))?;
+            }
+            Rule::Replace => {}
+        }
+    }
+    Ok(())
 }
 
 /// The write-ahead log of every log file.

@@ -11,6 +11,7 @@ pub mod logforward;
 pub mod logio;
 pub mod logpack;
 pub mod logscan;
+pub mod manifest;
 pub mod oracle;
 pub mod pool;
 pub mod retry;

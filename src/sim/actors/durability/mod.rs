@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use parking_lot::Mutex;
 
 use super::context::Run;
-use crate::sim::engine::journal::{JournalService, JournalSummary, JOURNAL_NAME};
+use crate::sim::engine::journal::{JournalService, JournalSummary};
 use crate::sim::plan::SimPlan;
 
 pub use open::{open, prior};
@@ -51,12 +51,7 @@ pub type JournalSlot = Option<Journal>;
 /// Where the journal of a plan's file set is: in `--journal-dir`, else beside the first data
 /// file.
 pub fn journal_path(plan: &SimPlan) -> Option<PathBuf> {
-    let first = plan.data_files().first().map(|&i| &plan.files[i])?;
-    let dir = match &plan.journal_dir {
-        Some(d) => d.clone(),
-        None => first.path.parent()?.to_path_buf(),
-    };
-    Some(dir.join(JOURNAL_NAME))
+    crate::sim::engine::manifest::journal_path(plan)
 }
 
 /// Ends the journal of a run: a clean run (`clean`: it was not stopped, or only by a signal)
