@@ -216,14 +216,18 @@ pub struct LogScan {
 /// block is written, so its area is taken from its length rounded up to a page: a file the
 /// device or filesystem left short of its size keeps the area its blocks were written in (the
 /// blocks map to offsets by LSN modulo the area), the blocks there are judged, and the bytes
-/// lost are one issue of their own.
+/// lost are one issue of their own once the journal holds a durable log position.
 pub fn scan_log(bytes: &[u8], h: &FileHeader, durable: Option<(u64, u64)>) -> LogScan {
     let unit = u64::from(log_unit(h));
     let len = bytes.len() as u64;
     let whole = len.div_ceil(PAGE_SIZE as u64) * PAGE_SIZE as u64;
     let area = whole.saturating_sub(LOG_AREA_START) / unit * unit;
     let mut out = LogScan::default();
-    if whole != len {
+    // The size is owed once the journal holds a durable log position: the log's creation (its
+    // size made durable) came before any block was written. A cut while the file was still
+    // being created (the crash models cut the stamping writes) leaves a short file nothing
+    // was acknowledged in.
+    if whole != len && durable.is_some_and(|(_, end)| end > 0) {
         out.issues.push(LogIssue {
             offset: len,
             what: format!(

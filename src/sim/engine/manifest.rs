@@ -167,7 +167,11 @@ mod tests {
 
     #[test]
     fn every_file_a_run_may_own_is_listed_once_with_its_rule() {
-        let mut plan = SimPlan::builder().build();
+        let mut plan = SimPlan::builder(1)
+            .file(crate::sim::plan::FilePlan::data("/d/a.mdx", 16))
+            .file(crate::sim::plan::FilePlan::data("/d/b.mdx", 16))
+            .file(crate::sim::plan::FilePlan::log("/d/a.ldx", 16))
+            .build();
         plan.backup.users = 1;
         plan.backup.restore = true;
         plan.backup.log_interval = Some(std::time::Duration::from_millis(100));
@@ -181,6 +185,7 @@ mod tests {
         assert_eq!(paths.len(), n, "each path once: {paths:?}");
         let count = |r: Role| m.entries.iter().filter(|e| e.role == r).count();
         let data = plan.data_files().len();
+        assert_eq!(data, 2);
         assert_eq!(count(Role::Stream { log: false }), 1);
         assert_eq!(count(Role::Partial { log: true }), 1);
         assert_eq!(count(Role::Copy), data);
