@@ -137,7 +137,10 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
         html_path = Some(p.clone());
     }
     if let Some(p) = &args.bundle {
-        let files = crate::report::views::bundle::evidence_files(&loaded, html_path.as_deref());
+        let run_id = loaded.json.as_ref().and_then(|j| j.run_id);
+        let src = crate::report::views::bundle::Sources::beside(input, run_id)?;
+        let files =
+            crate::report::views::bundle::evidence_files(&loaded, html_path.as_deref(), &src);
         crate::report::views::bundle::write(
             p,
             &crate::report::views::bundle::top_dir_of(&loaded),

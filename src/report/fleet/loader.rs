@@ -155,7 +155,7 @@ impl Walk {
 
     fn entry(&mut self, p: PathBuf) {
         let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-        // Temporary files of an atomic rewrite (".x.json.tmp") and hidden files are not results.
+        // Temporary files of an atomic rewrite (".x.json.<random>.tmp") and hidden files are not results.
         if name.as_deref().is_some_and(|n| n.starts_with('.')) {
             return;
         }

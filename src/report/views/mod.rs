@@ -4,6 +4,7 @@
 //! drive health of [`forensics`]).
 
 pub mod bundle;
+pub mod bundle_sources;
 pub mod charts;
 pub mod dump_links;
 pub mod forensics;
