@@ -395,13 +395,13 @@ fn report_dir_does_not_follow_a_symlink_out_of_it_unless_asked() {
     let o = run(&f.args(&["report", "{S}"], &s)).expect("the report ends");
     let text = said(&o);
     assert!(
-        text.contains("1 run") && !text.contains("roothost"),
+        text.contains("1 run(s)") && !text.contains("roothost"),
         "{text}"
     );
     let o = run(&f.args(&["report", "{S}", "--follow"], &s)).expect("the report ends");
     let text = said(&o);
     assert!(
-        text.contains("2 runs") && text.contains("roothost"),
+        text.contains("2 run(s)") && text.contains("roothost"),
         "{text}"
     );
 }

@@ -10,4 +10,5 @@ pub mod dump_links;
 pub mod forensics;
 pub mod html;
 pub mod html_header;
+pub mod printable;
 pub mod terminal;
