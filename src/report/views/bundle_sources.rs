@@ -127,16 +127,27 @@ impl Sources {
             }
         }
         if let Some(root) = &self.loose {
-            for n in l
+            let named = l
                 .findings
                 .iter()
-                .filter_map(|f| f.dump.as_ref()?.file_name())
-            {
-                v.push(self.at(root, n, format!("dumps/{}", n.to_string_lossy())));
+                .filter_map(|f| f.dump.as_ref()?.file_name());
+            for n in named.flat_map(dump_set) {
+                v.push(self.at(root, &n, format!("dumps/{}", n.to_string_lossy())));
             }
         }
         v
     }
+}
+
+/// The files of one dump, from the name a finding gives (its text file `STEM.txt`): that
+/// name, `STEM.received` and `STEM.expected`.
+fn dump_set(text: &OsStr) -> Vec<OsString> {
+    let name = text.to_string_lossy();
+    let mut v = vec![text.to_os_string()];
+    if let Some(stem) = name.strip_suffix(".txt") {
+        v.extend(["received", "expected"].map(|ext| OsString::from(format!("{stem}.{ext}"))));
+    }
+    v
 }
 
 /// The names the log of JSON summary `l` (named `json`) may have in the summary's own
