@@ -120,8 +120,13 @@ pub(super) fn open_evidence(settings: &RunSettings, run_id: u64) -> anyhow::Resu
     })
 }
 
-/// `--bundle`: the configuration, log, JSON, dumps and report in one archive.
-pub(super) fn write_bundle(settings: &RunSettings, out: &Path) -> anyhow::Result<()> {
+/// `--bundle`: the configuration, log, JSON, dumps and report in one archive; the dumps read
+/// through the directory the run wrote them into (`evidence`'s), never by path again.
+pub(super) fn write_bundle(
+    settings: &RunSettings,
+    evidence: &Evidence,
+    out: &Path,
+) -> anyhow::Result<()> {
     let input = settings
         .json
         .clone()
@@ -132,7 +137,8 @@ pub(super) fn write_bundle(settings: &RunSettings, out: &Path) -> anyhow::Result
     {
         extra.push(BundleFile::disk(p, "config"));
     }
-    crate::report::views::bundle::write_for(&input, None, &extra, out)
+    let dumps = evidence.dumps_opened();
+    crate::report::views::bundle::write_for_run(&input, &settings.error_log, dumps, &extra, out)
         .map_err(|e| anyhow::anyhow!("cannot write the bundle {}: {e}", out.display()))?;
     Ok(())
 }

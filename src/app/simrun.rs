@@ -135,7 +135,7 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         crate::exit::errln!("sqliosim: warning: writing the evidence failed: {e}");
     }
     if let Some(out) = &settings.bundle {
-        write_bundle(settings, out)?;
+        write_bundle(settings, &evidence, out)?;
     }
     let printed = print_end(settings, &outcome, seed);
     let bench = bench.map(super::run_bench::Ended::finish).transpose()?;

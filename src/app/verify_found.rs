@@ -6,6 +6,11 @@
 //! device lost its header page, or fails to read it), and then it is checked as the journal's
 //! file, its lost header a finding (`verify_lost.rs`). One whose page 0 the device cannot read
 //! and that no journal names is said, not passed over in silence.
+//!
+//! In a directory, a symlink is not followed (anyone who can write the directory could point
+//! `sqliosim.mdx` at a root-only file, and its pages would be read and dumped): only the
+//! directory's own regular files are scanned, each opened with `O_NOFOLLOW`. A file named
+//! with `--file` is the user's choice and is followed.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -65,7 +70,7 @@ impl Found {
     /// Opens `path` and adds it to what was found; a file that cannot be opened or read is an
     /// error when `explicit`, else skipped (a directory holds other files too).
     pub fn add(&mut self, path: &Path, explicit: bool) -> anyhow::Result<()> {
-        match open(path) {
+        match open(path, explicit) {
             Ok((storage, Ok(header), _)) => self.targets.push(ScanTarget {
                 path: path.to_path_buf(),
                 header,
@@ -101,7 +106,7 @@ pub fn discover(files: &[PathBuf], dirs: &[PathBuf]) -> anyhow::Result<Found> {
             .with_context(|| format!("cannot read the directory {}", dir.display()))?;
         let mut paths: Vec<PathBuf> = Vec::new();
         for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-            match std::fs::metadata(&p) {
+            match std::fs::symlink_metadata(&p) {
                 Ok(m) if m.is_file() => paths.push(p),
                 // Names readable but not their files: a directory without search permission.
                 Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => anyhow::bail!(
@@ -127,15 +132,15 @@ type Opened = (
     Option<bool>,
 );
 
-/// Opens `path` read-only and decodes its page 0.
-fn open(path: &Path) -> anyhow::Result<Opened> {
+/// Opens `path` read-only (a symlink followed only when `follow`) and decodes its page 0.
+fn open(path: &Path, follow: bool) -> anyhow::Result<Opened> {
     let opts = OpenOptions {
         create: false,
         direct: false,
         write_through: false,
     };
     let storage: Arc<dyn Storage> = Arc::new(
-        crate::io::direct::open_existing_file(path, opts, false, true)
+        crate::io::direct::open_existing_file(path, opts, false, follow)
             .with_context(|| format!("cannot open {}", path.display()))?,
     );
     let mut buf = AlignedBuf::new(PAGE_SIZE)?;

@@ -326,7 +326,10 @@ fn load(o: &RunArgs, env: &Env) -> Result<ConfigText, ConfigError> {
         });
     }
     let local = env.cwd.join(WORKING_DIR_CONFIG);
-    if local.is_file() {
+    // Any entry under the name is the configuration meant: one that is no regular file (a
+    // FIFO, a directory, a dangling symlink) is refused by `read`, never passed over for the
+    // built-in run.
+    if local.symlink_metadata().is_ok() {
         let text = read(&local)?;
         let name = WORKING_DIR_CONFIG.into();
         return Ok(ConfigText {

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use clap::Parser;
 
 use crate::exit::Outcome;
+use crate::report::views::printable::printable;
 
 /// Reads the XML log or JSON summary of a run (also one cut short by a killed run) and prints
 /// a summary; exits 1 when it holds integrity errors, 0 when clean, 2 when unreadable or when
@@ -42,6 +43,12 @@ pub struct Args {
     /// without corruption exit 2. Always the fleet report, even over one input.
     #[arg(long, value_name = "FILE")]
     pub expect_hosts: Option<PathBuf>,
+    /// Follow symlinks met while searching a directory. Without it a symlink inside the
+    /// directory is passed over (and listed as skipped): anyone who can write the directory
+    /// could otherwise point the report at results that are not theirs to show (the inputs
+    /// named on the command line are followed either way).
+    #[arg(long)]
+    pub follow: bool,
 }
 
 /// The fleet report found no corruption, but a result is unreadable or a run did not finish
@@ -96,8 +103,12 @@ fn fleet(args: &Args) -> anyhow::Result<Outcome> {
         Some(p) => Some(super::fleet::expect::read(p)?),
         None => None,
     };
-    let (v, text, written) =
-        super::fleet::run(&args.input, expected.as_deref(), &fleet_outputs(args));
+    let (v, text, written) = super::fleet::run(
+        &args.input,
+        expected.as_deref(),
+        args.follow,
+        &fleet_outputs(args),
+    );
     let verdict = match (v.code, written) {
         (1, Err(e)) => {
             crate::exit::errln!("sqliosim: error: {e}");
@@ -106,9 +117,9 @@ fn fleet(args: &Args) -> anyhow::Result<Outcome> {
         (_, Err(e)) => Err(e.into()),
         (0, Ok(())) => Ok(Outcome::Clean),
         (1, Ok(())) => Ok(Outcome::Findings),
-        (_, Ok(())) => Err(FleetIncomplete(v.problems).into()),
+        (_, Ok(())) => Err(FleetIncomplete(printable(&v.problems).into_owned()).into()),
     };
-    crate::exit::after_printing(crate::exit::out!("{text}"), verdict)
+    crate::exit::after_printing(crate::exit::out!("{}", printable(&text)), verdict)
 }
 
 /// The directory a file is in (`.` for a bare name).
@@ -124,7 +135,10 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
     let loaded = crate::report::readers::load::load(input)?;
     // The lines after the report are best effort (`.ok()`): a broken stdout stays broken, and
     // the report's own line reports it without hiding the verdict.
-    let printed = crate::exit::out!("{}", crate::report::views::terminal::render(&loaded));
+    let printed = crate::exit::out!(
+        "{}",
+        printable(&crate::report::views::terminal::render(&loaded))
+    );
     let mut html_path = None;
     if let Some(p) = &args.html {
         let links = crate::report::views::dump_links::DumpLinks::From {
@@ -137,7 +151,10 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
         html_path = Some(p.clone());
     }
     if let Some(p) = &args.bundle {
-        let files = crate::report::views::bundle::evidence_files(&loaded, html_path.as_deref());
+        let run_id = loaded.json.as_ref().and_then(|j| j.run_id);
+        let src = crate::report::views::bundle::Sources::beside(input, run_id)?;
+        let files =
+            crate::report::views::bundle::evidence_files(&loaded, html_path.as_deref(), &src);
         crate::report::views::bundle::write(
             p,
             &crate::report::views::bundle::top_dir_of(&loaded),
@@ -150,7 +167,7 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
             html: None,
             ..fleet_outputs(args)
         };
-        let fleet = super::fleet::build(&args.input, None);
+        let fleet = super::fleet::build_walk(&args.input, None, args.follow);
         let v = super::fleet::verdict::judge(&fleet);
         for line in super::fleet::write_outputs(&fleet, &v, &args.input, &out)? {
             crate::exit::outln!("{line}").ok();

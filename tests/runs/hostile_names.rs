@@ -19,17 +19,17 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const NOBODY: u32 = 65534;
+pub(super) const NOBODY: u32 = 65534;
 /// A run that hangs this long on a planted name has failed.
-const TIMEOUT: Duration = Duration::from_secs(20);
+pub(super) const TIMEOUT: Duration = Duration::from_secs(20);
 const PLAIN: &[u8] = b"a root-owned file: <SQLIOSIM_LOG> sqliosim-summary/1\n";
 
-fn bin() -> PathBuf {
+pub(super) fn bin() -> PathBuf {
     std::env::var_os("HOSTILE_BIN")
         .map_or_else(|| env!("CARGO_BIN_EXE_sqliosim").into(), PathBuf::from)
 }
 
-fn is_root() -> bool {
+pub(super) fn is_root() -> bool {
     if rustix::process::geteuid().is_root() {
         return true;
     }
@@ -42,9 +42,15 @@ fn is_root() -> bool {
 }
 
 /// Runs `args`; kills the process after [`TIMEOUT`] (`None`: it hung).
-fn run(args: &[OsString]) -> Option<Output> {
-    let mut child = Command::new(bin())
-        .args(args)
+pub(super) fn run(args: &[OsString]) -> Option<Output> {
+    let mut cmd = Command::new(bin());
+    cmd.args(args);
+    run_cmd(cmd)
+}
+
+/// Runs `cmd` as [`run`] does.
+pub(super) fn run_cmd(mut cmd: Command) -> Option<Output> {
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -62,12 +68,12 @@ fn run(args: &[OsString]) -> Option<Output> {
     Some(child.wait_with_output().expect("output"))
 }
 
-fn chown(p: &Path) {
+pub(super) fn chown(p: &Path) {
     std::os::unix::fs::lchown(p, Some(NOBODY), Some(NOBODY)).expect("lchown");
 }
 
 /// A directory as the attacker made it: theirs, mode 0777, no sticky bit.
-fn shared_dir(p: &Path) {
+pub(super) fn shared_dir(p: &Path) {
     std::fs::create_dir_all(p).expect("mkdir");
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     chown(p);
@@ -84,14 +90,14 @@ const CONFIG: &str = "[CONFIG]\nStopOnError=TRUE\nTestCycles=1\nTestCycleDuratio
 
 /// What every case shares: the configurations, and the victims in a root-only directory — a
 /// plain file, a directory, and the whole evidence of a genuine earlier run (`REF`).
-struct Fixture {
+pub(super) struct Fixture {
     _base: tempfile::TempDir,
-    base: PathBuf,
-    private: PathBuf,
-    reference: PathBuf,
+    pub(super) base: PathBuf,
+    pub(super) private: PathBuf,
+    pub(super) reference: PathBuf,
 }
 
-fn fixture() -> &'static Fixture {
+pub(super) fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
         let t = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
@@ -158,7 +164,7 @@ fn fixture() -> &'static Fixture {
 impl Fixture {
     /// `args` with {S} (the case's directory), {P} (the private one) and {R} (the reference
     /// run's) filled in.
-    fn args(&self, args: &[&str], s: &Path) -> Vec<OsString> {
+    pub(super) fn args(&self, args: &[&str], s: &Path) -> Vec<OsString> {
         args.iter()
             .map(|a| {
                 a.replace("{S}", &s.to_string_lossy())
@@ -191,7 +197,7 @@ enum Victim {
 
 /// What the case directory holds before the name is planted.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Prep {
+pub(super) enum Prep {
     Empty,
     /// A copy of the reference run's file set (for `verify`).
     Set,
@@ -206,14 +212,14 @@ enum Prep {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Plant {
+pub(super) enum Plant {
     Symlink,
     HardLink,
     Fifo,
     Dir,
 }
 
-const PLANTS: [Plant; 4] = [Plant::Symlink, Plant::HardLink, Plant::Fifo, Plant::Dir];
+pub(super) const PLANTS: [Plant; 4] = [Plant::Symlink, Plant::HardLink, Plant::Fifo, Plant::Dir];
 
 struct Case {
     what: &'static str,
@@ -355,13 +361,17 @@ const RUN_CASES: &[Case] = &[
         Prep::Empty,
         run_args!(),
     ),
-    case(
-        "run: JSON temporary",
-        ".sqliosim.log.json.tmp",
-        Victim::Plain,
-        Prep::Empty,
-        run_args!(),
-    ),
+    // A random temporary name now: the old fixed one, planted, is passed over.
+    Case {
+        code: 0,
+        ..case(
+            "run: JSON temporary",
+            ".sqliosim.log.json.tmp",
+            Victim::Plain,
+            Prep::Empty,
+            run_args!(),
+        )
+    },
     case(
         "run --json",
         "out.json",
@@ -369,13 +379,17 @@ const RUN_CASES: &[Case] = &[
         Prep::Empty,
         run_args!("--json", "{S}/out.json"),
     ),
-    case(
-        "run --json: temporary",
-        ".out.json.tmp",
-        Victim::Plain,
-        Prep::Empty,
-        run_args!("--json", "{S}/out.json"),
-    ),
+    // A random temporary name now: the old fixed one, planted, is passed over.
+    Case {
+        code: 0,
+        ..case(
+            "run --json: temporary",
+            ".out.json.tmp",
+            Victim::Plain,
+            Prep::Empty,
+            run_args!("--json", "{S}/out.json"),
+        )
+    },
     case(
         "run --bundle",
         "b.tar.gz",
@@ -452,13 +466,17 @@ const VERIFY_CASES: &[Case] = &[
         Prep::Set,
         verify_args!("--json", "{S}/v.json"),
     ),
-    case(
-        "verify --json: temporary",
-        ".v.json.tmp",
-        Victim::Plain,
-        Prep::Set,
-        verify_args!("--json", "{S}/v.json"),
-    ),
+    // A random temporary name now: the old fixed one, planted, is passed over.
+    Case {
+        code: 0,
+        ..case(
+            "verify --json: temporary",
+            ".v.json.tmp",
+            Victim::Plain,
+            Prep::Set,
+            verify_args!("--json", "{S}/v.json"),
+        )
+    },
     case(
         "verify --log: dumps/",
         "dumps",
@@ -584,7 +602,7 @@ const OUTPUT_CASES: &[Case] = &[
 ];
 
 /// The content of a victim: a file's bytes, or a directory's names and files' bytes.
-fn snapshot(p: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+pub(super) fn snapshot(p: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     if p.is_dir() {
         let mut v: Vec<_> = std::fs::read_dir(p)
             .expect("list victim")
@@ -601,7 +619,7 @@ fn snapshot(p: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     }
 }
 
-fn prepare(f: &Fixture, s: &Path, prep: Prep) {
+pub(super) fn prepare(f: &Fixture, s: &Path, prep: Prep) {
     shared_dir(s);
     let copy = |name: &str, to: &str| {
         std::fs::copy(f.reference.join(name), s.join(to)).expect("copy");
@@ -632,7 +650,7 @@ fn prepare(f: &Fixture, s: &Path, prep: Prep) {
 }
 
 /// Plants `kind` at `at`, pointing at `victim`.
-fn plant(at: &Path, kind: Plant, victim: &Path) {
+pub(super) fn plant(at: &Path, kind: Plant, victim: &Path) {
     match kind {
         Plant::Symlink => std::os::unix::fs::symlink(victim, at).expect("symlink"),
         // A directory cannot be hard-linked: a hard link to a plain file stands in its place.
@@ -702,7 +720,7 @@ fn check(cases: &[Case], tag: &str) -> Vec<String> {
     failed
 }
 
-fn assert_none(failed: Vec<String>) {
+pub(super) fn assert_none(failed: Vec<String>) {
     assert!(
         failed.is_empty(),
         "{} case(s) failed:\n{}",
@@ -936,14 +954,14 @@ fn the_header_says_when_the_directory_is_exposed() {
 
 /// A directory entry as `lstat` sees it (a symlink not followed): inode, type and, for a
 /// symlink, where it points. A rename over the entry changes all of them.
-fn entry_of(p: &Path) -> (u64, std::fs::FileType, Option<PathBuf>) {
+pub(super) fn entry_of(p: &Path) -> (u64, std::fs::FileType, Option<PathBuf>) {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::symlink_metadata(p).expect("the planted entry is still there");
     (m.ino(), m.file_type(), std::fs::read_link(p).ok())
 }
 
 /// The run id of a run's JSON summary, as the names of its kept evidence carry it.
-fn run_tag(json: &Path) -> String {
+pub(super) fn run_tag(json: &Path) -> String {
     let text = std::fs::read_to_string(json).expect("the run's JSON summary");
     let at = text.find("\"run_id\":").expect("a run_id") + "\"run_id\":".len();
     let id: u64 = text[at..]

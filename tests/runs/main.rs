@@ -23,6 +23,7 @@ mod fault_injection;
 mod generations;
 mod host_tools;
 mod hostile_env;
+mod hostile_evidence;
 mod hostile_names;
 mod joints;
 mod kernel_beside;

@@ -58,11 +58,30 @@ fn size_of(path: &std::path::Path, create: Option<u64>) -> anyhow::Result<u64> {
         return Ok(crate::bench::target::default_size(path));
     }
     match std::fs::metadata(path) {
-        Ok(m) => Ok(m.len()),
+        Ok(m) if m.is_file() => Ok(m.len()),
+        // A FIFO, socket, character device or directory has no size to test over.
+        Ok(m) => anyhow::bail!(
+            "{}: {}; a target must be a regular file or a block device",
+            path.display(),
+            kind_of(&m)
+        ),
         Err(_) => anyhow::bail!(
             "{}: the target does not exist; give -c<size> to create it",
             path.display()
         ),
+    }
+}
+
+/// What a target that is neither a regular file nor a block device is, for the refusal.
+fn kind_of(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    match () {
+        () if t.is_fifo() => "is a FIFO",
+        () if t.is_dir() => "is a directory",
+        () if t.is_socket() => "is a socket",
+        () if t.is_char_device() => "is a character device",
+        () => "is not a regular file",
     }
 }
 

@@ -278,7 +278,9 @@ fn plain_files(
 /// Reads `param.txt`: `<file> <threads> [<mask> [<size MB>]]` per line, `#` comments.
 pub fn read_param_file(map: &DriveMap, name: &str) -> Result<Vec<SqlioFile>, String> {
     let path = map.resolve(name)?;
-    let text = std::fs::read_to_string(&path)
+    // A FIFO or device is refused at once (it would block the read until killed).
+    let bytes = crate::io::safefile::read_input(&path).map_err(|e| format!("-F{name}: {e}"))?;
+    let text = String::from_utf8(bytes)
         .map_err(|e| format!("-F{name}: cannot read {}: {e}", path.display()))?;
     parse_param_text(map, name, &text)
 }

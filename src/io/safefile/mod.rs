@@ -8,11 +8,14 @@
 //! followed), `O_NONBLOCK` (a FIFO opens at once instead of waiting for a writer) and, for new
 //! files, `O_CREAT|O_EXCL`; then the opened descriptor — not the path, which can change between
 //! a check and a use — is checked with `fstat`: a regular file, one link, owned by us. Files
-//! replaced whole are written to a temporary created with `O_EXCL` in the same directory and
-//! renamed over the name (a rename replaces a planted name; it never writes through it).
+//! replaced whole are written to a temporary created with `O_EXCL` under a random name in the
+//! same directory and renamed over the name (a rename replaces a planted name; it never
+//! writes through it). Page dumps, which may hold root-only bytes, are 0600 in a 0700
+//! directory ([`Dir::private_subdir`], [`Dir::open_private`]).
 //! Nothing is truncated before those checks pass.
 
 mod exposure;
+mod private;
 mod replace;
 
 pub use exposure::exposure;

@@ -1,15 +1,22 @@
-//! Files replaced whole (the JSON summary, reports, bundles, man pages, the journal's
-//! compaction): written to a temporary created with `O_EXCL` beside the name, then renamed
-//! over it. A rename replaces whatever the name was (it never writes through a symlink or a
-//! hard link), and a name that is not one of our own regular files is refused before it is
-//! replaced, so that the refusal is said instead of passing unnoticed.
+//! Files replaced whole (the JSON summary, reports, bundles, man pages, the metrics textfile,
+//! the journal's compaction): written to a temporary created with `O_EXCL` beside the name,
+//! then renamed over it. A rename replaces whatever the name was (it never writes through a
+//! symlink or a hard link), and a name that is not one of our own regular files is refused
+//! before it is replaced, so that the refusal is said instead of passing unnoticed.
+//!
+//! The temporary's name ends in 16 random hex digits (`.NAME.<random>.tmp`), drawn afresh and
+//! retried when taken ([`Dir::new_temp`]): with a fixed name, anyone who could write the
+//! directory planted it first and the summary or the metrics were never written. A temporary
+//! left by a process killed between its create and its rename is not looked for: no later
+//! write needs its name, so it costs only its space, and removing names that merely look
+//! like ours would remove another process's temporary while it is being written.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{problem_of, refused, Create, Dir, Problem, SafeFileError, Use};
+use super::{problem_of, refused, Dir, SafeFileError, Use};
 
 /// A replacement being written; renamed over its name by [`Replacement::commit`], removed if
 /// dropped before.
@@ -22,34 +29,43 @@ pub struct Replacement {
 }
 
 impl Replacement {
-    /// Starts replacing `path`, through the temporary `.NAME.tmp` beside it.
+    /// Starts replacing `path`, through a temporary `.NAME.<random>.tmp` beside it (mode 0644
+    /// before the umask: the summaries and reports are for others to read).
     pub fn create(path: &Path) -> Result<Replacement, SafeFileError> {
-        let (dir, name) = Dir::of(path)?;
-        let mut tmp = OsString::from(".");
-        tmp.push(&name);
-        tmp.push(".tmp");
-        Replacement::start(dir, name, tmp)
+        Replacement::hidden(path, 0o644)
     }
 
-    /// Starts replacing `path` through the temporary `tmp` (a name in the same directory).
-    pub fn create_through(path: &Path, tmp: &OsStr) -> Result<Replacement, SafeFileError> {
-        let (dir, name) = Dir::of(path)?;
-        Replacement::start(dir, name, tmp.to_os_string())
+    /// As [`Replacement::create`], the file mode 0600: for content that may hold bytes of
+    /// files only we can read (the evidence bundle packs page dumps).
+    pub fn create_private(path: &Path) -> Result<Replacement, SafeFileError> {
+        Replacement::hidden(path, 0o600)
     }
 
-    fn start(dir: Dir, name: OsString, tmp: OsString) -> Result<Replacement, SafeFileError> {
+    fn hidden(path: &Path, mode: u32) -> Result<Replacement, SafeFileError> {
+        let (dir, name) = Dir::of(path)?;
+        let mut prefix = OsString::from(".");
+        prefix.push(&name);
+        prefix.push(".");
+        Replacement::start(dir, name, &prefix, ".tmp", mode)
+    }
+
+    /// Starts replacing `path` through a temporary `PREFIX.<random>` in the same directory.
+    pub fn create_through(path: &Path, prefix: &OsStr) -> Result<Replacement, SafeFileError> {
+        let (dir, name) = Dir::of(path)?;
+        let mut prefix = prefix.to_os_string();
+        prefix.push(".");
+        Replacement::start(dir, name, &prefix, "", 0o644)
+    }
+
+    fn start(
+        dir: Dir,
+        name: OsString,
+        prefix: &OsStr,
+        suffix: &str,
+        mode: u32,
+    ) -> Result<Replacement, SafeFileError> {
         check_target(&dir, &name)?;
-        let file = match dir.open_file(&tmp, Create::New, Use::Own) {
-            // A temporary of ours left by a process killed between its write and its rename.
-            Err(SafeFileError::Refused {
-                problem: Problem::Exists,
-                ..
-            }) => {
-                dir.unlink(&tmp)?;
-                dir.open_file(&tmp, Create::New, Use::Own)?
-            }
-            r => r?,
-        };
+        let (tmp, file) = dir.new_temp(prefix, suffix, mode)?;
         Ok(Replacement {
             dir,
             name,

@@ -54,10 +54,14 @@ enum Read {
     Skipped(Problem),
 }
 
-/// Finds and reads every result under `inputs`.
-pub fn load(inputs: &[PathBuf]) -> FleetInputs {
+/// Finds and reads every result under `inputs`; symlinks inside a directory are followed only
+/// when `follow`.
+pub fn load(inputs: &[PathBuf], follow: bool) -> FleetInputs {
     let mut out = FleetInputs::default();
-    let mut walk = Walk::default();
+    let mut walk = Walk {
+        follow,
+        ..Walk::default()
+    };
     for input in inputs {
         if input.is_dir() {
             walk.dir(input);
@@ -121,13 +125,16 @@ struct Walk {
     bad: Vec<Problem>,
     skipped: Vec<Problem>,
     seen: std::collections::HashSet<(u64, u64)>,
+    /// Symlinks met inside a directory are followed (`--follow`); else passed over.
+    follow: bool,
 }
 
 impl Walk {
     /// Every `*.json` and `*.xml` under `dir`, sorted; a directory that cannot be listed is
-    /// unreadable. Symlinks are followed (a results tree may be assembled from links), but a
-    /// directory already walked is not walked again, and a name that is not a regular file (a
-    /// FIFO would stall the read) is skipped.
+    /// unreadable. A symlink inside is skipped unless `follow` (another user who can write
+    /// the directory could point it at `/`, and the report would show root's results); when
+    /// followed, a directory already walked is not walked again. A name that is not a regular
+    /// file (a FIFO would stall the read) is skipped.
     fn dir(&mut self, dir: &Path) {
         use std::os::unix::fs::MetadataExt;
         let Ok(meta) = std::fs::metadata(dir) else {
@@ -155,8 +162,16 @@ impl Walk {
 
     fn entry(&mut self, p: PathBuf) {
         let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-        // Temporary files of an atomic rewrite (".x.json.tmp") and hidden files are not results.
+        // Temporary files of an atomic rewrite (".x.json.<random>.tmp") and hidden files are not results.
         if name.as_deref().is_some_and(|n| n.starts_with('.')) {
+            return;
+        }
+        let link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
+        if link && !self.follow {
+            self.skipped.push(Problem {
+                path: p,
+                reason: "a symlink: not followed (--follow follows symlinks)".into(),
+            });
             return;
         }
         let Ok(meta) = std::fs::metadata(&p) else {

@@ -44,9 +44,15 @@ pub struct Outputs {
 }
 
 /// Reads and merges every result under `inputs`; `expected` (from `--expect-hosts`) names the
-/// hosts that must have reported.
+/// hosts that must have reported. Symlinks inside a directory walked are not followed.
 pub fn build(inputs: &[PathBuf], expected: Option<&[String]>) -> Fleet {
-    let mut fleet = merge::build(loader::load(inputs));
+    build_walk(inputs, expected, false)
+}
+
+/// As [`build`], following the symlinks inside the directories walked when `follow`
+/// (`report --follow`).
+pub fn build_walk(inputs: &[PathBuf], expected: Option<&[String]>, follow: bool) -> Fleet {
+    let mut fleet = merge::build(loader::load(inputs, follow));
     if let Some(names) = expected {
         expect::check(&mut fleet, names);
     }
@@ -89,9 +95,10 @@ pub fn write_outputs(
 pub fn run(
     inputs: &[PathBuf],
     expected: Option<&[String]>,
+    follow: bool,
     out: &Outputs,
 ) -> (FleetVerdict, String, Result<(), ReportError>) {
-    let fleet = build(inputs, expected);
+    let fleet = build_walk(inputs, expected, follow);
     let v = verdict::judge(&fleet);
     let mut text = table::render(&fleet, &v);
     let written = write_outputs(&fleet, &v, inputs, out).map(|lines| {

@@ -1,5 +1,9 @@
 //! Page dumps: the raw received and expected images of a corrupt page, and a text file that
 //! decodes both headers and shows the differing bytes (like SQLIOSim's SqlSimErrorDump files).
+//!
+//! A received image holds whatever the file read held, which may be bytes only root can read
+//! (a data file of a root-only set, or one another user slipped in): every dump is mode 0600
+//! in directories of mode 0700 (`dumps/` and the per-run one), whatever the umask.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -42,10 +46,10 @@ fn dumps_root(dir: &Path) -> Option<&Path> {
 /// `dumps/` above a per-run one the same way.
 fn own_dir(dir: &Path) -> Result<Dir, ReportError> {
     if let (Some(root), Some(name)) = (dumps_root(dir), dir.file_name()) {
-        return Ok(own_dir(root)?.own_subdir(name)?);
+        return Ok(own_dir(root)?.private_subdir(name)?);
     }
     let (parent, name) = Dir::of(dir)?;
-    Ok(parent.own_subdir(&name)?)
+    Ok(parent.private_subdir(&name)?)
 }
 
 impl DumpWriter {
@@ -65,10 +69,10 @@ impl DumpWriter {
         if let Some(root) = dumps_root(&self.dir) {
             if exists(root) {
                 let (parent, name) = Dir::of(root)?;
-                let root_dir = parent.own_subdir(&name)?;
+                let root_dir = parent.private_subdir(&name)?;
                 if let Some(name) = self.dir.file_name() {
                     if root_dir.stat(name)?.is_some() {
-                        self.opened = Some(root_dir.own_subdir(name)?);
+                        self.opened = Some(root_dir.private_subdir(name)?);
                     }
                 }
             }
@@ -76,7 +80,7 @@ impl DumpWriter {
         }
         let (parent, name) = Dir::of(&self.dir)?;
         if parent.stat(&name)?.is_some() {
-            self.opened = Some(parent.own_subdir(&name)?);
+            self.opened = Some(parent.private_subdir(&name)?);
         }
         Ok(())
     }
@@ -86,6 +90,13 @@ impl DumpWriter {
             self.opened = Some(own_dir(&self.dir)?);
         }
         Ok(self.opened.as_ref().expect("opened above"))
+    }
+
+    /// The directory dumps went to, as opened when the first was written (another
+    /// descriptor of it); `None` when none was written. Readers of the dumps (the bundle) go
+    /// through it, never through the path again: the path may name another directory now.
+    pub fn opened(&self) -> Option<Dir> {
+        self.opened.as_ref().and_then(|d| d.try_clone().ok())
     }
 
     /// The directory dumps go to.
@@ -121,7 +132,7 @@ impl DumpWriter {
 /// Writes one dump file in `dir`: a new file, or one of ours from an earlier run emptied.
 fn write_dump(dir: &Dir, name: &str, bytes: &[u8]) -> Result<PathBuf, ReportError> {
     let path = dir.join(name.as_ref());
-    let mut f = dir.open_file(name.as_ref(), Create::Either, Use::Own)?;
+    let mut f = dir.open_private(name.as_ref(), Create::Either, Use::Own)?;
     f.set_len(0)
         .and_then(|_| f.write_all(bytes))
         .map_err(|e| ReportError::io(&path, e))?;

@@ -178,6 +178,16 @@ impl Evidence {
         self.state.lock().doc.bench = Some(figures);
     }
 
+    /// The directory the run's page dumps went to, as the dump writer opened it (see
+    /// [`DumpWriter::opened`]); `None` when no dump was written.
+    pub fn dumps_opened(&self) -> Option<crate::io::safefile::Dir> {
+        self.state
+            .lock()
+            .dumps
+            .as_ref()
+            .and_then(DumpWriter::opened)
+    }
+
     /// The first failure to write evidence, if any.
     pub fn take_error(&self) -> Option<ReportError> {
         self.state.lock().error.take()

@@ -196,7 +196,7 @@ impl JsonReport {
 
 pub use crate::config::beside_log;
 
-/// Writes `value` as pretty JSON to `path` atomically: a temporary file `.NAME.tmp` created
+/// Writes `value` as pretty JSON to `path` atomically: a temporary file `.NAME.<random>.tmp` created
 /// anew in the same directory, then renamed over the old file (see
 /// [`crate::io::safefile::Replacement`]).
 pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), ReportError> {

@@ -3,7 +3,7 @@
 //! once more at the end.
 //!
 //! The file is written like the JSON summary, through [`crate::io::safefile::replace`]: a
-//! temporary `.NAME.tmp` created with `O_EXCL` beside it, then renamed over the name, so a
+//! temporary `.NAME.<random>.tmp` created with `O_EXCL` beside it, then renamed over the name, so a
 //! scraper never reads half a file and a planted symlink or another user's file under the
 //! name is refused, never followed (the collector reads only `*.prom`, so the temporary is
 //! never scraped). The counters come from the running statistics ([`Event::Stats`]: I/Os,

@@ -1,13 +1,18 @@
 //! The evidence bundle: one tar.gz with the log, JSON, dumps, report and system information.
+//! Its files come only from directories the tool holds open ([`Sources`]), never from a path
+//! a summary records, and the archive is mode 0600: it may hold dumps of root-only bytes.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
-use crate::io::safefile::{self, Replacement, Use};
+use crate::io::safefile::{self, Dir, Replacement, Use};
 use crate::report::error::ReportError;
-use crate::report::readers::load::{InputKind, RunEvidence};
+use crate::report::readers::load::RunEvidence;
+pub use crate::report::views::bundle_sources::Sources;
 
 /// How the top directory inside the archive begins; [`top_dir`] adds the host and run id.
 pub const TOP: &str = "sqliosim-evidence";
@@ -52,14 +57,27 @@ pub fn top_dir_of(l: &RunEvidence) -> String {
 }
 
 /// One member of the bundle.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum BundleFile {
-    /// A file on disk, stored under `name`.
+    /// A file at a path the user gave (the input, the configuration), stored under `name`.
     Disk {
         /// Where it is.
         path: PathBuf,
         /// Its name in the archive (below the top directory).
         name: String,
+    },
+    /// The file `file` of a directory the tool holds open, opened without following a
+    /// symlink and taken only when it is a regular file with one link (`whose` says whose it
+    /// may be); stored under `name`.
+    At {
+        /// The directory.
+        dir: Arc<Dir>,
+        /// The name in it.
+        file: OsString,
+        /// Its name in the archive (below the top directory).
+        name: String,
+        /// Whose it may be.
+        whose: Use,
     },
     /// Generated content.
     Bytes {
@@ -88,19 +106,44 @@ impl BundleFile {
     }
 }
 
-/// Writes the archive through a temporary renamed over `out` (see
+impl BundleFile {
+    /// Its name in the archive.
+    fn name(&self) -> &str {
+        match self {
+            BundleFile::Disk { name, .. }
+            | BundleFile::At { name, .. }
+            | BundleFile::Bytes { name, .. } => name,
+        }
+    }
+}
+
+/// Writes the archive (mode 0600) through a temporary renamed over `out` (see
 /// [`crate::io::safefile::Replacement`]); files that no longer exist are skipped (the
 /// archive lists what it has), and so are members that are not regular files or are symlinks
-/// (a name planted among the dumps must not carry another file into the archive).
-/// Every member goes below the directory `top` ([`top_dir_of`]).
+/// (a name planted among the dumps must not carry another file into the archive), and a
+/// second member of the same name. Every member goes below the directory `top`
+/// ([`top_dir_of`]).
 pub fn write(out: &Path, top: &str, files: &[BundleFile]) -> Result<(), ReportError> {
-    let mut r = Replacement::create(out)?;
+    let mut r = Replacement::create_private(out)?;
     let io = |e| ReportError::io(out, e);
     let mut tar = tar::Builder::new(GzEncoder::new(r.file(), Compression::default()));
-    for m in files {
+    let mut seen = std::collections::HashSet::new();
+    for m in files.iter().filter(|m| seen.insert(m.name().to_owned())) {
         match m {
             BundleFile::Disk { path, name } => {
                 let Ok(Some(mut f)) = safefile::open_existing(path, Use::Input) else {
+                    continue;
+                };
+                tar.append_file(format!("{top}/{name}"), &mut f)
+                    .map_err(io)?;
+            }
+            BundleFile::At {
+                dir,
+                file,
+                name,
+                whose,
+            } => {
+                let Ok(Some(mut f)) = dir.open_read(file, *whose) else {
                     continue;
                 };
                 tar.append_file(format!("{top}/{name}"), &mut f)
@@ -122,57 +165,14 @@ pub fn write(out: &Path, top: &str, files: &[BundleFile]) -> Result<(), ReportEr
     Ok(())
 }
 
-/// Every file in `dir` (not recursive), stored under `prefix/`.
-pub fn dir_files(dir: &Path, prefix: &str) -> Vec<BundleFile> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .collect();
-    v.sort();
-    v.iter().map(|p| BundleFile::disk(p, prefix)).collect()
-}
-
-/// A path recorded by the run, tried as given and relative to the evidence file's directory.
-fn locate(recorded: &Path, base: &Path) -> PathBuf {
-    if recorded.is_absolute() || recorded.exists() {
-        return recorded.to_path_buf();
-    }
-    base.join(recorded)
-}
-
-/// The evidence around a loaded log or JSON summary: the file itself, its stylesheet, the log
-/// or JSON it names, the dumps, the terminal summary, configuration and system information,
-/// and the HTML report under `html`'s file name when one was asked for.
-pub fn evidence_files(l: &RunEvidence, html: Option<&Path>) -> Vec<BundleFile> {
-    let base = l.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+/// The evidence around a loaded log or JSON summary: the file itself, and from `src` its
+/// stylesheet, the log or JSON beside it and the run's dumps; the terminal summary,
+/// configuration and system information, and the HTML report under `html`'s file name when
+/// one was asked for.
+pub fn evidence_files(l: &RunEvidence, html: Option<&Path>, src: &Sources) -> Vec<BundleFile> {
     let mut v = vec![BundleFile::disk(&l.path, "")];
-    let mut dump_dirs = Vec::new();
-    if l.kind == InputKind::XmlLog {
-        v.push(BundleFile::disk(
-            &l.path.with_file_name(crate::report::sinks::xml::XSLT_NAME),
-            "",
-        ));
-    }
+    v.extend(src.companions(l));
     if let Some(j) = &l.json {
-        if l.kind == InputKind::XmlLog {
-            // The JSON summary the run wrote beside this log (see `load::load`).
-            v.push(BundleFile::disk(
-                &crate::report::sinks::json::beside_log(&l.path),
-                "",
-            ));
-        } else if let Some(log) = &j.log {
-            let log = locate(log, &base);
-            v.push(BundleFile::disk(
-                &log.with_file_name(crate::report::sinks::xml::XSLT_NAME),
-                "",
-            ));
-            v.push(BundleFile::disk(&log, ""));
-        }
-        dump_dirs.extend(j.dump_dir.as_ref().map(|d| locate(d, &base)));
         let json = |name: &str, value: &dyn erased::Json| BundleFile::Bytes {
             name: name.into(),
             data: value.pretty(),
@@ -185,16 +185,7 @@ pub fn evidence_files(l: &RunEvidence, html: Option<&Path>) -> Vec<BundleFile> {
         }
         v.extend(crate::report::views::forensics::members(j, &l.findings));
     }
-    for f in &l.findings {
-        if let Some(d) = f.dump.as_ref().map(|d| locate(d, &base)) {
-            dump_dirs.extend(d.parent().map(Path::to_path_buf));
-        }
-    }
-    dump_dirs.sort();
-    dump_dirs.dedup();
-    for d in &dump_dirs {
-        v.extend(dir_files(d, "dumps"));
-    }
+    v.extend(src.dump_files(l));
     v.push(BundleFile::Bytes {
         name: "summary.txt".into(),
         data: crate::report::views::terminal::render(l).into_bytes(),
@@ -246,16 +237,21 @@ mod erased {
     }
 }
 
-/// Bundles the evidence around `input` (a log or JSON summary of a run) plus `extra` files
-/// (the INI configuration, for instance) into `out`: what `sqliosim run --bundle` calls.
-pub fn write_for(
+/// Bundles the evidence of the run that just ended into `out`: what `sqliosim run --bundle`
+/// calls. `input` is its JSON summary (or its XML log), `log` its XML log, `dumps` the dump
+/// directory the run opened (see [`Sources::of_run`]), `extra` files such as the INI
+/// configuration.
+pub fn write_for_run(
     input: &Path,
-    html: Option<&Path>,
+    log: &Path,
+    dumps: Option<Dir>,
     extra: &[BundleFile],
     out: &Path,
 ) -> Result<(), ReportError> {
     let loaded = crate::report::readers::load::load(input)?;
-    let mut files = evidence_files(&loaded, html);
+    let src = Sources::of_run(log, dumps)?;
+    let mut files = evidence_files(&loaded, None, &src);
+    files.push(BundleFile::disk(log, ""));
     files.extend_from_slice(extra);
     write(out, &top_dir_of(&loaded), &files)
 }

@@ -4,9 +4,11 @@
 //! drive health of [`forensics`]).
 
 pub mod bundle;
+pub mod bundle_sources;
 pub mod charts;
 pub mod dump_links;
 pub mod forensics;
 pub mod html;
 pub mod html_header;
+pub mod printable;
 pub mod terminal;

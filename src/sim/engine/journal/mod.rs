@@ -110,7 +110,7 @@ impl JournalWriter {
         self.file.sync_data()
     }
 
-    /// Replaces the journal with `records` (a snapshot): written to `….new`, synced, renamed
+    /// Replaces the journal with `records` (a snapshot): written to `….new.<random>`, synced, renamed
     /// over the journal, directory synced; appends go to the new file from then on. Returns
     /// its size. On failure the old journal is kept and still appended to.
     pub fn compact(&mut self, records: &[Record]) -> io::Result<u64> {
