@@ -22,6 +22,7 @@ mod loop_support;
 mod bench_device;
 mod crash_depth;
 mod device_lba;
+mod device_links;
 mod devices;
 mod dsync_fuse;
 mod env_errors;
