@@ -36,4 +36,5 @@ mod power_cut;
 mod restore_fuse;
 mod run_lock;
 mod selftest;
+mod selftest_planted;
 mod verify_readonly;

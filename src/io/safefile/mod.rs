@@ -13,6 +13,7 @@
 //! Nothing is truncated before those checks pass.
 
 mod exposure;
+mod private;
 mod replace;
 
 pub use exposure::exposure;
