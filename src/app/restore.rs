@@ -38,6 +38,7 @@ pub fn run(mut a: RestoreArgs) -> anyhow::Result<Outcome> {
         crate::exit::console_to_stderr();
         a.json = None;
     }
+    let stream = open_stream(&a.stream)?;
     let copies = copies_dir(&a.stream, a.to.as_deref());
     if let Some(why) = crate::io::nodes::no_place_for_files(&copies) {
         anyhow::bail!(
@@ -45,7 +46,6 @@ pub fn run(mut a: RestoreArgs) -> anyhow::Result<Outcome> {
             copies.display()
         );
     }
-    let stream = open_stream(&a.stream)?;
     let scanned = scan(stream.as_ref(), None)
         .with_context(|| format!("cannot read {}", a.stream.display()))?;
     if scanned.problems.is_empty() && !scanned.complete {

@@ -168,14 +168,15 @@ fn field(text: &str, key: &str) -> Option<u64> {
 fn top_mount(mnt: &Path) -> Option<(u64, bool)> {
     let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let want = escaped(mnt);
+    // A later line is a mount made later: the last one at `mnt` is the one on top.
     info.lines()
+        .rev()
         .filter(|l| l.split(' ').nth(4) == Some(want.as_str()))
-        .filter_map(|l| {
+        .find_map(|l| {
             let id = l.split(' ').next()?.parse().ok()?;
             let fstype = l.split(" - ").nth(1)?.split(' ').next()?;
             Some((id, fstype == "fuse" || fstype.starts_with("fuse.")))
         })
-        .last()
 }
 
 /// `path` as mountinfo writes it: space, tab, newline and backslash as octal escapes.
