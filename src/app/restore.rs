@@ -39,6 +39,13 @@ pub fn run(mut a: RestoreArgs) -> anyhow::Result<Outcome> {
         a.json = None;
     }
     let stream = open_stream(&a.stream)?;
+    let copies = copies_dir(&a.stream, a.to.as_deref());
+    if let Some(why) = crate::io::nodes::no_place_for_files(&copies) {
+        anyhow::bail!(
+            "{}: {why}: restore writes its copies only into a directory on a mounted filesystem; give another --to",
+            copies.display()
+        );
+    }
     let scanned = scan(stream.as_ref(), None)
         .with_context(|| format!("cannot read {}", a.stream.display()))?;
     if scanned.problems.is_empty() && !scanned.complete {
@@ -51,8 +58,7 @@ pub fn run(mut a: RestoreArgs) -> anyhow::Result<Outcome> {
     }
     // Every name is checked before anything is written, the JSON summary included.
     let planned = if scanned.problems.is_empty() {
-        let dir = copies_dir(&a.stream, a.to.as_deref());
-        Some(plan(&a.stream, &dir, &scanned.last_pages, a.force)?)
+        Some(plan(&a.stream, &copies, &scanned.last_pages, a.force)?)
     } else {
         None
     };

@@ -63,6 +63,18 @@ pub enum BenchError {
         /// What uses it.
         what: super::inuse::DeviceUse,
     },
+    /// A device a run may write, named through a symlink (perhaps planted by another user).
+    #[error(
+        "{link} is a symlink to the block device {device}: sqliosim writes a device only when \
+         named by its own node, with --force or without (a link in a shared directory may be \
+         another user's); nothing written. Give {device} itself, or remove the link"
+    )]
+    DeviceThroughLink {
+        /// The name given.
+        link: PathBuf,
+        /// The device it leads to.
+        device: PathBuf,
+    },
     /// A target that does not exist, where a new file would be created among the device nodes.
     #[error(
         "{path} does not exist, and sqliosim never creates files under /dev: check the device \

@@ -72,10 +72,12 @@ pub struct Claim {
 }
 
 /// Claims the block device at `path` for writing: `Err` with what uses it, else an exclusive
-/// open to hold for the run. Errors opening it other than EBUSY are left to the run's own open,
-/// which names them.
+/// open to hold for the run. Only the device node itself is claimed (`O_NOFOLLOW`: a name
+/// turned into a symlink since [`refuse_link`] is left unclaimed, and the run's own open then
+/// refuses it, since it reaches a device none was claimed for). Errors opening it other than
+/// EBUSY are left to the run's own open, which names them.
 pub fn claim(path: &Path) -> Result<Option<Claim>, DeviceUse> {
-    let Ok(meta) = std::fs::metadata(path) else {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(None);
     };
     if !meta.file_type().is_block_device() {
@@ -87,13 +89,38 @@ pub fn claim(path: &Path) -> Result<Option<Claim>, DeviceUse> {
     }
     match std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_EXCL)
+        .custom_flags(libc::O_EXCL | libc::O_NOFOLLOW)
         .open(path)
     {
-        Ok(file) => Ok(Some(Claim { _file: file, rdev })),
+        // The descriptor says which device was claimed, whatever the name reaches by now.
+        Ok(file) => match file.metadata() {
+            Ok(m) if m.file_type().is_block_device() && m.rdev() == rdev => {
+                Ok(Some(Claim { _file: file, rdev }))
+            }
+            _ => Ok(None),
+        },
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Err(DeviceUse::Busy),
         Err(_) => Ok(None),
     }
+}
+
+/// Refuses a target whose name is a symlink to a block device, for a run that may write it:
+/// a device is written only when named by its own node, `--force` or not, since a link in a
+/// shared directory may be another user's (`ln -s /dev/loop0 /tmp/s/bench.dat`). A read run
+/// may still name a device through a link (`/dev/disk/by-id/...`).
+pub fn refuse_link(path: &Path) -> Result<(), super::error::BenchError> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let to_device = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+    if !(is_link && to_device) {
+        return Ok(());
+    }
+    let device = std::fs::canonicalize(path).unwrap_or_else(|_| {
+        std::fs::read_link(path).unwrap_or_else(|_| PathBuf::from("a block device"))
+    });
+    Err(super::error::BenchError::DeviceThroughLink {
+        link: path.to_path_buf(),
+        device,
+    })
 }
 
 /// What sysfs, the mount table and the swap table say uses device `major:minor` or one of its

@@ -67,6 +67,43 @@ pub fn name_part(name: &str) -> &str {
     name.rsplit(['\\', '/']).next().unwrap_or(name)
 }
 
+/// `BackupFile` placed as a `FileName` is: with `-dir`, only its name part, so the stream
+/// and its `.trn` go beside the data files in DIR whatever directory the configuration names
+/// (an absolute path or `..` would have the run create and, with `--force`, overwrite files
+/// outside the directories it was given). Refused, naming the key's line: a Windows path
+/// without `-dir`, and a value whose name part names no file (`x/`, `..`).
+pub fn place_backup_file(
+    p: &super::parse::Parsed,
+    dir_given: bool,
+    file: &str,
+) -> Result<String, ConfigError> {
+    let written = p.config.backup.backup_file.as_str();
+    let view = super::reader::View::new(file, "BackupUser", p.ini.section("BackupUser"));
+    let rule = |message: String| ConfigError::Rule {
+        file: file.to_string(),
+        line: view.line_of("BackupFile"),
+        message,
+    };
+    if written.is_empty() {
+        return Ok(String::new());
+    }
+    if matches!(name_part(written), "" | "." | "..") {
+        return Err(rule(format!(
+            "[BackupUser] BackupFile={written} names no file; give a file name such as sqliosim.bak"
+        )));
+    }
+    if dir_given {
+        return Ok(name_part(written).to_string());
+    }
+    if is_windows_path(written) {
+        return Err(rule(format!(
+            "[BackupUser] BackupFile={written} is a Windows path; pass -dir DIR (or --dir DIR) to create {} in DIR, or write a Linux path",
+            name_part(written)
+        )));
+    }
+    Ok(written.to_string())
+}
+
 /// Maps `name.mdx:stream` to `name.mdx.stream` (Linux has no NTFS streams); `None` if `name`
 /// has no stream. A `:$DATA` type suffix is dropped; the default stream maps to the file itself.
 pub fn stream_to_sibling(name: &str) -> Option<String> {

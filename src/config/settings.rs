@@ -243,7 +243,9 @@ fn resolve_config(
     pages::check_page_counts(&parsed, &placed, &l.name)?;
     let data_dir = dirs.first().cloned().unwrap_or_else(|| l.base.clone());
     let error_log = error_log(o, env, &parsed, &data_dir, &l.name)?;
+    let backup_file = files::place_backup_file(&parsed, !dirs.is_empty(), &l.name)?;
     let mut config = parsed.config;
+    config.backup.backup_file = backup_file;
     config.files = placed.into_iter().map(|(s, _)| s).collect();
     config.general.error_file = error_log.to_string_lossy().into_owned();
     Ok((config, data_dir, error_log))

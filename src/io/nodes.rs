@@ -75,6 +75,28 @@ pub fn among_device_nodes(path: &Path) -> bool {
     dir.starts_with("/dev") && dev_of(&dir).is_some() && dev_of(&dir) == dev_of(Path::new("/dev"))
 }
 
+/// Why `dir` (resolved: symlinks and `..` followed) is no directory for the tool's files, if
+/// it is not: the filesystem of `/dev` (as for [`among_device_nodes`]; `/dev/shm` is a place
+/// for files), anything under `/proc` or `/sys` (the kernel's views, where a write is a
+/// command), or not a directory at all. `None` when it does not exist (its open says so).
+pub fn no_place_for_files(dir: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(dir).ok()?;
+    let said = |what: &str| Some(format!("{what} ({})", real.display()));
+    if !real.is_dir() {
+        return Some(format!(
+            "{} is not a directory",
+            NodeKind::of(&real).describe()
+        ));
+    }
+    if real.starts_with("/proc") || real.starts_with("/sys") {
+        return said("is among the kernel's files of /proc or /sys");
+    }
+    if among_device_nodes(&real.join("x")) {
+        return said("is among the device nodes of /dev");
+    }
+    None
+}
+
 /// The canonical form of the closest existing directory holding `path`.
 fn nearest_dir(path: &Path) -> Option<PathBuf> {
     let abs = std::path::absolute(path).ok()?;

@@ -16,6 +16,7 @@ mod backup;
 mod backup_restore;
 mod bench_evidence;
 mod checkdb;
+mod confined_outputs;
 mod crash;
 mod depth;
 mod durability_modes;

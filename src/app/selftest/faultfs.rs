@@ -53,40 +53,52 @@ pub fn find_binary() -> Result<PathBuf, String> {
         })
 }
 
-/// A mounted faultfs; unmounted when dropped.
+/// A mounted faultfs; unmounted when dropped, if the mount at its directory is still the one
+/// it made.
 pub struct Daemon {
     child: Child,
     mnt: PathBuf,
+    /// The mount's id in /proc/self/mountinfo.
+    id: u64,
 }
 
 impl Daemon {
-    /// Mounts `backing` at `mnt` and waits for the mount to appear.
+    /// Mounts `backing` at `mnt` (a directory this process created) and waits for the mount
+    /// to appear: a new FUSE mount at `mnt`, on top of whatever was there.
     pub fn mount(bin: &Path, backing: &Path, mnt: &Path) -> Result<Daemon, String> {
-        let child = Command::new(bin)
+        let before = top_mount(mnt).map(|m| m.0);
+        let mut child = Command::new(bin)
             .arg(backing)
             .arg(mnt)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
-        let mut d = Daemon {
-            child,
-            mnt: mnt.to_path_buf(),
-        };
         let deadline = Instant::now() + WAIT;
-        while !is_mounted(mnt) {
-            if let Ok(Some(status)) = d.child.try_wait() {
-                return Err(format!("faultfs exited before mounting ({status})"));
+        loop {
+            match top_mount(mnt) {
+                Some((id, fuse)) if fuse && Some(id) != before => {
+                    let mnt = mnt.to_path_buf();
+                    return Ok(Daemon { child, mnt, id });
+                }
+                _ => {}
             }
-            if Instant::now() > deadline {
-                return Err(format!(
+            let failed = match child.try_wait() {
+                Ok(Some(status)) => Some(format!("faultfs exited before mounting ({status})")),
+                _ if Instant::now() > deadline => Some(format!(
                     "no faultfs mount at {} after {WAIT:?}",
                     mnt.display()
-                ));
+                )),
+                _ => None,
+            };
+            if let Some(why) = failed {
+                // Nothing was mounted by us, so nothing is unmounted: only the daemon goes.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(why);
             }
             sleep(POLL);
         }
-        Ok(d)
     }
 
     /// Sends one control line and returns the reply.
@@ -124,16 +136,18 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
+        // Only the mount this daemon made, and only while it is the top one at its directory:
+        // never another filesystem that a changed name would lead the unmount to.
+        let ours = || top_mount(&self.mnt).is_some_and(|(id, _)| id == self.id);
         for (cmd, args) in [("fusermount3", ["-u"]), ("umount", ["-l"])] {
-            let ok = Command::new(cmd)
+            if !ours() {
+                break;
+            }
+            let _ = Command::new(cmd)
                 .args(args)
                 .arg(&self.mnt)
                 .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if ok {
-                break;
-            }
+                .status();
         }
         let deadline = Instant::now() + WAIT;
         while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
@@ -150,12 +164,30 @@ fn field(text: &str, key: &str) -> Option<u64> {
         .find_map(|w| w.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
 }
 
-/// True when `mnt` is a mount point (listed in /proc/self/mountinfo).
-fn is_mounted(mnt: &Path) -> bool {
-    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return false;
-    };
-    let want = mnt.to_string_lossy();
+/// The top mount at `mnt` in /proc/self/mountinfo: its id, and whether it is a FUSE mount.
+fn top_mount(mnt: &Path) -> Option<(u64, bool)> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = escaped(mnt);
+    // A later line is a mount made later: the last one at `mnt` is the one on top.
     info.lines()
-        .any(|l| l.split(' ').nth(4) == Some(want.as_ref()))
+        .rev()
+        .filter(|l| l.split(' ').nth(4) == Some(want.as_str()))
+        .find_map(|l| {
+            let id = l.split(' ').next()?.parse().ok()?;
+            let fstype = l.split(" - ").nth(1)?.split(' ').next()?;
+            Some((id, fstype == "fuse" || fstype.starts_with("fuse.")))
+        })
+}
+
+/// `path` as mountinfo writes it: space, tab, newline and backslash as octal escapes.
+fn escaped(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = Vec::new();
+    for &b in path.as_os_str().as_bytes() {
+        match b {
+            b' ' | b'\t' | b'\n' | b'\\' => out.extend(format!("\\{b:03o}").bytes()),
+            _ => out.push(b),
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }

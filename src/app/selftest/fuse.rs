@@ -3,7 +3,7 @@
 //!
 //! Every page is its own request (no scatter/gather), so a fault hits exactly its page.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,7 @@ use super::Row;
 use crate::events::MemorySink;
 use crate::findings::FindingClass as C;
 use crate::io::faulty::classes::Aim;
+use crate::io::safefile::{self, Dir};
 use crate::io::DirectBackend;
 
 /// One fault class through faultfs.
@@ -159,18 +160,54 @@ pub fn run(seed: u64) -> Result<Vec<Row>, String> {
         return Err(format!("FUSE is not usable here: {why}"));
     }
     let bin = find_binary()?;
-    let work = std::env::temp_dir().join(format!("sqliosim-selftest-{}", std::process::id()));
+    let work = work_dir()?;
     let rows = CASES
         .iter()
         .enumerate()
-        .map(|(i, c)| run_case(c, &bin, &work.join(format!("s{i:02}")), seed))
+        .map(|(i, c)| {
+            let dir = new_dir(&work, &format!("s{i:02}"))?;
+            run_case(c, &bin, &dir, seed)
+        })
         .collect::<Result<Vec<Row>, String>>();
-    let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(work.path());
     rows
 }
 
-fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, String> {
-    let (backing, mnt) = make_dirs(dir)?;
+/// The self-test's own working directory: a new one with a random name and mode 0700 in the
+/// temporary directory (never a name found there: one guessed from the pid and planted
+/// ahead would have root mount over, unmount or write what another user chose), and only in
+/// a temporary directory no other user can change (whoever can rename entries in it could
+/// swap the working directory for a symlink while the mounts are made).
+fn work_dir() -> Result<Dir, String> {
+    let tmp = std::env::temp_dir();
+    let real = std::fs::canonicalize(&tmp).map_err(|e| {
+        format!(
+            "cannot resolve the temporary directory {}: {e}",
+            tmp.display()
+        )
+    })?;
+    let said = safefile::exposure(&real);
+    if !said.is_empty() {
+        return Err(format!(
+            "the temporary directory {} can be changed by another user ({}): set TMPDIR to a directory only you can change",
+            tmp.display(),
+            said.join("; ")
+        ));
+    }
+    Dir::open(&real)
+        .and_then(|d| d.new_private("sqliosim-selftest-"))
+        .map_err(|e| e.to_string())
+}
+
+fn new_dir(parent: &Dir, name: &str) -> Result<Dir, String> {
+    parent
+        .new_subdir(std::ffi::OsStr::new(name))
+        .map_err(|e| e.to_string())
+}
+
+fn run_case(case: &Case, bin: &Path, dir: &Dir, seed: u64) -> Result<Row, String> {
+    let backing = new_dir(dir, "backing")?.path().to_path_buf();
+    let mnt = new_dir(dir, "mnt")?.path().to_path_buf();
     let daemon = Daemon::mount(bin, &backing, &mnt)?;
     let early = match (case.spec, case.late) {
         (Some(spec), false) => Some(daemon.inject(spec)?),
@@ -227,15 +264,6 @@ fn run_case(case: &Case, bin: &Path, dir: &Path, seed: u64) -> Result<Row, Strin
         &sink.findings(),
         fired,
     ))
-}
-
-/// Creates `dir/backing` and `dir/mnt`.
-fn make_dirs(dir: &Path) -> Result<(PathBuf, PathBuf), String> {
-    let (backing, mnt) = (dir.join("backing"), dir.join("mnt"));
-    for d in [&backing, &mnt] {
-        std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
-    }
-    Ok((backing, mnt))
 }
 
 /// Waits until the last data page holds something in the backing file (the initial update

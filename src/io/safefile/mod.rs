@@ -15,6 +15,7 @@
 //! Nothing is truncated before those checks pass.
 
 mod exposure;
+mod fresh_dir;
 mod private;
 mod replace;
 
