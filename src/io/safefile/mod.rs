@@ -12,9 +12,11 @@
 //! renamed over the name (a rename replaces a planted name; it never writes through it).
 //! Nothing is truncated before those checks pass.
 
+mod bounded;
 mod exposure;
 mod replace;
 
+pub use bounded::{check_size, read_bounded, read_checked, Kind, TooBig};
 pub use exposure::exposure;
 pub use replace::{check_replaceable, replace, Replacement};
 
@@ -94,6 +96,9 @@ pub enum SafeFileError {
         /// The OS error.
         source: io::Error,
     },
+    /// The file is larger than its kind allows (see [`Kind::limit`]); nothing was read.
+    #[error(transparent)]
+    TooBig(Box<TooBig>),
 }
 
 impl From<SafeFileError> for io::Error {
@@ -410,20 +415,6 @@ pub fn open_input(path: &Path) -> Result<File, SafeFileError> {
     check_fd(&fd, path, Use::Input)?;
     blocking(&fd, path)?;
     Ok(File::from(fd))
-}
-
-/// The whole content of a file handed to the tool to read (see [`open_input`]).
-pub fn read_input(path: &Path) -> Result<Vec<u8>, SafeFileError> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    open_input(path)?
-        .read_to_end(&mut bytes)
-        .map_err(|source| SafeFileError::Os {
-            path: path.to_path_buf(),
-            what: "read",
-            source,
-        })?;
-    Ok(bytes)
 }
 
 #[cfg(test)]

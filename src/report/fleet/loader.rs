@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::io::safefile::{Kind, Use};
 use crate::report::readers::load::{self, InputKind};
 
 use super::record::{log_beside, RunRecord};
@@ -287,6 +288,6 @@ fn run_of_log(c: &Candidate, l: load::RunEvidence) -> Read {
 
 /// The text of a result file (never waiting on a FIFO); `None` when it cannot be read.
 fn read_text(path: &Path) -> Option<String> {
-    let bytes = crate::io::safefile::read_input(path).ok()?;
+    let bytes = crate::io::safefile::read_bounded(path, Use::Input, Kind::XmlLog).ok()?;
     String::from_utf8(bytes).ok()
 }

@@ -27,7 +27,7 @@ pub fn prior(run: &Run<'_>) -> anyhow::Result<Option<JournalState>> {
     if !run.backend.exists(&path) {
         return Ok(None);
     }
-    let st = JournalState::load(run.backend, &path).map_err(|e| {
+    let st = JournalState::load_own(run.backend, &path).map_err(|e| {
         anyhow::anyhow!(
             "cannot read the journal {} to resume ({e}); the resume would replace it: check it with `sqliosim verify`, or move it away to resume without it",
             path.display()
