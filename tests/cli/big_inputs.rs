@@ -120,6 +120,10 @@ fn sparse(path: &Path, head: &[u8]) -> PathBuf {
 /// Exit code, stdout + stderr, and peak resident memory (KiB) of `cmd`, which must end within
 /// 60 s (more is a hang). The memory is the child's own `ru_maxrss`, from `wait4` on its pid:
 /// `getrusage(RUSAGE_CHILDREN)` would also count the children of the tests running beside.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is waited by wait4 on its pid, for its rusage"
+)]
 fn measured(mut cmd: Command, dir: &Path) -> (Option<i32>, String, i64) {
     let (out, err) = (dir.join("stdout"), dir.join("stderr"));
     let file = |p: &Path| Stdio::from(std::fs::File::create(p).expect("create"));

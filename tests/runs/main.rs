@@ -19,6 +19,7 @@ mod checkdb;
 mod crash;
 mod depth;
 mod durability_modes;
+mod env_limits;
 mod fault_injection;
 mod generations;
 mod host_tools;

@@ -191,23 +191,26 @@ fn parallel(items: &[Candidate], f: fn(&Candidate) -> Read) -> Vec<Read> {
         .map_or(1, |n| n.get())
         .min(items.len().max(1));
     let next = AtomicUsize::new(0);
+    let take = || {
+        let mut mine = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(c) = items.get(i) else { break };
+            mine.push((i, f(c)));
+        }
+        mine
+    };
     let mut done: Vec<(usize, Read)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(c) = items.get(i) else { break };
-                        mine.push((i, f(c)));
-                    }
-                    mine
-                })
-            })
+        // A thread the system will not start (ulimit -u) is not needed: the others, and this
+        // one, take what is left.
+        let workers: Vec<_> = (1..threads)
+            .map_while(|_| std::thread::Builder::new().spawn_scoped(s, take).ok())
             .collect();
+        let here = take();
         workers
             .into_iter()
             .flat_map(|w| w.join().unwrap_or_default())
+            .chain(here)
             .collect()
     });
     done.sort_by_key(|(i, _)| *i);
