@@ -259,9 +259,11 @@ fn take_one(path: &Path, file: &Path, exclusive: bool) -> Result<Option<File>, L
 }
 
 fn read_record(mut f: &File, path: &Path) -> Result<String, LockError> {
+    // A record is one line; a lock file grown past the limit is read only that far.
+    let limit = crate::io::safefile::Kind::LockRecord.limit();
     let mut text = String::new();
     f.rewind()
-        .and_then(|_| f.read_to_string(&mut text))
+        .and_then(|_| f.take(limit).read_to_string(&mut text))
         .map_err(|source| LockError::Io {
             path: path.into(),
             what: "read",

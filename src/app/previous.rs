@@ -125,7 +125,7 @@ fn look(
     };
     if let Some(path) = crate::sim::driver::setup::journal_path(plan).filter(|p| backend.exists(p))
     {
-        journal_left(&mut prev, &path, JournalState::load(backend, &path));
+        journal_left(&mut prev, &path, JournalState::load_own(backend, &path));
     }
     let mut evidence: Vec<&PathBuf> = Vec::new();
     evidence.extend(
@@ -314,7 +314,9 @@ fn copy_aside(from: &Path, tag: &str, backend: &dyn Backend) -> anyhow::Result<S
             to.display()
         )
     };
-    let bytes = backend.read_whole(from).map_err(|e| cannot(from, &e))?;
+    let bytes = backend
+        .read_whole(from, crate::io::safefile::Use::Input)
+        .map_err(|e| cannot(from, &e))?;
     for to in names_for(from, tag) {
         let mut f = match crate::io::safefile::open_own(&to, crate::io::safefile::Create::New) {
             Ok(f) => f,

@@ -52,11 +52,18 @@ pub fn start(spec: &str) -> anyhow::Result<Beside> {
     };
     plan::plan(&a)
         .map_err(|e| anyhow::anyhow!("--bench \"{spec}\": {}", crate::exit::error_text(&e)))?;
-    let handle = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let r = crate::bench::cmd::run_with_document(&args, &mut out);
-        (r, out)
-    });
+    let handle = std::thread::Builder::new()
+        .name("bench beside".into())
+        .spawn(move || {
+            let mut out = Vec::new();
+            let r = crate::bench::cmd::run_with_document(&args, &mut out);
+            (r, out)
+        })
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "--bench: cannot start its thread: {e}; raise the limit on processes and threads (ulimit -u) or on memory (ulimit -v)"
+            )
+        })?;
     Ok(Beside {
         args: spec.to_string(),
         handle,

@@ -112,6 +112,14 @@ pub enum BenchError {
     /// went away while measuring: an environment error, not a failed I/O of the device.
     #[error("{0}")]
     Refused(String),
+    /// The system would not start a worker thread (`ulimit -u`, memory): an environment error.
+    #[error("cannot start bench worker thread {thread}: {cause}; raise the limit on processes and threads (ulimit -u) or on memory (ulimit -v), or use fewer threads (-t)")]
+    NoThread {
+        /// Which worker.
+        thread: usize,
+        /// The OS error.
+        cause: std::io::Error,
+    },
     /// A worker thread panicked.
     #[error("worker thread {0} panicked")]
     WorkerPanicked(usize),

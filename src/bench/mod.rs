@@ -19,6 +19,7 @@ pub mod inuse;
 pub mod job;
 pub mod latency;
 pub mod out;
+mod rendezvous;
 pub mod run;
 pub mod signals;
 pub mod sqlio;

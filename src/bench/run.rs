@@ -8,12 +8,13 @@ use super::exposure::{self, DirectIo};
 use super::inuse::{self, Claim};
 use super::job::Job;
 use super::latency::BenchStats;
+use super::rendezvous::Rendezvous;
 use super::target::{self, OpenMode};
 use super::worker::{Assignment, BenchWorker, Phases};
 use crate::io::aio::{probe, RingKind};
 use crate::io::file::FileStorage;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Facts about one test file, stated with every result.
@@ -126,26 +127,37 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
     let job = &settle_engine(job, &files, &infos);
     let n = job.threads() as usize;
     let gate = Gate {
-        ready: Barrier::new(n + 1),
-        go: Barrier::new(n + 1),
+        ready: Rendezvous::new(n + 1),
+        go: Rendezvous::new(n + 1),
         phases: OnceLock::new(),
     };
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|thread| {
-                let per = job.threads_per_target as usize;
-                let file = thread / per;
-                let at = Assignment {
-                    thread,
-                    file: file as u32,
-                    rank: (thread % per) as u32,
-                    file_seed: seeds[file],
-                    file_size: infos[file].size,
-                };
-                let (files, gate) = (files.clone(), &gate);
-                s.spawn(move || work(job, at, files, gate, stop))
-            })
-            .collect();
+        let mut handles = Vec::with_capacity(n);
+        for thread in 0..n {
+            let per = job.threads_per_target as usize;
+            let file = thread / per;
+            let at = Assignment {
+                thread,
+                file: file as u32,
+                rank: (thread % per) as u32,
+                file_seed: seeds[file],
+                file_size: infos[file].size,
+            };
+            let (files, gate) = (files.clone(), &gate);
+            let started = std::thread::Builder::new()
+                .name(format!("bench-{thread}"))
+                .spawn_scoped(s, move || work(job, at, files, gate, stop));
+            match started {
+                Ok(h) => handles.push(h),
+                Err(cause) => {
+                    // The ones started wait at the start line: release them, then join them.
+                    gate.ready.call_off();
+                    gate.go.call_off();
+                    handles.into_iter().for_each(|h| drop(h.join()));
+                    return Err(BenchError::NoThread { thread, cause });
+                }
+            }
+        }
         gate.ready.wait();
         let p = *gate.phases.get_or_init(|| Phases::starting_now(job));
         gate.go.wait();
@@ -195,13 +207,13 @@ fn settle_engine(job: &Job, files: &Arc<[FileStorage]>, infos: &[TargetInfo]) ->
 
 /// Start line of a run: every worker builds its ring, then all start together.
 struct Gate {
-    ready: Barrier,
-    go: Barrier,
+    ready: Rendezvous,
+    go: Rendezvous,
     phases: OnceLock<Phases>,
 }
 
 /// One worker thread: build the ring, pass both barriers whatever happens (so a failed
-/// ring cannot leave the others waiting), then run.
+/// ring cannot leave the others waiting), then run; or return when the start is called off.
 fn work(
     job: &Job,
     at: Assignment,
@@ -211,8 +223,11 @@ fn work(
 ) -> Result<(BenchStats, RingKind), BenchError> {
     let thread = at.thread;
     let worker = BenchWorker::new(job, at, files);
-    gate.ready.wait();
-    gate.go.wait();
+    if !gate.ready.wait() || !gate.go.wait() {
+        return Err(BenchError::Refused(
+            "called off: a worker thread could not start".into(),
+        ));
+    }
     let w = worker?;
     let kind = w.ring_kind();
     let p = gate

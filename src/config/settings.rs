@@ -12,6 +12,7 @@ use super::parse;
 use super::reader::View;
 use super::run_args::RunArgs;
 use super::sections::{Config, MAX_DURATION_S, MAX_FILE_MB};
+use crate::io::safefile::{Kind, Use};
 use std::path::{Path, PathBuf};
 
 /// The built-in configuration used when no file is given: a 60 s run, a 200 MB data file
@@ -300,15 +301,19 @@ fn resolve_loaded(
 fn load(o: &RunArgs, env: &Env) -> Result<ConfigText, ConfigError> {
     let read = |path: &Path| {
         // A FIFO or device is refused, not waited on.
-        let bytes = crate::io::safefile::read_input(path).map_err(|e| ConfigError::Read {
-            path: path.to_path_buf(),
-            message: match e {
-                crate::io::safefile::SafeFileError::Refused { problem, .. } => {
-                    format!("{problem}; a configuration must be a regular file")
+        let bytes =
+            crate::io::safefile::read_bounded(path, Use::Input, Kind::Config).map_err(|e| {
+                ConfigError::Read {
+                    path: path.to_path_buf(),
+                    message: match e {
+                        crate::io::safefile::SafeFileError::Refused { problem, .. } => {
+                            format!("{problem}; a configuration must be a regular file")
+                        }
+                        crate::io::safefile::SafeFileError::Os { source, .. } => source.to_string(),
+                        crate::io::safefile::SafeFileError::TooBig(t) => t.why(),
+                    },
                 }
-                crate::io::safefile::SafeFileError::Os { source, .. } => source.to_string(),
-            },
-        })?;
+            })?;
         encoding::decode(&bytes).map_err(|e| ConfigError::Read {
             path: path.to_path_buf(),
             message: e.to_string(),

@@ -10,10 +10,10 @@
 //! can lose or tear the journal's own writes as it does the data files'.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::safefile::{self, Create, Replacement, Use};
+use super::safefile::{self, Create, Kind, Replacement, Use};
 use super::IoError;
 
 /// A file written by appending, made durable with `fdatasync`, replaced whole atomically.
@@ -136,21 +136,21 @@ fn sync_dir(file: &Path) -> io::Result<()> {
     Ok(dir.sync()?)
 }
 
-/// The whole content of a file on the real filesystem: never through a symlink, never
-/// waiting on a FIFO, and only a regular file. Any number of links is fine: nothing is
-/// written through this descriptor (a hard-linked copy of a run, `cp -al`, is read as it is;
-/// whoever writes the name later checks its links then).
-pub(crate) fn read_whole(path: &Path) -> Result<Vec<u8>, IoError> {
-    let mut bytes = Vec::new();
-    let Some(mut f) = safefile::open_existing(path, Use::Input)? else {
+/// The whole content of a journal on the real filesystem: never through a symlink, never
+/// waiting on a FIFO, only a regular file, whose owner (as `use_` says) and size (within
+/// [`Kind::Journal`]'s limit) are checked on the descriptor before a byte is read. Any number
+/// of links is fine for [`Use::Input`]: nothing is written through this descriptor (a
+/// hard-linked copy of a run, `cp -al`, is read as it is; whoever writes the name later
+/// checks its links then).
+pub(crate) fn read_whole(path: &Path, use_: Use) -> Result<Vec<u8>, IoError> {
+    let Some(f) = safefile::open_existing(path, use_)? else {
         return Err(IoError::Os {
             path: path.to_path_buf(),
             what: "cannot read",
             source: io::ErrorKind::NotFound.into(),
         });
     };
-    f.read_to_end(&mut bytes).map_err(os(path, "cannot read"))?;
-    Ok(bytes)
+    Ok(safefile::read_checked(f, path, Kind::Journal)?)
 }
 
 #[cfg(test)]

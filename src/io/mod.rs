@@ -237,9 +237,11 @@ pub trait Backend: Send + Sync {
     fn open_append(&self, path: &Path) -> Result<Box<dyn AppendFile>, IoError> {
         Ok(Box::new(append::DiskAppendFile::open(path)?))
     }
-    /// The whole content of a small file (the journal), read through the page cache.
-    fn read_whole(&self, path: &Path) -> Result<Vec<u8>, IoError> {
-        append::read_whole(path)
+    /// The whole content of the journal, read through the page cache: whoever owns it
+    /// ([`safefile::Use::Input`], `verify`) or only ours ([`safefile::Use::Own`], a run that
+    /// resumes over it), checked before it is read, as its size is.
+    fn read_whole(&self, path: &Path, use_: safefile::Use) -> Result<Vec<u8>, IoError> {
+        append::read_whole(path, use_)
     }
     /// Direct-I/O facts for the filesystem holding `path` (or its parent directory).
     fn direct_io_info(&self, path: &Path) -> DirectIoInfo {

@@ -70,7 +70,7 @@ pub fn advice(errno: Option<i32>) -> &'static str {
     match errno {
         Some(EINVAL) => "the request does not meet the direct-I/O rules of this filesystem or device (alignment of offset, length or buffer): put the files on a filesystem whose direct-I/O unit divides 4096, or set NoBuffering=FALSE to run with buffered I/O; if the alignment above divides the offset and length, report it as a sqliosim bug",
         Some(EOPNOTSUPP) | Some(ENOSYS) => "the filesystem does not support this operation: set Sparse=TRUE or StampFiles=TRUE for files that cannot be preallocated, NoBuffering=FALSE where direct I/O is not supported, or use another filesystem",
-        Some(EFBIG) | Some(EOVERFLOW) => "the file would pass the largest size this filesystem allows: lower MaxSize",
+        Some(EFBIG) | Some(EOVERFLOW) => "the file would pass the largest size this filesystem or the file size limit (ulimit -f) allows: lower MaxSize, or raise the limit",
         Some(EACCES) | Some(EPERM) => "check the permissions and attributes of the file (chattr +i, +a) and any security policy (SELinux, AppArmor)",
         Some(ENOMEM) | Some(EAGAIN) | Some(EMFILE) | Some(ENFILE) => "the system is short of memory or descriptors: lower MaxMemoryMB, the user counts or MaxOutstandingIO",
         Some(EBADF) | Some(EFAULT) => "this is a sqliosim bug: please report it with the error log",

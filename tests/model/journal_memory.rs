@@ -47,7 +47,10 @@ fn a_lost_journal_append_leaves_zeros_with_whole_records_after_them() {
     let (backend, journal, findings) = run_with(Fault::LostWrite);
     assert_eq!(findings, 0);
     let st = JournalState::load(&backend, &journal).expect("journal");
-    let len = backend.read_whole(&journal).map(|b| b.len()).unwrap_or(0);
+    let len = backend
+        .read_whole(&journal, sqliosim::io::safefile::Use::Input)
+        .map(|b| b.len())
+        .unwrap_or(0);
     let d = st.damage.unwrap_or_else(|| {
         panic!(
             "no damage: journal {len} bytes, torn tail {}, clean {}",

@@ -120,8 +120,12 @@ impl Backend for Recording {
     fn open_append(&self, path: &Path) -> Result<Box<dyn AppendFile>, IoError> {
         self.inner.open_append(path)
     }
-    fn read_whole(&self, path: &Path) -> Result<Vec<u8>, IoError> {
-        self.inner.read_whole(path)
+    fn read_whole(
+        &self,
+        path: &Path,
+        use_: sqliosim::io::safefile::Use,
+    ) -> Result<Vec<u8>, IoError> {
+        self.inner.read_whole(path, use_)
     }
     fn direct_io_info(&self, path: &Path) -> DirectIoInfo {
         self.inner.direct_io_info(path)

@@ -20,6 +20,7 @@ mod confined_outputs;
 mod crash;
 mod depth;
 mod durability_modes;
+mod env_limits;
 mod fault_injection;
 mod generations;
 mod host_tools;

@@ -10,6 +10,7 @@ use crate::bench::switches::{
     is_ignored, split_letter, sw, unknown, Effect, Switch, ENGINE, FORCE,
 };
 use crate::bench::units::{bad, BadArg};
+use crate::io::safefile::{Kind, Use};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use Effect::{Ignored, Ours, Refused, Used};
@@ -278,10 +279,11 @@ fn plain_files(
 /// Reads `param.txt`: `<file> <threads> [<mask> [<size MB>]]` per line, `#` comments.
 pub fn read_param_file(map: &DriveMap, name: &str) -> Result<Vec<SqlioFile>, String> {
     let path = map.resolve(name)?;
-    // A FIFO or device is refused at once (it would block the read until killed).
-    let bytes = crate::io::safefile::read_input(&path).map_err(|e| format!("-F{name}: {e}"))?;
+    // A FIFO is refused, not waited on; a file past the limit is refused unread.
+    let bytes = crate::io::safefile::read_bounded(&path, Use::Input, Kind::ParamFile)
+        .map_err(|e| format!("-F{name}: cannot read it: {e}"))?;
     let text = String::from_utf8(bytes)
-        .map_err(|e| format!("-F{name}: cannot read {}: {e}", path.display()))?;
+        .map_err(|_| format!("-F{name}: {} is not UTF-8 text", path.display()))?;
     parse_param_text(map, name, &text)
 }
 

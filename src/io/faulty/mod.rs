@@ -249,7 +249,7 @@ impl Backend for FaultyBackend {
         )))
     }
 
-    fn read_whole(&self, path: &Path) -> Result<Vec<u8>, IoError> {
+    fn read_whole(&self, path: &Path, _use: crate::io::safefile::Use) -> Result<Vec<u8>, IoError> {
         self.contents(path).ok_or_else(|| IoError::Os {
             path: path.to_path_buf(),
             what: "cannot read",

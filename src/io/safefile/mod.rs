@@ -14,11 +14,13 @@
 //! directory ([`Dir::private_subdir`], [`Dir::open_private`]).
 //! Nothing is truncated before those checks pass.
 
+mod bounded;
 mod exposure;
 mod fresh_dir;
 mod private;
 mod replace;
 
+pub use bounded::{check_size, read_bounded, read_checked, Kind, TooBig};
 pub use exposure::exposure;
 pub use replace::{check_replaceable, replace, Replacement};
 
@@ -98,6 +100,9 @@ pub enum SafeFileError {
         /// The OS error.
         source: io::Error,
     },
+    /// The file is larger than its kind allows (see [`Kind::limit`]); nothing was read.
+    #[error(transparent)]
+    TooBig(Box<TooBig>),
 }
 
 impl From<SafeFileError> for io::Error {
@@ -414,20 +419,6 @@ pub fn open_input(path: &Path) -> Result<File, SafeFileError> {
     check_fd(&fd, path, Use::Input)?;
     blocking(&fd, path)?;
     Ok(File::from(fd))
-}
-
-/// The whole content of a file handed to the tool to read (see [`open_input`]).
-pub fn read_input(path: &Path) -> Result<Vec<u8>, SafeFileError> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    open_input(path)?
-        .read_to_end(&mut bytes)
-        .map_err(|source| SafeFileError::Os {
-            path: path.to_path_buf(),
-            what: "read",
-            source,
-        })?;
-    Ok(bytes)
 }
 
 #[cfg(test)]

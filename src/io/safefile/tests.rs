@@ -82,9 +82,16 @@ fn every_planted_kind_is_refused_for_open_replace_and_read() {
 fn a_fifo_given_to_read_is_refused_at_once_a_symlink_followed() {
     let r = rig();
     let fifo = plant(&r, "in.json", Problem::Fifo);
-    assert_refused(read_input(&fifo), &fifo, Problem::Fifo);
+    assert_refused(
+        read_bounded(&fifo, Use::Input, Kind::Config),
+        &fifo,
+        Problem::Fifo,
+    );
     let link = plant(&r, "link.json", Problem::Symlink);
-    assert_eq!(read_input(&link).expect("followed"), VICTIM);
+    assert_eq!(
+        read_bounded(&link, Use::Input, Kind::Config).expect("followed"),
+        VICTIM
+    );
     assert_refused(open_existing(&link, Use::Named), &link, Problem::Symlink);
     assert!(open_existing(&r.dir.join("none"), Use::Named)
         .expect("absent")

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::identity::answers_to;
 use super::merge::Fleet;
+use crate::io::safefile::{Kind, Use};
 use crate::report::ReportError;
 
 /// Why a missing host is named, in every output.
@@ -35,7 +36,7 @@ pub fn read(path: &Path) -> Result<Vec<String>, ReportError> {
             std::io::Error::new(std::io::ErrorKind::InvalidData, why),
         )
     };
-    let bytes = crate::io::safefile::read_input(path).map_err(|e| bad(e.to_string()))?;
+    let bytes = crate::io::safefile::read_bounded(path, Use::Input, Kind::HostList)?;
     let text =
         String::from_utf8(bytes).map_err(|_| bad("--expect-hosts: not UTF-8 text".into()))?;
     let names = parse(&text);

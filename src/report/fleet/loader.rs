@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::io::safefile::{Kind, Use};
 use crate::report::readers::load::{self, InputKind};
 
 use super::record::{log_beside, RunRecord};
@@ -205,23 +206,26 @@ fn parallel(items: &[Candidate], f: fn(&Candidate) -> Read) -> Vec<Read> {
         .map_or(1, |n| n.get())
         .min(items.len().max(1));
     let next = AtomicUsize::new(0);
+    let take = || {
+        let mut mine = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(c) = items.get(i) else { break };
+            mine.push((i, f(c)));
+        }
+        mine
+    };
     let mut done: Vec<(usize, Read)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(c) = items.get(i) else { break };
-                        mine.push((i, f(c)));
-                    }
-                    mine
-                })
-            })
+        // A thread the system will not start (ulimit -u) is not needed: the others, and this
+        // one, take what is left.
+        let workers: Vec<_> = (1..threads)
+            .map_while(|_| std::thread::Builder::new().spawn_scoped(s, take).ok())
             .collect();
+        let here = take();
         workers
             .into_iter()
             .flat_map(|w| w.join().unwrap_or_default())
+            .chain(here)
             .collect()
     });
     done.sort_by_key(|(i, _)| *i);
@@ -302,6 +306,6 @@ fn run_of_log(c: &Candidate, l: load::RunEvidence) -> Read {
 
 /// The text of a result file (never waiting on a FIFO); `None` when it cannot be read.
 fn read_text(path: &Path) -> Option<String> {
-    let bytes = crate::io::safefile::read_input(path).ok()?;
+    let bytes = crate::io::safefile::read_bounded(path, Use::Input, Kind::XmlLog).ok()?;
     String::from_utf8(bytes).ok()
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::encoding::decode_evidence;
 use crate::findings::Finding;
+use crate::io::safefile::{Kind, SafeFileError, TooBig, Use};
 use crate::stats::Summary;
 
 use crate::report::error::ReportError;
@@ -78,8 +79,19 @@ impl RunEvidence {
 
 /// Reads an XML log or a JSON summary; an unreadable file is an error.
 pub fn load(path: &Path) -> Result<RunEvidence, ReportError> {
-    // A FIFO or device under the name is refused, not waited on (docs/security.md).
-    let bytes = crate::io::safefile::read_input(path)?;
+    // A FIFO or device under the name is refused, not waited on, and one larger than its
+    // kind may be is refused unread (docs/security.md); a JSON summary under another name is
+    // held to its own, smaller limit once its first byte says what it is.
+    let named_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let kind = if named_json {
+        Kind::Summary
+    } else {
+        Kind::XmlLog
+    };
+    let bytes = crate::io::safefile::read_bounded(path, Use::Input, kind)?;
+    summary_within_limit(path, &bytes)?;
     let unreadable = |reason: String| ReportError::Unreadable {
         path: path.to_path_buf(),
         reason,
@@ -101,6 +113,21 @@ pub fn load(path: &Path) -> Result<RunEvidence, ReportError> {
         return Ok(l);
     }
     Err(unreadable("it starts with neither '<' nor '{'".into()))
+}
+
+/// Refuses a JSON summary larger than [`Kind::Summary`] allows (an XML log may be larger).
+fn summary_within_limit(path: &Path, bytes: &[u8]) -> Result<(), SafeFileError> {
+    let json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let (size, limit) = (bytes.len() as u64, Kind::Summary.limit());
+    if json && size > limit {
+        return Err(SafeFileError::TooBig(Box::new(TooBig {
+            path: path.to_path_buf(),
+            size,
+            limit,
+            kind: Kind::Summary,
+        })));
+    }
+    Ok(())
 }
 
 fn from_json(path: &Path, doc: JsonReport, truncated: bool) -> RunEvidence {
@@ -140,7 +167,7 @@ fn log_seed(entries: &[LogEntry]) -> Option<u64> {
 /// leaves both. The findings and the verdict still come from the log.
 fn add_sibling_json(l: &mut RunEvidence, seed: u64) {
     let path = json::beside_log(&l.path);
-    let Some(text) = crate::io::safefile::read_input(&path)
+    let Some(text) = crate::io::safefile::read_bounded(&path, Use::Input, Kind::Summary)
         .ok()
         .and_then(|b| decode_evidence(&b).ok())
     else {

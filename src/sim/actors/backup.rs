@@ -359,6 +359,9 @@ pub(super) fn stream_failed_on(
         f.class = FindingClass::WriteError;
         f.errno = Some(errno);
         run.report(f);
+    } else {
+        environment(w, path, what, e);
+        return;
     }
     say(
         run,
@@ -370,9 +373,28 @@ pub(super) fn stream_failed_on(
     );
 }
 
-/// A stream that could not be read back by its verify-only pass: a `backup_corruption`
-/// finding over the whole stream at `path`, with the error.
+/// A request on the stream at `path` that the platform refused or could not serve (a limit:
+/// EFBIG under `ulimit -f`, ENOMEM, EMFILE; a full filesystem; a device gone): the
+/// environment's doing, never the device's, so the run stops with exit 2 (it used to go on, or
+/// file a finding against the device).
+fn environment(w: &Worker<'_>, path: &std::path::Path, what: &str, e: &std::io::Error) {
+    let class = oserr::classify(e);
+    let text = format!(
+        "cannot {what} the backup stream {}: {e}; {}",
+        path.display(),
+        oserr::advice(e.raw_os_error())
+    );
+    let internal = class == ErrorClass::ToolBug;
+    super::failure::stop(w.run, super::failure::EnvStop { text, internal });
+}
+
+/// A stream that could not be read back by its verify-only pass: when the device failed the
+/// read, a `backup_corruption` finding over the whole stream at `path`, with the error;
+/// otherwise (no memory for the buffer, a limit) the run stops as for the environment.
 pub(super) fn unreadable(w: &Worker<'_>, path: &std::path::Path, len: u64, e: &std::io::Error) {
+    if oserr::classify(e) != ErrorClass::Device {
+        return environment(w, path, "read back", e);
+    }
     let p = Problem {
         offset: 0,
         len,

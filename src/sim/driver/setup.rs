@@ -85,7 +85,7 @@ pub fn build<'b>(
     } else {
         None
     };
-    run.journal = durability::open(&run, prior.as_ref());
+    run.journal = durability::open(&run, prior.as_ref())?;
     if run.plan.resume {
         super::resume::restore(&run, prior.as_ref())?;
     }

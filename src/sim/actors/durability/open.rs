@@ -27,7 +27,7 @@ pub fn prior(run: &Run<'_>) -> anyhow::Result<Option<JournalState>> {
     if !run.backend.exists(&path) {
         return Ok(None);
     }
-    let st = JournalState::load(run.backend, &path).map_err(|e| {
+    let st = JournalState::load_own(run.backend, &path).map_err(|e| {
         anyhow::anyhow!(
             "cannot read the journal {} to resume ({e}); the resume would replace it: check it with `sqliosim verify`, or move it away to resume without it",
             path.display()
@@ -70,14 +70,18 @@ fn largest_size(run: &Run<'_>, f: &SimFile) -> u64 {
     plan.max_pages.max(plan.initial_pages).max(now).max(1)
 }
 
-/// Creates the journal through the backend and starts its thread (a warning when it cannot be
-/// written). A resumed run's journal begins with what `prior`, the old journal, held (see
-/// [`JournalState::carried_over`]).
-pub fn open(run: &Run<'_>, prior: Option<&JournalState>) -> JournalSlot {
+/// Creates the journal through the backend and starts its thread. A resumed run's journal
+/// begins with what `prior`, the old journal, held (see [`JournalState::carried_over`]).
+/// A journal that cannot be created (`ulimit -n`, a full or read-only directory) stops the
+/// run before it starts, exit 2: a run without one cannot find lost writes, which the user
+/// chooses with `--no-journal` (it used to go on with a warning and exit 0).
+pub fn open(run: &Run<'_>, prior: Option<&JournalState>) -> anyhow::Result<JournalSlot> {
     if !run.plan.journal {
-        return None;
+        return Ok(None);
     }
-    let path = journal_path(&run.plan)?;
+    let Some(path) = journal_path(&run.plan) else {
+        return Ok(None);
+    };
     let files: Vec<JournalFile> = run
         .files
         .iter()
@@ -96,19 +100,13 @@ pub fn open(run: &Run<'_>, prior: Option<&JournalState>) -> JournalSlot {
         Ok(service) => {
             hook_logs(run, &service);
             say_where_the_journal_is(run, &path);
-            Some(Journal::new(service))
+            Ok(Some(Journal::new(service)))
         }
-        Err(e) => {
-            run.message(
-                Severity::Warning,
-                "System",
-                "Journal",
-                format!(
-                    "cannot create the journal: {e}; the durability check is void for this run (verify can judge pages only by what they say about themselves)"
-                ),
-            );
-            None
-        }
+        Err(e) => anyhow::bail!(
+            "cannot create the journal {}: {e}; without it lost writes cannot be found: free the limit or the space (ulimit -n, disk), or choose another --journal-dir"
+            ,
+            path.display()
+        ),
     }
 }
 

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::{decode, BackupRecord, Damage, JournalFile, PageGens, Record};
+use crate::io::safefile::Use;
 use crate::io::{Backend, IoError};
 use crate::sim::engine::wal::NO_PREV;
 
@@ -262,8 +263,20 @@ impl JournalState {
 
     /// Reads the journal at `path` through `backend` and replays it up to its first flaw: a
     /// torn tail is dropped, damage before the end is kept in [`JournalState::damage`].
+    /// Whoever owns it (`verify` reads a copy of a run as it finds it).
     pub fn load(backend: &dyn Backend, path: &Path) -> Result<JournalState, IoError> {
-        Ok(JournalState::from_bytes(&backend.read_whole(path)?))
+        Ok(JournalState::from_bytes(
+            &backend.read_whole(path, Use::Input)?,
+        ))
+    }
+
+    /// As [`JournalState::load`], for a run about to take the journal over (`run --resume`,
+    /// a run over a previous run's files): one owned by another user is refused before a
+    /// byte of it is read.
+    pub fn load_own(backend: &dyn Backend, path: &Path) -> Result<JournalState, IoError> {
+        Ok(JournalState::from_bytes(
+            &backend.read_whole(path, Use::Own)?,
+        ))
     }
 
     /// Replays journal bytes (see [`JournalState::load`]).
