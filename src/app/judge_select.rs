@@ -141,15 +141,20 @@ fn choose(
             }
             crate::exit::errln!("sqliosim: warning: {busy}. Verifying anyway (--force): the verdict cannot be trusted, its files are being created");
         }
-        if let (None, Some(trace)) = (&journal, traces_of_a_run(&a.dirs)) {
+        if let (None, Some(trace)) = (&journal, traces_of_a_run(&a.dirs, ours)) {
             // A run cut before its journal or any file of its set existed (its lock files or
             // its log are all it left): nothing was acknowledged, so nothing is owed.
             lost.notes.push(format!(
-                "No file of a sqliosim set and no journal in {}, only what a run leaves before it creates them ({}): the run was cut before anything was acknowledged; nothing was acknowledged, so nothing is owed; 0 pages checked.",
+                "No file of a sqliosim set and no journal in {}, only what a run leaves beside them ({}): no journal holds anything acknowledged (a run cut before it acknowledged anything, or one that deleted its files at shutdown), so nothing is owed; 0 pages checked.",
                 shown(&a.dirs),
                 trace.display()
             ));
             lost.nothing = true;
+            return Ok((targets, lost));
+        }
+        if ours && journal.is_none() {
+            // A resume: nothing found is for it to judge (it refuses, or starts afresh after a
+            // cut its lock records show).
             return Ok((targets, lost));
         }
         anyhow::bail!(
@@ -187,9 +192,9 @@ fn run_starting(dirs: &[PathBuf]) -> Option<LockError> {
     None
 }
 
-/// A file a run leaves before its set exists: a lock file (`NAME.lock`, a regular file), or
-/// an XML log of ours.
-fn traces_of_a_run(dirs: &[PathBuf]) -> Option<PathBuf> {
+/// A file a run leaves before its set exists: a lock file (`NAME.lock`, a regular file; not
+/// when the caller holds the set's lock itself, `ours`: it made them), or an XML log of ours.
+fn traces_of_a_run(dirs: &[PathBuf], ours: bool) -> Option<PathBuf> {
     for d in dirs {
         let Ok(entries) = std::fs::read_dir(d) else {
             continue;
@@ -200,7 +205,7 @@ fn traces_of_a_run(dirs: &[PathBuf]) -> Option<PathBuf> {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             let name = name.unwrap_or_default();
             let file = p.symlink_metadata().is_ok_and(|m| m.is_file());
-            file && (name.ends_with(".lock")
+            file && ((name.ends_with(".lock") && !ours)
                 || (name.ends_with(".xml")
                     && crate::app::simrun::ensure_ours(p, "SQLIOSIM_LOG", false).is_ok()
                     && p.metadata().is_ok_and(|m| m.len() > 0)))

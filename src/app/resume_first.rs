@@ -23,15 +23,19 @@ pub enum First {
 }
 
 /// Judges the set a resume of `plan` opens, or refuses (exit 2) before anything changed.
+/// `dead_lock`: the lock found records of a run that died holding it (a trace of a cut run,
+/// as its XML log is; the lock files this process made are none).
 pub fn first(
     plan: &SimPlan,
     settings: &RunSettings,
     backend: &dyn Backend,
+    dead_lock: bool,
 ) -> anyhow::Result<First> {
     let none_exists = plan.files.iter().all(|f| f.path.symlink_metadata().is_err());
     if none_exists {
         if let Ok(s) = super::judge_select::Selection::make(&mut args(plan, settings), true) {
-            if s.lost.nothing && s.targets.is_empty() && s.streams.is_empty() {
+            let nothing = s.lost.nothing || (dead_lock && s.lost.findings.is_empty());
+            if nothing && s.targets.is_empty() && s.streams.is_empty() {
                 return Ok(First::Afresh(format!(
                     "sqliosim: note: nothing to resume in {}: no file of the set and no journal holding anything exist (a run cut before anything was acknowledged, so nothing is owed); the run starts afresh",
                     dirs(plan).iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
@@ -40,6 +44,8 @@ pub fn first(
         }
     }
     crate::sim::driver::resume::check_set(plan, backend)?;
+    // A journal the resume could not carry on is refused here, before anything moves.
+    crate::sim::actors::durability::resumable(plan, backend)?;
     let mut a = args(plan, settings);
     let selection = super::judge_select::Selection::make(&mut a, true)?;
     let mut found = Vec::new();

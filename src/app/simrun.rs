@@ -33,7 +33,8 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     // A resume judges the set first, as `verify` does, and refuses before anything moves.
     let mut afresh = false;
     if plan.resume {
-        match super::resume_first::first(&plan, settings, backend.as_ref()) {
+        let dead_lock = !taken.taken_over.is_empty();
+        match super::resume_first::first(&plan, settings, backend.as_ref(), dead_lock) {
             Ok(super::resume_first::First::Afresh(note)) => {
                 crate::exit::errln!("{note}");
                 plan.resume = false;

@@ -77,12 +77,16 @@ pub fn check_journaled(j: &JournalState, dirs: &[PathBuf], scanned: &[OnDisk]) -
                 owned.as_ref()
             }
         };
-        let aside = match &on_disk {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => moved_aside(j.run_id, rec, &path),
-            _ => None,
+        // Not at its name as the journal holds it (gone, or a new empty stream the resume's
+        // run opened there): a resume may have moved it aside before it was cut.
+        let as_held = matches!(&on_disk, Ok(d) if judge(j.run_id, rec, d).is_ok());
+        let aside = if as_held {
+            None
+        } else {
+            moved_aside(j.run_id, rec, &path)
         };
         let said = match on_disk {
-            Err(_) if aside.is_some() => aside.unwrap_or_default(),
+            _ if aside.is_some() => aside.unwrap_or_default(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 out.push(finding(
                     rec,

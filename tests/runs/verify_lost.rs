@@ -291,7 +291,7 @@ fn a_journal_record_naming_a_page_far_beyond_the_file_is_journal_damage() {
 }
 
 #[test]
-fn run_resume_with_such_a_journal_warns_and_carries_on() {
+fn run_resume_with_such_a_journal_reports_it_as_verify_does_and_carries_on() {
     let (_t, dir) = copy_of_run();
     let journal = dir.join("sqliosim.journal");
     let mut bytes = std::fs::read(&journal).expect("journal");
@@ -304,11 +304,15 @@ fn run_resume_with_such_a_journal_warns_and_carries_on() {
         &dir,
     );
     let t = text(&out);
-    assert_exit(&out, 0);
+    // The resume's verdict is verify's (issue #35): the journal damaged on the device under
+    // test is an integrity error (exit 1, as verify says), and the resume still carries on.
+    assert_exit(&out, 1);
     assert!(
         t.contains("is damaged") && t.contains("page 268435456"),
         "{t}"
     );
+    assert!(t.contains("JOURNAL DAMAGED"), "{t}");
+    assert!(t.contains("Run finished after"), "the resume carried on:\n{t}");
 }
 
 #[test]
@@ -324,8 +328,10 @@ fn delete_files_at_shutdown_leaves_no_journal_naming_them() {
     assert_exit(&out, 0);
     assert!(!tmp.path().join("sqliosim.journal").exists());
     let out = verify(tmp.path());
-    // Nothing to verify, which is not a lost file.
-    assert_exit(&out, 2);
+    // Nothing owed (the run's log is there, no journal and no file of the set), which is
+    // not a lost file.
+    assert_exit(&out, 0);
+    assert!(text(&out).contains("nothing is owed"), "{}", text(&out));
     assert!(errors(&out).is_empty(), "{}", text(&out));
 }
 

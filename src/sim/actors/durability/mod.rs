@@ -22,7 +22,7 @@ use super::context::Run;
 use crate::sim::engine::journal::{JournalService, JournalSummary};
 use crate::sim::plan::SimPlan;
 
-pub use open::{open, prior};
+pub use open::{open, prior, resumable};
 pub use sync::{acknowledged, backup_finished, resize, sync_point};
 
 /// The journal of a run.

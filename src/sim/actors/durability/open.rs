@@ -10,7 +10,9 @@ use crate::events::Event;
 use crate::findings::{Message, Severity};
 use crate::page::PAGE_SIZE;
 use crate::sim::actors::context::Run;
+use crate::io::Backend;
 use crate::sim::engine::files::SimFile;
+use crate::sim::plan::SimPlan;
 use crate::sim::engine::journal::{
     Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter,
 };
@@ -21,28 +23,10 @@ use crate::sim::engine::wal::FlushHook;
 /// read, or whose Start record is lost or torn, refuses the resume: the resume would replace
 /// it (and its evidence) and then hold the files to nothing (it used to go on silently).
 pub fn prior(run: &Run<'_>) -> anyhow::Result<Option<JournalState>> {
-    let Some(path) = journal_path(&run.plan) else {
+    let Some(st) = resumable(&run.plan, run.backend)? else {
         return Ok(None);
     };
-    if !run.backend.exists(&path) {
-        return Ok(None);
-    }
-    let st = JournalState::load_own(run.backend, &path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read the journal {} to resume ({e}); the resume would replace it: check it with `sqliosim verify`, or move it away to resume without it",
-            path.display()
-        )
-    })?;
-    if st.start_lost() {
-        anyhow::bail!(
-            "the journal {} has no readable Start record{}: its device lost or tore a write it had acknowledged; `sqliosim verify` reports it. Move it away (it is evidence) to resume without it",
-            path.display(),
-            st.damage
-                .as_ref()
-                .map(|d| format!(" ({d})"))
-                .unwrap_or_default()
-        );
-    }
+    let path = journal_path(&run.plan).unwrap_or_default();
     if st.run_id != run.files.run_id {
         return Ok(None);
     }
@@ -56,6 +40,35 @@ pub fn prior(run: &Run<'_>) -> anyhow::Result<Option<JournalState>> {
                 path.display(),
                 d.offset
             ),
+        );
+    }
+    Ok(Some(st))
+}
+
+/// The journal a resume of `plan` would carry on, read (`None`: there is none), or the
+/// resume's refusal: one that cannot be read or whose Start record is lost. Asked by the app
+/// before the resume touches anything, and again by the resume itself.
+pub fn resumable(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<Option<JournalState>> {
+    let Some(path) = journal_path(plan) else {
+        return Ok(None);
+    };
+    if !backend.exists(&path) {
+        return Ok(None);
+    }
+    let st = JournalState::load_own(backend, &path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the journal {} to resume ({e}); the resume would replace it: check it with `sqliosim verify`, or move it away to resume without it",
+            path.display()
+        )
+    })?;
+    if st.start_lost() {
+        anyhow::bail!(
+            "the journal {} has no readable Start record{}: its device lost or tore a write it had acknowledged; `sqliosim verify` reports it. Move it away (it is evidence) to resume without it",
+            path.display(),
+            st.damage
+                .as_ref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
         );
     }
     Ok(Some(st))
