@@ -25,7 +25,7 @@
 //! - [`sim::control`] (uses nothing): run-time controls that the driver and the actors share:
 //!   stop, throttle, outstanding-I/O gate, in-flight table, and the depth gauges the throttle
 //!   counts requests in (`stats` reads them for the summary).
-//! - [`sim::plan`] (uses `config`, `page`, `sim::control`): validated settings → the run plan
+//! - [`sim::plan`] (uses `config`, `findings`, `page`, `sim::control`): validated settings → the run plan
 //!   (`SimPlan`) the actors and the driver read.
 //! - [`sim::engine`] (uses `findings`, `io`, `page`, `sim::control`, `sim::plan`): the storage
 //!   engine: expected-state oracle, read retries, buffer pool, data files, write-ahead log

@@ -66,9 +66,11 @@ impl Selection {
             scanned.push(on_disk);
         }
         // The finished backups the journal holds: each owed whole until a later one replaced
-        // it (checked on the scans above, not read again).
-        if let Some(j) = journal.as_ref().filter(|_| !files_given) {
-            for f in super::verify_backup::check_journaled(j, dirs, &scanned) {
+        // it (checked on the scans above, not read again); with files given, only the streams
+        // given, each held to the journal's record of its name.
+        if let Some(j) = journal.as_ref() {
+            let given = files_given.then_some(&scanned[..]);
+            for f in super::verify_backup::check_journaled(j, dirs, &scanned, given) {
                 count(f);
             }
         }
@@ -242,11 +244,7 @@ fn emit_problems(
 
 /// In a directory scan with a journal, a stream of another run is named and left alone, as a
 /// data file of another run is (true); a stream given by name is always checked.
-fn another_run(
-    s: &Stream,
-    journal: Option<&JournalState>,
-    run_id: Option<u64>,
-) -> bool {
+fn another_run(s: &Stream, journal: Option<&JournalState>, run_id: Option<u64>) -> bool {
     let run = run_id.map_or_else(|| "?".to_string(), super::previous::id_text);
     if let Some(j) = journal.filter(|j| !s.explicit && run_id != Some(j.run_id)) {
         crate::exit::outln!(
@@ -260,4 +258,3 @@ fn another_run(
     }
     false
 }
-

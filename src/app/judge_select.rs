@@ -35,8 +35,17 @@ impl Selection {
         let backend = BufferedBackend::new();
         let mut found = discover(&a.files, &a.dirs)?;
         if a.dirs.is_empty() && found.targets.is_empty() && found.headless.is_empty() {
-            // Only backup streams given: each is checked by itself, no journal owes anything.
-            a.no_journal = true;
+            // Only backup streams given: each is checked by itself, and held to the journal
+            // beside it (or given) when there is one; without one, nothing owes anything.
+            let beside = a
+                .files
+                .first()
+                .and_then(|f| f.parent())
+                .map(|d| d.join(JOURNAL_NAME));
+            let journal = a.journal.is_some()
+                || a.journal_dir.is_some()
+                || beside.is_some_and(|j| j.is_file());
+            a.no_journal |= !journal;
         }
         let streams = std::mem::take(&mut found.streams);
         let journal = match read_journal(a, &found, &backend)? {
@@ -192,8 +201,9 @@ fn run_starting(dirs: &[PathBuf]) -> Option<LockError> {
     None
 }
 
-/// A file a run leaves before its set exists: a lock file (`NAME.lock`, a regular file; not
-/// when the caller holds the set's lock itself, `ours`: it made them), or an XML log of ours.
+/// A file a run leaves before its set exists: a lock file holding a run's record (`NAME.lock`,
+/// a regular file; not when the caller holds the set's lock itself, `ours`: it made them), or
+/// an XML log of ours.
 fn traces_of_a_run(dirs: &[PathBuf], ours: bool) -> Option<PathBuf> {
     for d in dirs {
         let Ok(entries) = std::fs::read_dir(d) else {
@@ -204,11 +214,14 @@ fn traces_of_a_run(dirs: &[PathBuf], ours: bool) -> Option<PathBuf> {
         let ours = |p: &PathBuf| {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             let name = name.unwrap_or_default();
-            let file = p.symlink_metadata().is_ok_and(|m| m.is_file());
+            // Not empty: a lock file holds the record of the run that took it until it ends
+            // cleanly; an empty one (or one this process made) says nothing of a run.
+            let file = p
+                .symlink_metadata()
+                .is_ok_and(|m| m.is_file() && m.len() > 0);
             file && ((name.ends_with(".lock") && !ours)
                 || (name.ends_with(".xml")
-                    && crate::app::simrun::ensure_ours(p, "SQLIOSIM_LOG", false).is_ok()
-                    && p.metadata().is_ok_and(|m| m.len() > 0)))
+                    && crate::app::simrun::ensure_ours(p, "SQLIOSIM_LOG", false).is_ok()))
         };
         if let Some(p) = names.into_iter().find(ours) {
             return Some(p);

@@ -31,7 +31,10 @@ pub fn first(
     backend: &dyn Backend,
     dead_lock: bool,
 ) -> anyhow::Result<First> {
-    let none_exists = plan.files.iter().all(|f| f.path.symlink_metadata().is_err());
+    let none_exists = plan
+        .files
+        .iter()
+        .all(|f| f.path.symlink_metadata().is_err());
     if none_exists {
         if let Ok(s) = super::judge_select::Selection::make(&mut args(plan, settings), true) {
             let nothing = s.lost.nothing || (dead_lock && s.lost.findings.is_empty());
@@ -45,7 +48,7 @@ pub fn first(
     }
     crate::sim::driver::resume::check_set(plan, backend)?;
     // A journal the resume could not carry on is refused here, before anything moves.
-    crate::sim::actors::durability::resumable(plan, backend)?;
+    crate::sim::driver::setup::resumable(plan, backend)?;
     let mut a = args(plan, settings);
     let selection = super::judge_select::Selection::make(&mut a, true)?;
     let mut found = Vec::new();

@@ -47,13 +47,8 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
             }
         }
     }
-    let guarded = super::previous::guard(
-        settings,
-        &plan,
-        backend.as_ref(),
-        &taken.taken_over,
-        afresh,
-    );
+    let guarded =
+        super::previous::guard(settings, &plan, backend.as_ref(), &taken.taken_over, afresh);
     if let Err(e) = guarded {
         // Leave the crashed run's lock records as found, so that the next attempt is refused too.
         taken.lock.put_back_left();

@@ -96,7 +96,6 @@ fn paths(targets: &[ScanTarget]) -> Vec<PathBuf> {
     targets.iter().map(|t| t.path.clone()).collect()
 }
 
-
 /// Takes the file set shared, so that no run starts on it during the scan; refuses (exit 2)
 /// while a run has it, unless --force.
 fn lock_targets(a: &VerifyArgs, targets: &[ScanTarget]) -> anyhow::Result<Option<SetLock>> {

@@ -61,10 +61,28 @@ impl OnDisk {
 /// Checks every backup `j` holds against the streams `scanned` already read (the directory's;
 /// one the journal names that is not among them is read here); returns the findings (the
 /// caller numbers and emits them) and prints a line for each.
-pub fn check_journaled(j: &JournalState, dirs: &[PathBuf], scanned: &[OnDisk]) -> Vec<Finding> {
+/// `given`: only the streams given by name, each held to the record of its name (the others
+/// are not asked about).
+pub fn check_journaled(
+    j: &JournalState,
+    dirs: &[PathBuf],
+    scanned: &[OnDisk],
+    given: Option<&[OnDisk]>,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     for rec in &j.backups {
-        let path = locate(rec, dirs);
+        let path = match given {
+            None => locate(rec, dirs),
+            Some(given) => {
+                let named = given
+                    .iter()
+                    .find(|s| s.log == rec.log && s.path.file_name() == rec.path.file_name());
+                match named {
+                    Some(s) => s.path.clone(),
+                    None => continue,
+                }
+            }
+        };
         let kind = if rec.log { "log backup" } else { "backup" };
         let seen = scanned
             .iter()
@@ -190,9 +208,9 @@ fn moved_aside(run_id: u64, rec: &BackupRecord, path: &Path) -> Option<String> {
         if kept.symlink_metadata().is_err() {
             return None;
         }
-        if let Ok(how) = read(&kept, rec.log).and_then(|d| {
-            judge(run_id, rec, &d).map_err(std::io::Error::other)
-        }) {
+        if let Ok(how) =
+            read(&kept, rec.log).and_then(|d| judge(run_id, rec, &d).map_err(std::io::Error::other))
+        {
             return Some(format!(
                 "moved aside by a resume as {}, {how}",
                 kept.display()

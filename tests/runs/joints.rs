@@ -280,7 +280,12 @@ fn a_restores_copy_never_stands_in_for_a_lost_data_file() {
             let dir = set_with_copy(&base, copy_name);
             lose(dir.path(), &other);
             let v = verify(dir.path());
-            assert_eq!(v.status.code(), Some(1), "{copy_name}, {what}\n{}", text(&v));
+            assert_eq!(
+                v.status.code(),
+                Some(1),
+                "{copy_name}, {what}\n{}",
+                text(&v)
+            );
             assert!(
                 classes(&v).contains(&("lost_file".into(), "sqliosim.mdx".into())),
                 "{copy_name}, {what}: a lost_file on sqliosim.mdx\n{}",
@@ -359,8 +364,9 @@ fn a_refused_resume_moves_nothing_and_verify_stays_clean() {
 fn a_resume_cut_where_it_moves_the_streams_aside_leaves_verify_clean() {
     let (dir, config) = killed_with_streams(511);
     let journal = std::fs::read(dir.path().join("sqliosim.journal")).expect("journal");
-    let header = sqliosim::page::FileHeader::decode(&read_page(&dir.path().join("sqliosim.mdx"), 0))
-        .expect("header");
+    let header =
+        sqliosim::page::FileHeader::decode(&read_page(&dir.path().join("sqliosim.mdx"), 0))
+            .expect("header");
     let tag = format!("{:016X}", header.run_id);
     for (from, to) in [
         ("sqliosim.bak", format!("sqliosim.{tag}.bak")),
@@ -449,7 +455,10 @@ fn a_name_planted_mid_run_that_stops_an_actor_is_not_a_clean_run() {
         .expect("mkfifo")
         .success()
     {
-        assert!(t.elapsed() < Duration::from_secs(30), "no moment between backups");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no moment between backups"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     let out = child.wait_with_output().expect("wait");
@@ -481,7 +490,10 @@ fn a_log_file_short_of_its_size_is_judged_by_the_blocks_it_holds() {
     let v = verify(dir.path());
     let t = text(&v);
     assert_eq!(v.status.code(), Some(1), "{t}");
-    assert!(t.contains("1024 bytes short"), "the size lost is named\n{t}");
+    assert!(
+        t.contains("1024 bytes short"),
+        "the size lost is named\n{t}"
+    );
     let blocks: usize = t
         .lines()
         .find(|l| l.contains("sqliosim.ldx: ") && l.contains(" log blocks found"))
@@ -493,4 +505,85 @@ fn a_log_file_short_of_its_size_is_judged_by_the_blocks_it_holds() {
     truncate(&log, len);
     let v = verify(dir.path());
     assert!(!text(&v).contains("bytes short"), "{}", text(&v));
+}
+
+/// A finished stream the journal holds, replaced by a FIFO, a directory or a symlink to a
+/// directory (issue #36 §9): a `lost_file`, as a data file replaced so is (it was "not
+/// checked", CLEAN, 6 of 6), and the FIFO never stalls verify.
+#[test]
+fn a_journaled_stream_replaced_by_a_non_file_is_a_lost_file() {
+    let (_root, base) = finished_with_a_copy(901);
+    type Plant = fn(&Path);
+    let cases: [(&str, Plant); 3] = [
+        ("a FIFO", |p| {
+            let made = std::process::Command::new("mkfifo")
+                .arg(p)
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+        }),
+        ("a directory", |p| std::fs::create_dir(p).expect("mkdir")),
+        ("a symlink to a directory", |p| {
+            std::os::unix::fs::symlink("/", p).expect("symlink")
+        }),
+    ];
+    for (what, plant) in cases {
+        let dir = set_with_copy(&base, "sqliosim.bak.file0.restored");
+        let bak = dir.path().join("sqliosim.bak");
+        std::fs::remove_file(&bak).expect("rm");
+        plant(&bak);
+        let mut child = bin()
+            .args(["verify", "--dir"])
+            .arg(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("verify");
+        let t = Instant::now();
+        while child.try_wait().expect("wait").is_none() {
+            if t.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("{what}: verify hung");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let v = child.wait_with_output().expect("output");
+        assert_eq!(v.status.code(), Some(1), "{what}\n{}", text(&v));
+        assert!(
+            classes(&v).contains(&("lost_file".into(), "sqliosim.bak".into())),
+            "{what}: a lost_file on the stream\n{}",
+            text(&v)
+        );
+    }
+}
+
+/// `verify FILE.bak` of a finished stream cut short, its journal beside it (issue #36 §10): the
+/// journal holds the backup finished, so the cut stream is a `lost_write` (it said
+/// "unfinished", CLEAN, exit 0). Whole, it is "as journaled"; a stream given by name with no
+/// journal beside it is judged by itself, as before.
+#[test]
+fn a_stream_given_by_name_is_held_to_the_journal_beside_it() {
+    let (_root, base) = finished_with_a_copy(911);
+    let dir = set_with_copy(&base, "sqliosim.bak.file0.restored");
+    let bak = dir.path().join("sqliosim.bak");
+    let whole = bin().arg("verify").arg(&bak).output().expect("verify");
+    assert_exit(&whole, 0);
+    assert!(text(&whole).contains(": as journaled"), "{}", text(&whole));
+    let len = std::fs::metadata(&bak).expect("bak").len();
+    truncate(&bak, len / 2);
+    let cut = bin().arg("verify").arg(&bak).output().expect("verify");
+    assert_eq!(cut.status.code(), Some(1), "{}", text(&cut));
+    assert!(
+        classes(&cut).contains(&("lost_write".into(), "sqliosim.bak".into())),
+        "{}",
+        text(&cut)
+    );
+    let alone = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    std::fs::copy(&bak, alone.path().join("sqliosim.bak")).expect("copy");
+    let by_itself = bin()
+        .arg("verify")
+        .arg(alone.path().join("sqliosim.bak"))
+        .output()
+        .expect("verify");
+    assert_exit(&by_itself, 0);
 }

@@ -312,7 +312,10 @@ fn run_resume_with_such_a_journal_reports_it_as_verify_does_and_carries_on() {
         "{t}"
     );
     assert!(t.contains("JOURNAL DAMAGED"), "{t}");
-    assert!(t.contains("Run finished after"), "the resume carried on:\n{t}");
+    assert!(
+        t.contains("Run finished after"),
+        "the resume carried on:\n{t}"
+    );
 }
 
 #[test]

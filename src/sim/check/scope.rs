@@ -156,9 +156,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_journal_names_the_live_files_and_copies_are_only_named() {
-        let j = JournalState::replay(
+    /// The journal of run 7 with one data file, at a path that is gone.
+    fn journal_of_one_file() -> JournalState {
+        JournalState::replay(
             &[Record::Start {
                 run_id: 7,
                 files: vec![JournalFile {
@@ -169,7 +169,12 @@ mod tests {
                 }],
             }],
             false,
-        );
+        )
+    }
+
+    #[test]
+    fn the_journal_names_the_live_files_and_copies_are_only_named() {
+        let j = journal_of_one_file();
         let f = [
             found("/x/old.copy", 7, 0),
             found("/x/sqliosim.mdx", 7, 0),
@@ -189,18 +194,7 @@ mod tests {
 
     #[test]
     fn a_copy_under_another_name_never_stands_in_for_a_missing_file() {
-        let j = JournalState::replay(
-            &[Record::Start {
-                run_id: 7,
-                files: vec![JournalFile {
-                    file_id: 0,
-                    role: FileRole::Data,
-                    path: "/gone/d/sqliosim.mdx".into(),
-                    max_pages: None,
-                }],
-            }],
-            false,
-        );
+        let j = journal_of_one_file();
         let f = [found("/x/sqliosim.mdx.restored", 7, 0)];
         let s = choose(&f, Some(&j));
         assert!(s.check.is_empty(), "the copy is not checked as the file");

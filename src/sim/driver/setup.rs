@@ -22,8 +22,9 @@ use crate::sim::engine::pool::BufferPool;
 use crate::sim::engine::wal::Wal;
 use crate::sim::plan::SimPlan;
 
-/// Where the journal of a plan's file set is (kept here for the app's callers).
-pub use crate::sim::actors::durability::journal_path;
+/// Where the journal of a plan's file set is, and the journal a resume would carry on (kept
+/// here for the app's callers).
+pub use crate::sim::actors::durability::{journal_path, resumable};
 
 /// Frames per MB of MaxMemoryMB.
 const FRAMES_PER_MB: u64 = 128;

@@ -101,7 +101,13 @@ impl Manifest {
     pub fn of(plan: &SimPlan) -> Manifest {
         let mut m = Manifest::default();
         for f in &plan.files {
-            m.add(f.path.clone(), Role::Set(f.role), true, Keep::Never, Rule::Header);
+            m.add(
+                f.path.clone(),
+                Role::Set(f.role),
+                true,
+                Keep::Never,
+                Rule::Header,
+            );
         }
         if let Some(j) = journal_path(plan).filter(|_| plan.journal) {
             let temp = super::journal::compaction_path(&j);
@@ -129,11 +135,35 @@ impl Manifest {
     fn streams(&mut self, plan: &SimPlan) {
         let b = &plan.backup;
         let (full, log) = (Rule::Stream { log: false }, Rule::Stream { log: true });
-        self.add(b.file.clone(), Role::Stream { log: false }, true, Keep::Always, full);
-        self.add(b.partial(), Role::Partial { log: false }, false, Keep::Always, full);
+        self.add(
+            b.file.clone(),
+            Role::Stream { log: false },
+            true,
+            Keep::Always,
+            full,
+        );
+        self.add(
+            b.partial(),
+            Role::Partial { log: false },
+            false,
+            Keep::Always,
+            full,
+        );
         if b.log_interval.is_some() {
-            self.add(b.log_file(), Role::Stream { log: true }, true, Keep::Always, log);
-            self.add(b.log_partial(), Role::Partial { log: true }, false, Keep::Always, log);
+            self.add(
+                b.log_file(),
+                Role::Stream { log: true },
+                true,
+                Keep::Always,
+                log,
+            );
+            self.add(
+                b.log_partial(),
+                Role::Partial { log: true },
+                false,
+                Keep::Always,
+                log,
+            );
         }
         if b.restore {
             for f in plan.data_files() {
@@ -191,9 +221,16 @@ mod tests {
         assert_eq!(count(Role::Copy), data);
         assert_eq!(count(Role::Scratch), 1 + 2 * data);
         assert_eq!(count(Role::Journal), 2);
-        let streams = m.entries.iter().filter(|e| matches!(e.rule, Rule::Stream { .. }));
+        let streams = m
+            .entries
+            .iter()
+            .filter(|e| matches!(e.rule, Rule::Stream { .. }));
         assert!(streams.clone().all(|e| e.keep == Keep::Always));
-        assert_eq!(streams.filter(|e| e.durable).count(), 2, "the finished streams are owed");
+        assert_eq!(
+            streams.filter(|e| e.durable).count(),
+            2,
+            "the finished streams are owed"
+        );
         assert!(m
             .entries
             .iter()

@@ -8,15 +8,15 @@ use std::sync::Arc;
 use super::{journal_path, Journal, JournalSlot};
 use crate::events::Event;
 use crate::findings::{Message, Severity};
+use crate::io::Backend;
 use crate::page::PAGE_SIZE;
 use crate::sim::actors::context::Run;
-use crate::io::Backend;
 use crate::sim::engine::files::SimFile;
-use crate::sim::plan::SimPlan;
 use crate::sim::engine::journal::{
     Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter,
 };
 use crate::sim::engine::wal::FlushHook;
+use crate::sim::plan::SimPlan;
 
 /// The journal of this file set left by the run being resumed, if any, read through the
 /// run's backend. A damaged one is used up to its damage, and said so. One that cannot be
