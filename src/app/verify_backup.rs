@@ -258,7 +258,9 @@ fn locate(rec: &BackupRecord, dirs: &[PathBuf]) -> PathBuf {
         .unwrap_or_else(|| rec.path.clone())
 }
 
-/// Reads the stream at `path` and what it says about itself.
+/// Reads the stream at `path` and what it says about itself. A symlink at the name is not
+/// followed: it is not the stream the run wrote there, and following it would read whatever
+/// file it names (a stream replaced by a symlink is lost, as a data file is).
 fn read(path: &Path, log: bool) -> std::io::Result<OnDisk> {
     let opts = crate::io::OpenOptions {
         create: false,
@@ -266,7 +268,7 @@ fn read(path: &Path, log: bool) -> std::io::Result<OnDisk> {
         write_through: false,
     };
     path.symlink_metadata()?;
-    let storage = crate::io::direct::open_existing_file(path, opts, false, true)
+    let storage = crate::io::direct::open_existing_file(path, opts, false, false)
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     // A file that is not such a stream scans as no readable block (no run id).
     Ok(if log {

@@ -507,14 +507,14 @@ fn a_log_file_short_of_its_size_is_judged_by_the_blocks_it_holds() {
     assert!(!text(&v).contains("bytes short"), "{}", text(&v));
 }
 
-/// A finished stream the journal holds, replaced by a FIFO, a directory or a symlink to a
-/// directory (issue #36 §9): a `lost_file`, as a data file replaced so is (it was "not
-/// checked", CLEAN, 6 of 6), and the FIFO never stalls verify.
+/// A finished stream the journal holds, replaced by a FIFO, a directory or a symlink (issue #36
+/// §9): a `lost_file`, as a data file replaced so is (it was "not checked", CLEAN, 6 of 6; a
+/// symlink to a file was followed and read), and the FIFO never stalls verify.
 #[test]
 fn a_journaled_stream_replaced_by_a_non_file_is_a_lost_file() {
     let (_root, base) = finished_with_a_copy(901);
     type Plant = fn(&Path);
-    let cases: [(&str, Plant); 3] = [
+    let cases: [(&str, Plant); 4] = [
         ("a FIFO", |p| {
             let made = std::process::Command::new("mkfifo")
                 .arg(p)
@@ -525,6 +525,9 @@ fn a_journaled_stream_replaced_by_a_non_file_is_a_lost_file() {
         ("a directory", |p| std::fs::create_dir(p).expect("mkdir")),
         ("a symlink to a directory", |p| {
             std::os::unix::fs::symlink("/", p).expect("symlink")
+        }),
+        ("a symlink to a file", |p| {
+            std::os::unix::fs::symlink("/etc/passwd", p).expect("symlink")
         }),
     ];
     for (what, plant) in cases {
