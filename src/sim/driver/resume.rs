@@ -88,7 +88,10 @@ pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> anyhow::Result<
     let mut bad = 0u64;
     for f in judged.into_iter().flatten() {
         bad += 1;
-        run.report(f.clone());
+        // Judged offline (no seed); found by this run, whose seed replays it.
+        let mut f = f.clone();
+        f.seed = run.plan.seed;
+        run.report(f);
     }
     for &i in &run.files.data {
         bad += restore_data(run, i, journal, report)?;
