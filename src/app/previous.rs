@@ -161,7 +161,10 @@ fn look(
         let kept = match (e.rule, e.keep) {
             (_, Keep::Never) => false,
             (_, Keep::WhenErrors) if !found_errors => false,
-            (Rule::Stream { log }, _) => written_by_us(&e.path, &magic(log)),
+            (Rule::Stream { log }, _) => written_by_us(
+                &e.path,
+                &String::from_utf8_lossy(crate::sim::engine::backup::magic_of(log)),
+            ),
             (Rule::Header, _) => matches!(
                 crate::sim::engine::files::check_ownership(backend, &e.path, false),
                 Ok(Some(_))
@@ -256,16 +259,6 @@ fn refusal(settings: &RunSettings, plan: &SimPlan, prev: &Previous) -> String {
          summary, dumps, journal, backup streams and restored copies are kept under its run id)",
         prev.unclean.join("; ")
     )
-}
-
-/// The magic a backup stream of ours begins with, as text.
-fn magic(log: bool) -> String {
-    let m = if log {
-        crate::sim::engine::backup::logstream::MAGIC
-    } else {
-        crate::sim::engine::backup::MAGIC
-    };
-    String::from_utf8_lossy(m).into_owned()
 }
 
 /// A file of ours: it exists, is not empty, and carries `marker` near its start.

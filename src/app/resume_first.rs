@@ -75,20 +75,13 @@ fn args(plan: &SimPlan, settings: &RunSettings) -> VerifyArgs {
     }
 }
 
-/// The directories of the plan's files, each once, in the plan's order.
+/// The directories of the plan's files (the working directory for a bare name).
 fn dirs(plan: &SimPlan) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = Vec::new();
-    for d in plan.files.iter().filter_map(|f| f.path.parent()) {
-        let d = if d.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            d
-        };
-        if !v.iter().any(|x| x == d) {
-            v.push(d.to_path_buf());
-        }
-    }
-    v
+    let here = |d: &Path| match d.as_os_str().is_empty() {
+        true => PathBuf::from("."),
+        false => d.to_path_buf(),
+    };
+    plan.dirs().into_iter().map(here).collect()
 }
 
 /// The journal damaged on the device under test, as the finding verify counts it for: the

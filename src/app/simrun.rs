@@ -21,7 +21,7 @@ use crate::sim::plan::SimPlan;
 pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
     let mut plan = plan_from(settings);
     super::targets::refuse_nodes(&plan, settings)?;
-    let placement = super::dirs::placement_warnings(&test_dirs(&plan));
+    let placement = super::dirs::placement_warnings(&plan.dirs());
     make_dirs(&plan, settings)?;
     // Before anything of the set is deleted, created or opened: one run per file set.
     let mut taken = super::lock::lock_set(&file_paths(&plan), true, "run")?;
@@ -186,17 +186,6 @@ fn verdict(
 struct Said<'a> {
     evidence: &'a Evidence,
     sink: &'a dyn EventSink,
-}
-
-/// The directories the files go in, each once.
-fn test_dirs(plan: &SimPlan) -> Vec<&Path> {
-    let mut dirs: Vec<&Path> = Vec::new();
-    for d in plan.files.iter().filter_map(|f| f.path.parent()) {
-        if !dirs.contains(&d) {
-            dirs.push(d);
-        }
-    }
-    dirs
 }
 
 /// The run header: what carries the I/O, the warnings (a directory created or on the root

@@ -221,24 +221,11 @@ fn moved_aside(run_id: u64, rec: &BackupRecord, path: &Path) -> Option<String> {
 }
 
 /// What stands at `path` when it is not a regular file (a FIFO, a directory, a symlink…),
-/// in words: the stream is gone as surely as a removed one.
+/// in words (`safefile`'s): the stream is gone as surely as a removed one.
 fn not_a_stream(path: &Path) -> Option<String> {
-    let kind = path.symlink_metadata().ok()?.file_type();
-    if kind.is_file() {
-        return None;
-    }
-    Some(
-        if kind.is_symlink() {
-            "is a symlink"
-        } else if kind.is_dir() {
-            "is a directory"
-        } else if std::os::unix::fs::FileTypeExt::is_fifo(&kind) {
-            "is a FIFO"
-        } else {
-            "is not a regular file"
-        }
-        .to_string(),
-    )
+    let st = rustix::fs::lstat(path).ok()?;
+    let problem = crate::io::safefile::problem_of(&st, crate::io::safefile::Use::Input)?;
+    Some(problem.to_string())
 }
 
 /// Whether `a` and `b` name the same file (as given, or once resolved).

@@ -100,12 +100,11 @@ pub fn build<'b>(
 /// a file with a header must be ours or absent. Names replaced by a rename (the journal's)
 /// are refused by the app before the run.
 fn check_beside(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<()> {
-    use crate::sim::engine::backup::{logstream, MAGIC};
     use crate::sim::engine::manifest::{Manifest, Rule};
     for e in Manifest::of(plan).beside_the_set() {
         match e.rule {
             Rule::Stream { log } => {
-                let magic = if log { logstream::MAGIC } else { MAGIC };
+                let magic = crate::sim::engine::backup::magic_of(log);
                 let storage = crate::sim::engine::backup::open_stream_of(
                     backend,
                     &e.path,

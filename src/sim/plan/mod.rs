@@ -291,6 +291,17 @@ impl SimPlan {
         self.write_through && self.durability != DurabilityMode::None
     }
 
+    /// The directories the files go in, each once, in the plan's order.
+    pub fn dirs(&self) -> Vec<&std::path::Path> {
+        let mut dirs: Vec<&std::path::Path> = Vec::new();
+        for d in self.files.iter().filter_map(|f| f.path.parent()) {
+            if !dirs.contains(&d) {
+                dirs.push(d);
+            }
+        }
+        dirs
+    }
+
     /// Indices of the data files.
     pub fn data_files(&self) -> Vec<usize> {
         self.indices(FileRole::Data)

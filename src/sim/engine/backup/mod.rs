@@ -26,6 +26,15 @@ use crate::page::PAGE_SIZE;
 pub const BLOCK_HEADER: usize = 16 << 10;
 /// The magic of a block header.
 pub const MAGIC: &[u8; 8] = b"SQLIOBAK";
+
+/// The magic a backup stream of ours begins with: a log backup's (`.trn`) or a full one's.
+pub fn magic_of(log: bool) -> &'static [u8; 8] {
+    if log {
+        logstream::MAGIC
+    } else {
+        MAGIC
+    }
+}
 /// The stream format's version.
 pub const VERSION: u32 = 1;
 /// Flag of the last block of a finished stream.
