@@ -38,6 +38,9 @@ impl Selection {
         emit: &mut dyn FnMut(Finding),
     ) -> anyhow::Result<Judged> {
         let paths = self.paths();
+        let owner = self.journal.as_ref().and_then(|(path, _)| {
+            std::os::unix::fs::MetadataExt::uid(&path.symlink_metadata().ok()?).into()
+        });
         let loaded = self
             .journal
             .map(|(path, st)| crate::sim::check::journal_verdict::report(&path, st, &paths));
@@ -70,7 +73,7 @@ impl Selection {
         // given, each held to the journal's record of its name.
         if let Some(j) = journal.as_ref() {
             let given = files_given.then_some(&scanned[..]);
-            for f in super::verify_backup::check_journaled(j, dirs, &scanned, given) {
+            for f in super::verify_backup::check_journaled(j, dirs, &scanned, given, owner) {
                 count(f);
             }
         }

@@ -201,9 +201,9 @@ fn run_starting(dirs: &[PathBuf]) -> Option<LockError> {
     None
 }
 
-/// A file a run leaves before its set exists: a lock file holding a run's record (`NAME.lock`,
-/// a regular file; not when the caller holds the set's lock itself, `ours`: it made them), or
-/// an XML log of ours.
+/// A file a run leaves before its set exists, of the user running verify: a lock file holding
+/// a run's record (`NAME.lock`, a regular file; not when the caller holds the set's lock
+/// itself, `ours`: it made them), or an XML log of ours.
 fn traces_of_a_run(dirs: &[PathBuf], ours: bool) -> Option<PathBuf> {
     for d in dirs {
         let Ok(entries) = std::fs::read_dir(d) else {
@@ -216,9 +216,11 @@ fn traces_of_a_run(dirs: &[PathBuf], ours: bool) -> Option<PathBuf> {
             let name = name.unwrap_or_default();
             // Not empty: a lock file holds the record of the run that took it until it ends
             // cleanly; an empty one (or one this process made) says nothing of a run.
-            let file = p
-                .symlink_metadata()
-                .is_ok_and(|m| m.is_file() && m.len() > 0);
+            // And ours: another user's file in a shared directory says nothing of our runs.
+            let me = rustix::process::geteuid().as_raw();
+            let file = p.symlink_metadata().is_ok_and(|m| {
+                m.is_file() && m.len() > 0 && std::os::unix::fs::MetadataExt::uid(&m) == me
+            });
             file && ((name.ends_with(".lock") && !ours)
                 || (name.ends_with(".xml")
                     && crate::app::simrun::ensure_ours(p, "SQLIOSIM_LOG", false).is_ok()))

@@ -62,12 +62,14 @@ impl OnDisk {
 /// one the journal names that is not among them is read here); returns the findings (the
 /// caller numbers and emits them) and prints a line for each.
 /// `given`: only the streams given by name, each held to the record of its name (the others
-/// are not asked about).
+/// are not asked about). `owner`: the journal's owner, whose files alone can be its streams
+/// moved aside.
 pub fn check_journaled(
     j: &JournalState,
     dirs: &[PathBuf],
     scanned: &[OnDisk],
     given: Option<&[OnDisk]>,
+    owner: Option<u32>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     for rec in &j.backups {
@@ -101,7 +103,13 @@ pub fn check_journaled(
         let aside = if as_held {
             None
         } else {
-            moved_aside(j.run_id, rec, &path)
+            let mut places: Vec<PathBuf> = rec
+                .path
+                .file_name()
+                .map(|n| dirs.iter().map(|d| d.join(n)).collect())
+                .unwrap_or_default();
+            places.push(rec.path.clone());
+            moved_aside(j.run_id, rec, &places, owner)
         };
         let said = match on_disk {
             _ if aside.is_some() => aside.unwrap_or_default(),
@@ -201,20 +209,34 @@ fn judge(run_id: u64, rec: &BackupRecord, d: &OnDisk) -> Result<String, String> 
 /// The journaled stream moved aside under its run's id (`NAME.RUNID.ext`, `-2`…), as a
 /// resume moves a killed run's streams before its own journal replaces the one that holds
 /// them: a resume cut between the two leaves this journal naming the stream where it was.
-/// Found, and what the journal holds, it is owed nothing more: the line that says where.
-fn moved_aside(run_id: u64, rec: &BackupRecord, path: &Path) -> Option<String> {
+/// Looked for beside each of `places` (by its name in the directories given, then its path);
+/// only a file of the journal's owner (`owner`), the very backup the journal holds, counts:
+/// another user's copy left under that name vouches for nothing. Found, it is owed nothing
+/// more: the line that says where.
+fn moved_aside(
+    run_id: u64,
+    rec: &BackupRecord,
+    places: &[PathBuf],
+    owner: Option<u32>,
+) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
     let tag = super::previous::id_text(run_id);
-    for kept in super::previous::names_for(path, &tag) {
-        if kept.symlink_metadata().is_err() {
-            return None;
-        }
-        if let Ok(how) =
-            read(&kept, rec.log).and_then(|d| judge(run_id, rec, &d).map_err(std::io::Error::other))
-        {
-            return Some(format!(
-                "moved aside by a resume as {}, {how}",
-                kept.display()
-            ));
+    for place in places {
+        for kept in super::previous::names_for(place, &tag) {
+            let Ok(m) = kept.symlink_metadata() else {
+                break;
+            };
+            if owner.is_some_and(|uid| m.uid() != uid) {
+                continue;
+            }
+            let judged = read(&kept, rec.log)
+                .and_then(|d| judge(run_id, rec, &d).map_err(std::io::Error::other));
+            if let Ok(how) = judged {
+                return Some(format!(
+                    "moved aside by a resume as {}, {how}",
+                    kept.display()
+                ));
+            }
         }
     }
     None

@@ -590,3 +590,45 @@ fn a_stream_given_by_name_is_held_to_the_journal_beside_it() {
         .expect("verify");
     assert_exit(&by_itself, 0);
 }
+
+/// Another user's files never vouch for the run (as root, with `nobody` the other user): a copy
+/// of the journaled `.bak` that `nobody` left under the name a resume gives a stream it moves
+/// aside does not stand in for a `.bak` the device lost (it would have read "moved aside by a
+/// resume", CLEAN), and `nobody`'s lock file in an empty directory does not make it "nothing
+/// owed" (still exit 2, nothing of ours there).
+#[test]
+fn another_users_files_never_vouch_for_the_run() {
+    use std::os::unix::fs::chown;
+    if !rustix::process::geteuid().is_root() {
+        assert!(
+            std::env::var_os("SQLIOSIM_REQUIRE_LOOP").is_none(),
+            "SQLIOSIM_REQUIRE_LOOP is set: this test needs root"
+        );
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let (_root, base) = finished_with_a_copy(921);
+    let dir = set_with_copy(&base, "sqliosim.bak.file0.restored");
+    let header =
+        sqliosim::page::FileHeader::decode(&read_page(&dir.path().join("sqliosim.mdx"), 0))
+            .expect("header");
+    let kept = dir
+        .path()
+        .join(format!("sqliosim.{:016X}.bak", header.run_id));
+    std::fs::rename(dir.path().join("sqliosim.bak"), &kept).expect("move aside");
+    assert_exit(&verify(dir.path()), 0);
+    chown(&kept, Some(65534), Some(65534)).expect("chown");
+    let v = verify(dir.path());
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(
+        classes(&v).contains(&("lost_file".into(), "sqliosim.bak".into())),
+        "{}",
+        text(&v)
+    );
+    let empty = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let lock = empty.path().join("sqliosim.mdx.lock");
+    std::fs::write(&lock, b"pid 1 host x\n").expect("lock");
+    chown(&lock, Some(65534), Some(65534)).expect("chown");
+    let v = verify(empty.path());
+    assert_eq!(v.status.code(), Some(2), "{}", text(&v));
+}
