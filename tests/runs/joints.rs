@@ -431,7 +431,8 @@ fn a_cut_before_any_file_existed_owes_nothing() {
 }
 
 /// A FIFO planted mid-run at the name a backup is written under stops the Backup User: the
-/// run is not CLEAN (it said "Verdict: CLEAN", exit 0, JSON outcome `clean`, with errors).
+/// run is not CLEAN (it said "Verdict: CLEAN", exit 0, JSON outcome `clean`, with errors), and
+/// `report` of its JSON says so too.
 #[test]
 fn a_name_planted_mid_run_that_stops_an_actor_is_not_a_clean_run() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
@@ -468,6 +469,10 @@ fn a_name_planted_mid_run_that_stops_an_actor_is_not_a_clean_run() {
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
     assert_ne!(summary["outcome"], "clean", "{summary}");
+    // And `report` agrees with the run (it said "Verdict: CLEAN", exit 0).
+    let r = bin().arg("report").arg(&json).output().expect("report");
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+    assert!(!text(&r).contains("Verdict: CLEAN"), "{}", text(&r));
 }
 
 /// A log file left 1,024 bytes short of the size made durable when it was created (what 5 of

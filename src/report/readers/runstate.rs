@@ -34,6 +34,23 @@ pub enum RunState {
 
 /// The state of the run `l` describes, `now_us` microseconds after the epoch.
 pub fn of(l: &RunEvidence, now_us: u64) -> RunState {
+    // An error that stopped the run, or kept part of it from being done, is never a pass,
+    // even when the run then ran to its end (the run itself says NOT CLEAN, exit 2).
+    if let Some((e, doc)) = l
+        .json
+        .as_ref()
+        .and_then(|d| Some((d.environment_error.as_ref()?, d)))
+    {
+        let stopped = doc
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.reason == "environment_error");
+        return RunState::Unfinished(if stopped {
+            format!("stopped on an environment error: {e}")
+        } else {
+            format!("errors kept part of the run from being done: {e}")
+        });
+    }
     if l.complete {
         return RunState::Finished;
     }
@@ -49,9 +66,6 @@ pub fn of(l: &RunEvidence, now_us: u64) -> RunState {
                 .into(),
         );
     };
-    if let Some(e) = &doc.environment_error {
-        return RunState::Unfinished(format!("stopped on an environment error: {e}"));
-    }
     let ago_s = now_us.saturating_sub(doc.updated_us) / 1_000_000;
     if doc.outcome != "running" || doc.ended_us.is_some() {
         return RunState::Unfinished("the run did not finish: no final summary".into());
