@@ -58,6 +58,25 @@ fn wait_for_log(dir: &Path, marks: &[&str]) {
     }
 }
 
+/// Starts a run of `config` in `dir` with `seed` and kills it (SIGKILL) `after_ms` after its
+/// XML log holds every one of `marks`.
+fn kill_after(config: &Path, dir: &Path, seed: u64, marks: &[&str], after_ms: u64) {
+    let mut child = crate::crash_support::start_run(config, dir, seed);
+    wait_for_log(dir, marks);
+    std::thread::sleep(Duration::from_millis(after_ms));
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+}
+
+/// A small run killed 1.5 s into its main phase: its directory, its config.
+fn killed_small(seed: u64) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 60, true);
+    let mark = ["Phase 'initial checkpoint' done"];
+    kill_after(&config, dir.path(), seed, &mark, 1500);
+    (dir, config)
+}
+
 /// A run with backups killed (SIGKILL) once two full backups and three log backups finished:
 /// its directory, its config.
 fn killed_with_streams(seed: u64) -> (tempfile::TempDir, PathBuf) {
@@ -69,11 +88,8 @@ fn killed_with_streams(seed: u64) -> (tempfile::TempDir, PathBuf) {
         std::fs::copy(&config, &kept).expect("keep config");
         kept
     };
-    let mut child = crate::crash_support::start_run(&config, dir.path(), seed);
-    wait_for_log(dir.path(), &["backup 2: ", "log backup 3: "]);
-    std::thread::sleep(Duration::from_millis(50));
-    child.kill().expect("SIGKILL");
-    child.wait().expect("wait");
+    let marks = ["backup 2: ", "log backup 3: "];
+    kill_after(&config, dir.path(), seed, &marks, 50);
     (dir, config)
 }
 
@@ -160,13 +176,7 @@ fn a_resume_judges_the_killed_runs_streams_as_verify_does() {
 /// said "existing files verified, 0 problem(s)", CLEAN, and regrew the file).
 #[test]
 fn a_data_file_cut_short_is_a_lost_write_for_the_resume_too() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let config = small_config(dir.path(), 1, 60, true);
-    let mut child = crate::crash_support::start_run(&config, dir.path(), 301);
-    wait_for_log(dir.path(), &["Phase 'initial checkpoint' done"]);
-    std::thread::sleep(Duration::from_millis(1500));
-    child.kill().expect("SIGKILL");
-    child.wait().expect("wait");
+    let (dir, config) = killed_small(301);
     let data = dir.path().join("sqliosim.mdx");
     let len = std::fs::metadata(&data).expect("mdx").len();
     truncate(&data, len / 2);
@@ -186,13 +196,7 @@ fn a_data_file_cut_short_is_a_lost_write_for_the_resume_too() {
 /// integrity error for `verify`, and for the resume (it printed a WARNING and exited 0).
 #[test]
 fn a_damaged_journal_is_an_integrity_error_for_the_resume_too() {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let config = small_config(dir.path(), 1, 60, true);
-    let mut child = crate::crash_support::start_run(&config, dir.path(), 311);
-    wait_for_log(dir.path(), &["Phase 'initial checkpoint' done"]);
-    std::thread::sleep(Duration::from_millis(1500));
-    child.kill().expect("SIGKILL");
-    child.wait().expect("wait");
+    let (dir, config) = killed_small(311);
     let journal = dir.path().join("sqliosim.journal");
     let mut bytes = std::fs::read(&journal).expect("journal");
     let at = crate::crash_support::start_record_len(&bytes) + 40;
@@ -484,11 +488,8 @@ fn a_name_planted_mid_run_that_stops_an_actor_is_not_a_clean_run() {
 fn a_log_file_short_of_its_size_is_judged_by_the_blocks_it_holds() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let config = small_config(dir.path(), 1, 60, true);
-    let mut child = crate::crash_support::start_run(&config, dir.path(), 801);
-    wait_for_log(dir.path(), &["Phase 'initial checkpoint' done"]);
-    std::thread::sleep(Duration::from_millis(1000));
-    child.kill().expect("SIGKILL");
-    child.wait().expect("wait");
+    let mark = ["Phase 'initial checkpoint' done"];
+    kill_after(&config, dir.path(), 801, &mark, 1000);
     let log = dir.path().join("sqliosim.ldx");
     let len = std::fs::metadata(&log).expect("ldx").len();
     truncate(&log, len - 1024);
