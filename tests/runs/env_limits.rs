@@ -109,17 +109,80 @@ fn bench_threads_past_ulimit_u_is_exit_2_not_a_panic_and_a_hang() {
     );
 }
 
+/// Each `ulimit -n` from 8 up to the first that lets the run finish: every refused run is exit 2
+/// naming the limit, and one of them is refused at the journal. (Where the journal falls in
+/// that range depends on how many descriptors the run needs before it, which differs from one
+/// machine to another: a single fixed limit passed here and ran clean on CI's machine.)
 #[test]
 fn a_run_that_cannot_open_its_journal_stops_with_exit_2() {
     let dir = scratch();
     let cfg = config(dir.path());
-    let files = dir.path().join("d");
-    let out = limited("--nofile=16", false, &run_args(&cfg, &files));
-    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let mut journal_refused = false;
+    let mut finished = None;
+    for n in 8..=64 {
+        let files = dir.path().join(format!("d{n}"));
+        let out = limited(&format!("--nofile={n}"), false, &run_args(&cfg, &files));
+        if out.status.code() == Some(0) {
+            finished = Some(n);
+            break;
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "ulimit -n {n}: {}",
+            describe(&out)
+        );
+        assert!(
+            err.contains("Too many open files") && !err.contains("panicked"),
+            "ulimit -n {n}: {}",
+            describe(&out)
+        );
+        journal_refused |= err.contains("cannot create the journal")
+            && err.contains("sqliosim.journal")
+            && err.contains("ulimit -n");
+    }
     assert!(
-        err.contains("sqliosim.journal") && err.contains("Too many open files"),
+        finished.is_some(),
+        "no limit up to 64 descriptors let the run finish"
+    );
+    assert!(
+        journal_refused,
+        "no limit below {finished:?} stopped the run at its journal"
+    );
+}
+
+/// A journal directory the user may not write in: exit 2 naming the journal, never a run
+/// that goes on without one.
+#[test]
+fn a_journal_dir_that_refuses_the_user_stops_the_run_with_exit_2() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("SKIPPED a_journal_dir_that_refuses_the_user: needs root (to run as nobody)");
+        return;
+    }
+    let dir = scratch();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .expect("chmod");
+    let cfg = config(dir.path());
+    let journal_dir = dir.path().join("j");
+    std::fs::create_dir(&journal_dir).expect("mkdir");
+    let files = dir.path().join("d");
+    let mut args = run_args(&cfg, &files);
+    args.extend(["--journal-dir".as_ref(), journal_dir.as_os_str()]);
+    let out = limited("--nofile=1024", true, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        err.contains("cannot create the journal") && err.contains("Permission denied"),
         "{}",
+        describe(&out)
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("Verdict: CLEAN"),
+        "the run went on without its journal: {}",
         describe(&out)
     );
 }
