@@ -31,6 +31,7 @@ mod verify;
 mod verify_backup;
 mod verify_found;
 mod verify_lost;
+mod witness;
 
 pub use selftest::SelftestArgs;
 pub use verify::VerifyArgs;
@@ -51,6 +52,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
         Command::Verify(a) => verify::run(*a),
         Command::Restore(a) => restore::run(*a),
         Command::Selftest(a) => selftest::run(&a),
+        Command::Witness(a) => witness::run(&a),
         Command::Completions(a) => manpage::completions(a.shell),
         Command::Man(a) => manpage::man(a.out.as_deref()),
     }

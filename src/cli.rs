@@ -73,10 +73,33 @@ pub enum Command {
     Restore(Box<RestoreArgs>),
     /// Check that this machine and build can run sqliosim correctly.
     Selftest(SelftestArgs),
+    /// The off-host witness: keeps every run's durable acknowledgements as they are made, for
+    /// `verify --witness` after a power pull.
+    Witness(WitnessArgs),
     /// Print a shell completion script to stdout.
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout, or write one page per subcommand with --out.
     Man(ManArgs),
+}
+
+/// `sqliosim witness` options.
+#[derive(Debug, Args)]
+pub struct WitnessArgs {
+    /// Address to listen on (HOST:PORT, e.g. 0.0.0.0:7468). Anything but loopback needs
+    /// --token-file.
+    #[arg(long, value_name = "ADDR:PORT", required_unless_present = "list")]
+    pub listen: Option<String>,
+    /// Directory of the records (one RUNID.witness per run).
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+    /// The shared secret every message is authenticated with (HMAC-SHA256); runs and verifies
+    /// give the same file with --witness-token-file.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Print the runs the directory holds (run, host, last batch, bytes, gaps, time of the
+    /// last record) and exit.
+    #[arg(long, conflicts_with = "listen")]
+    pub list: bool,
 }
 
 /// `sqliosim completions SHELL`.
@@ -174,6 +197,14 @@ pub struct VerifyArgs {
     /// Ignore the journal: check only what each page and block says about itself.
     #[arg(long)]
     pub no_journal: bool,
+    /// Also fetch the run's record from the `sqliosim witness` at ADDR:PORT (the run id from
+    /// the data files' headers) and hold the files to whichever of it and the local journal
+    /// went further; the verdict says which held what was owed.
+    #[arg(long, value_name = "ADDR:PORT", conflicts_with = "no_journal")]
+    pub witness: Option<String>,
+    /// The witness's shared token (the file the witness has as --token-file).
+    #[arg(long, value_name = "FILE", requires = "witness")]
+    pub witness_token_file: Option<PathBuf>,
     /// XML error log of the scan, with page dumps in dumps/ beside it [default: none: verify
     /// writes nothing unless asked, see docs/security.md].
     #[arg(long, value_name = "FILE")]

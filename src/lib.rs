@@ -27,9 +27,11 @@
 //!   counts requests in (`stats` reads them for the summary).
 //! - [`sim::plan`] (uses `config`, `findings`, `page`, `sim::control`): validated settings → the run plan
 //!   (`SimPlan`) the actors and the driver read.
-//! - [`sim::engine`] (uses `findings`, `io`, `page`, `sim::control`, `sim::plan`): the storage
-//!   engine: expected-state oracle, read retries, buffer pool, data files, write-ahead log
-//!   (its requests through the throttle and the in-flight table), journal.
+//! - [`witness`] (uses nothing): the off-host witness's wire protocol (frames with an HMAC)
+//!   and its client: the sender a run's journal thread feeds, and the requests of `verify`.
+//! - [`sim::engine`] (uses `findings`, `io`, `page`, `sim::control`, `sim::plan`, `witness`):
+//!   the storage engine: expected-state oracle, read retries, buffer pool, data files,
+//!   write-ahead log (its requests through the throttle and the in-flight table), journal.
 //! - [`sim::check`] (uses `exit`, `findings`, `io`, `page`, `sim::engine`): a file set at
 //!   rest, checked: the scans `verify` and `run --resume` share, the scope of a verify, what
 //!   the journal holds the device to.
@@ -43,8 +45,8 @@
 //!   its views (`sqliosim report`: terminal, HTML, bundle) and the fleet report. It never uses
 //!   the simulator's actors or driver.
 //! - [`sim::actors`] (uses `events`, `findings`, `io`, `page`, `sim::control`, `sim::engine`,
-//!   `sim::plan`, `stats`): the SQL Server-like actors, their table, the run context and the
-//!   journal's lifecycle.
+//!   `sim::plan`, `stats`, `witness`): the SQL Server-like actors, their table, the run context
+//!   and the journal's lifecycle.
 //! - [`sim::driver`] (uses `events`, `findings`, `io`, `page`, `sim::actors`, `sim::check`,
 //!   `sim::control`, `sim::engine`, `sim::plan`, `stats`): the driver only: setup, test
 //!   cycles, monitor, resume.
@@ -52,8 +54,9 @@
 //!   runs: `sqliosim bench` and the SQLIO and DiskSpd front ends.
 //! - [`cli`] (uses `bench`, `config`, `report`): clap definitions of the command line; no I/O.
 //! - [`app`] (uses `bench`, `cli`, `config`, `events`, `exit`, `findings`, `io`, `page`,
-//!   `report`, `sim::check`, `sim::control`, `sim::driver`, `sim::engine`, `sim::plan`): the
-//!   wiring of each subcommand: config → plan → storage, engine, actors → driver → reports.
+//!   `report`, `sim::check`, `sim::control`, `sim::driver`, `sim::engine`, `sim::plan`,
+//!   `witness`): the wiring of each subcommand: config → plan → storage, engine, actors →
+//!   driver → reports.
 //!
 //! # Names
 //!
@@ -87,3 +90,4 @@ pub mod page;
 pub mod report;
 pub mod sim;
 pub mod stats;
+pub mod witness;

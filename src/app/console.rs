@@ -183,6 +183,23 @@ fn journal_line(j: &crate::sim::engine::journal::JournalSummary, device_gone: bo
         j.compactions,
         j.compaction_ms
     );
+    if let Some(w) = &j.witness {
+        s.push_str(&format!(
+            "  Witness {}: {} batch(es) sent, {} acknowledged{}, lag at most {} ms, {} gap(s), {} reconnect(s){}\n",
+            w.addr,
+            w.batches,
+            w.acked,
+            if w.unacked > 0 {
+                format!(", {} NOT acknowledged", w.unacked)
+            } else {
+                String::new()
+            },
+            w.max_lag_ms,
+            w.gaps,
+            w.reconnects,
+            w.error.as_deref().map(|e| format!(" (last error: {e})")).unwrap_or_default()
+        ));
+    }
     match &j.void {
         Some(why) if device_gone && why.contains(crate::sim::engine::journal::service::GONE) => {
             s.push_str("Durability check VOID from when the device went away (the journal went with it, see above).\n");

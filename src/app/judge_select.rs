@@ -84,12 +84,93 @@ fn read_journal(
     if a.no_journal {
         return Ok(None);
     }
-    let Some(path) = journal_path(a, found) else {
-        return Ok(None);
+    let local = match journal_path(a, found) {
+        Some(path) => {
+            let st = JournalState::load(backend, &path)
+                .map_err(|e| anyhow::anyhow!("cannot read the journal: {e}"))?;
+            Some((path, st))
+        }
+        None => None,
     };
-    let st = JournalState::load(backend, &path)
-        .map_err(|e| anyhow::anyhow!("cannot read the journal: {e}"))?;
-    Ok(Some((path, st)))
+    match &a.witness {
+        Some(addr) => with_witness(a, addr, found, local),
+        None => Ok(local),
+    }
+}
+
+/// The local journal or the witness's record of the run, whichever went further (the
+/// witness holds the same batches, acknowledged off the host: the two are prefixes of one
+/// sequence, so the one with the later batch holds everything the other does). Says which,
+/// and how many owed page generations only the witness held.
+fn with_witness(
+    a: &VerifyArgs,
+    addr: &str,
+    found: &Found,
+    local: Option<(PathBuf, JournalState)>,
+) -> anyhow::Result<Option<(PathBuf, JournalState)>> {
+    let key = match &a.witness_token_file {
+        Some(p) => crate::witness::Key::from_file(p)?,
+        None => crate::witness::Key::none(),
+    };
+    let Some(run_id) = found
+        .targets
+        .first()
+        .map(|t| t.header.run_id)
+        .or(local.as_ref().map(|(_, j)| j.run_id))
+        .filter(|&id| id != 0)
+    else {
+        crate::exit::outln!("Witness {addr}: no data file header and no journal names the run; the witness is not asked.").ok();
+        return Ok(local);
+    };
+    let Some((bytes, last_seq)) = crate::witness::fetch(addr, &key, run_id)? else {
+        crate::exit::outln!("Witness {addr}: holds no record of run {run_id:016x}; judged with the local journal alone.").ok();
+        return Ok(local);
+    };
+    let w = JournalState::from_bytes(&bytes);
+    if w.run_id != run_id {
+        anyhow::bail!("witness {addr}: its record of run {run_id:016x} holds run {:016x}", w.run_id);
+    }
+    let label = PathBuf::from(format!("witness {addr} (run {run_id:016x})"));
+    let Some((path, l)) = local.filter(|(_, l)| l.run_id == run_id) else {
+        crate::exit::outln!("Witness {addr}: record of run {run_id:016x} to batch {} ({} received); no local journal of the run: held to the witness's record alone.", w.last_batch, last_seq).ok();
+        return Ok(Some((label, w)));
+    };
+    let only_witness: u64 = owed_beyond(&w, &l);
+    let only_local: u64 = owed_beyond(&l, &w);
+    if w.last_batch > l.last_batch || (l.damage.is_some() && w.damage.is_none() && w.last_batch >= l.last_batch) {
+        crate::exit::outln!(
+            "Witness {addr}: its record of run {run_id:016x} goes to journal batch {}, the local journal {} to batch {}{}: held to the witness's record; {only_witness} owed page generation(s) are known only to the witness (the local journal lost them with the host).",
+            w.last_batch,
+            path.display(),
+            l.last_batch,
+            if l.damage.is_some() { " (damaged)" } else { "" },
+        )
+        .ok();
+        Ok(Some((label, w)))
+    } else {
+        crate::exit::outln!(
+            "Witness {addr}: its record of run {run_id:016x} goes to journal batch {}, the local journal {} to batch {}: held to the local journal; {} batch(es) and {only_local} owed page generation(s) were acknowledged after the witness's last record (the witness lag at the cut, not judged by the witness).",
+            w.last_batch,
+            path.display(),
+            l.last_batch,
+            l.last_batch.saturating_sub(w.last_batch),
+        )
+        .ok();
+        Ok(Some((path, l)))
+    }
+}
+
+/// Pages whose generation `a` holds them to above what `b` does.
+fn owed_beyond(a: &JournalState, b: &JournalState) -> u64 {
+    a.durable
+        .iter()
+        .enumerate()
+        .map(|(f, gens)| {
+            gens.iter()
+                .filter(|&(p, g)| g > b.durable_gen(f as u32, p))
+                .count() as u64
+        })
+        .sum()
 }
 
 /// The files to check, and what became of the journal's files that are not among them.

@@ -69,6 +69,8 @@ fn args(plan: &SimPlan, settings: &RunSettings) -> VerifyArgs {
         journal: None,
         journal_dir: settings.journal_dir.clone(),
         no_journal: !plan.journal,
+        witness: settings.witness.as_ref().map(|w| w.addr.clone()),
+        witness_token_file: settings.witness.as_ref().and_then(|w| w.token_file.clone()),
         log: None,
         json: None,
         force: false,

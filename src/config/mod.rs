@@ -49,6 +49,6 @@ pub use sections::{
 pub use settings::beside_log;
 pub use settings::{
     ConfigSource, Env, IoServiceKind, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
-    DEFAULT_DATA_DIR, WORKING_DIR_CONFIG,
+    DEFAULT_DATA_DIR, WORKING_DIR_CONFIG, WitnessTarget,
 };
 pub use unsupported::unsupported_cpu_keys;

@@ -88,6 +88,18 @@ pub struct RunArgs {
     /// file]
     #[arg(long, value_name = "DIR")]
     pub journal_dir: Option<PathBuf>,
+    /// Also send every journal batch to a `sqliosim witness` at ADDR:PORT, off the host under
+    /// test, so that a power pull that takes the local journal's last batches cannot take the
+    /// truth with it; `verify --witness` judges with it. The run never waits for the witness
+    /// (a bounded buffer, resent after a reconnect); at the end it waits --witness-wait.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub witness: Option<String>,
+    /// The witness's shared token (the file the witness has as --token-file).
+    #[arg(long, value_name = "FILE", requires = "witness")]
+    pub witness_token_file: Option<PathBuf>,
+    /// Seconds the end of the run waits for the witness to acknowledge every batch.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "witness")]
+    pub witness_wait: u64,
     /// Write an evidence bundle (logs, dumps, summary) to FILE (.tar.gz). [default: none]
     #[arg(long, value_name = "FILE")]
     pub bundle: Option<PathBuf>,

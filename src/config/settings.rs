@@ -144,6 +144,8 @@ pub struct RunSettings {
     pub discard_previous_run: bool,
     /// Directory of the durability journal (absolute), when not beside the first data file.
     pub journal_dir: Option<PathBuf>,
+    /// `--witness`: where the journal's batches also go.
+    pub witness: Option<WitnessTarget>,
     /// Evidence bundle path (absolute), when asked for.
     pub bundle: Option<PathBuf>,
     /// Benchmark specification, when asked for.
@@ -282,6 +284,11 @@ fn resolve_loaded(
         resume: o.resume,
         discard_previous_run: o.discard_previous_run,
         journal_dir: abs(&o.journal_dir),
+        witness: o.witness.clone().map(|addr| WitnessTarget {
+            addr,
+            token_file: abs(&o.witness_token_file),
+            wait: std::time::Duration::from_secs(o.witness_wait),
+        }),
         bundle: abs(&o.bundle),
         bench: o.bench.clone(),
         fault_injection: o.fault_injection.clone(),
@@ -434,4 +441,15 @@ pub fn beside_log(log: &Path) -> PathBuf {
     );
     let stem = name.strip_suffix(".xml").unwrap_or(&name);
     log.with_file_name(format!("{stem}.json"))
+}
+
+/// `run --witness`: the off-host witness every journal batch also goes to.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct WitnessTarget {
+    /// `HOST:PORT` of `sqliosim witness`.
+    pub addr: String,
+    /// Its shared token's file (absolute).
+    pub token_file: Option<PathBuf>,
+    /// How long the end of the run waits for its acknowledgements.
+    pub wait: std::time::Duration,
 }

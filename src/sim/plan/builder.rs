@@ -155,6 +155,7 @@ impl SimPlan {
                 force: false,
                 journal: true,
                 journal_dir: None,
+                witness: None,
                 resume: false,
                 run_id: None,
                 judged: None,

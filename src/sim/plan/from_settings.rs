@@ -39,6 +39,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         force: s.force,
         journal: true,
         journal_dir: s.journal_dir.clone(),
+        witness: s.witness.clone(),
         resume: s.resume,
         run_id: None,
         judged: None,

@@ -195,6 +195,8 @@ pub struct SimPlan {
     pub journal: bool,
     /// `--journal-dir`: keep the journal there instead of beside the first data file.
     pub journal_dir: Option<std::path::PathBuf>,
+    /// `--witness`: the off-host witness the journal's batches also go to.
+    pub witness: Option<crate::config::WitnessTarget>,
     /// Open the existing file set, verify it, and carry on (instead of creating files).
     pub resume: bool,
     /// Run id of the file set to create, chosen before the run so that its evidence (dumps)

@@ -135,12 +135,50 @@ fn start(run: &Run<'_>, path: &Path, state: JournalState) -> Result<JournalServi
             text,
         )));
     });
+    let witness = witness(run, state.run_id)?;
     JournalWriter::create(run.backend, path, &state.snapshot())
         .map_err(|e| e.to_string())
         .and_then(|w| {
-            JournalService::start(w, state, journal_options(), warn)
+            JournalService::start(w, state, journal_options(), warn, witness)
                 .map_err(|e| format!("{}: cannot start the journal thread: {e}", path.display()))
         })
+}
+
+/// The sender to `--witness`, started (it connects in the background).
+fn witness(run: &Run<'_>, run_id: u64) -> Result<Option<crate::witness::Sender>, String> {
+    let Some(t) = &run.plan.witness else {
+        return Ok(None);
+    };
+    let key = match &t.token_file {
+        Some(p) => crate::witness::Key::from_file(p).map_err(|e| e.to_string())?,
+        None => crate::witness::Key::none(),
+    };
+    let opts = crate::witness::SenderOptions {
+        addr: t.addr.clone(),
+        key,
+        host: crate::witness::client::host_name(),
+        run_id,
+        buffer_bytes: witness_buffer(),
+        wait_at_end: t.wait,
+    };
+    run.message(
+        Severity::Info,
+        "System",
+        "Journal",
+        format!("Witness: {} (every journal batch also goes there)", t.addr),
+    );
+    crate::witness::Sender::start(opts)
+        .map(Some)
+        .map_err(|e| format!("cannot start the witness thread: {e}"))
+}
+
+/// Bytes of unacknowledged batches the sender holds: 64 MiB, or SQLIOSIM_WITNESS_BUFFER_BYTES
+/// (a hidden knob for tests of the overflow).
+fn witness_buffer() -> usize {
+    std::env::var("SQLIOSIM_WITNESS_BUFFER_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64 << 20)
 }
 
 /// Every log flush is acknowledged to the journal as it completes, except in mode None, where

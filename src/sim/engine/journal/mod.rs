@@ -33,6 +33,7 @@ mod summary;
 pub use damage::{Damage, Flaw};
 pub use gens::PageGens;
 pub use record::{decode, decode_all, BackupRecord, Decoded, Record};
+
 pub use service::{Ack, JournalOptions, JournalService};
 pub use state::JournalState;
 pub use summary::JournalSummary;
@@ -106,7 +107,12 @@ impl JournalWriter {
 
     /// Appends records and makes them durable.
     pub fn append(&mut self, records: &[Record]) -> io::Result<()> {
-        self.file.append(&encode(records))?;
+        self.append_bytes(&encode(records))
+    }
+
+    /// Appends encoded records ([`encode`]) and makes them durable.
+    pub fn append_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.append(bytes)?;
         self.file.sync_data()
     }
 
@@ -141,7 +147,8 @@ impl JournalWriter {
     }
 }
 
-fn encode(records: &[Record]) -> Vec<u8> {
+/// Records in the journal's encoding, one after the other.
+pub fn encode(records: &[Record]) -> Vec<u8> {
     records.iter().flat_map(Record::encode).collect()
 }
 

@@ -17,8 +17,9 @@ use crossbeam::channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
 
 use super::summary::Status;
-use super::{JournalState, JournalSummary, JournalWriter, Record};
+use super::{encode, JournalState, JournalSummary, JournalWriter, Record};
 use crate::page::layout::now_us;
+use crate::witness::Sender as WitnessSender;
 
 /// How a void journal's reason says that its device or mount went away.
 pub const GONE: &str = "went away";
@@ -88,19 +89,28 @@ pub struct JournalService {
     status: Arc<Status>,
     path: String,
     interval: Duration,
+    witness: Option<Arc<WitnessSender>>,
 }
 
 /// Told, with a sentence, when the journal stops being written (once) or cannot be compacted.
 pub type Warn = Box<dyn Fn(&str) + Send>;
 
 impl JournalService {
-    /// Starts the thread over a journal just created (its Start record written).
+    /// Starts the thread over a journal just created (its Start record written). With a
+    /// witness, every batch made durable also goes to it, after a base (the state as it is
+    /// now, what the journal was created with); a compaction's snapshot goes as a new base,
+    /// so the witness's record stays as small as the journal.
     pub fn start(
         writer: JournalWriter,
         state: JournalState,
         opts: JournalOptions,
         warn: Warn,
+        witness: Option<WitnessSender>,
     ) -> std::io::Result<JournalService> {
+        let witness = witness.map(Arc::new);
+        if let Some(w) = &witness {
+            w.push_base(state.snapshot().iter().map(Record::encode));
+        }
         let (tx, rx) = bounded(CHANNEL);
         let status = Arc::new(Status::default());
         let path = writer.path().display().to_string();
@@ -115,6 +125,7 @@ impl JournalService {
             warn,
             started: Instant::now(),
             next_check: opts.compact_min_bytes,
+            witness: witness.clone(),
         };
         let thread = std::thread::Builder::new()
             .name("journal".into())
@@ -125,6 +136,7 @@ impl JournalService {
             status,
             path,
             interval: opts.interval,
+            witness,
         })
     }
 
@@ -148,11 +160,25 @@ impl JournalService {
         wait.recv().unwrap_or(false)
     }
 
-    /// Writes what is pending and ends the thread (idempotent).
+    /// Writes what is pending and ends the thread; then waits (bounded) for the witness to
+    /// acknowledge what it was sent, and says what it never got (idempotent).
     pub fn finish(&self) {
         let _ = self.tx.send(Ack::Stop);
         if let Some(t) = self.thread.lock().take() {
             let _ = t.join();
+            if let Some(w) = &self.witness {
+                let s = w.finish();
+                if s.unacked > 0 {
+                    crate::exit::errln!(
+                        "sqliosim: WARNING: the witness {} did not acknowledge the last {} journal batch(es){}: its record ends at batch {} of {}",
+                        s.addr,
+                        s.unacked,
+                        s.error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default(),
+                        s.acked,
+                        s.batches
+                    );
+                }
+            }
         }
     }
 
@@ -174,6 +200,7 @@ impl JournalService {
             batches: s.batches.load(Ordering::Relaxed),
             batch_interval_ms: u64::try_from(self.interval.as_millis()).unwrap_or(u64::MAX),
             void: s.void.lock().clone(),
+            witness: self.witness.as_ref().map(|w| w.summary()),
         }
     }
 }
@@ -204,6 +231,8 @@ struct Thread {
     started: Instant,
     /// Size above which the snapshot size is computed again to decide on a compaction.
     next_check: u64,
+    /// Where each durable batch also goes.
+    witness: Option<Arc<WitnessSender>>,
 }
 
 impl Thread {
@@ -328,10 +357,18 @@ impl Thread {
         };
         self.state.apply(&mark);
         records.push(mark);
-        match self.writer.append(&records) {
+        let bytes = encode(&records);
+        match self.writer.append_bytes(&bytes) {
             Ok(()) => {
                 self.status.batches.fetch_add(1, Ordering::Relaxed);
                 self.sizes();
+                if let Some(w) = &self.witness {
+                    if w.wants_base() {
+                        w.push_base(self.state.snapshot().iter().map(Record::encode));
+                    } else {
+                        w.push(bytes);
+                    }
+                }
                 true
             }
             Err(e) => {
@@ -384,8 +421,12 @@ impl Thread {
             return;
         }
         let t = Instant::now();
-        match self.writer.compact(&self.state.snapshot()) {
+        let snapshot = self.state.snapshot();
+        match self.writer.compact(&snapshot) {
             Ok(written) => {
+                if let Some(w) = &self.witness {
+                    w.push_base(snapshot.iter().map(Record::encode));
+                }
                 let s = &self.status;
                 s.snapshot_bytes.store(written, Ordering::Relaxed);
                 s.compactions.fetch_add(1, Ordering::Relaxed);

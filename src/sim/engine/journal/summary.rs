@@ -28,6 +28,9 @@ pub struct JournalSummary {
     pub batch_interval_ms: u64,
     /// Why and when (seconds into the run) the journal stopped being written, if it did.
     pub void: Option<String>,
+    /// What the off-host witness (`--witness`) was sent and acknowledged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness: Option<crate::witness::WitnessSummary>,
 }
 
 /// Counters the thread keeps for the summary.

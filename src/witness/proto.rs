@@ -1,0 +1,461 @@
+//! The witness's wire protocol: length-prefixed frames over TCP, each carrying an
+//! HMAC-SHA256 of its payload under the shared token (`--token-file`), so that nothing
+//! unauthenticated is ever acted on. A frame is refused before it is read when its length is
+//! over [`MAX_FRAME`], so a connection costs at most that much memory.
+//!
+//! ```text
+//! frame   = len:u32le  mac:[u8;32]  payload          (len = 32 + payload length)
+//! payload = kind:u8 fields…                           (integers little-endian)
+//!   1 Hello  run_id:u64 host:str         → Ack (the witness's last durable seq, 0: none)
+//!   2 Batch  run_id:u64 seq:u64 flags:u8 data…        → Ack once durable (cumulative)
+//!   3 Fetch  run_id:u64                  → Data* (the record's journal bytes) then Ack
+//!   4 List                               → Listed
+//!  10 Ack    seq:u64
+//!  11 Data   data…
+//!  12 Listed count:u32 (run_id:u64 last_seq:u64 bytes:u64 gaps:u64 time_us:u64 host:str)*
+//!  13 Error  text:str
+//! str     = len:u16le utf-8 bytes
+//! ```
+//!
+//! A Batch's `data` is whole journal records. Flags: [`BASE`] starts the record afresh (the
+//! journal's snapshot), [`PART`] marks its later chunks and [`MORE`] says the base goes on in
+//! the next Batch (the witness makes a base durable, and acknowledges it, only with its last
+//! chunk), [`GAP`] says batches before this base were dropped by the sender (its buffer
+//! overflowed). A record is fetched as Data frames of at most [`MAX_CHUNK`] bytes, ended by
+//! an Ack of its last batch (none: 0).
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+/// Largest frame (MAC and payload), bytes.
+pub const MAX_FRAME: usize = 8 << 20;
+/// Largest `data` of a Batch, bytes: a larger base is sent in chunks.
+pub const MAX_CHUNK: usize = 4 << 20;
+/// Longest host name.
+pub const MAX_HOST: usize = 255;
+const MAC_LEN: usize = 32;
+
+/// A Batch that starts the record afresh (a snapshot of the journal).
+pub const BASE: u8 = 1;
+/// The base goes on in the next Batch.
+pub const MORE: u8 = 2;
+/// Batches before this base were dropped by the sender.
+pub const GAP: u8 = 4;
+/// A later chunk of a base (the first one has [`BASE`]).
+pub const PART: u8 = 8;
+
+/// The shared secret every frame is authenticated with (empty: none, loopback only).
+#[derive(Clone)]
+pub struct Key(Vec<u8>);
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Key({} bytes)", self.0.len())
+    }
+}
+
+impl Key {
+    /// No token: frames still carry a MAC (under the empty key), which only tells a frame
+    /// that was damaged.
+    pub fn none() -> Key {
+        Key(Vec::new())
+    }
+
+    /// The token in `bytes` (a file's content, a trailing newline dropped).
+    pub fn from_bytes(bytes: &[u8]) -> Key {
+        let t = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let t = t.strip_suffix(b"\r").unwrap_or(t);
+        Key(t.to_vec())
+    }
+
+    /// Reads the token file `path` (at most 4 KiB, not empty).
+    pub fn from_file(path: &Path) -> anyhow::Result<Key> {
+        let bytes = std::fs::File::open(path)
+            .and_then(|f| {
+                let mut v = Vec::new();
+                f.take(4097).read_to_end(&mut v)?;
+                Ok(v)
+            })
+            .map_err(|e| anyhow::anyhow!("--token-file {}: cannot read it: {e}", path.display()))?;
+        let key = Key::from_bytes(&bytes);
+        if key.0.is_empty() || bytes.len() > 4096 {
+            anyhow::bail!(
+                "--token-file {}: a token of 1 to 4096 bytes is needed (this one has {})",
+                path.display(),
+                bytes.len()
+            );
+        }
+        Ok(key)
+    }
+
+    /// True without a token.
+    pub fn is_none(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn mac(&self) -> Hmac<Sha256> {
+        // HMAC takes a key of any length, the empty one included.
+        <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("HMAC accepts any key length")
+    }
+}
+
+/// Something a run, a verify or the witness says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Msg {
+    /// A sender (or reader) names the run it reports for.
+    Hello {
+        /// The run's id (the set's, from the data files' headers).
+        run_id: u64,
+        /// The host the run is on.
+        host: String,
+    },
+    /// Journal records, numbered.
+    Batch {
+        /// The run's id.
+        run_id: u64,
+        /// The batch's number (from 1, one more each batch, across reconnects).
+        seq: u64,
+        /// [`BASE`], [`MORE`], [`GAP`].
+        flags: u8,
+        /// Whole journal records.
+        data: Vec<u8>,
+    },
+    /// The record of a run, asked for.
+    Fetch {
+        /// The run's id.
+        run_id: u64,
+    },
+    /// The runs the witness holds, asked for.
+    List,
+    /// Everything up to `seq` is durable on the witness.
+    Ack {
+        /// The last durable batch.
+        seq: u64,
+    },
+    /// A run's record: journal records.
+    Data {
+        /// The bytes.
+        data: Vec<u8>,
+    },
+    /// The runs the witness holds.
+    Listed {
+        /// One per run.
+        runs: Vec<RunInfo>,
+    },
+    /// A refusal, said.
+    Error {
+        /// Why.
+        text: String,
+    },
+}
+
+/// What the witness holds of one run.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RunInfo {
+    /// The run's id.
+    pub run_id: u64,
+    /// The host that reported it.
+    pub host: String,
+    /// Its last durable batch.
+    pub last_seq: u64,
+    /// Bytes of journal records held.
+    pub bytes: u64,
+    /// Times its sender dropped batches (its buffer overflowed) and sent a base instead.
+    pub gaps: u64,
+    /// When its last record was written, µs since the epoch.
+    pub time_us: u64,
+}
+
+/// Why a frame was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtoError {
+    /// The connection failed or closed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The frame announced more than [`MAX_FRAME`] bytes (nothing of it was read).
+    #[error("a frame of {0} bytes (at most {MAX_FRAME})")]
+    TooBig(u64),
+    /// The MAC does not match: a wrong token, or bytes changed on the way.
+    #[error("a frame whose HMAC does not match (a wrong --token-file, or not a sqliosim witness peer)")]
+    BadMac,
+    /// Authenticated, but not a message.
+    #[error("a malformed message ({0})")]
+    Malformed(&'static str),
+}
+
+/// Writes `msg` as one frame.
+pub fn write_msg(w: &mut impl Write, key: &Key, msg: &Msg) -> io::Result<()> {
+    let payload = encode(msg);
+    let mut mac = key.mac();
+    mac.update(&payload);
+    let tag = mac.finalize().into_bytes();
+    let len = u32::try_from(MAC_LEN + payload.len())
+        .ok()
+        .filter(|&l| l as usize <= MAX_FRAME)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "witness frame too large"))?;
+    let mut frame = Vec::with_capacity(4 + len as usize);
+    frame.extend_from_slice(&len.to_le_bytes());
+    frame.extend_from_slice(&tag);
+    frame.extend_from_slice(&payload);
+    w.write_all(&frame)?;
+    w.flush()
+}
+
+/// Reads one frame, checks its MAC and decodes it.
+pub fn read_msg(r: &mut impl Read, key: &Key) -> Result<Msg, ProtoError> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len)?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_FRAME {
+        return Err(ProtoError::TooBig(len as u64));
+    }
+    if len <= MAC_LEN {
+        return Err(ProtoError::Malformed("a frame shorter than its MAC and a kind"));
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body)?;
+    let (tag, payload) = body.split_at(MAC_LEN);
+    let mut mac = key.mac();
+    mac.update(payload);
+    mac.verify_slice(tag).map_err(|_| ProtoError::BadMac)?;
+    decode(payload)
+}
+
+fn put_str(v: &mut Vec<u8>, s: &str) {
+    let b = &s.as_bytes()[..s.len().min(usize::from(u16::MAX))];
+    // The slice is at most u16::MAX long.
+    v.extend_from_slice(&(b.len() as u16).to_le_bytes());
+    v.extend_from_slice(b);
+}
+
+fn encode(msg: &Msg) -> Vec<u8> {
+    let mut v = Vec::new();
+    match msg {
+        Msg::Hello { run_id, host } => {
+            v.push(1);
+            v.extend_from_slice(&run_id.to_le_bytes());
+            put_str(&mut v, host);
+        }
+        Msg::Batch {
+            run_id,
+            seq,
+            flags,
+            data,
+        } => {
+            v.push(2);
+            v.extend_from_slice(&run_id.to_le_bytes());
+            v.extend_from_slice(&seq.to_le_bytes());
+            v.push(*flags);
+            v.extend_from_slice(data);
+        }
+        Msg::Fetch { run_id } => {
+            v.push(3);
+            v.extend_from_slice(&run_id.to_le_bytes());
+        }
+        Msg::List => v.push(4),
+        Msg::Ack { seq } => {
+            v.push(10);
+            v.extend_from_slice(&seq.to_le_bytes());
+        }
+        Msg::Data { data } => {
+            v.push(11);
+            v.extend_from_slice(data);
+        }
+        Msg::Listed { runs } => {
+            v.push(12);
+            // A listing longer than u32::MAX runs cannot be held by a witness.
+            v.extend_from_slice(&(runs.len() as u32).to_le_bytes());
+            for r in runs {
+                for n in [r.run_id, r.last_seq, r.bytes, r.gaps, r.time_us] {
+                    v.extend_from_slice(&n.to_le_bytes());
+                }
+                put_str(&mut v, &r.host);
+            }
+        }
+        Msg::Error { text } => {
+            v.push(13);
+            put_str(&mut v, text);
+        }
+    }
+    v
+}
+
+/// A cursor over an authenticated payload.
+struct Cur<'a>(&'a [u8]);
+
+impl Cur<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], ProtoError> {
+        if self.0.len() < n {
+            return Err(ProtoError::Malformed("cut short"));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+
+    fn u8(&mut self) -> Result<u8, ProtoError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u32(&mut self) -> Result<u32, ProtoError> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64(&mut self) -> Result<u64, ProtoError> {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    fn str(&mut self) -> Result<String, ProtoError> {
+        let b = self.take(2)?;
+        let n = usize::from(u16::from_le_bytes([b[0], b[1]]));
+        String::from_utf8(self.take(n)?.to_vec())
+            .map_err(|_| ProtoError::Malformed("a name that is not UTF-8"))
+    }
+
+    fn rest(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.0).to_vec()
+    }
+
+    fn end(&self) -> Result<(), ProtoError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(ProtoError::Malformed("bytes after the message"))
+        }
+    }
+}
+
+fn decode(payload: &[u8]) -> Result<Msg, ProtoError> {
+    let mut c = Cur(payload);
+    let msg = match c.u8()? {
+        1 => {
+            let run_id = c.u64()?;
+            let host = c.str()?;
+            if host.is_empty() || host.len() > MAX_HOST || host.chars().any(char::is_control) {
+                return Err(ProtoError::Malformed("a host name that is empty, too long or has control characters"));
+            }
+            Msg::Hello { run_id, host }
+        }
+        2 => Msg::Batch {
+            run_id: c.u64()?,
+            seq: c.u64()?,
+            flags: c.u8()?,
+            data: c.rest(),
+        },
+        3 => Msg::Fetch { run_id: c.u64()? },
+        4 => Msg::List,
+        10 => Msg::Ack { seq: c.u64()? },
+        11 => Msg::Data { data: c.rest() },
+        12 => {
+            let n = c.u32()?;
+            let mut runs = Vec::new();
+            for _ in 0..n {
+                let (run_id, last_seq, bytes, gaps, time_us) =
+                    (c.u64()?, c.u64()?, c.u64()?, c.u64()?, c.u64()?);
+                runs.push(RunInfo {
+                    run_id,
+                    host: c.str()?,
+                    last_seq,
+                    bytes,
+                    gaps,
+                    time_us,
+                });
+            }
+            Msg::Listed { runs }
+        }
+        13 => Msg::Error { text: c.str()? },
+        _ => return Err(ProtoError::Malformed("an unknown message kind")),
+    };
+    c.end()?;
+    Ok(msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(key: &Key, m: &Msg) -> Result<Msg, ProtoError> {
+        let mut buf = Vec::new();
+        write_msg(&mut buf, key, m).expect("write");
+        read_msg(&mut buf.as_slice(), key)
+    }
+
+    #[test]
+    fn every_message_goes_through_unchanged() {
+        let key = Key::from_bytes(b"secret\n");
+        for m in [
+            Msg::Hello {
+                run_id: 7,
+                host: "db01".into(),
+            },
+            Msg::Batch {
+                run_id: 7,
+                seq: 9,
+                flags: BASE | GAP,
+                data: vec![1, 2, 3],
+            },
+            Msg::Fetch { run_id: 7 },
+            Msg::List,
+            Msg::Ack { seq: 9 },
+            Msg::Data { data: vec![0; 100] },
+            Msg::Listed {
+                runs: vec![RunInfo {
+                    run_id: 1,
+                    host: "h".into(),
+                    last_seq: 2,
+                    bytes: 3,
+                    gaps: 4,
+                    time_us: 5,
+                }],
+            },
+            Msg::Error { text: "no".into() },
+        ] {
+            assert_eq!(round(&key, &m).expect("read"), m);
+        }
+    }
+
+    #[test]
+    fn a_wrong_key_or_a_changed_byte_is_refused() {
+        let m = Msg::Ack { seq: 1 };
+        let mut buf = Vec::new();
+        write_msg(&mut buf, &Key::from_bytes(b"a"), &m).expect("write");
+        assert!(matches!(
+            read_msg(&mut buf.as_slice(), &Key::from_bytes(b"b")),
+            Err(ProtoError::BadMac)
+        ));
+        let last = buf.len() - 1;
+        buf[last] ^= 1;
+        assert!(matches!(
+            read_msg(&mut buf.as_slice(), &Key::from_bytes(b"a")),
+            Err(ProtoError::BadMac)
+        ));
+    }
+
+    #[test]
+    fn a_frame_over_the_limit_is_refused_before_it_is_read() {
+        let mut buf = ((MAX_FRAME + 1) as u32).to_le_bytes().to_vec();
+        buf.extend_from_slice(&[0; 16]);
+        assert!(matches!(
+            read_msg(&mut buf.as_slice(), &Key::none()),
+            Err(ProtoError::TooBig(_))
+        ));
+    }
+
+    #[test]
+    fn a_host_name_with_an_escape_is_malformed() {
+        let m = Msg::Hello {
+            run_id: 1,
+            host: "a\x1b[2J".into(),
+        };
+        assert!(matches!(
+            round(&Key::none(), &m),
+            Err(ProtoError::Malformed(_))
+        ));
+    }
+}
