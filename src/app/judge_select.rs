@@ -128,7 +128,10 @@ fn with_witness(
     };
     let w = JournalState::from_bytes(&bytes);
     if w.run_id != run_id {
-        anyhow::bail!("witness {addr}: its record of run {run_id:016x} holds run {:016x}", w.run_id);
+        anyhow::bail!(
+            "witness {addr}: its record of run {run_id:016x} holds run {:016x}",
+            w.run_id
+        );
     }
     let label = PathBuf::from(format!("witness {addr} (run {run_id:016x})"));
     let Some((path, l)) = local.filter(|(_, l)| l.run_id == run_id) else {
@@ -137,7 +140,9 @@ fn with_witness(
     };
     let only_witness: u64 = owed_beyond(&w, &l);
     let only_local: u64 = owed_beyond(&l, &w);
-    if w.last_batch > l.last_batch || (l.damage.is_some() && w.damage.is_none() && w.last_batch >= l.last_batch) {
+    if w.last_batch > l.last_batch
+        || (l.damage.is_some() && w.damage.is_none() && w.last_batch >= l.last_batch)
+    {
         crate::exit::outln!(
             "Witness {addr}: its record of run {run_id:016x} goes to journal batch {}, the local journal {} to batch {}{}: held to the witness's record; {only_witness} owed page generation(s) are known only to the witness (the local journal lost them with the host).",
             w.last_batch,

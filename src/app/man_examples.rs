@@ -17,6 +17,8 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
          "sqliosim run --config configs/quick.cfg.ini --dir /mnt/dut --duration 30s --seed 42 --json run.json --bundle evidence.tar.gz"),
         ("Verify what a crash left, then carry on:",
          "sqliosim run --resume --config configs/quick.cfg.ini --dir /mnt/dut"),
+        ("A burn-in whose journal batches also go to an off-host witness:",
+         "sqliosim run --config configs/quick.cfg.ini --dir /mnt/dut --witness witness01:7468 --witness-token-file /etc/sqliosim/token"),
         ("The I/O from each thread itself instead of through io_uring:",
          "sqliosim run --config configs/quick.cfg.ini --dir /mnt/dut --engine sync"),
     ]),
@@ -49,6 +51,13 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ("Check every page of a file set against its journal:", "sqliosim verify --dir /mnt/dut"),
         ("The journal on another device:", "sqliosim verify --dir /mnt/dut --journal-dir /var/tmp/j"),
         ("The summary as JSON:", "sqliosim verify --dir /mnt/dut --json - | jq .outcome"),
+        ("After a power pull, held to the off-host witness's record too:",
+         "sqliosim verify --dir /mnt/dut --witness witness01:7468 --witness-token-file /etc/sqliosim/token"),
+    ]),
+    ("sqliosim-witness", &[
+        ("Keep every run's durable acknowledgements off the hosts under test:",
+         "sqliosim witness --listen 0.0.0.0:7468 --dir /var/lib/sqliosim-witness --token-file /etc/sqliosim/token"),
+        ("What it holds:", "sqliosim witness --dir /var/lib/sqliosim-witness --list"),
     ]),
     ("sqliosim-restore", &[
         ("Restore the last finished backup into copies beside it, and check every page:",

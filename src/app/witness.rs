@@ -261,7 +261,11 @@ impl Store {
         let rec = match read_record(&self.dir, &name)? {
             Some(p) => {
                 if p.run_id != run_id {
-                    anyhow::bail!("{}: holds run {:016x}", self.dir.join(&name).display(), p.run_id);
+                    anyhow::bail!(
+                        "{}: holds run {:016x}",
+                        self.dir.join(&name).display(),
+                        p.run_id
+                    );
                 }
                 if let Some(h) = host {
                     if p.host != h {
@@ -319,15 +323,21 @@ impl RunRec {
         check_records(self.run_id, flags, data)?;
         if flags & BASE != 0 {
             if seq <= self.last_seq {
-                anyhow::bail!("a base numbered {seq}, not after the last batch {}", self.last_seq);
+                anyhow::bail!(
+                    "a base numbered {seq}, not after the last batch {}",
+                    self.last_seq
+                );
             }
             if let Some((name, _, _)) = self.temp.take() {
                 let _ = dir.unlink(&name);
             }
             let gaps = self.gaps + u64::from(flags & GAP != 0);
             self.base_gaps = gaps;
-            let (name, mut f) =
-                dir.new_temp(&OsString::from(format!(".{:016x}.witness.", self.run_id)), "", 0o600)?;
+            let (name, mut f) = dir.new_temp(
+                &OsString::from(format!(".{:016x}.witness.", self.run_id)),
+                "",
+                0o600,
+            )?;
             f.write_all(&header(self.run_id, &self.host, gaps))?;
             f.write_all(&entry(seq, flags, data))?;
             self.temp = Some((name, f, seq));
@@ -410,7 +420,10 @@ fn serve(stream: TcpStream, store: &Store, key: &Key) {
             Ok(m) => m,
             Err(ProtoError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => return,
             Err(e) => {
-                say(&stream, &format!("refused: {e}; connection closed, nothing written"));
+                say(
+                    &stream,
+                    &format!("refused: {e}; connection closed, nothing written"),
+                );
                 return;
             }
         };
@@ -437,7 +450,10 @@ fn serve(stream: TcpStream, store: &Store, key: &Key) {
             },
             Msg::Fetch { run_id } => fetch(store, run_id),
             Msg::List => list_runs(&store.dir).map(|runs| vec![Msg::Listed { runs }]),
-            other => Err(anyhow::anyhow!("a message a witness does not take ({})", kind(&other))),
+            other => Err(anyhow::anyhow!(
+                "a message a witness does not take ({})",
+                kind(&other)
+            )),
         };
         match answer {
             Ok(msgs) => {
@@ -539,7 +555,10 @@ fn list(dir: &Dir) -> anyhow::Result<Outcome> {
             i64::try_from(r.time_us / 1_000_000).unwrap_or(0),
         )
         .ok()
-        .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
         .unwrap_or_default();
         crate::exit::outln!(
             "{:016x}  {:<24}  {:>10}  {:>12}  {:>5}  {when}",

@@ -48,7 +48,7 @@ pub use sections::{
 };
 pub use settings::beside_log;
 pub use settings::{
-    ConfigSource, Env, IoServiceKind, RunSettings, DEFAULT_CONFIG, DEFAULT_CONFIG_NAME,
-    DEFAULT_DATA_DIR, WORKING_DIR_CONFIG, WitnessTarget,
+    ConfigSource, Env, IoServiceKind, RunSettings, WitnessTarget, DEFAULT_CONFIG,
+    DEFAULT_CONFIG_NAME, DEFAULT_DATA_DIR, WORKING_DIR_CONFIG,
 };
 pub use unsupported::unsupported_cpu_keys;

@@ -98,7 +98,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", requires = "witness")]
     pub witness_token_file: Option<PathBuf>,
     /// Seconds the end of the run waits for the witness to acknowledge every batch.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "witness")]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30,
+        requires = "witness"
+    )]
     pub witness_wait: u64,
     /// Write an evidence bundle (logs, dumps, summary) to FILE (.tar.gz). [default: none]
     #[arg(long, value_name = "FILE")]

@@ -380,6 +380,14 @@ fn connect(s: &Arc<Shared>) -> Result<(BufWriter<TcpStream>, u64), String> {
     let _ = r.set_read_timeout(None);
     let epoch = {
         let mut q = s.q.lock();
+        if q.epoch == 0 && last > 0 {
+            // The witness already holds this run (a resumed run, a restarted host): this
+            // sender's numbers go on after its record's last, and its first batch is a base.
+            for i in &mut q.pending {
+                i.seq += last;
+            }
+            q.next_seq += last;
+        }
         q.ack(last);
         // The witness holds less than the oldest batch held here (its directory was emptied,
         // or it is another witness): only a base can make its record whole again.

@@ -179,7 +179,9 @@ pub enum ProtoError {
     #[error("a frame of {0} bytes (at most {MAX_FRAME})")]
     TooBig(u64),
     /// The MAC does not match: a wrong token, or bytes changed on the way.
-    #[error("a frame whose HMAC does not match (a wrong --token-file, or not a sqliosim witness peer)")]
+    #[error(
+        "a frame whose HMAC does not match (a wrong --token-file, or not a sqliosim witness peer)"
+    )]
     BadMac,
     /// Authenticated, but not a message.
     #[error("a malformed message ({0})")]
@@ -213,7 +215,9 @@ pub fn read_msg(r: &mut impl Read, key: &Key) -> Result<Msg, ProtoError> {
         return Err(ProtoError::TooBig(len as u64));
     }
     if len <= MAC_LEN {
-        return Err(ProtoError::Malformed("a frame shorter than its MAC and a kind"));
+        return Err(ProtoError::Malformed(
+            "a frame shorter than its MAC and a kind",
+        ));
     }
     let mut body = vec![0u8; len];
     r.read_exact(&mut body)?;
@@ -338,7 +342,9 @@ fn decode(payload: &[u8]) -> Result<Msg, ProtoError> {
             let run_id = c.u64()?;
             let host = c.str()?;
             if host.is_empty() || host.len() > MAX_HOST || host.chars().any(char::is_control) {
-                return Err(ProtoError::Malformed("a host name that is empty, too long or has control characters"));
+                return Err(ProtoError::Malformed(
+                    "a host name that is empty, too long or has control characters",
+                ));
             }
             Msg::Hello { run_id, host }
         }

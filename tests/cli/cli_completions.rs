@@ -17,6 +17,7 @@ const SUBCOMMANDS: &[&str] = &[
     "diskspd",
     "report",
     "verify",
+    "witness",
     "restore",
     "selftest",
     "completions",

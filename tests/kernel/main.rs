@@ -38,3 +38,4 @@ mod run_lock;
 mod selftest;
 mod selftest_planted;
 mod verify_readonly;
+mod witness_cut;

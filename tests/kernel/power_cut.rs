@@ -36,7 +36,7 @@ const POLL: Duration = Duration::from_millis(5);
 
 /// An 8 MB data file and a 2 MB log, fixed sizes; random users and bulk updates write in the
 /// main phase; `WriteThrough=FALSE`, so only fdatasync makes writes durable.
-fn config() -> String {
+pub(crate) fn config() -> String {
     crate::fuse_support::config_text(Shape {
         scatter_gather: true,
         cycles: 1,
@@ -54,13 +54,13 @@ fn config() -> String {
 }
 
 /// A faultfs mount with the volatile cache on and `sqliosim run` started on it.
-struct Scene {
-    rig: Rig,
+pub(crate) struct Scene {
+    pub(crate) rig: Rig,
     child: Option<Child>,
 }
 
 /// The configuration with write-through writes made durable by `mode` (issue #24 §3).
-fn config_in(mode: &str) -> String {
+pub(crate) fn config_in(mode: &str) -> String {
     config().replace(
         "WriteThrough=FALSE",
         &format!("WriteThrough=TRUE\nDurabilityMode={mode}"),
@@ -73,6 +73,11 @@ impl Scene {
     }
 
     fn start_with(name: &str, text: &str) -> Scene {
+        Scene::start_args(name, text, &[])
+    }
+
+    /// Starts `sqliosim run` with `text` as its configuration and `extra` arguments.
+    pub(crate) fn start_args(name: &str, text: &str, extra: &[String]) -> Scene {
         let rig = Rig::with_daemon_args(name, Shape::default(), &["--volatile-cache"]);
         let cfg = rig.log_dir().join("power.cfg.ini");
         std::fs::write(&cfg, text).expect("write config");
@@ -86,6 +91,7 @@ impl Scene {
             .arg("--log")
             .arg(rig.log_dir().join("sqliosim.log.xml"))
             .args(["-d", "120", "--seed", "7"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))
@@ -97,17 +103,17 @@ impl Scene {
         }
     }
 
-    fn backing(&self, name: &str) -> PathBuf {
+    pub(crate) fn backing(&self, name: &str) -> PathBuf {
         self.rig.backing.join(name)
     }
 
     /// Size of the journal as persisted (grows only when an honest fdatasync wrote it back).
-    fn journal_size(&self) -> u64 {
+    pub(crate) fn journal_size(&self) -> u64 {
         std::fs::metadata(self.backing(JOURNAL)).map_or(0, |m| m.len())
     }
 
     /// Waits until `probe` changes from its current value; panics if sqliosim ends first.
-    fn wait_change<T: PartialEq>(&mut self, what: &str, probe: impl Fn(&Scene) -> T) {
+    pub(crate) fn wait_change<T: PartialEq>(&mut self, what: &str, probe: impl Fn(&Scene) -> T) {
         let start = probe(self);
         let deadline = Instant::now() + PATIENCE;
         while probe(self) == start {
@@ -123,17 +129,17 @@ impl Scene {
     }
 
     /// Waits for the first journal batch after the Start record (the initial checkpoint).
-    fn wait_first_checkpoint(&mut self) {
+    pub(crate) fn wait_first_checkpoint(&mut self) {
         self.wait_change("journal Start record", |s| s.journal_size() > 0);
         self.wait_change("first journal batch", Scene::journal_size);
     }
 
-    fn run_err(&self) -> String {
+    pub(crate) fn run_err(&self) -> String {
         std::fs::read_to_string(self.rig.log_dir().join("run.err")).unwrap_or_default()
     }
 
     /// SIGKILL, then `power-cut`; returns faultfs's reply.
-    fn kill_and_cut(&mut self) -> String {
+    pub(crate) fn kill_and_cut(&mut self) -> String {
         if let Some(mut child) = self.child.take() {
             child.kill().expect("SIGKILL sqliosim");
             child.wait().expect("reap sqliosim");
@@ -141,7 +147,7 @@ impl Scene {
         self.command("power-cut")
     }
 
-    fn command(&self, line: &str) -> String {
+    pub(crate) fn command(&self, line: &str) -> String {
         self.rig
             .mount
             .command(line)
@@ -154,7 +160,7 @@ impl Scene {
     }
 
     /// The ranges lied about: (file, offset, length).
-    fn lied(&self) -> Vec<(String, u64, u64)> {
+    pub(crate) fn lied(&self) -> Vec<(String, u64, u64)> {
         self.command("lied")
             .lines()
             .skip(1)
@@ -171,21 +177,27 @@ impl Scene {
 
     /// `sqliosim verify` on the mount (which now serves only what was persisted).
     fn verify(&self) -> Verified {
-        let json = self.rig.log_dir().join("verify.json");
+        self.verify_with("verify", &[])
+    }
+
+    /// `sqliosim verify` with `extra` arguments, its log and JSON named after `name`.
+    pub(crate) fn verify_with(&self, name: &str, extra: &[&str]) -> Verified {
+        let json = self.rig.log_dir().join(format!("{name}.json"));
         let out = Command::new(env!("CARGO_BIN_EXE_sqliosim"))
             .args(["verify", "--dir"])
             .arg(self.rig.data_dir())
             .arg("--log")
-            .arg(self.rig.log_dir().join("verify.log.xml"))
+            .arg(self.rig.log_dir().join(format!("{name}.log.xml")))
             .arg("--json")
             .arg(&json)
+            .args(extra)
             .output()
             .expect("run sqliosim verify");
         Verified::read(out, &json)
     }
 
     /// Everything a failure message needs.
-    fn context(&self, v: &Verified) -> String {
+    pub(crate) fn context(&self, v: &Verified) -> String {
         format!(
             "{}\n--- faultfs\n{}--- run stderr (tail)\n{}",
             describe(&v.out),
@@ -196,12 +208,12 @@ impl Scene {
 }
 
 /// What verify said: its output and the findings of its JSON summary.
-struct Verified {
-    out: Output,
+pub(crate) struct Verified {
+    pub(crate) out: Output,
     /// (class, file name, page, detail) of each finding listed.
-    listed: Vec<(String, String, u64, String)>,
+    pub(crate) listed: Vec<(String, String, u64, String)>,
     /// Findings per class, including those past the cap (counted, not listed).
-    total_lost_writes: u64,
+    pub(crate) total_lost_writes: u64,
     /// Log corruption past the cap: counted, not listed (when every data page is lost first).
     suppressed_log_corruption: u64,
 }
@@ -224,7 +236,7 @@ impl Verified {
         }
     }
 
-    fn code(&self) -> Option<i32> {
+    pub(crate) fn code(&self) -> Option<i32> {
         self.out.status.code()
     }
 }
@@ -248,7 +260,7 @@ fn tail(text: &str, n: usize) -> String {
 }
 
 /// Pages of `file` covered by the lied ranges.
-fn lied_pages(lied: &[(String, u64, u64)], file: &str) -> Vec<u64> {
+pub(crate) fn lied_pages(lied: &[(String, u64, u64)], file: &str) -> Vec<u64> {
     let mut pages: Vec<u64> = lied
         .iter()
         .filter(|(f, _, _)| f == file)
@@ -262,7 +274,7 @@ fn lied_pages(lied: &[(String, u64, u64)], file: &str) -> Vec<u64> {
 /// Checks that every finding is explained by the lie: a lost write at a lied page of the data
 /// file, or the log damaged where it was lied about; and that no more lost writes were
 /// counted than pages were lied about.
-fn only_lied_damage(v: &Verified, lied: &[(String, u64, u64)]) -> Result<(), String> {
+pub(crate) fn only_lied_damage(v: &Verified, lied: &[(String, u64, u64)]) -> Result<(), String> {
     let data_pages = lied_pages(lied, DATA);
     let log_lied = !lied_pages(lied, LOG).is_empty();
     let unexplained: Vec<_> = v
@@ -291,7 +303,7 @@ fn only_lied_damage(v: &Verified, lied: &[(String, u64, u64)]) -> Result<(), Str
 
 /// True when verify reported the durable log lost: listed with its detail, or, when the lost
 /// data pages filled the error cap first, counted past the cap (only the log has that class).
-fn has_durable_log_lost(v: &Verified) -> bool {
+pub(crate) fn has_durable_log_lost(v: &Verified) -> bool {
     v.suppressed_log_corruption > 0
         || v.listed
             .iter()

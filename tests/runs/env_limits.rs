@@ -188,7 +188,6 @@ fn a_journal_dir_that_refuses_the_user_stops_the_run_with_exit_2() {
 }
 
 #[test]
-#[ignore = "about 1 run in 20 under ulimit -v 80-400 MB prints its clear `cannot allocate … I/O buffers` error and then aborts in its shutdown (`memory allocation of 36864 bytes failed`, Rust's allocation-failure handler): issue #20/#36 item 12, open"]
 fn twenty_runs_under_ulimit_v_80_to_400_mb_end_with_0_or_2() {
     let dir = scratch();
     let cfg = config(dir.path());

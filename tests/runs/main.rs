@@ -43,3 +43,4 @@ mod submission;
 mod summary_json;
 mod uring_refused;
 mod verify_lost;
+mod witness;
