@@ -86,6 +86,9 @@ pub struct Tick {
     pub allowed: u64,
     /// Requests seen outstanding for longer than the long-I/O limit (15 s) since the run began.
     pub long_ios: u64,
+    /// With `--witness`: journal batches the witness has not acknowledged, and the age of the
+    /// oldest of them in ms (the witness lag).
+    pub witness_lag: Option<(u64, u64)>,
 }
 
 impl Tick {

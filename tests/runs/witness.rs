@@ -171,7 +171,14 @@ fn a_witness_killed_and_restarted_mid_run_loses_nothing() {
     let mut w = Witness::start(&records, 0, None);
     let (addr, port) = (w.addr.clone(), w.port());
     let data = dir.path().join("d");
-    let run = run_cmd(dir.path(), &data, &addr, &["--duration", "6s"])
+    let prom = dir.path().join("run.prom");
+    let prom = prom.to_str().expect("utf-8");
+    let run = run_cmd(
+        dir.path(),
+        &data,
+        &addr,
+        &["--duration", "6s", "--status-interval", "1s", "--metrics-textfile", prom],
+    )
         .spawn()
         .expect("run");
     std::thread::sleep(Duration::from_secs(2));
@@ -180,6 +187,17 @@ fn a_witness_killed_and_restarted_mid_run_loses_nothing() {
     let _w2 = Witness::start(&records, port, None);
     let out = run.wait_with_output().expect("run ends");
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // The status lines (stdout, not a terminal) carry the witness lag, and the metrics file
+    // its gauges.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("sqliosim status:") && l.contains(" witness_lag_batches=")),
+        "{}",
+        describe(&out)
+    );
+    let metrics = std::fs::read_to_string(dir.path().join("run.prom")).expect("metrics");
+    assert!(metrics.contains("sqliosim_witness_lag_seconds "), "{metrics}");
     let s = witness_summary(dir.path());
     assert_eq!(s["unacked"], 0, "{s}\n{}", describe(&out));
     assert_eq!(s["acked"], s["batches"], "{s}");

@@ -222,6 +222,22 @@ fn gauges(out: &mut String, st: &State) {
         "I/O requests outstanding for more than 15 s.",
         n(|t| t.long_ios),
     );
+    if let Some((batches, ms)) = t.and_then(|t| t.witness_lag) {
+        one(
+            out,
+            "sqliosim_witness_lag_batches",
+            "gauge",
+            "Journal batches the off-host witness has not acknowledged.",
+            batches.to_string(),
+        );
+        one(
+            out,
+            "sqliosim_witness_lag_seconds",
+            "gauge",
+            "Age of the oldest journal batch the witness has not acknowledged.",
+            format!("{:.3}", ms as f64 / 1000.0),
+        );
+    }
 }
 
 /// A label value, escaped as the exposition format wants (`\`, `"` and newlines).

@@ -122,6 +122,7 @@ mod tests {
             in_flight: 3,
             allowed: 8,
             long_ios: 0,
+            witness_lag: None,
         };
         let l = tick_line(&t, Some(1.5));
         assert!(l.starts_with("audit 50 %  cycle 1  IOPS      100"), "{l}");

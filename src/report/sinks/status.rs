@@ -84,8 +84,11 @@ pub fn status_line(t: &Tick, before: &LiveSnapshot, since: Duration, p99: Option
     let planned = t
         .planned
         .map_or_else(|| "none".into(), |p| format!("{}s", p.as_secs()));
+    let witness = t.witness_lag.map_or_else(String::new, |(batches, ms)| {
+        format!(" witness_lag_batches={batches} witness_lag_ms={ms}")
+    });
     format!(
-        "sqliosim status: phase={} progress={progress} cycle={}{cycles} elapsed={}s planned={planned} iops={:.0} mb_s={:.1} p99_run_ms={} in_flight={} throttled={} findings={}",
+        "sqliosim status: phase={} progress={progress} cycle={}{cycles} elapsed={}s planned={planned} iops={:.0} mb_s={:.1} p99_run_ms={} in_flight={} throttled={} findings={}{witness}",
         t.phase.name().replace(' ', "_"),
         t.cycle,
         t.run_elapsed.as_secs(),
@@ -236,6 +239,7 @@ mod tests {
             in_flight: 4,
             allowed: 8,
             long_ios: 0,
+            witness_lag: None,
         }
     }
 

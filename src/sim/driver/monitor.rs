@@ -105,6 +105,7 @@ fn tick(
             .map(|t| t.allowed() as u64)
             .sum(),
         long_ios: run.controls.inflight.long_total(),
+        witness_lag: run.journal.as_ref().and_then(|j| j.service.witness_lag()),
     };
     run.reporting.sink.emit(Event::Tick(Box::new(tick)));
     now

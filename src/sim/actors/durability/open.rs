@@ -231,7 +231,14 @@ fn say_where_the_journal_is(run: &Run<'_>, path: &Path) {
         "Journal",
         format!("Journal: {}", path.display()),
     );
-    if shared {
+    if shared && run.plan.witness.is_some() {
+        run.message(
+            Severity::Info,
+            "System",
+            "Journal",
+            "journal on the device under test; the witness keeps its batches off the host too",
+        );
+    } else if shared {
         run.message(
             Severity::Warning,
             "System",
@@ -239,7 +246,7 @@ fn say_where_the_journal_is(run: &Run<'_>, path: &Path) {
             if run.plan.journal_dir.is_some() {
                 "journal on the device under test (the --journal-dir is on the same device as a test file): a device that loses it weakens the check; choose a directory on another device"
             } else {
-                "journal on the device under test: a device that loses it weakens the check; use --journal-dir"
+                "journal on the device under test: a device that loses it weakens the check; use --journal-dir, or --witness to keep it off the host"
             },
         );
     }

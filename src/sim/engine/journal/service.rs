@@ -174,6 +174,14 @@ impl JournalService {
         }
     }
 
+    /// With a witness: the batches it has not acknowledged and the oldest one's age, ms.
+    pub fn witness_lag(&self) -> Option<(u64, u64)> {
+        self.witness.as_ref().map(|w| {
+            let s = w.summary();
+            (s.unacked, s.lag_ms)
+        })
+    }
+
     /// True once the journal could not be written.
     pub fn is_void(&self) -> bool {
         self.status.void.lock().is_some()
