@@ -459,3 +459,81 @@ fn a_run_with_the_wrong_token_says_the_witness_refused_it() {
     );
     assert!(record_files(&records).is_empty());
 }
+
+/// Forty runs streaming to one witness at a heavy run's batch rate (a batch of 25 pages every
+/// 10 ms each, for 20 s), the witness's CPU and peak RSS printed: the figures of
+/// docs/performance.md. Ignored (a measurement, not a check of behaviour): `cargo test
+/// --release --test runs witness::forty_runs -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement for docs/performance.md"]
+fn forty_runs_streaming_to_one_witness() {
+    use sqliosim::sim::engine::journal::{JournalFile, Record};
+    use sqliosim::witness::{Sender, SenderOptions};
+    let dir = scratch();
+    let records = dir.path().join("records");
+    std::fs::create_dir(&records).expect("mkdir");
+    let w = Witness::start(&records, 0, None);
+    let cpu = || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", w.child.id())).expect("stat");
+        let f: Vec<u64> = stat
+            .rsplit(')')
+            .next()
+            .expect("fields")
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        // utime and stime (fields 14 and 15), in clock ticks (100 per second).
+        (f[10] + f[11]) as f64 / 100.0
+    };
+    let (runs, secs) = (40u64, 20u64);
+    let cpu0 = cpu();
+    let t0 = Instant::now();
+    let threads: Vec<_> = (1..=runs)
+        .map(|id| {
+            let addr = w.addr.clone();
+            std::thread::spawn(move || {
+                let s = Sender::start(SenderOptions {
+                    addr,
+                    key: Key::none(),
+                    host: format!("sim{id:02}"),
+                    run_id: id,
+                    buffer_bytes: 64 << 20,
+                    wait_at_end: Duration::from_secs(30),
+                })
+                .expect("sender");
+                let start = Record::Start {
+                    run_id: id,
+                    files: vec![JournalFile {
+                        file_id: 0,
+                        role: sqliosim::page::FileRole::Data,
+                        path: "/data/sqliosim.mdx".into(),
+                        max_pages: Some(1 << 20),
+                    }],
+                };
+                s.push_base(vec![start.encode()]);
+                let t = Instant::now();
+                let mut n = 0u64;
+                while t.elapsed() < Duration::from_secs(secs) {
+                    let pages = (0..25).map(|k| ((n * 25 + k) % (1 << 20), n + 1)).collect();
+                    s.push(Record::Durable { file_id: 0, pages }.encode());
+                    n += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                s.finish()
+            })
+        })
+        .collect();
+    let summaries: Vec<_> = threads.into_iter().map(|t| t.join().expect("run")).collect();
+    let wall = t0.elapsed().as_secs_f64();
+    let used = cpu() - cpu0;
+    let batches: u64 = summaries.iter().map(|s| s.batches).sum();
+    let unacked: u64 = summaries.iter().map(|s| s.unacked).sum();
+    let max_lag = summaries.iter().map(|s| s.max_lag_ms).max().unwrap_or(0);
+    eprintln!(
+        "{runs} runs, {wall:.1} s: {batches} batches ({:.0}/s), witness CPU {used:.2} s ({:.0} % of a core), peak RSS {} KiB, largest lag {max_lag} ms, unacknowledged at the end {unacked}",
+        batches as f64 / wall,
+        used / wall * 100.0,
+        w.peak_rss_kib()
+    );
+    assert_eq!(unacked, 0);
+}
