@@ -65,7 +65,11 @@ impl Witness {
     }
 
     fn port(&self) -> u16 {
-        self.addr.rsplit(':').next().and_then(|p| p.parse().ok()).expect("port")
+        self.addr
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("port")
     }
 
     fn kill(&mut self) {
@@ -177,10 +181,17 @@ fn a_witness_killed_and_restarted_mid_run_loses_nothing() {
         dir.path(),
         &data,
         &addr,
-        &["--duration", "6s", "--status-interval", "1s", "--metrics-textfile", prom],
+        &[
+            "--duration",
+            "6s",
+            "--status-interval",
+            "1s",
+            "--metrics-textfile",
+            prom,
+        ],
     )
-        .spawn()
-        .expect("run");
+    .spawn()
+    .expect("run");
     std::thread::sleep(Duration::from_secs(2));
     w.kill();
     std::thread::sleep(Duration::from_secs(1));
@@ -197,7 +208,10 @@ fn a_witness_killed_and_restarted_mid_run_loses_nothing() {
         describe(&out)
     );
     let metrics = std::fs::read_to_string(dir.path().join("run.prom")).expect("metrics");
-    assert!(metrics.contains("sqliosim_witness_lag_seconds "), "{metrics}");
+    assert!(
+        metrics.contains("sqliosim_witness_lag_seconds "),
+        "{metrics}"
+    );
     let s = witness_summary(dir.path());
     assert_eq!(s["unacked"], 0, "{s}\n{}", describe(&out));
     assert_eq!(s["acked"], s["batches"], "{s}");
@@ -240,9 +254,14 @@ fn a_resume_goes_on_in_the_same_record_and_the_witness_judges_it() {
     run.wait().expect("reap");
     let before = record_files(&records);
     assert_eq!(before.len(), 1, "{before:?}");
-    let out = run_cmd(dir.path(), &data, &w.addr, &["--resume", "--duration", "2s"])
-        .output()
-        .expect("resume");
+    let out = run_cmd(
+        dir.path(),
+        &data,
+        &w.addr,
+        &["--resume", "--duration", "2s"],
+    )
+    .output()
+    .expect("resume");
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let s = witness_summary(dir.path());
     assert_eq!(s["unacked"], 0, "{s}");
@@ -260,7 +279,8 @@ fn a_resume_goes_on_in_the_same_record_and_the_witness_judges_it() {
 /// A connection to the witness.
 fn connect(addr: &str) -> TcpStream {
     let s = TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
     s
 }
 
@@ -364,7 +384,9 @@ fn what_the_witness_refuses_is_never_written() {
     // A gigabyte of garbage (its first word announces more than a frame may hold, or a MAC
     // fails): refused at once, memory bounded.
     let mut s = connect(&w.addr);
-    let garbage: Vec<u8> = (0..(1u32 << 20)).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let garbage: Vec<u8> = (0..(1u32 << 20))
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
     let mut sent = 0u64;
     while sent < 1 << 30 {
         if s.write_all(&garbage).is_err() {
@@ -402,7 +424,12 @@ fn what_the_witness_refuses_is_never_written() {
         matches!(read_msg(&mut t, &right), Ok(Msg::Error { .. })),
         "another host's Hello for run 8 was taken"
     );
-    assert_eq!(record_files(&records).len(), 1, "{:?}", record_files(&records));
+    assert_eq!(
+        record_files(&records).len(),
+        1,
+        "{:?}",
+        record_files(&records)
+    );
 }
 
 #[test]
@@ -523,7 +550,10 @@ fn forty_runs_streaming_to_one_witness() {
             })
         })
         .collect();
-    let summaries: Vec<_> = threads.into_iter().map(|t| t.join().expect("run")).collect();
+    let summaries: Vec<_> = threads
+        .into_iter()
+        .map(|t| t.join().expect("run"))
+        .collect();
     let wall = t0.elapsed().as_secs_f64();
     let used = cpu() - cpu0;
     let batches: u64 = summaries.iter().map(|s| s.batches).sum();
