@@ -53,6 +53,8 @@
 //! - [`bench`](mod@bench) (uses `config`, `exit`, `io`, `page`, `report`, `stats`): capacity
 //!   runs: `sqliosim bench` and the SQLIO and DiskSpd front ends.
 //! - [`cli`] (uses `bench`, `config`, `report`): clap definitions of the command line; no I/O.
+//! - [`fuzzing`] (uses `config`, `page`, `report`, `sim::engine`, `witness`): every reader of
+//!   outside input behind one entry point, for the fuzzer (`fuzz/`) and its regression test.
 //! - [`app`] (uses `bench`, `cli`, `config`, `events`, `exit`, `findings`, `io`, `page`,
 //!   `report`, `sim::check`, `sim::control`, `sim::driver`, `sim::engine`, `sim::plan`,
 //!   `witness`): the wiring of each subcommand: config → plan → storage, engine, actors →
@@ -85,6 +87,7 @@ pub mod config;
 pub mod events;
 pub mod exit;
 pub mod findings;
+pub mod fuzzing;
 pub mod io;
 pub mod page;
 pub mod report;

@@ -219,8 +219,12 @@ pub fn read_msg(r: &mut impl Read, key: &Key) -> Result<Msg, ProtoError> {
             "a frame shorter than its MAC and a kind",
         ));
     }
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body)?;
+    // Grown as the bytes arrive: a peer that announces 8 MiB and sends ten bytes costs ten.
+    let mut body = Vec::new();
+    r.take(len as u64).read_to_end(&mut body)?;
+    if body.len() < len {
+        return Err(ProtoError::Io(io::ErrorKind::UnexpectedEof.into()));
+    }
     let (tag, payload) = body.split_at(MAC_LEN);
     let mut mac = key.mac();
     mac.update(payload);

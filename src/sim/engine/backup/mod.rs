@@ -109,6 +109,9 @@ pub enum HeadError {
     /// More pages than a header can name.
     #[error("the header names {0} pages, more than a block carries ({MAX_BLOCK_PAGES})")]
     Pages(u32),
+    /// Fewer bytes than a block header.
+    #[error("{0} bytes, less than a block header ({BLOCK_HEADER})")]
+    Short(usize),
 }
 
 /// Writes `head` into `block[..BLOCK_HEADER]` and its CRC over the header and the pages in
@@ -142,6 +145,9 @@ pub fn seal(head: &BlockHead, block: &mut [u8]) -> u32 {
 
 /// Reads a block header (without checking its CRC: see [`crc_of`]).
 pub fn read_head(h: &[u8]) -> Result<BlockHead, HeadError> {
+    if h.len() < BLOCK_HEADER {
+        return Err(HeadError::Short(h.len()));
+    }
     let mut magic = [0u8; 8];
     magic.copy_from_slice(&h[..8]);
     if &magic != MAGIC {
@@ -279,6 +285,10 @@ mod tests {
         let mut block = vec![0x5au8; h.len()];
         h.crc = seal(&h, &mut block);
         assert_eq!(read_head(&block), Ok(h));
+        assert_eq!(
+            read_head(&block[..BLOCK_HEADER - 1]),
+            Err(HeadError::Short(BLOCK_HEADER - 1))
+        );
         assert_eq!(crc_of(&block), get32(&block, OFF_CRC));
     }
 
