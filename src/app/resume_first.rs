@@ -20,6 +20,14 @@ pub enum First {
     Afresh(String),
     /// The set's findings, judged as `verify` judges them.
     Judged(Vec<Finding>),
+    /// The set cannot be carried on (`why`), and what the journal owes of it is lost: the
+    /// findings `verify` makes of it. Nothing was moved or created.
+    Lost {
+        /// The findings.
+        findings: Vec<Finding>,
+        /// Why the set cannot be carried on.
+        why: String,
+    },
 }
 
 /// Judges the set a resume of `plan` opens, or refuses (exit 2) before anything changed.
@@ -46,7 +54,25 @@ pub fn first(
             }
         }
     }
-    crate::sim::driver::resume::check_set(plan, backend)?;
+    if let Err(refusal) = crate::sim::driver::resume::check_set(plan, backend) {
+        // A file of the set missing or empty is a usage error only when nothing is owed of
+        // it: what the journal held durable and is gone is the device's loss, which verify
+        // reports (lost_file), so the resume reports it too, and carries nothing on.
+        return match judged_anyway(plan, settings)? {
+            Some(findings) => Ok(First::Lost {
+                findings,
+                // Without its advice to create the set afresh: a plain run over a set the
+                // journal owes is refused too (it would erase the evidence).
+                why: refusal
+                    .to_string()
+                    .split("; run without --resume")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            }),
+            None => Err(refusal),
+        };
+    }
     // A journal the resume could not carry on is refused here, before anything moves.
     crate::sim::driver::setup::resumable(plan, backend)?;
     let mut a = args(plan, settings);
@@ -58,6 +84,21 @@ pub fn first(
         found.insert(0, journal_finding(&path, &damage));
     }
     Ok(First::Judged(found))
+}
+
+/// The findings verify makes of a set the resume cannot open (`None`: none, or it cannot be
+/// judged either: the resume's own refusal stands).
+fn judged_anyway(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<Option<Vec<Finding>>> {
+    let mut a = args(plan, settings);
+    let Ok(selection) = super::judge_select::Selection::make(&mut a, true) else {
+        return Ok(None);
+    };
+    if selection.lost.findings.is_empty() {
+        return Ok(None);
+    }
+    let mut found = Vec::new();
+    selection.judge(&a.dirs, false, &mut |f| found.push(f))?;
+    Ok((!found.is_empty()).then_some(found))
 }
 
 /// `verify --dir` over the directories of the plan's files, with the run's journal.

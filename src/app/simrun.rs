@@ -41,6 +41,11 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
                 afresh = true;
             }
             Ok(super::resume_first::First::Judged(found)) => plan.judged = Some(found),
+            Ok(super::resume_first::First::Lost { findings, why }) => {
+                // The lock records stay as found: the next attempt is refused the same way.
+                taken.lock.put_back_left();
+                return lost_set(&findings, &why);
+            }
             Err(e) => {
                 taken.lock.put_back_left();
                 return Err(e);
@@ -333,4 +338,23 @@ pub fn ensure_ours(path: &Path, marker: &str, force: bool) -> anyhow::Result<()>
         return Ok(());
     }
     Err(crate::report::ReportError::NotOurs { path: path.into() }.into())
+}
+
+/// A resume over a set whose files are lost: the findings as `verify` prints them, why nothing
+/// is carried on, the verdict (exit 1). Nothing of the set was moved or created.
+fn lost_set(findings: &[crate::findings::Finding], why: &str) -> anyhow::Result<Outcome> {
+    let console = ConsoleSink::without_seed();
+    for (i, f) in findings.iter().enumerate() {
+        let mut f = f.clone();
+        f.seq = i as u64 + 1;
+        console.emit(Event::Finding(Box::new(f)));
+    }
+    crate::exit::errln!(
+        "sqliosim: nothing carried on ({why}): the journal owes what is listed above, so the set and its journal are kept as evidence. `sqliosim verify` reports the same (with --log FILE, to an XML log); --discard-previous-run starts afresh, keeping the journal and log under the old run id"
+    );
+    let printed = crate::exit::outln!(
+        "Verdict: {} INTEGRITY ERROR(S) found.",
+        findings.len()
+    );
+    crate::exit::after_printing(printed, Ok(Outcome::Findings))
 }

@@ -192,6 +192,31 @@ fn a_data_file_cut_short_is_a_lost_write_for_the_resume_too() {
     assert_eq!(classes(&r), classes(&v), "{}\n{}", text(&v), text(&r));
 }
 
+/// Every file of the set gone after a cut, the journal left: `verify` names each `lost_file`
+/// (exit 1); the resume said "cannot resume: … does not exist or is empty; run without
+/// --resume to create the file set" (exit 2), a usage error for what is the device's loss.
+/// It now judges the set as verify does, names the same losses, exits 1, and carries nothing
+/// on (the journal kept as evidence: a second attempt says the same).
+#[test]
+fn a_set_whose_files_are_gone_is_lost_for_the_resume_too() {
+    let (dir, config) = killed_small(311);
+    for f in ["sqliosim.mdx", "sqliosim.ldx"] {
+        std::fs::remove_file(dir.path().join(f)).expect("remove");
+    }
+    let v = verify(dir.path());
+    assert_eq!(v.status.code(), Some(1), "verify\n{}", text(&v));
+    let r = resume(&config, dir.path(), 312);
+    assert_eq!(r.status.code(), Some(1), "the resume\n{}", text(&r));
+    assert_eq!(classes(&r), classes(&v), "{}\n{}", text(&v), text(&r));
+    assert!(
+        !dir.path().join("sqliosim.mdx").exists(),
+        "the resume created the set it could not carry on"
+    );
+    let again = resume(&config, dir.path(), 313);
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+    assert_eq!(classes(&again), classes(&v), "{}", text(&again));
+}
+
 /// A journal damaged on the device under test (a byte of a whole record flipped): an
 /// integrity error for `verify`, and for the resume (it printed a WARNING and exited 0).
 #[test]
