@@ -352,9 +352,6 @@ fn lost_set(findings: &[crate::findings::Finding], why: &str) -> anyhow::Result<
     crate::exit::errln!(
         "sqliosim: nothing carried on ({why}): the journal owes what is listed above, so the set and its journal are kept as evidence. `sqliosim verify` reports the same (with --log FILE, to an XML log); --discard-previous-run starts afresh, keeping the journal and log under the old run id"
     );
-    let printed = crate::exit::outln!(
-        "Verdict: {} INTEGRITY ERROR(S) found.",
-        findings.len()
-    );
+    let printed = crate::exit::outln!("Verdict: {} INTEGRITY ERROR(S) found.", findings.len());
     crate::exit::after_printing(printed, Ok(Outcome::Findings))
 }

@@ -218,3 +218,39 @@ fn twenty_runs_under_ulimit_v_80_to_400_mb_end_with_0_or_2() {
     }
     eprintln!("exit codes under ulimit -v (MB): {tally:?}");
 }
+
+/// A backup stream that passes the file size limit (`ulimit -f` a little above the data
+/// file's 2 MiB, so the set is created and the stream is not): the run stops with exit 2
+/// naming the stream and EFBIG, never a `backup_corruption` finding and never exit 0 (the
+/// issue saw the ERROR printed and exit 0).
+#[test]
+fn a_backup_stream_past_ulimit_f_stops_the_run_with_exit_2() {
+    let dir = scratch();
+    let cfg = dir.path().join("backup.cfg.ini");
+    std::fs::write(
+        &cfg,
+        TINY.replace(
+            "[BulkUpdateUser]",
+            "[BackupUser]\nUserCount=1\n[BulkUpdateUser]",
+        ),
+    )
+    .expect("config");
+    let files = dir.path().join("d");
+    let mut args = run_args(&cfg, &files);
+    args.pop();
+    args.push("3s".as_ref());
+    let out = limited(&format!("--fsize={}", 2 * 1048576 + 12848), false, &args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        err.contains("sqliosim.bak") && err.contains("File too large"),
+        "{}",
+        describe(&out)
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("backup_corruption")
+            && !err.contains("backup_corruption"),
+        "{}",
+        describe(&out)
+    );
+}
