@@ -27,7 +27,7 @@
 //!   counts requests in (`stats` reads them for the summary).
 //! - [`sim::plan`] (uses `config`, `findings`, `page`, `sim::control`): validated settings → the run plan
 //!   (`SimPlan`) the actors and the driver read.
-//! - [`witness`] (uses nothing): the off-host witness's wire protocol (frames with an HMAC)
+//! - [`witness`] (uses `io`): the off-host witness's wire protocol (frames with an HMAC)
 //!   and its client: the sender a run's journal thread feeds, and the requests of `verify`.
 //! - [`sim::engine`] (uses `findings`, `io`, `page`, `sim::control`, `sim::plan`, `witness`):
 //!   the storage engine: expected-state oracle, read retries, buffer pool, data files,

@@ -138,8 +138,6 @@ fn with_witness(
         crate::exit::outln!("Witness {addr}: record of run {run_id:016x} to batch {} ({} received); no local journal of the run: held to the witness's record alone.", w.last_batch, last_seq).ok();
         return Ok(Some((label, w)));
     };
-    let only_witness: u64 = owed_beyond(&w, &l);
-    let only_local: u64 = owed_beyond(&l, &w);
     if w.last_batch > l.last_batch
         || (l.damage.is_some() && w.damage.is_none() && w.last_batch >= l.last_batch)
     {
@@ -149,6 +147,7 @@ fn with_witness(
             path.display(),
             l.last_batch,
             if l.damage.is_some() { " (damaged)" } else { "" },
+            only_witness = owed_beyond(&w, &l),
         )
         .ok();
         Ok(Some((label, w)))
@@ -159,6 +158,7 @@ fn with_witness(
             path.display(),
             l.last_batch,
             l.last_batch.saturating_sub(w.last_batch),
+            only_local = owed_beyond(&l, &w),
         )
         .ok();
         Ok(Some((path, l)))

@@ -239,6 +239,16 @@ fn read_record(dir: &Dir, name: &OsStr) -> anyhow::Result<Option<Parsed>> {
         .ok_or_else(|| anyhow::anyhow!("{}: not a witness record", dir.join(name).display()))
 }
 
+/// A run is written only by the host that reported it first.
+fn same_host(run_id: u64, recorded: &str, host: Option<&str>) -> anyhow::Result<()> {
+    match host {
+        Some(h) if h != recorded => {
+            anyhow::bail!("run {run_id:016x} is reported by host {recorded}; refusing it from {h}")
+        }
+        _ => Ok(()),
+    }
+}
+
 impl Store {
     /// The record of `run_id`, loaded (cut after its last whole entry) or new.
     fn get(&self, run_id: u64, host: Option<&str>) -> anyhow::Result<Arc<Mutex<RunRec>>> {
@@ -246,15 +256,7 @@ impl Store {
         if let Some(r) = runs.get(&run_id) {
             let r = Arc::clone(r);
             drop(runs);
-            if let Some(h) = host {
-                let rec = r.lock();
-                if rec.host != h {
-                    anyhow::bail!(
-                        "run {run_id:016x} is reported by host {}; refusing it from {h}",
-                        rec.host
-                    );
-                }
-            }
+            same_host(run_id, &r.lock().host, host)?;
             return Ok(r);
         }
         let name = name_of(run_id);
@@ -267,14 +269,7 @@ impl Store {
                         p.run_id
                     );
                 }
-                if let Some(h) = host {
-                    if p.host != h {
-                        anyhow::bail!(
-                            "run {run_id:016x} is reported by host {}; refusing it from {h}",
-                            p.host
-                        );
-                    }
-                }
+                same_host(run_id, &p.host, host)?;
                 let file = self.dir.open_file(&name, Create::Existing, Use::Own)?;
                 if file.metadata()?.len() > p.whole {
                     file.set_len(p.whole)?;

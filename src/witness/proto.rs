@@ -28,6 +28,8 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use hmac::{Hmac, Mac};
+
+use crate::io::safefile::{read_bounded, Kind, Use};
 use sha2::Sha256;
 
 /// Largest frame (MAC and payload), bytes.
@@ -71,22 +73,14 @@ impl Key {
         Key(t.to_vec())
     }
 
-    /// Reads the token file `path` (at most 4 KiB, not empty).
+    /// Reads the token file `path` through the safe-file door (a regular file of at most 4 KiB:
+    /// a FIFO or device is refused at once, never waited on), not empty.
     pub fn from_file(path: &Path) -> anyhow::Result<Key> {
-        let bytes = std::fs::File::open(path)
-            .and_then(|f| {
-                let mut v = Vec::new();
-                f.take(4097).read_to_end(&mut v)?;
-                Ok(v)
-            })
-            .map_err(|e| anyhow::anyhow!("--token-file {}: cannot read it: {e}", path.display()))?;
+        let bytes = read_bounded(path, Use::Input, Kind::Token)
+            .map_err(|e| anyhow::anyhow!("--token-file: {e}"))?;
         let key = Key::from_bytes(&bytes);
-        if key.0.is_empty() || bytes.len() > 4096 {
-            anyhow::bail!(
-                "--token-file {}: a token of 1 to 4096 bytes is needed (this one has {})",
-                path.display(),
-                bytes.len()
-            );
+        if key.0.is_empty() {
+            anyhow::bail!("--token-file {}: the token is empty", path.display());
         }
         Ok(key)
     }

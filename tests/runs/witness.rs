@@ -567,3 +567,51 @@ fn forty_runs_streaming_to_one_witness() {
     );
     assert_eq!(unacked, 0);
 }
+
+/// A FIFO (or anything but a regular file) as the token file is refused at once, exit 2, by
+/// the witness, `run` and `verify`: it hung the witness (opened blocking, waiting for a
+/// writer).
+#[test]
+fn a_fifo_as_the_token_file_is_refused_at_once() {
+    let dir = scratch();
+    let fifo = dir.path().join("token");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let bounded = |mut c: Command| {
+        let mut child = c
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start");
+        let t = Instant::now();
+        while child.try_wait().expect("wait").is_none() {
+            if t.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                panic!("still waiting on the FIFO after 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.wait_with_output().expect("output")
+    };
+    let mut w = Command::new(bin());
+    w.args(["witness", "--listen", "127.0.0.1:0", "--dir"])
+        .arg(dir.path())
+        .arg("--token-file")
+        .arg(&fifo);
+    let data = dir.path().join("d");
+    let mut v = Command::new(bin());
+    v.args(["verify", "--dir"])
+        .arg(&data)
+        .args(["--witness", "127.0.0.1:9", "--witness-token-file"])
+        .arg(&fifo);
+    std::fs::create_dir(&data).expect("mkdir");
+    for out in [bounded(w), bounded(v)] {
+        assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("is a FIFO"),
+            "{}",
+            describe(&out)
+        );
+    }
+}

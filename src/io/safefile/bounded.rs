@@ -16,6 +16,7 @@
 //! | host list | 16 MiB | a million host names |
 //! | `sqlio -F` parameter file | 1 MiB | one line per target file |
 //! | lock record | 64 KiB | one line: pid, host, command |
+//! | witness token | 4 KiB | a secret of a few dozen bytes |
 //! | journal | 256 MiB | compacted to its snapshot (16 bytes per durable page) once it is twice that: 256 MiB is 8 M durable pages, a 64 GiB file set of 8 KiB pages written whole |
 
 use std::fmt;
@@ -41,6 +42,8 @@ pub enum Kind {
     LockRecord,
     /// The durability journal.
     Journal,
+    /// The witness's shared token (`--token-file`, `--witness-token-file`).
+    Token,
 }
 
 const MIB: u64 = 1 << 20;
@@ -54,6 +57,7 @@ impl Kind {
             Kind::Config | Kind::HostList => 16 * MIB,
             Kind::ParamFile => MIB,
             Kind::LockRecord => 64 << 10,
+            Kind::Token => 4 << 10,
             Kind::Journal => 256 * MIB,
         }
     }
@@ -68,6 +72,7 @@ impl fmt::Display for Kind {
             Kind::HostList => "a host list",
             Kind::ParamFile => "a parameter file",
             Kind::LockRecord => "a lock record",
+            Kind::Token => "a witness token",
             Kind::Journal => "a journal",
         })
     }
