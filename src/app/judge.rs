@@ -13,6 +13,7 @@ use super::verify_backup::OnDisk;
 use super::verify_found::{ScanTarget, Stream};
 use super::verify_lost::lost_tail;
 use crate::findings::Finding;
+use crate::report::sinks::judgement::{JournalSource, Judgement, WitnessHeld};
 use crate::page::FileRole;
 use crate::sim::check::scan::{allowed_tears, scan_data, scan_log};
 use crate::sim::engine::journal::JournalState;
@@ -25,6 +26,9 @@ pub struct Judged {
     /// The journal's damage on the device under test, in words (it counts as one error but is
     /// no page's finding).
     pub journal_damage: Option<String>,
+    /// What the files were held to and the counts the verdict rests on (the JSON summary's
+    /// `judgement`).
+    pub judgement: Judgement,
 }
 
 impl Selection {
@@ -38,6 +42,11 @@ impl Selection {
         emit: &mut dyn FnMut(Finding),
     ) -> anyhow::Result<Judged> {
         let paths = self.paths();
+        let mut judgement = Judgement {
+            journal: source(self.journal.as_ref(), self.witness.as_ref()),
+            witness: self.witness.clone(),
+            ..Judgement::default()
+        };
         let owner = self.journal.as_ref().and_then(|(path, _)| {
             std::os::unix::fs::MetadataExt::uid(&path.symlink_metadata().ok()?).into()
         });
@@ -50,6 +59,9 @@ impl Selection {
             .filter(|l| l.findings > 0)
             .and_then(|l| l.state.damage.as_ref().map(|d| d.to_string()));
         let journal = loaded.map(|l| l.state);
+        judgement.pages_owed = journal
+            .as_ref()
+            .map_or(0, |j| j.durable.iter().map(|g| g.len()).sum());
         for line in &self.lost.notes {
             crate::exit::outln!("{line}").ok();
         }
@@ -61,7 +73,7 @@ impl Selection {
             count(f);
         }
         for t in &self.targets {
-            scan_one(t, journal.as_ref(), &mut count)?;
+            scan_one(t, journal.as_ref(), &mut judgement, &mut count)?;
         }
         let mut scanned = Vec::new();
         for s in &self.streams {
@@ -80,13 +92,32 @@ impl Selection {
         Ok(Judged {
             errors,
             journal_damage,
+            judgement,
         })
+    }
+}
+
+/// The record the files are held to, for the summary.
+fn source(journal: Option<&(PathBuf, JournalState)>, witness: Option<&WitnessHeld>) -> JournalSource {
+    let Some((_, j)) = journal else {
+        return JournalSource {
+            source: "none".into(),
+            ..JournalSource::default()
+        };
+    };
+    let by_witness = witness.is_some_and(|w| w.held_to == "witness");
+    JournalSource {
+        source: if by_witness { "witness" } else { "local" }.into(),
+        last_batch: Some(j.last_batch),
+        last_batch_us: j.last_mark.map(|(us, _)| us),
+        clean_shutdown: Some(j.clean),
     }
 }
 
 fn scan_one(
     t: &ScanTarget,
     journal: Option<&JournalState>,
+    counts: &mut Judgement,
     emit: &mut dyn FnMut(Finding),
 ) -> anyhow::Result<u64> {
     let j = journal.filter(|j| j.run_id == t.header.run_id);
@@ -117,6 +148,10 @@ fn scan_one(
                 .len()
                 .with_context(|| format!("cannot read {}", t.path.display()))?
                 / crate::page::PAGE_SIZE as u64;
+            counts.pages_checked += stats.pages;
+            counts.never_written += stats.never_written;
+            counts.newer_than_journal += stats.newer_than_journal;
+            counts.allowed_tears += stats.allowed_tears;
             if let Some(f) = j.and_then(|j| lost_tail(j, t, pages)) {
                 findings += 1;
                 emit(f);
@@ -138,6 +173,7 @@ fn scan_one(
             let durable = j.and_then(|j| j.log.get(t.header.file_id as usize).copied().flatten());
             let scan = scan_log(&bytes, &t.header, durable);
             let problems = scan.issues.len();
+            counts.log_blocks += scan.blocks as u64;
             for issue in scan.issues {
                 findings += 1;
                 emit(issue.into_finding(0, &t.path, t.header.file_id));

@@ -12,6 +12,7 @@ use super::verify_lost::{adopt_given, reconcile, Lost};
 use crate::cli::VerifyArgs;
 use crate::io::{Backend, BufferedBackend};
 use crate::page::HeaderError;
+use crate::report::sinks::judgement::WitnessHeld;
 use crate::sim::check::scope;
 use crate::sim::engine::journal::{JournalState, JOURNAL_NAME};
 
@@ -25,6 +26,8 @@ pub struct Selection {
     pub streams: Vec<Stream>,
     /// The journal (its path and what it holds), not yet reported.
     pub journal: Option<(PathBuf, JournalState)>,
+    /// With `--witness`: what the witness held against the local journal.
+    pub witness: Option<WitnessHeld>,
 }
 
 impl Selection {
@@ -48,7 +51,8 @@ impl Selection {
             a.no_journal |= !journal;
         }
         let streams = std::mem::take(&mut found.streams);
-        let journal = match read_journal(a, &found, &backend)? {
+        let (journal, witness) = read_journal(a, &found, &backend)?;
+        let journal = match journal {
             Some((path, st)) if st.never_started() => {
                 // Created, and cut before its first record (the Start) landed: a run cut at
                 // its start. Nothing was acknowledged, so nothing is owed; the pages still say
@@ -66,6 +70,7 @@ impl Selection {
             lost,
             streams,
             journal,
+            witness,
         })
     }
 
@@ -75,14 +80,14 @@ impl Selection {
     }
 }
 
+/// The record chosen: the journal (its path, or the witness's label, and what it holds) and,
+/// with `--witness`, what the witness held against the local journal.
+type Chosen = (Option<(PathBuf, JournalState)>, Option<WitnessHeld>);
+
 /// The journal, read (not yet reported: a verify refused by the lock says nothing of it).
-fn read_journal(
-    a: &VerifyArgs,
-    found: &Found,
-    backend: &dyn Backend,
-) -> anyhow::Result<Option<(PathBuf, JournalState)>> {
+fn read_journal(a: &VerifyArgs, found: &Found, backend: &dyn Backend) -> anyhow::Result<Chosen> {
     if a.no_journal {
-        return Ok(None);
+        return Ok((None, None));
     }
     let local = match journal_path(a, found) {
         Some(path) => {
@@ -94,7 +99,7 @@ fn read_journal(
     };
     match &a.witness {
         Some(addr) => with_witness(a, addr, found, local),
-        None => Ok(local),
+        None => Ok((local, None)),
     }
 }
 
@@ -107,10 +112,16 @@ fn with_witness(
     addr: &str,
     found: &Found,
     local: Option<(PathBuf, JournalState)>,
-) -> anyhow::Result<Option<(PathBuf, JournalState)>> {
+) -> anyhow::Result<Chosen> {
     let key = match &a.witness_token_file {
         Some(p) => crate::witness::Key::from_file(p)?,
         None => crate::witness::Key::none(),
+    };
+    let mut held = WitnessHeld {
+        addr: addr.to_string(),
+        local_batch: local.as_ref().map(|(_, l)| l.last_batch),
+        held_to: if local.is_some() { "local" } else { "none" }.into(),
+        ..WitnessHeld::default()
     };
     let Some(run_id) = found
         .targets
@@ -120,11 +131,11 @@ fn with_witness(
         .filter(|&id| id != 0)
     else {
         crate::exit::outln!("Witness {addr}: no data file header and no journal names the run; the witness is not asked.").ok();
-        return Ok(local);
+        return Ok((local, Some(held)));
     };
     let Some((bytes, last_seq)) = crate::witness::fetch(addr, &key, run_id)? else {
         crate::exit::outln!("Witness {addr}: holds no record of run {run_id:016x}; judged with the local journal alone.").ok();
-        return Ok(local);
+        return Ok((local, Some(held)));
     };
     let w = JournalState::from_bytes(&bytes);
     if w.run_id != run_id {
@@ -133,35 +144,43 @@ fn with_witness(
             w.run_id
         );
     }
+    held.record_batch = Some(w.last_batch);
     let label = PathBuf::from(format!("witness {addr} (run {run_id:016x})"));
     let Some((path, l)) = local.filter(|(_, l)| l.run_id == run_id) else {
         crate::exit::outln!("Witness {addr}: record of run {run_id:016x} to batch {} ({} received); no local journal of the run: held to the witness's record alone.", w.last_batch, last_seq).ok();
-        return Ok(Some((label, w)));
+        held.local_batch = None;
+        held.held_to = "witness".into();
+        held.owed_only_witness = w.durable.iter().map(|g| g.len()).sum();
+        return Ok((Some((label, w)), Some(held)));
     };
     if w.last_batch > l.last_batch
         || (l.damage.is_some() && w.damage.is_none() && w.last_batch >= l.last_batch)
     {
+        held.held_to = "witness".into();
+        held.owed_only_witness = owed_beyond(&w, &l);
         crate::exit::outln!(
-            "Witness {addr}: its record of run {run_id:016x} goes to journal batch {}, the local journal {} to batch {}{}: held to the witness's record; {only_witness} owed page generation(s) are known only to the witness (the local journal lost them with the host).",
+            "Witness {addr}: its record of run {run_id:016x} goes to journal batch {}, the local journal {} to batch {}{}: held to the witness's record; {} owed page generation(s) are known only to the witness (the local journal lost them with the host).",
             w.last_batch,
             path.display(),
             l.last_batch,
             if l.damage.is_some() { " (damaged)" } else { "" },
-            only_witness = owed_beyond(&w, &l),
+            held.owed_only_witness,
         )
         .ok();
-        Ok(Some((label, w)))
+        Ok((Some((label, w)), Some(held)))
     } else {
+        held.acked_after_witness_batches = l.last_batch.saturating_sub(w.last_batch);
+        held.acked_after_witness_pages = owed_beyond(&l, &w);
         crate::exit::outln!(
-            "Witness {addr}: its record of run {run_id:016x} goes to journal batch {}, the local journal {} to batch {}: held to the local journal; {} batch(es) and {only_local} owed page generation(s) were acknowledged after the witness's last record (the witness lag at the cut, not judged by the witness).",
+            "Witness {addr}: its record of run {run_id:016x} goes to journal batch {}, the local journal {} to batch {}: held to the local journal; {} batch(es) and {} owed page generation(s) were acknowledged after the witness's last record (the witness lag at the cut, not judged by the witness).",
             w.last_batch,
             path.display(),
             l.last_batch,
-            l.last_batch.saturating_sub(w.last_batch),
-            only_local = owed_beyond(&l, &w),
+            held.acked_after_witness_batches,
+            held.acked_after_witness_pages,
         )
         .ok();
-        Ok(Some((path, l)))
+        Ok((Some((path, l)), Some(held)))
     }
 }
 

@@ -73,6 +73,7 @@ pub fn run(mut a: VerifyArgs) -> anyhow::Result<Outcome> {
         sink.emit(crate::events::Event::Finding(Box::new(f)));
     })?;
     let findings = judged.errors;
+    evidence.judgement(judged.judgement);
     super::run_outputs::finish_offline(&evidence, json_stdout)?;
     // Earlier lines are best effort (`.ok()`): stdout stays broken, so this last line meets
     // the failure again and reports it, without hiding the verdict.

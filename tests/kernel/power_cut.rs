@@ -216,6 +216,8 @@ pub(crate) struct Verified {
     pub(crate) total_lost_writes: u64,
     /// Log corruption past the cap: counted, not listed (when every data page is lost first).
     suppressed_log_corruption: u64,
+    /// The summary's `judgement`: what the files were held to, and the counts.
+    pub(crate) judgement: serde_json::Value,
 }
 
 impl Verified {
@@ -233,6 +235,7 @@ impl Verified {
             listed,
             total_lost_writes: shown + suppressed,
             suppressed_log_corruption: doc["suppressed"]["log_corruption"].as_u64().unwrap_or(0),
+            judgement: doc["judgement"].clone(),
         }
     }
 

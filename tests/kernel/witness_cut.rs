@@ -140,6 +140,23 @@ fn the_witness_names_the_lied_writes_the_hosts_own_journal_lost() {
         if let Err(e) = only_lied_damage(&local, &lied) {
             panic!("verify (local journal): {e}\n{}", ctx());
         }
+        // The summary says which record held the files and what only the witness held.
+        let j = &witnessed.judgement;
+        assert_eq!(j["journal"]["source"], "witness", "{j}\n{}", ctx());
+        assert_eq!(j["witness"]["held_to"], "witness", "{j}");
+        assert!(
+            j["witness"]["record_batch"].as_u64() > j["witness"]["local_batch"].as_u64(),
+            "{j}"
+        );
+        // Every lost write the witness named that the local journal did not was owed by the
+        // witness's record alone.
+        let only_witness = j["witness"]["owed_only_witness"].as_u64().unwrap_or(0);
+        assert!(
+            only_witness >= witnessed.total_lost_writes.saturating_sub(local.total_lost_writes),
+            "{j}"
+        );
+        assert_eq!(local.judgement["journal"]["source"], "local");
+        assert!(local.judgement["witness"].is_null());
         let (l, wt) = (errors(&local), errors(&witnessed));
         assert!(
             wt > l,
@@ -165,6 +182,11 @@ fn with_an_honest_cache_both_verdicts_are_clean() {
     for i in 0..HONEST_CUTS {
         let (s, _, local, witnessed) = cut(&format!("witness-honest-{i}"), &w, false, i % 2 == 1);
         assert_eq!(local.code(), Some(0), "cut {i}: {}", s.context(&local));
+        assert!(
+            witnessed.judgement["witness"]["record_batch"].is_u64(),
+            "cut {i}: {}",
+            witnessed.judgement
+        );
         assert_eq!(
             witnessed.code(),
             Some(0),

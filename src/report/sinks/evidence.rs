@@ -178,6 +178,12 @@ impl Evidence {
         self.state.lock().doc.bench = Some(figures);
     }
 
+    /// Keeps what an offline judgement held the files to and counted, for the JSON summary's
+    /// `judgement`, written with the next rewrite (the final one at the latest).
+    pub fn judgement(&self, j: crate::report::sinks::judgement::Judgement) {
+        self.state.lock().doc.judgement = Some(j);
+    }
+
     /// The directory the run's page dumps went to, as the dump writer opened it (see
     /// [`DumpWriter::opened`]); `None` when no dump was written.
     pub fn dumps_opened(&self) -> Option<crate::io::safefile::Dir> {

@@ -181,6 +181,10 @@ pub struct JsonReport {
     /// addition to schema /2; docs/json-schema.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bench: Option<crate::report::sinks::bench_figures::BenchFigures>,
+    /// What `verify` (or a resume's first check) held the files to and counted (an addition
+    /// to schema /2; docs/json-schema.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judgement: Option<crate::report::sinks::judgement::Judgement>,
 }
 
 impl JsonReport {

@@ -3,7 +3,8 @@
 //! [`hresult`], times [`clock`]), the page dumps ([`dump`]), the JSON summary ([`json`]), the
 //! error cap ([`error_cap`]), the status line ([`status`]), the progress line's text
 //! ([`progress`]) and the metrics textfile ([`metrics`]); [`evidence`] is the sink that ties the
-//! log, the dumps and the JSON together; [`bench_figures`] is what it keeps of `run --bench`.
+//! log, the dumps and the JSON together; [`bench_figures`] is what it keeps of `run --bench`,
+//! [`judgement`] what an offline judgement held the files to and counted.
 
 pub mod bench_figures;
 pub mod clock;
@@ -15,6 +16,7 @@ pub mod evidence;
 pub(crate) mod finding_xml;
 pub mod hresult;
 pub mod json;
+pub mod judgement;
 pub mod log_entries;
 pub mod metrics;
 pub mod progress;
