@@ -13,8 +13,7 @@
 //! Skipped, with a SKIPPED line, where FUSE is unavailable (failing instead when
 //! SQLIOSIM_REQUIRE_FUSE=1, as in CI).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use crate::power_cut::{has_durable_log_lost, lied_pages, only_lied_damage, Scene, Verified};
@@ -26,10 +25,13 @@ const LIE_WINDOW: Duration = Duration::from_millis(1500);
 const LYING_CUTS: usize = 10;
 const HONEST_CUTS: usize = 3;
 
+#[path = "../common/witness_proc.rs"]
+mod witness_proc;
+
 /// A `sqliosim witness` on 127.0.0.1 (a port the kernel chooses), its records in a
 /// temporary directory off the mount.
 struct Witness {
-    child: Child,
+    _proc: witness_proc::WitnessProc,
     addr: String,
     _dir: tempfile::TempDir,
 }
@@ -40,35 +42,13 @@ impl Witness {
             .prefix("witness-")
             .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .expect("tempdir");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sqliosim"))
-            .args(["witness", "--listen", "127.0.0.1:0", "--dir"])
-            .arg(dir.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the witness");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("the witness's first line");
-        let addr = line
-            .split_whitespace()
-            .find(|w| w.starts_with("127.0.0.1:"))
-            .map(|w| w.trim_end_matches(',').to_string())
-            .unwrap_or_else(|| panic!("no address in the witness's first line: {line:?}"));
+        let proc_ =
+            witness_proc::WitnessProc::start("127.0.0.1:0", dir.path(), None, Stdio::inherit());
         Witness {
-            child,
-            addr,
+            addr: proc_.addr.clone(),
+            _proc: proc_,
             _dir: dir,
         }
-    }
-}
-
-impl Drop for Witness {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

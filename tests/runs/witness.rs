@@ -6,10 +6,10 @@
 //! without a token. (Power cuts that take the local journal with them: tests/kernel/
 //! witness_cut.rs.)
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use sqliosim::witness::proto::{read_msg, write_msg, Key, Msg, BASE};
@@ -32,49 +32,31 @@ fn describe(out: &Output) -> String {
     )
 }
 
+#[path = "../common/witness_proc.rs"]
+mod witness_proc;
+
 /// A witness on 127.0.0.1 (on `port`, 0: the kernel's choice), records in `dir`.
-struct Witness {
-    child: Child,
-    addr: String,
+struct Witness(witness_proc::WitnessProc);
+
+impl std::ops::Deref for Witness {
+    type Target = witness_proc::WitnessProc;
+    fn deref(&self) -> &witness_proc::WitnessProc {
+        &self.0
+    }
 }
 
 impl Witness {
     fn start(dir: &Path, port: u16, token: Option<&Path>) -> Witness {
-        let mut c = Command::new(bin());
-        c.args(["witness", "--listen", &format!("127.0.0.1:{port}"), "--dir"])
-            .arg(dir);
-        if let Some(t) = token {
-            c.arg("--token-file").arg(t);
-        }
-        let mut child = c
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the witness");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("the witness's first line");
-        let addr = line
-            .split_whitespace()
-            .find(|w| w.starts_with("127.0.0.1:"))
-            .map(|w| w.trim_end_matches(',').to_string())
-            .unwrap_or_else(|| panic!("no address in {line:?}"));
-        Witness { child, addr }
-    }
-
-    fn port(&self) -> u16 {
-        self.addr
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse().ok())
-            .expect("port")
+        Witness(witness_proc::WitnessProc::start(
+            &format!("127.0.0.1:{port}"),
+            dir,
+            token,
+            Stdio::null(),
+        ))
     }
 
     fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.0.kill();
     }
 
     /// Peak RSS so far, KiB (VmHWM).
@@ -86,12 +68,6 @@ impl Witness {
             .find_map(|l| l.strip_prefix("VmHWM:"))
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .unwrap_or(0)
-    }
-}
-
-impl Drop for Witness {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 

@@ -8,7 +8,6 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use faultfs::Mount;
@@ -25,34 +24,9 @@ pub const LOG: &str = "sqliosim.ldx";
 const RUN_LIMIT: Duration = Duration::from_secs(180);
 const POLL: Duration = Duration::from_millis(10);
 
-/// The faultfs daemon: `FAULTFS_BIN`, else built now with the test's own profile into the same
-/// target directory as `sqliosim` (a no-op when `cargo test --workspace` already built it).
-pub fn faultfs_bin() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(bin) = std::env::var_os("FAULTFS_BIN") {
-            return PathBuf::from(bin);
-        }
-        let profile_dir = Path::new(env!("CARGO_BIN_EXE_sqliosim"))
-            .parent()
-            .expect("sqliosim binary has a directory");
-        let target_dir = profile_dir.parent().expect("profile dir has a parent");
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "--quiet", "-p", "faultfs", "--bin", "faultfs"])
-            .arg("--target-dir")
-            .arg(target_dir)
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        if !cfg!(debug_assertions) {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().expect("run cargo build -p faultfs");
-        assert!(status.success(), "cargo build -p faultfs failed: {status}");
-        let bin = profile_dir.join("faultfs");
-        assert!(bin.is_file(), "no faultfs binary at {}", bin.display());
-        bin
-    })
-    .clone()
-}
+#[path = "../../common/faultfs_bin.rs"]
+mod faultfs_bin;
+pub use faultfs_bin::faultfs_bin;
 
 /// How a scenario's run is shaped.
 #[derive(Debug, Clone, Copy)]
