@@ -121,7 +121,7 @@ fn spawn_playbook(
         .expect("ansible-playbook")
 }
 
-fn wait_bounded(mut child: std::process::Child, limit: Duration) -> Output {
+pub(crate) fn wait_bounded(mut child: std::process::Child, limit: Duration) -> Output {
     let start = Instant::now();
     // Drain the pipes in threads so a chatty playbook never blocks on a full pipe.
     let mut so = child.stdout.take().expect("stdout");
@@ -325,7 +325,7 @@ fn the_playbook_runs_three_ssh_hosts_and_the_fleet_report_names_the_faulty_one()
 
 /// The hosts' `ansible_python_interpreter`: they share the machine's files, so Debian's Python
 /// if it is there, else Ansible looks for one.
-fn python_interpreter() -> &'static str {
+pub(crate) fn python_interpreter() -> &'static str {
     if Path::new("/usr/bin/python3").exists() {
         "/usr/bin/python3"
     } else {

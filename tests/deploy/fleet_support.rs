@@ -93,6 +93,13 @@ pub struct Fleet {
 impl Fleet {
     /// Starts `n` hosts named host1..hostN under `base`.
     pub fn start(base: &Path, n: usize) -> Fleet {
+        Fleet::start_with(base, n, &mut |_| {})
+    }
+
+    /// Starts `n` hosts, calling `prepare` with each once its directory `root/` exists and
+    /// before its sshd starts (a mount made there is the host's: its mount namespace takes
+    /// `root/` with everything mounted under it).
+    pub fn start_with(base: &Path, n: usize, prepare: &mut dyn FnMut(&Host)) -> Fleet {
         let key = base.join("client_key");
         keygen(&key);
         let shared_path = base.join("fleet");
@@ -111,7 +118,7 @@ impl Fleet {
             // Guard first, then build: a failure half-way still tears down what exists.
             fleet.hosts.push(Host::named(base, pid, i, first + i));
             let host = fleet.hosts.last_mut().expect("just pushed");
-            host.build(&fleet.key, &fleet.shared_path);
+            host.build(&fleet.key, &fleet.shared_path, prepare);
         }
         fleet
     }
@@ -134,8 +141,9 @@ impl Host {
         }
     }
 
-    fn build(&mut self, client_key: &Path, shared: &Path) {
+    fn build(&mut self, client_key: &Path, shared: &Path, prepare: &mut dyn FnMut(&Host)) {
         std::fs::create_dir_all(self.dir.join("root")).expect("host dir");
+        prepare(self);
         self.network();
         self.write_sshd_files(client_key);
         self.start_sshd(shared);
@@ -177,15 +185,32 @@ impl Host {
         std::fs::write(d.join("sshd_config"), config).expect("sshd_config");
     }
 
-    fn start_sshd(&mut self, shared: &Path) {
+    /// The host's network namespace.
+    pub fn netns(&self) -> &str {
+        &self.netns
+    }
+
+    /// The root namespace's address on this host's link: how the host reaches the machine the
+    /// tests run on (the controller).
+    pub fn root_ip(&self) -> &str {
+        self.root_addr.split('/').next().unwrap_or(&self.root_addr)
+    }
+
+    /// The shell script that boots the host's sshd inside a new mount namespace of its own:
+    /// its hostname, machine id and directory (`root/` and the mounts under it, at `shared`).
+    /// Run it with `ip netns exec NETNS unshare --uts --mount -- sh -c SCRIPT`.
+    pub fn boot_script(&self, shared: &Path) -> String {
         let d = self.dir.display();
-        // Inside the host's mount namespace only: its hostname, machine id and directory.
-        let script = format!(
+        format!(
             "hostname {h} && mount --bind {d}/machine-id /etc/machine-id && \
-             mount --bind {d}/root {shared} && exec {SSHD} -D -f {d}/sshd_config -E {d}/sshd.log",
+             mount --rbind {d}/root {shared} && exec {SSHD} -D -f {d}/sshd_config -E {d}/sshd.log",
             h = self.hostname,
             shared = shared.display()
-        );
+        )
+    }
+
+    fn start_sshd(&mut self, shared: &Path) {
+        let script = self.boot_script(shared);
         let child = Command::new("ip")
             .args([
                 "netns",

@@ -13,5 +13,6 @@ mod fleet_support;
 
 mod collect;
 mod fleet_ansible;
+mod fleet_campaign;
 mod manifests;
 mod rootfs;

@@ -445,3 +445,35 @@ fn a_lie_between_checkpoints_is_caught_by_the_journal() {
         panic!("{e}\n{}", ctx());
     }
 }
+
+/// After a power cut, the operator starts afresh (`--discard-previous-run`, as a campaign does
+/// after findings): the cut run's journal, log and summary are kept aside under its run id. On
+/// a filesystem with neither `renameat2(RENAME_NOREPLACE)` nor hard links (faultfs, as some
+/// FUSE and network filesystems) the keep fell through to EPERM, and the fresh run refused
+/// ("cannot keep the previous run's journal … Operation not permitted", exit 2).
+#[test]
+fn a_fresh_run_after_a_cut_keeps_the_cut_run_aside_without_rename_flags_or_links() {
+    if !faultfs::fuse_or_skip("power_cut") {
+        return;
+    }
+    let mut s = Scene::start("discard-after-cut");
+    s.wait_first_checkpoint();
+    s.kill_and_cut();
+    let cfg = s.rig.log_dir().join("power.cfg.ini");
+    let out = Command::new(env!("CARGO_BIN_EXE_sqliosim"))
+        .arg("-cfg")
+        .arg(&cfg)
+        .arg("-dir")
+        .arg(s.rig.data_dir())
+        .args(["-d", "2", "--seed", "8", "--discard-previous-run"])
+        .output()
+        .expect("run sqliosim");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let kept: Vec<String> = std::fs::read_dir(&s.rig.backing)
+        .expect("backing dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("sqliosim.") && n.ends_with(".journal") && n != JOURNAL)
+        .collect();
+    assert_eq!(kept.len(), 1, "the cut run's journal kept aside: {kept:?}");
+}

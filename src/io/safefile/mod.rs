@@ -362,7 +362,10 @@ impl Dir {
     /// taken, and then nothing changed. It never replaces an entry, even one planted between a
     /// check and the rename: `renameat2(RENAME_NOREPLACE)`, or where the filesystem lacks that
     /// flag (EINVAL), a hard link under the new name (which fails on a taken name) and the
-    /// old name's removal.
+    /// old name's removal. Where the filesystem has neither (some FUSE and network
+    /// filesystems: EPERM, ENOSYS or EOPNOTSUPP for the link), a check and a plain rename, but
+    /// only in a directory nobody else may write (ours, no group or other write bit), where
+    /// nobody can plant a name between the two; elsewhere it is refused, saying why.
     pub fn rename_new(&self, from: &OsStr, to: &OsStr) -> Result<bool, SafeFileError> {
         match rfs::renameat_with(&self.fd, from, &self.fd, to, rfs::RenameFlags::NOREPLACE) {
             Ok(()) => Ok(true),
@@ -371,12 +374,33 @@ impl Dir {
                 match rfs::linkat(&self.fd, from, &self.fd, to, AtFlags::empty()) {
                     Ok(()) => {}
                     Err(Errno::EXIST) => return Ok(false),
+                    Err(Errno::PERM | Errno::NOSYS | Errno::OPNOTSUPP) => {
+                        return self.rename_new_private(from, to)
+                    }
                     Err(e) => return Err(os(&self.join(to), "rename to", e)),
                 }
                 self.unlink(from).map(|()| true)
             }
             Err(e) => Err(os(&self.join(to), "rename to", e)),
         }
+    }
+
+    /// [`Dir::rename_new`] on a filesystem without `RENAME_NOREPLACE` or hard links: a check
+    /// that `to` is free, then a plain rename, only where nobody else may write the directory.
+    fn rename_new_private(&self, from: &OsStr, to: &OsStr) -> Result<bool, SafeFileError> {
+        let st = rfs::fstat(&self.fd).map_err(|e| os(&self.path, "stat", e))?;
+        let ours = st.st_uid == rustix::process::geteuid().as_raw();
+        if !ours || st.st_mode & 0o022 != 0 {
+            return Err(os(
+                &self.join(to),
+                "rename to (the filesystem has neither renameat2(RENAME_NOREPLACE) nor hard links, and others may write the directory, so a name could be planted between a check and a rename)",
+                Errno::PERM,
+            ));
+        }
+        if self.stat(to)?.is_some() {
+            return Ok(false);
+        }
+        self.rename(from, to).map(|()| true)
     }
 
     /// Makes the directory's entries durable (after a create or rename).
