@@ -103,14 +103,20 @@ fn the_playbook_passes_the_ansible_syntax_check() {
     if !tool("ansible-playbook", "SQLIOSIM_REQUIRE_ANSIBLE") {
         return;
     }
-    let out = Command::new("ansible-playbook")
-        .current_dir(deploy().join("ansible"))
-        .args(["--syntax-check", "-i", "localhost,", "site.yml"])
-        .env("LC_ALL", "C.UTF-8")
-        .output()
-        .expect("ansible-playbook");
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("playbook: site.yml"), "{}", text(&out));
+    for playbook in ["site.yml", "campaign.yml"] {
+        let out = Command::new("ansible-playbook")
+            .current_dir(deploy().join("ansible"))
+            .args(["--syntax-check", "-i", "localhost,", playbook])
+            .env("LC_ALL", "C.UTF-8")
+            .output()
+            .expect("ansible-playbook");
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(
+            text(&out).contains(&format!("playbook: {playbook}")),
+            "{}",
+            text(&out)
+        );
+    }
 }
 
 /// deploy/systemd's unit, its continuation lines joined.
