@@ -13,8 +13,8 @@ use super::verify_backup::OnDisk;
 use super::verify_found::{ScanTarget, Stream};
 use super::verify_lost::lost_tail;
 use crate::findings::Finding;
-use crate::report::sinks::judgement::{JournalSource, Judgement, WitnessHeld};
 use crate::page::FileRole;
+use crate::report::sinks::judgement::{JournalSource, Judgement, WitnessHeld};
 use crate::sim::check::scan::{allowed_tears, scan_data, scan_log};
 use crate::sim::engine::journal::JournalState;
 
@@ -98,7 +98,10 @@ impl Selection {
 }
 
 /// The record the files are held to, for the summary.
-fn source(journal: Option<&(PathBuf, JournalState)>, witness: Option<&WitnessHeld>) -> JournalSource {
+fn source(
+    journal: Option<&(PathBuf, JournalState)>,
+    witness: Option<&WitnessHeld>,
+) -> JournalSource {
     let Some((_, j)) = journal else {
         return JournalSource {
             source: "none".into(),

@@ -155,8 +155,7 @@ fn junit_failures(path: &Path) -> BTreeMap<(String, String), String> {
 }
 
 fn read_json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -174,7 +173,14 @@ fn a_campaign_names_the_lying_host_in_every_cycle_and_the_host_that_stays_down_m
     let base = guard.as_ref().expect("just made").path().to_path_buf();
     // SQLIOSIM_KEEP_CAMPAIGN=1 keeps the directory (evidence, playbook files) to look at.
     if std::env::var_os("SQLIOSIM_KEEP_CAMPAIGN").is_some() {
-        eprintln!("keeping {}", guard.take().map(tempfile::TempDir::keep).unwrap_or_default().display());
+        eprintln!(
+            "keeping {}",
+            guard
+                .take()
+                .map(tempfile::TempDir::keep)
+                .unwrap_or_default()
+                .display()
+        );
     }
     let base = base.as_path();
     // Each host's data directory on its own faultfs with a volatile cache, mounted before the
@@ -262,9 +268,15 @@ fn a_campaign_names_the_lying_host_in_every_cycle_and_the_host_that_stays_down_m
     let failed = junit_failures(&out.join("campaign-junit.xml"));
     let mut expected = BTreeMap::new();
     for c in 1..=CYCLES {
-        expected.insert((LYING.to_string(), format!("cycle {c}")), "corrupt".to_string());
+        expected.insert(
+            (LYING.to_string(), format!("cycle {c}")),
+            "corrupt".to_string(),
+        );
         if c >= GONE_AT {
-            expected.insert((GONE.to_string(), format!("cycle {c}")), "missing".to_string());
+            expected.insert(
+                (GONE.to_string(), format!("cycle {c}")),
+                "missing".to_string(),
+            );
         }
     }
     assert_eq!(failed, expected, "JUnit failures\n{}", ctx());
@@ -276,7 +288,10 @@ fn a_campaign_names_the_lying_host_in_every_cycle_and_the_host_that_stays_down_m
         for c in 1..=CYCLES {
             let dir = out.join(format!("hosts/{name}/cycle-{c}"));
             if name == GONE && c > GONE_AT {
-                assert!(!dir.join("cut.json").exists(), "{name} cycle {c}: cut after it left");
+                assert!(
+                    !dir.join("cut.json").exists(),
+                    "{name} cycle {c}: cut after it left"
+                );
                 continue;
             }
             let cut = read_json(&dir.join("cut.json"));
@@ -306,7 +321,11 @@ fn a_campaign_names_the_lying_host_in_every_cycle_and_the_host_that_stays_down_m
         }
         if name != LYING {
             run_ids.dedup();
-            assert_eq!(run_ids.len(), 1, "{name}: the resumes did not go on in one run");
+            assert_eq!(
+                run_ids.len(),
+                1,
+                "{name}: the resumes did not go on in one run"
+            );
         }
     }
     drop(witness);

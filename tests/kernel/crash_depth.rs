@@ -124,21 +124,27 @@ fn base_seed() -> u64 {
 }
 
 /// A line straight to fd 2, past the harness's capture: CI logs show every cut.
-fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }
 
 /// The mounted device and the rig of its cells; the temporary directory (image, logs,
 /// configuration) is dropped after the mount.
-struct Device {
-    name: String,
-    mounted: Mounted,
-    rig: Rig,
+pub(crate) struct Device {
+    pub(crate) name: String,
+    pub(crate) mounted: Mounted,
+    pub(crate) rig: Rig,
     _work: tempfile::TempDir,
 }
 
 /// `fs` over a fresh loop device with `sector`-byte sectors and direct I/O on, mounted.
 fn device(fs: &str, sector: u32) -> Option<Device> {
+    device_with(fs, sector, CONFIG)
+}
+
+/// `fs` over a fresh loop device with `sector`-byte sectors and direct I/O on, mounted, its
+/// cells run with `config`.
+pub(crate) fn device_with(fs: &str, sector: u32, config_text: &str) -> Option<Device> {
     if !is_root() {
         skip("not root: losetup and mount need it");
         return None;
@@ -154,7 +160,7 @@ fn device(fs: &str, sector: u32) -> Option<Device> {
     );
     let mounted = Mounted::new(dev, fs, &work.path().join("mnt"))?;
     let config = work.path().join("depth.cfg.ini");
-    std::fs::write(&config, CONFIG).expect("write the configuration");
+    std::fs::write(&config, config_text).expect("write the configuration");
     let logs = work.path().join("logs");
     std::fs::create_dir(&logs).expect("logs directory");
     let rig = Rig {
@@ -232,7 +238,7 @@ fn delay(rng: &mut rand::rngs::SmallRng, (lo, hi): (u64, u64)) -> Duration {
     Duration::from_millis(rng.random_range(lo..=hi))
 }
 
-fn describe(c: &crate::cut_support::Cut) -> String {
+pub(crate) fn describe(c: &crate::cut_support::Cut) -> String {
     let how = match c.ended_by_itself {
         Some(code) => format!("the run ended by itself (exit {code}) before the kill"),
         None => "SIGKILL".to_string(),

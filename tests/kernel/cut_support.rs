@@ -27,6 +27,11 @@ pub enum Trigger {
     /// The journal holds the run's End record (written at its clean shutdown; looked for once
     /// the log shows the audit done, for a one-cycle run).
     JournalEnd,
+    /// A file of this name in the data directory (a finished backup stream renamed in).
+    File(&'static str),
+    /// A stream with this extension kept aside under a run id (`sqliosim.RUNID.EXT`): a resume
+    /// has moved the killed run's stream.
+    Kept(&'static str),
 }
 
 /// Where and when one run is killed.
@@ -169,7 +174,25 @@ fn trigger_met(t: Trigger, log: &Path, dir: &Path, elapsed: Duration) -> Option<
         .then(|| format!("End record seen {} ms in", elapsed.as_millis())),
         Trigger::Compaction => (elapsed >= COMPACTION_LIMIT)
             .then(|| format!("no journal.new seen: cut {} ms in", elapsed.as_millis())),
+        Trigger::File(name) => dir
+            .join(name)
+            .exists()
+            .then(|| format!("{name} seen {} ms in", elapsed.as_millis())),
+        Trigger::Kept(ext) => {
+            kept_stream(dir, ext).map(|n| format!("{n} seen {} ms in", elapsed.as_millis()))
+        }
     }
+}
+
+/// The name of a stream with extension `ext` kept aside under a run id in `dir`.
+pub fn kept_stream(dir: &Path, ext: &str) -> Option<String> {
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let id = name
+            .strip_prefix("sqliosim.")?
+            .strip_suffix(&format!(".{ext}"))?;
+        (id.len() == 16 && id.chars().all(|c| c.is_ascii_hexdigit())).then_some(name)
+    })
 }
 
 /// The outcome of one step after a cut.

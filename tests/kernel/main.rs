@@ -4,7 +4,7 @@
 //! platform's refusals, the run lock across namespaces, the selftest's FUSE scenarios), on
 //! loop devices (the device and filesystem matrix, device nodes never written, capacity runs on
 //! block devices, verify on a read-only mount), killed at depth on them (the crash-at-depth
-//! suite), and the durability journal (one case on a tmpfs too small for it). Each topic is a
+//! suite, and resumes cut where they move a killed run's backup streams), and the durability journal (one case on a tmpfs too small for it). Each topic is a
 //! module; the support modules they share are declared here once.
 //!
 //! Every test makes its own mount, loop device or namespace and undoes it; loop devices are
@@ -34,6 +34,7 @@ mod matrix;
 mod own_ring;
 mod power_cut;
 mod restore_fuse;
+mod resume_streams;
 mod run_lock;
 mod selftest;
 mod selftest_planted;

@@ -132,7 +132,10 @@ fn the_witness_names_the_lied_writes_the_hosts_own_journal_lost() {
         // witness's record alone.
         let only_witness = j["witness"]["owed_only_witness"].as_u64().unwrap_or(0);
         assert!(
-            only_witness >= witnessed.total_lost_writes.saturating_sub(local.total_lost_writes),
+            only_witness
+                >= witnessed
+                    .total_lost_writes
+                    .saturating_sub(local.total_lost_writes),
             "{j}"
         );
         assert_eq!(local.judgement["journal"]["source"], "local");
