@@ -42,6 +42,10 @@ pub fn classify_errno(errno: i32) -> ErrorClass {
         }
         EINVAL | EOPNOTSUPP | EFBIG | EOVERFLOW | EACCES | EPERM | ENOSYS | ESPIPE | EISDIR
         | ENOMEM | EAGAIN | EINTR | EMFILE | ENFILE | ETXTBSY => ErrorClass::Refused,
+        // The kernel canceled the request: io_uring could not start the worker thread a
+        // buffered or blocking request is handed to (RLIMIT_NPROC, `ulimit -u`). No block
+        // device answers a transfer with it, and the tool never cancels a request.
+        ECANCELED => ErrorClass::Refused,
         EBADF | EFAULT => ErrorClass::ToolBug,
         // EIO, EILSEQ, EBADMSG, ENODATA, EREMOTEIO, ETIMEDOUT, and anything unknown: the
         // device's answer, as it always was.
@@ -73,6 +77,7 @@ pub fn advice(errno: Option<i32>) -> &'static str {
         Some(EFBIG) | Some(EOVERFLOW) => "the file would pass the largest size this filesystem or the file size limit (ulimit -f) allows: lower MaxSize, or raise the limit",
         Some(EACCES) | Some(EPERM) => "check the permissions and attributes of the file (chattr +i, +a) and any security policy (SELinux, AppArmor)",
         Some(ENOMEM) | Some(EAGAIN) | Some(EMFILE) | Some(ENFILE) => "the system is short of memory or descriptors: lower MaxMemoryMB, the user counts or MaxOutstandingIO",
+        Some(ECANCELED) => "the kernel canceled the request: io_uring could not start a worker thread for it; raise the limit on processes and threads (ulimit -u), or use --engine libaio or psync",
         Some(EBADF) | Some(EFAULT) => "this is a sqliosim bug: please report it with the error log",
         None => "this is a failure of sqliosim itself: please report it with the error log",
         Some(_) => "check the filesystem and the configuration",
@@ -88,7 +93,13 @@ mod tests {
         for e in [libc::EIO, libc::EILSEQ, libc::EBADMSG, libc::ENODATA, 1234] {
             assert_eq!(classify_errno(e), ErrorClass::Device, "errno {e}");
         }
-        for e in [libc::EINVAL, libc::EOPNOTSUPP, libc::EFBIG, libc::EOVERFLOW] {
+        for e in [
+            libc::EINVAL,
+            libc::EOPNOTSUPP,
+            libc::EFBIG,
+            libc::EOVERFLOW,
+            libc::ECANCELED,
+        ] {
             assert_eq!(classify_errno(e), ErrorClass::Refused, "errno {e}");
         }
         for e in [libc::ENOTCONN, libc::ENODEV, libc::ESHUTDOWN, libc::ESTALE] {

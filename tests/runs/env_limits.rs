@@ -254,3 +254,75 @@ fn a_backup_stream_past_ulimit_f_stops_the_run_with_exit_2() {
         describe(&out)
     );
 }
+
+/// A resume under `ulimit -u` (as `nobody`: root is not held to it), swept from 4 to 12
+/// processes: each ends with exit 0 or with exit 2 naming the limit, never a finding, a panic,
+/// an abort or a hang; the set it leaves is still whole (a resume without the limit, then
+/// `verify`: exit 0).
+#[test]
+fn a_resume_past_ulimit_u_is_exit_2_and_leaves_the_set_whole() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("SKIPPED a_resume_past_ulimit_u: needs root (to run as nobody)");
+        return;
+    }
+    let dir = scratch();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .expect("chmod");
+    let cfg = config(dir.path());
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    std::os::unix::fs::chown(&data, Some(65534), Some(65534)).expect("chown");
+    // A set of nobody's, killed in its run.
+    let mut first = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_sqliosim"))
+        .args(["run", "--duration", "60s", "--config"])
+        .arg(&cfg)
+        .arg("--dir")
+        .arg(&data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let journal = || std::fs::metadata(data.join("sqliosim.journal")).map_or(0, |m| m.len());
+    while journal() == 0 {
+        assert!(std::time::Instant::now() < deadline, "no journal");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let started = journal();
+    while journal() == started {
+        assert!(std::time::Instant::now() < deadline, "no journal batch");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    first.kill().expect("kill -9");
+    first.wait().expect("wait");
+    let mut resume = run_args(&cfg, &data);
+    resume.push("--resume".as_ref());
+    let mut refused = 0;
+    for n in 4..=12 {
+        let out = limited(&format!("--nproc={n}"), true, &resume);
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(0) => {}
+            Some(2) if err.contains("ulimit -u") => refused += 1,
+            _ => panic!("--nproc={n}: {}", describe(&out)),
+        }
+        assert!(!err.contains("panicked"), "--nproc={n}: {}", describe(&out));
+    }
+    assert!(
+        refused > 0,
+        "no resume met the limit: the sweep tests nothing"
+    );
+    let out = limited("--nproc=4096", true, &resume);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let v = limited(
+        "--nproc=4096",
+        true,
+        &["verify".as_ref(), "--dir".as_ref(), data.as_os_str()],
+    );
+    assert_eq!(v.status.code(), Some(0), "{}", describe(&v));
+}
