@@ -65,7 +65,8 @@ pub enum Command {
     /// DiskSpd-compatible front end (arguments as DiskSpd's; `sqliosim diskspd -?` lists them).
     #[command(disable_help_flag = true)]
     Diskspd(PassThrough),
-    /// Render reports from a finished run's evidence (XML log or JSON summary).
+    /// Render reports from a finished run's evidence (XML log or JSON summary), from a fleet's,
+    /// or from a power-cut campaign's directory.
     Report(Box<crate::report::ReportArgs>),
     /// Offline scan: check every page of existing test files.
     Verify(Box<VerifyArgs>),

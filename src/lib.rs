@@ -42,8 +42,8 @@
 //!   summary, from the driver and the workers to every output.
 //! - [`report`] (uses `config`, `events`, `exit`, `findings`, `io`, `page`, `stats`):
 //!   evidence: its sinks (XML log, dumps, JSON summary, status line, metrics), its readers,
-//!   its views (`sqliosim report`: terminal, HTML, bundle) and the fleet report. It never uses
-//!   the simulator's actors or driver.
+//!   its views (`sqliosim report`: terminal, HTML, bundle), the fleet report and the campaign
+//!   report. It never uses the simulator's actors or driver.
 //! - [`sim::actors`] (uses `events`, `findings`, `io`, `page`, `sim::control`, `sim::engine`,
 //!   `sim::plan`, `stats`, `witness`): the SQL Server-like actors, their table, the run context
 //!   and the journal's lifecycle.

@@ -46,6 +46,8 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
          "sqliosim report /mnt/dut/sqliosim.log.xml --html report.html"),
         ("Many hosts, one verdict, with JUnit for CI:",
          "sqliosim report results/ --expect-hosts inventory.txt --html fleet.html --junit junit.xml"),
+        ("A power-cut campaign (a directory holding campaign.json), one row per host per cut:",
+         "sqliosim report campaign/ --html campaign.html --junit junit.xml"),
     ]),
     ("sqliosim-verify", &[
         ("Check every page of a file set against its journal:", "sqliosim verify --dir /mnt/dut"),

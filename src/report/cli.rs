@@ -1,7 +1,8 @@
 //! `sqliosim report INPUT... [--html FILE] [--bundle FILE.tar.gz] [--json FILE] [--junit FILE]
 //! [--expect-hosts FILE]`:
-//! one file is the single-run report; several inputs or a directory are the fleet report
-//! ([`super::fleet`]).
+//! one file is the single-run report; one directory holding `campaign.json` is the power-cycle
+//! campaign report ([`super::campaign`]); several inputs or another directory are the fleet
+//! report ([`super::fleet`]).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -17,36 +18,45 @@ use crate::report::views::printable::printable;
 /// Several inputs, or a directory (searched recursively), give the fleet report: one row per
 /// host and device; exits 1 when any host found corruption, else 2 when a result is unreadable
 /// or a run did not finish, else 0.
+/// One directory holding campaign.json gives the power-cycle campaign report: one row per
+/// host per power cut; exits 1 when any cycle found corruption, else 2 when a host was not
+/// cut, did not come back or left no verdict, else 0.
 #[derive(Debug, Parser)]
 #[command(about)]
 pub struct Args {
     /// The XML log (sqliosim.log.xml, also SQLIOSim's) or the JSON summary of a run; several
-    /// of them, or directories of them, for the fleet report.
+    /// of them, or directories of them, for the fleet report; or one campaign directory (it
+    /// holds campaign.json) for the campaign report.
     #[arg(required = true, num_args = 1..)]
     pub input: Vec<PathBuf>,
-    /// Also write a self-contained HTML report (the fleet page for a fleet) to FILE.
+    /// Also write a self-contained HTML report (the fleet page for a fleet, the campaign page
+    /// for a campaign) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Also pack the evidence (log, JSON, dumps, report, system information) into FILE.tar.gz
-    /// (one run only).
+    /// (one run only; not for a fleet or a campaign).
     #[arg(long, value_name = "FILE")]
     pub bundle: Option<PathBuf>,
-    /// Also write the merged result as JSON (schema "sqliosim-fleet/1") to FILE.
+    /// Also write the merged result as JSON (schema "sqliosim-fleet/1"; for a campaign
+    /// "sqliosim-campaign-report/1") to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Also write JUnit XML (one test case per host and device) to FILE.
+    /// Also write JUnit XML (one test case per host and device; for a campaign one test suite
+    /// per host, one test case per cycle) to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
     /// The hosts that must have reported, one name a line (a run's --host-label, its hostname
     /// or its machine id; blank lines and # comments ignored). An expected host without a
     /// result is named in every output, is a failing JUnit test case, and makes a fleet
-    /// without corruption exit 2. Always the fleet report, even over one input.
+    /// without corruption exit 2. Always the fleet report, even over one input (not for a
+    /// campaign, whose campaign.json names its hosts).
     #[arg(long, value_name = "FILE")]
     pub expect_hosts: Option<PathBuf>,
     /// Follow symlinks met while searching a directory. Without it a symlink inside the
     /// directory is passed over (and listed as skipped): anyone who can write the directory
     /// could otherwise point the report at results that are not theirs to show (the inputs
-    /// named on the command line are followed either way).
+    /// named on the command line are followed either way). Not for a campaign, whose tree is
+    /// never read through a symlink.
     #[arg(long)]
     pub follow: bool,
 }
@@ -56,6 +66,12 @@ pub struct Args {
 #[derive(Debug, thiserror::Error)]
 #[error("fleet report incomplete: {0}")]
 pub struct FleetIncomplete(pub String);
+
+/// The campaign report found no corruption, but a host was not cut, did not come back, or left
+/// no verdict to read (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("campaign report incomplete: {0}")]
+pub struct CampaignIncomplete(pub String);
 
 /// The single run read found no corruption but has no final verdict: it is still going or
 /// did not finish (exit code 2).
@@ -81,6 +97,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
 /// a directory the fleet report.
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     match args.input.as_slice() {
+        [one] if super::campaign::is_campaign(one) => campaign(&args, one),
         [one] if !one.is_dir() && args.expect_hosts.is_none() => single(&args, one),
         _ => fleet(&args),
     }
@@ -118,6 +135,41 @@ fn fleet(args: &Args) -> anyhow::Result<Outcome> {
         (0, Ok(())) => Ok(Outcome::Clean),
         (1, Ok(())) => Ok(Outcome::Findings),
         (_, Ok(())) => Err(FleetIncomplete(printable(&v.problems).into_owned()).into()),
+    };
+    crate::exit::after_printing(crate::exit::out!("{}", printable(&text)), verdict)
+}
+
+/// The campaign report: exit 1 on corruption, 2 (an error naming what) when a cycle is
+/// MISSING or in ERROR, or when campaign.json cannot be used.
+fn campaign(args: &Args, dir: &std::path::Path) -> anyhow::Result<Outcome> {
+    let refused = |opt: &str, why: &str| {
+        anyhow::anyhow!(
+            "{opt} does not apply to a campaign directory ({}): {why}",
+            dir.display()
+        )
+    };
+    if args.bundle.is_some() {
+        return Err(refused("--bundle", "it packs the evidence of one run"));
+    }
+    if args.expect_hosts.is_some() {
+        return Err(refused("--expect-hosts", "campaign.json names the hosts"));
+    }
+    if args.follow {
+        return Err(refused(
+            "--follow",
+            "a campaign's tree is never read through a symlink",
+        ));
+    }
+    let (v, text, written) = super::campaign::run(dir, &fleet_outputs(args))?;
+    let verdict = match (v.code, written) {
+        (1, Err(e)) => {
+            crate::exit::errln!("sqliosim: error: {e}");
+            Ok(Outcome::Findings)
+        }
+        (_, Err(e)) => Err(e.into()),
+        (0, Ok(())) => Ok(Outcome::Clean),
+        (1, Ok(())) => Ok(Outcome::Findings),
+        (_, Ok(())) => Err(CampaignIncomplete(printable(&v.problems).into_owned()).into()),
     };
     crate::exit::after_printing(crate::exit::out!("{}", printable(&text)), verdict)
 }

@@ -9,10 +9,14 @@
 //! - [`views`]: the terminal summary, [`views::html::render`] and [`views::bundle::write`].
 //! - [`facts`]: system information, block devices, the I/O service.
 //! - [`fleet`]: `sqliosim report` over many runs.
+//! - [`campaign`]: `sqliosim report CAMPAIGN_DIR`, the power-cycle campaign report: one row
+//!   per host per power cut, from the `cut.json`, `verify.json`, `verify.rc` and SMART counts
+//!   the campaign playbook leaves.
 //!
 //! This module never depends on the simulator's actors or driver (`crate::sim::actors`,
 //! `crate::sim::driver`).
 
+pub mod campaign;
 mod cli;
 pub mod error;
 pub mod facts;

@@ -2,6 +2,7 @@
 //! system information.
 
 mod bundle;
+mod campaign;
 mod cap;
 mod chromium_support;
 mod cli;

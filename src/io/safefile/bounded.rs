@@ -17,6 +17,8 @@
 //! | `sqlio -F` parameter file | 1 MiB | one line per target file |
 //! | lock record | 64 KiB | one line: pid, host, command |
 //! | witness token | 4 KiB | a secret of a few dozen bytes |
+//! | campaign description | 16 MiB | `campaign.json`: the cycle count and the host names (at most 100,000 of them, a few MB) |
+//! | campaign cycle record | 64 KiB | `cut.json`, `verify.rc`, `smart-*.txt`: a few hundred bytes each |
 //! | journal | 256 MiB | compacted to its snapshot (16 bytes per durable page) once it is twice that: 256 MiB is 8 M durable pages, a 64 GiB file set of 8 KiB pages written whole |
 
 use std::fmt;
@@ -44,6 +46,10 @@ pub enum Kind {
     Journal,
     /// The witness's shared token (`--token-file`, `--witness-token-file`).
     Token,
+    /// A power-cycle campaign's `campaign.json` (`report CAMPAIGN_DIR`).
+    Campaign,
+    /// A small record of one campaign cycle: `cut.json`, `verify.rc`, `smart-*.txt`.
+    CycleRecord,
 }
 
 const MIB: u64 = 1 << 20;
@@ -54,9 +60,9 @@ impl Kind {
         match self {
             Kind::Summary => 64 * MIB,
             Kind::XmlLog => 128 * MIB,
-            Kind::Config | Kind::HostList => 16 * MIB,
+            Kind::Config | Kind::HostList | Kind::Campaign => 16 * MIB,
             Kind::ParamFile => MIB,
-            Kind::LockRecord => 64 << 10,
+            Kind::LockRecord | Kind::CycleRecord => 64 << 10,
             Kind::Token => 4 << 10,
             Kind::Journal => 256 * MIB,
         }
@@ -74,6 +80,8 @@ impl fmt::Display for Kind {
             Kind::LockRecord => "a lock record",
             Kind::Token => "a witness token",
             Kind::Journal => "a journal",
+            Kind::Campaign => "a campaign description",
+            Kind::CycleRecord => "a campaign cycle record",
         })
     }
 }
@@ -151,6 +159,22 @@ pub fn read_checked(
         })));
     }
     Ok(bytes)
+}
+
+/// The whole content of `name` in `dir`, a file of `kind`, opened relative to the directory
+/// (never through a symlink, never waiting on a FIFO) and checked against `use_`; `None` when
+/// there is no such name. For trees walked below a directory the user named, where a symlink
+/// planted inside must not lead the reader out of it.
+pub fn read_bounded_in(
+    dir: &super::Dir,
+    name: &std::ffi::OsStr,
+    use_: Use,
+    kind: Kind,
+) -> Result<Option<Vec<u8>>, SafeFileError> {
+    match dir.open_read(name, use_)? {
+        Some(file) => read_checked(file, &dir.join(name), kind).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// The whole content of `path`, a file of `kind`, opened as `use_` says (a [`Use::Input`] is

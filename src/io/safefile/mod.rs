@@ -20,7 +20,7 @@ mod fresh_dir;
 mod private;
 mod replace;
 
-pub use bounded::{check_size, read_bounded, read_checked, Kind, TooBig};
+pub use bounded::{check_size, read_bounded, read_bounded_in, read_checked, Kind, TooBig};
 pub use exposure::exposure;
 pub use replace::{check_replaceable, replace, Replacement};
 

@@ -10,7 +10,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
 
-use rustix::fs::{self as rfs, Mode, OFlags};
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::{os, refused, Create, Dir, Problem, SafeFileError, Use};
@@ -100,6 +100,32 @@ impl Dir {
                 path: self.join(name),
             })),
             Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => Ok(None),
+            Err(e) => Err(os(&self.join(name), "open the directory", e)),
+        }
+    }
+
+    /// As [`Dir::subdir`], but a symlink or a file under the name is refused (an error naming
+    /// it), not passed over as absent: for trees read below a directory the user named where
+    /// each directory is expected (a campaign's `hosts/HOST/cycle-K`).
+    pub fn open_subdir(&self, name: &OsStr) -> Result<Option<Dir>, SafeFileError> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rfs::openat(&self.fd, name, flags, Mode::empty()) {
+            Ok(fd) => Ok(Some(Dir {
+                fd,
+                path: self.join(name),
+            })),
+            Err(Errno::NOENT) => Ok(None),
+            Err(e @ (Errno::LOOP | Errno::NOTDIR)) => {
+                let st = rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).ok();
+                let is_link =
+                    st.is_some_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink);
+                match (is_link, e) {
+                    (true, _) | (_, Errno::LOOP) => {
+                        Err(refused(&self.join(name), Problem::Symlink))
+                    }
+                    _ => Err(refused(&self.join(name), Problem::NotDirectory)),
+                }
+            }
             Err(e) => Err(os(&self.join(name), "open the directory", e)),
         }
     }

@@ -136,3 +136,28 @@ fn an_own_subdirectory_must_not_be_a_symlink() {
         Problem::Symlink,
     );
 }
+
+#[test]
+fn a_tree_below_a_directory_is_read_without_following_a_symlink() {
+    let r = rig();
+    let top = Dir::open(&r.dir).expect("open");
+    std::fs::create_dir(r.dir.join("sub")).expect("mkdir");
+    std::fs::write(r.dir.join("sub/rec"), b"1\n").expect("write");
+    std::os::unix::fs::symlink(r.dir.join("sub"), r.dir.join("linked")).expect("symlink");
+    std::os::unix::fs::symlink(&r.victim, r.dir.join("sub/planted")).expect("symlink");
+    let sub = top
+        .open_subdir("sub".as_ref())
+        .expect("opened")
+        .expect("there");
+    let rec = read_bounded_in(&sub, "rec".as_ref(), Use::Input, Kind::CycleRecord);
+    assert_eq!(rec.expect("read").as_deref(), Some(&b"1\n"[..]));
+    let planted = read_bounded_in(&sub, "planted".as_ref(), Use::Input, Kind::CycleRecord);
+    assert_refused(planted, &r.dir.join("sub/planted"), Problem::Symlink);
+    let none = read_bounded_in(&sub, "none".as_ref(), Use::Input, Kind::CycleRecord);
+    assert!(none.expect("absent").is_none());
+    let linked = top.open_subdir("linked".as_ref());
+    assert_refused(linked, &r.dir.join("linked"), Problem::Symlink);
+    let file = top.open_subdir("victim".as_ref());
+    assert_refused(file, &r.victim, Problem::NotDirectory);
+    assert!(top.open_subdir("none".as_ref()).expect("absent").is_none());
+}

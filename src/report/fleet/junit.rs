@@ -18,10 +18,11 @@ use quick_xml::Writer;
 
 use super::merge::{Fleet, Row};
 
-type Out = Writer<Vec<u8>>;
+/// The document being written (also the campaign report's JUnit).
+pub(crate) type Out = Writer<Vec<u8>>;
 
 /// Characters XML 1.0 cannot carry are replaced (a device string could hold any byte).
-fn clean(s: &str) -> String {
+pub(crate) fn clean(s: &str) -> String {
     s.chars()
         .map(|c| match c {
             '\t' | '\n' | '\r' => c,
@@ -31,7 +32,8 @@ fn clean(s: &str) -> String {
         .collect()
 }
 
-fn start(w: &mut Out, name: &str, attrs: &[(&str, String)]) {
+/// Writes a start tag with `attrs` (values made XML-safe).
+pub(crate) fn start(w: &mut Out, name: &str, attrs: &[(&str, String)]) {
     let mut e = BytesStart::new(name);
     for (k, v) in attrs {
         e.push_attribute((*k, clean(v).as_str()));
@@ -39,11 +41,13 @@ fn start(w: &mut Out, name: &str, attrs: &[(&str, String)]) {
     let _ = w.write_event(Event::Start(e));
 }
 
-fn end(w: &mut Out, name: &str) {
+/// Writes an end tag.
+pub(crate) fn end(w: &mut Out, name: &str) {
     let _ = w.write_event(Event::End(BytesEnd::new(name)));
 }
 
-fn text_element(w: &mut Out, name: &str, attrs: &[(&str, String)], text: &str) {
+/// Writes an element holding `text` (made XML-safe).
+pub(crate) fn text_element(w: &mut Out, name: &str, attrs: &[(&str, String)], text: &str) {
     start(w, name, attrs);
     let _ = w.write_event(Event::Text(BytesText::new(&clean(text))));
     end(w, name);

@@ -10,6 +10,6 @@ mod expect;
 mod hostile;
 mod html;
 mod identity;
-mod junit;
+pub(crate) mod junit;
 mod props;
 mod support;
