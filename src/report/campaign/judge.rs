@@ -98,6 +98,11 @@ fn cut_of(files: &CycleFiles, host: &str, k: u32, left: Left, f: &mut Found) -> 
             "no \"came_back\": whether the host came back is unknown",
         )),
     }
+    if let Some(rc) = cut.run_exit_before_cut {
+        f.errors.push(format!(
+            "the run had ended by itself (exit {rc}) before the cut: the cut found no run under load and tested nothing (see the cycle's run.stderr)"
+        ));
+    }
     if let Some(rc) = cut.cut_rc.filter(|rc| *rc != 0) {
         f.notes.push(format!(
             "the cut command exited {rc}: the power may not have been cut"
@@ -262,6 +267,21 @@ mod tests {
         assert_eq!(v(&files(no_word, Some(CLEAN), Some("0"))), Verdict::Error);
         let other = r#"{"cycle":2,"host":"h","came_back":true}"#;
         assert_eq!(v(&files(other, Some(CLEAN), Some("0"))), Verdict::Error);
+    }
+
+    #[test]
+    fn a_run_that_ended_before_the_cut_is_no_clean_cycle() {
+        let cut = r#"{"cycle":1,"host":"h","came_back":true,"run_exit_before_cut":2}"#;
+        let row = judge("h", 1, &files(cut, Some(CLEAN), Some("0")), Left::No, false);
+        assert_eq!(row.verdict, Verdict::Error);
+        assert!(
+            row.why.iter().any(|w| w.contains("exit 2")),
+            "{:?}",
+            row.why
+        );
+        let cut = r#"{"cycle":1,"host":"h","came_back":true,"run_exit_before_cut":null}"#;
+        let row = judge("h", 1, &files(cut, Some(CLEAN), Some("0")), Left::No, false);
+        assert_eq!(row.verdict, Verdict::Clean);
     }
 
     #[test]

@@ -26,6 +26,11 @@ pub struct Cut {
     pub came_back: Option<bool>,
     /// Seconds from the cut until the host answered (null when it did not).
     pub back_after_s: Option<f64>,
+    /// Whether the cycle's run was a resume of the previous cycle's.
+    pub resumed: Option<bool>,
+    /// The run's exit code when it had ended by itself before the cut (refused or failed):
+    /// the cut found no run under load.
+    pub run_exit_before_cut: Option<i64>,
 }
 
 /// `judgement.journal` of verify.json.
