@@ -663,3 +663,104 @@ fn another_users_files_never_vouch_for_the_run() {
     let v = verify(empty.path());
     assert_eq!(v.status.code(), Some(2), "{}", text(&v));
 }
+
+/// The findings of a JSON summary, as (class, file name, offset), and their total.
+fn summary_findings(json: &Path) -> (std::collections::BTreeSet<(String, String, u64)>, u64) {
+    let text = std::fs::read_to_string(json).unwrap_or_else(|e| panic!("{}: {e}", json.display()));
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("JSON summary");
+    let listed = doc["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            let name = Path::new(f["path"].as_str().unwrap_or(""))
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let class = f["class"].as_str().unwrap_or("").to_string();
+            (class, name, f["offset"].as_u64().unwrap_or(0))
+        })
+        .collect();
+    (listed, doc["findings_total"].as_u64().unwrap_or(0))
+}
+
+/// A copy of the directory `from` (`cp -a`), in a new temporary directory.
+fn copy_set(from: &Path) -> tempfile::TempDir {
+    let to = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let out = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", from.display()))
+        .arg(to.path())
+        .output()
+        .expect("cp");
+    assert!(out.status.success(), "cp -a: {}", text(&out));
+    to
+}
+
+/// One verdict: on copies of one cut set, `verify` and the `run --resume` that opens it give
+/// the same findings (class, file, offset; and the same total) and the same exit code, for a
+/// killed set with backup streams as it was left and with each kind of damage the resume once
+/// judged less than verify did.
+#[test]
+fn the_resume_and_verify_give_the_same_findings_on_copies_of_one_cut_set() {
+    type Damage = fn(&Path);
+    let damages: [(&str, Damage); 6] = [
+        ("as the kill left it", |_| {}),
+        ("a data page zeroed", |d| {
+            zero_at(&d.join("sqliosim.mdx"), 5 * 8192, 8192)
+        }),
+        ("the .bak's END block cut", |d| {
+            cut_end_block(&d.join("sqliosim.bak"))
+        }),
+        ("the .trn removed", |d| {
+            std::fs::remove_file(d.join("sqliosim.trn")).expect("remove the .trn")
+        }),
+        ("the data file cut to half", |d| {
+            let len = std::fs::metadata(d.join("sqliosim.mdx"))
+                .expect("mdx")
+                .len();
+            truncate(&d.join("sqliosim.mdx"), len / 2);
+        }),
+        ("a log block zeroed", |d| {
+            zero_at(&d.join("sqliosim.ldx"), 8192, 4096)
+        }),
+    ];
+    for (i, (what, damage)) in damages.into_iter().enumerate() {
+        let (dir, _) = killed_with_streams(700 + i as u64);
+        damage(dir.path());
+        let (a, b) = (copy_set(dir.path()), copy_set(dir.path()));
+        let v_json = a.path().join("verify.json");
+        let v = bin()
+            .args(["verify", "--dir"])
+            .arg(a.path())
+            .arg("--json")
+            .arg(&v_json)
+            .output()
+            .expect("verify");
+        let r_json = b.path().join("resume.json");
+        let r = run_cmd(&b.path().join("joints.cfg.ini"), b.path())
+            .args([
+                "--resume",
+                "--cycles",
+                "1",
+                "--duration",
+                "1",
+                "--seed",
+                "710",
+            ])
+            .arg("--json")
+            .arg(&r_json)
+            .output()
+            .expect("resume");
+        let ctx = || format!("{what}\n--- verify\n{}\n--- resume\n{}", text(&v), text(&r));
+        let (verified, resumed) = (summary_findings(&v_json), summary_findings(&r_json));
+        assert_eq!(verified, resumed, "{}", ctx());
+        assert_eq!(v.status.code(), r.status.code(), "{}", ctx());
+        if i > 0 {
+            assert!(verified.1 > 0, "the damage was not found: {}", ctx());
+            assert_eq!(v.status.code(), Some(1), "{}", ctx());
+        } else {
+            assert_eq!(v.status.code(), Some(0), "{}", ctx());
+        }
+    }
+}
