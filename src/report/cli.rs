@@ -126,17 +126,32 @@ fn fleet(args: &Args) -> anyhow::Result<Outcome> {
         args.follow,
         &fleet_outputs(args),
     );
-    let verdict = match (v.code, written) {
+    print_verdict(v.code, written, &text, || {
+        FleetIncomplete(printable(&v.problems).into_owned()).into()
+    })
+}
+
+/// Prints a many-run report's `text` and turns its code into the outcome: 0 clean, 1
+/// findings (an output that could not be written is then said, not allowed to hide them),
+/// else the report's own "incomplete" error (exit 2).
+fn print_verdict<E: Into<anyhow::Error>>(
+    code: u8,
+    written: Result<(), E>,
+    text: &str,
+    incomplete: impl FnOnce() -> anyhow::Error,
+) -> anyhow::Result<Outcome> {
+    let verdict = match (code, written) {
         (1, Err(e)) => {
+            let e = e.into();
             crate::exit::errln!("sqliosim: error: {e}");
             Ok(Outcome::Findings)
         }
         (_, Err(e)) => Err(e.into()),
         (0, Ok(())) => Ok(Outcome::Clean),
         (1, Ok(())) => Ok(Outcome::Findings),
-        (_, Ok(())) => Err(FleetIncomplete(printable(&v.problems).into_owned()).into()),
+        (_, Ok(())) => Err(incomplete()),
     };
-    crate::exit::after_printing(crate::exit::out!("{}", printable(&text)), verdict)
+    crate::exit::after_printing(crate::exit::out!("{}", printable(text)), verdict)
 }
 
 /// The campaign report: exit 1 on corruption, 2 (an error naming what) when a cycle is
@@ -161,17 +176,9 @@ fn campaign(args: &Args, dir: &std::path::Path) -> anyhow::Result<Outcome> {
         ));
     }
     let (v, text, written) = super::campaign::run(dir, &fleet_outputs(args))?;
-    let verdict = match (v.code, written) {
-        (1, Err(e)) => {
-            crate::exit::errln!("sqliosim: error: {e}");
-            Ok(Outcome::Findings)
-        }
-        (_, Err(e)) => Err(e.into()),
-        (0, Ok(())) => Ok(Outcome::Clean),
-        (1, Ok(())) => Ok(Outcome::Findings),
-        (_, Ok(())) => Err(CampaignIncomplete(printable(&v.problems).into_owned()).into()),
-    };
-    crate::exit::after_printing(crate::exit::out!("{}", printable(&text)), verdict)
+    print_verdict(v.code, written, &text, || {
+        CampaignIncomplete(printable(&v.problems).into_owned()).into()
+    })
 }
 
 /// The directory a file is in (`.` for a bare name).
