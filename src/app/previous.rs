@@ -17,7 +17,7 @@ use crate::config::RunSettings;
 use crate::io::safefile::Dir;
 use crate::io::Backend;
 use crate::sim::engine::journal::JournalState;
-use crate::sim::engine::manifest::{Keep, Manifest, Rule};
+use crate::sim::engine::manifest::{Keep, Rule};
 use crate::sim::plan::SimPlan;
 
 /// What the previous run of the file set left behind.
@@ -157,7 +157,7 @@ fn look(
     // copies left beside the data files, and — only when the run found errors — the Sort
     // Users' tempdb files and the DBCC Users' snapshots (never durable: a crash leaves nothing
     // owed in them, and kept after every crash each would take its size of disk again).
-    for e in Manifest::of(plan).beside_the_set() {
+    for e in crate::sim::driver::manifest(plan).beside_the_set() {
         let kept = match (e.rule, e.keep) {
             (_, Keep::Never) => false,
             (_, Keep::WhenErrors) if !found_errors => false,

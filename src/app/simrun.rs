@@ -265,10 +265,10 @@ fn run_id_of(plan: &SimPlan, backend: &dyn Backend) -> u64 {
 /// `--metrics-textfile`.
 fn refuse_planted(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     use crate::io::safefile::check_replaceable;
-    use crate::sim::engine::manifest::{Manifest, Rule};
+    use crate::sim::engine::manifest::Rule;
     // The manifest's names replaced by a rename (the journal and its compaction's temporary;
     // a run with injected faults keeps its journal in memory).
-    let manifest = Manifest::of(plan);
+    let manifest = crate::sim::driver::manifest(plan);
     let replaced = manifest
         .entries
         .iter()

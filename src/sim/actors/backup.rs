@@ -35,6 +35,32 @@ use crate::sim::engine::backup::scan::{scan, Problem};
 use crate::sim::engine::backup::writer::{StreamWriter, Written};
 use crate::sim::engine::backup::Carried;
 use crate::sim::engine::journal::BackupRecord;
+use crate::sim::engine::manifest::{Keep, Manifest, Role, Rule};
+use crate::sim::plan::SimPlan;
+
+/// The Backup User's files: the finished stream (owed whole once journaled) and the name a
+/// backup in progress is written under, both evidence a rerun keeps; the log backups' and the
+/// restore's.
+pub fn owns(plan: &SimPlan, m: &mut Manifest) {
+    let b = &plan.backup;
+    let rule = Rule::Stream { log: false };
+    m.add(
+        b.file.clone(),
+        Role::Stream { log: false },
+        true,
+        Keep::Always,
+        rule,
+    );
+    m.add(
+        b.partial(),
+        Role::Partial { log: false },
+        false,
+        Keep::Always,
+        rule,
+    );
+    super::log_backup::owns(plan, m);
+    super::restore::owns(plan, m);
+}
 
 /// The `Func` of the backup's log lines.
 const FUNC: &str = "BackupUser::Backup";

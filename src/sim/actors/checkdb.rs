@@ -35,8 +35,19 @@ use crate::findings::{FindingClass, Severity};
 use crate::io::align::AlignedBuf;
 use crate::io::Storage;
 use crate::page::{verify, ActorKind, Expect, Verdict, PAGE_SIZE};
+use crate::sim::engine::manifest::Manifest;
 use crate::sim::engine::snapshot::{CopyIo, CopyProblem, SnapFile, Snapshot};
+use crate::sim::plan::SimPlan;
 use crate::stats::OpKind;
+
+/// Each DBCC User's snapshot of each data file: scratch.
+pub fn owns(plan: &SimPlan, m: &mut Manifest) {
+    for i in 0..plan.sections.check_db.user_count as usize {
+        for f in plan.data_files() {
+            m.scratch(plan.snapshot_path(f, i));
+        }
+    }
+}
 
 /// The `Func` of the DBCC User's log lines.
 const FUNC: &str = "DbccUser::CheckDb";

@@ -36,7 +36,32 @@ use crate::io::Storage;
 use crate::sim::engine::backup::logstream::{self, TrnWriter, TrnWritten};
 use crate::sim::engine::journal::BackupRecord;
 use crate::sim::engine::logforward::read_forward;
+use crate::sim::engine::manifest::{Keep, Manifest, Role, Rule};
 use crate::sim::engine::wal::NO_PREV;
+use crate::sim::plan::SimPlan;
+
+/// The log backups' files, when they are configured: the `.trn` stream and its `.partial`.
+pub fn owns(plan: &SimPlan, m: &mut Manifest) {
+    let b = &plan.backup;
+    if b.log_interval.is_none() {
+        return;
+    }
+    let rule = Rule::Stream { log: true };
+    m.add(
+        b.log_file(),
+        Role::Stream { log: true },
+        true,
+        Keep::Always,
+        rule,
+    );
+    m.add(
+        b.log_partial(),
+        Role::Partial { log: true },
+        false,
+        Keep::Always,
+        rule,
+    );
+}
 
 /// The `Func` of the log backup's log lines.
 const FUNC: &str = "BackupUser::LogBackup";

@@ -17,7 +17,21 @@ use crate::io::Storage;
 use crate::page::{ActorKind, Verdict};
 use crate::sim::engine::backup::restore::{check, write_back, Failed, Mismatch, Target};
 use crate::sim::engine::backup::writer::Written;
+use crate::sim::engine::manifest::{Keep, Manifest, Role, Rule};
 use crate::sim::plan::BackupPlan;
+use crate::sim::plan::SimPlan;
+
+/// The restore's copies, one beside each data file, when `RestoreAfterBackup` is set: never
+/// owed, kept as evidence (a clean one is removed by the restore itself).
+pub fn owns(plan: &SimPlan, m: &mut Manifest) {
+    if !plan.backup.restore {
+        return;
+    }
+    for f in plan.data_files() {
+        let copy = BackupPlan::restored(&plan.files[f].path);
+        m.add(copy, Role::Copy, false, Keep::Always, Rule::Header);
+    }
+}
 
 /// The `Func` of the restore's log lines.
 const FUNC: &str = "BackupUser::Restore";

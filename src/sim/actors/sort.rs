@@ -29,7 +29,16 @@ use crate::io::align::AlignedBuf;
 use crate::io::Storage;
 use crate::page::layout::{self, PageStamp};
 use crate::page::{verify, ActorKind, Expect, ExpectedState, PAGE_SIZE};
+use crate::sim::engine::manifest::Manifest;
+use crate::sim::plan::SimPlan;
 use crate::stats::OpKind;
+
+/// Each Sort User's tempdb file: scratch.
+pub fn owns(plan: &SimPlan, m: &mut Manifest) {
+    for i in 0..plan.sections.sort.user_count as usize {
+        m.scratch_opt(plan.tempdb_path(i));
+    }
+}
 
 /// The `Func` of the Sort User's log lines.
 const FUNC: &str = "SortUser::Sort";

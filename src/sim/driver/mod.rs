@@ -12,6 +12,10 @@ pub mod resume;
 pub mod run;
 pub mod setup;
 
+/// The run's manifest: every file a run of the plan owns (the set's, the journal's, each
+/// actor's own), read by the app's previous-run guard and planted-name check.
+pub use crate::sim::actors::table::manifest;
+
 use std::sync::Arc;
 use std::time::Instant;
 

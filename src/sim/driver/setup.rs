@@ -100,8 +100,8 @@ pub fn build<'b>(
 /// a file with a header must be ours or absent. Names replaced by a rename (the journal's)
 /// are refused by the app before the run.
 fn check_beside(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<()> {
-    use crate::sim::engine::manifest::{Manifest, Rule};
-    for e in Manifest::of(plan).beside_the_set() {
+    use crate::sim::engine::manifest::Rule;
+    for e in crate::sim::actors::table::manifest(plan).beside_the_set() {
         match e.rule {
             Rule::Stream { log } => {
                 let magic = crate::sim::engine::backup::magic_of(log);

@@ -3,8 +3,10 @@
 //! role), whether the device owes it after a cut (durable), whether it is evidence to keep
 //! across reruns, and the rule it must pass before the run opens it. Setup checks every name
 //! by its rule before the run starts, the previous-run guard keeps what is evidence, and the
-//! planted-name check refuses what is replaced by a rename: each reads this list, so an actor
-//! that owns a file adds its entry here (in [`Manifest::of`]) and nowhere else.
+//! planted-name check refuses what is replaced by a rename: each reads this list. The set's
+//! files and the journal are here ([`Manifest::of_set`]); an actor that owns a file adds its
+//! entry in its own row of the actor table (`ActorSpec::owns`, `sim::actors::table::manifest`)
+//! and nowhere else.
 //!
 //! The paths are the plan's: under the run's directories (or `--journal-dir`); the
 //! configuration layer confines the names a config may give.
@@ -12,7 +14,7 @@
 use std::path::PathBuf;
 
 use crate::page::FileRole;
-use crate::sim::plan::{BackupPlan, SimPlan};
+use crate::sim::plan::SimPlan;
 
 /// Where the journal of a plan's file set is: `--journal-dir`, else beside the first data
 /// file.
@@ -97,8 +99,9 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// The manifest of `plan`.
-    pub fn of(plan: &SimPlan) -> Manifest {
+    /// The set's own files and the journal's: what every run of `plan` owns whichever actors
+    /// it runs. The actors add theirs (`sim::actors::table::manifest`).
+    pub fn of_set(plan: &SimPlan) -> Manifest {
         let mut m = Manifest::default();
         for f in &plan.files {
             m.add(
@@ -114,66 +117,11 @@ impl Manifest {
             m.add(j, Role::Journal, true, Keep::Always, Rule::Replace);
             m.add(temp, Role::Journal, false, Keep::Never, Rule::Replace);
         }
-        if plan.backup.users > 0 {
-            m.streams(plan);
-        }
-        for i in 0..plan.sections.sort.user_count as usize {
-            if let Some(p) = plan.tempdb_path(i) {
-                m.add(p, Role::Scratch, false, Keep::WhenErrors, Rule::Header);
-            }
-        }
-        for i in 0..plan.sections.check_db.user_count as usize {
-            for f in plan.data_files() {
-                let p = plan.snapshot_path(f, i);
-                m.add(p, Role::Scratch, false, Keep::WhenErrors, Rule::Header);
-            }
-        }
         m
     }
 
-    /// The Backup User's streams and the names they are written under, and a restore's copies.
-    fn streams(&mut self, plan: &SimPlan) {
-        let b = &plan.backup;
-        let (full, log) = (Rule::Stream { log: false }, Rule::Stream { log: true });
-        self.add(
-            b.file.clone(),
-            Role::Stream { log: false },
-            true,
-            Keep::Always,
-            full,
-        );
-        self.add(
-            b.partial(),
-            Role::Partial { log: false },
-            false,
-            Keep::Always,
-            full,
-        );
-        if b.log_interval.is_some() {
-            self.add(
-                b.log_file(),
-                Role::Stream { log: true },
-                true,
-                Keep::Always,
-                log,
-            );
-            self.add(
-                b.log_partial(),
-                Role::Partial { log: true },
-                false,
-                Keep::Always,
-                log,
-            );
-        }
-        if b.restore {
-            for f in plan.data_files() {
-                let copy = BackupPlan::restored(&plan.files[f].path);
-                self.add(copy, Role::Copy, false, Keep::Always, Rule::Header);
-            }
-        }
-    }
-
-    fn add(&mut self, path: PathBuf, role: Role, durable: bool, keep: Keep, rule: Rule) {
+    /// Adds one file.
+    pub fn add(&mut self, path: PathBuf, role: Role, durable: bool, keep: Keep, rule: Rule) {
         self.entries.push(Entry {
             path,
             role,
@@ -183,58 +131,23 @@ impl Manifest {
         });
     }
 
+    /// Adds a scratch file: never owed after a cut, kept only when the run found errors, ours
+    /// by its header.
+    pub fn scratch(&mut self, path: PathBuf) {
+        self.add(path, Role::Scratch, false, Keep::WhenErrors, Rule::Header);
+    }
+
+    /// Adds a scratch file where there is one.
+    pub fn scratch_opt(&mut self, path: Option<PathBuf>) {
+        if let Some(p) = path {
+            self.scratch(p);
+        }
+    }
+
     /// The entries other than the set's own files.
     pub fn beside_the_set(&self) -> impl Iterator<Item = &Entry> {
         self.entries
             .iter()
             .filter(|e| !matches!(e.role, Role::Set(_)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_file_a_run_may_own_is_listed_once_with_its_rule() {
-        let mut plan = SimPlan::builder(1)
-            .file(crate::sim::plan::FilePlan::data("/d/a.mdx", 16))
-            .file(crate::sim::plan::FilePlan::data("/d/b.mdx", 16))
-            .file(crate::sim::plan::FilePlan::log("/d/a.ldx", 16))
-            .build();
-        plan.backup.users = 1;
-        plan.backup.restore = true;
-        plan.backup.log_interval = Some(std::time::Duration::from_millis(100));
-        plan.sections.sort.user_count = 1;
-        plan.sections.check_db.user_count = 2;
-        let m = Manifest::of(&plan);
-        let mut paths: Vec<&PathBuf> = m.entries.iter().map(|e| &e.path).collect();
-        let n = paths.len();
-        paths.sort();
-        paths.dedup();
-        assert_eq!(paths.len(), n, "each path once: {paths:?}");
-        let count = |r: Role| m.entries.iter().filter(|e| e.role == r).count();
-        let data = plan.data_files().len();
-        assert_eq!(data, 2);
-        assert_eq!(count(Role::Stream { log: false }), 1);
-        assert_eq!(count(Role::Partial { log: true }), 1);
-        assert_eq!(count(Role::Copy), data);
-        assert_eq!(count(Role::Scratch), 1 + 2 * data);
-        assert_eq!(count(Role::Journal), 2);
-        let streams = m
-            .entries
-            .iter()
-            .filter(|e| matches!(e.rule, Rule::Stream { .. }));
-        assert!(streams.clone().all(|e| e.keep == Keep::Always));
-        assert_eq!(
-            streams.filter(|e| e.durable).count(),
-            2,
-            "the finished streams are owed"
-        );
-        assert!(m
-            .entries
-            .iter()
-            .filter(|e| e.role == Role::Scratch)
-            .all(|e| !e.durable && e.keep == Keep::WhenErrors));
     }
 }
