@@ -2,7 +2,7 @@
 //!
 //! One package: this library and the `sqliosim` binary (`src/main.rs`, which only hands the
 //! command line to [`app::run`]). The `faultfs` FUSE test filesystem is a second crate of the
-//! workspace. docs/layout.md records what moved where when the layers below were set.
+//! workspace. docs/layout.md describes the tree, the layer rule below and where new parts go.
 //!
 //! # Layers
 //!

@@ -112,7 +112,7 @@ fn choose_engine(
 
 /// Whether the asynchronous actors submit to io_uring rings of their own (issue #15 §3): only
 /// when the environment has `SQLIOSIM_OWN_RINGS=1`. Off by default: on 2 vCPUs the checkpoint
-/// flushed no faster that way (docs/performance.md, "Request hand-off (#15 §3)"), so every
+/// flushed no faster that way (docs/performance.md, "Request hand-off"), so every
 /// request stays on the shared I/O service until a machine with more cores says otherwise.
 fn own_rings_wanted() -> bool {
     std::env::var_os("SQLIOSIM_OWN_RINGS").is_some_and(|v| v == "1")

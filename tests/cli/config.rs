@@ -364,6 +364,78 @@ fn repo_configs_are_valid() {
     }
 }
 
+/// The keys the sample sets or shows commented out (`Key=…` or `;Key=…`), by section name in
+/// lower case (`[File1]`..`[FileN]` as `filen`), and each section's whole text.
+fn sample_sections(text: &str) -> std::collections::BTreeMap<String, (Vec<String>, String)> {
+    let mut out = std::collections::BTreeMap::<String, (Vec<String>, String)>::new();
+    let mut section = String::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            let name = name.to_ascii_lowercase();
+            let numbered = name
+                .strip_prefix("file")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            section = if numbered { "filen".into() } else { name };
+            continue;
+        }
+        let entry = out.entry(section.clone()).or_default();
+        entry.1.push_str(line);
+        entry.1.push('\n');
+        let setting = line.trim_start_matches(';');
+        if let Some((key, _)) = setting.split_once('=') {
+            if !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                entry.0.push(key.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The spellings a key also has, named in the sample's comment on the key they stand for
+/// rather than set a second time (setting both would leave the later one in force).
+const ALIASES: &[&str] = &["ScatterGather"];
+
+#[test]
+fn the_sample_names_every_key_the_parser_accepts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("sqliosim.cfg.ini.sample")).expect("the sample");
+    let sample = sample_sections(&text);
+    let mut specs: Vec<(String, &[&str])> = config::sections::SECTIONS
+        .iter()
+        .map(|s| (s.name.to_ascii_lowercase(), s.keys))
+        .collect();
+    specs.push(("filen".into(), config::sections::FILE_KEYS));
+    // A parser that saw nothing would pass anything.
+    assert!(specs.len() >= 10 && specs[0].1.len() >= 20, "{specs:?}");
+    let mut missing = Vec::new();
+    for (section, keys) in &specs {
+        let (named, body) = sample.get(section).cloned().unwrap_or_default();
+        for key in keys.iter() {
+            let found = if ALIASES.contains(key) {
+                body.contains(key)
+            } else {
+                named.iter().any(|n| n.eq_ignore_ascii_case(key))
+            };
+            if !found {
+                missing.push(format!("[{section}] {key}"));
+            }
+        }
+        // The other way: a key the sample shows (commented out or not) is one the parser knows.
+        for n in &named {
+            assert!(
+                keys.iter().any(|k| k.eq_ignore_ascii_case(n)),
+                "the sample's [{section}] shows {n}, which the parser does not know"
+            );
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "sqliosim.cfg.ini.sample lacks keys the parser accepts (add each with its default and a \
+         comment): {missing:?}"
+    );
+}
+
 #[test]
 fn echo_has_sqliosim_first_line_and_the_seed() {
     let (mut s, _) = ok(&with_files("[CONFIG]\nCPUCount=2\nMaxMemoryMB=630\n"));

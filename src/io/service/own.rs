@@ -2,7 +2,7 @@
 //! posted requests to a ring only its thread uses and reaps their completions itself, so a
 //! request crosses no thread — no queue under a mutex, no eventfd wake-up of the service
 //! thread, no condition variable on the way back. Measured against the shared service in
-//! docs/performance.md ("Request hand-off (#15 §3)").
+//! docs/performance.md ("Request hand-off").
 //!
 //! The requests are the service's own [`Request`]s, so a completion is read exactly as the
 //! service reads it (short transfers continued, EINTR/EAGAIN retried, end of file), and its
