@@ -237,3 +237,35 @@ fn a_pod_restarted_after_a_cut_resumes_after_a_clean_verify_when_told_to() {
     assert!(!report.contains("UNREADABLE"), "{report}");
     assert_eq!(collected.status.code(), Some(0), "{report}");
 }
+
+/// A cut whose set is gone (the fresh volume of a StorageClass Job's retried pod: every --dir
+/// empty) cannot be verified: the start runs afresh, the earlier results kept beside.
+#[test]
+fn a_pod_restarted_after_a_cut_whose_set_is_gone_starts_a_new_run() {
+    let Some(run_sh) = prerequisites() else {
+        return;
+    };
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let dir = tmp.path();
+    std::fs::write(dir.join("small.cfg.ini"), CONFIG).expect("config");
+    std::fs::write(dir.join("run.sh"), run_sh).expect("run.sh");
+    // What a cut start leaves on the results volume: a summary still `running`, no exit code.
+    let earlier = dir.join("results").join(NODE);
+    std::fs::create_dir_all(&earlier).expect("results");
+    let running = "{\n  \"schema\": \"sqliosim-summary/2\",\n  \"run_id\": 77,\n  \"outcome\": \"running\"\n}\n";
+    std::fs::write(earlier.join("sqliosim.log.json"), running).expect("json");
+    let out = pod(dir, &[("SQLIOSIM_DURATION", "3s")])
+        .output()
+        .expect("run.sh");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("its set is gone"), "{said}");
+    let log = String::from_utf8_lossy(&out.stdout);
+    let run = summary(&log, NODE).expect("the new run's summary");
+    assert_eq!(run["outcome"], "clean", "{run}");
+    let kept = dir.join("results").join(format!("{NODE}.77"));
+    assert_eq!(
+        std::fs::read_to_string(kept.join("sqliosim.log.json")).expect("kept"),
+        running
+    );
+}
