@@ -269,3 +269,28 @@ fn a_pod_restarted_after_a_cut_whose_set_is_gone_starts_a_new_run() {
         running
     );
 }
+
+/// A policy that is neither value is refused before anything is moved or run: exit 2, the
+/// setting named.
+#[test]
+fn an_unknown_restart_policy_is_refused_by_name_before_anything_moves() {
+    let Some(run_sh) = prerequisites() else {
+        return;
+    };
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let dir = tmp.path();
+    std::fs::write(dir.join("small.cfg.ini"), CONFIG).expect("config");
+    std::fs::write(dir.join("run.sh"), run_sh).expect("run.sh");
+    let earlier = dir.join("results").join(NODE);
+    std::fs::create_dir_all(&earlier).expect("results");
+    let out = pod(dir, &[("SQLIOSIM_ON_RESTART", "verify")])
+        .output()
+        .expect("run.sh");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("SQLIOSIM_ON_RESTART=verify: must be"),
+        "{said}"
+    );
+    assert!(earlier.is_dir(), "the earlier results were moved: {said}");
+}
