@@ -6,13 +6,16 @@
 #
 # --from-logs (default): each pod printed its JSON summary between marker lines; read them with
 #   `kubectl logs` into DIR/<name>/sqliosim.log.json. Needs no shared volume, but brings back only
-#   the summaries (the logs, dumps and bundles stay on the results volume).
+#   the summaries (the logs, dumps and bundles stay on the results volume). A pod restarted
+#   after a cut printed up to three: <name>.cut (the cut run: UNFINISHED), <name>.verify (what
+#   verify found in the cut set) and <name> (the resumed run, SQLIOSIM_ON_RESTART=resume).
 # --from-volume: copy the whole shared results volume (logs, summaries, dumps, bundles) with
 #   `kubectl cp` through the results-reader pod (results-reader.yaml), then delete that pod.
 # Then `sqliosim report DIR REPORT-OPTIONS...` (e.g. --html fleet.html --junit junit.xml).
 # Exit code: the report's (0 clean, 1 corruption on some host, 2 a run did not finish or a
-# result is unreadable); 2 as well when a pod printed no summary (still running, or failed
-# before sqliosim ran), which is named on stderr.
+# result is unreadable: a node whose burn-in was cut and not resumed is UNFINISHED); 2 as well
+# when a pod printed no summary (still running, or failed before sqliosim ran) or said that a
+# summary was not written, which is named on stderr.
 set -euo pipefail
 
 mode=logs ns=sqliosim selector=app.kubernetes.io/name=sqliosim out=./sqliosim-k8s-results
@@ -27,7 +30,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --sqliosim) sqliosim=$2; shift ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "collect.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -46,16 +49,25 @@ from_logs() {
       missing=1
       continue
     fi
-    name=$(printf '%s\n' "$log" | sed -n 's/^----- BEGIN sqliosim summary \(.*\) -----$/\1/p' | tail -n 1)
-    if [ -z "$name" ]; then
+    # A pod restarted after a cut prints up to three summaries (run.sh in
+    # results/configmap.yaml): NAME.cut, NAME.verify and NAME; each gets its own directory.
+    names=$(printf '%s\n' "$log" | sed -n 's/^----- BEGIN sqliosim summary \(.*\) -----$/\1/p' | sort -u)
+    # run.sh names each summary it could not print, and why.
+    printf '%s\n' "$log" | sed -n "s#^sqliosim: no summary #collect.sh: $pod: no summary #p" >&2
+    if printf '%s\n' "$log" | grep -q '^sqliosim: no summary '; then
+      missing=1
+    fi
+    if [ -z "$names" ]; then
       echo "collect.sh: no summary in the log of $pod (still running, or it failed before sqliosim ran)" >&2
       missing=1
       continue
     fi
-    mkdir -p "$out/$name"
-    printf '%s\n' "$log" \
-      | sed -n "/^----- BEGIN sqliosim summary $name -----\$/,/^----- END sqliosim summary $name -----\$/p" \
-      | sed '1d;$d' > "$out/$name/sqliosim.log.json"
+    for name in $names; do
+      mkdir -p "$out/$name"
+      printf '%s\n' "$log" \
+        | sed -n "/^----- BEGIN sqliosim summary $name -----\$/,/^----- END sqliosim summary $name -----\$/p" \
+        | sed '1d;$d' > "$out/$name/sqliosim.log.json"
+    done
   done
 }
 

@@ -13,14 +13,14 @@ use std::process::Command;
 const PODS: [&str; 2] = ["sqliosim-storageclass-0", "sqliosim-storageclass-1"];
 const FAULTY: usize = 1;
 
-const CONFIG: &str = "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\n\
+pub(crate) const CONFIG: &str = "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\n\
     [AuditUser]\nUserCount=1\n[RandomUser]\nUserCount=2\n[BulkUpdateUser]\nUserCount=0\n\
     [File1]\nFileName=sqliosim.mdx\nInitialSize=8\nMaxSize=8\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
     [File2]\nFileName=sqliosim.ldx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n";
 
 /// PyYAML reads run.sh out of the ConfigMap; None (with the reason) when it cannot.
 fn wrapper_script() -> Result<String, String> {
-    let cm = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes/configmap.yaml");
+    let cm = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes/results/configmap.yaml");
     let out = Command::new("python3")
         .args([
             "-c",
@@ -38,7 +38,7 @@ fn wrapper_script() -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn prerequisites() -> Option<String> {
+pub(crate) fn prerequisites() -> Option<String> {
     let root = Command::new("id").arg("-u").output();
     let why = if !root.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0") {
         "not root (`unshare --uts` gives each pod its hostname)".to_string()
@@ -99,13 +99,17 @@ fn run_pod(dir: &Path, script: &Path, pod: &str, faulty: bool) -> Vec<u8> {
 
 /// A `kubectl` that knows the pods and replays their logs, as the API server would.
 fn fake_kubectl(dir: &Path) -> PathBuf {
+    fake_kubectl_of(dir, &PODS)
+}
+
+pub(crate) fn fake_kubectl_of(dir: &Path, pods: &[&str]) -> PathBuf {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).expect("bin");
     let logs = dir.join("logs");
     let script = format!(
         "#!/bin/sh\ncase \"$1\" in\n  get) for p in {pods}; do echo pod/$p-x7k2p; done ;;\n  \
          logs) cat \"{logs}/${{4#pod/}}\" ;;\n  *) echo \"kubectl stand-in: $*\" >&2; exit 1 ;;\nesac\n",
-        pods = PODS.join(" "),
+        pods = pods.join(" "),
         logs = logs.display()
     );
     let path = bin.join("kubectl");

@@ -1,23 +1,23 @@
 //! deploy/ checked offline, as far as a machine without a cluster can: every Kubernetes manifest
 //! validated against the Kubernetes schemas by kubernetes-validate (strict: unknown fields are
-//! errors), the Ansible playbook through `ansible-playbook --syntax-check`, and the systemd
-//! burn-in unit (its settings, its command against the built binary, `systemd-analyze
-//! verify`). collect.sh is run for real in tests/deploy/collect.rs.
+//! errors), what each kustomization renders, and the Ansible playbook through
+//! `ansible-playbook --syntax-check`. The systemd unit is checked in systemd_unit.rs, collect.sh
+//! run for real in collect.rs.
 //!
 //! Each test skips (SKIPPED line) when its tool is missing, and fails instead when
 //! SQLIOSIM_REQUIRE_KUBEVAL=1 (kubernetes-validate) or SQLIOSIM_REQUIRE_ANSIBLE=1
-//! (ansible-playbook) is set, as in CI, or SQLIOSIM_REQUIRE_SYSTEMD=1 (systemd-analyze; CI does
-//! not set it).
+//! (ansible-playbook) is set, as in CI, or SQLIOSIM_REQUIRE_KUBECTL=1 (kubectl's kustomize; CI
+//! has no kubectl: the kustomizations' lists of files are checked without it).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn deploy() -> PathBuf {
+pub(crate) fn deploy() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy")
 }
 
 /// True when `program --version` runs; otherwise skips, or fails under `require`.
-fn tool(program: &str, require: &str) -> bool {
+pub(crate) fn tool(program: &str, require: &str) -> bool {
     let ok = Command::new(program)
         .arg("--version")
         .output()
@@ -32,7 +32,7 @@ fn tool(program: &str, require: &str) -> bool {
     ok
 }
 
-fn text(out: &Output) -> String {
+pub(crate) fn text(out: &Output) -> String {
     format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
@@ -40,17 +40,28 @@ fn text(out: &Output) -> String {
     )
 }
 
-fn manifests() -> Vec<PathBuf> {
-    let dir = deploy().join("kubernetes");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("deploy/kubernetes")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
-        // Kustomize's own file, not a Kubernetes object: rendered and checked below.
-        .filter(|p| !p.ends_with("kustomization.yaml"))
-        .collect();
+/// Every file under `dir`, its subdirectories included.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            v.extend(files_under(&path));
+        } else {
+            v.push(path);
+        }
+    }
     v.sort();
     v
+}
+
+fn manifests() -> Vec<PathBuf> {
+    files_under(&deploy().join("kubernetes"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        // Kustomize's own files, not Kubernetes objects: rendered and checked below.
+        .filter(|p| !p.ends_with("kustomization.yaml"))
+        .collect()
 }
 
 fn validate(file: &Path) -> Output {
@@ -119,89 +130,6 @@ fn the_playbook_passes_the_ansible_syntax_check() {
     }
 }
 
-/// deploy/systemd's unit, its continuation lines joined.
-fn unit_lines() -> Vec<String> {
-    let path = deploy().join("systemd").join("sqliosim-burnin.service");
-    let text = std::fs::read_to_string(&path).expect("the burn-in unit");
-    text.replace("\\\n", " ")
-        .lines()
-        .map(|l| l.trim().to_string())
-        .collect()
-}
-
-/// The value of `key=` in the unit's lines (the last one wins, as in systemd).
-fn unit_value(lines: &[String], key: &str) -> Option<String> {
-    let prefix = format!("{key}=");
-    lines
-        .iter()
-        .rev()
-        .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
-}
-
-#[test]
-fn the_burn_in_unit_stops_cleanly_logs_to_the_journal_and_its_command_parses() {
-    let lines = unit_lines();
-    let v = |k| unit_value(&lines, k);
-    assert_eq!(v("Restart").as_deref(), Some("no"));
-    assert_eq!(v("KillSignal").as_deref(), Some("SIGTERM"));
-    assert_eq!(v("TimeoutStopSec").as_deref(), Some("15min"));
-    assert_eq!(v("StandardOutput").as_deref(), Some("journal"));
-    // The command with the unit's Environment= defaults, against the built binary: its
-    // options exist and resolve (--dry-run stops before any file is touched).
-    let mut exec = v("ExecStart").expect("ExecStart");
-    for env in lines.iter().filter_map(|l| l.strip_prefix("Environment=")) {
-        let (name, value) = env.split_once('=').expect("NAME=value");
-        exec = exec.replace(&format!("${{{name}}}"), value);
-    }
-    assert!(exec.contains("--status-interval 60"), "{exec}");
-    let words: Vec<&str> = exec.split_whitespace().collect();
-    assert_eq!(words[..2], ["/usr/local/bin/sqliosim", "run"]);
-    let cfg = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/quick.cfg.ini");
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let args: Vec<String> = words[2..]
-        .iter()
-        .map(|w| match *w {
-            "/etc/sqliosim/burnin.cfg.ini" => cfg.display().to_string(),
-            w if w.starts_with('/') => tmp.path().join(&w[1..]).display().to_string(),
-            w => w.to_string(),
-        })
-        .collect();
-    let out = Command::new(env!("CARGO_BIN_EXE_sqliosim"))
-        .arg("run")
-        .args(&args)
-        .arg("--dry-run")
-        .output()
-        .expect("sqliosim");
-    assert!(out.status.success(), "{args:?}: {}", text(&out));
-}
-
-#[test]
-fn the_burn_in_unit_passes_systemd_analyze_verify() {
-    if !tool("systemd-analyze", "SQLIOSIM_REQUIRE_SYSTEMD") {
-        return;
-    }
-    // verify checks that the binary and the mount exist: point them at the built binary and
-    // a directory that does.
-    let unit = std::fs::read_to_string(deploy().join("systemd/sqliosim-burnin.service"))
-        .expect("unit")
-        .replace("/usr/local/bin/sqliosim", env!("CARGO_BIN_EXE_sqliosim"))
-        .replace("RequiresMountsFor=/mnt/burnin", "RequiresMountsFor=/tmp");
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let path = dir.path().join("sqliosim-burnin.service");
-    std::fs::write(&path, unit).expect("write");
-    let out = Command::new("systemd-analyze")
-        .arg("verify")
-        .arg(&path)
-        .output()
-        .expect("systemd-analyze");
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(
-        !text(&out).contains("sqliosim-burnin.service:"),
-        "warnings: {}",
-        text(&out)
-    );
-}
-
 /// PyYAML reads `expr` (Python over `docs`, the YAML documents of `file`) and prints it as JSON;
 /// None (skipped, or failed under SQLIOSIM_REQUIRE_KUBEVAL) without python3 and PyYAML.
 fn yaml_query(file: &Path, expr: &str) -> Option<serde_json::Value> {
@@ -232,24 +160,22 @@ fn yaml_query(file: &Path, expr: &str) -> Option<serde_json::Value> {
 fn the_image_registry_is_named_once_in_the_kustomization() {
     let dir = deploy().join("kubernetes");
     let mut naming = Vec::new();
-    for entry in std::fs::read_dir(&dir).expect("deploy/kubernetes") {
-        let path = entry.expect("entry").path();
+    for path in files_under(&dir) {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         let n = text.matches("registry.example.com").count();
         if n > 0 && path.extension().is_some_and(|e| e == "yaml") {
-            naming.push((
-                path.file_name()
-                    .expect("name")
-                    .to_string_lossy()
-                    .into_owned(),
-                n,
-            ));
+            let name = path
+                .strip_prefix(&dir)
+                .expect("under")
+                .display()
+                .to_string();
+            naming.push((name, n));
         }
     }
     assert_eq!(
         naming,
-        [("kustomization.yaml".to_string(), 1)],
-        "the registry should be named once, in kustomization.yaml"
+        [("image/kustomization.yaml".to_string(), 1)],
+        "the registry should be named once, in the image component"
     );
 }
 
@@ -277,8 +203,11 @@ fn burn_in_pods_land_only_on_labelled_nodes_of_a_namespace_that_admits_them() {
         || ds["volumes"]
             .as_array()
             .is_some_and(|v| v.iter().any(|v| !v["hostPath"].is_null()));
-    let labels = yaml_query(&k.join("namespace.yaml"), "docs[0]['metadata']['labels']")
-        .expect("namespace labels");
+    let labels = yaml_query(
+        &k.join("results/namespace.yaml"),
+        "docs[0]['metadata']['labels']",
+    )
+    .expect("namespace labels");
     let enforce = labels["pod-security.kubernetes.io/enforce"].as_str();
     // Baseline Pod Security forbids hostPath and hostNetwork: the namespace must say which level
     // it enforces, and one that admits the DaemonSet.
@@ -305,39 +234,135 @@ fn kustomize(dir: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Each kustomization of both variants: what it must render (kinds, sorted) and whether its
+/// workloads mount the shared results claim.
+const KUSTOMIZATIONS: [(&str, &[&str], bool); 6] = [
+    ("kubernetes", &["DaemonSet"], true),
+    ("kubernetes/storageclass", &["Job"], true),
+    (
+        "kubernetes/results",
+        &["ConfigMap", "Namespace", "PersistentVolumeClaim"],
+        true,
+    ),
+    ("kubernetes-no-rwx", &["DaemonSet"], false),
+    ("kubernetes-no-rwx/storageclass", &["Job"], false),
+    (
+        "kubernetes-no-rwx/results",
+        &["ConfigMap", "Namespace"],
+        false,
+    ),
+];
+
 #[test]
-fn both_kustomizations_render_valid_manifests_with_the_image_set() {
+fn every_kustomization_renders_valid_manifests_with_the_image_set_and_only_its_part() {
     if !tool("kubernetes-validate", "SQLIOSIM_REQUIRE_KUBEVAL") {
         return;
     }
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    for (name, shared) in [("kubernetes", true), ("kubernetes-no-rwx", false)] {
+    for (name, kinds, shared) in KUSTOMIZATIONS {
         let Some(rendered) = kustomize(&deploy().join(name)) else {
             return;
         };
-        let file = tmp.path().join(format!("{name}.yaml"));
+        let file = tmp.path().join(format!("{}.yaml", name.replace('/', "-")));
         std::fs::write(&file, &rendered).expect("write");
         let out = validate(&file);
         assert!(out.status.success(), "{name}: {}", text(&out));
+        // The burn-in's cleanup (`kubectl delete -k deploy/kubernetes`) deletes what it
+        // renders: never the results claim, the namespace or the StorageClass Job.
+        let got = yaml_query(&file, "sorted(d['kind'] for d in docs)").expect("kinds");
+        assert_eq!(got, serde_json::json!(kinds), "{name}:\n{rendered}");
         let images = yaml_query(
             &file,
             "sorted({c['image'] for d in docs if 'template' in d.get('spec', {}) \
              for c in d['spec']['template']['spec']['containers']})",
         )
         .expect("images");
-        assert_eq!(
-            images,
-            serde_json::json!(["registry.example.com/sqliosim:0.1.0"]),
-            "{name}"
-        );
-        // Without a ReadWriteMany class: no claim, and no workload waits for one.
-        assert_eq!(
-            rendered.contains("PersistentVolumeClaim")
-                || rendered.contains("claimName: sqliosim-results"),
-            shared,
-            "{name}:\n{rendered}"
+        let workload = kinds.contains(&"DaemonSet") || kinds.contains(&"Job");
+        let want = if workload {
+            serde_json::json!(["registry.example.com/sqliosim:0.1.0"])
+        } else {
+            serde_json::json!([])
+        };
+        assert_eq!(images, want, "{name}");
+        if workload {
+            // Without a ReadWriteMany class no workload waits for the claim.
+            assert_eq!(
+                rendered.contains("claimName: sqliosim-results"),
+                shared,
+                "{name}:\n{rendered}"
+            );
+        }
+    }
+}
+
+/// The same as above without kubectl (CI has none): the files each kustomization of
+/// deploy/kubernetes lists hold only the kinds it must render.
+#[test]
+fn the_burn_in_kustomization_lists_no_claim_namespace_or_job() {
+    for (name, kinds, _) in &KUSTOMIZATIONS[..3] {
+        let dir = deploy().join(name);
+        let Some(resources) = yaml_query(&dir.join("kustomization.yaml"), "docs[0]['resources']")
+        else {
+            return;
+        };
+        let mut got = Vec::new();
+        for file in resources.as_array().expect("resources") {
+            let path = dir.join(file.as_str().expect("a file"));
+            let found = yaml_query(&path, "[d['kind'] for d in docs]").expect("kinds");
+            got.extend(found.as_array().expect("kinds").clone());
+        }
+        got.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+        assert_eq!(serde_json::json!(got), serde_json::json!(kinds), "{name}");
+    }
+}
+
+/// The DaemonSet burns only a directory that must exist (the disk under test mounted, never
+/// the node's root disk by default), and its grace period lets sqliosim end with its summary
+/// as the systemd unit's TimeoutStopSec=15min does.
+#[test]
+fn the_daemonset_burns_only_a_mounted_disk_and_waits_as_long_as_the_unit() {
+    let Some(ds) = yaml_query(
+        &deploy().join("kubernetes/daemonset.yaml"),
+        "docs[0]['spec']['template']['spec']",
+    ) else {
+        return;
+    };
+    let grace = ds["terminationGracePeriodSeconds"].as_u64().expect("grace");
+    assert!(
+        grace >= 900,
+        "terminationGracePeriodSeconds {grace} < 15 min"
+    );
+    let container = &ds["containers"][0];
+    let mounts = container["volumeMounts"].as_array().expect("mounts");
+    let args = container["args"][0].as_str().expect("args");
+    let mut disks = 0;
+    for mount in mounts {
+        let path = mount["mountPath"].as_str().expect("mountPath");
+        if !args.contains(&format!("--dir {path}")) {
+            continue;
+        }
+        disks += 1;
+        let volume = ds["volumes"]
+            .as_array()
+            .expect("volumes")
+            .iter()
+            .find(|v| v["name"] == mount["name"])
+            .expect("the mount's volume");
+        assert_eq!(volume["hostPath"]["type"], "Directory", "{volume}");
+        let host = volume["hostPath"]["path"].as_str().expect("path");
+        assert!(
+            !host.starts_with("/var/") && host != "/" && !host.starts_with("/tmp"),
+            "{volume}: a directory of the root filesystem"
         );
     }
+    assert!(disks > 0, "no --dir of the DaemonSet is a hostPath: {args}");
+    let policy = container["env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .find(|e| e["name"] == "SQLIOSIM_ON_RESTART")
+        .expect("SQLIOSIM_ON_RESTART in the DaemonSet");
+    assert_eq!(policy["value"], "verify-only");
 }
 
 #[test]
@@ -395,7 +420,7 @@ fn the_readmes_wait_for_the_storageclass_job_returns_when_an_index_failed() {
 
 #[test]
 fn the_configmaps_configuration_resolves_without_a_warning() {
-    let cm = deploy().join("kubernetes/configmap.yaml");
+    let cm = deploy().join("kubernetes/results/configmap.yaml");
     let Some(cfg) = yaml_query(&cm, "docs[0]['data']['sqliosim.cfg.ini']") else {
         return;
     };

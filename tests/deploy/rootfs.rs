@@ -74,7 +74,7 @@ fn prerequisites_met() -> bool {
                 busybox().display()
             ));
         }
-        yaml("configmap.yaml", "doc['data']['run.sh']").map(|_| ())
+        yaml("results/configmap.yaml", "doc['data']['run.sh']").map(|_| ())
     })();
     let Err(why) = why else {
         return true;
@@ -202,7 +202,7 @@ fn start_pod(root: &Path, dir: &Path, manifest: &str, hostname: &str) -> Pod {
         .chain(spec["args"].as_array().expect("args"))
         .map(|v| v.as_str().expect("string").to_string())
         .collect();
-    let run_sh = yaml("configmap.yaml", "doc['data']['run.sh']").expect("run.sh");
+    let run_sh = yaml("results/configmap.yaml", "doc['data']['run.sh']").expect("run.sh");
     for sub in ["config", "results", "data/disk0", "proc", "dev"] {
         std::fs::create_dir_all(root.join(sub)).expect("mount point");
     }
@@ -351,5 +351,8 @@ fn a_storageclass_jobs_sigterm_reaches_sqliosim_and_the_run_ends_with_its_summar
     if !prerequisites_met() {
         return;
     }
-    sigterm_ends_the_run_with_its_summary("storageclass-job.yaml", "sqliosim-storageclass-0");
+    sigterm_ends_the_run_with_its_summary(
+        "storageclass/storageclass-job.yaml",
+        "sqliosim-storageclass-0",
+    );
 }
