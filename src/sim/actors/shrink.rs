@@ -3,13 +3,14 @@
 //! A growth the filesystem has no room for is a condition: a warning, and the file is not
 //! grown again in this run.
 //!
-//! A shrink is DBCC SHRINKFILE's (issue #24 §2): before the truncate, the pages of the part
-//! cut off are *moved* into the part kept. Each run of them is read from its old place and
-//! checked, written (logged first, as the move is) over pages of the part kept, and read back
-//! and checked at its new place; then the file is truncated. Pages carry their own identity
-//! (file, page, generation), so a moved page is a new generation of the page it lands on: the
-//! I/O is SHRINKFILE's (reads at the end, writes and reads near the start, then the
-//! truncate), and every page is verified at both homes.
+//! A shrink is DBCC SHRINKFILE's: before the truncate, the pages of the part cut off are
+//! *moved* into the part kept, one page at a time from the end of the file backwards, as
+//! SHRINKFILE moves them. Each is read from its old place and checked (8 KB), then written
+//! (8 KB, logged first, as the move is) over the next page of the part kept; then the file is
+//! truncated. Pages carry their own identity (file, page, generation), so a moved page is a new
+//! generation of the page it lands on: the I/O is SHRINKFILE's (single-page reads at the end,
+//! single-page writes near the start, then the truncate), and the page at its new place is
+//! checked by its next reader.
 
 use super::failure::{handled, Failed};
 use super::worker::Worker;
@@ -80,37 +81,43 @@ pub fn run(w: &mut Worker<'_>) {
     }
 }
 
-/// Log bytes of one run of moved pages (SHRINKFILE logs its moves).
+/// Log bytes of one moved page (SHRINKFILE logs its moves).
 const MOVE_LOG_BYTES: u32 = 512;
 
-/// Moves the pages `to..from` of data file `file` into its pages `1..to`, a run of the
-/// worker's buffer at a time: each run read and checked at its old place, written over a run
-/// of the part kept (after its log record is durable), read back and checked there. Returns
-/// the pages moved, or `None` when the phase ended first (the file is then not truncated).
+/// Page moves logged together: SHRINKFILE moves pages in short transactions, so the log is
+/// flushed once per batch of moves, not once per page.
+const MOVES_PER_LOG_RECORD: u64 = 32;
+
+/// Moves the pages `to..from` of data file `file` into its pages `1..to` one page at a time, as
+/// DBCC SHRINKFILE moves them: from the end of the file backwards, each page read and checked
+/// at its old place (8 KB), then written (8 KB, after the log record of its batch of moves is
+/// durable) to the next page of the part kept, in ascending order from a place chosen at
+/// random (the files have no free-space map: SQL Server takes the lowest free page). The page
+/// at its new place is checked by the next reader of it (the audit at the latest). Returns the
+/// pages moved, or `None` when the phase ended first (the file is then not truncated).
 fn move_tail(w: &mut Worker<'_>, file: usize, from: u64, to: u64) -> Option<u64> {
-    let chunk = w.max_pages() as u64;
     let room = to.saturating_sub(1);
-    let mut moved = 0;
-    let mut page = to;
-    while page < from && room > 0 {
+    if room == 0 || from <= to {
+        return Some(0);
+    }
+    let fits = (from - to).min(room);
+    let first_dest = 1 + w.between(0, room - fits);
+    let (mut moved, mut tried, mut lsn) = (0, 0, 0);
+    for page in (to..from).rev() {
         if w.run.controls.stop.phase_over() {
             return None;
         }
-        let n = chunk.min(from - page);
-        w.read_run(file, page, n);
-        let m = n.min(room);
-        let dest = 1 + w.between(0, room - m);
-        let lsn = w
-            .run
-            .files
-            .log_of(file)
-            .map_or(0, |l| l.wal.append(MOVE_LOG_BYTES));
-        let written = w.write_run(file, dest, m, lsn);
-        if written > 0 {
-            w.read_run(file, dest, written);
+        w.read_run(file, page, 1);
+        if tried >= fits {
+            continue;
         }
-        moved += written;
-        page += n;
+        if tried % MOVES_PER_LOG_RECORD == 0 {
+            let batch = MOVES_PER_LOG_RECORD.min(fits - tried);
+            let bytes = MOVE_LOG_BYTES * u32::try_from(batch).unwrap_or(1);
+            lsn = w.run.files.log_of(file).map_or(0, |l| l.wal.append(bytes));
+        }
+        moved += w.write_run(file, first_dest + tried, 1, lsn);
+        tried += 1;
     }
     Some(moved)
 }
@@ -184,7 +191,7 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
             let text = match to > from {
                 true => format!("{} grew from {} MB to {} MB", f.path.display(), from / 128, to / 128),
                 false => format!(
-                    "{} shrank from {} MB to {} MB after moving {moved} pages from its end into the part kept, each checked at its old and its new place",
+                    "{} shrank from {} MB to {} MB after moving {moved} pages from its end into the part kept, one page at a time",
                     f.path.display(),
                     from / 128,
                     to / 128

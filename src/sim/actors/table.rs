@@ -172,7 +172,7 @@ pub static ACTORS: &[ActorSpec] = &[
         phase: CyclePhase::Main,
         first_id: 0,
         threads: one,
-        pages: gather_pages,
+        pages: one,
         body: |w, _| shrink::run(w),
         owns: nothing,
     },

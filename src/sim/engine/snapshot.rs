@@ -309,24 +309,39 @@ impl SnapFile {
                 });
             }
         }
-        let t = std::time::Instant::now();
-        let written = self.storage.write_at(&buf, offset);
-        on_io(timed(true, t, written.is_ok()));
-        written.map_err(|error| CopyProblem::CopyWrite {
-            path: self.path.clone(),
-            first,
-            n,
-            error,
-        })?;
+        // One 8 KB write per page, as SQL Server copies each page into the sparse file before
+        // the page's first change: a failed one loses its page only.
         let mut kept = 0;
-        for page in first..first + n {
-            if !self.is_lost(page) {
-                self.mark(page, COPIED);
-                kept += 1;
+        for (k, bytes) in buf.chunks(PAGE_SIZE).enumerate() {
+            let page = first + k as u64;
+            let t = std::time::Instant::now();
+            let written = self.storage.write_at(bytes, page * PAGE_SIZE as u64);
+            on_io(CopyIo {
+                write: true,
+                bytes: PAGE_SIZE as u64,
+                latency_ns: u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX),
+                ok: written.is_ok(),
+            });
+            match written {
+                Ok(_) => {
+                    self.copy_writes.fetch_add(1, Ordering::AcqRel);
+                    if !self.is_lost(page) {
+                        self.mark(page, COPIED);
+                        kept += 1;
+                    }
+                }
+                Err(error) => {
+                    self.mark(page, LOST);
+                    problems.push(CopyProblem::CopyWrite {
+                        path: self.path.clone(),
+                        first: page,
+                        n: 1,
+                        error,
+                    });
+                }
             }
         }
         self.copied.fetch_add(kept, Ordering::AcqRel);
-        self.copy_writes.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 }
@@ -426,10 +441,17 @@ mod tests {
         }
         let sparse = file(&b, "d.mdx_MSSQL_DBCC0", 16);
         let snap = SnapFile::new(0, "d.mdx_MSSQL_DBCC0".into(), sparse.clone(), 16);
+        let mut writes = Vec::new();
+        let mut on_io = |io: CopyIo| {
+            if io.write {
+                writes.push(io.bytes);
+            }
+        };
         assert!(snap
-            .preserve(source.as_ref(), &oracle, 3, 4, &mut |_| {})
+            .preserve(source.as_ref(), &oracle, 3, 4, &mut on_io)
             .is_empty());
-        assert_eq!((snap.copied(), snap.copy_writes()), (4, 1));
+        assert_eq!((snap.copied(), snap.copy_writes()), (4, 4));
+        assert_eq!(writes, [PAGE_SIZE as u64; 4], "one 8 KB write per page");
         // Page 4 is then written twice: its snapshot state stays generation 1.
         for _ in 0..2 {
             assert!(snap
