@@ -3,9 +3,9 @@
 //!
 //! SQL Server 2012/2014 gathers at most 32 pages (256 KB) per write for the lazy writer,
 //! checkpoint and bulk operations; 2016 and later up to 128 pages (1 MB). Read-ahead is up to
-//! 64 pages (512 KB) in both. Enterprise's read-ahead of up to 1,024 pages (KB 231619) is not
-//! offered: nothing else in the configuration says which edition is simulated. A
-//! larger request is split into requests of the cap, never dropped.
+//! 64 pages (512 KB) in both, and up to 1,024 pages (8 MB) in Enterprise edition (KB 231619,
+//! "Reading pages"), which `Edition` selects. A larger request is split into requests of the
+//! cap, never dropped.
 
 use std::fmt;
 
@@ -44,7 +44,19 @@ impl IoGeneration {
         }
     }
 
-    /// The caps this generation sets.
+    /// The caps this generation sets in `edition`: Enterprise reads ahead up to 1,024 pages.
+    pub fn caps_in(self, edition: Edition) -> IoCaps {
+        let caps = self.caps();
+        match edition {
+            Edition::Standard => caps,
+            Edition::Enterprise => IoCaps {
+                read_ahead_pages: 1024,
+                ..caps
+            },
+        }
+    }
+
+    /// The caps this generation sets in Standard edition.
     pub fn caps(self) -> IoCaps {
         match self {
             IoGeneration::Sql2014 => IoCaps {
@@ -56,6 +68,39 @@ impl IoGeneration {
                 read_ahead_pages: 64,
             },
         }
+    }
+}
+
+/// The edition simulated (`Edition`, ours): it sets the read-ahead cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum Edition {
+    /// Standard (and every edition but Enterprise's): read-ahead of up to 64 pages.
+    #[default]
+    Standard,
+    /// Enterprise (Developer and Evaluation too): read-ahead of up to 1,024 pages (8 MB).
+    Enterprise,
+}
+
+impl Edition {
+    /// The values `Edition=` accepts, as written.
+    pub const VALUES: &'static str = "expected Standard or Enterprise";
+
+    /// Reads `Standard` or `Enterprise`, in any case.
+    pub fn parse(s: &str) -> Option<Edition> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "standard" => Some(Edition::Standard),
+            "enterprise" => Some(Edition::Enterprise),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Edition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Edition::Standard => "Standard",
+            Edition::Enterprise => "Enterprise",
+        })
     }
 }
 
@@ -104,6 +149,9 @@ mod tests {
         let c16 = IoGeneration::Sql2016.caps();
         assert_eq!((c16.gather_pages, c16.read_ahead_pages), (128, 64));
         assert_eq!(IoGeneration::default(), IoGeneration::Sql2016);
+        let e = IoGeneration::Sql2014.caps_in(Edition::Enterprise);
+        assert_eq!((e.gather_pages, e.read_ahead_pages), (32, 1024));
+        assert_eq!(IoGeneration::Sql2016.caps_in(Edition::Standard), c16);
     }
 
     #[test]
@@ -113,5 +161,9 @@ mod tests {
         }
         assert_eq!(IoGeneration::parse("2012"), Some(IoGeneration::Sql2014));
         assert_eq!(IoGeneration::parse("2019"), None);
+        for e in [Edition::Standard, Edition::Enterprise] {
+            assert_eq!(Edition::parse(&e.to_string()), Some(e));
+        }
+        assert_eq!(Edition::parse("Datacenter"), None);
     }
 }

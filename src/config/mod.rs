@@ -34,7 +34,7 @@ mod unsupported;
 pub use durability::DurabilityMode;
 pub use error::{BadValue, ConfigError, Warning};
 pub use files::{dir_pair, is_windows_path, log_size, stream_to_sibling, DEFAULT_DIR_SIZE_MB};
-pub use generation::{IoCaps, IoGeneration};
+pub use generation::{Edition, IoCaps, IoGeneration};
 pub use host::{meminfo_mb, Host, MAX_CPU_COUNT};
 pub use ini::{Entry, Ini, Section};
 pub use keys::{closest, edit_distance};

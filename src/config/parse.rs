@@ -61,6 +61,7 @@ pub fn parse(text: &str, file: &str, host: &Host) -> Result<Parsed, ConfigError>
         host,
         cpu_count: host.default_cpu_count(),
         io_generation: super::IoGeneration::default(),
+        edition: super::Edition::default(),
         warnings: &mut warnings,
     };
     let (config, file_origins) = sections::read(&ini, &mut cx)?;

@@ -41,7 +41,7 @@ impl IniSection for BulkUpdateUser {
             ("BuffersBUMin", b.buffers_min.into()),
             ("BuffersBUMax", b.buffers_max.into()),
         )?;
-        let caps = cx.io_generation.caps();
+        let caps = cx.io_generation.caps_in(cx.edition);
         crate::config::generation::warn_beyond_cap(
             v,
             ("BuffersBUMax", b.buffers_max),

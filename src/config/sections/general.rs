@@ -8,7 +8,7 @@ use crate::config::host::MAX_CPU_COUNT;
 use crate::config::model::Ratio;
 use crate::config::reader::View;
 use crate::config::save::flag;
-use crate::config::{DurabilityMode, IoGeneration};
+use crate::config::{DurabilityMode, Edition, IoGeneration};
 use std::fmt::Write;
 
 /// `[CONFIG]`: global behaviour.
@@ -70,6 +70,9 @@ pub struct General {
     /// `IoGeneration` (ours): the SQL Server generation whose request sizes are simulated,
     /// `2014` or `2016` (default).
     pub io_generation: IoGeneration,
+    /// `Edition` (ours): the SQL Server edition whose read-ahead cap is simulated, default
+    /// Standard.
+    pub edition: Edition,
     /// `TargetRecoveryTime` (ours, SQL Server's database option of that name): seconds a
     /// dirty page may stay dirty before the recovery writer of indirect checkpoint (SQL Server
     /// 2016's default) writes it; 0 (default) runs only the periodic checkpoint. 0..=3600.
@@ -107,6 +110,7 @@ impl IniSection for General {
         "Force4KLogIO",
         "IoVec4K",
         "IoGeneration",
+        "Edition",
         "TargetRecoveryTime",
     ];
 
@@ -148,10 +152,12 @@ impl IniSection for General {
             force_4k_log_io: v.boolean("Force4KLogIO", false)?,
             iovec_4k: v.boolean("IoVec4K", false)?,
             io_generation: io_generation(v)?,
+            edition: edition(v)?,
             target_recovery_time_s: v.u32("TargetRecoveryTime", 0, 0, 3600)?,
         };
         cx.cpu_count = cpu_count;
         cx.io_generation = g.io_generation;
+        cx.edition = g.edition;
         Ok(scatter_gather_forces_no_buffering(v, g, cx.warnings))
     }
 }
@@ -182,6 +188,7 @@ impl SectionValue for General {
             ("Force4KLogIO", flag(self.force_4k_log_io)),
             ("IoVec4K", flag(self.iovec_4k)),
             ("IoGeneration", self.io_generation.to_string()),
+            ("Edition", self.edition.to_string()),
             (
                 "TargetRecoveryTime",
                 self.target_recovery_time_s.to_string(),
@@ -228,11 +235,11 @@ impl SectionValue for General {
                 self.durability_mode.describe()
             );
         }
-        let caps = self.io_generation.caps();
+        let caps = self.io_generation.caps_in(self.edition);
         let _ = writeln!(
             out,
-            "IoGeneration = {}: gathers of at most {} pages, read-ahead of at most {} pages",
-            self.io_generation, caps.gather_pages, caps.read_ahead_pages
+            "IoGeneration = {}, Edition = {}: gathers of at most {} pages, read-ahead of at most {} pages",
+            self.io_generation, self.edition, caps.gather_pages, caps.read_ahead_pages
         );
         if self.target_recovery_time_s > 0 {
             let _ = writeln!(
@@ -260,6 +267,14 @@ fn io_generation(v: &View) -> Result<IoGeneration, ConfigError> {
     match v.entry("IoGeneration") {
         None => Ok(IoGeneration::default()),
         Some(e) => IoGeneration::parse(&e.value).ok_or_else(|| v.bad(e, IoGeneration::VALUES)),
+    }
+}
+
+/// `Edition`, default Standard.
+fn edition(v: &View) -> Result<Edition, ConfigError> {
+    match v.entry("Edition") {
+        None => Ok(Edition::default()),
+        Some(e) => Edition::parse(&e.value).ok_or_else(|| v.bad(e, Edition::VALUES)),
     }
 }
 

@@ -93,6 +93,8 @@ pub struct ParseContext<'a> {
     /// `IoGeneration`'s caps: the default's until `[CONFIG]` sets them; the read-ahead and
     /// bulk sections warn about requests beyond them.
     pub io_generation: crate::config::IoGeneration,
+    /// `Edition`: Standard until `[CONFIG]` sets it (the read-ahead cap).
+    pub edition: crate::config::Edition,
     /// Warnings, in file order.
     pub warnings: &'a mut Vec<Warning>,
 }
@@ -190,6 +192,7 @@ macro_rules! sections {
                     host,
                     cpu_count: host.default_cpu_count(),
                     io_generation: crate::config::IoGeneration::default(),
+                    edition: crate::config::Edition::default(),
                     warnings: &mut warnings,
                 };
                 Sections { $( $field: default_of::<$ty>(&ini, &mut cx), )* }

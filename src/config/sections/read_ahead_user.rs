@@ -41,7 +41,7 @@ impl IniSection for ReadAheadUser {
             ("BuffersRAMin", r.buffers_min.into()),
             ("BuffersRAMax", r.buffers_max.into()),
         )?;
-        let caps = cx.io_generation.caps();
+        let caps = cx.io_generation.caps_in(cx.edition);
         crate::config::generation::warn_beyond_cap(
             v,
             ("BuffersRAMax", r.buffers_max),

@@ -74,7 +74,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         },
         backup: backup(c),
         sections: c.fixed_sections(),
-        caps: g.io_generation.caps(),
+        caps: g.io_generation.caps_in(g.edition),
         affinity: g.affinity,
         io_affinity: g.io_affinity,
     }

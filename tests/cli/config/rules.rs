@@ -314,6 +314,31 @@ fn io_generation_sets_the_request_caps_and_warns_once_per_key_beyond_them() {
 }
 
 #[test]
+fn edition_enterprise_reads_ahead_up_to_1024_pages_and_nothing_else_changes() {
+    let (s, w) = ok(&with_files(
+        "[CONFIG]\nEdition=Enterprise\n[ReadAheadUser]\nBuffersRAMin=512\nBuffersRAMax=1024\n",
+    ));
+    assert!(w.is_empty(), "{w:?}");
+    let plan = sqliosim::sim::plan::from_settings::plan_from(&s);
+    assert_eq!(
+        (plan.caps.gather_pages, plan.caps.read_ahead_pages),
+        (128, 1024)
+    );
+    assert_eq!(plan.read_ahead.max_pages, 1024);
+    // Standard (the default) splits the same key, and says so.
+    let (s, w) = ok(&with_files(
+        "[CONFIG]\nEdition=standard\n[ReadAheadUser]\nBuffersRAMax=1024\n",
+    ));
+    let plan = sqliosim::sim::plan::from_settings::plan_from(&s);
+    assert_eq!(plan.caps.read_ahead_pages, 64);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(
+        err(&with_files("[CONFIG]\nEdition=Datacenter\n")),
+        "t.ini:12: [CONFIG] Edition=Datacenter: expected Standard or Enterprise"
+    );
+}
+
+#[test]
 fn durability_mode_defaults_to_forced_flush_and_the_command_line_overrides_it() {
     use sqliosim::config::DurabilityMode;
     let plan_of = |s: &sqliosim::config::RunSettings| {
