@@ -20,7 +20,8 @@ pub struct FileMeta {
     pub target_io_duration_ms: u64,
     /// The damped running average kept by the throttling code; `None`: use the mean latency.
     pub running_avg_io_ms: Option<u64>,
-    /// Whether the configuration asked for a sparse file (used where `space` is unknown).
+    /// Whether the configuration asked for a sparse file: the attribute, kept once the file is
+    /// filled (as NTFS keeps it).
     pub sparse: bool,
     /// Its size and allocation as the filesystem says, when it says.
     pub space: Option<super::summary::FileSpace>,
@@ -143,7 +144,7 @@ fn file_summary(
     FileSummary {
         index: i,
         path: meta.map_or_else(|| format!("file{i}"), |m| m.path.display().to_string()),
-        sparse: meta.is_some_and(|m| m.space.map_or(m.sparse, |s| s.has_holes())),
+        sparse: meta.is_some_and(|m| m.sparse || m.space.is_some_and(|s| s.has_holes())),
         space: meta.and_then(|m| m.space),
         target_io_duration_ms: meta.map_or(100, |m| m.target_io_duration_ms),
         running_avg_io_ms: meta.and_then(|m| m.running_avg_io_ms).unwrap_or(mean_ms),

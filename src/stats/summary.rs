@@ -106,8 +106,9 @@ pub struct FileSummary {
     pub index: usize,
     /// Path of the file.
     pub path: String,
-    /// Whether the file is sparse: the filesystem holds fewer bytes for it than its size
-    /// (`space`), or, where nothing says (in memory), what the configuration asked.
+    /// SQLIOSim's sparse attribute: the configuration asked for a sparse file (the attribute
+    /// stays once the file is filled, as NTFS's does), or the filesystem holds fewer bytes for
+    /// it than its size (`space`).
     pub sparse: bool,
     /// Its size and what the filesystem holds for it, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -127,8 +127,8 @@ pub fn simulate(
 }
 
 /// What the summary says of each file beyond its counters: the throttle's target and running
-/// average now, and its size and what the filesystem holds for it now (issue #24 §2: a file
-/// asked for as sparse is sparse only while it has holes).
+/// average now, whether it was asked for as sparse (the attribute), and its size and what the
+/// filesystem holds for it now.
 fn file_metas(run: &Run<'_>) -> Vec<FileMeta> {
     run.files
         .iter()
