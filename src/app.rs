@@ -117,7 +117,8 @@ fn run_command(mut args: Box<RunArgs>) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Clean);
     }
     crate::exit::unless_closed(echoed)?;
-    simrun::run(&settings)
+    let adjusted: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    simrun::run(&settings, &adjusted)
 }
 
 /// `sqliosim verify ARGS…` (offline scan); `args[0]` is the display name.

@@ -17,8 +17,9 @@ use crate::report::{Evidence, IoServiceInfo};
 use crate::sim::plan::from_settings::plan_from;
 use crate::sim::plan::SimPlan;
 
-/// Runs the simulation for resolved settings.
-pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
+/// Runs the simulation for resolved settings; `adjusted` are the configuration's warnings (keys
+/// lowered, split, mapped or ignored), said on stderr already and kept in the log and JSON.
+pub fn run(settings: &RunSettings, adjusted: &[String]) -> anyhow::Result<Outcome> {
     let mut plan = plan_from(settings);
     super::targets::refuse_nodes(&plan, settings)?;
     let placement = super::dirs::placement_warnings(&plan.dirs());
@@ -92,6 +93,10 @@ pub fn run(settings: &RunSettings) -> anyhow::Result<Outcome> {
         evidence: &evidence,
         sink: sink.as_ref(),
     };
+    for text in adjusted {
+        let m = Message::new(Severity::Warning, "System", ADJUSTED_FUNC, text.as_str());
+        evidence.emit(Event::Message(m));
+    }
     header(
         &warnings.collect::<Vec<_>>(),
         &plan,
@@ -192,6 +197,9 @@ struct Said<'a> {
     evidence: &'a Evidence,
     sink: &'a dyn EventSink,
 }
+
+/// The `Func` of the configuration's warnings in the log (the JSON's `config_warnings`).
+pub const ADJUSTED_FUNC: &str = crate::report::sinks::json::CONFIG_WARNING_FUNC;
 
 /// The run header: what carries the I/O, the warnings (a directory created or on the root
 /// filesystem, one another user can change) and each file's direct-I/O unit on stdout, then

@@ -266,3 +266,53 @@ fn a_sparse_file_the_run_wrote_whole_keeps_its_sparse_attribute_and_says_its_all
         "the log does not say what the filesystem holds: {rest:.600}"
     );
 }
+
+/// A key the run adjusts (here `BuffersRAMax` beyond the read-ahead cap, which is split) is
+/// said on stderr, and also kept as evidence: a WARNING entry of the XML log and the JSON's
+/// `config_warnings`, so a vendor reading the log sees what the run did with the file.
+#[test]
+fn the_configurations_warnings_are_in_the_log_and_the_json() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = dir.path().join("adjusted.cfg.ini");
+    let text = std::fs::read_to_string(crate::kernel_log::config(dir.path()))
+        .expect("config")
+        .replace(
+            "[ReadAheadUser]\nUserCount=0\n",
+            "[ReadAheadUser]\nUserCount=0\nBuffersRAMax=65\n",
+        );
+    assert!(text.contains("BuffersRAMax=65"));
+    std::fs::write(&config, text).expect("write config");
+    let (json, log) = (dir.path().join("a.json"), dir.path().join("a.xml"));
+    let data = dir.path().join("d");
+    std::fs::create_dir(&data).expect("dir");
+    let out = run_cmd(&config, &data)
+        .arg("--json")
+        .arg(&json)
+        .arg("--log")
+        .arg(&log)
+        .output()
+        .expect("run");
+    assert_clean(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("BuffersRAMax=65 is more than"), "{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    let said = v["config_warnings"].as_array().expect("config_warnings");
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].as_str().is_some_and(
+            |w| w.contains("adjusted.cfg.ini:") && w.contains("BuffersRAMax=65 is more than")
+        ),
+        "{said:?}"
+    );
+    let xml = std::fs::read_to_string(&log).expect("log");
+    let doc = roxmltree::Document::parse(&xml).expect("the log parses");
+    let entry = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("ENTRY"))
+        .find(|n| n.attribute("Func") == Some("Config::Adjusted"))
+        .expect("a log entry for the adjusted key");
+    assert_eq!(entry.attribute("TYPE"), Some("WARNING"), "{xml:.2000}");
+    let text: String = entry.descendants().filter_map(|n| n.text()).collect();
+    assert!(text.contains("BuffersRAMax=65"), "{text}");
+}

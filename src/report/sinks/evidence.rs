@@ -257,6 +257,9 @@ impl State {
     fn log_message(&mut self, m: &Message) {
         if m.severity == Severity::Warning {
             self.doc.warnings_total += 1;
+            if m.func == super::json::CONFIG_WARNING_FUNC {
+                self.doc.config_warnings.push(m.text.clone());
+            }
         }
         if let Some(log) = &mut self.log {
             if let Err(e) = log.message(m) {

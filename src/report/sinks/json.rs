@@ -17,6 +17,9 @@ use crate::report::facts::sysinfo::SystemInfo;
 /// Value of the `schema` field; bumped on incompatible changes.
 pub const SCHEMA: &str = "sqliosim-summary/2";
 
+/// The `Func` of the configuration's warnings in the log, gathered into `config_warnings`.
+pub const CONFIG_WARNING_FUNC: &str = "Config::Adjusted";
+
 /// The tool that wrote the file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -154,6 +157,11 @@ pub struct JsonReport {
     pub pid: Option<u32>,
     /// Warnings of the run (every WARNING entry of its XML log; an addition to schema /2).
     pub warnings_total: u64,
+    /// The configuration's warnings: each key the run lowered, split, mapped or ignored, as
+    /// said on stderr at the start and logged as WARNING entries with `Func`
+    /// [`CONFIG_WARNING_FUNC`] (an addition to schema /2; absent when there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config_warnings: Vec<String>,
     /// Findings logged in full (at most the error cap).
     pub findings: Vec<Finding>,
     /// All integrity findings, including suppressed ones.
