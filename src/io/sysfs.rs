@@ -96,6 +96,59 @@ fn read_size(dir: &Path) -> Option<u32> {
     read_queue(dir, "logical_block_size")
 }
 
+/// The block device under a file, as sysfs says it at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drive {
+    /// The device's name (`sda`, `vda1`, `loop3`).
+    pub name: String,
+    /// Logical sector size, bytes.
+    pub logical: u32,
+    /// Physical sector size, bytes.
+    pub physical: Option<u32>,
+    /// `queue/write_cache` says `write back` (true) or `write through` (false).
+    pub write_back: Option<bool>,
+    /// The fields of its `stat` file, in order (Documentation/block/stat.rst: reads, read
+    /// merges, sectors read, read ms, writes, write merges, sectors written, write ms, in
+    /// flight, io ms, …; sectors of 512 bytes).
+    pub stat: Vec<u64>,
+}
+
+/// The block device under the file at `path` (a partition's queue is its disk's), or `None`
+/// where there is none (tmpfs, FUSE) or sysfs cannot be read.
+pub fn drive_of(path: &Path) -> Option<Drive> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    let dev = if meta.file_type().is_file() || meta.is_dir() {
+        meta.dev()
+    } else {
+        meta.rdev()
+    };
+    let (major, minor) = block_device(libc::major(dev), libc::minor(dev), path)?;
+    let dev = Path::new("/sys/dev/block").join(format!("{major}:{minor}"));
+    let dir = std::fs::canonicalize(dev).ok()?;
+    let queue_dir = match dir.join("queue").is_dir() {
+        true => dir.clone(),
+        false => dir.parent()?.to_path_buf(),
+    };
+    let write_back = std::fs::read_to_string(queue_dir.join("queue/write_cache"))
+        .ok()
+        .map(|t| t.trim() == "write back");
+    let stat = std::fs::read_to_string(dir.join("stat"))
+        .map(|t| {
+            t.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(Drive {
+        name: dir.file_name()?.to_string_lossy().into_owned(),
+        logical: read_size(&queue_dir)?,
+        physical: read_queue(&queue_dir, "physical_block_size"),
+        write_back,
+        stat,
+    })
+}
+
 /// A power-of-two size in `dir/queue/name`.
 fn read_queue(dir: &Path, name: &str) -> Option<u32> {
     let text = std::fs::read_to_string(dir.join("queue").join(name)).ok()?;
@@ -108,6 +161,23 @@ fn read_queue(dir: &Path, name: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_drive_under_a_file_is_the_one_its_device_number_names() {
+        let Ok(dir) = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")) else {
+            return;
+        };
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").expect("write");
+        // tmpfs and FUSE have no block device: nothing to say, and nothing is invented.
+        let Some(d) = drive_of(&file) else {
+            return;
+        };
+        assert!(d.logical >= 512 && d.logical.is_power_of_two(), "{d:?}");
+        assert!(d.physical.is_none_or(|p| p >= d.logical), "{d:?}");
+        assert!(d.stat.len() >= 11, "{d:?}");
+        assert!(!d.name.is_empty() && !d.name.contains('/'), "{d:?}");
+    }
 
     #[test]
     fn no_device_for_anonymous_numbers() {

@@ -24,7 +24,9 @@ pub use hist::{histogram_to_v2_base64, LatencyHistogram};
 pub use live::{LiveCounters, LiveSnapshot};
 pub use op::OpKind;
 pub use run::{FileMeta, RunStats};
-pub use summary::{ActorSummary, FileSpace, FileSummary, Latency, OpTotals, Summary};
+pub use summary::{
+    ActorSummary, DriveCounters, DriveLevel, FileSpace, FileSummary, Latency, OpTotals, Summary,
+};
 pub use text::{file_summary_lines, SQLIOSIM_SUMMARY_FUNC};
 pub use thread::ThreadStats;
 pub use timeline::{Timeline, TimelineBucket, TimelinePoint};

@@ -25,6 +25,8 @@ pub struct FileMeta {
     pub sparse: bool,
     /// Its size and allocation as the filesystem says, when it says.
     pub space: Option<super::summary::FileSpace>,
+    /// The disk under it, when there is one.
+    pub drive: Option<super::summary::DriveLevel>,
 }
 
 impl FileMeta {
@@ -36,6 +38,7 @@ impl FileMeta {
             running_avg_io_ms: None,
             sparse: false,
             space: None,
+            drive: None,
         }
     }
 }
@@ -146,6 +149,7 @@ fn file_summary(
         path: meta.map_or_else(|| format!("file{i}"), |m| m.path.display().to_string()),
         sparse: meta.is_some_and(|m| m.sparse || m.space.is_some_and(|s| s.has_holes())),
         space: meta.and_then(|m| m.space),
+        drive: meta.and_then(|m| m.drive.clone()),
         target_io_duration_ms: meta.map_or(100, |m| m.target_io_duration_ms),
         running_avg_io_ms: meta.and_then(|m| m.running_avg_io_ms).unwrap_or(mean_ms),
         throttled: st.throttles,

@@ -129,6 +129,45 @@ pub struct FileSummary {
     /// run and per phase (schema /2; absent in /1 documents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<super::DepthSummary>,
+    /// The disk under the file at the end of the run, as SQLIOSim's DRIVE LEVEL lines say it
+    /// (absent where there is no block device: tmpfs, FUSE, in memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive: Option<DriveLevel>,
+}
+
+/// The block device under a file, from sysfs: its sector sizes, its write cache and its
+/// counters since boot (for the whole device, not only the run's I/O, as SQLIOSim's are).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriveLevel {
+    /// The device's name (`sda`, `nvme0n1p2`, `loop3`).
+    pub device: String,
+    /// Logical sector size, bytes.
+    pub sector_size: u32,
+    /// Physical sector size, bytes, when sysfs says.
+    pub physical_sector_size: Option<u32>,
+    /// The disk's volatile write cache is on (`queue/write_cache` says `write back`).
+    pub write_cache: Option<bool>,
+    /// `/sys/block/DEV/stat`, when readable.
+    pub counters: Option<DriveCounters>,
+}
+
+/// A block device's I/O counters since boot (`/sys/block/DEV/stat`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriveCounters {
+    /// Reads completed.
+    pub reads: u64,
+    /// Milliseconds spent reading.
+    pub read_ms: u64,
+    /// Writes completed.
+    pub writes: u64,
+    /// Milliseconds spent writing.
+    pub write_ms: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Milliseconds with I/O in flight (`io_ticks`).
+    pub busy_ms: u64,
 }
 
 /// A file's size and the bytes its filesystem holds for it (`st_blocks` × 512): a sparse

@@ -20,7 +20,7 @@ fn yes_no(b: bool) -> &'static str {
 /// The summary lines of one file, one log entry each.
 pub fn file_summary_lines(f: &FileSummary) -> Vec<String> {
     let io = &f.io;
-    vec![
+    let mut lines = vec![
         format!("********** Final Summary for file {} **********", f.path),
         format!(
             "File Attributes: Compression = No, Encryption = No, Sparse = {}",
@@ -34,8 +34,33 @@ pub fn file_summary_lines(f: &FileSummary) -> Vec<String> {
             "Reads = {}, Scatter Reads = {}, Writes = {}, Gather Writes = {}, Total IO Time (ms) = {}",
             io.reads, io.scatter_reads, io.writes, io.gather_writes, io.total_io_time_ms
         ),
-        throughput_line(f),
-    ]
+    ];
+    lines.extend(f.drive.as_ref().map_or_else(Vec::new, drive_lines));
+    lines.push(throughput_line(f));
+    lines
+}
+
+/// SQLIOSim's DRIVE LEVEL lines, with what Linux says of the disk: its sector sizes (no
+/// geometry: Linux keeps none), its write cache (the read cache is not reported) and its
+/// counters since boot, for the whole device as SQLIOSim's are, times in milliseconds.
+fn drive_lines(d: &super::DriveLevel) -> Vec<String> {
+    let physical = d
+        .physical_sector_size
+        .map_or(String::new(), |p| format!(", Physical sector size = {p}"));
+    let mut lines = vec![format!(
+        "DRIVE LEVEL: Sector size = {}{physical}, Device = {}",
+        d.sector_size, d.device
+    )];
+    if let Some(wc) = d.write_cache {
+        lines.push(format!("DRIVE LEVEL: Write cache enabled = {}", yes_no(wc)));
+    }
+    if let Some(c) = &d.counters {
+        lines.push(format!(
+            "DRIVE LEVEL: Read count = {}, Read time = {}, Write count = {}, Write time = {}, Busy time = {}, Bytes read = {}, Bytes written = {}",
+            c.reads, c.read_ms, c.writes, c.write_ms, c.busy_ms, c.bytes_read, c.bytes_written
+        ));
+    }
+    lines
 }
 
 /// Our extra line: flushes, errors, IOPS, MB/s and latency percentiles in milliseconds, then

@@ -316,3 +316,64 @@ fn the_configurations_warnings_are_in_the_log_and_the_json() {
     let text: String = entry.descendants().filter_map(|n| n.text()).collect();
     assert!(text.contains("BuffersRAMax=65"), "{text}");
 }
+
+/// The end of a run logs SQLIOSim's "Closing file" line for every file, and each file's
+/// summary carries SQLIOSim's DRIVE LEVEL lines where a block device is under it, with the
+/// sector size sysfs gives that device (the JSON's `drive` likewise); none where there is no
+/// block device.
+#[test]
+fn the_summary_names_the_drive_under_each_file_and_the_files_are_closed() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = crate::kernel_log::config(dir.path());
+    let (json, log) = (dir.path().join("d.json"), dir.path().join("d.xml"));
+    let data = dir.path().join("d");
+    std::fs::create_dir(&data).expect("dir");
+    let out = run_cmd(&config, &data)
+        .arg("--json")
+        .arg(&json)
+        .arg("--log")
+        .arg(&log)
+        .output()
+        .expect("run");
+    assert_clean(&out);
+    let xml = std::fs::read_to_string(&log).expect("log");
+    for name in ["sqliosim.mdx", "sqliosim.ldx"] {
+        let closing = format!("Closing file {}", data.join(name).display());
+        assert!(xml.contains(&closing), "no '{closing}' in {xml:.3000}");
+    }
+    let dev = std::fs::metadata(&data).expect("stat").dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let sys = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    if major == 0 {
+        eprintln!("the data directory has an anonymous device number (btrfs, overlay): DRIVE LEVEL not compared");
+        return;
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("parse");
+    let drive = &v["stats"]["files"][0]["drive"];
+    let Ok(real) = std::fs::canonicalize(&sys) else {
+        assert!(drive.is_null(), "a drive where sysfs has none: {drive}");
+        assert!(!xml.contains("DRIVE LEVEL:"), "{xml:.3000}");
+        return;
+    };
+    let queue = match real.join("queue").is_dir() {
+        true => real.clone(),
+        false => real.parent().expect("disk").to_path_buf(),
+    };
+    let sector: u64 = std::fs::read_to_string(queue.join("queue/logical_block_size"))
+        .expect("logical_block_size")
+        .trim()
+        .parse()
+        .expect("number");
+    assert_eq!(drive["sector_size"].as_u64(), Some(sector), "{drive}");
+    let name = real
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(drive["device"].as_str(), Some(name.as_str()), "{drive}");
+    let line = format!("DRIVE LEVEL: Sector size = {sector}");
+    assert!(xml.contains(&line), "no '{line}' in {xml:.4000}");
+    assert!(xml.contains(&format!(", Device = {name}")), "{xml:.4000}");
+}

@@ -94,6 +94,10 @@ pub fn simulate(
             );
         }
     }
+    for f in &run.files {
+        let text = format!("Closing file {}", f.path.display());
+        run.message(Severity::Info, "Display Monitor", "Files::Close", text);
+    }
     let planned = (run.plan.cycles > 0).then(|| run.plan.cycle_duration * run.plan.cycles);
     let when =
         crate::sim::control::stop::StopWhen::of(&run.controls.stop, run.reporting.start, planned);
@@ -144,8 +148,35 @@ fn file_metas(run: &Run<'_>) -> Vec<FileMeta> {
                     allocated_bytes,
                 })
             }),
+            // A file in memory (the faulty backend) has no disk under it.
+            drive: f
+                .storage
+                .allocated()
+                .and_then(|_| crate::io::sysfs::drive_of(&f.path))
+                .map(drive_level),
         })
         .collect()
+}
+
+/// SQLIOSim's DRIVE LEVEL figures out of what sysfs says of the disk.
+fn drive_level(d: crate::io::sysfs::Drive) -> crate::stats::DriveLevel {
+    let field = |i: usize| d.stat.get(i).copied();
+    let counters = (d.stat.len() >= 11).then(|| crate::stats::DriveCounters {
+        reads: field(0).unwrap_or(0),
+        read_ms: field(3).unwrap_or(0),
+        writes: field(4).unwrap_or(0),
+        write_ms: field(7).unwrap_or(0),
+        bytes_read: field(2).unwrap_or(0).saturating_mul(512),
+        bytes_written: field(6).unwrap_or(0).saturating_mul(512),
+        busy_ms: field(9).unwrap_or(0),
+    });
+    crate::stats::DriveLevel {
+        device: d.name,
+        sector_size: d.logical,
+        physical_sector_size: d.physical,
+        write_cache: d.write_back,
+        counters,
+    }
 }
 
 /// The statistics of the run so far, from the workers' last flushes (`stats::board`), timed
