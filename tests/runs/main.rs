@@ -36,6 +36,7 @@ mod rerun;
 mod resume_journal;
 mod runs;
 mod safety;
+mod shapes;
 mod signal_stop;
 mod sort;
 mod status_p99;
