@@ -23,7 +23,7 @@ use crate::findings::{Finding, Message};
 use crate::stats::Summary;
 
 pub use facts::{Facts, FileUnit, Stopped};
-pub use tick::{Phase, PhaseBegan, Tick};
+pub use tick::{human_duration, Phase, PhaseBegan, Tick};
 
 /// Everything that flows from the driver and the workers to the outputs. Cheap to emit: the
 /// large payloads are boxed, so an event is two words.

@@ -123,4 +123,84 @@ impl Tick {
     pub fn throttled(&self) -> u64 {
         self.now.throttles
     }
+
+    /// The main-phase time still to run: this cycle's rest of its main phase and every later
+    /// cycle's, from the planned length; `None` when the run goes on until stopped. The
+    /// initial updates, checkpoints and audits of the cycles come on top of it, so the run
+    /// ends no sooner.
+    pub fn main_left(&self) -> Option<Duration> {
+        let planned = self.planned?;
+        let cycles = self.cycles.max(1);
+        let per_cycle = planned / cycles;
+        let done_cycles = per_cycle * self.cycle.saturating_sub(1).min(cycles);
+        let this_cycle = match self.phase {
+            Phase::InitialUpdate { .. } | Phase::InitialCheckpoint => Duration::ZERO,
+            Phase::Main { .. } => self.elapsed.min(per_cycle),
+            Phase::FinalCheckpoint | Phase::Audit { .. } => per_cycle,
+        };
+        Some(planned.saturating_sub(done_cycles + this_cycle))
+    }
+}
+
+/// A duration as people read it: `42s`, `12m05s`, `47h58m`, `2d 0h`.
+pub fn human_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..172_800 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        _ => format!("{}d {}h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tick(cycle: u32, cycles: u32, phase: Phase, elapsed: u64, planned: Option<u64>) -> Tick {
+        Tick {
+            cycle,
+            cycles,
+            phase,
+            elapsed: Duration::from_secs(elapsed),
+            run_elapsed: Duration::from_secs(elapsed),
+            planned: planned.map(Duration::from_secs),
+            done_bytes: 0,
+            finished: false,
+            before: LiveSnapshot::default(),
+            now: LiveSnapshot::default(),
+            interval: Duration::from_secs(1),
+            findings: 0,
+            in_flight: 0,
+            allowed: 0,
+            long_ios: 0,
+            witness_lag: None,
+        }
+    }
+
+    #[test]
+    fn the_main_time_left_counts_this_cycles_rest_and_the_later_cycles() {
+        let main = Phase::Main {
+            length: Duration::from_secs(100),
+        };
+        let audit = Phase::Audit { total_bytes: 1 };
+        let init = Phase::InitialUpdate { total_bytes: 1 };
+        let left = |t: Tick| t.main_left().map(|d| d.as_secs());
+        assert_eq!(left(tick(1, 3, init, 50, Some(300))), Some(300));
+        assert_eq!(left(tick(1, 3, main, 40, Some(300))), Some(260));
+        assert_eq!(left(tick(2, 3, audit, 5, Some(300))), Some(100));
+        assert_eq!(left(tick(3, 3, main, 100, Some(300))), Some(0));
+        assert_eq!(left(tick(3, 3, audit, 9, Some(300))), Some(0));
+        assert_eq!(left(tick(1, 0, main, 40, None)), None);
+    }
+
+    #[test]
+    fn durations_read_as_people_read_them() {
+        let h = |s| human_duration(Duration::from_secs(s));
+        assert_eq!(h(42), "42s");
+        assert_eq!(h(725), "12m05s");
+        assert_eq!(h(47 * 3600 + 58 * 60 + 30), "47h58m");
+        assert_eq!(h(48 * 3600), "2d 0h");
+        assert_eq!(h(3 * 86_400 + 5 * 3600), "3d 5h");
+    }
 }

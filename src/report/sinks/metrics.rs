@@ -201,6 +201,14 @@ fn gauges(out: &mut String, st: &State) {
         "The run's planned length (0: until stopped).",
         planned.to_string(),
     );
+    let left = t.and_then(Tick::main_left).map_or(0, |d| d.as_secs());
+    one(
+        out,
+        "sqliosim_main_left_seconds",
+        "gauge",
+        "Main-phase time still to run (0: until stopped, or done); the cycles' initial updates, checkpoints and audits come on top.",
+        left.to_string(),
+    );
     one(
         out,
         "sqliosim_in_flight",

@@ -1,7 +1,9 @@
 //! The text of the live progress line, from a [`Tick`] (pure; the app's progress sink shows
 //! it on a terminal). The line names the phase the cycle is in — "initial update 35 %",
 //! "initial checkpoint 00:03", "main 00:12/01:00", "final checkpoint 00:02", "audit 40 %" —
-//! then the test cycle ("cycle 2/3"; "cycle 2" when the run goes on until stopped) and the I/O
+//! then the test cycle ("cycle 2/3"; "cycle 2" when the run goes on until stopped), the
+//! main-phase time left of a planned run ("47h58m left": the cycles' initial updates,
+//! checkpoints and audits come on top of it) and the I/O
 //! rates of the last interval, with the run's p99 latency so far from its HDR histograms (the
 //! same number as the status line's `p99_run_ms`, see [`super::status::run_p99_ms`]).
 
@@ -13,8 +15,11 @@ use crate::stats::LiveSnapshot;
 /// The progress line of `t`: its phase's label and cycle, then the last interval's rates and
 /// the run's p99 so far (ms; `None` before statistics with I/O in them).
 pub fn tick_line(t: &Tick, p99_run_ms: Option<f64>) -> String {
+    let left = t.main_left().map_or(String::new(), |d| {
+        format!("  {} left", crate::events::human_duration(d))
+    });
     let label = format!(
-        "{}  {}",
+        "{}  {}{left}",
         label(t.phase, t.elapsed, t.done_bytes, t.finished),
         cycle_words(t.cycle, t.cycles)
     );

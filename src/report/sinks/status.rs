@@ -118,6 +118,10 @@ pub struct RunStatus {
     pub elapsed_s: f64,
     /// The planned length (cycles × cycle duration), seconds; null when open-ended.
     pub planned_s: Option<f64>,
+    /// The main-phase time still to run, seconds (the cycles' initial updates, checkpoints and
+    /// audits come on top of it); null when open-ended (a schema /2 addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_left_s: Option<f64>,
     /// Reads and writes per second over the last tick's interval (about a second).
     pub iops: f64,
     /// MB/s (2^20 bytes) over the same interval.
@@ -148,6 +152,7 @@ impl RunStatus {
             cycles: t.cycles,
             elapsed_s: t.run_elapsed.as_secs_f64(),
             planned_s: t.planned.map(|p| p.as_secs_f64()),
+            main_left_s: t.main_left().map(|d| d.as_secs_f64()),
             iops: t.iops(),
             mb_per_s: t.mb_per_s(),
             p99_ms: t.p99_ms(),
@@ -158,24 +163,28 @@ impl RunStatus {
         }
     }
 
-    /// "main 00:12/01:00, cycle 1/2, 20 s of 120 s planned, 1234 IOPS, 9.6 MB/s, p99 (run)
-    /// 1.024 ms, 3 in flight, 0 throttled, 0 finding(s)" (a JSON of before the run's p99 was
+    /// "main 00:12/01:00, cycle 1/2, 20s of 2m00s planned (1m48s of main phases left), 1234
+    /// IOPS, 9.6 MB/s, p99 (run) 1.024 ms, 3 in flight, 0 throttled, 0 finding(s)" (a JSON of before the run's p99 was
     /// kept says "p99 < …" of the last interval's bound).
     pub fn describe(&self) -> String {
+        let secs = |s: f64| crate::events::human_duration(std::time::Duration::from_secs_f64(s));
         let planned = self
             .planned_s
-            .map_or_else(String::new, |p| format!(" of {p:.0} s planned"));
+            .map_or_else(String::new, |p| format!(" of {} planned", secs(p.max(0.0))));
+        let left = self.main_left_s.map_or_else(String::new, |l| {
+            format!(" ({} of main phases left)", secs(l.max(0.0)))
+        });
         let p99 = match (self.p99_run_ms, self.p99_ms) {
             (Some(p), _) => format!("p99 (run) {p:.3} ms"),
             (None, Some(p)) => format!("p99 < {p:.3} ms"),
             (None, None) => "no I/O".into(),
         };
         format!(
-            "{} {}, {}, {:.0} s{planned}, {:.0} IOPS, {:.1} MB/s, {p99}, {} in flight, {} throttled, {} finding(s)",
+            "{} {}, {}, {}{planned}{left}, {:.0} IOPS, {:.1} MB/s, {p99}, {} in flight, {} throttled, {} finding(s)",
             self.phase,
             self.progress,
             crate::report::sinks::progress::cycle_words(self.cycle, self.cycles),
-            self.elapsed_s,
+            secs(self.elapsed_s.max(0.0)),
             self.iops,
             self.mb_per_s,
             self.in_flight,
