@@ -272,20 +272,34 @@ mod tests {
                 last
             })
         };
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        assert!(!writer.is_finished(), "the writer waits on a full log");
+        // Polled, not slept on: a loaded machine may take long to get there, never further.
+        let reached = |at_least: u64| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while wal.durable_end() <= at_least && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            wal.durable_end()
+        };
+        let held = reached(area / 2);
+        assert!(
+            held > area / 2,
+            "the log filled up to its lap: {held} of {area}"
+        );
+        // Time for a writer that ignored the hold to overrun it (a held one never does).
+        std::thread::sleep(std::time::Duration::from_millis(200));
         let held = wal.durable_end();
         assert!(
             held <= area,
             "nothing past one lap is written: {held} of {area}"
         );
-        assert!(
-            held > area / 2,
-            "the log filled up to its lap: {held} of {area}"
-        );
+        assert!(!writer.is_finished(), "the writer waits on a full log");
         // The log backup read a lap and a half: the writer may go on that far, no further.
         wal.retain_from(Some(area + area / 2));
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(
+            reached(area) > area,
+            "the writer goes on once the hold moves"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
         let held = wal.durable_end();
         assert!(held > area && held <= 2 * area + area / 2, "{held}");
         assert!(!writer.is_finished());
