@@ -128,9 +128,14 @@ fn the_terminal_progress_line_shows_the_cycle_and_leaves_no_spinner_behind() {
     }
     let raw =
         String::from_utf8_lossy(&std::fs::read(&typescript).expect("typescript")).into_owned();
+    // The cycle, then the main-phase time left of this planned run (2 s: "2s left" at most).
     assert!(
-        raw.contains("  cycle 1/1  IOPS"),
-        "the line names the cycle: {raw:?}"
+        raw.contains("  cycle 1/1  2s left  IOPS") || raw.contains("  cycle 1/1  1s left  IOPS"),
+        "the line names the cycle and the time left: {raw:?}"
+    );
+    assert!(
+        raw.contains("  cycle 1/1  0s left  IOPS"),
+        "the time left reaches 0 at the end of the main phase: {raw:?}"
     );
     let lines = screen(&raw);
     let spinner = |l: &String| l.chars().any(|c| ('\u{2800}'..='\u{28ff}').contains(&c));
