@@ -5,6 +5,7 @@ static ALLOCATOR: memory::Reserved = memory::Reserved;
 
 fn main() -> std::process::ExitCode {
     memory::set_aside();
+    memory::hook_thread_start();
     sqliosim::exit::to_exit_code(sqliosim::app::run(std::env::args_os().collect()))
 }
 
@@ -48,8 +49,23 @@ mod memory {
     /// The global allocator of the `sqliosim` binary.
     pub struct Reserved;
 
+    /// Under an address-space limit (`ulimit -v`), keeps glibc to one malloc arena. Each
+    /// thread's own arena reserves 64 MiB of address space, so with a dozen threads the limit
+    /// was met inside glibc, where nothing can answer it ("Fatal glibc error: failed to
+    /// register TLS destructor: out of memory", an abort), rather than at the run's fallible
+    /// doors. One arena costs some contention on `malloc`, which the run's I/O path does not
+    /// use (its buffers are allocated before it starts); without a limit nothing changes.
+    fn one_arena_under_a_limit() {
+        let limit = rustix::process::getrlimit(rustix::process::Resource::As);
+        if limit.current.is_some() {
+            // SAFETY: mallopt only sets a glibc tunable; called before any thread exists.
+            unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
+        }
+    }
+
     /// Sets the reserve aside; called first thing in `main`.
     pub fn set_aside() {
+        one_arena_under_a_limit();
         let Ok(layout) = Layout::from_size_align(RESERVE_BYTES, RESERVE_ALIGN) else {
             return;
         };
@@ -91,6 +107,31 @@ mod memory {
         if size >= LARGE {
             return std::ptr::null_mut();
         }
+        exhausted()
+    }
+
+    /// The panic std raises when a new thread cannot map its signal stack (an `mmap` the
+    /// allocator never sees): "failed to allocate an alternative stack: Cannot allocate
+    /// memory". It is the memory limit, not a defect, and is said as such.
+    const THREAD_START: &str = "failed to allocate an alternative stack";
+
+    /// Makes std's thread-start panic above the environment's exit 2; every other panic goes
+    /// to the default hook unchanged.
+    pub fn hook_thread_start() {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if info
+                .payload_as_str()
+                .is_some_and(|m| m.starts_with(THREAD_START))
+            {
+                exhausted();
+            }
+            default(info);
+        }));
+    }
+
+    /// Says that memory ran out and ends the process with exit 2.
+    fn exhausted() -> ! {
         const MSG: &[u8] = b"sqliosim: cannot allocate memory: the memory limit (ulimit -v, or the memory cgroup) is too small for this run; raise it or lower MaxMemoryMB, MaxOutstandingIO and the users; stopped with exit 2\n";
         // SAFETY: write(2) and _exit(2) are async-signal-safe and allocate nothing; MSG is a
         // valid buffer of its length.

@@ -143,3 +143,65 @@ fn log_stylesheet_renders_a_table_in_chromium() {
         "{dom}"
     );
 }
+
+/// The run writes `sqliosim.log.html` beside its XML log: SQLIOSim's table (the columns of
+/// `ErrorLog.xslt`), which Chromium shows from `file://` with no flag (it refuses the
+/// stylesheet itself without `--allow-file-access-from-files`), one row per ENTRY of the log.
+/// SQLIOSIM_UPDATE_SCREENSHOT=1 refreshes docs/log-view.png.
+#[test]
+fn the_logs_html_view_opens_from_disk_with_every_entry() {
+    let Some(bin) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fixtures::run(dir.path(), &fixtures::every_class()[..6], 50);
+    let xml = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).unwrap();
+    let entries = xml.matches("<ENTRY ").count();
+    assert!(entries > 8, "{xml}");
+    let view = dir.path().join("sqliosim.log.html");
+    let profile = dir.path().join("profile");
+    let (dom, err) = run_chromium(&bin, &view, &profile, &["--dump-dom".into()]);
+    assert!(!err.contains("Uncaught"), "script errors: {err}");
+    assert!(
+        dom.contains("<th>Date</th><th>Time</th><th>TID</th><th>User</th><th>Description</th>"),
+        "{dom}"
+    );
+    let rows = dom.matches("<tr class=").count();
+    assert_eq!(rows, entries, "one row per ENTRY: {dom}");
+    assert_eq!(
+        dom.matches("<tr class=\"ERROR\">").count(),
+        xml.matches("TYPE='ERROR'").count()
+    );
+    assert!(
+        dom.contains(&format!("{} entries.", entries)),
+        "the count line: {dom}"
+    );
+    assert!(
+        dom.contains("Error: 0x"),
+        "an error row as SQLIOSim's: {dom}"
+    );
+    let png = dir.path().join("log.png");
+    let shot = [
+        format!("--screenshot={}", png.display()),
+        "--window-size=1280,900".into(),
+    ];
+    run_chromium(&bin, &view, &profile, &shot);
+    let bytes = std::fs::read(&png).expect("screenshot written");
+    assert!(bytes.starts_with(b"\x89PNG"), "a PNG");
+    if std::env::var("SQLIOSIM_UPDATE_SCREENSHOT").as_deref() == Ok("1") {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/log-view.png");
+        std::fs::write(docs, bytes).unwrap();
+    }
+    // `report LOG.xml --html` shows the same table at the end of its page.
+    let html = dir.path().join("from-log.html");
+    let args = [
+        "sqliosim report".into(),
+        dir.path().join("sqliosim.log.xml").into_os_string(),
+        "--html".into(),
+        html.clone().into_os_string(),
+    ];
+    sqliosim::report::main(args.to_vec()).unwrap();
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.contains("<h2>Error log</h2>"));
+    assert_eq!(page.matches("<tr class='").count(), entries);
+}

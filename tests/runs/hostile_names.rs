@@ -348,6 +348,13 @@ const RUN_CASES: &[Case] = &[
         run_args!(),
     ),
     case(
+        "run: the XML log's HTML view",
+        "sqliosim.log.html",
+        Victim::Plain,
+        Prep::Empty,
+        run_args!(),
+    ),
+    case(
         "run: XML log",
         "sqliosim.log.xml",
         Victim::Ref("sqliosim.log.xml"),
@@ -455,6 +462,13 @@ const VERIFY_CASES: &[Case] = &[
     case(
         "verify --log: stylesheet",
         "ErrorLog.xslt",
+        Victim::Plain,
+        Prep::Set,
+        verify_args!("--log", "{S}/v.log.xml"),
+    ),
+    case(
+        "verify --log: its HTML view",
+        "v.log.html",
         Victim::Plain,
         Prep::Set,
         verify_args!("--log", "{S}/v.log.xml"),

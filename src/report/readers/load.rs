@@ -50,6 +50,8 @@ pub struct RunEvidence {
     pub io_service: Option<String>,
     /// How a signal cut the run short ("SIGINT after 6 s of 30 s"), when one did.
     pub stopped_by: Option<String>,
+    /// The log's entries as read (none when the input was a JSON summary).
+    pub log: Vec<LogEntry>,
 }
 
 impl RunEvidence {
@@ -151,6 +153,7 @@ fn from_json(path: &Path, doc: JsonReport, truncated: bool) -> RunEvidence {
         io_service: doc.io_engine.as_ref().map(|e| e.describe()),
         stopped_by: doc.stop.as_ref().and_then(signal_stop),
         json: Some(doc),
+        log: Vec::new(),
     }
 }
 
@@ -229,6 +232,7 @@ fn from_log(path: &Path, entries: Vec<LogEntry>, truncated: bool) -> RunEvidence
         json: None,
         io_service: None,
         stopped_by: None,
+        log: entries.clone(),
     };
     let mut summary_lines = Vec::new();
     for e in entries {

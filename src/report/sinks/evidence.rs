@@ -224,7 +224,7 @@ impl Evidence {
         .into();
         st.rewrite_json();
         if let Some(log) = &st.log {
-            if let Err(e) = log.sync() {
+            if let Err(e) = log.sync().and_then(|()| log.write_view()) {
                 st.keep(e);
             }
         }

@@ -93,6 +93,11 @@ impl LogWriter {
         self.log.sync()
     }
 
+    /// Writes the log's HTML view beside it (see [`XmlLog::write_view`]).
+    pub fn write_view(&self) -> Result<(), ReportError> {
+        self.log.write_view()
+    }
+
     /// Path of the log.
     pub fn path(&self) -> &Path {
         self.log.path()

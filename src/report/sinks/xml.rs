@@ -13,6 +13,8 @@ use crate::io::safefile::{self, Create};
 
 use crate::report::error::ReportError;
 use crate::report::sinks::clock::LogClock;
+use crate::report::views::dump_links::DumpLinks;
+use crate::report::views::log_view;
 
 /// Name of the root element (SQLIOSim's is undocumented; scripts only look for ENTRY).
 pub const ROOT: &str = "SQLIOSIM_LOG";
@@ -41,7 +43,8 @@ fn prolog() -> String {
 
 impl XmlLog {
     /// Creates the log at `path`, or rewrites it when it is one of ours, and writes
-    /// `ErrorLog.xslt` next to it. An existing file is checked through its open descriptor
+    /// `ErrorLog.xslt` next to it (and checks that its HTML view's name, written at the end,
+    /// is free of planted links). An existing file is checked through its open descriptor
     /// (see [`safefile`]): one of the tool's own regular files, and a log (unless
     /// `foreign_ok`), before it is emptied.
     pub fn create(path: &Path, clock: LogClock, foreign_ok: bool) -> Result<XmlLog, ReportError> {
@@ -58,6 +61,7 @@ impl XmlLog {
             .and_then(|_| file.write_all_at(CLOSING, head.len() as u64))
             .map_err(io)?;
         safefile::replace(&path.with_file_name(XSLT_NAME), XSLT.as_bytes())?;
+        safefile::check_replaceable(&log_view::beside_log(path))?;
         Ok(XmlLog {
             file,
             path: path.to_path_buf(),
@@ -86,6 +90,39 @@ impl XmlLog {
     /// Path of the log.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Writes the log's HTML view beside it ([`log_view`]: the table `ErrorLog.xslt` gives,
+    /// for a browser that will not apply a stylesheet from disk), read back through the open
+    /// log so it shows exactly what the log holds.
+    pub fn write_view(&self) -> Result<(), ReportError> {
+        let io = |e| ReportError::io(&self.path, e);
+        let mut bytes = vec![0u8; self.end as usize + CLOSING.len()];
+        self.file.read_exact_at(&mut bytes, 0).map_err(io)?;
+        let text = String::from_utf8_lossy(&bytes);
+        let parsed = crate::report::readers::logparse::parse_log(&text).map_err(|reason| {
+            ReportError::Unreadable {
+                path: self.path.clone(),
+                reason,
+            }
+        })?;
+        let view = log_view::beside_log(&self.path);
+        let links = DumpLinks::From {
+            html_dir: view.parent().map(Path::to_path_buf).unwrap_or_default(),
+            evidence: self
+                .path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+        };
+        let page = log_view::page(
+            &self.path.display().to_string(),
+            &parsed.entries,
+            parsed.truncated,
+            &links,
+        );
+        safefile::replace(&view, page.as_bytes())?;
+        Ok(())
     }
 
     /// Forces the log to stable storage (at the end of a run).

@@ -46,6 +46,8 @@ pub struct HtmlInput<'a> {
     /// Seconds from the chart's origin to the run's end (or last update): the findings
     /// chart's axis spans them.
     pub span_s: Option<f64>,
+    /// The XML log's entries, shown as SQLIOSim's table at the end (none for a JSON summary).
+    pub log: &'a [crate::report::readers::logparse::LogEntry],
 }
 
 /// The report of a run from its statistics and findings.
@@ -73,6 +75,7 @@ pub fn render(summary: &Summary, findings: &[Finding]) -> String {
         links: DumpLinks::Recorded,
         run: None,
         span_s: None,
+        log: &[],
     })
 }
 
@@ -105,6 +108,7 @@ pub fn render_loaded(l: &RunEvidence, links: DumpLinks) -> String {
         links,
         run: json,
         span_s,
+        log: &l.log,
     })
 }
 
@@ -157,6 +161,11 @@ pub fn render_input(inp: &HtmlInput) -> String {
     }
     if let Some(sys) = inp.system {
         system_table(&mut s, sys);
+    }
+    if !inp.log.is_empty() {
+        s.push_str(&crate::report::views::log_view::section(
+            inp.log, &inp.links,
+        ));
     }
     s.push_str("</body></html>\n");
     s
