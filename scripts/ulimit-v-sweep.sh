@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a tiny simulation under `ulimit -v` from 80 to 400 MB, 20 limits per round, and tallies
+# Runs a tiny simulation under `ulimit -v` from 16 to 120 MB (refusals below about 70 MB, finished runs above), 20 limits per round, and tallies
 # the exit codes: 0 (clean) and 2 (a clear error) are right; anything else (134: an abort) is
 # the defect issue #36 §12 describes. Usage: scripts/ulimit-v-sweep.sh [BINARY] [ROUNDS]
 set -u
@@ -38,7 +38,7 @@ INI
 declare -A tally
 for _ in $(seq 1 "$rounds"); do
   for i in $(seq 0 19); do
-    mb=$((80 + i * 320 / 19))
+    mb=$((16 + i * 104 / 19))
     rm -rf "$work/d"
     prlimit --as=$((mb * 1000000)) -- "$bin" run --config "$work/tiny.cfg.ini" --dir "$work/d" \
       --duration 1s >"$work/out" 2>"$work/err" </dev/null

@@ -214,6 +214,14 @@ fn gone_text(path: &Path, f: &Failed<'_>) -> String {
 fn refused_text(run: &Run<'_>, f: &Failed<'_>) -> String {
     let path = &run.files[f.file].path;
     let errno = f.error.raw_os_error();
+    if errno == Some(libc::ENOMEM) {
+        return format!(
+            "{}: cannot get the memory for a {}: {}. The memory limit (ulimit -v, or the memory cgroup) or the machine's memory is too small for this run: not an integrity finding. What to do: raise the limit, or lower MaxMemoryMB, the user counts or MaxOutstandingIO",
+            path.display(),
+            request(f),
+            f.error,
+        );
+    }
     format!(
         "{}: the platform refused a {}: {}. This is about how the request was made, not what the device did: not an integrity finding. {}. What to do: {}",
         path.display(),

@@ -218,7 +218,12 @@ pub fn extend(storage: &dyn Storage, from: u64, to: u64, p: &Prepare) -> std::io
             FileRole::Log => (super::logblock::LOG_STAMP, LOG_STAMP_CHUNK),
             FileRole::Data => (0, STAMP_CHUNK),
         };
-        let mut stamp = AlignedBuf::new(chunk)?;
+        let mut stamp = AlignedBuf::new(chunk).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot allocate {chunk} bytes to stamp the file: {e}; raise the memory limit (ulimit -v)"),
+            )
+        })?;
         stamp.fill(byte);
         let mut at = start;
         while at < end {

@@ -27,6 +27,22 @@ pub const GONE: &str = "went away";
 /// Acknowledgements in the channel before a writer waits for the journal thread.
 const CHANNEL: usize = 1 << 16;
 
+/// Checks that the channel's slots (a few MiB, allocated at once by crossbeam, which cannot
+/// fail softly) can be allocated: under a memory limit the run then says which allocation
+/// the limit refused (exit 2) instead of aborting in the allocation-failure handler (134).
+fn room_for_the_channel() -> std::io::Result<()> {
+    let bytes = CHANNEL * (std::mem::size_of::<Ack>() + std::mem::size_of::<usize>());
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!(
+                "cannot allocate its queue of {CHANNEL} acknowledgements ({bytes} bytes): raise the memory limit (ulimit -v)"
+            ),
+        )
+    })
+}
+
 /// Something the journal must record.
 #[derive(Debug)]
 pub enum Ack {
@@ -111,6 +127,7 @@ impl JournalService {
         if let Some(w) = &witness {
             w.push_base(state.snapshot().iter().map(Record::encode));
         }
+        room_for_the_channel()?;
         let (tx, rx) = bounded(CHANNEL);
         let status = Arc::new(Status::default());
         let path = writer.path().display().to_string();
