@@ -294,3 +294,63 @@ fn an_unknown_restart_policy_is_refused_by_name_before_anything_moves() {
     );
     assert!(earlier.is_dir(), "the earlier results were moved: {said}");
 }
+
+/// The source of the filesystem holding `dir`, as df(1) reads it from the mount table.
+fn mount_source(dir: &Path) -> String {
+    let out = Command::new("df")
+        .args(["--output=source"])
+        .arg(dir)
+        .output()
+        .expect("df");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().nth(1).unwrap_or_default().trim().to_string()
+}
+
+/// `SQLIOSIM_REQUIRE_MOUNT`: a --dir on another filesystem than the one named (the node's root
+/// disk, when the burn-in disk was not mounted) is refused before anything moves or runs,
+/// exit 2, naming the directory and the filesystem it is on; on the filesystem named, the run
+/// goes on.
+#[test]
+fn a_dir_not_on_the_required_mount_is_refused_before_anything_runs() {
+    let Some(run_sh) = prerequisites() else {
+        return;
+    };
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let dir = tmp.path();
+    std::fs::write(dir.join("small.cfg.ini"), CONFIG).expect("config");
+    std::fs::write(dir.join("run.sh"), run_sh).expect("run.sh");
+    let earlier = dir.join("results").join(NODE);
+    std::fs::create_dir_all(&earlier).expect("results");
+    let out = pod(dir, &[("SQLIOSIM_REQUIRE_MOUNT", "/dev/burnin-disk")])
+        .output()
+        .expect("run.sh");
+    let said = text(&out);
+    let source = mount_source(dir);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains(&format!(
+            "is on {source}, not on /dev/burnin-disk (SQLIOSIM_REQUIRE_MOUNT)"
+        )),
+        "{said}"
+    );
+    assert!(earlier.is_dir(), "the earlier results were moved: {said}");
+    let data = dir.join("data").join(NODE);
+    assert_eq!(
+        std::fs::read_dir(&data).expect("data").count(),
+        0,
+        "something ran: {said}"
+    );
+    std::fs::remove_dir_all(&earlier).expect("clear");
+    let out = pod(
+        dir,
+        &[
+            ("SQLIOSIM_REQUIRE_MOUNT", source.as_str()),
+            ("SQLIOSIM_DURATION", "2s"),
+        ],
+    )
+    .output()
+    .expect("run.sh");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "on {source}: {said}");
+    assert!(summary(&said, NODE).is_some(), "{said}");
+}
