@@ -166,6 +166,42 @@ fn a_rerun_after_a_dropped_controller_attaches_to_the_run_and_shows_its_status()
     let log = said(&short);
     assert!(!short.status.success(), "{log}");
     assert!(log.contains("is shorter than the run it limits"), "{log}");
+    // That play moved the controller's earlier results aside before its pre-flight: hosts/ to
+    // hosts.ID and the fleet report with it to fleet.ID, none of it overwritten or lost.
+    let kept: Vec<PathBuf> = std::fs::read_dir(&s.out)
+        .expect("output dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("fleet."))
+                && p.is_dir()
+        })
+        .collect();
+    assert_eq!(
+        kept.len(),
+        1,
+        "the earlier fleet report kept once: {kept:?}\n{log}"
+    );
+    let rc = std::fs::read_to_string(kept[0].join("fleet-report.rc")).expect("kept rc");
+    assert_eq!(rc.trim(), "0", "the earlier run's verdict kept");
+    for f in [
+        "fleet.html",
+        "fleet.json",
+        "fleet-junit.xml",
+        "fleet-report.txt",
+    ] {
+        assert!(
+            kept[0].join(f).is_file(),
+            "{f} not kept in {}",
+            kept[0].display()
+        );
+    }
+    let suffix = kept[0].file_name().expect("name").to_string_lossy()["fleet.".len()..].to_string();
+    assert!(
+        s.out.join(format!("hosts.{suffix}/node1")).is_dir(),
+        "the fleet report is not kept beside its hosts ({suffix})"
+    );
     // So is a data directory on another device than the one named.
     let other = s.play(&["-e", r#"{"sqliosim_data_devices": ["/dev/null"]}"#]);
     let log = said(&other);
