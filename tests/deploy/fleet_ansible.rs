@@ -67,7 +67,7 @@ fn inventory(fleet: &Fleet, remote: &Path) -> String {
         "[sqliosim:vars]\nansible_user=root\nansible_ssh_private_key_file={key}\n\
          ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\n\
          ansible_python_interpreter={python}\nsqliosim_remote_dir={remote}\n\
-         sqliosim_data_dirs=['{remote}/data']\nsqliosim_duration=5s\nsqliosim_poll=1\n\
+         sqliosim_data_dirs=['{remote}/data']\nsqliosim_allow_root_fs=true\nsqliosim_duration=5s\nsqliosim_poll=1\n\
          sqliosim_timeout=300\n",
         key = fleet.key.display(),
         remote = remote.display(),

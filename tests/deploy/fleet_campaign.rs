@@ -113,7 +113,7 @@ fn inventory(fleet: &Fleet, witness_port: u16) -> String {
         "[sqliosim:vars]\nansible_user=root\nansible_ssh_private_key_file={key}\n\
          ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=3'\n\
          ansible_python_interpreter={python}\nsqliosim_remote_dir={remote}\n\
-         sqliosim_data_dirs=['{remote}/data']\nsqliosim_poll=1\n",
+         sqliosim_data_dirs=['{remote}/data']\nsqliosim_allow_root_fs=true\nsqliosim_poll=1\n",
         key = fleet.key.display(),
         remote = fleet.shared_path.display(),
         python = python_interpreter(),

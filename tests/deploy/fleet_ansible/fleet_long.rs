@@ -21,7 +21,7 @@ fn inventory(fleet: &Fleet, remote: &Path) -> String {
          ansible_ssh_private_key_file={key}\n\
          ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'\n\
          ansible_python_interpreter={python}\nsqliosim_remote_dir={remote}\n\
-         sqliosim_data_dirs=['{remote}/data']\nsqliosim_duration={DURATION}s\nsqliosim_poll=2\n",
+         sqliosim_data_dirs=['{remote}/data']\nsqliosim_allow_root_fs=true\nsqliosim_duration={DURATION}s\nsqliosim_poll=2\n",
         addr = fleet.hosts[0].addr,
         key = fleet.key.display(),
         remote = remote.display(),
@@ -207,6 +207,20 @@ fn a_rerun_after_a_dropped_controller_attaches_to_the_run_and_shows_its_status()
     let log = said(&other);
     assert!(!other.status.success(), "{log}");
     assert!(log.contains("not on /dev/null"), "{log}");
+    // The defaults refuse a data directory on the root filesystem (no device named).
+    let on_root = {
+        use std::os::unix::fs::MetadataExt;
+        let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+        dev(&s.dir) == dev(Path::new("/"))
+    };
+    if on_root {
+        let root = s.play(&["-e", "sqliosim_allow_root_fs=false"]);
+        let log = said(&root);
+        assert!(!root.status.success(), "{log}");
+        assert!(log.contains("is on the root filesystem"), "{log}");
+    } else {
+        eprintln!("the hosts' data directory is not on the root filesystem: its refusal not tried");
+    }
     let (res_now, aside) = results(host);
     assert!(
         aside.is_empty(),

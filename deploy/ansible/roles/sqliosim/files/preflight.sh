@@ -5,6 +5,7 @@
 #   DIRS     the data directories, one a line; DEVICES the device of each, by position (or none)
 #   NEED_MB  the room a file set needs in each directory; FILES its file names, one a line
 #   DURATION the --duration, in seconds, for the dry run
+#   ROOT_OK  "true" lets a directory without a device be on the root filesystem
 set -u
 bad=0
 say() { echo "$*"; bad=1; }
@@ -28,6 +29,11 @@ for dir in $DIRS; do
   while [ ! -e "$d" ]; do d=$(dirname "$d"); done
   dev=$(printf '%s\n' "$DEVICES" | sed -n "${i}p")
   src=$(df -P "$d" | awk 'NR == 2 { print $1 }')
+  # Without a device named, the root filesystem is refused: the defaults (a directory under
+  # /var/tmp) would burn the system disk, which nobody meant.
+  if [ -z "$dev" ] && [ "${ROOT_OK:-false}" != true ] && [ "$(stat -c %d "$d")" = "$(stat -c %d /)" ]; then
+    say "$dir is on the root filesystem ($src): name the disk under test in sqliosim_data_devices and put the directory on it, or set sqliosim_allow_root_fs=true to burn the root disk on purpose"
+  fi
   if [ -n "$dev" ]; then
     want=$(readlink -f "$dev")
     # The filesystem's device and every device under it (partition -> disk, dm -> disks).
