@@ -240,7 +240,12 @@ fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
         _ if loaded.integrity_errors() > 0 => Ok(Outcome::Findings),
         RunState::Finished => Ok(Outcome::Clean),
         RunState::Running { .. } => Err(NotFinished("is still going".into()).into()),
-        RunState::Unfinished(why) => Err(NotFinished(format!("did not finish ({why})")).into()),
+        // `why` says "the run did not finish: …" already: said once.
+        RunState::Unfinished(why) => Err(NotFinished(match why.strip_prefix("the run ") {
+            Some(rest) => rest.to_string(),
+            None => format!("did not finish ({why})"),
+        })
+        .into()),
     };
     crate::exit::after_printing(printed, verdict)
 }

@@ -121,4 +121,12 @@ fn a_run_still_going_or_gone_silent_is_never_a_pass() {
         !said.contains("PASSED") && !said.contains("CLEAN"),
         "{said}"
     );
+    // The error line says why once (it read "the run did not finish (the run did not finish:
+    // …)").
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("no final verdict: the run did not finish: ")
+            && err.matches("did not finish").count() == 1,
+        "{err}"
+    );
 }
