@@ -84,6 +84,10 @@ pub fn expected_words(e: Option<ExpectedState>) -> String {
 /// The page's recent operations.
 fn history(s: &mut String, f: &Finding) {
     s.push_str("\nFILE HISTORY (oldest first)\n");
+    if f.history.is_empty() {
+        // A heading with nothing under it read as a lost section.
+        s.push_str("  (none recorded for this page)\n");
+    }
     for h in &f.history {
         let _ = writeln!(
             s,
@@ -235,5 +239,26 @@ mod tests {
         assert!(w(ExpectedState::Unknown { old: 2, issued: 5 })
             .contains("from generation 2 to generation 5"));
         assert!(!expected_words(None).contains("None"));
+    }
+
+    #[test]
+    fn an_empty_history_says_so_under_its_heading() {
+        let mut s = String::new();
+        let f = Finding::page(
+            0,
+            "f".into(),
+            0,
+            1,
+            crate::page::ActorKind::Verifier,
+            0,
+            crate::page::Verdict::Garbage {
+                first_bytes: [0; 16],
+            },
+        );
+        history(&mut s, &f);
+        assert_eq!(
+            s,
+            "\nFILE HISTORY (oldest first)\n  (none recorded for this page)\n"
+        );
     }
 }
