@@ -266,6 +266,15 @@ fn check_live_metrics(fams: &serde_json::Value, data_file: &str) {
     let phases = family(fams, "sqliosim_phase", "gauge");
     let on: f64 = phases.iter().filter_map(|s| s["value"].as_f64()).sum();
     assert_eq!((phases.len(), on), (5, 1.0), "{phases:?}");
+    // Spelt as the status line's phase= (one word: initial_update, not "initial update").
+    let names: Vec<&str> = phases
+        .iter()
+        .filter_map(|s| s["labels"]["phase"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"initial_update") && names.iter().all(|n| !n.contains(' ')),
+        "{names:?}"
+    );
     let lat = family(fams, "sqliosim_io_latency_seconds", "histogram");
     let of_file = |suffix: &str| -> Vec<&serde_json::Value> {
         lat.iter()

@@ -31,12 +31,13 @@ const BUCKETS_S: [f64; 18] = [
     2.5, 5.0, 15.0, 30.0,
 ];
 
-/// Every phase's name, for the `sqliosim_phase` state set.
+/// Every phase's name, for the `sqliosim_phase` state set: spelt as the status line's
+/// `phase=` value (one word), so that a label and a status line can be matched.
 const PHASES: [&str; 5] = [
-    "initial update",
-    "initial checkpoint",
+    "initial_update",
+    "initial_checkpoint",
     "main",
-    "final checkpoint",
+    "final_checkpoint",
     "audit",
 ];
 
@@ -161,9 +162,9 @@ fn gauges(out: &mut String, st: &State) {
         "gauge",
         "The phase of the test cycle running (1) or not (0).",
     );
-    let now = t.map(|t| t.phase.name());
+    let now = t.map(|t| t.phase.name().replace(' ', "_"));
     for p in PHASES {
-        let on = u8::from(st.running && now == Some(p));
+        let on = u8::from(st.running && now.as_deref() == Some(p));
         let _ = writeln!(out, "sqliosim_phase{{phase=\"{p}\"}} {on}");
     }
     let one = |out: &mut String, name: &str, kind: &str, help: &str, v: String| {
