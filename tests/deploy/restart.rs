@@ -19,6 +19,11 @@ const NODE: &str = "node1";
 
 /// run.sh NODE --dir DATA under the node's hostname, with `env` added.
 fn pod(dir: &Path, env: &[(&str, &str)]) -> Command {
+    pod_of(dir, env, false)
+}
+
+/// [`pod`], with `--idle` when `idle` (as the DaemonSet starts it).
+fn pod_of(dir: &Path, env: &[(&str, &str)], idle: bool) -> Command {
     let data = dir.join("data").join(NODE);
     std::fs::create_dir_all(&data).expect("data dir");
     let mut cmd = Command::new("unshare");
@@ -32,6 +37,7 @@ fn pod(dir: &Path, env: &[(&str, &str)]) -> Command {
         NODE,
     ])
     .arg(dir.join("run.sh"))
+    .args(idle.then_some("--idle"))
     .arg(NODE)
     .arg("--dir")
     .arg(&data)
@@ -353,4 +359,85 @@ fn a_dir_not_on_the_required_mount_is_refused_before_anything_runs() {
     let said = text(&out);
     assert_eq!(out.status.code(), Some(0), "on {source}: {said}");
     assert!(summary(&said, NODE).is_some(), "{said}");
+}
+
+/// A DaemonSet pod (`--idle`) until it says it idles; its output so far, then ended as a pod
+/// delete ends it (SIGTERM to run.sh, which stops its sleep).
+fn start_until_idle(dir: &Path, env: &[(&str, &str)], log: &Path) -> String {
+    let file = std::fs::File::create(log).expect("log");
+    let mut child = pod_of(dir, env, true)
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().expect("log"))
+        .stderr(file)
+        .spawn()
+        .expect("run.sh");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let said = std::fs::read_to_string(log).unwrap_or_default();
+        if said.contains("idle until the pod is deleted") {
+            break;
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            panic!("run.sh ended ({status}) instead of idling:\n{said}");
+        }
+        assert!(Instant::now() < deadline, "run.sh never idled:\n{said}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // SIGTERM to run.sh: its trap passes it to the sleep it waits for.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    )
+    .expect("kill");
+    child.wait().expect("wait");
+    std::fs::read_to_string(log).expect("log")
+}
+
+/// A node that reboots after its burn-in finished: the DaemonSet starts the pod again, which
+/// must not burn the disk again: it prints the finished run's summary again (collect.sh reads
+/// the new start's log) and idles, the results where they were. SQLIOSIM_AGAIN=1 runs another.
+#[test]
+fn a_pod_started_again_after_its_burn_in_finished_does_not_run_it_again() {
+    let Some(run_sh) = prerequisites() else {
+        return;
+    };
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let dir = tmp.path();
+    std::fs::write(dir.join("small.cfg.ini"), CONFIG).expect("config");
+    std::fs::write(dir.join("run.sh"), run_sh).expect("run.sh");
+    let env = [("SQLIOSIM_DURATION", "2s")];
+    let first = start_until_idle(dir, &env, &dir.join("first.log"));
+    let ran = summary(&first, NODE).expect("the first start's summary");
+    let results = dir.join("results");
+    let entries = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .expect("results")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(entries(&results), [NODE], "{first}");
+    let second = start_until_idle(dir, &env, &dir.join("second.log"));
+    assert!(second.contains("had already finished (exit 0)"), "{second}");
+    let again = summary(&second, NODE).expect("the summary printed again");
+    assert_eq!(again["run_id"], ran["run_id"], "{second}");
+    assert!(
+        !second.contains("sqliosim exited with"),
+        "it ran again: {second}"
+    );
+    assert_eq!(entries(&results), [NODE], "results moved: {second}");
+    let third = start_until_idle(
+        dir,
+        &[("SQLIOSIM_DURATION", "2s"), ("SQLIOSIM_AGAIN", "1")],
+        &dir.join("third.log"),
+    );
+    let new = summary(&third, NODE).expect("a new run's summary");
+    assert_ne!(new["run_id"], ran["run_id"], "{third}");
+    assert_eq!(
+        entries(&results).len(),
+        2,
+        "the earlier results kept aside: {third}"
+    );
 }
