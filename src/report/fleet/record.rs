@@ -146,7 +146,22 @@ impl RunRecord {
     }
 }
 
+/// True when the summary is one `sqliosim verify` wrote (its subcommand: the first argument
+/// that is not an option).
+fn is_verify(doc: &JsonReport) -> bool {
+    doc.command_line
+        .iter()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .is_some_and(|a| a == "verify")
+}
+
 fn from_json(l: &RunEvidence, doc: &JsonReport, notes: &mut Vec<String>) -> RunRecord {
+    if is_verify(doc) {
+        notes.push(
+            "a `sqliosim verify` of a file set at rest (after a cut or a restart), not a burn-in run: its verdict is of the files, its figures are the verify's own reads".into(),
+        );
+    }
     let host = doc
         .host
         .as_ref()

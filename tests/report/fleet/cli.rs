@@ -386,3 +386,43 @@ fn a_run_on_two_devices_gives_a_row_per_device_with_its_own_findings() {
     assert_eq!(findings, fleet["totals"]["findings"].as_u64().unwrap());
     assert!(findings > 0);
 }
+
+/// A summary `sqliosim verify` wrote (a restarted pod's verdict over its cut set) stands in the
+/// fleet as a row, and a note says it is a verify of files at rest, not a burn-in run.
+#[test]
+fn a_verify_summary_in_a_fleet_is_marked_as_one() {
+    let dir = clean_fleet(2);
+    let verify = dir.path().join("verify.json");
+    let out = assert_cmd::Command::cargo_bin("sqliosim")
+        .expect("binary")
+        .arg("verify")
+        .arg("--dir")
+        .arg(&runs().clean)
+        .arg("--json")
+        .arg(&verify)
+        .output()
+        .expect("verify");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&verify).expect("summary")).expect("JSON");
+    std::fs::remove_file(&verify).expect("rm");
+    put(dir.path(), "node9", &as_host(doc, "node9"));
+    let (code, out, err) = report(&[dir.path()]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(row(&out, "node9").contains("CLEAN"), "{out}");
+    let note = out
+        .lines()
+        .find(|l| l.contains("node9") && l.contains("sqliosim verify"))
+        .unwrap_or_else(|| panic!("no note marks the verify: {out}"));
+    assert!(note.contains("not a burn-in run"), "{note}");
+    assert!(
+        !out.lines()
+            .any(|l| l.contains("host1") && l.contains("sqliosim verify")),
+        "a run marked as a verify: {out}"
+    );
+}
