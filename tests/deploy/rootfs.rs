@@ -182,6 +182,17 @@ fn host_tool(name: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(name))
 }
 
+/// The source of the filesystem holding `dir`, as df(1) reads it from the mount table.
+fn mount_source(dir: &Path) -> String {
+    let out = Command::new("df")
+        .arg("--output=source")
+        .arg(dir)
+        .output()
+        .expect("df");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().nth(1).unwrap_or_default().trim().to_string()
+}
+
 /// A pod: the manifest's container command, as PID 1 of a new PID namespace, chrooted into
 /// the image's tree, with the pod's hostname, /proc and /dev.
 struct Pod {
@@ -217,7 +228,9 @@ fn start_pod(root: &Path, dir: &Path, manifest: &str, hostname: &str) -> Pod {
             "sh",
             "-c",
             // The image's PATH (deploy/Containerfile) inside; chroot found with the host's.
-            "hostname \"$1\" && mount --bind /dev \"$2/dev\" && shift && c=$(command -v chroot) \
+            // /data/disk0 a mount point of its own, as the burn-in disk mounted there.
+            "hostname \"$1\" && mount --bind /dev \"$2/dev\" \
+             && mount --bind \"$2/data/disk0\" \"$2/data/disk0\" && shift && c=$(command -v chroot) \
              && PATH=/bin:/ exec \"$c\" \"$@\"",
             "pod",
             hostname,
@@ -226,9 +239,18 @@ fn start_pod(root: &Path, dir: &Path, manifest: &str, hostname: &str) -> Pod {
         .args(&argv)
         .env_clear()
         .env("NODE_NAME", hostname);
+    // The device the burn-in disk is mounted from, as the operator sets it: here the
+    // filesystem the test's tree is on.
+    let source = mount_source(root);
     for var in spec["env"].as_array().into_iter().flatten() {
         if let Some(value) = var["value"].as_str() {
-            cmd.env(var["name"].as_str().expect("name"), value);
+            let name = var["name"].as_str().expect("name");
+            let value = if name == "SQLIOSIM_REQUIRE_MOUNT" {
+                source.as_str()
+            } else {
+                value
+            };
+            cmd.env(name, value);
         }
     }
     // Long enough that only the signal ends it; no bench (the manifests' are gigabytes).
