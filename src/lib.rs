@@ -2,7 +2,8 @@
 //!
 //! One package: this library and the `sqliosim` binary (`src/main.rs`, which only hands the
 //! command line to [`app::run`]). The `faultfs` FUSE test filesystem is a second crate of the
-//! workspace. docs/layout.md describes the tree, the layer rule below and where new parts go.
+//! workspace. ARCHITECTURE.md describes the layers below, a run's data flow and where new
+//! parts go; docs/layout.md the tree.
 //!
 //! # Layers
 //!
@@ -32,7 +33,7 @@
 //! - [`sim::engine`] (uses `findings`, `io`, `page`, `sim::control`, `sim::plan`, `witness`):
 //!   the storage engine: expected-state oracle, read retries, buffer pool, data files,
 //!   write-ahead log (its requests through the throttle and the in-flight table), journal.
-//! - [`sim::check`] (uses `exit`, `findings`, `io`, `page`, `sim::engine`): a file set at
+//! - [`sim::check`] (uses `findings`, `io`, `page`, `sim::engine`): a file set at
 //!   rest, checked: the scans `verify` and `run --resume` share, the scope of a verify, what
 //!   the journal holds the device to.
 //! - [`stats`] (uses `page`, `sim::control`, `sim::engine`): per-thread counters and
@@ -57,7 +58,7 @@
 //!   outside input behind one entry point, for the fuzzer (`fuzz/`) and its regression test.
 //! - [`app`] (uses `bench`, `cli`, `config`, `events`, `exit`, `findings`, `io`, `page`,
 //!   `report`, `sim::check`, `sim::control`, `sim::driver`, `sim::engine`, `sim::plan`,
-//!   `witness`): the wiring of each subcommand: config → plan → storage, engine, actors →
+//!   `stats`, `witness`): the wiring of each subcommand: config → plan → storage, engine, actors →
 //!   driver → reports.
 //!
 //! # Names

@@ -12,6 +12,9 @@
 //! dependency); `super::` paths stay inside their own module and are not followed.
 //! `src/main.rs` is the binary, above everything, and is not checked.
 //!
+//! One more check of the house lives here: every test binary is in exactly one tier of
+//! scripts/test.sh (`every_test_binary_is_in_one_tier_of_scripts_test_sh`).
+//!
 //! Run it with `cargo test --release --test layers`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -531,7 +534,7 @@ fn an_edge_the_graph_lacks_is_caught() {
 fn the_graph_is_read_from_the_crate_docs() {
     let g = graph(&lib_rs());
     let uses = |a: &str, b: &str| g.uses.get(a).is_some_and(|u| u.contains(b));
-    // Spot checks of what docs/layout.md and GUIDE.md say.
+    // Spot checks of what ARCHITECTURE.md and GUIDE.md say.
     assert!(uses("io", "page"));
     assert!(uses("sim::actors", "sim::engine"));
     assert!(uses("sim::driver", "sim::actors"));
@@ -546,4 +549,52 @@ fn the_graph_is_read_from_the_crate_docs() {
         Some("sim::engine")
     );
     assert_eq!(g.node_of("sim").as_deref(), None);
+}
+
+/// The names in `NAME=(a b c)` of scripts/test.sh.
+fn tier(script: &str, name: &str) -> Vec<String> {
+    let start = format!("{name}=(");
+    let line = script
+        .lines()
+        .find(|l| l.starts_with(&start))
+        .unwrap_or_else(|| panic!("scripts/test.sh has no line starting {start}"));
+    line[start.len()..]
+        .trim_end_matches(')')
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The integration-test binaries of a package: Cargo's `tests/NAME.rs` and `tests/NAME/main.rs`.
+fn test_binaries(package: &Path, out: &mut Vec<String>) {
+    let entries = fs::read_dir(package.join("tests")).expect("tests/");
+    for e in entries {
+        let path = e.expect("tests/ entry").path();
+        let name = path
+            .file_stem()
+            .expect("name")
+            .to_string_lossy()
+            .to_string();
+        if path.extension().is_some_and(|x| x == "rs") || path.join("main.rs").is_file() {
+            out.push(name);
+        }
+    }
+}
+
+#[test]
+fn every_test_binary_is_in_one_tier_of_scripts_test_sh() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let script = fs::read_to_string(root.join("scripts/test.sh")).expect("scripts/test.sh");
+    let (fast, slow) = (tier(&script, "FAST"), tier(&script, "SLOW"));
+    let mut binaries = Vec::new();
+    test_binaries(root, &mut binaries);
+    test_binaries(&root.join("faultfs"), &mut binaries);
+    binaries.sort();
+    let mut listed: Vec<String> = fast.iter().chain(&slow).cloned().collect();
+    listed.sort();
+    assert_eq!(
+        listed, binaries,
+        "scripts/test.sh's FAST and SLOW must name every test binary once (FAST {fast:?}, SLOW {slow:?})"
+    );
+    assert!(binaries.contains(&"layers".to_string()) && slow.contains(&"kernel".to_string()));
 }

@@ -237,6 +237,19 @@ pub fn summary_text(o: &SimOutcome, seed: u64) -> String {
             f.throttled
         ));
     }
+    if let Some(x) = &o.summary.other {
+        s.push_str(&format!(
+            "  {}: {} reads, {} writes, {:.0} IOPS, {:.1} MB/s, latency p50 {:.0} us p99 {:.0} us max {:.0} us\n",
+            crate::stats::OTHER_FILES,
+            x.reads + x.scatter_reads,
+            x.writes + x.gather_writes,
+            x.iops,
+            x.mb_per_s,
+            x.latency.p50_us,
+            x.latency.p99_us,
+            x.latency.max_us,
+        ));
+    }
     if o.no_space > 0 {
         s.push_str(&format!(
             "Out of space: {} request(s) failed for lack of space (see the warnings); a condition, not corruption.\n",

@@ -53,6 +53,9 @@ impl Selection {
         let loaded = self
             .journal
             .map(|(path, st)| crate::sim::check::journal_verdict::report(&path, st, &paths));
+        for line in loaded.iter().flat_map(|l| &l.lines) {
+            crate::exit::outln!("{line}").ok();
+        }
         let mut errors = loaded.as_ref().map_or(0, |l| l.findings);
         let journal_damage = loaded
             .as_ref()
@@ -276,7 +279,7 @@ fn scan_log_stream(
 /// A stream's problems as `backup_corruption` findings.
 fn emit_problems(
     emit: &mut dyn FnMut(Finding),
-    problems: &[crate::sim::engine::backup::scan::Problem],
+    problems: &[crate::sim::engine::backup::scan::StreamProblem],
     path: &Path,
 ) {
     for p in problems {

@@ -46,8 +46,8 @@ pub(super) struct LiveOutput {
 }
 
 /// Every output beside the console and the evidence that the settings ask for. A new output
-/// is its sink's file in `report/`, its `pub mod` line, and one entry here (docs/layout.md,
-/// "Adding a sink").
+/// is its sink's file in `report/`, its `pub mod` line, and one entry here (ARCHITECTURE.md,
+/// "Adding things").
 pub(super) fn live_outputs(settings: &RunSettings) -> Vec<LiveOutput> {
     [status_sink(settings), metrics_sink(settings)]
         .into_iter()

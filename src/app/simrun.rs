@@ -74,8 +74,13 @@ pub fn run(settings: &RunSettings, adjusted: &[String]) -> anyhow::Result<Outcom
         "I/O engine = {}",
         io_service.describe()
     ))?;
+    // From the JSON's first "running" heartbeat on, SIGINT and SIGTERM are caught: one during
+    // the header (a pod deleted as it starts) ends the run with its summary as the simulation
+    // starts, instead of killing it with the JSON left "running". Not before: a Ctrl-C during
+    // a resume's judging of a large set or the engine probe still ends the process at once.
+    let signals = crate::sim::driver::Signals::catch();
     let evidence = Arc::new(open_evidence(settings, run_id)?);
-    // Every output is a sink of the one event stream (docs/layout.md, "Adding a sink").
+    // Every output is a sink of the one event stream (ARCHITECTURE.md, "Adding things").
     let progress = Arc::new(ProgressSink::default());
     let mut sinks: Vec<Arc<dyn EventSink>> = vec![
         Arc::new(ConsoleSink::beside(progress.clone())),
@@ -100,7 +105,7 @@ pub fn run(settings: &RunSettings, adjusted: &[String]) -> anyhow::Result<Outcom
     header(
         &warnings.collect::<Vec<_>>(),
         &plan,
-        backend.as_ref(),
+        (backend.as_ref(), faulty.is_some()),
         io_service,
         &said,
     )?;
@@ -115,7 +120,7 @@ pub fn run(settings: &RunSettings, adjusted: &[String]) -> anyhow::Result<Outcom
         .as_deref()
         .map(super::run_bench::start)
         .transpose()?;
-    let result = crate::sim::driver::simulate(plan, backend.as_ref(), sink.clone());
+    let result = crate::sim::driver::simulate_caught(plan, backend.as_ref(), sink.clone(), signals);
     progress.finish();
     if let Some(n) = faulty.map(|f| f.armed()).filter(|&n| n > 0) {
         crate::exit::errln!("sqliosim: warning: {n} injected fault(s) never fired: no request of their kind reached their page after they were armed (a request meets at most one armed fault)");
@@ -157,13 +162,34 @@ fn print_end(
 ) -> Result<(), crate::exit::StdoutError> {
     crate::exit::out!("{}", summary_text(outcome, seed))?;
     crate::exit::outln!("Error log: {}", settings.error_log.display())?;
+    let view = crate::report::views::log_view::beside_log(&settings.error_log);
+    if view.is_file() {
+        crate::exit::outln!("Log view: {} (opens in a browser)", view.display())?;
+    }
     if let Some(json) = &settings.json {
         crate::exit::outln!("JSON summary: {}", json.display())?;
     }
     if let Some(out) = &settings.bundle {
         crate::exit::outln!("Evidence bundle: {}", out.display())?;
     }
+    if let Some(json) = &settings.json {
+        crate::exit::outln!(
+            "Charts and findings in one page: sqliosim report {} --html sqliosim-report.html",
+            shell_word(&json.display().to_string())
+        )?;
+    }
     Ok(())
+}
+
+/// `word` as a shell reads it back: as is when it holds only characters no shell treats
+/// specially, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 /// The exit status of a finished run.
@@ -207,7 +233,7 @@ pub const ADJUSTED_FUNC: &str = crate::report::sinks::json::CONFIG_WARNING_FUNC;
 fn header(
     warnings: &[String],
     plan: &SimPlan,
-    backend: &dyn Backend,
+    (backend, in_memory): (&dyn Backend, bool),
     io_service: IoServiceInfo,
     said: &Said,
 ) -> anyhow::Result<()> {
@@ -233,14 +259,20 @@ fn header(
         sink.emit(Event::Facts(Box::new(Facts::Unit(unit))));
     }
     let system = crate::report::facts::sysinfo::capture(&file_paths(plan));
-    for line in crate::report::facts::sysinfo::console_lines(&system) {
-        crate::exit::unless_closed(crate::exit::outln!("{line}"))?;
-    }
-    let durability = crate::report::facts::sysinfo::durability_line(
-        plan.write_through,
-        plan.durability,
-        &system,
-    );
+    let durability = if in_memory {
+        // The files live in the faulty backend: no disk is under them, whatever is mounted
+        // under their names' directory.
+        let none = "Device: none: with --fault-injection the files live in memory (the injected faults play the device; no disk is written)";
+        crate::exit::unless_closed(crate::exit::outln!("{none}"))?;
+        let how =
+            crate::report::facts::sysinfo::durability_how(plan.write_through, plan.durability);
+        format!("Durability: {how}; as the in-memory device models it (no disk: FUA and write cache do not apply)")
+    } else {
+        for line in crate::report::facts::sysinfo::console_lines(&system) {
+            crate::exit::unless_closed(crate::exit::outln!("{line}"))?;
+        }
+        crate::report::facts::sysinfo::durability_line(plan.write_through, plan.durability, &system)
+    };
     crate::exit::unless_closed(crate::exit::outln!("{durability}"))?;
     let m = Message::new(Severity::Info, "System", "Durability", durability.as_str());
     evidence.emit(Event::Message(m));

@@ -26,6 +26,7 @@ pub use op::OpKind;
 pub use run::{FileMeta, RunStats};
 pub use summary::{
     ActorSummary, DriveCounters, DriveLevel, FileSpace, FileSummary, Latency, OpTotals, Summary,
+    OTHER_FILES,
 };
 pub use text::{file_summary_lines, SQLIOSIM_SUMMARY_FUNC};
 pub use thread::ThreadStats;

@@ -81,10 +81,15 @@ impl RunStats {
         for h in every().flat_map(|f| f.hist.iter().flatten()) {
             all_hist.add(h);
         }
+        let other = op_cells(s.scratch.cells.iter())
+            .iter()
+            .any(|(_, c)| c.ops > 0 || c.errors > 0)
+            .then(|| io_totals(&s.scratch, secs));
         Summary {
             elapsed_s: secs,
             total: totals(&all_cells, &all_hist, secs),
             files: file_sums,
+            other,
             actors: actor_summaries(s, secs),
             timeline: s.timeline.points(),
             depth: None,
@@ -125,6 +130,16 @@ fn totals(cells: &[(usize, Cell)], hist: &LatencyHistogram, secs: f64) -> OpTota
     }
 }
 
+/// The totals of one file's statistics (or of the files outside the set), every operation's
+/// latency merged.
+fn io_totals(st: &FileStats, secs: f64) -> OpTotals {
+    let mut hist = LatencyHistogram::new();
+    for h in st.hist.iter().flatten() {
+        hist.add(h);
+    }
+    totals(&op_cells(st.cells.iter()), &hist, secs)
+}
+
 fn file_summary(
     i: usize,
     st: Option<&FileStats>,
@@ -133,16 +148,11 @@ fn file_summary(
 ) -> FileSummary {
     let empty = FileStats::default();
     let st = st.unwrap_or(&empty);
-    let cells = op_cells(st.cells.iter());
-    let mut hist = LatencyHistogram::new();
-    let mut latency_by_op = BTreeMap::new();
-    for op in OpKind::ALL {
-        if let Some(h) = &st.hist[op.index()] {
-            hist.add(h);
-            latency_by_op.insert(op, h.latency());
-        }
-    }
-    let io = totals(&cells, &hist, secs);
+    let latency_by_op: BTreeMap<_, _> = OpKind::ALL
+        .iter()
+        .filter_map(|op| Some((*op, st.hist[op.index()].as_ref()?.latency())))
+        .collect();
+    let io = io_totals(st, secs);
     let mean_ms = (io.latency.mean_us / 1000.0).round() as u64;
     FileSummary {
         index: i,

@@ -198,6 +198,9 @@ pub struct ActorSummary {
     pub io: OpTotals,
 }
 
+/// How the console and the HTML report name [`Summary::other`]'s line.
+pub const OTHER_FILES: &str = "other files (backup streams, restore copies, tempdb, snapshots)";
+
 /// The merged statistics of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -207,6 +210,11 @@ pub struct Summary {
     pub total: OpTotals,
     /// One entry per file.
     pub files: Vec<FileSummary>,
+    /// The I/O to files outside the set (backup and log backup streams, restore copies, a
+    /// Sort User's tempdb file, DBCC snapshots): in `total`, in no entry of `files`, so that the
+    /// lines add up. Absent when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other: Option<OpTotals>,
     /// One entry per actor kind that did I/O.
     pub actors: Vec<ActorSummary>,
     /// IOPS, MB/s and latency per time bucket.

@@ -437,6 +437,31 @@ fn the_sample_names_every_key_the_parser_accepts() {
 }
 
 #[test]
+fn docs_configuration_md_names_every_key_the_parser_accepts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/configuration.md")).expect("the doc");
+    let mut keys: Vec<&str> = config::sections::SECTIONS
+        .iter()
+        .flat_map(|s| s.keys.iter().copied())
+        .chain(config::sections::FILE_KEYS.iter().copied())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    // A registry that gave nothing would pass anything.
+    assert!(keys.len() >= 60, "{keys:?}");
+    // A key is documented where its name stands in backticks, as in the tables' first columns.
+    let missing: Vec<&str> = keys
+        .into_iter()
+        .filter(|k| !text.contains(&format!("`{k}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/configuration.md does not name these keys the parser accepts (a row each, with its \
+         default and range): {missing:?}"
+    );
+}
+
+#[test]
 fn echo_has_sqliosim_first_line_and_the_seed() {
     let (mut s, _) = ok(&with_files("[CONFIG]\nCPUCount=2\nMaxMemoryMB=630\n"));
     s.seed = 99;

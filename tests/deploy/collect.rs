@@ -200,7 +200,8 @@ fn run_sh_keeps_the_results_of_an_earlier_start_under_its_run_id() {
         .expect("run_id");
     let second = run_pod(dir, &script, pod, true);
     let said = String::from_utf8_lossy(&second);
-    let kept = results.join(format!("{pod}.{id}"));
+    // The run id in hex, as sqliosim names a run (dumps/RUNID, NAME.RUNID.bak).
+    let kept = results.join(format!("{pod}.{id:016x}"));
     assert!(said.contains(&kept.display().to_string()), "{said}");
     let kept_json = std::fs::read(kept.join("sqliosim.log.json")).expect("kept json");
     assert!(
@@ -215,7 +216,7 @@ fn run_sh_keeps_the_results_of_an_earlier_start_under_its_run_id() {
 }
 
 /// The Ansible role's keep-aside step (its shell, read out of the role's defaults) moves an
-/// earlier run's results to results.RUNID and deletes nothing; no task of the role deletes a
+/// earlier run's results to results.RUNID (the id in hex) and deletes nothing; no task of the role deletes a
 /// results directory.
 #[test]
 fn the_ansible_role_keeps_earlier_results_under_their_run_id() {
@@ -240,9 +241,11 @@ fn the_ansible_role_keeps_earlier_results_under_their_run_id() {
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let results = tmp.path().join("results");
     std::fs::create_dir_all(results.join("dumps")).expect("dumps");
-    let json = "{\n  \"schema\": \"x\",\n  \"run_id\": 1234567,\n  \"findings\": []\n}\n";
+    // A run id above 2^63 (beyond sh arithmetic) is named in hex as sqliosim names it.
+    let json =
+        "{\n  \"schema\": \"x\",\n  \"run_id\": 18446744073709551613,\n  \"findings\": []\n}\n";
     std::fs::write(results.join("sqliosim.log.json"), json).expect("json");
-    for expect in ["results.1234567", "results.1234567-2"] {
+    for expect in ["results.fffffffffffffffd", "results.fffffffffffffffd-2"] {
         let out = Command::new("sh")
             .args(["-c", &keep])
             .env("KEEP", &results)

@@ -269,7 +269,8 @@ fn a_pod_restarted_after_a_cut_whose_set_is_gone_starts_a_new_run() {
     let log = String::from_utf8_lossy(&out.stdout);
     let run = summary(&log, NODE).expect("the new run's summary");
     assert_eq!(run["outcome"], "clean", "{run}");
-    let kept = dir.join("results").join(format!("{NODE}.77"));
+    // Named by the run id in hex, as sqliosim names a run (77 = 0x4d).
+    let kept = dir.join("results").join(format!("{NODE}.000000000000004d"));
     assert_eq!(
         std::fs::read_to_string(kept.join("sqliosim.log.json")).expect("kept"),
         running

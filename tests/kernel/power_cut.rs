@@ -128,6 +128,13 @@ impl Scene {
         }
     }
 
+    /// Waits until `cond` holds (at once if it does now); panics if sqliosim ends first.
+    pub(crate) fn wait_until(&mut self, what: &str, cond: impl Fn(&Scene) -> bool) {
+        if !cond(self) {
+            self.wait_change(what, cond);
+        }
+    }
+
     /// Waits for the first journal batch after the Start record (the initial checkpoint).
     pub(crate) fn wait_first_checkpoint(&mut self) {
         self.wait_change("journal Start record", |s| s.journal_size() > 0);

@@ -26,12 +26,16 @@ fn mode(p: &Path, m: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).expect("chmod");
 }
 
-/// The mount points of this mount namespace, sorted.
-fn mount_points() -> Vec<String> {
+/// The mount points of this mount namespace under `under`, sorted: the test's own directory,
+/// where the self-test and everything planted lives (other tests mount and unmount elsewhere
+/// meanwhile, so the whole table is no one test's to compare).
+fn mount_points(under: &Path) -> Vec<String> {
     let info = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
+    let under = under.to_string_lossy();
     let mut v: Vec<String> = info
         .lines()
         .filter_map(|l| l.split(' ').nth(4).map(String::from))
+        .filter(|m| m.starts_with(under.as_ref()))
         .collect();
     v.sort();
     v
@@ -104,7 +108,7 @@ fn watch(mut child: Child, tmp: &Path, planted: &str, victim: &Path) -> (Output,
                 }
             }
         }
-        seen.mounted_over_victim |= mount_points().contains(&victim);
+        seen.mounted_over_victim |= mount_points(Path::new(&victim)).contains(&victim);
         std::thread::sleep(Duration::from_millis(10));
     }
     (child.wait_with_output().expect("output"), seen)
@@ -186,7 +190,7 @@ fn a_planted_selftest_directory_is_not_used_and_its_victims_are_untouched() {
     std::fs::create_dir(&victim).expect("mkdir");
     mode(&victim, 0o700);
     std::fs::write(victim.join("inside"), OTHER_RUN).expect("write");
-    let mounts = mount_points();
+    let mounts = mount_points(base.path());
 
     let child = start_stopped(&tmp);
     let (planted, top) = plant(&tmp, child.id(), &other_run, &victim);
@@ -211,7 +215,7 @@ fn a_planted_selftest_directory_is_not_used_and_its_victims_are_untouched() {
             listing(&victim)
         ));
     }
-    if mount_points() != mounts {
+    if mount_points(base.path()) != mounts {
         wrong.push("the mount table is not what it was".into());
     }
     if tree(&top) != planted_tree {

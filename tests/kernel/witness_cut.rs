@@ -50,6 +50,21 @@ impl Witness {
             _dir: dir,
         }
     }
+
+    /// Bytes of every record the witness keeps (they grow with each batch it gets).
+    fn record_bytes(&self) -> u64 {
+        fn walk(p: &std::path::Path) -> u64 {
+            std::fs::read_dir(p).map_or(0, |d| {
+                d.flatten()
+                    .map(|e| match e.file_type() {
+                        Ok(t) if t.is_dir() => walk(&e.path()),
+                        _ => e.metadata().map_or(0, |m| m.len()),
+                    })
+                    .sum()
+            })
+        }
+        walk(self._dir.path())
+    }
 }
 
 /// Runs on the mount with `--witness`, waits for a checkpoint's journal batch, lies (or not)
@@ -74,6 +89,17 @@ fn cut(
         s.command("lie on");
     }
     std::thread::sleep(LIE_WINDOW);
+    if lie {
+        // The lie must cover a journal batch the witness then got. On a loaded machine a
+        // batch can take longer than the window (none in 1.5 s was seen), so the lie goes on
+        // until the local journal was lied about and, after that, the witness's record grew:
+        // it holds a batch written during the lie.
+        s.wait_until("a journal batch lied about", |s| {
+            !crate::power_cut::lied_pages(&s.lied(), JOURNAL).is_empty()
+        });
+        let before = w.record_bytes();
+        s.wait_until("a batch at the witness", |_| w.record_bytes() != before);
+    }
     s.kill_and_cut();
     let lied = s.lied();
     let local = s.verify_with("verify-local", &[]);

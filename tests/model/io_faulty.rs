@@ -2,7 +2,7 @@
 //! retry with its own verdict and the right transient/persistent triage.
 
 use crate::page_support::{p, read_page, write_ok, write_page, PS};
-use sqliosim::io::faulty::{Detail, Fault, Misdirect, OpKind, Tear, Trigger};
+use sqliosim::io::faulty::{Access, Detail, Fault, Misdirect, Tear, Trigger};
 use sqliosim::io::{FaultyBackend, Storage};
 use sqliosim::page::{ExpectedState, SectorContent, Verdict, VerdictKind};
 use sqliosim::sim::engine::oracle::Oracle;
@@ -234,7 +234,10 @@ fn write_eio_makes_the_page_unknown_not_corrupt() {
     let (g, res) = write_page(&*st, &o, 2);
     assert_eq!(g, 2);
     assert_eq!(res.expect_err("EIO").raw_os_error(), Some(libc::EIO));
-    assert_eq!(o.expect(2), ExpectedState::Unknown { old: 1, issued: 2 });
+    assert_eq!(
+        o.expected_state(2),
+        ExpectedState::Unknown { old: 1, issued: 2 }
+    );
     assert!(read_page(&*st, &o, 2).is_ok(), "old content is acceptable");
     assert_eq!(write_ok(&*st, &o, 2), 3);
     assert_eq!(read_page(&*st, &o, 2).first, Verdict::Ok { generation: 3 });
@@ -267,7 +270,7 @@ fn latency_spike_delays_but_does_not_damage() {
     let t = std::time::Instant::now();
     assert!(read_page(&*st, &o, 2).is_ok());
     assert!(t.elapsed() >= std::time::Duration::from_millis(20));
-    assert_eq!(b.fired()[0].op, OpKind::Read);
+    assert_eq!(b.fired()[0].op, Access::Read);
 }
 
 #[test]
@@ -317,7 +320,7 @@ fn the_fault_classes_have_one_fault_each_with_unique_names() {
     assert_eq!(names.len(), all.len());
     assert!(all
         .iter()
-        .any(|f| f.applies_to(OpKind::Write) && !f.applies_to(OpKind::Read)));
+        .any(|f| f.applies_to(Access::Write) && !f.applies_to(Access::Read)));
 }
 
 #[test]

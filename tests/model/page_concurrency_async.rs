@@ -71,7 +71,7 @@ fn no_false_alarm_with_asynchronous_actors_on_their_own_rings() {
         .with_own_rings(true);
     assert!(backend.own_rings(), "io_uring is available here");
     let sink = assert_clean(&backend, dir.path());
-    let note = sqliosim::sim::actors::flight::OWN_RING_NOTE;
+    let note = sqliosim::sim::actors::outstanding::OWN_RING_NOTE;
     let texts: Vec<String> = sink.messages().iter().map(|m| m.text.clone()).collect();
     assert!(
         texts.iter().any(|t| t.contains(note)),

@@ -63,7 +63,7 @@ proptest! {
                     } else {
                         ExpectedState::InFlight { old: slot.0, new: g }
                     };
-                    prop_assert_eq!(o.expect(page), want);
+                    prop_assert_eq!(o.expected_state(page), want);
                     o.complete_write(page, g, true);
                     m[page as usize] = (g, g, false);
                 }
@@ -74,7 +74,7 @@ proptest! {
                 _ => {}
             }
             for page in 0..12 {
-                prop_assert_eq!(o.expect(page), model_state(&m, page), "page {}", page);
+                prop_assert_eq!(o.expected_state(page), model_state(&m, page), "page {}", page);
             }
         }
         prop_assert_eq!(o.pages(), m.len() as u64);

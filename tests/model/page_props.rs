@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use crate::page_support::{read_page, write_ok, write_page, PS};
 use proptest::prelude::*;
-use sqliosim::io::faulty::{Detail, Fault, FiredFault, Misdirect, OpKind, Tear, Trigger};
+use sqliosim::io::faulty::{Access, Detail, Fault, FiredFault, Misdirect, Tear, Trigger};
 use sqliosim::io::{FaultyBackend, FaultyStorage, Storage};
 use sqliosim::page::{Verdict, VerdictKind};
 use sqliosim::sim::engine::oracle::Oracle;
@@ -109,7 +109,7 @@ impl World {
     }
 
     fn generation(&self, file: usize, page: u64) -> u64 {
-        self.o[file].expect(page).max_issued()
+        self.o[file].expected_state(page).max_issued()
     }
 }
 
@@ -195,8 +195,8 @@ fn check_read_fault(w: &World, f: &FiredFault, r: &ReadOutcome, generation: u64)
 fn run_step(w: &World, s: &Step) {
     // A fault decides the kind of request it needs; a latency spike fits either.
     let write = match &s.fault {
-        Some(f) if f.applies_to(OpKind::Write) && f.applies_to(OpKind::Read) => s.write,
-        Some(f) => f.applies_to(OpKind::Write),
+        Some(f) if f.applies_to(Access::Write) && f.applies_to(Access::Read) => s.write,
+        Some(f) => f.applies_to(Access::Write),
         None => s.write,
     };
     if let Some(f) = &s.fault {

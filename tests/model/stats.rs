@@ -169,3 +169,48 @@ fn summary_json_round_trip() {
     let back: Summary = serde_json::from_str(&text).unwrap();
     assert_eq!(back, s);
 }
+
+/// The I/O to files outside the set (a backup stream, tempdb, a snapshot) is in the run's
+/// totals and in `other`, in no file's line: the lines add up to the total (they did not:
+/// 145,192 reads in the total, 110,196 in the two lines).
+#[test]
+fn files_and_other_add_up_to_the_total() {
+    let start = Instant::now();
+    let (mut a, b) = sample(start);
+    let s = {
+        let mut run = RunStats::new(start);
+        run.absorb(&a);
+        run.absorb(&b);
+        run.summary(
+            &[FileMeta::new("/d/a.mdx"), FileMeta::new("/d/a.ldx")],
+            Duration::from_secs(3),
+        )
+    };
+    assert_eq!(s.other, None, "no I/O outside the set: no line for it");
+    for _ in 0..40 {
+        a.record_scratch(ActorKind::BackupUser, OpKind::Write, 65536, 3_000_000);
+    }
+    a.record_scratch(ActorKind::SortUser, OpKind::Read, 8192, 1_000_000);
+    let mut run = RunStats::new(start);
+    run.absorb(&a);
+    run.absorb(&b);
+    let s = run.summary(
+        &[FileMeta::new("/d/a.mdx"), FileMeta::new("/d/a.ldx")],
+        Duration::from_secs(3),
+    );
+    let other = s.other.as_ref().expect("I/O outside the set");
+    assert_eq!((other.reads, other.writes), (1, 40));
+    let sum = |f: fn(&sqliosim::stats::OpTotals) -> u64| {
+        s.files.iter().map(|x| f(&x.io)).sum::<u64>() + f(other)
+    };
+    assert_eq!(
+        sum(|t| t.reads + t.scatter_reads),
+        s.total.reads + s.total.scatter_reads
+    );
+    assert_eq!(
+        sum(|t| t.writes + t.gather_writes),
+        s.total.writes + s.total.gather_writes
+    );
+    assert_eq!(sum(|t| t.bytes_written), s.total.bytes_written);
+    assert!(other.latency.max_us >= 3000.0, "{:?}", other.latency);
+}

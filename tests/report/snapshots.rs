@@ -55,3 +55,41 @@ fn terminal_report() {
         mask(&sqliosim::report::views::terminal::render(&l), dir.path())
     );
 }
+
+/// A path longer than the File column keeps the numbers in their columns (they shifted), and
+/// the I/O to files outside the set has its own row, so the rows add up to the run's totals.
+#[test]
+fn terminal_files_table_stays_aligned_with_long_paths_and_lists_other_files() {
+    let dir = tempfile::tempdir().unwrap();
+    fixtures::run(dir.path(), &[], 50);
+    let mut l =
+        sqliosim::report::readers::load::load(&dir.path().join("sqliosim.log.xml")).unwrap();
+    let sum = l.summary.as_mut().expect("summary");
+    sum.files[0].path = "/mnt/burnin/a-rather-long-mount-point/of-a-host/sqliosim.mdx".into();
+    sum.other = Some(sqliosim::stats::OpTotals {
+        reads: 7,
+        writes: 40,
+        ..Default::default()
+    });
+    let text = sqliosim::report::views::terminal::render(&l);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("File "))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(table.len(), 4, "header, two files, other files:\n{text}");
+    assert!(table[3].starts_with("other files"), "{text}");
+    let ends: Vec<usize> = table
+        .iter()
+        .map(|l| l.find("Reads").map_or_else(|| l.len(), |i| i + 5))
+        .collect();
+    // Each row's Reads number ends where the header's "Reads" ends.
+    let reads_end = ends[0];
+    for row in &table[1..] {
+        let before = &row[..reads_end];
+        assert!(
+            before.ends_with(|c: char| c.is_ascii_digit()) && row[reads_end..].starts_with(' '),
+            "misaligned row {row:?}\n{text}"
+        );
+    }
+}

@@ -176,8 +176,8 @@ fn a_kill_during_a_backup_leaves_the_last_finished_backup_in_the_stream() {
         }
         killed_in_a_backup = true;
         let (was_stream, was_partial) = (
-            std::fs::read(&stream).expect("stream"),
-            std::fs::read(&partial).expect("partial"),
+            crate::crash_support::settled_bytes(&stream),
+            crate::crash_support::settled_bytes(&partial),
         );
         let v = crate::crash_support::verify(data.path());
         let vout = assert_success(&v);
@@ -273,7 +273,7 @@ fn a_kill_during_a_restore_leaves_its_copy_kept_by_a_fresh_start() {
     child.kill().expect("SIGKILL");
     child.wait().expect("wait");
     assert!(begun(), "no restore began within 60 s");
-    let was = std::fs::read(&copy).expect("copy");
+    let was = crate::crash_support::settled_bytes(&copy);
     let again = run_cmd(&path, data.path())
         .args(["--seed", "92", "--duration", "1"])
         .output()

@@ -16,7 +16,17 @@ pub fn config(dir: &std::path::Path) -> std::path::PathBuf {
     cfg
 }
 
+/// `sqliosim run --fault-injection SPEC` over the configuration above: its exit code and stderr.
 fn run(spec: &str) -> (Option<i32>, String) {
+    let out = run_output(spec);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The whole output of such a run, whose files must live in memory.
+fn run_output(spec: &str) -> std::process::Output {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let cfg = config(dir.path());
     let out = Command::cargo_bin("sqliosim")
@@ -33,10 +43,7 @@ fn run(spec: &str) -> (Option<i32>, String) {
         !data.exists(),
         "with --fault-injection the files live in memory"
     );
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    out
 }
 
 #[test]
@@ -110,4 +117,27 @@ fn a_bad_spec_is_a_usage_error_that_says_what_is_wrong() {
         assert_eq!(code, Some(2), "{spec}: {stderr}");
         assert!(stderr.contains(says), "{spec}: {stderr}");
     }
+}
+
+#[test]
+fn the_header_says_the_files_have_no_device_under_them() {
+    let out = run_output("lost@10");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    // The directory is on a real disk, but the files are not: no line may name that disk.
+    assert!(
+        stdout.contains("Device: none: with --fault-injection the files live in memory"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Device under "), "{stdout}");
+    let durability = stdout
+        .lines()
+        .find(|l| l.starts_with("Durability: "))
+        .unwrap_or_default();
+    assert!(
+        durability.ends_with(
+            "as the in-memory device models it (no disk: FUA and write cache do not apply)"
+        ) && !durability.contains("; disk "),
+        "{durability}"
+    );
 }

@@ -137,3 +137,41 @@ fn sigterm_in_the_main_phase_says_clean_so_far_and_exits_143() {
     let s = run_and_signal(rustix::process::Signal::TERM);
     assert_stopped_by(&s, "SIGTERM", 143);
 }
+
+/// A SIGTERM that comes as the run starts (a pod deleted as it starts: met by the rootfs
+/// test under load), at any moment from the JSON summary's first "running" heartbeat on,
+/// ends the run with its summary: the JSON never stays "running" once the process is gone.
+#[test]
+fn a_sigterm_as_the_run_starts_never_leaves_the_json_running() {
+    for attempt in 0..12u64 {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+        let config = small_config(dir.path(), 1, 30, false);
+        let json = dir.path().join("run.json");
+        let mut child = run_cmd(&config, dir.path())
+            .arg("--json")
+            .arg(&json)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start sqliosim run");
+        // As soon as the JSON exists, then a little later each attempt: the header, the
+        // engine probe and the files' creation all come after the first heartbeat.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !json.exists() && Instant::now() < deadline {
+            if child.try_wait().expect("wait").is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(attempt * 15));
+        let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("pid");
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let status = child.wait().expect("wait");
+        let text = std::fs::read_to_string(&json).unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        assert_ne!(
+            v["outcome"], "running",
+            "attempt {attempt}: exit {status}, the JSON says running:\n{text}"
+        );
+    }
+}

@@ -450,3 +450,44 @@ fn a_metrics_file_that_can_no_longer_be_written_is_a_warning_at_the_end_not_a_fa
     );
     assert_eq!(err.matches(&warning).count(), 1, "{err}");
 }
+
+/// The end of a run says where its log view is and the command that makes its HTML report, and
+/// that command, pasted into a shell as printed, works even in a directory whose name has a
+/// space and a quote.
+#[test]
+fn the_printed_report_command_runs_as_pasted() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let dir = root.path().join("burn in 'one'");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let config = small_config(&dir, 1, 1, false);
+    let out = run_cmd(&config, &dir).output().expect("run");
+    let stdout = assert_success(&out);
+    let view = dir.join("sqliosim.log.html");
+    assert!(
+        stdout.contains(&format!(
+            "Log view: {} (opens in a browser)",
+            view.display()
+        )) && view.is_file(),
+        "{stdout}"
+    );
+    let cmd = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Charts and findings in one page: "))
+        .unwrap_or_else(|| panic!("no report command:\n{stdout}"));
+    let exe = Path::new(env!("CARGO_BIN_EXE_sqliosim"));
+    let path = format!(
+        "{}:{}",
+        exe.parent().expect("bin dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let r = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(&dir)
+        .env("PATH", path)
+        .output()
+        .expect("sh");
+    assert_success(&r);
+    let page = std::fs::read_to_string(dir.join("sqliosim-report.html")).expect("report page");
+    assert!(page.contains("CLEAN"), "the page has the verdict");
+}

@@ -174,7 +174,7 @@ macro_rules! sections {
         /// Every fixed section as read (defaults resolved, ranges checked), without the
         /// files. The run plan carries it (`SimPlan::sections`), so an actor whose section is
         /// new reads its settings there: adding one touches no plan type, no `plan_from` and
-        /// no builder (docs/layout.md, "Adding an actor").
+        /// no builder (ARCHITECTURE.md, "Adding things").
         #[derive(Debug, Clone, PartialEq, Eq)]
         pub struct Sections {
             $( $(#[$doc])* pub $field: $ty, )*

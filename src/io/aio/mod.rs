@@ -323,7 +323,7 @@ impl Ring {
     ///
     /// When a reap fails (the ring can no longer be waited on), dropping the ring does not
     /// wait: the memory of every external operation not reaped must then be leaked by its
-    /// owner, never freed or reused (`service::flights::drain_or_leak`).
+    /// owner, never freed or reused (`service::ring_slots::drain_or_leak`).
     pub unsafe fn submit_external(&mut self, op: ExtOp) -> Result<(), RingError> {
         match self {
             // SAFETY: the caller upholds the contract above, which is the back ends' contract.

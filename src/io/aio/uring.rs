@@ -273,7 +273,7 @@ impl Drop for UringRing {
     /// kernel may still use the ring's buffers: they are leaked rather than freed. The
     /// caller-owned memory of external operations is its owners' to leak (the contract of
     /// [`super::Ring::submit_external`]; the I/O service and `PostRing` do, see
-    /// `service::flights::drain_or_leak`).
+    /// `service::ring_slots::drain_or_leak`).
     fn drop(&mut self) {
         let mut sink = Vec::new();
         while self.in_flight > 0 {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use super::plan::{Detail, Fault, OpKind, Tear};
+use super::plan::{Access, Detail, Fault, Tear};
 use super::storage::MemFile;
 use super::FaultyState;
 use crate::io::append::{replacement_path, AppendFile};
@@ -77,7 +77,7 @@ impl AppendFile for MemAppend {
             .shared
             .plan
             .lock()
-            .pick(OpKind::Write, &path, at, bytes.len());
+            .pick(Access::Write, &path, at, bytes.len());
         let (stored, fired) = match picked {
             None => (bytes.len(), None),
             Some((Fault::Latency(d), _)) => {

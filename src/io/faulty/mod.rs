@@ -28,7 +28,7 @@ pub use append::MemAppend;
 pub use cache::{Keep, Lost};
 pub use classes::{FaultClass, CLASSES};
 pub use cut::PowerCut;
-pub use plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Tear, Trigger};
+pub use plan::{Access, Detail, Fault, FiredFault, Misdirect, Tear, Trigger};
 pub use storage::FaultyStorage;
 
 use super::{AppendFile, Backend, DirectIoInfo, IoError, OpenOptions, Storage};
@@ -72,7 +72,7 @@ impl FaultyState {
             fault,
             path: path.to_path_buf(),
             page,
-            op: OpKind::Write,
+            op: Access::Write,
             detail,
             time_us: crate::page::layout::now_us(),
         });

@@ -68,7 +68,7 @@ pub enum Fault {
 
 /// The kind of request a fault can hit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpKind {
+pub enum Access {
     /// A read.
     Read,
     /// A write.
@@ -98,14 +98,14 @@ impl Fault {
     }
 
     /// True when this fault acts on requests of kind `op`.
-    pub fn applies_to(&self, op: OpKind) -> bool {
+    pub fn applies_to(&self, op: Access) -> bool {
         match self {
             Fault::Latency(_) => true,
             Fault::LostWrite
             | Fault::TornWrite(_)
             | Fault::MisdirectedWrite(_)
-            | Fault::WriteEio => op == OpKind::Write,
-            _ => op == OpKind::Read,
+            | Fault::WriteEio => op == Access::Write,
+            _ => op == Access::Read,
         }
     }
 }
@@ -186,7 +186,7 @@ pub struct FiredFault {
     /// Page of the request the fault hit.
     pub page: u64,
     /// Kind of request.
-    pub op: OpKind,
+    pub op: Access,
     /// What it did.
     pub detail: Detail,
     /// Microseconds since the Unix epoch.
@@ -253,7 +253,7 @@ impl Plan {
     /// first), else a random draw.
     pub(crate) fn pick(
         &mut self,
-        op: OpKind,
+        op: Access,
         path: &Path,
         offset: u64,
         len: usize,
@@ -272,7 +272,7 @@ impl Plan {
         self.draw(op, path, first, count)
     }
 
-    fn draw(&mut self, op: OpKind, path: &Path, first: u64, count: u64) -> Option<(Fault, u64)> {
+    fn draw(&mut self, op: Access, path: &Path, first: u64, count: u64) -> Option<(Fault, u64)> {
         let r = self.random.as_ref()?;
         if r.only.as_ref().is_some_and(|only| only != path) {
             return None;

@@ -14,7 +14,7 @@ use parking_lot::{Mutex, RwLock};
 use rand::Rng;
 
 use super::cache::Volatile;
-use super::plan::{Detail, Fault, FiredFault, Misdirect, OpKind, Tear};
+use super::plan::{Access, Detail, Fault, FiredFault, Misdirect, Tear};
 use super::FaultyState;
 use crate::io::Storage;
 use crate::page::{PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE};
@@ -121,7 +121,7 @@ impl FaultyStorage {
         self.shared.land(file, offset, bytes, self.through);
     }
 
-    fn log(&self, fault: Fault, page: u64, op: OpKind, detail: Detail) {
+    fn log(&self, fault: Fault, page: u64, op: Access, detail: Detail) {
         let mut plan = self.shared.plan.lock();
         let seq = plan.fired.len() as u64 + 1;
         plan.fired.push(FiredFault {
@@ -141,7 +141,7 @@ impl FaultyStorage {
     }
 
     /// The fault acting on this request; latency spikes are served here.
-    fn pick(&self, op: OpKind, offset: u64, len: usize) -> Option<(Fault, u64)> {
+    fn pick(&self, op: Access, offset: u64, len: usize) -> Option<(Fault, u64)> {
         let picked = self
             .shared
             .plan
@@ -174,7 +174,7 @@ impl FaultyStorage {
     fn write_fault(&self, fault: Fault, page: u64, buf: &[u8], offset: u64) -> io::Result<()> {
         let Span { ps, pe, skew } = span(page, offset, buf.len());
         if fault == Fault::WriteEio {
-            self.log(fault, page, OpKind::Write, Detail::None);
+            self.log(fault, page, Access::Write, Detail::None);
             return Err(io::Error::from_raw_os_error(libc::EIO));
         }
         self.land(&self.file, offset, &buf[..ps]);
@@ -202,7 +202,7 @@ impl FaultyStorage {
             },
             _ => Detail::None, // LostWrite: the target page is simply not stored.
         };
-        self.log(fault, page, OpKind::Write, detail);
+        self.log(fault, page, Access::Write, detail);
         Ok(())
     }
 
@@ -292,13 +292,13 @@ impl FaultyStorage {
         let sp = span(page, offset, buf.len());
         let detail = match &fault {
             Fault::ReadEio => {
-                self.log(fault, page, OpKind::Read, Detail::None);
+                self.log(fault, page, Access::Read, Detail::None);
                 return Err(io::Error::from_raw_os_error(libc::EIO));
             }
             Fault::ShortRead { silent } => {
                 let keep = self.rand_below(SECTORS_PER_PAGE) * SECTOR_SIZE;
                 let n = self.copy_out(buf, offset, sp.ps + keep);
-                self.log(fault.clone(), page, OpKind::Read, Detail::Transferred(keep));
+                self.log(fault.clone(), page, Access::Read, Detail::Transferred(keep));
                 return Ok(if *silent { buf.len() } else { n });
             }
             Fault::StaleRead => None,
@@ -311,7 +311,7 @@ impl FaultyStorage {
             None => None,
         };
         match detail {
-            Some(d) => self.log(fault, page, OpKind::Read, d),
+            Some(d) => self.log(fault, page, Access::Read, d),
             None => self.skip(fault, page),
         }
         Ok(n)
@@ -362,7 +362,7 @@ impl FaultyStorage {
 impl Storage for FaultyStorage {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         self.check_aligned(buf.len(), offset)?;
-        match self.pick(OpKind::Read, offset, buf.len()) {
+        match self.pick(Access::Read, offset, buf.len()) {
             Some((fault, page)) => self.read_fault(fault, page, buf, offset),
             None => Ok(self.copy_out(buf, offset, usize::MAX)),
         }
@@ -370,7 +370,7 @@ impl Storage for FaultyStorage {
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.check_aligned(buf.len(), offset)?;
-        let done = match self.pick(OpKind::Write, offset, buf.len()) {
+        let done = match self.pick(Access::Write, offset, buf.len()) {
             Some((fault, page)) => self.write_fault(fault, page, buf, offset),
             None => {
                 self.land(&self.file, offset, buf);

@@ -8,7 +8,7 @@ use std::ffi::{OsStr, OsString};
 use rustix::fs::{self as rfs, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::{os, refused, Dir, Problem, SafeFileError};
+use super::{os, refused, Dir, NameProblem, SafeFileError};
 
 /// How many random names are tried before giving up (a collision is already unlikely).
 const TRIES: usize = 16;
@@ -22,7 +22,7 @@ impl Dir {
             let name = OsString::from(format!("{prefix}{:016x}", rand::random::<u64>()));
             match self.new_subdir(&name) {
                 Err(SafeFileError::Refused {
-                    problem: Problem::Exists,
+                    problem: NameProblem::Exists,
                     path,
                 }) => last = Some(path),
                 other => return other,
@@ -30,7 +30,7 @@ impl Dir {
         }
         Err(refused(
             &last.unwrap_or_else(|| self.path.clone()),
-            Problem::Exists,
+            NameProblem::Exists,
         ))
     }
 
@@ -41,7 +41,7 @@ impl Dir {
         let path = self.join(name);
         match rfs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o700)) {
             Ok(()) => {}
-            Err(Errno::EXIST) => return Err(refused(&path, Problem::Exists)),
+            Err(Errno::EXIST) => return Err(refused(&path, NameProblem::Exists)),
             Err(e) => return Err(os(&path, "create the directory", e)),
         }
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -51,11 +51,11 @@ impl Dir {
         rfs::fchmod(&fd, Mode::from_raw_mode(0o700)).map_err(|e| os(&path, "chmod", e))?;
         let st = rfs::fstat(&fd).map_err(|e| os(&path, "stat", e))?;
         if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-            return Err(refused(&path, Problem::NotDirectory));
+            return Err(refused(&path, NameProblem::NotDirectory));
         }
         let me = rustix::process::geteuid().as_raw();
         if st.st_uid != me {
-            return Err(refused(&path, Problem::Owner(st.st_uid)));
+            return Err(refused(&path, NameProblem::Owner(st.st_uid)));
         }
         Ok(Dir { fd, path })
     }
@@ -83,7 +83,7 @@ mod tests {
         assert!(matches!(
             taken,
             SafeFileError::Refused {
-                problem: Problem::Exists,
+                problem: NameProblem::Exists,
                 ..
             }
         ));

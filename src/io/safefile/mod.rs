@@ -36,7 +36,7 @@ use rustix::io::Errno;
 
 /// What is wrong with a name the tool was about to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Problem {
+pub enum NameProblem {
     /// A symbolic link (never followed for a name the tool writes).
     Symlink,
     /// A regular file with more than one name: writing it would write the other names too.
@@ -61,20 +61,20 @@ pub enum Problem {
     Exists,
 }
 
-impl fmt::Display for Problem {
+impl fmt::Display for NameProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Problem::Symlink => write!(f, "is a symlink"),
-            Problem::HardLinks(n) => write!(f, "has {n} hard links"),
-            Problem::Fifo => write!(f, "is a FIFO"),
-            Problem::Directory => write!(f, "is a directory"),
-            Problem::NotDirectory => write!(f, "is not a directory"),
-            Problem::Socket => write!(f, "is a socket"),
-            Problem::CharDevice => write!(f, "is a character device"),
-            Problem::BlockDevice => write!(f, "is a block device"),
-            Problem::Owner(uid) => write!(f, "is owned by uid {uid}"),
-            Problem::Special => write!(f, "is not a regular file"),
-            Problem::Exists => write!(f, "already exists"),
+            NameProblem::Symlink => write!(f, "is a symlink"),
+            NameProblem::HardLinks(n) => write!(f, "has {n} hard links"),
+            NameProblem::Fifo => write!(f, "is a FIFO"),
+            NameProblem::Directory => write!(f, "is a directory"),
+            NameProblem::NotDirectory => write!(f, "is not a directory"),
+            NameProblem::Socket => write!(f, "is a socket"),
+            NameProblem::CharDevice => write!(f, "is a character device"),
+            NameProblem::BlockDevice => write!(f, "is a block device"),
+            NameProblem::Owner(uid) => write!(f, "is owned by uid {uid}"),
+            NameProblem::Special => write!(f, "is not a regular file"),
+            NameProblem::Exists => write!(f, "already exists"),
         }
     }
 }
@@ -82,13 +82,13 @@ impl fmt::Display for Problem {
 /// Why a name could not be used safely.
 #[derive(Debug, thiserror::Error)]
 pub enum SafeFileError {
-    /// The name is not what the tool may write or read (see [`Problem`]).
+    /// The name is not what the tool may write or read (see [`NameProblem`]).
     #[error("{path}: {problem}; refusing to use it (remove it, or choose another path)")]
     Refused {
         /// The name.
         path: PathBuf,
         /// What is wrong with it.
-        problem: Problem,
+        problem: NameProblem,
     },
     /// The system refused an operation on the name.
     #[error("{path}: cannot {what}: {source}")]
@@ -146,7 +146,7 @@ fn os(path: &Path, what: &'static str, e: Errno) -> SafeFileError {
     }
 }
 
-fn refused(path: &Path, problem: Problem) -> SafeFileError {
+fn refused(path: &Path, problem: NameProblem) -> SafeFileError {
     SafeFileError::Refused {
         path: path.to_path_buf(),
         problem,
@@ -154,16 +154,16 @@ fn refused(path: &Path, problem: Problem) -> SafeFileError {
 }
 
 /// What is wrong with a file of status `st` for `use_`, if anything.
-pub fn problem_of(st: &Stat, use_: Use) -> Option<Problem> {
+pub fn problem_of(st: &Stat, use_: Use) -> Option<NameProblem> {
     let kind = match FileType::from_raw_mode(st.st_mode) {
         FileType::RegularFile => None,
-        FileType::Symlink => Some(Problem::Symlink),
-        FileType::Fifo => Some(Problem::Fifo),
-        FileType::Directory => Some(Problem::Directory),
-        FileType::Socket => Some(Problem::Socket),
-        FileType::CharacterDevice => Some(Problem::CharDevice),
-        FileType::BlockDevice => Some(Problem::BlockDevice),
-        FileType::Unknown => Some(Problem::Special),
+        FileType::Symlink => Some(NameProblem::Symlink),
+        FileType::Fifo => Some(NameProblem::Fifo),
+        FileType::Directory => Some(NameProblem::Directory),
+        FileType::Socket => Some(NameProblem::Socket),
+        FileType::CharacterDevice => Some(NameProblem::CharDevice),
+        FileType::BlockDevice => Some(NameProblem::BlockDevice),
+        FileType::Unknown => Some(NameProblem::Special),
     };
     // An allow, not an expect: the lint fires only where st_nlink is already u64.
     #[allow(
@@ -174,8 +174,8 @@ pub fn problem_of(st: &Stat, use_: Use) -> Option<Problem> {
     let me = rustix::process::geteuid().as_raw();
     let links_or_owner = match use_ {
         Use::Input => None,
-        _ if nlink > 1 => Some(Problem::HardLinks(nlink)),
-        Use::Own if st.st_uid != me => Some(Problem::Owner(st.st_uid)),
+        _ if nlink > 1 => Some(NameProblem::HardLinks(nlink)),
+        Use::Own if st.st_uid != me => Some(NameProblem::Owner(st.st_uid)),
         _ => None,
     };
     kind.or(links_or_owner)
@@ -217,7 +217,7 @@ impl Dir {
     pub fn open(path: &Path) -> Result<Dir, SafeFileError> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = rfs::open(path, flags, Mode::empty()).map_err(|e| match e {
-            Errno::NOTDIR => refused(path, Problem::NotDirectory),
+            Errno::NOTDIR => refused(path, NameProblem::NotDirectory),
             e => os(path, "open the directory", e),
         })?;
         Ok(Dir {
@@ -266,7 +266,7 @@ impl Dir {
         let st = rfs::fstat(&fd).map_err(|e| os(&path, "stat", e))?;
         let me = rustix::process::geteuid().as_raw();
         if st.st_uid != me {
-            return Err(refused(&path, Problem::Owner(st.st_uid)));
+            return Err(refused(&path, NameProblem::Owner(st.st_uid)));
         }
         Ok(Dir { fd, path })
     }
@@ -323,11 +323,11 @@ impl Dir {
         let st = rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).ok();
         let found = st.as_ref().and_then(|st| problem_of(st, Use::Own));
         let problem = match (e, found) {
-            (Errno::LOOP, _) | (_, Some(Problem::Symlink)) => Some(Problem::Symlink),
-            (Errno::ISDIR, _) => Some(Problem::Directory),
-            (Errno::NOTDIR, _) => Some(Problem::NotDirectory),
+            (Errno::LOOP, _) | (_, Some(NameProblem::Symlink)) => Some(NameProblem::Symlink),
+            (Errno::ISDIR, _) => Some(NameProblem::Directory),
+            (Errno::NOTDIR, _) => Some(NameProblem::NotDirectory),
             (_, Some(p)) => Some(p),
-            (Errno::EXIST, None) if st.is_some() => Some(Problem::Exists),
+            (Errno::EXIST, None) if st.is_some() => Some(NameProblem::Exists),
             _ => None,
         };
         match problem {

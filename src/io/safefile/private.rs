@@ -13,7 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::{os, refused, Create, Dir, Problem, SafeFileError, Use};
+use super::{os, refused, Create, Dir, NameProblem, SafeFileError, Use};
 
 /// How many fresh random names a temporary tries before giving up: a collision of 64 random
 /// bits happens only when someone plants the name, and then the next name is another one.
@@ -87,7 +87,7 @@ impl Dir {
             }
         }
         let name = last.unwrap_or_else(|| prefix.to_os_string());
-        Err(refused(&self.join(&name), Problem::Exists))
+        Err(refused(&self.join(&name), NameProblem::Exists))
     }
 
     /// The subdirectory `name`, opened without following a symlink (whoever owns it); `None`
@@ -121,9 +121,9 @@ impl Dir {
                     st.is_some_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink);
                 match (is_link, e) {
                     (true, _) | (_, Errno::LOOP) => {
-                        Err(refused(&self.join(name), Problem::Symlink))
+                        Err(refused(&self.join(name), NameProblem::Symlink))
                     }
-                    _ => Err(refused(&self.join(name), Problem::NotDirectory)),
+                    _ => Err(refused(&self.join(name), NameProblem::NotDirectory)),
                 }
             }
             Err(e) => Err(os(&self.join(name), "open the directory", e)),

@@ -23,27 +23,29 @@ fn rig() -> Rig {
 }
 
 /// Plants `kind` at `name`; returns the path.
-fn plant(r: &Rig, name: &str, kind: Problem) -> PathBuf {
+fn plant(r: &Rig, name: &str, kind: NameProblem) -> PathBuf {
     let at = r.dir.join(name);
     match kind {
-        Problem::Symlink => std::os::unix::fs::symlink(&r.victim, &at).expect("symlink"),
-        Problem::HardLinks(_) => std::fs::hard_link(&r.victim, &at).expect("link"),
-        Problem::Fifo => rfs::mknodat(rfs::CWD, &at, FileType::Fifo, Mode::from_raw_mode(0o666), 0)
-            .expect("mkfifo"),
-        Problem::Directory => std::fs::create_dir(&at).expect("mkdir"),
+        NameProblem::Symlink => std::os::unix::fs::symlink(&r.victim, &at).expect("symlink"),
+        NameProblem::HardLinks(_) => std::fs::hard_link(&r.victim, &at).expect("link"),
+        NameProblem::Fifo => {
+            rfs::mknodat(rfs::CWD, &at, FileType::Fifo, Mode::from_raw_mode(0o666), 0)
+                .expect("mkfifo")
+        }
+        NameProblem::Directory => std::fs::create_dir(&at).expect("mkdir"),
         _ => unreachable!("not planted"),
     }
     at
 }
 
-const KINDS: [Problem; 4] = [
-    Problem::Symlink,
-    Problem::HardLinks(2),
-    Problem::Fifo,
-    Problem::Directory,
+const KINDS: [NameProblem; 4] = [
+    NameProblem::Symlink,
+    NameProblem::HardLinks(2),
+    NameProblem::Fifo,
+    NameProblem::Directory,
 ];
 
-fn assert_refused(r: Result<impl std::fmt::Debug, SafeFileError>, at: &Path, kind: Problem) {
+fn assert_refused(r: Result<impl std::fmt::Debug, SafeFileError>, at: &Path, kind: NameProblem) {
     match r {
         Err(SafeFileError::Refused { path, problem }) => {
             assert_eq!(path, at);
@@ -81,18 +83,22 @@ fn every_planted_kind_is_refused_for_open_replace_and_read() {
 #[test]
 fn a_fifo_given_to_read_is_refused_at_once_a_symlink_followed() {
     let r = rig();
-    let fifo = plant(&r, "in.json", Problem::Fifo);
+    let fifo = plant(&r, "in.json", NameProblem::Fifo);
     assert_refused(
         read_bounded(&fifo, Use::Input, Kind::Config),
         &fifo,
-        Problem::Fifo,
+        NameProblem::Fifo,
     );
-    let link = plant(&r, "link.json", Problem::Symlink);
+    let link = plant(&r, "link.json", NameProblem::Symlink);
     assert_eq!(
         read_bounded(&link, Use::Input, Kind::Config).expect("followed"),
         VICTIM
     );
-    assert_refused(open_existing(&link, Use::Named), &link, Problem::Symlink);
+    assert_refused(
+        open_existing(&link, Use::Named),
+        &link,
+        NameProblem::Symlink,
+    );
     assert!(open_existing(&r.dir.join("none"), Use::Named)
         .expect("absent")
         .is_none());
@@ -119,7 +125,7 @@ fn own_files_are_opened_and_replaced_whatever_temporaries_lie_beside() {
     );
     let f = open_own(&path, Create::Either).expect("our own file");
     assert_eq!(f.metadata().expect("stat").len(), 5, "never truncated");
-    assert_refused(open_own(&path, Create::New), &path, Problem::Exists);
+    assert_refused(open_own(&path, Create::New), &path, NameProblem::Exists);
 }
 
 #[test]
@@ -133,7 +139,7 @@ fn an_own_subdirectory_must_not_be_a_symlink() {
     assert_refused(
         d.own_subdir(OsStr::new("elsewhere")),
         &r.dir.join("elsewhere"),
-        Problem::Symlink,
+        NameProblem::Symlink,
     );
 }
 
@@ -152,12 +158,12 @@ fn a_tree_below_a_directory_is_read_without_following_a_symlink() {
     let rec = read_bounded_in(&sub, "rec".as_ref(), Use::Input, Kind::CycleRecord);
     assert_eq!(rec.expect("read").as_deref(), Some(&b"1\n"[..]));
     let planted = read_bounded_in(&sub, "planted".as_ref(), Use::Input, Kind::CycleRecord);
-    assert_refused(planted, &r.dir.join("sub/planted"), Problem::Symlink);
+    assert_refused(planted, &r.dir.join("sub/planted"), NameProblem::Symlink);
     let none = read_bounded_in(&sub, "none".as_ref(), Use::Input, Kind::CycleRecord);
     assert!(none.expect("absent").is_none());
     let linked = top.open_subdir("linked".as_ref());
-    assert_refused(linked, &r.dir.join("linked"), Problem::Symlink);
+    assert_refused(linked, &r.dir.join("linked"), NameProblem::Symlink);
     let file = top.open_subdir("victim".as_ref());
-    assert_refused(file, &r.victim, Problem::NotDirectory);
+    assert_refused(file, &r.victim, NameProblem::NotDirectory);
     assert!(top.open_subdir("none".as_ref()).expect("absent").is_none());
 }

@@ -13,10 +13,10 @@
 //! issue #15 §3): no thread hand-off per request. The synchronous callers, the log and the
 //! psync ring keep the shared service.
 
-mod flights;
 mod handle;
 mod own;
 mod request;
+mod ring_slots;
 mod serve;
 
 pub use handle::{IoService, ServiceWatch};

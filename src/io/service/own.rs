@@ -18,8 +18,8 @@
 
 use std::sync::Arc;
 
-use super::flights::{drain_or_leak, Flights};
 use super::request::{stopped, Request, Step};
+use super::ring_slots::{drain_or_leak, RingSlots};
 use crate::io::aio::{Ring, RingCompletion, RingConfig, RingError, RingKind};
 use crate::io::file::FileStorage;
 use crate::io::post::{Completions, PostOp};
@@ -40,7 +40,7 @@ impl RingFile {
 /// An io_uring owned by one poster: its posted requests go in and come out on its thread.
 pub struct PostRing {
     ring: Ring,
-    flights: Flights,
+    slots: RingSlots,
     to: Arc<Completions>,
     done: Vec<RingCompletion>,
     /// Why the ring failed, once it has: later requests are answered with this at once.
@@ -50,7 +50,7 @@ pub struct PostRing {
 impl std::fmt::Debug for PostRing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostRing")
-            .field("depth", &self.flights.depth())
+            .field("depth", &self.slots.depth())
             .field("in_flight", &self.in_flight())
             .finish_non_exhaustive()
     }
@@ -76,7 +76,7 @@ impl PostRing {
         }
         Ok(Some(PostRing {
             ring,
-            flights: Flights::new(depth),
+            slots: RingSlots::new(depth),
             to,
             done: Vec::with_capacity(depth),
             failed: None,
@@ -85,7 +85,7 @@ impl PostRing {
 
     /// Requests submitted and not yet answered.
     pub fn in_flight(&self) -> usize {
-        self.flights.len()
+        self.slots.len()
     }
 
     /// Submits a read or write of `op`'s frames on `file` to the kernel and returns without
@@ -98,13 +98,13 @@ impl PostRing {
         if empty {
             return req.answer(Ok(0));
         }
-        while self.flights.is_full() && self.failed.is_none() {
+        while self.slots.is_full() && self.failed.is_none() {
             self.reap(1);
         }
         if let Some(why) = &self.failed {
             return req.answer(Err(stopped(why)));
         }
-        let i = self.flights.insert(req);
+        let i = self.slots.insert(req);
         if let Err(e) = self.send(i) {
             return self.fail(&e);
         }
@@ -146,7 +146,7 @@ impl PostRing {
 
     /// Sends what is left of request `i`.
     fn send(&mut self, i: usize) -> Result<(), RingError> {
-        let op = self.flights.get_mut(i).ext_op(i as u64);
+        let op = self.slots.get_mut(i).ext_op(i as u64);
         // SAFETY: the request owns its frames, its iovec list and its file until it is
         // answered, which happens only after its completion is reaped (or after the ring has
         // been drained); if the drain fails they are leaked (`drain_or_leak`).
@@ -156,7 +156,7 @@ impl PostRing {
     fn complete(&mut self, c: RingCompletion) {
         let i = c.user_data as usize;
         // A slot emptied by a failure has been answered already.
-        let Some(r) = self.flights.get(i) else {
+        let Some(r) = self.slots.get(i) else {
             return;
         };
         match r.step(c.result) {
@@ -165,7 +165,7 @@ impl PostRing {
                     self.fail(&e);
                 }
             }
-            Step::Done(result) => self.flights.remove(i).answer(result),
+            Step::Done(result) => self.slots.remove(i).answer(result),
         }
     }
 
@@ -174,8 +174,8 @@ impl PostRing {
     /// error, as the shared service does when its ring fails.
     fn fail(&mut self, e: &RingError) {
         let why = format!("the poster's io_uring failed: {e}");
-        drain_or_leak(&mut self.ring, &mut self.flights, "a poster's io_uring");
-        for r in self.flights.drain() {
+        drain_or_leak(&mut self.ring, &mut self.slots, "a poster's io_uring");
+        for r in self.slots.drain() {
             r.answer(Err(stopped(&why)));
         }
         self.failed = Some(why);

@@ -207,7 +207,7 @@ impl Request {
     }
 
     /// True for a request whose caller blocks on it with memory it only borrows (which cannot
-    /// be leaked on the caller's behalf: see `flights::drain_or_leak`).
+    /// be leaked on the caller's behalf: see `ring_slots::drain_or_leak`).
     pub(super) fn borrows(&self) -> bool {
         matches!(self.reply, Some(Answer::Caller(_)))
     }

@@ -15,18 +15,18 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::flights::{drain_or_leak, Flights};
 use super::handle::ServiceState;
 use super::request::{stopped, Request, Step};
+use super::ring_slots::{drain_or_leak, RingSlots};
 use crate::io::aio::{Direction, ExtMem, ExtOp, Ring, RingCompletion, RingError, NO_OFFSET};
 
-/// The `user_data` of the wake-up read; requests use their index in [`Flights`].
+/// The `user_data` of the wake-up read; requests use their index in [`RingSlots`].
 const WAKE: u64 = u64::MAX;
 
 /// Everything the service thread owns.
 pub(super) struct Service {
     ring: Ring,
-    flights: Flights,
+    slots: RingSlots,
     waiting: VecDeque<Request>,
     shared: Arc<ServiceState>,
     depth: usize,
@@ -43,7 +43,7 @@ impl Drop for Service {
     fn drop(&mut self) {
         // Completes the wake-up read, if one is in flight, so the drain can finish.
         self.shared.kick();
-        drain_or_leak(&mut self.ring, &mut self.flights, "the I/O service");
+        drain_or_leak(&mut self.ring, &mut self.slots, "the I/O service");
         if !self.wake_armed || self.ring.in_flight() == 0 {
             return;
         }
@@ -57,7 +57,7 @@ impl Service {
     pub(super) fn new(ring: Ring, shared: Arc<ServiceState>, depth: usize) -> Service {
         Service {
             ring,
-            flights: Flights::new(depth),
+            slots: RingSlots::new(depth),
             waiting: VecDeque::new(),
             shared,
             depth,
@@ -74,8 +74,8 @@ impl Service {
             let why = format!("the I/O engine failed: {e}");
             self.shared.mark_dead(&why);
             self.shared.kick();
-            if drain_or_leak(&mut self.ring, &mut self.flights, "the I/O service") {
-                for r in self.flights.drain() {
+            if drain_or_leak(&mut self.ring, &mut self.slots, "the I/O service") {
+                for r in self.slots.drain() {
                     r.answer(Err(stopped(&why)));
                 }
             }
@@ -92,13 +92,13 @@ impl Service {
             if !closing && !self.wake_armed {
                 self.arm_wake()?;
             }
-            while self.flights.len() < self.depth {
+            while self.slots.len() < self.depth {
                 let Some(r) = self.waiting.pop_front() else {
                     break;
                 };
                 self.start(r)?;
             }
-            let idle = self.flights.len() == 0 && self.waiting.is_empty();
+            let idle = self.slots.len() == 0 && self.waiting.is_empty();
             if closing && idle && !self.wake_armed {
                 return Ok(());
             }
@@ -138,16 +138,16 @@ impl Service {
     }
 
     fn start(&mut self, r: Request) -> Result<(), RingError> {
-        let i = self.flights.insert(r);
+        let i = self.slots.insert(r);
         self.shared
             .high_water
-            .fetch_max(self.flights.len(), Ordering::Relaxed);
+            .fetch_max(self.slots.len(), Ordering::Relaxed);
         self.send(i)
     }
 
     /// Sends what is left of request `i` to the ring.
     fn send(&mut self, i: usize) -> Result<(), RingError> {
-        let op = self.flights.get_mut(i).ext_op(i as u64);
+        let op = self.slots.get_mut(i).ext_op(i as u64);
         // SAFETY: a caller's request: the caller is blocked until it is answered, which
         // happens only after its completion is reaped (or after `Drop` has drained the
         // ring), and holds the file open meanwhile; a posted request owns its frames and
@@ -164,10 +164,10 @@ impl Service {
             return Ok(());
         }
         let i = c.user_data as usize;
-        match self.flights.get_mut(i).step(c.result) {
+        match self.slots.get_mut(i).step(c.result) {
             Step::Again => self.send(i),
             Step::Done(r) => {
-                self.flights.remove(i).answer(r);
+                self.slots.remove(i).answer(r);
                 Ok(())
             }
         }

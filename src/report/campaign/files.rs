@@ -7,7 +7,7 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use crate::io::safefile::{read_bounded_in, Dir, Kind, Problem, SafeFileError, Use};
+use crate::io::safefile::{read_bounded_in, Dir, Kind, NameProblem, SafeFileError, Use};
 
 /// A directory of the tree: opened, absent, or refused (why, naming it).
 #[derive(Debug)]
@@ -50,7 +50,7 @@ fn why(e: SafeFileError) -> String {
     match e {
         SafeFileError::Refused {
             path,
-            problem: Problem::Symlink,
+            problem: NameProblem::Symlink,
         } => format!(
             "{}: is a symlink; not followed (nothing in a campaign's tree is read through a symlink)",
             path.display()

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use crate::report::views::charts::html_escape as esc;
 use crate::report::views::html::STYLE;
 
-use super::row::{Row, Verdict};
+use super::row::{CutVerdict, Row};
 use super::table::{acked, cut_time, opt, shutdowns, utc, LEGEND};
 use super::verdict::CampaignVerdict;
 use super::Report;
@@ -18,12 +18,12 @@ tr.corrupt td,td.corrupt{background:#fde2e2}tr.missing td,td.missing,tr.error td
 td.clean{background:#dff5df}#grid td{text-align:center}\
 li.corrupt{color:#8b0000}li.missing,li.error{color:#7a5200}";
 
-fn class(v: Verdict) -> &'static str {
+fn class(v: CutVerdict) -> &'static str {
     match v {
-        Verdict::Clean => "clean",
-        Verdict::Corrupt => "corrupt",
-        Verdict::Missing => "missing",
-        Verdict::Error => "error",
+        CutVerdict::Clean => "clean",
+        CutVerdict::Corrupt => "corrupt",
+        CutVerdict::Missing => "missing",
+        CutVerdict::Error => "error",
     }
 }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::report::sinks::json::ToolInfo;
 use crate::report::ReportError;
 
-use super::row::{self, Row, Verdict};
+use super::row::{self, CutVerdict, Row};
 use super::spec::Campaign;
 use super::verdict::CampaignVerdict;
 use super::Report;
@@ -44,13 +44,13 @@ struct Doc<'a> {
 }
 
 fn totals(rows: &[Row]) -> Totals {
-    let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    let count = |v: CutVerdict| rows.iter().filter(|r| r.verdict == v).count();
     Totals {
         rows: rows.len(),
-        clean: count(Verdict::Clean),
-        corrupt: count(Verdict::Corrupt),
-        missing: count(Verdict::Missing),
-        error: count(Verdict::Error),
+        clean: count(CutVerdict::Clean),
+        corrupt: count(CutVerdict::Corrupt),
+        missing: count(CutVerdict::Missing),
+        error: count(CutVerdict::Error),
         findings: rows.iter().map(Row::findings).sum(),
         by_class: row::by_class(rows),
     }

@@ -6,7 +6,7 @@
 
 use super::files::{CycleFiles, Got};
 use super::record::{self, Cut, VerifyFacts};
-use super::row::{Acked, Left, Row, Verdict};
+use super::row::{Acked, CutVerdict, Left, Row};
 use super::smart;
 
 /// What is found while judging, before the verdict.
@@ -221,19 +221,19 @@ fn figures(row: &mut Row, witness: bool, f: &mut Found) {
     }
 }
 
-fn verdict(row: &Row, f: &mut Found) -> Verdict {
+fn verdict(row: &Row, f: &mut Found) -> CutVerdict {
     if !f.corrupt.is_empty() {
-        Verdict::Corrupt
+        CutVerdict::Corrupt
     } else if f.missing.is_some() {
-        Verdict::Missing
+        CutVerdict::Missing
     } else if !f.errors.is_empty() {
-        Verdict::Error
+        CutVerdict::Error
     } else if row.verify_rc == Some(0) && row.verify.is_some() {
-        Verdict::Clean
+        CutVerdict::Clean
     } else {
         f.errors
             .push("no verdict: verify's exit code or summary is not there".into());
-        Verdict::Error
+        CutVerdict::Error
     }
 }
 
@@ -260,20 +260,23 @@ mod tests {
     #[test]
     fn clean_needs_exit_0_a_clean_summary_and_the_host_back() {
         let v = |f: &CycleFiles| judge("h", 1, f, Left::No, false).verdict;
-        assert_eq!(v(&files(BACK, Some(CLEAN), Some("0\n"))), Verdict::Clean);
-        assert_eq!(v(&files(BACK, Some(CLEAN), None)), Verdict::Error);
-        assert_eq!(v(&files(BACK, None, Some("0"))), Verdict::Error);
+        assert_eq!(v(&files(BACK, Some(CLEAN), Some("0\n"))), CutVerdict::Clean);
+        assert_eq!(v(&files(BACK, Some(CLEAN), None)), CutVerdict::Error);
+        assert_eq!(v(&files(BACK, None, Some("0"))), CutVerdict::Error);
         let no_word = r#"{"cycle":1,"host":"h"}"#;
-        assert_eq!(v(&files(no_word, Some(CLEAN), Some("0"))), Verdict::Error);
+        assert_eq!(
+            v(&files(no_word, Some(CLEAN), Some("0"))),
+            CutVerdict::Error
+        );
         let other = r#"{"cycle":2,"host":"h","came_back":true}"#;
-        assert_eq!(v(&files(other, Some(CLEAN), Some("0"))), Verdict::Error);
+        assert_eq!(v(&files(other, Some(CLEAN), Some("0"))), CutVerdict::Error);
     }
 
     #[test]
     fn a_run_that_ended_before_the_cut_is_no_clean_cycle() {
         let cut = r#"{"cycle":1,"host":"h","came_back":true,"run_exit_before_cut":2}"#;
         let row = judge("h", 1, &files(cut, Some(CLEAN), Some("0")), Left::No, false);
-        assert_eq!(row.verdict, Verdict::Error);
+        assert_eq!(row.verdict, CutVerdict::Error);
         assert!(
             row.why.iter().any(|w| w.contains("exit 2")),
             "{:?}",
@@ -281,7 +284,7 @@ mod tests {
         );
         let cut = r#"{"cycle":1,"host":"h","came_back":true,"run_exit_before_cut":null}"#;
         let row = judge("h", 1, &files(cut, Some(CLEAN), Some("0")), Left::No, false);
-        assert_eq!(row.verdict, Verdict::Clean);
+        assert_eq!(row.verdict, CutVerdict::Clean);
     }
 
     #[test]
@@ -289,7 +292,7 @@ mod tests {
         let gone = r#"{"cycle":1,"host":"h","came_back":false}"#;
         let bad = r#"{"schema":"sqliosim-summary/2","outcome":"findings","findings":[{"class":"lost_write"}],"findings_total":1}"#;
         let row = judge("h", 1, &files(gone, Some(bad), Some("1")), Left::No, false);
-        assert_eq!(row.verdict, Verdict::Corrupt);
+        assert_eq!(row.verdict, CutVerdict::Corrupt);
         assert_eq!(row.lost, 1);
         assert!(row
             .why
@@ -302,12 +305,12 @@ mod tests {
         let gone = r#"{"cycle":1,"host":"h","came_back":false}"#;
         let f1 = files(gone, None, None);
         let r1 = judge("h", 1, &f1, Left::No, false);
-        assert_eq!(r1.verdict, Verdict::Missing);
+        assert_eq!(r1.verdict, CutVerdict::Missing);
         let left = Left::No.after(&r1, &f1);
         assert_eq!(left, Left::NotBack(1));
         let f2 = files("", None, None);
         let r2 = judge("h", 2, &f2, left, false);
-        assert_eq!(r2.verdict, Verdict::Missing);
+        assert_eq!(r2.verdict, CutVerdict::Missing);
         assert!(
             r2.why[0].contains("cycle 1: did not come back"),
             "{:?}",

@@ -12,7 +12,7 @@ use quick_xml::Writer;
 
 use crate::report::fleet::junit::{end, start, text_element, Out};
 
-use super::row::{Row, Verdict};
+use super::row::{CutVerdict, Row};
 use super::table::{acked, cut_time, opt, shutdowns};
 use super::Report;
 
@@ -22,12 +22,12 @@ pub fn classname(host: &str) -> String {
     format!("sqliosim.campaign.{}", host.replace('.', "_"))
 }
 
-fn count(rows: &[&Row], v: Verdict) -> usize {
+fn count(rows: &[&Row], v: CutVerdict) -> usize {
     rows.iter().filter(|r| r.verdict == v).count()
 }
 
 fn failures(rows: &[&Row]) -> usize {
-    count(rows, Verdict::Corrupt) + count(rows, Verdict::Missing)
+    count(rows, CutVerdict::Corrupt) + count(rows, CutVerdict::Missing)
 }
 
 /// The JUnit document.
@@ -42,7 +42,7 @@ pub fn render(rep: &Report) -> Vec<u8> {
             ("name", "sqliosim campaign".into()),
             ("tests", all.len().to_string()),
             ("failures", failures(&all).to_string()),
-            ("errors", count(&all, Verdict::Error).to_string()),
+            ("errors", count(&all, CutVerdict::Error).to_string()),
         ],
     );
     for host in &rep.campaign.hosts {
@@ -64,7 +64,7 @@ fn suite(w: &mut Out, host: &str, rows: &[&Row]) {
             ("hostname", host.into()),
             ("tests", rows.len().to_string()),
             ("failures", failures(rows).to_string()),
-            ("errors", count(rows, Verdict::Error).to_string()),
+            ("errors", count(rows, CutVerdict::Error).to_string()),
             ("skipped", "0".into()),
         ],
     );
@@ -86,8 +86,8 @@ fn case(w: &mut Out, r: &Row) {
     let body = r.why.join("\n");
     let first = r.why.first().cloned().unwrap_or_default();
     match r.verdict {
-        Verdict::Clean => {}
-        Verdict::Corrupt => {
+        CutVerdict::Clean => {}
+        CutVerdict::Corrupt => {
             let classes: Vec<&str> = r
                 .verify
                 .iter()
@@ -100,11 +100,11 @@ fn case(w: &mut Out, r: &Row) {
             let attrs = [("message", message), ("type", "corrupt".into())];
             text_element(w, "failure", &attrs, &body);
         }
-        Verdict::Missing => {
+        CutVerdict::Missing => {
             let attrs = [("message", first), ("type", "missing".into())];
             text_element(w, "failure", &attrs, &body);
         }
-        Verdict::Error => {
+        CutVerdict::Error => {
             let attrs = [("message", first), ("type", "error".into())];
             text_element(w, "error", &attrs, &body);
         }

@@ -13,7 +13,7 @@ use super::smart::Shutdowns;
 /// The verdict of a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum Verdict {
+pub enum CutVerdict {
     /// Verify exited 0 and found nothing.
     Clean,
     /// Verify found integrity findings (or exited 1).
@@ -24,14 +24,14 @@ pub enum Verdict {
     Error,
 }
 
-impl Verdict {
+impl CutVerdict {
     /// The word shown.
     pub fn word(self) -> &'static str {
         match self {
-            Verdict::Clean => "CLEAN",
-            Verdict::Corrupt => "CORRUPT",
-            Verdict::Missing => "MISSING",
-            Verdict::Error => "ERROR",
+            CutVerdict::Clean => "CLEAN",
+            CutVerdict::Corrupt => "CORRUPT",
+            CutVerdict::Missing => "MISSING",
+            CutVerdict::Error => "ERROR",
         }
     }
 }
@@ -53,7 +53,7 @@ pub struct Row {
     /// The cycle, from 1.
     pub cycle: u32,
     /// The verdict.
-    pub verdict: Verdict,
+    pub verdict: CutVerdict,
     /// What made it CORRUPT, MISSING or ERROR (corruption first).
     pub why: Vec<String>,
     /// Warnings that do not change the verdict (unsafe shutdowns that did not rise by one, a
@@ -97,7 +97,7 @@ impl Row {
         Row {
             host: host.to_string(),
             cycle,
-            verdict: Verdict::Error,
+            verdict: CutVerdict::Error,
             why: Vec::new(),
             notes: Vec::new(),
             dir,

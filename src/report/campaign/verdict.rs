@@ -2,7 +2,7 @@
 //! CORRUPT; otherwise 2 when any row is MISSING or ERROR (naming which); otherwise 0.
 //! Corruption wins, but what is missing or in error is still named.
 
-use super::row::{Row, Verdict};
+use super::row::{CutVerdict, Row};
 
 /// At most this many rows are named per kind in the verdict line.
 const NAMES_MAX: usize = 10;
@@ -31,15 +31,15 @@ fn names(rows: &[&Row]) -> String {
     v.join(", ")
 }
 
-fn with(rows: &[Row], v: Verdict) -> Vec<&Row> {
+fn with(rows: &[Row], v: CutVerdict) -> Vec<&Row> {
     rows.iter().filter(|r| r.verdict == v).collect()
 }
 
 /// Judges the campaign from its rows.
 pub fn judge(rows: &[Row], hosts: usize, cycles: u32) -> CampaignVerdict {
-    let corrupt = with(rows, Verdict::Corrupt);
-    let missing = with(rows, Verdict::Missing);
-    let error = with(rows, Verdict::Error);
+    let corrupt = with(rows, CutVerdict::Corrupt);
+    let missing = with(rows, CutVerdict::Missing);
+    let error = with(rows, CutVerdict::Error);
     let mut parts = Vec::new();
     if !missing.is_empty() {
         parts.push(format!(

@@ -161,11 +161,7 @@ pub fn durability_line(
     mode: crate::config::DurabilityMode,
     info: &SystemInfo,
 ) -> String {
-    let how = if write_through {
-        format!("{mode} ({})", mode.describe())
-    } else {
-        "WriteThrough=FALSE (no write is write-through: writes count as durable only at the run's sync points)".to_string()
-    };
+    let how = durability_how(write_through, mode);
     let mut disks: Vec<String> = Vec::new();
     for d in info.files.iter().map(|f| &f.device) {
         let line = match d.disk.as_str() {
@@ -177,6 +173,15 @@ pub fn durability_line(
         }
     }
     format!("Durability: {how}; {}", disks.join("; "))
+}
+
+/// How write-through writes are made durable, the first part of [`durability_line`].
+pub fn durability_how(write_through: bool, mode: crate::config::DurabilityMode) -> String {
+    if write_through {
+        format!("{mode} ({})", mode.describe())
+    } else {
+        "WriteThrough=FALSE (no write is write-through: writes count as durable only at the run's sync points)".to_string()
+    }
 }
 
 pub(crate) fn read_opt(path: impl AsRef<Path>) -> Option<String> {

@@ -4,7 +4,9 @@
 
 use plotters::prelude::*;
 
-use crate::report::views::charts::{draw_lines, frame, max_of, placeholder, svg, H, W};
+use crate::report::views::charts::{
+    draw_lines, frame, max_of, placeholder, split_legend, svg, H, W,
+};
 use crate::stats::LatencyHistogram;
 
 /// Bars get names under them only up to this many (the table names every row).
@@ -139,7 +141,8 @@ pub fn distributions(title: &str, series: &[(String, &LatencyHistogram)]) -> Str
     svg(|out| {
         let root = SVGBackend::with_string(out, (W, H + 80)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = frame(&root, title, 60)
+        let (plot, legend) = split_legend(&root);
+        let mut chart = frame(&plot, title, 60)
             .build_cartesian_2d(0f64..4.05f64, (y_min..y_max).log_scale())?;
         let label = |x: &f64| match x.round() as i64 {
             0 => "0 %".to_string(),
@@ -156,7 +159,7 @@ pub fn distributions(title: &str, series: &[(String, &LatencyHistogram)]) -> Str
             .x_desc("percentile")
             .y_desc("latency (ms, log)")
             .draw()?;
-        draw_lines(&mut chart, &lines, false)?;
+        draw_lines(&mut chart, &legend, &lines, false)?;
         root.present()?;
         Ok(())
     })

@@ -11,16 +11,16 @@ use crate::report::sinks::json::JsonReport;
 
 /// The evidence of one run, as far as its result tells.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Evidence {
+pub struct EvidencePaths {
     /// The directory of its page dumps.
     pub dumps: Option<PathBuf>,
     /// Its evidence bundle (`--bundle`).
     pub bundle: Option<PathBuf>,
 }
 
-impl Evidence {
+impl EvidencePaths {
     /// The evidence of the run whose JSON summary `doc` was read from `json`.
-    pub fn of_json(json: &Path, doc: &JsonReport) -> Evidence {
+    pub fn of_json(json: &Path, doc: &JsonReport) -> EvidencePaths {
         let dir = json.parent().unwrap_or(Path::new("."));
         let dumps = doc.dump_dir.as_ref().map(|p| {
             let copy = p.file_name().map(|n| dir.join("dumps").join(n));
@@ -30,14 +30,14 @@ impl Evidence {
             let copy = p.file_name().map(|n| dir.join(n));
             copy.filter(|c| c.is_file()).unwrap_or(p)
         });
-        Evidence { dumps, bundle }
+        EvidencePaths { dumps, bundle }
     }
 
     /// The evidence of the run whose XML log (with no JSON summary) is `log`: the `dumps/`
     /// directory beside it, when there is one.
-    pub fn of_log(log: &Path) -> Evidence {
+    pub fn of_log(log: &Path) -> EvidencePaths {
         let dumps = log.parent().map(|d| d.join("dumps")).filter(|d| d.is_dir());
-        Evidence {
+        EvidencePaths {
             dumps,
             bundle: None,
         }
@@ -59,7 +59,7 @@ fn bundle_option(argv: &[String]) -> Option<PathBuf> {
 }
 
 /// "dumps DIR, bundle FILE", or "no dumps or bundle recorded".
-impl fmt::Display for Evidence {
+impl fmt::Display for EvidencePaths {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.dumps, &self.bundle) {
             (None, None) => write!(f, "no dumps or bundle recorded"),
@@ -96,10 +96,10 @@ mod tests {
             command_line: vec!["--bundle".into(), "/var/tmp/r/b.tar.gz".into()],
             ..JsonReport::default()
         };
-        let e = Evidence::of_json(&json, &doc);
+        let e = EvidencePaths::of_json(&json, &doc);
         assert_eq!(e.dumps, Some(dir.path().join("dumps/0000002a")));
         assert_eq!(e.bundle, Some(dir.path().join("b.tar.gz")));
-        let elsewhere = Evidence::of_json(Path::new("/nonexistent/x.json"), &doc);
+        let elsewhere = EvidencePaths::of_json(Path::new("/nonexistent/x.json"), &doc);
         assert_eq!(
             elsewhere.dumps,
             Some(PathBuf::from("/var/tmp/r/dumps/0000002a"))

@@ -10,12 +10,13 @@ use crate::report::views::html::STYLE;
 use crate::stats::LatencyHistogram;
 
 use super::charts::{bars, distributions, Bar, Mark, MAX_CURVES};
-use super::merge::{Fleet, LatencySource, Row, Verdict};
+use super::merge::{Fleet, HostVerdict, LatencySource, Row};
 use super::verdict::FleetVerdict;
 
 const EXTRA_STYLE: &str =
     ".warn{background:#fff3cd;color:#7a5200}tr.corrupt td{background:#fde2e2}\
-tr.outlier td{background:#fff0d9}tr.unfinished td{background:#fff8e1}";
+tr.outlier td{background:#fff0d9}tr.unfinished td{background:#fff8e1}\
+td.w{overflow-wrap:normal;white-space:nowrap}";
 
 fn label(r: &Row) -> String {
     format!("{} ({})", r.name, r.device.name)
@@ -43,6 +44,20 @@ pub fn render(f: &Fleet, v: &FleetVerdict) -> String {
         "<div class='verdict {class}' id='verdict'>{}</div>",
         esc(&v.line)
     );
+    let utc = |us| crate::report::campaign::table::utc(Some(us));
+    let made = utc(crate::report::sinks::clock::now_us());
+    let _ = match f.span_us {
+        Some((from, to)) => writeln!(
+            s,
+            "<p id='when'>Runs from {} to {}; this page made {made}.</p>",
+            utc(from),
+            utc(to)
+        ),
+        None => writeln!(
+            s,
+            "<p id='when'>This page made {made} (no run here records its dates).</p>"
+        ),
+    };
     corruption(&mut s, f);
     totals(&mut s, f);
     charts(&mut s, f);
@@ -94,7 +109,7 @@ fn totals(s: &mut String, f: &Fleet) {
 }
 
 fn mark(r: &Row, tag: &str) -> Mark {
-    if r.verdict() == Verdict::Corruption {
+    if r.verdict() == HostVerdict::Corruption {
         Mark::Corrupt
     } else if r.outlier.contains(&tag) {
         Mark::Outlier
@@ -161,7 +176,7 @@ fn charts(s: &mut String, f: &Fleet) {
 fn latency_chart(s: &mut String, f: &Fleet) {
     // Corrupt and outlier rows first, so they are among the curves drawn.
     let mut picked: Vec<&Row> = f.rows.iter().filter(|r| r.hist.is_some()).collect();
-    picked.sort_by_key(|r| (r.verdict() != Verdict::Corruption, r.outlier.is_empty()));
+    picked.sort_by_key(|r| (r.verdict() != HostVerdict::Corruption, r.outlier.is_empty()));
     let fleet = f.totals.hist.as_ref();
     let mut series: Vec<(String, &LatencyHistogram)> = fleet
         .map(|h| ("fleet (merged)".to_string(), h))
@@ -191,9 +206,9 @@ fn table(s: &mut String, f: &Fleet) {
     s.push_str("<h2>Fleet</h2><table id='fleet-table'><tr><th class='l'>Host</th><th class='l'>Device</th><th class='l'>Model / serial / firmware</th><th class='l'>Verdict</th><th>IOPS</th><th>MB/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>Throttled</th><th>Long I/Os</th><th class='l'>Outlier</th><th class='l'>Findings</th><th class='l'>Bench (run --bench)</th></tr>\n");
     for r in &f.rows {
         let class = match (r.verdict(), r.outlier.is_empty()) {
-            (Verdict::Corruption, _) => "corrupt",
+            (HostVerdict::Corruption, _) => "corrupt",
             (_, false) => "outlier",
-            (Verdict::Unfinished, _) => "unfinished",
+            (HostVerdict::Unfinished, _) => "unfinished",
             _ => "clean",
         };
         let l = &r.latency;
@@ -209,14 +224,23 @@ fn table(s: &mut String, f: &Fleet) {
         let d = &r.device;
         let _ = writeln!(
             s,
-            "<tr class='{class}'><td class='l'>{}</td><td class='l'>{}</td><td class='l'>{} / {} / {}</td><td class='l'>{}</td><td>{:.1}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class='l'>{}</td><td class='l'>{}</td><td class='l'>{}</td></tr>",
+            "<tr class='{class}'><td class='l w'>{}</td><td class='l w'>{}</td><td class='l'>{} / {} / {}</td><td class='l w'>{}</td><td>{:.1}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class='l'>{}</td><td class='l'>{}</td><td class='l'>{}</td></tr>",
             esc(&r.name), esc(&d.name), esc(&d.model), esc(&d.serial), esc(&d.firmware),
             r.verdict().word(), r.iops, r.mb_per_s, lat(l.p50_us), lat(l.p99_us), lat(l.p999_us),
             r.throttled, r.long_ios.map_or_else(|| "-".into(), |n| n.to_string()),
             r.outlier.join(", "), esc(&r.classes()), esc(&bench_cell(r))
         );
     }
-    s.push_str("</table>\n<p>* not mergeable: no latency histogram in that run (schema /1 or XML log): percentiles as recorded, left out of the fleet percentiles.</p>\n");
+    s.push_str("</table>\n");
+    // The footnote only where a row carries its mark.
+    if f.rows.iter().any(|r| {
+        matches!(
+            r.latency_source,
+            LatencySource::Recorded | LatencySource::Partial
+        )
+    }) {
+        s.push_str("<p>* not mergeable: no latency histogram in that run (schema /1 or XML log): percentiles as recorded, left out of the fleet percentiles.</p>\n");
+    }
 }
 
 /// The row's capacity runs beside the simulation, in words ("-" without one).

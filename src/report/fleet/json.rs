@@ -11,8 +11,8 @@ use crate::report::sinks::json::ToolInfo;
 use crate::report::ReportError;
 use crate::stats::Latency;
 
-use super::loader::Problem;
-use super::merge::{CorruptRun, Fleet, LatencySource, Row, Verdict};
+use super::loader::LoadProblem;
+use super::merge::{CorruptRun, Fleet, HostVerdict, LatencySource, Row};
 use super::outliers::Outliers;
 use super::record::DeviceKey;
 use super::verdict::FleetVerdict;
@@ -28,7 +28,7 @@ struct JsonRow<'a> {
     label: Option<&'a str>,
     machine_id: Option<&'a str>,
     device: &'a DeviceKey,
-    verdict: Verdict,
+    verdict: HostVerdict,
     findings: u64,
     by_class: &'a BTreeMap<String, u64>,
     unfinished: &'a [String],
@@ -139,8 +139,8 @@ struct JsonFleet<'a> {
     totals: JsonTotals<'a>,
     rows: Vec<JsonRow<'a>>,
     outliers: &'a Outliers,
-    unreadable: &'a [Problem],
-    skipped: &'a [Problem],
+    unreadable: &'a [LoadProblem],
+    skipped: &'a [LoadProblem],
     notes: &'a [String],
 }
 

@@ -24,7 +24,7 @@ struct Candidate {
 
 /// A file that could not be used, and why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Problem {
+pub struct LoadProblem {
     /// The file (or directory); in JSON as text, a byte that is not UTF-8 shown as U+FFFD.
     #[serde(serialize_with = "lossy_path")]
     pub path: PathBuf,
@@ -42,17 +42,17 @@ pub struct FleetInputs {
     /// The runs, sorted by path.
     pub runs: Vec<RunRecord>,
     /// Inputs that could not be read (exit code 2).
-    pub unreadable: Vec<Problem>,
+    pub unreadable: Vec<LoadProblem>,
     /// Files found in a directory that are not results, or XML logs whose JSON summary was
     /// read instead.
-    pub skipped: Vec<Problem>,
+    pub skipped: Vec<LoadProblem>,
 }
 
 /// What one file turned out to be.
 enum Read {
     Run(Box<RunRecord>),
-    Unreadable(Problem),
-    Skipped(Problem),
+    Unreadable(LoadProblem),
+    Skipped(LoadProblem),
 }
 
 /// Finds and reads every result under `inputs`; symlinks inside a directory are followed only
@@ -100,7 +100,7 @@ pub fn load(inputs: &[PathBuf], follow: bool) -> FleetInputs {
         .into_iter()
         .partition(|c| !covered.contains(&c.path) && !covered_by_log.contains(&c.path));
     for c in beside {
-        out.skipped.push(Problem {
+        out.skipped.push(LoadProblem {
             path: c.path,
             reason: "the JSON summary of this run is read instead".into(),
         });
@@ -123,8 +123,8 @@ pub fn load(inputs: &[PathBuf], follow: bool) -> FleetInputs {
 struct Walk {
     jsons: Vec<Candidate>,
     xmls: Vec<Candidate>,
-    bad: Vec<Problem>,
-    skipped: Vec<Problem>,
+    bad: Vec<LoadProblem>,
+    skipped: Vec<LoadProblem>,
     seen: std::collections::HashSet<(u64, u64)>,
     /// Symlinks met inside a directory are followed (`--follow`); else passed over.
     follow: bool,
@@ -147,7 +147,7 @@ impl Walk {
         let entries = match std::fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) => {
-                self.bad.push(Problem {
+                self.bad.push(LoadProblem {
                     path: dir.to_path_buf(),
                     reason: format!("cannot list the directory: {e}"),
                 });
@@ -169,7 +169,7 @@ impl Walk {
         }
         let link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
         if link && !self.follow {
-            self.skipped.push(Problem {
+            self.skipped.push(LoadProblem {
                 path: p,
                 reason: "a symlink: not followed (--follow follows symlinks)".into(),
             });
@@ -192,7 +192,7 @@ impl Walk {
                 named: false,
             });
         } else {
-            self.skipped.push(Problem {
+            self.skipped.push(LoadProblem {
                 path: p,
                 reason: "not a regular file (a FIFO, socket or device): not read".into(),
             });
@@ -233,7 +233,7 @@ fn parallel(items: &[Candidate], f: fn(&Candidate) -> Read) -> Vec<Read> {
 }
 
 fn unreadable(c: &Candidate, reason: impl Into<String>) -> Read {
-    Read::Unreadable(Problem {
+    Read::Unreadable(LoadProblem {
         path: c.path.clone(),
         reason: reason.into(),
     })
@@ -257,7 +257,7 @@ fn read_json(c: &Candidate) -> Read {
             // A document cut short before it says what it is, is a damaged result.
             return match c.named || loaded.truncated {
                 true => unreadable(c, reason),
-                false => Read::Skipped(Problem {
+                false => Read::Skipped(LoadProblem {
                     path: c.path.clone(),
                     reason,
                 }),
@@ -286,7 +286,7 @@ fn looks_like_log(path: &Path) -> bool {
 
 fn read_xml(c: &Candidate) -> Read {
     if !c.named && !looks_like_log(&c.path) {
-        return Read::Skipped(Problem {
+        return Read::Skipped(LoadProblem {
             path: c.path.clone(),
             reason: "not a sqliosim or SQLIOSim XML log".into(),
         });

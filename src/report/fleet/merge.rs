@@ -11,9 +11,9 @@ use std::path::PathBuf;
 
 use crate::stats::{Latency, LatencyHistogram};
 
-use super::evidence::Evidence;
+use super::evidence::EvidencePaths;
 use super::identity;
-use super::loader::{FleetInputs, Problem};
+use super::loader::{FleetInputs, LoadProblem};
 use super::outliers::{self, Outliers};
 use super::record::{DeviceKey, DevicePart, Ending, RunRecord};
 
@@ -34,7 +34,7 @@ pub enum LatencySource {
 /// The verdict of a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum HostVerdict {
     /// Integrity findings (exit code 1).
     Corruption,
     /// A run did not finish (exit code 2 unless another host found corruption).
@@ -43,13 +43,13 @@ pub enum Verdict {
     Clean,
 }
 
-impl Verdict {
+impl HostVerdict {
     /// "CORRUPTION", "UNFINISHED", "CLEAN".
     pub fn word(self) -> &'static str {
         match self {
-            Verdict::Corruption => "CORRUPTION",
-            Verdict::Unfinished => "UNFINISHED",
-            Verdict::Clean => "CLEAN",
+            HostVerdict::Corruption => "CORRUPTION",
+            HostVerdict::Unfinished => "UNFINISHED",
+            HostVerdict::Clean => "CLEAN",
         }
     }
 }
@@ -62,7 +62,7 @@ pub struct CorruptRun {
     /// Its integrity findings on the row's device.
     pub findings: u64,
     /// Its page dumps and bundle.
-    pub evidence: Evidence,
+    pub evidence: EvidencePaths,
 }
 
 /// One host and device.
@@ -148,13 +148,13 @@ impl Row {
     }
 
     /// Its verdict.
-    pub fn verdict(&self) -> Verdict {
+    pub fn verdict(&self) -> HostVerdict {
         if self.findings() > 0 {
-            Verdict::Corruption
+            HostVerdict::Corruption
         } else if !self.unfinished.is_empty() {
-            Verdict::Unfinished
+            HostVerdict::Unfinished
         } else {
-            Verdict::Clean
+            HostVerdict::Clean
         }
     }
 
@@ -210,15 +210,18 @@ pub struct Fleet {
     /// The outlier analysis.
     pub outliers: Outliers,
     /// Inputs that could not be read.
-    pub unreadable: Vec<Problem>,
+    pub unreadable: Vec<LoadProblem>,
     /// Files left out, and why.
-    pub skipped: Vec<Problem>,
+    pub skipped: Vec<LoadProblem>,
     /// Remarks about single runs ("path: note").
     pub notes: Vec<String>,
     /// How many hosts `--expect-hosts` named (None: no list given).
     pub expected: Option<usize>,
     /// The expected hosts no result answers to.
     pub missing: Vec<String>,
+    /// The earliest start and the latest end of the runs whose summaries say (µs since the
+    /// epoch); None when none does.
+    pub span_us: Option<(u64, u64)>,
 }
 
 /// Merges what was read.
@@ -247,7 +250,13 @@ pub fn build(loaded: FleetInputs) -> Fleet {
         (a.verdict(), &a.name, &a.device.name).cmp(&(b.verdict(), &b.name, &b.device.name))
     });
     let totals = totals(&loaded.runs, &rows);
+    let span_us = loaded
+        .runs
+        .iter()
+        .filter_map(|r| r.span_us)
+        .reduce(|(a0, a1), (b0, b1)| (a0.min(b0), a1.max(b1)));
     Fleet {
+        span_us,
         rows,
         totals,
         outliers,

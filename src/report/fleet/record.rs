@@ -13,7 +13,7 @@ use crate::report::readers::load::{InputKind, RunEvidence};
 use crate::report::sinks::json::JsonReport;
 use crate::stats::{Latency, LatencyHistogram};
 
-use super::evidence::Evidence;
+use super::evidence::EvidencePaths;
 use super::parts::parts_of;
 use super::xmlinfo::{self, LogHost};
 
@@ -105,7 +105,7 @@ pub struct RunRecord {
     /// The run's `--host-label` (an inventory name), when given.
     pub label: Option<String>,
     /// Where the run's page dumps and evidence bundle are, when it left any.
-    pub evidence: Evidence,
+    pub evidence: EvidencePaths,
     /// How it ended.
     pub ending: Ending,
     /// One entry per device under its files (at least one).
@@ -118,6 +118,9 @@ pub struct RunRecord {
     pub notes: Vec<String>,
     /// The capacity run beside it (`run --bench`), when its JSON summary has one.
     pub bench: Option<crate::report::sinks::bench_figures::BenchFigures>,
+    /// When the run started and when it ended (else last wrote its summary), µs since the
+    /// epoch, from its JSON summary (None: an XML log alone).
+    pub span_us: Option<(u64, u64)>,
 }
 
 impl RunRecord {
@@ -177,13 +180,14 @@ fn from_json(l: &RunEvidence, doc: &JsonReport, notes: &mut Vec<String>) -> RunR
         host: host.unwrap_or_else(|| l.path.display().to_string()),
         machine_id: doc.host.as_ref().and_then(|h| known(&h.machine_id)),
         label: doc.host.as_ref().and_then(|h| known(&h.label)),
-        evidence: Evidence::of_json(&l.path, doc),
+        evidence: EvidencePaths::of_json(&l.path, doc),
         ending: json_ending(l, doc),
         parts: parts_of(l, &devices, notes),
         long_ios: None,
         log: None,
         notes: Vec::new(),
         bench: doc.bench.clone(),
+        span_us: Some((doc.started_us, doc.ended_us.unwrap_or(doc.updated_us))),
     }
 }
 
@@ -205,13 +209,14 @@ fn from_log(l: &RunEvidence, info: LogHost) -> RunRecord {
             .unwrap_or_else(|| l.path.display().to_string()),
         machine_id: info.machine_id,
         label: info.label,
-        evidence: Evidence::of_log(&l.path),
+        evidence: EvidencePaths::of_log(&l.path),
         ending,
         parts,
         long_ios: None,
         log: None,
         notes,
         bench: None,
+        span_us: None,
     }
 }
 

@@ -3,7 +3,7 @@
 //! otherwise 0. Corruption wins
 //! over unfinished, but both are named in the verdict line.
 
-use super::merge::{Fleet, Verdict};
+use super::merge::{Fleet, HostVerdict};
 
 /// The verdict of a fleet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub fn judge(f: &Fleet) -> FleetVerdict {
     let corrupt: Vec<String> = f
         .rows
         .iter()
-        .filter(|r| r.verdict() == Verdict::Corruption)
+        .filter(|r| r.verdict() == HostVerdict::Corruption)
         .map(|r| format!("{} ({})", r.name, r.device.name))
         .collect();
     let unfinished: Vec<String> = f

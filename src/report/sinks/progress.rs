@@ -55,9 +55,11 @@ pub fn label(phase: Phase, elapsed: Duration, done_bytes: u64, finished: bool) -
         Phase::InitialUpdate { total_bytes } => {
             format!("initial update {:>2} %", percent(total_bytes))
         }
-        Phase::InitialCheckpoint => format!("initial checkpoint {}", mmss(elapsed)),
-        Phase::Main { length } => format!("main {}/{}", mmss(elapsed), mmss(length)),
-        Phase::FinalCheckpoint => format!("final checkpoint {}", mmss(elapsed)),
+        Phase::InitialCheckpoint => format!("initial checkpoint {}", clock(elapsed, elapsed)),
+        Phase::Main { length } => {
+            format!("main {}/{}", clock(elapsed, length), clock(length, length))
+        }
+        Phase::FinalCheckpoint => format!("final checkpoint {}", clock(elapsed, elapsed)),
         Phase::Audit { total_bytes } => format!("audit {:>2} %", percent(total_bytes)),
     }
 }
@@ -92,14 +94,46 @@ pub fn line(
     )
 }
 
-fn mmss(d: Duration) -> String {
+/// `d` as a clock: `MM:SS`, or `H:MM:SS` when `longest` (the phase's length) is an hour or
+/// more, so a 48-hour phase reads `0:00:10/48:00:00`, not `00:10/2880:00`.
+fn clock(d: Duration, longest: Duration) -> String {
     let s = d.as_secs();
-    format!("{:02}:{:02}", s / 60, s % 60)
+    if longest.as_secs() >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60)
+    } else {
+        format!("{:02}:{:02}", s / 60, s % 60)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_phase_reads_in_hours_minutes_and_seconds() {
+        let h48 = Duration::from_secs(48 * 3600);
+        let main = Phase::Main { length: h48 };
+        assert_eq!(
+            label(main, Duration::from_secs(10), 0, false),
+            "main 0:00:10/48:00:00"
+        );
+        let hour = Phase::Main {
+            length: Duration::from_secs(3600),
+        };
+        assert_eq!(
+            label(hour, Duration::from_secs(3599), 0, false),
+            "main 0:59:59/1:00:00"
+        );
+        let checkpoint = Phase::FinalCheckpoint;
+        assert_eq!(
+            label(checkpoint, Duration::from_secs(3723), 0, false),
+            "final checkpoint 1:02:03"
+        );
+        assert_eq!(
+            label(checkpoint, Duration::from_secs(62), 0, false),
+            "final checkpoint 01:02"
+        );
+    }
 
     #[test]
     fn a_tick_reads_as_its_phase_and_its_interval() {

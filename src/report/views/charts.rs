@@ -51,10 +51,26 @@ pub(crate) fn frame<'a, 'b>(
     b
 }
 
-/// Draws each named series as a line in its own colour with a legend entry (and a dot on
-/// each point when `dots`), then the legend.
+/// Width of the legend's column, right of a chart with named lines: the legend never covers
+/// the lines (drawn inside the plot, it hid their ends).
+pub(crate) const LEGEND_W: u32 = 220;
+
+/// The plot's area and the legend's column right of it.
+pub(crate) fn split_legend<'a>(
+    root: &DrawingArea<SVGBackend<'a>, Shift>,
+) -> (
+    DrawingArea<SVGBackend<'a>, Shift>,
+    DrawingArea<SVGBackend<'a>, Shift>,
+) {
+    let (w, _) = root.dim_in_pixel();
+    root.split_horizontally(w.saturating_sub(LEGEND_W))
+}
+
+/// Draws each named series as a line in its own colour (and a dot on each point when
+/// `dots`), and its legend entry in `legend` (see [`split_legend`]).
 pub(crate) fn draw_lines<'a, X, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    legend: &DrawingArea<SVGBackend<'a>, Shift>,
     lines: &[(&str, Vec<(f64, f64)>)],
     dots: bool,
 ) -> Res
@@ -62,21 +78,55 @@ where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
-    for (i, (name, pts)) in lines.iter().enumerate() {
+    for (i, (_, pts)) in lines.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
-            .label(*name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?;
         if dots {
             chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    draw_legend(legend, lines.iter().map(|(name, _)| *name))
+}
+
+/// One legend entry per name, a line of its series' colour and the name (its end, when too
+/// long for the column: a path's file name is what tells files apart), as many as the
+/// column's height holds, then how many more.
+fn draw_legend<'n>(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    names: impl Iterator<Item = &'n str>,
+) -> Res {
+    const ROW: i32 = 20;
+    const CHARS: usize = 28;
+    let names: Vec<&str> = names.collect();
+    let (_, h) = area.dim_in_pixel();
+    let fits = (usize::try_from(h).unwrap_or(0) / ROW as usize).saturating_sub(3);
+    let shown = if names.len() > fits {
+        fits.saturating_sub(1)
+    } else {
+        names.len()
+    };
+    let style = ("sans-serif", 13).into_font();
+    for (i, name) in names.iter().take(shown).enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let y = 40 + ROW * i as i32;
+        area.draw(&PathElement::new(
+            vec![(6, y), (26, y)],
+            color.stroke_width(2),
+        ))?;
+        let chars: Vec<char> = name.chars().collect();
+        let text: String = match chars.len() > CHARS {
+            true => std::iter::once('…')
+                .chain(chars[chars.len() - (CHARS - 1)..].iter().copied())
+                .collect(),
+            false => name.to_string(),
+        };
+        area.draw(&Text::new(text, (32, y - 8), style.clone()))?;
+    }
+    if shown < names.len() {
+        let y = 40 + ROW * shown as i32;
+        let more = format!("… and {} more", names.len() - shown);
+        area.draw(&Text::new(more, (32, y - 8), style))?;
+    }
     Ok(())
 }
 
@@ -88,15 +138,16 @@ pub fn time_chart(title: &str, y_label: &str, series: &[(&str, Vec<(f64, f64)>)]
     svg(|out| {
         let root = SVGBackend::with_string(out, (W, H)).into_drawing_area();
         root.fill(&WHITE)?;
+        let (plot, legend) = split_legend(&root);
         let x_max = max_of(series.iter().flat_map(|(_, s)| s.iter().map(|p| p.0))).max(1.0);
         let y_max = max_of(series.iter().flat_map(|(_, s)| s.iter().map(|p| p.1)));
-        let mut chart = frame(&root, title, 60).build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+        let mut chart = frame(&plot, title, 60).build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
         chart
             .configure_mesh()
             .x_desc("seconds since start")
             .y_desc(y_label)
             .draw()?;
-        draw_lines(&mut chart, series, false)?;
+        draw_lines(&mut chart, &legend, series, false)?;
         root.present()?;
         Ok(())
     })
@@ -163,7 +214,8 @@ pub fn percentile_chart(title: &str, series: &[(String, Latency)]) -> String {
     svg(|out| {
         let root = SVGBackend::with_string(out, (W, H)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = frame(&root, title, 60)
+        let (plot, legend) = split_legend(&root);
+        let mut chart = frame(&plot, title, 60)
             .build_cartesian_2d(-0.2f64..5.2f64, (y_min..y_max).log_scale())?;
         let label = |x: &f64| {
             PERCENTILES
@@ -176,7 +228,7 @@ pub fn percentile_chart(title: &str, series: &[(String, Latency)]) -> String {
             .x_label_formatter(&label)
             .y_desc("latency (ms, log)")
             .draw()?;
-        draw_lines(&mut chart, &lines, true)?;
+        draw_lines(&mut chart, &legend, &lines, true)?;
         root.present()?;
         Ok(())
     })
@@ -242,7 +294,50 @@ pub fn findings_chart(findings: &[Finding], origin_us: u64, span_s: Option<f64>)
 
 #[cfg(test)]
 mod tests {
-    use super::findings_axis_max;
+    use super::{findings_axis_max, time_chart, LEGEND_W, W};
+
+    /// The `x` of each `<text>` whose content is `name`.
+    fn text_x(svg: &str, name: &str) -> Vec<u32> {
+        svg.split("<text ")
+            .skip(1)
+            .filter(|t| {
+                t.split('>')
+                    .nth(1)
+                    .is_some_and(|c| c.trim().starts_with(name))
+            })
+            .filter_map(|t| t.split("x=\"").nth(1)?.split('"').next()?.parse().ok())
+            .collect()
+    }
+
+    #[test]
+    fn the_legend_stands_beside_the_plot_and_never_over_its_lines() {
+        let line = |k: f64| (0..=20).map(|i| (f64::from(i), k * f64::from(i))).collect();
+        let svg = time_chart("t", "y", &[("alpha", line(1.0)), ("beta", line(2.0))]);
+        let plot_w = W - LEGEND_W;
+        for name in ["alpha", "beta"] {
+            let xs = text_x(&svg, name);
+            assert!(
+                !xs.is_empty() && xs.iter().all(|&x| x >= plot_w),
+                "{name}: {xs:?}"
+            );
+        }
+        // Every point of the two 21-point lines is left of the legend's column (the mesh's
+        // and the legend's own strokes have two points each).
+        let points: Vec<u32> = svg
+            .split("points=\"")
+            .skip(1)
+            .filter_map(|p| p.split('"').next())
+            .filter(|p| p.split_whitespace().count() == 21)
+            .flat_map(|p| p.split_whitespace())
+            .filter_map(|xy| xy.split(',').next()?.parse().ok())
+            .collect();
+        assert_eq!(points.len(), 42, "{svg}");
+        assert!(points.iter().all(|&x| x < plot_w), "{points:?}");
+        // So no legend entry starts where a line still runs (inside the plot, the legend's
+        // box stood over the lines' right ends).
+        let right = points.iter().max().copied().unwrap_or(0);
+        assert!(text_x(&svg, "alpha").iter().all(|&x| x > right));
+    }
 
     #[test]
     fn the_findings_axis_spans_the_whole_run() {

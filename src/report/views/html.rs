@@ -212,8 +212,11 @@ fn stats_section(s: &mut String, sum: &Summary) {
         "<div class='chart'>{}</div>",
         percentile_chart("Latency percentiles per actor", &actors)
     );
-    let rows: Vec<(String, &OpTotals)> =
+    let mut rows: Vec<(String, &OpTotals)> =
         sum.files.iter().map(|f| (f.path.clone(), &f.io)).collect();
+    if let Some(o) = &sum.other {
+        rows.push((crate::stats::OTHER_FILES.to_string(), o));
+    }
     totals_table(s, "Per file", &rows);
     let rows: Vec<(String, &OpTotals)> =
         sum.actors.iter().map(|a| (a.name.clone(), &a.io)).collect();

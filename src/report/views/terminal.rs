@@ -97,17 +97,29 @@ fn files_table(s: &mut String, l: &RunEvidence) {
         s.push_str("\nNo statistics in this file.\n");
         return;
     };
+    const OTHER: &str = "other files (streams, copies, tempdb, snapshots)";
+    let mut rows: Vec<(&str, &crate::stats::OpTotals)> =
+        sum.files.iter().map(|f| (f.path.as_str(), &f.io)).collect();
+    if let Some(o) = &sum.other {
+        rows.push((OTHER, o));
+    }
+    // The first column as wide as the longest name, so long paths keep the columns aligned.
+    let w = rows
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(40);
     let _ = writeln!(
         s,
-        "\n{:<40} {:>10} {:>10} {:>9} {:>8} {:>9} {:>9} {:>9}",
+        "\n{:<w$} {:>10} {:>10} {:>9} {:>8} {:>9} {:>9} {:>9}",
         "File", "Reads", "Writes", "IOPS", "MB/s", "p50 ms", "p99 ms", "max ms"
     );
-    for f in &sum.files {
-        let io = &f.io;
+    for (name, io) in rows {
         let _ = writeln!(
             s,
-            "{:<40} {:>10} {:>10} {:>9.1} {:>8.2} {:>9.3} {:>9.3} {:>9.3}",
-            f.path,
+            "{:<w$} {:>10} {:>10} {:>9.1} {:>8.2} {:>9.3} {:>9.3} {:>9.3}",
+            name,
             io.reads + io.scatter_reads,
             io.writes + io.gather_writes,
             io.iops,

@@ -25,13 +25,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::context::Run;
-use super::flight::{After, Flight, Kept};
+use super::outstanding::{After, Kept, Outstanding};
 use super::worker::Worker;
 use crate::findings::{Finding, FindingClass, Severity};
 use crate::io::oserr::{self, ErrorClass};
 use crate::io::Storage;
 use crate::page::{layout, sectors, verify, Expect, ExpectedState, Verdict, PAGE_SIZE};
-use crate::sim::engine::backup::scan::{scan, Problem};
+use crate::sim::engine::backup::scan::{scan, StreamProblem};
 use crate::sim::engine::backup::writer::{StreamWriter, Written};
 use crate::sim::engine::backup::Carried;
 use crate::sim::engine::journal::BackupRecord;
@@ -108,7 +108,7 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
     )
     .map_err(|e| stream_failed(w, "empty", None, &e))
     .ok()?;
-    let mut flight = Flight::with_depth(run, plan.buffer_count);
+    let mut flight = Outstanding::with_depth(run, plan.buffer_count);
     let mut order = InOrder::default();
     let finished = read_files(w, &mut flight, &mut out, &mut order);
     flight.drain(w);
@@ -128,7 +128,7 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
         .rename(&plan.partial(), &plan.file)
         .map_err(|e| say(run, Severity::Error, format!("backup {backup_no}: {e}")))
         .ok()?;
-    super::durability::backup_finished(
+    super::journaling::backup_finished(
         run,
         BackupRecord::finished(
             false,
@@ -193,7 +193,7 @@ impl InOrder {
 /// Posts the reads of every data page in order; false when the backup must end early.
 fn read_files<'a>(
     w: &mut Worker<'a>,
-    flight: &mut Flight<'a>,
+    flight: &mut Outstanding<'a>,
     out: &mut StreamWriter,
     order: &mut InOrder,
 ) -> bool {
@@ -224,7 +224,7 @@ fn read_files<'a>(
 /// page that fails its own check, or the stream refused a write.
 fn carry<'a>(
     w: &mut Worker<'a>,
-    flight: &mut Flight<'a>,
+    flight: &mut Outstanding<'a>,
     out: &mut StreamWriter,
     order: &mut InOrder,
     go: bool,
@@ -350,7 +350,7 @@ fn verify_only(w: &mut Worker<'_>, storage: &dyn Storage, written: &Written) {
 }
 
 /// A stream problem as a finding of this Backup User.
-pub fn finding(w: &Worker<'_>, p: &Problem) -> Finding {
+pub fn finding(w: &Worker<'_>, p: &StreamProblem) -> Finding {
     p.finding(w.run.plan.seed, &w.run.plan.backup.file, w.id)
 }
 
@@ -373,7 +373,7 @@ pub(super) fn stream_failed_on(
     let run = w.run;
     if let (Some(offset), ErrorClass::Device) = (at, oserr::classify(e)) {
         let errno = e.raw_os_error().unwrap_or(libc::EIO);
-        let p = Problem {
+        let p = StreamProblem {
             offset,
             len: 0,
             block_no: 0,
@@ -421,7 +421,7 @@ pub(super) fn unreadable(w: &Worker<'_>, path: &std::path::Path, len: u64, e: &s
     if oserr::classify(e) != ErrorClass::Device {
         return environment(w, path, "read back", e);
     }
-    let p = Problem {
+    let p = StreamProblem {
         offset: 0,
         len,
         block_no: 0,

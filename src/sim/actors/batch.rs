@@ -3,7 +3,7 @@
 //! read-ahead and bulk users each walk a sequential cursor (`cursor`) across their cycles.
 
 use super::cursor::Cursor;
-use super::flight::{After, Flight};
+use super::outstanding::{After, Outstanding};
 use super::worker::Worker;
 use crate::sim::engine::pool::PageKey;
 use crate::sim::plan::BatchPlan;
@@ -62,8 +62,8 @@ pub fn audit(w: &mut Worker<'_>, plan: &BatchPlan) {
 fn each_cycle<'a>(
     w: &mut Worker<'a>,
     plan: &BatchPlan,
-    flight: &mut Flight<'a>,
-    mut body: impl FnMut(&mut Worker<'a>, &mut Flight<'a>, usize, u64, u64),
+    flight: &mut Outstanding<'a>,
+    mut body: impl FnMut(&mut Worker<'a>, &mut Outstanding<'a>, usize, u64, u64),
 ) {
     let mut cursor: Option<Cursor> = None;
     let mut cycles = 0u32;
@@ -118,7 +118,7 @@ fn next_run(w: &Worker<'_>, at: &mut Cursor, want: u64) -> Option<(usize, u64, u
 /// Reads are posted without waiting for each (verified as they complete), up to the run's
 /// asynchronous depth across cycles.
 pub fn read_ahead<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
-    let mut flight = Flight::new(w.run);
+    let mut flight = Outstanding::new(w.run);
     each_cycle(w, plan, &mut flight, |w, flight, file, start, n| {
         flight.reap_ready(w);
         let force = w.run.plan.force_read_ahead;
@@ -173,7 +173,7 @@ pub fn read_misses(w: &mut Worker<'_>, file: usize, start: u64, n: u64, hit_rati
 /// The writes are posted without waiting for each, up to the run's asynchronous depth
 /// across cycles.
 pub fn bulk_update<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
-    let mut flight = Flight::new(w.run);
+    let mut flight = Outstanding::new(w.run);
     each_cycle(w, plan, &mut flight, |w, flight, file, start, n| {
         flight.reap_ready(w);
         let lsn = w

@@ -133,22 +133,41 @@ fn check(w: &mut Worker<'_>, snapshot: &Arc<Snapshot>, chunk: u32, delay_ms: u32
     let mut findings = 0;
     let (mut pages, mut from_copies) = (0, 0);
     let mut stopped = false;
-    'files: for sf in &snapshot.files {
-        let mut first = 1;
-        while first < sf.pages {
-            if run.controls.stop.phase_over() {
-                stopped = true;
-                break 'files;
-            }
-            let n = chunk.min(sf.pages - first);
-            let view = read_view(w, sf, first, n);
-            pages += view.pages;
-            from_copies += view.from_copies;
-            findings += view.bad;
-            first += n;
-            if !w.pause(Duration::from_millis(u64::from(delay_ms))) {
-                stopped = true;
-                break 'files;
+    // The check's two buffers (a run of the view, and its pages' copies), made once: without
+    // them the view is not read, and the log says so as our error, not the device's.
+    let mut bufs = match ViewBufs::new(chunk) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            say(
+                w,
+                Severity::Error,
+                format!(
+                    "dbcc user {}: cannot allocate the check's buffers ({} bytes): {e}; the snapshot view is not read this time (not a finding of the device)",
+                    w.id,
+                    2 * chunk as usize * PAGE_SIZE
+                ),
+            );
+            None
+        }
+    };
+    if let Some(bufs) = bufs.as_mut() {
+        'files: for sf in &snapshot.files {
+            let mut first = 1;
+            while first < sf.pages {
+                if run.controls.stop.phase_over() {
+                    stopped = true;
+                    break 'files;
+                }
+                let n = chunk.min(sf.pages - first);
+                let view = read_view(w, sf, bufs, first, n);
+                pages += view.pages;
+                from_copies += view.from_copies;
+                findings += view.bad;
+                first += n;
+                if !w.pause(Duration::from_millis(u64::from(delay_ms))) {
+                    stopped = true;
+                    break 'files;
+                }
             }
         }
     }
@@ -195,7 +214,7 @@ fn capture(w: &Worker<'_>, sf: &SnapFile) {
         let n = CAPTURE_PAGES.min(sf.pages - first);
         let _latch = f.oracle.read_latch_range(first, n);
         for p in first..first + n {
-            sf.capture(p, f.oracle.expect(p));
+            sf.capture(p, f.oracle.expected_state(p));
         }
         first += n;
     }
@@ -212,15 +231,30 @@ struct View {
     bad: u64,
 }
 
-/// Reads `n` pages of the snapshot view from `first` and checks each against its snapshot
-/// state.
-fn read_view(w: &mut Worker<'_>, sf: &SnapFile, first: u64, n: u64) -> View {
+/// The check's buffers: a run of the snapshot view as read from the data file, and the copies
+/// of its pages read from the sparse file, `chunk` pages each.
+struct ViewBufs {
+    read: AlignedBuf,
+    copies: AlignedBuf,
+}
+
+impl ViewBufs {
+    fn new(chunk: u64) -> std::io::Result<ViewBufs> {
+        let len = chunk as usize * PAGE_SIZE;
+        Ok(ViewBufs {
+            read: AlignedBuf::new(len)?,
+            copies: AlignedBuf::new(len)?,
+        })
+    }
+}
+
+/// Reads `n` pages (at most the buffers' chunk) of the snapshot view from `first` and checks
+/// each against its snapshot state.
+fn read_view(w: &mut Worker<'_>, sf: &SnapFile, bufs: &mut ViewBufs, first: u64, n: u64) -> View {
     let run = w.run;
     let f = &run.files[sf.file];
-    let mut buf = match AlignedBuf::new(n as usize * PAGE_SIZE) {
-        Ok(b) => b,
-        Err(_) => return View::default(),
-    };
+    let len = n as usize * PAGE_SIZE;
+    let buf = &mut bufs.read[..len];
     // A page copied stays copied, and its copy is written before it is marked so: when every
     // page of the run has its copy (or none can be had), the source is neither read nor
     // latched. The writers copy a busy file's pages in the check's first seconds, and the
@@ -234,7 +268,7 @@ fn read_view(w: &mut Worker<'_>, sf: &SnapFile, first: u64, n: u64) -> View {
     let read = match from_copies_only {
         true => Ok(buf.len()),
         false => w.timed_outside(Some(sf.file), OpKind::Read, len, || {
-            f.storage.read_at(&mut buf, offset)
+            f.storage.read_at(&mut *buf, offset)
         }),
     };
     match read {
@@ -260,10 +294,7 @@ fn read_view(w: &mut Worker<'_>, sf: &SnapFile, first: u64, n: u64) -> View {
     // The pages that have a copy, read from it a run at a time (each run in one request, as
     // the source is read); a run whose read failed is reported and its pages skipped.
     let held = |k: u64| sf.is_copied(first + k) && !sf.is_lost(first + k);
-    let mut copies = match AlignedBuf::new(buf.len()) {
-        Ok(b) => b,
-        Err(_) => return view,
-    };
+    let copies = &mut bufs.copies[..buf.len()];
     let mut unread = vec![false; n as usize];
     let mut k = 0;
     while k < n {
@@ -343,8 +374,21 @@ fn check_sparse(w: &mut Worker<'_>, sf: &SnapFile) -> (u64, String) {
     let chunk = 256u64;
     let mut bad = 0;
     let mut holes = 0u64;
-    let Ok(mut buf) = AlignedBuf::new(chunk as usize * PAGE_SIZE) else {
-        return (0, format!("{}: not checked (no memory)", sf.path.display()));
+    let mut buf = match AlignedBuf::new(chunk as usize * PAGE_SIZE) {
+        Ok(b) => b,
+        Err(e) => {
+            say(
+                w,
+                Severity::Error,
+                format!(
+                    "dbcc user {}: cannot allocate the buffer ({} bytes) to check the sparse file {}: {e}; it is not checked this time (not a finding of the device)",
+                    w.id,
+                    chunk as usize * PAGE_SIZE,
+                    sf.path.display()
+                ),
+            );
+            return (0, format!("{}: not checked (no buffer)", sf.path.display()));
+        }
     };
     let mut first = 1;
     while first < sf.pages {

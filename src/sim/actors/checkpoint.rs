@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use super::flight::{After, Flight};
 use super::log_writer::check_log_chain;
+use super::outstanding::{After, Outstanding};
 use super::worker::Worker;
 use crate::sim::engine::pool::PageKey;
 
@@ -39,8 +39,8 @@ pub fn runs(
 /// Posts writes of the given dirty pages without waiting for each (at most the run's
 /// asynchronous depth in flight), marks each run clean as its write completes, and waits for
 /// the last. Returns the pages written and the flight's figures.
-pub(super) fn write_dirty<'a>(w: &mut Worker<'a>, dirty: &[(PageKey, u64)]) -> Flight<'a> {
-    let mut flight = Flight::new(w.run);
+pub(super) fn write_dirty<'a>(w: &mut Worker<'a>, dirty: &[(PageKey, u64)]) -> Outstanding<'a> {
+    let mut flight = Outstanding::new(w.run);
     for (file, first, n, lsn) in runs(dirty, w.max_pages() as u64) {
         if w.run.controls.stop.run_stopped() {
             break;
@@ -74,7 +74,7 @@ pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
         super::log_writer::read_log_forward(w, i, file);
     }
     let t = std::time::Instant::now();
-    if super::durability::sync_point(w.run) {
+    if super::journaling::sync_point(w.run) {
         for &f in &w.run.files.data {
             w.stats.record(
                 f,

@@ -1,7 +1,7 @@
 //! The run context: everything the actors of a running simulation share, built by the driver
-//! (`sched::setup`) and lent to every thread. It is grouped by what the parts are: the
+//! (`sim::driver::setup`) and lent to every thread. It is grouped by what the parts are: the
 //! [`FileSet`] (the engine's files, logs and buffer pool), the [`Controls`] (stop, throttles,
-//! gate, depth, in-flight table), the durability journal, the [`Reporting`] side (event sink,
+//! gate, depth, the I/O ages), the durability journal, the [`Reporting`] side (event sink,
 //! live counters, findings) and the `Backend`, the door through which an actor opens a file
 //! that is not one of the page files.
 
@@ -13,7 +13,7 @@ use crate::events::{Event, EventSink};
 use crate::findings::{Finding, Message, Severity};
 use crate::io::Backend;
 use crate::sim::control::depth::DepthGauge;
-use crate::sim::control::inflight::Inflight;
+use crate::sim::control::io_ages::IoAges;
 use crate::sim::control::stop::{Stop, StopReason};
 use crate::sim::control::throttle::{Gate, Throttle};
 use crate::sim::engine::files::SimFile;
@@ -31,7 +31,7 @@ pub struct Run<'b> {
     /// The run-time controls the driver and the actors share.
     pub controls: Controls,
     /// The durability journal, if the run keeps one.
-    pub journal: super::durability::JournalSlot,
+    pub journal: super::journaling::JournalSlot,
     /// Where findings, messages and live counts go.
     pub reporting: Reporting,
     /// The I/O door, for a file that is not one of the page files.
@@ -118,7 +118,7 @@ pub struct Controls {
     /// Requests in flight to every file together (each file's own gauge is its throttle's).
     pub depth: Arc<DepthGauge>,
     /// I/Os in flight, for the long-I/O monitor.
-    pub inflight: Inflight,
+    pub io_ages: IoAges,
     /// Most requests one asynchronous actor keeps in flight: MaxOutstandingIO, or with 0 the
     /// I/O service's ceiling.
     pub async_depth: usize,

@@ -198,7 +198,7 @@ fn log_backup(
         unfinished(run, backup_no);
         return None;
     };
-    super::durability::backup_finished(
+    super::journaling::backup_finished(
         run,
         BackupRecord::finished(
             true,

@@ -202,7 +202,7 @@ impl<'a> Worker<'a> {
         let c = &self.run.controls;
         LogGate {
             throttle: &c.throttles[file],
-            inflight: &c.inflight,
+            io_ages: &c.io_ages,
             burst: c.bursting(),
         }
     }

@@ -1,8 +1,8 @@
 //! The SQL Server-like actors. Each actor decides its next operation from its plan and its
 //! random generator, and performs it through a [`worker::Worker`], which verifies every read;
 //! the checkpoint, lazy writer, read-ahead, bulk update and initial update post theirs through a
-//! [`flight::Flight`] without waiting for each. They share one [`context::Run`], and keep the
-//! durability journal through [`durability`].
+//! [`outstanding::Outstanding`] without waiting for each. They share one [`context::Run`], and keep the
+//! durability journal through [`journaling`].
 
 pub mod backup;
 pub mod batch;
@@ -10,13 +10,13 @@ pub mod checkdb;
 pub mod checkpoint;
 pub mod context;
 mod cursor;
-pub mod durability;
 pub mod evidence;
 pub mod failure;
-pub mod flight;
+pub mod journaling;
 pub mod lazy_writer;
 mod log_backup;
 pub mod log_writer;
+pub mod outstanding;
 mod poster;
 pub mod random;
 pub mod recovery_writer;

@@ -9,7 +9,7 @@ use crate::page::{layout, PageStamp, Verdict, PAGE_SIZE};
 use crate::sim::engine::retry;
 
 /// The pages of a completed request.
-pub(super) struct Request<'f> {
+pub(super) struct PageRequest<'f> {
     /// Data file index.
     pub file: usize,
     /// First page.
@@ -51,7 +51,7 @@ pub(super) fn stamp(
 /// The oracle learns a completed write's outcome; returns the pages written.
 pub(super) fn finish_write(
     w: &mut Worker<'_>,
-    p: &Request<'_>,
+    p: &PageRequest<'_>,
     result: std::io::Result<usize>,
 ) -> u64 {
     let run = w.run;
@@ -67,7 +67,7 @@ pub(super) fn finish_write(
             evidence::report_write_error(w, p.file, p.first, p.n, &e);
             0
         }
-        // The journal heard of it as it completed (`durability::acks`).
+        // The journal heard of it as it completed (`journaling::acks`).
         Ok(_) => p.n,
     }
 }
@@ -93,7 +93,7 @@ fn frames_problem(result: &std::io::Result<usize>, frames: &[Frame], n: u64) -> 
 /// read and verified.
 pub(super) fn verify_read(
     w: &mut Worker<'_>,
-    p: &Request<'_>,
+    p: &PageRequest<'_>,
     result: std::io::Result<usize>,
 ) -> u64 {
     let transfer = frames_problem(&result, p.frames, p.n);

@@ -175,11 +175,11 @@ fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
             open: OpenOptions::default(),
             force_4k_log: false,
         };
-        super::durability::resize(run, file, to, || {
+        super::journaling::resize(run, file, to, || {
             extend(f.storage.as_ref(), from, to, &prep).map(|_| f.oracle.resize(to))
         })
     } else {
-        super::durability::resize(run, file, to, || {
+        super::journaling::resize(run, file, to, || {
             run.files.pool.drop_from(file, to);
             f.oracle.resize(to);
             f.storage.set_len(to * PAGE_SIZE as u64)
@@ -232,7 +232,7 @@ fn stop_growing(w: &Worker<'_>, file: usize, from: u64, to: u64, e: &std::io::Er
     let run = w.run;
     let f = &run.files[file];
     f.cap_growth(from);
-    let _ = super::durability::resize(run, file, from, || {
+    let _ = super::journaling::resize(run, file, from, || {
         // Best effort: a partial growth (zeros written, blocks allocated) is released.
         f.storage.set_len(from * PAGE_SIZE as u64)
     });

@@ -4,8 +4,8 @@
 
 use std::time::Instant;
 
-use super::flight::{After, Flight};
 use super::log_writer;
+use super::outstanding::{After, Outstanding};
 use super::worker::Worker;
 use crate::findings::Severity;
 
@@ -17,7 +17,7 @@ pub fn initial_update(w: &mut Worker<'_>, i: usize) {
     let file = run.files.data[i];
     let pages = *run.files[file].pages.read();
     let t = Instant::now();
-    let mut flight = Flight::new(run);
+    let mut flight = Outstanding::new(run);
     let mut page = 1;
     while page < pages && !run.controls.stop.run_stopped() {
         let n = (w.max_pages() as u64).min(pages - page);

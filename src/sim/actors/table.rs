@@ -1,7 +1,7 @@
 //! The actor table, modelled on ripgrep's single flag table: one [`ActorSpec`] per actor a
 //! cycle runs, giving its kind, the phase it runs in, how many threads it gets and how many
 //! pages each buffers (both functions of the plan), and its body. The driver iterates the table
-//! (`sched::run`); a new actor is a new body and a new row. The bodies are plain `fn`
+//! (`sim::driver::run`); a new actor is a new body and a new row. The bodies are plain `fn`
 //! pointers, each called once per thread, so dispatch stays static and the actors' own loops
 //! are untouched.
 

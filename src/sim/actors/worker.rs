@@ -48,7 +48,7 @@ fn request_problem(res: &std::io::Result<usize>, buf: &[u8]) -> Option<Verdict> 
 
 /// What a read of a run of pages found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ReadOutcome {
+pub struct ReadTally {
     /// Pages read and verified.
     pub pages: u64,
     /// Pages with a finding.
@@ -120,14 +120,14 @@ impl<'a> Worker<'a> {
     }
 
     /// Reads `n` pages from `first` of data file `file` and verifies each; findings are reported.
-    pub fn read_run(&mut self, file: usize, first: u64, n: u64) -> ReadOutcome {
+    pub fn read_run(&mut self, file: usize, first: u64, n: u64) -> ReadTally {
         let run = self.run;
         if n > 1 && !run.plan.scatter_gather {
             // Without scatter/gather every page is a request of its own (SQLIOSim's rule),
             // so a failure is the failure of that page alone.
-            return (first..first + n).fold(ReadOutcome::default(), |acc, p| {
+            return (first..first + n).fold(ReadTally::default(), |acc, p| {
                 let o = self.read_run(file, p, 1);
-                ReadOutcome {
+                ReadTally {
                     pages: acc.pages + o.pages,
                     bad: acc.bad + o.bad,
                 }
@@ -138,7 +138,7 @@ impl<'a> Worker<'a> {
         let first = first.max(1);
         let n = n.min(self.max_pages as u64).min(size.saturating_sub(first));
         if n == 0 {
-            return ReadOutcome::default();
+            return ReadTally::default();
         }
         let _latch = f.oracle.read_latch_range(first, n);
         retry::fill_bnr(&mut self.buf[..n as usize * PAGE_SIZE]);
@@ -151,7 +151,7 @@ impl<'a> Worker<'a> {
             evidence::report_request(self, file, first, n, v.clone(), out.bad > 0);
             return out;
         }
-        let mut out = ReadOutcome { pages: n, bad: 0 };
+        let mut out = ReadTally { pages: n, bad: 0 };
         for i in 0..n {
             let page = first + i;
             let at = i as usize * PAGE_SIZE;
@@ -169,8 +169,8 @@ impl<'a> Worker<'a> {
     }
 
     /// Reads each page of a run alone and verifies it (after a failed multi-page request).
-    pub(super) fn reread_singly(&mut self, file: usize, first: u64, n: u64) -> ReadOutcome {
-        let mut out = ReadOutcome { pages: n, bad: 0 };
+    pub(super) fn reread_singly(&mut self, file: usize, first: u64, n: u64) -> ReadTally {
+        let mut out = ReadTally { pages: n, bad: 0 };
         let f = &self.run.files[file];
         for i in 0..n {
             let page = first + i;
@@ -249,7 +249,7 @@ impl<'a> Worker<'a> {
             return 0;
         }
         // Still under the size guard: a resize is journaled after this acknowledgement.
-        super::durability::acknowledged(run, file, first, gens);
+        super::journaling::acknowledged(run, file, first, gens);
         n
     }
 
@@ -272,7 +272,7 @@ impl<'a> Worker<'a> {
         if let (Some(f), true) = (file, throttle.throttled() > waited_before) {
             self.stats.throttled(f);
         }
-        let watch = run.controls.inflight.begin();
+        let watch = run.controls.io_ages.begin();
         let t = Instant::now();
         let res = io();
         let took = t.elapsed();
@@ -367,7 +367,7 @@ impl<'a> Worker<'a> {
         let buf = &mut self.buf[slot * PAGE_SIZE..(slot + count) * PAGE_SIZE];
         let storage = run.files[file].storage.as_ref();
         let off = page * PAGE_SIZE as u64;
-        let guard = run.controls.inflight.begin();
+        let guard = run.controls.io_ages.begin();
         let t = Instant::now();
         let res = match (read, vectored) {
             (true, true) => {

@@ -23,12 +23,16 @@ pub struct JournalRead {
     pub state: JournalState,
     /// Integrity errors the journal itself stands for (1 when damaged on the device under test).
     pub findings: u64,
+    /// What verify prints about it, line by line (the caller prints: nothing below `app`
+    /// writes to stdout).
+    pub lines: Vec<String>,
 }
 
-/// Prints what the journal read at `path` is and what the device is held to; `checked` are
-/// the files the scan checks (to tell whether the journal shares their device).
+/// What the journal read at `path` is and what the device is held to; `checked` are the files
+/// the scan checks (to tell whether the journal shares their device).
 pub fn report(path: &Path, st: JournalState, checked: &[PathBuf]) -> JournalRead {
-    crate::exit::outln!(
+    let mut lines = Vec::new();
+    lines.push(format!(
         "Journal {}: run {:016x}, {}{}",
         path.display(),
         st.run_id,
@@ -38,16 +42,16 @@ pub fn report(path: &Path, st: JournalState, checked: &[PathBuf]) -> JournalRead
         } else {
             ""
         }
-    )
-    .ok();
+    ));
     let findings = match &st.damage {
-        Some(d) => report_damage(path, d, &st, shared_device(path, checked)),
+        Some(d) => report_damage(path, d, &st, shared_device(path, checked), &mut lines),
         None => 0,
     };
-    crate::exit::outln!("{}", held_to(&st)).ok();
+    lines.push(held_to(&st));
     JournalRead {
         state: st,
         findings,
+        lines,
     }
 }
 
@@ -68,10 +72,16 @@ fn shared_device(journal: &Path, checked: &[PathBuf]) -> Option<PathBuf> {
     checked.iter().find(|p| dev(p) == Some(j)).cloned()
 }
 
-/// Prints the damage and what it means; returns the integrity errors it counts for.
-fn report_damage(path: &Path, d: &Damage, st: &JournalState, dut: Option<PathBuf>) -> u64 {
-    crate::exit::outln!("JOURNAL DAMAGED: {}: {d}.", path.display()).ok();
-    crate::exit::outln!(
+/// Says the damage and what it means in `lines`; returns the integrity errors it counts for.
+fn report_damage(
+    path: &Path,
+    d: &Damage,
+    st: &JournalState,
+    dut: Option<PathBuf>,
+    lines: &mut Vec<String>,
+) -> u64 {
+    lines.push(format!("JOURNAL DAMAGED: {}: {d}.", path.display()));
+    lines.push(format!(
         "The durability check is PARTIAL: {}; pages are held only to what the journal recorded before offset {}{}, and the {} record(s) after the damage are not used. Writes acknowledged after that are NOT held to account.",
         match d.flaw {
             Flaw::Invalid { .. } => "the journal holds a record no run writes (a write corrupted with its checksum, or a journal not written by sqliosim)",
@@ -82,18 +92,18 @@ fn report_damage(path: &Path, d: &Damage, st: &JournalState, dut: Option<PathBuf
             .map(|(us, _)| format!(" (its last batch before the damage at {})", at(us)))
             .unwrap_or_default(),
         d.records_after
-    ).ok();
+    ));
     match dut {
         Some(file) => {
-            crate::exit::outln!(
+            lines.push(format!(
                 "The journal is on the device under test (the same device as {}): that device broke a write it acknowledged as durable. This counts as 1 integrity error against the device, at the journal (offset {}), not against any data or log page.",
                 file.display(),
                 d.offset
-            ).ok();
+            ));
             1
         }
         None => {
-            crate::exit::outln!("The journal is not on the device under test (another device than the files checked): this is not a finding against them; check the journal's own device.").ok();
+            lines.push("The journal is not on the device under test (another device than the files checked): this is not a finding against them; check the journal's own device.".into());
             0
         }
     }

@@ -2,6 +2,7 @@
 //! file, judged by what they say about themselves and, when a journal is present, against the
 //! generation each page must hold at least and the log position that was durable.
 
+use std::convert::Infallible;
 use std::io;
 
 use crate::findings::{Finding, FindingClass};
@@ -11,9 +12,9 @@ use crate::page::{
 };
 use crate::sim::engine::journal::JournalState;
 use crate::sim::engine::logblock::{self, Want, LOG_AREA_START, MIN_LOG_UNIT};
-use crate::sim::engine::logflight::unflushed_bound;
+use crate::sim::engine::logscan::{lap_back, walk_back, Break};
+use crate::sim::engine::logwrites::unflushed_bound;
 pub use crate::sim::engine::tear::{allowed_tear, allowed_tears};
-use crate::sim::engine::wal::NO_PREV;
 
 /// Pages read per request while scanning.
 const SCAN_PAGES: usize = 128;
@@ -321,13 +322,13 @@ fn newest_block(
 /// The oldest LSN the walk back from a newest block ending at `newest_end` holds whole in an
 /// area of `area` bytes: a lap back from the furthest a write not yet durable may have
 /// reached. Such writes lie before `durable_end + unflushed_bound` (the log writer's bound,
-/// `engine::logflight`), and the durable end is at most `newest_end` (the newest valid block
+/// `engine::logwrites`), and the durable end is at most `newest_end` (the newest valid block
 /// is at or past it on an honest device), so what a cut tore or dropped of them can have
 /// broken, a lap back, only blocks before the result. Walking back to `newest_end - area`
 /// called those breaks a durable chain broken (a false `log chain broken`, found by
 /// `tests/crash_model_compact.rs` once the forced-flush log lost `O_DSYNC`).
 pub fn oldest_held(newest_end: u64, area: u64) -> u64 {
-    (newest_end + unflushed_bound(area)).saturating_sub(area)
+    lap_back(newest_end + unflushed_bound(area), area)
 }
 
 fn walk_chain(
@@ -340,35 +341,26 @@ fn walk_chain(
     out: &mut LogScan,
 ) {
     let oldest = oldest_held(newest_end, area);
-    let mut lsn = from;
-    while lsn != NO_PREV && lsn >= oldest {
-        match block_at(bytes, h, area, lsn) {
-            Ok(b) => {
-                out.chained += 1;
-                if b.prev_lsn != NO_PREV && b.prev_lsn >= lsn {
-                    out.issues.push(LogIssue {
-                        offset: LOG_AREA_START + lsn % area,
-                        what: format!(
-                            "log block {lsn} points back to a later block {}",
-                            b.prev_lsn
-                        ),
-                    });
-                    return;
-                }
-                lsn = b.prev_lsn;
-            }
-            Err(e) => {
-                // Only a break inside the durable part of the log is a finding: blocks after the
-                // journal's durable end (or with no journal, anything) may be a torn tail.
-                if durable_end.is_some_and(|end| lsn < end) {
-                    out.issues.push(LogIssue {
-                        offset: LOG_AREA_START + lsn % area,
-                        what: format!("log chain broken at LSN {lsn}: {e}"),
-                    });
-                }
-                return;
-            }
-        }
+    let Ok(walk) = walk_back(from, oldest, usize::MAX, |lsn| {
+        Ok::<_, Infallible>(block_at(bytes, h, area, lsn))
+    });
+    out.chained += walk.blocks_ok;
+    let Some((lsn, broken)) = walk.broken else {
+        return;
+    };
+    let offset = LOG_AREA_START + lsn % area;
+    match broken {
+        Break::PointsForward { prev, .. } => out.issues.push(LogIssue {
+            offset,
+            what: format!("log block {lsn} points back to a later block {prev}"),
+        }),
+        // Only a break inside the durable part of the log is a finding: blocks after the
+        // journal's durable end (or with no journal, anything) may be a torn tail.
+        Break::Block(e) if durable_end.is_some_and(|end| lsn < end) => out.issues.push(LogIssue {
+            offset,
+            what: format!("log chain broken at LSN {lsn}: {e}"),
+        }),
+        Break::Block(_) => {}
     }
 }
 

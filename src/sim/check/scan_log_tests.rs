@@ -9,8 +9,9 @@ use super::*;
 use crate::io::{Backend, FaultyBackend, OpenOptions};
 use crate::page::FileRole;
 use crate::sim::engine::logblock::peek;
-use crate::sim::engine::logflight::unflushed_bound;
 use crate::sim::engine::logio::OwnControls;
+use crate::sim::engine::logscan::Walk;
+use crate::sim::engine::logwrites::unflushed_bound;
 use crate::sim::engine::wal::Wal;
 
 const RUN: u64 = 77;
@@ -51,15 +52,16 @@ fn lapped_log() -> (Vec<u8>, FileHeader, (u64, u64)) {
     (bytes, h, (wal.last_block(), wal.durable_end()))
 }
 
-/// The LSNs of the chain's blocks, newest first, back to `oldest`.
+/// The LSNs of the chain's blocks, newest first, back to `oldest` (the one walk back, over
+/// the blocks' headers as written).
 fn chain(bytes: &[u8], last: u64, oldest: u64) -> Vec<u64> {
     let mut out = Vec::new();
-    let mut lsn = last;
-    while lsn != NO_PREV && lsn >= oldest {
+    let walk = walk_back(last, oldest, usize::MAX, |lsn| {
         out.push(lsn);
         let at = (LOG_AREA_START + lsn % AREA) as usize;
-        lsn = peek(&bytes[at..]).expect("a block").prev_lsn;
-    }
+        Ok::<_, Infallible>(peek(&bytes[at..]))
+    });
+    assert!(matches!(walk, Ok(Walk { broken: None, .. })), "{walk:?}");
     out
 }
 

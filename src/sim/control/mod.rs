@@ -1,15 +1,15 @@
-//! Run-time controls that the driver (`sched`) and the actors both hold: the stop signal and
+//! Run-time controls that the driver (`sim::driver`) and the actors both hold: the stop signal and
 //! its reason ([`stop`]), the per-file throttle and the MaxOutstandingIO gate ([`throttle`]),
-//! the table of I/Os in flight the long-I/O monitor reads ([`inflight`]), and the depth gauges
+//! the table of I/Os in flight the long-I/O monitor reads ([`io_ages`]), and the depth gauges
 //! that count the requests in flight over time ([`depth`], read by `stats` for the summary).
 //!
 //! [`affinity`] applies the `Affinity`/`IOAffinity` masks to threads.
 //!
-//! They sit low in the layers so that `actors` and `sched` reach them without reaching each
+//! They sit low in the layers so that `actors` and `driver` reach them without reaching each
 //! other: the driver creates them, the actors obey them.
 
 pub mod affinity;
 pub mod depth;
-pub mod inflight;
+pub mod io_ages;
 pub mod stop;
 pub mod throttle;

@@ -23,7 +23,7 @@ use crate::events::{Event, EventSink};
 use crate::findings::{Message, Severity};
 use crate::io::Backend;
 use crate::sim::actors::context::Run;
-use crate::sim::actors::durability;
+use crate::sim::actors::journaling;
 use crate::sim::control::stop::{Stop, StopReason};
 use crate::sim::plan::SimPlan;
 use crate::stats::{
@@ -63,10 +63,38 @@ pub fn simulate(
     backend: &dyn Backend,
     sink: Arc<dyn EventSink>,
 ) -> anyhow::Result<SimOutcome> {
+    simulate_caught(plan, backend, sink, Signals::catch())
+}
+
+/// SIGINT and SIGTERM caught into a flag from the moment this is made, so that a signal
+/// that comes before the simulation starts (while `run` prints its header, its JSON already
+/// saying "running") ends the run cleanly as soon as it starts, instead of killing the
+/// process with the JSON left "running".
+pub struct Signals {
+    flag: Arc<std::sync::atomic::AtomicUsize>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl Signals {
+    /// Catches SIGINT and SIGTERM from now on.
+    pub fn catch() -> Signals {
+        let flag = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let ids = register_signals(&flag);
+        Signals { flag, ids }
+    }
+}
+
+/// [`simulate`] with the signals caught since `signals` was made (a signal already caught
+/// stops the run as it starts).
+pub fn simulate_caught(
+    plan: SimPlan,
+    backend: &dyn Backend,
+    sink: Arc<dyn EventSink>,
+    signals: Signals,
+) -> anyhow::Result<SimOutcome> {
     // Signals are caught from the start: a Ctrl-C while the files are being created still
     // ends the run cleanly.
-    let flag = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let signals = register_signals(&flag);
+    let Signals { flag, ids: signals } = signals;
     let run = match setup::build(plan, backend, sink, Stop::with_signal(flag)) {
         Ok(run) => run,
         Err(e) => {
@@ -78,12 +106,12 @@ pub fn simulate(
     let result = run::run_cycles(&run);
     let clean =
         !run.controls.stop.run_stopped() || run.controls.stop.reason() == StopReason::Signal;
-    durability::shutdown(&run, clean);
+    journaling::shutdown(&run, clean);
     unregister(signals);
     let metas = file_metas(&run);
     let mut summary = result.stats.summary(&metas, started.elapsed());
     add_depth(&run, &mut summary);
-    summary.journal = durability::summary(&run);
+    summary.journal = journaling::summary(&run);
     for f in &summary.files {
         for line in file_summary_lines(f) {
             run.message(
@@ -101,7 +129,7 @@ pub fn simulate(
     let planned = (run.plan.cycles > 0).then(|| run.plan.cycle_duration * run.plan.cycles);
     let when =
         crate::sim::control::stop::StopWhen::of(&run.controls.stop, run.reporting.start, planned);
-    let long = run.controls.inflight.long_total();
+    let long = run.controls.io_ages.long_total();
     if long > 0 {
         let text =
             format!("{long} I/O requests were outstanding for more than 15 sec. during the run");
@@ -112,7 +140,7 @@ pub fn simulate(
         .sink
         .emit(Event::Summary(Box::new(summary.clone())));
     if run.plan.delete_at_shutdown {
-        durability::remove(&run);
+        journaling::remove(&run);
         for f in &run.files {
             let _ = backend.remove(&f.path);
         }

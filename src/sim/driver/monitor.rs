@@ -104,7 +104,7 @@ fn tick(
             .iter()
             .map(|t| t.allowed() as u64)
             .sum(),
-        long_ios: run.controls.inflight.long_total(),
+        long_ios: run.controls.io_ages.long_total(),
         witness_lag: run.journal.as_ref().and_then(|j| j.service.witness_lag()),
     };
     run.reporting.sink.emit(Event::Tick(Box::new(tick)));
@@ -112,7 +112,7 @@ fn tick(
 }
 
 fn report_long_io(run: &Run<'_>) {
-    let long = run.controls.inflight.newly_long(run.plan.long_io);
+    let long = run.controls.io_ages.newly_long(run.plan.long_io);
     if long > 0 {
         let text = format!(
             "{long} IO requests are outstanding for more than {} sec.",

@@ -121,7 +121,7 @@ pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> anyhow::Result<
             run.files.run_id
         ),
     );
-    crate::sim::actors::durability::sync_point(run);
+    crate::sim::actors::journaling::sync_point(run);
     Ok(())
 }
 

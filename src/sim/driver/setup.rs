@@ -1,6 +1,6 @@
 //! Setting a run up: opening or creating every file (only over files that are ours), the
 //! oracles, logs, buffer pool and throttles, assembled into the [`Run`] context; the journal is
-//! opened by [`crate::sim::actors::durability`].
+//! opened by [`crate::sim::actors::journaling`].
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -11,9 +11,9 @@ use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
 use crate::page::{FileRole, PAGE_SIZE};
 use crate::sim::actors::context::{Controls, FileSet, LogFile, Reporting, Run};
-use crate::sim::actors::durability;
+use crate::sim::actors::journaling;
 use crate::sim::control::depth::DepthGauge;
-use crate::sim::control::inflight::Inflight;
+use crate::sim::control::io_ages::IoAges;
 use crate::sim::control::stop::Stop;
 use crate::sim::control::throttle::{Gate, Throttle};
 use crate::sim::engine::ceiling::Ceiling;
@@ -24,7 +24,7 @@ use crate::sim::plan::SimPlan;
 
 /// Where the journal of a plan's file set is, and the journal a resume would carry on (kept
 /// here for the app's callers).
-pub use crate::sim::actors::durability::{journal_path, resumable};
+pub use crate::sim::actors::journaling::{journal_path, resumable};
 
 /// Frames per MB of MaxMemoryMB.
 const FRAMES_PER_MB: u64 = 128;
@@ -82,11 +82,11 @@ pub fn build<'b>(
     };
     // Resuming: read what the old journal says before the new one replaces it.
     let prior = if run.plan.resume {
-        durability::prior(&run)?
+        journaling::prior(&run)?
     } else {
         None
     };
-    run.journal = durability::open(&run, prior.as_ref())?;
+    run.journal = journaling::open(&run, prior.as_ref())?;
     if run.plan.resume {
         super::resume::restore(&run, prior.as_ref())?;
     }
@@ -187,7 +187,7 @@ fn controls(
         scratch,
         depth,
         // Every asynchronous request holds at least one frame; synchronous ones one each.
-        inflight: Inflight::new(users * 4 + 16 + io_frames.frames()),
+        io_ages: IoAges::new(users * 4 + 16 + io_frames.frames()),
         async_depth: ceiling,
         io_frames,
         burst: AtomicBool::new(false),

@@ -12,7 +12,7 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use crate::sim::control::inflight::{Inflight, InflightGuard};
+use crate::sim::control::io_ages::{IoAgeGuard, IoAges};
 use crate::sim::control::throttle::{Gate, Permit, Throttle};
 
 /// One request the log made, for the caller's statistics.
@@ -39,7 +39,7 @@ pub struct LogGate<'a> {
     /// The log file's throttle.
     pub throttle: &'a Throttle,
     /// The in-flight table of the long-I/O monitor.
-    pub inflight: &'a Inflight,
+    pub io_ages: &'a IoAges,
     /// Throttling lifted (AllowIOBursts during the initial update and checkpoints).
     pub burst: bool,
 }
@@ -84,7 +84,7 @@ impl<'a> LogGate<'a> {
         Begun {
             throttle: self.throttle,
             permit,
-            _watched: self.inflight.begin(),
+            _watched: self.io_ages.begin(),
             start: Instant::now(),
             bytes,
             is_read,
@@ -111,7 +111,7 @@ impl<'a> LogGate<'a> {
 pub struct Begun<'a> {
     throttle: &'a Throttle,
     permit: Permit<'a>,
-    _watched: InflightGuard<'a>,
+    _watched: IoAgeGuard<'a>,
     start: Instant,
     bytes: u64,
     is_read: bool,
@@ -149,14 +149,14 @@ impl Begun<'_> {
 #[derive(Debug)]
 pub struct OwnControls {
     throttle: Throttle,
-    inflight: Inflight,
+    io_ages: IoAges,
 }
 
 impl Default for OwnControls {
     fn default() -> OwnControls {
         OwnControls {
             throttle: Throttle::new(Duration::from_secs(3600), 64),
-            inflight: Inflight::new(64),
+            io_ages: IoAges::new(64),
         }
     }
 }
@@ -166,7 +166,7 @@ impl OwnControls {
     pub fn gate(&self) -> LogGate<'_> {
         LogGate {
             throttle: &self.throttle,
-            inflight: &self.inflight,
+            io_ages: &self.io_ages,
             burst: true,
         }
     }
@@ -179,17 +179,17 @@ mod tests {
     #[test]
     fn a_log_request_moves_the_running_average_and_is_watched_in_flight() {
         let throttle = Throttle::new(Duration::from_millis(1), 4);
-        let inflight = Inflight::new(4);
+        let io_ages = IoAges::new(4);
         let g = LogGate {
             throttle: &throttle,
-            inflight: &inflight,
+            io_ages: &io_ages,
             burst: false,
         };
         let before = throttle.running_average_ms();
         for _ in 0..20 {
             let (_, io) = g
                 .request(4096, false, || {
-                    assert_eq!(inflight.newly_long(Duration::ZERO), 1, "watched in flight");
+                    assert_eq!(io_ages.newly_long(Duration::ZERO), 1, "watched in flight");
                     std::thread::sleep(Duration::from_millis(30));
                     Ok(())
                 })

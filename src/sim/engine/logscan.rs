@@ -1,5 +1,10 @@
-//! Reading the log back: walks the block chain backwards from the last durable block and
-//! checks every block it can still find (the circular area keeps about one lap).
+//! Reading the log back: the one walk back along the block chain ([`walk_back`], bounded by
+//! [`lap_back`]: the circular area keeps about one lap), over any source of blocks: storage
+//! through the gate while the run goes on ([`scan_chain`], the log reader after a checkpoint
+//! and at the audit) or a file's bytes at rest (`sim::check::scan::scan_log`, for `verify`
+//! and `run --resume`). Each caller decides what a [`Break`] means. The forward readers read
+//! in the other direction: a log backup's (`logforward`, which shares this module's extent
+//! and check of a block) and the `.trn` scan (which checks each block with `logblock::verify`).
 
 use std::io;
 
@@ -51,43 +56,107 @@ pub struct ChainReport {
     pub reads: Vec<LogIo>,
 }
 
-/// Walks the chain backwards from `spec.last_block`, each read through `gate`.
+/// Why a walk back along the log chain stopped before its bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Break {
+    /// The block that must be at the LSN is not there: what its check found.
+    Block(LogBlockError),
+    /// The block at the LSN is right, but points back to a block that is not earlier.
+    PointsForward {
+        /// The LSN it points back to.
+        prev: u64,
+        /// Its lap count.
+        wrap: u32,
+    },
+}
+
+/// What a walk back along the chain found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Walk {
+    /// Blocks found right along the chain.
+    pub blocks_ok: usize,
+    /// Where the chain broke (the LSN and why): the walk stops there.
+    pub broken: Option<(u64, Break)>,
+}
+
+/// The oldest LSN a walk back holds whole: a lap of an area of `area` bytes back from
+/// `furthest`, the furthest a write may have reached. The one bound rule of every walk back:
+/// a slot older than that may hold a later lap's block, written or half written.
+pub fn lap_back(furthest: u64, area: u64) -> u64 {
+    furthest.saturating_sub(area)
+}
+
+/// The one walk back along the log's chain: from the block at `from`, each block's
+/// `prev_lsn` in turn, down to `oldest` (see [`lap_back`]), at most `max_blocks` blocks.
+/// `block_at(lsn)` reads and checks the block that must be at `lsn` wherever the log is
+/// (storage through the gate while the run goes on, a file's bytes at rest); its error
+/// (`E`) ends the walk as an error. Used by the live reader ([`scan_chain`]) and by the
+/// at-rest scan of `verify` and `run --resume` (`sim::check::scan::scan_log`), each of which
+/// decides what a break means.
+pub fn walk_back<E>(
+    from: u64,
+    oldest: u64,
+    max_blocks: usize,
+    mut block_at: impl FnMut(u64) -> Result<Result<logblock::LogBlock, LogBlockError>, E>,
+) -> Result<Walk, E> {
+    let mut walk = Walk::default();
+    let mut lsn = from;
+    while lsn != NO_PREV && lsn >= oldest && walk.blocks_ok < max_blocks {
+        match block_at(lsn)? {
+            Ok(block) => {
+                walk.blocks_ok += 1;
+                if block.prev_lsn != NO_PREV && block.prev_lsn >= lsn {
+                    let (prev, wrap) = (block.prev_lsn, block.wrap);
+                    walk.broken = Some((lsn, Break::PointsForward { prev, wrap }));
+                    break;
+                }
+                lsn = block.prev_lsn;
+            }
+            Err(error) => {
+                walk.broken = Some((lsn, Break::Block(error)));
+                break;
+            }
+        }
+    }
+    Ok(walk)
+}
+
+/// Walks the chain backwards from `spec.last_block` to a lap back from the durable end, each
+/// read through `gate`. The writer goes on meanwhile: the caller drops a problem at a block
+/// the writer has lapped since (`sim::actors::log_writer`).
 pub fn scan_chain(
     storage: &dyn Storage,
     spec: &ChainSpec,
     gate: &LogGate<'_>,
 ) -> io::Result<ChainReport> {
     let mut buf = MmapMut::map_anon(1 << 20)?;
-    let mut report = ChainReport::default();
-    let mut lsn = spec.last_block;
-    let oldest_intact = spec.durable_end.saturating_sub(spec.area_len);
-    while lsn != NO_PREV && lsn >= oldest_intact && report.blocks_ok < spec.max_blocks {
-        let at = Read::at(storage, gate, spec, lsn);
-        let offset = at.offset;
-        match read_block(&at, &mut buf, spec, &mut report.reads)? {
-            Ok(block) => {
-                report.blocks_ok += 1;
-                if block.prev_lsn != NO_PREV && block.prev_lsn >= lsn {
-                    report.problem = Some(LogProblem {
-                        lsn,
-                        offset,
-                        error: LogBlockError::WrongLsn {
-                            found: block.prev_lsn,
-                            found_wrap: block.wrap,
-                            expected: lsn,
-                        },
-                    });
-                    break;
-                }
-                lsn = block.prev_lsn;
-            }
-            Err(error) => {
-                report.problem = Some(LogProblem { lsn, offset, error });
-                break;
-            }
-        }
-    }
-    Ok(report)
+    let mut reads = Vec::new();
+    let oldest = lap_back(spec.durable_end, spec.area_len);
+    let walk = walk_back(spec.last_block, oldest, spec.max_blocks, |lsn| {
+        read_block(
+            &Read::at(storage, gate, spec, lsn),
+            &mut buf,
+            spec,
+            &mut reads,
+        )
+    })?;
+    let problem = walk.broken.map(|(lsn, broken)| LogProblem {
+        lsn,
+        offset: logblock::LOG_AREA_START + lsn % spec.area_len,
+        error: match broken {
+            Break::Block(error) => error,
+            Break::PointsForward { prev, wrap } => LogBlockError::WrongLsn {
+                found: prev,
+                found_wrap: wrap,
+                expected: lsn,
+            },
+        },
+    });
+    Ok(ChainReport {
+        blocks_ok: walk.blocks_ok,
+        problem,
+        reads,
+    })
 }
 
 /// Reads and checks the one block that must be at `lsn` (a re-read after a problem); the
@@ -179,4 +248,85 @@ pub(super) fn check(
         unit: spec.unit,
     };
     logblock::verify(block, &want)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::convert::Infallible;
+
+    use super::{lap_back, walk_back, Break, Walk};
+    use crate::sim::engine::logblock::{LogBlock, LogBlockError};
+    use crate::sim::engine::wal::NO_PREV;
+
+    fn block(lsn: u64, prev_lsn: u64) -> LogBlock {
+        LogBlock {
+            run_id: 1,
+            file_id: 1,
+            len: 512,
+            lsn,
+            prev_lsn,
+            wrap: 0,
+            time_us: 0,
+            records: 1,
+        }
+    }
+
+    /// A chain of blocks by LSN; a missing LSN reads as never written.
+    fn walk(chain: &BTreeMap<u64, LogBlock>, from: u64, oldest: u64, max: usize) -> Walk {
+        let read = |lsn: u64| {
+            Ok::<_, Infallible>(chain.get(&lsn).copied().ok_or(LogBlockError::NeverWritten))
+        };
+        let Ok(walk) = walk_back(from, oldest, max, read);
+        walk
+    }
+
+    fn chain(links: &[(u64, u64)]) -> BTreeMap<u64, LogBlock> {
+        links.iter().map(|&(l, p)| (l, block(l, p))).collect()
+    }
+
+    #[test]
+    fn the_walk_follows_the_chain_down_to_its_bound_and_no_further() {
+        let c = chain(&[(0, NO_PREV), (512, 0), (1024, 512), (1536, 1024)]);
+        // From the first block to the newest: every block.
+        assert_eq!(walk(&c, 1536, 0, usize::MAX).blocks_ok, 4);
+        // A lap of 1,024 bytes back from 2,048: the blocks from 1,024 on.
+        let w = walk(&c, 1536, lap_back(2048, 1024), usize::MAX);
+        assert_eq!((w.blocks_ok, w.broken), (2, None));
+        // At most two blocks.
+        assert_eq!(walk(&c, 1536, 0, 2).blocks_ok, 2);
+        assert_eq!(lap_back(100, 1024), 0, "no bound below the log's start");
+    }
+
+    #[test]
+    fn a_missing_block_and_a_block_pointing_forward_break_the_chain_where_they_are() {
+        let c = chain(&[(0, NO_PREV), (1024, 512), (1536, 1024)]);
+        let w = walk(&c, 1536, 0, usize::MAX);
+        assert_eq!(w.blocks_ok, 2);
+        assert_eq!(
+            w.broken,
+            Some((512, Break::Block(LogBlockError::NeverWritten)))
+        );
+        let c = chain(&[(0, NO_PREV), (512, 1536), (1024, 512), (1536, 1024)]);
+        let w = walk(&c, 1536, 0, usize::MAX);
+        assert_eq!(w.blocks_ok, 3, "the block pointing forward was read right");
+        assert_eq!(
+            w.broken,
+            Some((
+                512,
+                Break::PointsForward {
+                    prev: 1536,
+                    wrap: 0
+                }
+            ))
+        );
+    }
+
+    #[test]
+    fn a_read_error_ends_the_walk_as_an_error() {
+        let failed = walk_back(1536, 0, usize::MAX, |_| {
+            Err::<Result<LogBlock, _>, _>("EIO")
+        });
+        assert_eq!(failed, Err("EIO"));
+    }
 }

@@ -188,7 +188,7 @@ impl Oracle {
     }
 
     /// What page `page` must read as. Pages beyond the end read as never written.
-    pub fn expect(&self, page: u64) -> ExpectedState {
+    pub fn expected_state(&self, page: u64) -> ExpectedState {
         let slots = self.slots.read();
         slots
             .get(to_index(page))
@@ -197,7 +197,7 @@ impl Oracle {
 
     /// The full expectation for the verifier.
     pub fn expect_page(&self, page: u64) -> Expect {
-        Expect::known(self.run_id, self.file_id, page, self.expect(page))
+        Expect::known(self.run_id, self.file_id, page, self.expected_state(page))
     }
 
     /// Marks a write of `page` as issued and returns the generation to stamp: one more than
@@ -333,24 +333,42 @@ mod tests {
     #[test]
     fn generations_and_states() {
         let o = Oracle::new(7, 1, 4);
-        assert_eq!(o.expect(2), ExpectedState::NeverWritten);
+        assert_eq!(o.expected_state(2), ExpectedState::NeverWritten);
         let g = o.begin_write(2);
         assert_eq!(g, 1);
-        assert_eq!(o.expect(2), ExpectedState::InFlight { old: 0, new: 1 });
+        assert_eq!(
+            o.expected_state(2),
+            ExpectedState::InFlight { old: 0, new: 1 }
+        );
         o.complete_write(2, g, true);
-        assert_eq!(o.expect(2), ExpectedState::Written { generation: 1 });
+        assert_eq!(
+            o.expected_state(2),
+            ExpectedState::Written { generation: 1 }
+        );
         let g2 = o.begin_write(2);
         o.complete_write(2, g2, false);
-        assert_eq!(o.expect(2), ExpectedState::Unknown { old: 1, issued: 2 });
+        assert_eq!(
+            o.expected_state(2),
+            ExpectedState::Unknown { old: 1, issued: 2 }
+        );
         let g3 = o.begin_write(2);
         assert_eq!(
             g3, 3,
             "the write after a failed one is newer than anything issued"
         );
-        assert_eq!(o.expect(2), ExpectedState::Unknown { old: 1, issued: 3 });
+        assert_eq!(
+            o.expected_state(2),
+            ExpectedState::Unknown { old: 1, issued: 3 }
+        );
         o.complete_write(2, g3, true);
-        assert_eq!(o.expect(2), ExpectedState::Written { generation: 3 });
-        assert_eq!(o.expect_page(2), Expect::known(7, 1, 2, o.expect(2)));
+        assert_eq!(
+            o.expected_state(2),
+            ExpectedState::Written { generation: 3 }
+        );
+        assert_eq!(
+            o.expect_page(2),
+            Expect::known(7, 1, 2, o.expected_state(2))
+        );
     }
 
     #[test]
@@ -360,9 +378,9 @@ mod tests {
         o.complete_write(3, g, true);
         o.resize(2);
         assert_eq!(o.pages(), 2);
-        assert_eq!(o.expect(3), ExpectedState::NeverWritten);
+        assert_eq!(o.expected_state(3), ExpectedState::NeverWritten);
         o.resize(8);
-        assert_eq!(o.expect(3), ExpectedState::NeverWritten);
+        assert_eq!(o.expected_state(3), ExpectedState::NeverWritten);
         assert_eq!(
             o.begin_write(3),
             2,
@@ -379,7 +397,7 @@ mod tests {
         }
         o.resize(4);
         o.resize(8);
-        assert_eq!(o.expect(6), ExpectedState::NeverWritten);
+        assert_eq!(o.expected_state(6), ExpectedState::NeverWritten);
         assert_eq!(o.begin_write(6), 6, "above the 5 it held before the cut");
         assert_eq!(o.begin_write(1), 6, "the floor holds for every page");
     }

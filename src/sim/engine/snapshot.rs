@@ -242,7 +242,7 @@ impl SnapFile {
             }
             let start = page;
             while page < end && !self.is_copied(page) && !self.is_lost(page) {
-                self.capture(page, oracle.expect(page));
+                self.capture(page, oracle.expected_state(page));
                 page += 1;
             }
             if page > start {

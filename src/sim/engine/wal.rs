@@ -5,7 +5,7 @@
 //! by the commit that needs it durable or when it is full. A data page carrying LSN `l` may be
 //! written only once `durable_end() > l`, which [`Wal::flush_to`] ensures. Whoever calls
 //! `flush_to` closes the block its LSN is in and posts every closed block, one asynchronous
-//! write per block, up to 32 in flight ([`super::logflight`], SQL Server's log writer); the
+//! write per block, up to 32 in flight ([`super::logwrites`], SQL Server's log writer); the
 //! log becomes durable over the contiguous prefix of completed (and synced) blocks, in LSN
 //! order, and callers whose LSN is in a block another caller posted wait for it (group commit).
 
@@ -16,8 +16,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::logblock::{LOG_AREA_START, MAX_LOG_UNIT, MIN_LOG_UNIT};
-use super::logflight::{LogFlight, Publish};
 use super::logpack::Packer;
+use super::logwrites::{LogWrites, Publish};
 use crate::io::Storage;
 
 /// `prev_lsn` of the first block of a log.
@@ -37,7 +37,7 @@ pub struct Wal {
     unit: u32,
     write_through: bool,
     pending: Mutex<Packer>,
-    flight: LogFlight,
+    writes: LogWrites,
     durable_end: AtomicU64,
     last_block: AtomicU64,
     on_flush: std::sync::OnceLock<FlushHook>,
@@ -84,7 +84,7 @@ impl Wal {
             unit,
             write_through,
             pending: Mutex::new(Packer::new(run_id, file_id, area_len, unit)),
-            flight: LogFlight::new(0, super::logflight::unflushed_bound(area_len))?,
+            writes: LogWrites::new(0, super::logwrites::unflushed_bound(area_len))?,
             durable_end: AtomicU64::new(0),
             last_block: AtomicU64::new(NO_PREV),
             on_flush: std::sync::OnceLock::new(),
@@ -103,7 +103,7 @@ impl Wal {
         let unit = u64::from(self.unit);
         let start = end.div_ceil(unit) * unit;
         self.pending.lock().continue_at(start);
-        self.flight.restart_at(start);
+        self.writes.restart_at(start);
         *self.forward.lock() = (NO_PREV, start);
         self.durable_end.store(start, Ordering::Release);
     }
@@ -165,9 +165,9 @@ impl Wal {
 
     /// Holds the log from LSN `oldest` on, which a log backup has not read yet: no block that
     /// would overwrite it is written until it lets go (`None`) or holds from a later LSN
-    /// (see `logflight`, "What a log backup has not read yet").
+    /// (see `logwrites`, "What a log backup has not read yet").
     pub fn retain_from(&self, oldest: Option<u64>) {
-        self.flight.retain_from(oldest, self.area_len);
+        self.writes.retain_from(oldest, self.area_len);
     }
 
     /// Appends a log record of `bytes` bytes (packed into the open block); returns its LSN.
@@ -186,7 +186,7 @@ impl Wal {
             p.close_through(lsn);
             p.take_closed()
         };
-        self.flight.flush(
+        self.writes.flush(
             self.storage.as_ref(),
             self.write_through,
             (lsn != NO_PREV).then_some(lsn),

@@ -159,7 +159,7 @@ impl SimPlan {
                 resume: false,
                 run_id: None,
                 judged: None,
-                long_io: crate::sim::control::inflight::LONG_IO,
+                long_io: crate::sim::control::io_ages::LONG_IO,
                 random: RandomPlan::default(),
                 audit: BatchPlan::AUDIT,
                 read_ahead: BatchPlan::READ_AHEAD,

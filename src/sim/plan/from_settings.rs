@@ -43,7 +43,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         resume: s.resume,
         run_id: None,
         judged: None,
-        long_io: crate::sim::control::inflight::LONG_IO,
+        long_io: crate::sim::control::io_ages::LONG_IO,
         random: random(c),
         audit: batch(
             c.audit.user_count,

@@ -222,7 +222,7 @@ pub struct SimPlan {
     pub backup: BackupPlan,
     /// Every fixed INI section as read. The actors above read their typed plans; an actor
     /// with a section of its own reads its settings here, so adding one needs no plan type
-    /// (docs/layout.md, "Adding an actor").
+    /// (ARCHITECTURE.md, "Adding things").
     pub sections: Sections,
     /// `IoGeneration`'s largest requests: gathers (checkpoint, lazy writer, bulk update) and
     /// read-ahead; larger runs are split into requests of these.
@@ -277,7 +277,7 @@ impl SimPlan {
     /// completed write as hardened, as SQL Server 2017 before CU6 did). In forced flush the
     /// log is opened without it and synced once per group commit, as the data files are after
     /// each write ([`SimPlan::forced_flush`]); its writer bounds how far past the
-    /// durable end it writes (`engine::logflight::unflushed_bound`), which the verify's log
+    /// durable end it writes (`engine::logwrites::unflushed_bound`), which the verify's log
     /// walk relies on (docs/durability.md, "Durability modes").
     pub fn opens_dsync(&self, role: FileRole) -> bool {
         self.open_dsync()

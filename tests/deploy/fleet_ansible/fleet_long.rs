@@ -3,7 +3,8 @@
 //! move its results aside nor start a second one), print the host's status line instead of
 //! "FAILED - RETRYING" lines, and fetch that same run; the time limit is derived from the
 //! duration, and a shorter one is refused at pre-flight, as a directory on another device is,
-//! with the host left as it was. `--tags report` only reports.
+//! with the host left as it was. `--tags report` only reports. A run that ended while no play
+//! was there is collected by the rerun, not run again, unless the rerun says to start afresh.
 
 use super::{prerequisites_met, python_interpreter, spawn_playbook, wait_bounded, CONFIG};
 use crate::fleet_support::{Fleet, Host};
@@ -89,11 +90,24 @@ impl Setup {
         let child = spawn_playbook(&self.dir, &self.inv, &self.out, &self.config, extra);
         wait_bounded(child, Duration::from_secs(600))
     }
+
+    /// A rerun of the play that must succeed; what it printed.
+    fn rerun(&self, extra: &[&str]) -> String {
+        let played = self.play(extra);
+        let log = said(&played);
+        assert!(played.status.success(), "the rerun failed:\n{log}");
+        log
+    }
 }
 
 /// Play 1, killed (a dropped controller) once the host's run is under way; its run id.
 fn start_and_drop(s: &Setup) -> u64 {
-    let mut child = spawn_playbook(&s.dir, &s.inv, &s.out, &s.config, &[]);
+    start_and_drop_with(s, &[])
+}
+
+/// [`start_and_drop`] with `extra` arguments to the play.
+fn start_and_drop_with(s: &Setup, extra: &[&str]) -> u64 {
+    let mut child = spawn_playbook(&s.dir, &s.inv, &s.out, &s.config, extra);
     let (res, _) = results(&s.fleet.hosts[0]);
     let json_path = res.join("sqliosim.log.json");
     let start = Instant::now();
@@ -122,9 +136,7 @@ fn a_rerun_after_a_dropped_controller_attaches_to_the_run_and_shows_its_status()
     let host = &s.fleet.hosts[0];
     let run_id = start_and_drop(&s);
 
-    let played = s.play(&[]);
-    let log = said(&played);
-    assert!(played.status.success(), "the rerun failed:\n{log}");
+    let log = s.rerun(&[]);
     assert!(log.contains("attached to it"), "no attach:\n{log}");
     assert!(!log.contains("FAILED - RETRYING"), "{log}");
     assert!(
@@ -229,4 +241,74 @@ fn a_rerun_after_a_dropped_controller_attaches_to_the_run_and_shows_its_status()
     let kept = json(&res_now.join("sqliosim.log.json")).expect("host summary");
     assert_eq!(kept["run_id"].as_u64(), Some(run_id), "{kept}");
     assert_eq!(res, res_now);
+}
+
+/// Waits until the host's run (its wrapper) wrote its exit code: the run ended.
+fn wait_ended(host: &Host) {
+    let (res, _) = results(host);
+    let start = Instant::now();
+    while !res.join("exit-code").exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "the host's run never ended"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_rerun_after_the_run_ended_unfetched_collects_it_unless_told_to_start_afresh() {
+    if !prerequisites_met() {
+        return;
+    }
+    let s = Setup::new();
+    let host = &s.fleet.hosts[0];
+    let fetched_id = || {
+        json(&s.out.join("hosts/node1/sqliosim.log.json"))
+            .and_then(|j| j["run_id"].as_u64())
+            .expect("fetched summary")
+    };
+    // Told to start afresh: the ended run's results are moved aside, a new run fetched.
+    let first = start_and_drop_with(&s, &["-e", "sqliosim_duration=10s"]);
+    wait_ended(host);
+    let log = s.rerun(&[
+        "-e",
+        "sqliosim_start_afresh=true",
+        "-e",
+        "sqliosim_duration=5s",
+    ]);
+    assert!(!log.contains("collecting it"), "{log}");
+    let (_, aside) = results(host);
+    // Named by the run id in hex, as sqliosim names a run.
+    assert_eq!(aside, vec![format!("results.{first:016x}")], "{log}");
+    assert_ne!(fetched_id(), first, "{log}");
+
+    // By default: the run that ended while the controller was away is the one fetched, and
+    // nothing is moved aside or started.
+    let second = start_and_drop_with(&s, &["-e", "sqliosim_duration=10s"]);
+    wait_ended(host);
+    let log = s.rerun(&[]);
+    assert!(
+        log.contains(&format!(
+            "sqliosim's run {second:016x}, exit code 0 on this host ended"
+        )) && log.contains("collecting it"),
+        "the ended run not named:\n{log}"
+    );
+    assert_eq!(fetched_id(), second, "{log}");
+    let (res, mut aside) = results(host);
+    aside.sort();
+    assert_eq!(aside.len(), 2, "{aside:?}\n{log}");
+    let kept = json(&res.join("sqliosim.log.json")).expect("host summary");
+    assert_eq!(
+        kept["run_id"].as_u64(),
+        Some(second),
+        "nothing else ran: {kept}"
+    );
+    let node = s.out.join("hosts/node1");
+    let run = std::fs::read_to_string(node.join("run.txt")).expect("run.txt");
+    assert!(run.starts_with("exit code: 0\n"), "{run}");
+    assert!(
+        res.join("collected.txt").is_file(),
+        "the fetch not noted on the host"
+    );
 }

@@ -152,6 +152,11 @@ impl Rig {
 
     /// Like [`Rig::spawn`], with these environment variables set for the run.
     pub fn spawn_with_env(&self, env: &[(&str, &str)]) -> Child {
+        self.spawn_for(2, env)
+    }
+
+    /// Like [`Rig::spawn_with_env`], the cycle `seconds` long (`-d`).
+    fn spawn_for(&self, seconds: u32, env: &[(&str, &str)]) -> Child {
         let out = File::create(self.dir.path().join("stdout.txt")).expect("stdout file");
         let err = File::create(self.dir.path().join("stderr.txt")).expect("stderr file");
         Command::new(env!("CARGO_BIN_EXE_sqliosim"))
@@ -161,7 +166,9 @@ impl Rig {
             .arg(self.data_dir())
             .arg("--log")
             .arg(self.log_dir().join("sqliosim.log.xml"))
-            .args(["-d", "2", "--seed", "7"])
+            .arg("-d")
+            .arg(seconds.to_string())
+            .args(["--seed", "7"])
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
@@ -194,6 +201,12 @@ impl Rig {
     /// Runs `sqliosim run` to the end.
     pub fn run(&self) -> Output {
         let child = self.spawn();
+        self.finish(child)
+    }
+
+    /// Runs `sqliosim run` to the end, its cycle `seconds` long.
+    pub fn run_for(&self, seconds: u32) -> Output {
+        let child = self.spawn_for(seconds, &[]);
         self.finish(child)
     }
 

@@ -38,11 +38,11 @@ fn fleet_page_is_self_contained_and_marks_corrupt_and_outlier_hosts() {
     assert!(!text.contains("<script") && !text.contains(" src=") && !text.contains("<link"));
     assert!(text.contains("id='verdict'") && text.contains("corruption on host9"));
     assert!(
-        text.contains("<tr class='corrupt'><td class='l'>host9</td>"),
+        text.contains("<tr class='corrupt'><td class='l w'>host9</td>"),
         "corrupt row marked"
     );
     assert!(
-        text.contains("<tr class='outlier'><td class='l'>slow</td>"),
+        text.contains("<tr class='outlier'><td class='l w'>slow</td>"),
         "outlier row marked"
     );
     assert!(
@@ -96,4 +96,40 @@ fn fleet_page_renders_in_headless_chromium() {
         "corruption line in the DOM"
     );
     assert_eq!(dom.matches("<tr class=\"corrupt\">").count(), 1);
+}
+
+/// Short words of the table (the verdict, the device name) are never broken inside ("CORRUPTI
+/// ON", "/dev/vd a" were): their cells do not wrap. The "* not mergeable" footnote comes only
+/// with a row that carries the mark (it stood under every table).
+#[test]
+fn fleet_table_keeps_words_whole_and_footnotes_only_marked_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(page(dir.path())).unwrap();
+    assert!(
+        text.contains("td.w{overflow-wrap:normal;white-space:nowrap}")
+            && text.contains("<td class='l w'>CORRUPT"),
+        "verdict cells do not wrap"
+    );
+    assert!(
+        !text.contains("* not mergeable"),
+        "every run here has a histogram: no footnote"
+    );
+    // The page says when its runs ran, and when it was made (it said neither).
+    let when = regex::Regex::new(
+        r"<p id='when'>Runs from \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ to \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ; this page made \d{4}-",
+    )
+    .unwrap();
+    assert!(when.is_match(&text), "no dates on the page");
+    let fleet = dir.path().join("fleet");
+    let mut old = as_schema1(as_host(summary(&runs().clean), "old1"));
+    old["system"]["hostname"] = serde_json::json!("old1");
+    put(&fleet, "old1", &old);
+    let html = dir.path().join("fleet2.html");
+    let (code, out, err) = report_with(&[&fleet], &["--html", html.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let text = std::fs::read_to_string(html).unwrap();
+    assert!(
+        text.contains("* not mergeable"),
+        "the marked row's footnote"
+    );
 }

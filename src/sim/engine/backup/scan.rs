@@ -12,7 +12,7 @@ use crate::page::{verify, ActorKind, Expect, ExpectedState, Verdict, PAGE_SIZE};
 
 /// One thing wrong with a stream.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Problem {
+pub struct StreamProblem {
     /// Byte offset in the stream of the block (or page) at fault.
     pub offset: u64,
     /// Bytes of the stream at fault from `offset` (the block, or the one page).
@@ -27,7 +27,7 @@ pub struct Problem {
     pub what: String,
 }
 
-impl Problem {
+impl StreamProblem {
     /// The problem as a `backup_corruption` finding of the Backup User: its path is the
     /// stream's (`stream`), its pages the stream's pages at fault (the carried page it
     /// concerns is named in the detail). `actor_id` is the thread that found it (0 offline).
@@ -68,7 +68,7 @@ pub struct StreamScan {
     /// Backup number the first block names.
     pub backup_no: Option<u64>,
     /// Everything wrong, in stream order.
-    pub problems: Vec<Problem>,
+    pub problems: Vec<StreamProblem>,
     /// The CRC each block read says it has, in order (what the journal's fingerprint of a
     /// finished backup is made of).
     pub crcs: Vec<u32>,
@@ -89,7 +89,7 @@ pub fn scan(storage: &dyn Storage, written: Option<&Written>) -> std::io::Result
     while offset + BLOCK_HEADER as u64 <= len && !out.complete {
         let got = storage.read_at(&mut buf[..BLOCK_HEADER], offset)?;
         let block_no = out.blocks;
-        let bad = |what: String| Problem {
+        let bad = |what: String| StreamProblem {
             offset,
             len: BLOCK_HEADER as u64,
             block_no,
@@ -149,7 +149,7 @@ pub fn scan(storage: &dyn Storage, written: Option<&Written>) -> std::io::Result
         offset += head.len() as u64;
     }
     if let (Some(w), false) = (written, out.complete) {
-        out.problems.push(Problem {
+        out.problems.push(StreamProblem {
             offset,
             len: BLOCK_HEADER as u64,
             block_no: out.blocks,
@@ -177,7 +177,7 @@ fn check_place(
 ) {
     let block_no = out.blocks;
     let mut say = |what: String| {
-        out.problems.push(Problem {
+        out.problems.push(StreamProblem {
             offset,
             len: head.len() as u64,
             block_no,
@@ -233,7 +233,7 @@ fn check_pages(head: &BlockHead, block: &[u8], out: &mut StreamScan, offset: u64
         let exp = Expect::known(head.run_id, c.file, c.page, state);
         let v = verify::verify(&block[at..at + PAGE_SIZE], &exp);
         if !v.is_ok() {
-            out.problems.push(Problem {
+            out.problems.push(StreamProblem {
                 offset: offset + at as u64,
                 len: PAGE_SIZE as u64,
                 block_no: out.blocks,
@@ -256,7 +256,7 @@ fn check_pages(head: &BlockHead, block: &[u8], out: &mut StreamScan, offset: u64
 fn check_carried(head: &BlockHead, w: &Written, from: usize, out: &mut StreamScan, offset: u64) {
     let want = w.pages.get(from..from + head.pages.len());
     if want != Some(head.pages.as_slice()) {
-        out.problems.push(Problem {
+        out.problems.push(StreamProblem {
             offset,
             len: head.len() as u64,
             block_no: out.blocks,

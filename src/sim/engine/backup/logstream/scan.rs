@@ -6,7 +6,7 @@ use super::writer::TrnWritten;
 use super::{crc_of, read_head, TrnHead, FLAG_END, HEADER};
 use crate::io::align::AlignedBuf;
 use crate::io::Storage;
-use crate::sim::engine::backup::scan::Problem;
+use crate::sim::engine::backup::scan::StreamProblem;
 use crate::sim::engine::logblock::{self, LOG_HEADER_LEN, MIN_LOG_UNIT};
 use crate::sim::engine::wal::NO_PREV;
 
@@ -28,7 +28,7 @@ pub struct TrnScan {
     /// The last log block carried per file: (file id, LSN, end).
     pub last: Vec<(u32, u64, u64)>,
     /// Everything wrong, in stream order.
-    pub problems: Vec<Problem>,
+    pub problems: Vec<StreamProblem>,
     /// The CRC each block read says it has, in order.
     pub crcs: Vec<u32>,
     /// Bytes of the blocks read.
@@ -45,7 +45,7 @@ pub fn scan(storage: &dyn Storage, written: Option<&TrnWritten>) -> std::io::Res
     let mut offset = 0u64;
     while offset + HEADER as u64 <= len && !out.complete {
         let block_no = out.blocks;
-        let bad = |what: String, at: u64, n: u64| Problem {
+        let bad = |what: String, at: u64, n: u64| StreamProblem {
             offset: at,
             len: n,
             block_no,
@@ -113,7 +113,7 @@ fn check_block(
     let block_no = out.blocks;
     let mut found = Vec::new();
     let mut bad = |what: String, at: u64, n: usize| {
-        found.push(Problem {
+        found.push(StreamProblem {
             offset: at,
             len: n as u64,
             block_no,
@@ -235,7 +235,7 @@ fn check_log_blocks(head: &TrnHead, block: &[u8], offset: u64, out: &mut TrnScan
     let problem = problem
         .or_else(|| (left > 0).then(|| format!("{left} bytes of log left that hold no log block")));
     if let Some(what) = problem {
-        out.problems.push(Problem {
+        out.problems.push(StreamProblem {
             offset: offset + at as u64,
             len: left as u64,
             block_no,

@@ -136,7 +136,7 @@ fn done_generations(run: &Run<'_>, file: usize) -> Vec<(u64, u64)> {
         .unwrap_or(0)
         .min(f.oracle.pages());
     (0..pages)
-        .map(|p| (p, f.oracle.expect(p).min_acceptable()))
+        .map(|p| (p, f.oracle.expected_state(p).min_acceptable()))
         .filter(|(_, g)| *g > 0)
         .collect()
 }

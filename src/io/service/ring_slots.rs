@@ -8,14 +8,14 @@ use super::request::Request;
 use crate::io::aio::Ring;
 
 /// Requests in flight, at most the depth the table was made for.
-pub(super) struct Flights {
+pub(super) struct RingSlots {
     slots: Vec<Option<Request>>,
     free: Vec<usize>,
 }
 
-impl Flights {
-    pub(super) fn new(depth: usize) -> Flights {
-        Flights {
+impl RingSlots {
+    pub(super) fn new(depth: usize) -> RingSlots {
+        RingSlots {
             slots: (0..depth).map(|_| None).collect(),
             free: (0..depth).rev().collect(),
         }
@@ -70,18 +70,18 @@ impl Flights {
 
 /// Waits until the kernel holds none of the requests' memory; true when it could. If even
 /// that fails, the memory may still be in the kernel's hands: every posted request in
-/// `flights` is leaked ([`Request::leak`]: its frames never reused, its poster answered with
+/// `slots` is leaked ([`Request::leak`]: its frames never reused, its poster answered with
 /// the error and no frames) and the table left empty, so nothing of it is given back while
 /// the kernel may write into it. A blocked caller's request names memory the caller only
 /// borrows, which cannot be leaked on its behalf: with one of those in flight, stopping the
 /// process is the only safe way out. `who` names the ring in the messages.
-pub(super) fn drain_or_leak(ring: &mut Ring, flights: &mut Flights, who: &str) -> bool {
+pub(super) fn drain_or_leak(ring: &mut Ring, slots: &mut RingSlots, who: &str) -> bool {
     let mut sink = Vec::new();
     let Err(e) = ring.drain(&mut sink) else {
         return true;
     };
     let why = format!("{who} cannot wait for its requests in flight ({e})");
-    let requests: Vec<Request> = flights.drain().collect();
+    let requests: Vec<Request> = slots.drain().collect();
     if requests.iter().any(Request::borrows) {
         // Best effort: stderr may be a closed pipe, and the abort must happen regardless.
         let _ = writeln!(

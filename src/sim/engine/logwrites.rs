@@ -13,7 +13,7 @@
 //!   once;
 //! - otherwise the thread that takes the prefix issues one `fdatasync` after taking it (so it
 //!   covers every write of the prefix, all completed before) and publishes only once it
-//!   returned. Taking, syncing and publishing are serialized (`LogFlight::advance`), so a
+//!   returned. Taking, syncing and publishing are serialized (`LogWrites::advance`), so a
 //!   later prefix can never be published before an earlier one.
 //!
 //! The flush hook (the durability journal's acknowledgements) is told under the ledger's lock
@@ -151,7 +151,7 @@ struct Posting {
 
 /// The log's writes in flight.
 #[derive(Debug)]
-pub(super) struct LogFlight {
+pub(super) struct LogWrites {
     frames: Arc<BufPool>,
     /// How far past the durable end blocks may be posted ([`unflushed_bound`]).
     bound: u64,
@@ -192,11 +192,11 @@ enum Waited {
     Failed,
 }
 
-impl LogFlight {
+impl LogWrites {
     /// A flight whose next block starts at `start`, posting at most `bound` bytes past the
     /// durable end ([`unflushed_bound`]).
-    pub fn new(start: u64, bound: u64) -> io::Result<LogFlight> {
-        Ok(LogFlight {
+    pub fn new(start: u64, bound: u64) -> io::Result<LogWrites> {
+        Ok(LogWrites {
             frames: BufPool::new(MAX_LOG_WRITES_IN_FLIGHT, MAX_LOG_BLOCK as usize)?,
             bound,
             posted: Mutex::new(Posting {

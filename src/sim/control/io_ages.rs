@@ -1,5 +1,5 @@
-//! I/Os in flight, for the long-I/O monitor: each I/O takes a slot with its start time; the
-//! monitor counts those older than 15 s, each once.
+//! The ages of the I/Os in flight, for the long-I/O monitor: each I/O takes a slot with its
+//! start time; the monitor counts those older than 15 s, each once.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -11,7 +11,7 @@ pub const LONG_IO: Duration = Duration::from_secs(15);
 
 /// Table of in-flight I/O start times.
 #[derive(Debug)]
-pub struct Inflight {
+pub struct IoAges {
     origin: Instant,
     slots: Box<[AtomicU64]>,
     /// Which I/O holds each slot (a sequence number), so a long I/O is reported once even if
@@ -25,15 +25,15 @@ pub struct Inflight {
 
 /// A registered in-flight I/O; unregisters on drop.
 #[derive(Debug)]
-pub struct InflightGuard<'a> {
-    table: &'a Inflight,
+pub struct IoAgeGuard<'a> {
+    table: &'a IoAges,
     slot: Option<usize>,
 }
 
-impl Inflight {
+impl IoAges {
     /// A table with room for `n` concurrent I/Os (more are simply not watched).
-    pub fn new(n: usize) -> Inflight {
-        Inflight {
+    pub fn new(n: usize) -> IoAges {
+        IoAges {
             origin: Instant::now(),
             slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
             ids: (0..n).map(|_| AtomicU64::new(0)).collect(),
@@ -45,7 +45,7 @@ impl Inflight {
     }
 
     /// Registers an I/O starting now.
-    pub fn begin(&self) -> InflightGuard<'_> {
+    pub fn begin(&self) -> IoAgeGuard<'_> {
         let slot = self.free.lock().pop();
         if let Some(s) = slot {
             let now = self.origin.elapsed().as_micros() as u64 + 1;
@@ -55,7 +55,7 @@ impl Inflight {
             );
             self.slots[s].store(now, Ordering::Release);
         }
-        InflightGuard { table: self, slot }
+        IoAgeGuard { table: self, slot }
     }
 
     /// Counts I/Os outstanding for longer than `limit` that were not reported before.
@@ -88,7 +88,7 @@ impl Inflight {
     }
 }
 
-impl Drop for InflightGuard<'_> {
+impl Drop for IoAgeGuard<'_> {
     fn drop(&mut self) {
         if let Some(s) = self.slot {
             self.table.slots[s].store(0, Ordering::Release);
@@ -103,7 +103,7 @@ mod tests {
 
     #[test]
     fn a_long_io_is_reported_once() {
-        let t = Inflight::new(4);
+        let t = IoAges::new(4);
         let g = t.begin();
         assert_eq!(t.newly_long(Duration::from_secs(3600)), 0);
         assert_eq!(t.newly_long(Duration::ZERO), 1);

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::*;
-use crate::sim::control::inflight::Inflight;
+use crate::sim::control::io_ages::IoAges;
 use crate::sim::control::throttle::Throttle;
 use crate::sim::engine::wal::{FlushHook, Wal};
 
@@ -168,7 +168,7 @@ fn late_log_synced(
 }
 
 /// Eight users append and flush at once over a log whose writes complete late.
-fn eight_flushers(wal: &Arc<Wal>, throttle: &Throttle, inflight: &Inflight) -> usize {
+fn eight_flushers(wal: &Arc<Wal>, throttle: &Throttle, io_ages: &IoAges) -> usize {
     let failures = AtomicU64::new(0);
     std::thread::scope(|s| {
         for u in 0..8u32 {
@@ -176,7 +176,7 @@ fn eight_flushers(wal: &Arc<Wal>, throttle: &Throttle, inflight: &Inflight) -> u
             s.spawn(move || {
                 let gate = LogGate {
                     throttle,
-                    inflight,
+                    io_ages,
                     burst: true,
                 };
                 for i in 0..60 {
@@ -198,8 +198,8 @@ fn eight_flushers(wal: &Arc<Wal>, throttle: &Throttle, inflight: &Inflight) -> u
 fn several_log_writes_are_in_flight_and_the_log_is_durable_in_lsn_order_only() {
     let (wal, _late, told) = late_log(64 << 20, u64::MAX);
     let throttle = Throttle::new(Duration::from_secs(3600), 256);
-    let inflight = Inflight::new(256);
-    assert_eq!(eight_flushers(&wal, &throttle, &inflight), 0);
+    let io_ages = IoAges::new(256);
+    assert_eq!(eight_flushers(&wal, &throttle, &io_ages), 0);
     let most = throttle.max_outstanding();
     assert!(
         (2..=MAX_LOG_WRITES_IN_FLIGHT).contains(&most),
@@ -215,10 +215,10 @@ fn several_log_writes_are_in_flight_and_the_log_is_durable_in_lsn_order_only() {
 fn a_failed_log_write_fails_its_flush_and_is_never_told_durable_alone() {
     let (wal, late, told) = late_log(64 << 20, 40);
     let throttle = Throttle::new(Duration::from_secs(3600), 256);
-    let inflight = Inflight::new(256);
+    let io_ages = IoAges::new(256);
     // One write failed: the flush that posted it says so, and only that one; the next
     // flush wrote the block again.
-    assert_eq!(eight_flushers(&wal, &throttle, &inflight), 1);
+    assert_eq!(eight_flushers(&wal, &throttle, &io_ages), 1);
     assert!(late.posts.load(Ordering::Acquire) > 40);
     // The hook checked, for every end it was told, that every byte below it was written:
     // never past the failed block before it was written again.
@@ -254,15 +254,15 @@ fn the_writer_never_posts_past_the_bound_beyond_the_durable_end() {
     for write_through in [false, true] {
         let (wal, late, _told) = late_log_synced((1 << 20) + 8192, u64::MAX, write_through);
         let throttle = Throttle::new(Duration::from_secs(3600), 256);
-        let inflight = Inflight::new(256);
+        let io_ages = IoAges::new(256);
         std::thread::scope(|s| {
             for _ in 0..8 {
                 let wal = Arc::clone(&wal);
-                let (throttle, inflight) = (&throttle, &inflight);
+                let (throttle, io_ages) = (&throttle, &io_ages);
                 s.spawn(move || {
                     let gate = LogGate {
                         throttle,
-                        inflight,
+                        io_ages,
                         burst: true,
                     };
                     for _ in 0..40 {

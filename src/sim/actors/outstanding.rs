@@ -22,13 +22,13 @@ use std::time::{Duration, Instant};
 use parking_lot::RwLockReadGuard;
 
 use super::context::Run;
-use super::durability::acks::AckBook;
+use super::journaling::acks::AckBook;
 use super::poster::Poster;
 use super::worker::Worker;
 use super::{evidence, request_pages};
 use crate::io::{Completion, Frame, PostOp};
 use crate::page::PAGE_SIZE;
-use crate::sim::control::inflight::InflightGuard;
+use crate::sim::control::io_ages::IoAgeGuard;
 use crate::sim::control::throttle::{Permit, Refusal};
 use crate::sim::engine::oracle::{ReadLatch, WriteLatch};
 use crate::sim::engine::pool::PageKey;
@@ -62,7 +62,7 @@ pub enum After {
     Clean(u64),
     /// A read-ahead: the pages are now cached in the buffer pool.
     Cache,
-    /// A backup's read: a copy of the pages as read is kept for [`Flight::take_kept`].
+    /// A backup's read: a copy of the pages as read is kept for [`Outstanding::take_kept`].
     Keep,
 }
 
@@ -87,7 +87,7 @@ struct Posted<'a> {
     started: Instant,
     // Released in this order when the request is handled (field order): monitor slot,
     // permit, latches, size.
-    _watch: InflightGuard<'a>,
+    _watch: IoAgeGuard<'a>,
     permit: Option<Permit<'a>>,
     _latch: Latch<'a>,
     _size: RwLockReadGuard<'a, u64>,
@@ -102,9 +102,9 @@ struct Held<'a> {
 }
 
 /// The requests one actor has in flight.
-pub struct Flight<'a> {
+pub struct Outstanding<'a> {
     run: &'a Run<'a>,
-    carrier: Poster,
+    poster: Poster,
     slots: Vec<Option<Posted<'a>>>,
     free: Vec<usize>,
     live: usize,
@@ -125,15 +125,15 @@ pub struct Flight<'a> {
 /// actor's own io_uring.
 pub const OWN_RING_NOTE: &str = "on its own io_uring";
 
-impl<'a> Flight<'a> {
+impl<'a> Outstanding<'a> {
     /// An empty flight of at most the run's asynchronous depth.
-    pub fn new(run: &'a Run<'a>) -> Flight<'a> {
-        let carrier = Poster::new(run.controls.async_depth.max(1));
+    pub fn new(run: &'a Run<'a>) -> Outstanding<'a> {
+        let poster = Poster::new(run.controls.async_depth.max(1));
         let acks = AckBook::for_run(run);
-        carrier.on_complete(acks.as_ref().map(AckBook::hook));
-        Flight {
+        poster.on_complete(acks.as_ref().map(AckBook::hook));
+        Outstanding {
             run,
-            carrier,
+            poster,
             slots: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -148,8 +148,8 @@ impl<'a> Flight<'a> {
 
     /// An empty flight of at most `depth` requests (a backup's BufferCount), and at most
     /// the run's asynchronous depth.
-    pub fn with_depth(run: &'a Run<'a>, depth: usize) -> Flight<'a> {
-        let mut f = Flight::new(run);
+    pub fn with_depth(run: &'a Run<'a>, depth: usize) -> Outstanding<'a> {
+        let mut f = Outstanding::new(run);
         f.limit = depth.clamp(1, f.limit);
         f
     }
@@ -166,13 +166,13 @@ impl<'a> Flight<'a> {
 
     /// Requests carried by this actor's own io_uring rather than the shared I/O service.
     pub fn own_posted(&self) -> u64 {
-        self.carrier.own_posted
+        self.poster.own_posted
     }
 
     /// True once this flight posts on a ring of its own, whose completions arrive only when
     /// the flight reaps them (and are timed then).
     pub fn reaps_itself(&self) -> bool {
-        self.carrier.has_ring()
+        self.poster.has_ring()
     }
 
     /// For the log, after a flight of writes that took `took`: `wrote N pages in R requests,
@@ -309,7 +309,7 @@ impl<'a> Flight<'a> {
             gens,
             after,
             started: Instant::now(),
-            _watch: run.controls.inflight.begin(),
+            _watch: run.controls.io_ages.begin(),
             permit: Some(held.permit),
             _latch: held.latch,
             _size: held.size,
@@ -320,7 +320,7 @@ impl<'a> Flight<'a> {
         w.stats
             .outstanding(file, run.controls.throttles[file].max_outstanding() as u64);
         // The frames go with the request; its completion hands them back (see `handle`).
-        let carried = self.carrier.post(f.storage.as_ref(), op, token as u64);
+        let carried = self.poster.post(f.storage.as_ref(), op, token as u64);
         if let Err(why) = carried {
             run.message(
                 crate::findings::Severity::Warning,
@@ -440,7 +440,7 @@ impl<'a> Flight<'a> {
 
     /// Handles the completions that have already come back.
     pub fn reap_ready(&mut self, w: &mut Worker<'a>) {
-        while let Some(c) = self.carrier.take() {
+        while let Some(c) = self.poster.take() {
             self.handle(w, c);
         }
     }
@@ -448,7 +448,7 @@ impl<'a> Flight<'a> {
     /// Waits for one completion and handles it.
     fn reap_one(&mut self, w: &mut Worker<'a>) {
         if self.live > 0 {
-            let c = self.carrier.wait();
+            let c = self.poster.wait();
             self.handle(w, c);
         }
     }
@@ -487,7 +487,7 @@ impl<'a> Flight<'a> {
                 .record(p.file, w.kind, op, bytes, took.as_nanos() as u64),
             Err(_) => w.stats.record_error(p.file, w.kind, op),
         }
-        let done = request_pages::Request {
+        let done = request_pages::PageRequest {
             file: p.file,
             first: p.first,
             n: p.n,
@@ -534,13 +534,13 @@ fn clamp(size: u64, first: u64, n: u64) -> (u64, u64) {
     (first, n.min(size.saturating_sub(first)))
 }
 
-impl Drop for Flight<'_> {
+impl Drop for Outstanding<'_> {
     /// A flight dropped with requests in flight (a panicking actor): wait for every completion,
     /// so what each request holds (latches, permit, size) is released only once it is over;
     /// its frames come back with it.
     fn drop(&mut self) {
         while self.live > 0 {
-            let c = self.carrier.wait();
+            let c = self.poster.wait();
             if let Some(slot) = self.slots.get_mut(c.token as usize) {
                 slot.take();
             }
