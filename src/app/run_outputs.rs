@@ -108,7 +108,7 @@ pub(super) fn open_evidence(settings: &RunSettings, run_id: u64) -> anyhow::Resu
     let run = RunInfo {
         seed: Some(settings.seed),
         run_id: Some(run_id),
-        command_line: std::env::args().collect(),
+        command_line: crate::report::sinks::evidence::command_line(),
         config: serde_json::to_value(&settings.config).unwrap_or_default(),
         host_label: settings.host_label.clone(),
     };

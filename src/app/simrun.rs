@@ -21,6 +21,7 @@ use crate::sim::plan::SimPlan;
 /// lowered, split, mapped or ignored), said on stderr already and kept in the log and JSON.
 pub fn run(settings: &RunSettings, adjusted: &[String]) -> anyhow::Result<Outcome> {
     let mut plan = plan_from(settings);
+    refuse_non_utf8(&plan, settings)?;
     super::targets::refuse_nodes(&plan, settings)?;
     let placement = super::dirs::placement_warnings(&plan.dirs());
     make_dirs(&plan, settings)?;
@@ -318,6 +319,36 @@ fn refuse_planted(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> 
     }
     for out in settings.bundle.iter().chain(&settings.metrics_textfile) {
         check_replaceable(out)?;
+    }
+    Ok(())
+}
+
+/// Refuses (exit 2, before anything is created) a run whose files or evidence would have a path
+/// that is not UTF-8 (a directory named in Latin-1, say): the XML log, the JSON summary and the
+/// reports record every path as text, and a name they cannot write would leave the run's
+/// evidence half written. The path is shown with its odd bytes escaped.
+fn refuse_non_utf8(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
+    let manifest = crate::sim::driver::manifest(plan);
+    let outputs = [
+        Some(&settings.error_log),
+        settings.json.as_ref(),
+        settings.bundle.as_ref(),
+        settings.metrics_textfile.as_ref(),
+        settings.save.as_ref(),
+        settings.journal_dir.as_ref(),
+    ];
+    let paths = manifest
+        .entries
+        .iter()
+        .map(|e| &e.path)
+        .chain(outputs.into_iter().flatten());
+    for p in paths {
+        if p.to_str().is_none() {
+            anyhow::bail!(
+                "{}: the path is not UTF-8 text; sqliosim's XML log and JSON summary record every path as text, so the files of a run must have UTF-8 names (rename the directory, or name another with --dir)",
+                p.as_os_str().as_encoded_bytes().escape_ascii()
+            );
+        }
     }
     Ok(())
 }

@@ -8,11 +8,21 @@ use crate::bench::latency::BenchStats;
 use crate::exit::Outcome;
 use crate::io::aio::RingKind;
 
-/// The switches after the display name (`args[0]`), as strings.
-pub(crate) fn arg_strings(args: &[OsString]) -> Vec<String> {
+/// The switches after the display name (`args[0]`), as strings. An argument that is not UTF-8
+/// (a target in a directory named in Latin-1) is refused by name: made text with U+FFFD, it
+/// would name another file than the one meant, or a directory that does not exist.
+pub(crate) fn arg_strings(args: &[OsString]) -> anyhow::Result<Vec<String>> {
     args.iter()
         .skip(1)
-        .map(|s| s.to_string_lossy().into_owned())
+        .map(|s| {
+            s.to_str().map(str::to_owned).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: the argument is not UTF-8 text; the switches and targets of {} are read as text, so a target must have a UTF-8 name",
+                    s.as_encoded_bytes().escape_ascii(),
+                    args.first().map_or("sqliosim".into(), |a| a.to_string_lossy())
+                )
+            })
+        })
         .collect()
 }
 

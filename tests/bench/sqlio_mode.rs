@@ -222,3 +222,43 @@ fn real_run_is_read_by_community_regexes() {
         .replace_all(&masked, "%: <masked>");
     insta::assert_snapshot!("sqlio_block_real_run_masked", masked);
 }
+
+/// A target whose path is not UTF-8 (a directory named in Latin-1) is refused by sqlio and
+/// diskspd with the argument named, its odd byte escaped, before any file is created. It was
+/// made text with U+FFFD and the create failed with "No such file or directory" on a
+/// directory that exists (or would have written a file of another name).
+#[test]
+fn a_target_path_that_is_not_utf8_is_refused_by_name() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tmp();
+    let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    std::fs::create_dir(&odd).expect("mkdir");
+    let target = odd.join("t.dat").into_os_string();
+    type Front = fn(
+        &[OsString],
+        &mut dyn std::io::Write,
+        &mut dyn std::io::Write,
+    ) -> anyhow::Result<Outcome>;
+    let sqlio: Front = sqliosim::bench::sqlio::run_with;
+    let diskspd: Front = sqliosim::bench::diskspd::run_with;
+    let runs = [
+        ("sqliosim sqlio", sqlio, os(&["-kR", "-s1", "-b8"])),
+        ("sqliosim diskspd", diskspd, os(&["-c1M", "-d1", "-b8K"])),
+    ];
+    for (name, run_with, mut args) in runs {
+        args.insert(0, name.into());
+        args.push(target.clone());
+        let e = run_with(&args, &mut Vec::new(), &mut Vec::new())
+            .expect_err("a non-UTF-8 target is refused");
+        let text = e.to_string();
+        assert!(
+            text.contains("caf\\xe9/t.dat") && text.contains("not UTF-8"),
+            "{name}: {text}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&odd).expect("ls").count(),
+            0,
+            "{name} created a file"
+        );
+    }
+}

@@ -165,7 +165,7 @@ pub fn run_with(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
-    let strings = front::arg_strings(args);
+    let strings = front::arg_strings(args)?;
     if strings.is_empty()
         || strings
             .iter()

@@ -99,7 +99,7 @@ pub fn run_with(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
-    let strings = front::arg_strings(args);
+    let strings = front::arg_strings(args)?;
     if strings
         .iter()
         .any(|s| s == "-?" || s == "--help" || s == "-h")

@@ -73,10 +73,20 @@ impl RunInfo {
     pub fn offline(run_id: Option<u64>) -> RunInfo {
         RunInfo {
             run_id,
-            command_line: std::env::args().collect(),
+            command_line: command_line(),
             ..RunInfo::default()
         }
     }
+}
+
+/// This process's command line as the JSON and the log record it: each argument as text, a
+/// byte that is not UTF-8 (a directory named in another encoding) shown as U+FFFD. The paths
+/// the run opens keep their bytes; this is only what the evidence says.
+/// (`std::env::args` panics on such an argument.)
+pub fn command_line() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
 }
 
 struct State {

@@ -2,7 +2,8 @@
 //! ends the decoding, it is never an error).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use super::damage::Damage;
 use super::{JournalFile, HEADER, MAGIC};
@@ -119,6 +120,19 @@ fn put_u64(v: &mut Vec<u8>, x: u64) {
     v.extend_from_slice(&x.to_le_bytes());
 }
 
+/// A path as its length and its bytes, as the kernel has them: a name that is not UTF-8 (a
+/// directory named in Latin-1, say) is found again by the same bytes. A UTF-8 path is the
+/// same bytes as the text journals held before, so either reads the other's.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "a path is at most PATH_MAX (4096) bytes"
+)]
+fn put_path(v: &mut Vec<u8>, path: &Path) {
+    let bytes = path.as_os_str().as_bytes();
+    put_u32(v, bytes.len() as u32);
+    v.extend_from_slice(bytes);
+}
+
 impl Record {
     /// The record's kind byte.
     pub fn kind(&self) -> u8 {
@@ -147,9 +161,7 @@ impl Record {
                 for f in files {
                     put_u32(&mut v, f.file_id);
                     v.push(if f.role == FileRole::Log { 2 } else { 1 });
-                    let p = f.path.to_string_lossy();
-                    put_u32(&mut v, p.len() as u32);
-                    v.extend_from_slice(p.as_bytes());
+                    put_path(&mut v, &f.path);
                 }
                 // After the list, so that journals written before the bound still decode.
                 for f in files {
@@ -198,9 +210,7 @@ impl Record {
                 put_u64(&mut v, b.blocks);
                 put_u64(&mut v, b.bytes);
                 put_u32(&mut v, b.digest);
-                let p = b.path.to_string_lossy();
-                put_u32(&mut v, p.len() as u32);
-                v.extend_from_slice(p.as_bytes());
+                put_path(&mut v, &b.path);
             }
         }
         v
@@ -242,6 +252,12 @@ impl Cursor<'_> {
     fn u64(&mut self) -> Option<u64> {
         self.take(8).map(|b| get_u64(b, 0))
     }
+    /// A path written by `put_path`.
+    fn path(&mut self) -> Option<PathBuf> {
+        let len = self.u32()? as usize;
+        let bytes = self.take(len)?;
+        Some(PathBuf::from(std::ffi::OsStr::from_bytes(bytes)))
+    }
 }
 
 fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
@@ -258,8 +274,7 @@ fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
                 } else {
                     FileRole::Data
                 };
-                let len = c.u32()? as usize;
-                let path = PathBuf::from(String::from_utf8_lossy(c.take(len)?).into_owned());
+                let path = c.path()?;
                 files.push(JournalFile {
                     file_id,
                     role,
@@ -309,8 +324,7 @@ fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
         8 => {
             let log = c.u8()? == 1;
             let (backup_no, blocks, bytes, digest) = (c.u64()?, c.u64()?, c.u64()?, c.u32()?);
-            let len = c.u32()? as usize;
-            let path = PathBuf::from(String::from_utf8_lossy(c.take(len)?).into_owned());
+            let path = c.path()?;
             Record::Backup(BackupRecord {
                 log,
                 backup_no,

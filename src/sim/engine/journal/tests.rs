@@ -619,3 +619,38 @@ fn crafted_record_headers_after_a_flaw_do_not_make_the_scan_quadratic() {
     assert_eq!(d.offset, flaw as u64);
     assert!(d.records_after >= 4, "{d}");
 }
+
+/// A path whose bytes are not UTF-8 (a directory named in Latin-1) comes back with the same
+/// bytes, in a Start record and a Backup record: a lossy record (U+FFFD for 0xE9) would name a
+/// file that does not exist, and verify would call the real one lost.
+#[test]
+fn paths_that_are_not_utf8_round_trip_byte_for_byte() {
+    use std::os::unix::ffi::OsStrExt;
+    let odd = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"/d/caf\xe9/a.mdx"));
+    let mut fs = files();
+    fs[0].path = odd.clone();
+    let stream = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"/d/caf\xe9/a.bak"));
+    let recs = vec![
+        Record::Start {
+            run_id: 3,
+            files: fs,
+        },
+        Record::Backup(BackupRecord::finished(
+            false,
+            1,
+            &[7, 8],
+            8192,
+            stream.clone(),
+        )),
+    ];
+    let bytes: Vec<u8> = recs.iter().flat_map(Record::encode).collect();
+    let (back, _) = decode_all(&bytes);
+    assert_eq!(back, recs);
+    let Record::Start { files, .. } = &back[0] else {
+        panic!("not a Start: {back:?}");
+    };
+    assert_eq!(
+        files[0].path.as_os_str().as_bytes(),
+        odd.as_os_str().as_bytes()
+    );
+}
