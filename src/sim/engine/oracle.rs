@@ -436,12 +436,26 @@ mod tests {
         assert!(o.try_read_latch_range(100, 1).is_none());
     }
 
+    /// A range latch and a page latch on stripes the range holds, in one thread: a deadlock
+    /// would hang the latching thread, so it runs beside a watchdog that fails the test when
+    /// it has not finished after a minute (a bound for a deadlock, not a speed).
     #[test]
     fn range_latches_do_not_deadlock_on_shared_stripes() {
-        let o = Oracle::with_stripes(7, 1, 100, 4);
-        let w = o.write_latch_range(2, 9);
-        drop(w);
-        let _r1 = o.read_latch_range(0, 3);
-        let _r2 = o.read_latch(1);
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let o = Oracle::with_stripes(7, 1, 100, 4);
+            let w = o.write_latch_range(2, 9);
+            drop(w);
+            let r1 = o.read_latch_range(0, 3);
+            let r2 = o.read_latch(1);
+            drop((r1, r2));
+            let _ = done.send(());
+        });
+        assert!(
+            finished
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .is_ok(),
+            "latching pages a held range shares stripes with deadlocked"
+        );
     }
 }
