@@ -64,13 +64,10 @@ pub fn first(
                 // Without its advice to create the set afresh: a plain run over a set the
                 // journal owes is refused too (it would erase the evidence).
                 why: refusal
-                    .to_string()
-                    .split("; run without --resume")
-                    .next()
-                    .unwrap_or_default()
-                    .to_string(),
+                    .resume_refusal()
+                    .unwrap_or_else(|| refusal.to_string()),
             }),
-            None => Err(refusal),
+            None => Err(refusal.into()),
         };
     }
     // A journal the resume could not carry on is refused here, before anything moves.

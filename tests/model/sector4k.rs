@@ -39,11 +39,17 @@ fn a_device_needing_more_than_a_page_is_refused_before_anything_is_written() {
     let plan = crate::sim_support::small_plan(Path::new("/16k"), 2, Duration::from_secs(1));
     let sink = Arc::new(MemorySink::default());
     let err = sqliosim::sim::driver::simulate(plan, &backend, sink).expect_err("refused");
-    let text = format!("{err:#}");
+    let text = err.to_string();
     assert!(text.contains("units of 16384 bytes"), "{text}");
+    // An environment error (exit 2) of its own kind, not an internal one.
     assert!(
-        err.downcast_ref::<sqliosim::exit::Internal>().is_none(),
-        "an environment error (exit 2), not an internal one"
+        matches!(
+            err,
+            sqliosim::sim::driver::SetupError::File(
+                sqliosim::sim::engine::files::FileError::SectorTooLarge { unit: 16384, .. }
+            )
+        ),
+        "{err:?}"
     );
 }
 

@@ -247,7 +247,7 @@ fn run_case(case: &Case, bin: &Path, dir: &Dir, seed: u64) -> Result<Row, String
             format!(
                 "the simulation on {} failed: {}",
                 mnt.display(),
-                crate::exit::error_text(e.as_ref())
+                crate::exit::error_text(&e)
             )
         })?;
     let fired = match (case.spec, id) {

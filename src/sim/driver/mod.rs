@@ -25,6 +25,7 @@ use crate::io::Backend;
 use crate::sim::actors::context::Run;
 use crate::sim::actors::journaling;
 use crate::sim::control::stop::{Stop, StopReason};
+pub use crate::sim::engine::setup::SetupError;
 use crate::sim::plan::SimPlan;
 use crate::stats::{
     file_summary_lines, fill_depth_timeline, DepthSummary, FileMeta, Summary, SQLIOSIM_SUMMARY_FUNC,
@@ -62,7 +63,7 @@ pub fn simulate(
     plan: SimPlan,
     backend: &dyn Backend,
     sink: Arc<dyn EventSink>,
-) -> anyhow::Result<SimOutcome> {
+) -> Result<SimOutcome, SetupError> {
     simulate_caught(plan, backend, sink, Signals::catch())
 }
 
@@ -91,7 +92,7 @@ pub fn simulate_caught(
     backend: &dyn Backend,
     sink: Arc<dyn EventSink>,
     signals: Signals,
-) -> anyhow::Result<SimOutcome> {
+) -> Result<SimOutcome, SetupError> {
     // Signals are caught from the start: a Ctrl-C while the files are being created still
     // ends the run cleanly.
     let Signals { flag, ids: signals } = signals;

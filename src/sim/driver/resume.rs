@@ -2,8 +2,6 @@
 //! page first (against the journal when there is one), take what was found as the expected
 //! state, and carry on — so a burn-in can span a reboot or a deliberate power pull.
 
-use anyhow::Context;
-
 use crate::findings::Severity;
 use crate::io::{Backend, OpenOptions};
 use crate::page::{ExpectedState, Verdict, PAGE_SIZE};
@@ -12,10 +10,14 @@ use crate::sim::check::scan::{allowed_tears, scan_data_all, scan_log};
 use crate::sim::engine::ceiling::STEP;
 use crate::sim::engine::files::{check_ownership, SimFile};
 use crate::sim::engine::journal::JournalState;
+use crate::sim::engine::setup::{NotResumable, SetupError};
 use crate::sim::plan::SimPlan;
 
 /// Opens the files of the plan, which must all exist and belong to one earlier run.
-pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, Vec<SimFile>)> {
+pub fn open_files(
+    plan: &SimPlan,
+    backend: &dyn Backend,
+) -> Result<(u64, Vec<SimFile>), SetupError> {
     let open = OpenOptions {
         create: false,
         direct: plan.direct,
@@ -31,9 +33,11 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
         };
         let storage = backend.open(&fp.path, open)?;
         crate::sim::engine::files::check_unit(storage.as_ref(), open.direct)?;
-        let len = storage
-            .len()
-            .with_context(|| format!("{}: stat", fp.path.display()))?;
+        let len = storage.len().map_err(|source| SetupError::Os {
+            path: fp.path.clone(),
+            what: "stat",
+            source,
+        })?;
         // A log keeps the area its blocks were written in, even when the device left the
         // file short of its last page (the resume's verdict names the bytes lost).
         let pages = match fp.role {
@@ -55,20 +59,26 @@ pub fn open_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64,
 pub fn check_set(
     plan: &SimPlan,
     backend: &dyn Backend,
-) -> anyhow::Result<Vec<crate::page::FileHeader>> {
+) -> Result<Vec<crate::page::FileHeader>, SetupError> {
     let mut run_id = None;
     let mut headers = Vec::new();
     for (i, fp) in plan.files.iter().enumerate() {
-        let header = check_ownership(backend, &fp.path, false)?
-            .ok_or_else(|| anyhow::anyhow!("cannot resume: {} does not exist or is empty; run without --resume to create the file set", fp.path.display()))?;
+        let refuse = |why| SetupError::NotResumable {
+            path: fp.path.clone(),
+            why,
+        };
+        let header =
+            check_ownership(backend, &fp.path, false)?.ok_or(refuse(NotResumable::Missing))?;
         if header.file_id != i as u32 || header.role != fp.role {
-            anyhow::bail!("cannot resume: {} is file {} ({:?}) of its set, the configuration makes it file {i} ({:?})", fp.path.display(), header.file_id, header.role, fp.role);
+            return Err(refuse(NotResumable::OtherPlace {
+                found: header.file_id,
+                found_role: header.role,
+                want: i as u32,
+                want_role: fp.role,
+            }));
         }
         if *run_id.get_or_insert(header.run_id) != header.run_id {
-            anyhow::bail!(
-                "cannot resume: {} belongs to another run than the other files",
-                fp.path.display()
-            );
+            return Err(refuse(NotResumable::OtherRun));
         }
         headers.push(header);
     }
@@ -79,7 +89,7 @@ pub fn check_set(
 /// expected state; then journals it. Where the app judged the set first (`plan.judged`, the
 /// judgement `verify` makes), those findings are this resume's, and its own scan only sets
 /// the expected state: one verdict, never two counts of one loss.
-pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> anyhow::Result<()> {
+pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> Result<(), SetupError> {
     run.controls
         .stop
         .enter_stage("verification of the existing files");
@@ -98,10 +108,14 @@ pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> anyhow::Result<
     }
     for log in &run.files.logs {
         let f = &run.files[log.file];
-        let bytes = crate::io::file::read_all(f.storage.as_ref())
-            .with_context(|| format!("cannot read {}", f.path.display()))?;
+        let bytes =
+            crate::io::file::read_all(f.storage.as_ref()).map_err(|source| SetupError::Os {
+                path: f.path.clone(),
+                what: "cannot read",
+                source,
+            })?;
         let header = crate::page::FileHeader::decode(&bytes)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
+            .map_err(|e| SetupError::at(f.path.clone(), e))?;
         let durable = journal
             .as_ref()
             .and_then(|j| j.log.get(log.file).copied().flatten());
@@ -130,7 +144,7 @@ fn restore_data(
     file: usize,
     journal: Option<&JournalState>,
     report: bool,
-) -> anyhow::Result<u64> {
+) -> Result<u64, SetupError> {
     let f = &run.files[file];
     let header = crate::page::FileHeader {
         run_id: run.files.run_id,
@@ -174,7 +188,11 @@ fn restore_data(
             run.report(b.into_finding(run.plan.seed, &f.path, file as u32));
         }
     })
-    .with_context(|| format!("cannot read {}", f.path.display()))?;
+    .map_err(|source| SetupError::Os {
+        path: f.path.clone(),
+        what: "cannot read",
+        source,
+    })?;
     let seen = seen.get();
     if scan.allowed_tears > 0 {
         let text = allowed_tears(scan.allowed_tears, f.sector_size);

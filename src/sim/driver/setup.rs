@@ -19,6 +19,7 @@ use crate::sim::control::throttle::{Gate, Throttle};
 use crate::sim::engine::ceiling::Ceiling;
 use crate::sim::engine::files::{self, Prepare, SimFile};
 use crate::sim::engine::pool::BufferPool;
+use crate::sim::engine::setup::SetupError;
 use crate::sim::engine::wal::Wal;
 use crate::sim::plan::SimPlan;
 
@@ -35,7 +36,7 @@ pub fn build<'b>(
     backend: &'b dyn Backend,
     sink: Arc<dyn EventSink>,
     stop: Stop,
-) -> anyhow::Result<Run<'b>> {
+) -> Result<Run<'b>, SetupError> {
     let (run_id, mut all) = if plan.resume {
         super::resume::open_files(&plan, backend)?
     } else {
@@ -99,7 +100,7 @@ pub fn build<'b>(
 /// the Backup User opens it (a partial stream this opening created empty is removed again),
 /// a file with a header must be ours or absent. Names replaced by a rename (the journal's)
 /// are refused by the app before the run.
-fn check_beside(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<()> {
+fn check_beside(plan: &SimPlan, backend: &dyn Backend) -> Result<(), SetupError> {
     use crate::sim::engine::manifest::Rule;
     for e in crate::sim::actors::table::manifest(plan).beside_the_set() {
         match e.rule {
@@ -112,14 +113,17 @@ fn check_beside(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<()> {
                     plan.force,
                     magic,
                 )
-                .map_err(|err| anyhow::anyhow!("{}: {err}", e.path.display()))?;
+                .map_err(|detail| SetupError::Stream {
+                    path: e.path.clone(),
+                    detail,
+                })?;
                 if e.path != plan.backup.file && storage.is_empty().unwrap_or(false) {
                     backend.remove(&e.path)?;
                 }
             }
             Rule::Header => {
-                files::check_ownership(backend, &e.path, plan.force)
-                    .map_err(|err| anyhow::anyhow!("{}: {err}", e.path.display()))?;
+                // Its errors name the file.
+                files::check_ownership(backend, &e.path, plan.force)?;
             }
             Rule::Replace => {}
         }
@@ -128,7 +132,7 @@ fn check_beside(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<()> {
 }
 
 /// The write-ahead log of every log file.
-fn open_logs(plan: &SimPlan, run_id: u64, all: &[SimFile]) -> anyhow::Result<Vec<LogFile>> {
+fn open_logs(plan: &SimPlan, run_id: u64, all: &[SimFile]) -> Result<Vec<LogFile>, SetupError> {
     let mut logs = Vec::new();
     for &i in &plan.log_files() {
         let f = &all[i];
@@ -147,7 +151,7 @@ fn open_logs(plan: &SimPlan, run_id: u64, all: &[SimFile]) -> anyhow::Result<Vec
             plan.write_through && !f.flush_after_write,
             f.sector_size,
         )
-        .map_err(|e| anyhow::anyhow!("{}: {e}", f.path.display()))?;
+        .map_err(|e| SetupError::at(f.path.clone(), e))?;
         logs.push(LogFile { file: i, wal });
     }
     Ok(logs)
@@ -161,12 +165,10 @@ fn controls(
     stop: Stop,
     gauges: Vec<Arc<DepthGauge>>,
     depth: Arc<DepthGauge>,
-) -> anyhow::Result<Controls> {
+) -> Result<Controls, SetupError> {
     let users = user_threads(plan);
     let ceiling = async_depth(plan, backend);
-    let io_frames = io_frames(plan, ceiling).map_err(|e| {
-        anyhow::anyhow!("cannot allocate the I/O frames for requests in flight: {e}; raise the memory limit (ulimit -v) or lower MaxOutstandingIO and MaxMemoryMB")
-    })?;
+    let io_frames = io_frames(plan, ceiling).map_err(|e| SetupError::Frames(e.to_string()))?;
     let scratch_gauge = Arc::new(DepthGauge::new(depth.started()));
     let throttles = gauges
         .into_iter()
@@ -206,7 +208,7 @@ fn pool_frames(plan: &SimPlan) -> usize {
 }
 
 /// Creates every file of the plan (over files that are ours, or with --force).
-fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, Vec<SimFile>)> {
+fn create_files(plan: &SimPlan, backend: &dyn Backend) -> Result<(u64, Vec<SimFile>), SetupError> {
     let run_id = plan.run_id.unwrap_or_else(|| rand::random::<u64>() | 1);
     let open = OpenOptions {
         create: true,
@@ -253,16 +255,15 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<(u64, V
 
 /// Reads a data file's generation ceiling from its header (a log file has none); returns what
 /// the header records (0: none).
-pub fn attach_ceiling(f: &mut SimFile) -> anyhow::Result<u64> {
+pub fn attach_ceiling(f: &mut SimFile) -> Result<u64, SetupError> {
     if f.role != FileRole::Data {
         return Ok(0);
     }
-    let (c, on_disk) = Ceiling::open(Arc::clone(&f.storage)).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: cannot read the header page (offset 0, 8192 bytes): {e}",
-            f.path.display()
-        )
-    })?;
+    let (c, on_disk) =
+        Ceiling::open(Arc::clone(&f.storage)).map_err(|source| SetupError::Header {
+            path: f.path.clone(),
+            source,
+        })?;
     f.ceiling = Some(c);
     Ok(on_disk)
 }

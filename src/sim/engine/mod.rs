@@ -15,6 +15,7 @@ pub mod manifest;
 pub mod oracle;
 pub mod pool;
 pub mod retry;
+pub mod setup;
 pub mod snapshot;
 pub mod tear;
 pub mod wal;

@@ -15,6 +15,7 @@ use crate::sim::engine::files::SimFile;
 use crate::sim::engine::journal::{
     Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter,
 };
+use crate::sim::engine::setup::SetupError;
 use crate::sim::engine::wal::FlushHook;
 use crate::sim::plan::SimPlan;
 
@@ -22,7 +23,7 @@ use crate::sim::plan::SimPlan;
 /// run's backend. A damaged one is used up to its damage, and said so. One that cannot be
 /// read, or whose Start record is lost or torn, refuses the resume: the resume would replace
 /// it (and its evidence) and then hold the files to nothing (it used to go on silently).
-pub fn prior(run: &Run<'_>) -> anyhow::Result<Option<JournalState>> {
+pub fn prior(run: &Run<'_>) -> Result<Option<JournalState>, SetupError> {
     let Some(st) = resumable(&run.plan, run.backend)? else {
         return Ok(None);
     };
@@ -48,28 +49,25 @@ pub fn prior(run: &Run<'_>) -> anyhow::Result<Option<JournalState>> {
 /// The journal a resume of `plan` would carry on, read (`None`: there is none), or the
 /// resume's refusal: one that cannot be read or whose Start record is lost. Asked by the app
 /// before the resume touches anything, and again by the resume itself.
-pub fn resumable(plan: &SimPlan, backend: &dyn Backend) -> anyhow::Result<Option<JournalState>> {
+pub fn resumable(
+    plan: &SimPlan,
+    backend: &dyn Backend,
+) -> Result<Option<JournalState>, SetupError> {
     let Some(path) = journal_path(plan) else {
         return Ok(None);
     };
     if !backend.exists(&path) {
         return Ok(None);
     }
-    let st = JournalState::load_own(backend, &path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read the journal {} to resume ({e}); the resume would replace it: check it with `sqliosim verify`, or move it away to resume without it",
-            path.display()
-        )
+    let st = JournalState::load_own(backend, &path).map_err(|e| SetupError::JournalUnreadable {
+        path: path.clone(),
+        detail: e.to_string(),
     })?;
     if st.start_lost() {
-        anyhow::bail!(
-            "the journal {} has no readable Start record{}: its device lost or tore a write it had acknowledged; `sqliosim verify` reports it. Move it away (it is evidence) to resume without it",
-            path.display(),
-            st.damage
-                .as_ref()
-                .map(|d| format!(" ({d})"))
-                .unwrap_or_default()
-        );
+        return Err(SetupError::JournalStartLost {
+            path,
+            damage: st.damage.as_ref().map(ToString::to_string),
+        });
     }
     Ok(Some(st))
 }
@@ -88,7 +86,7 @@ fn largest_size(run: &Run<'_>, f: &SimFile) -> u64 {
 /// A journal that cannot be created (`ulimit -n`, a full or read-only directory) stops the
 /// run before it starts, exit 2: a run without one cannot find lost writes, which the user
 /// chooses with `--no-journal` (it used to go on with a warning and exit 0).
-pub fn open(run: &Run<'_>, prior: Option<&JournalState>) -> anyhow::Result<JournalSlot> {
+pub fn open(run: &Run<'_>, prior: Option<&JournalState>) -> Result<JournalSlot, SetupError> {
     if !run.plan.journal {
         return Ok(None);
     }
@@ -115,11 +113,7 @@ pub fn open(run: &Run<'_>, prior: Option<&JournalState>) -> anyhow::Result<Journ
             say_where_the_journal_is(run, &path);
             Ok(Some(Journal::new(service)))
         }
-        Err(e) => anyhow::bail!(
-            "cannot create the journal {}: {e}; without it lost writes cannot be found: free the limit or the space (ulimit -n, disk), or choose another --journal-dir"
-            ,
-            path.display()
-        ),
+        Err(detail) => Err(SetupError::JournalCreate { path, detail }),
     }
 }
 
