@@ -16,6 +16,9 @@
 //! the state a synchronous actor is always in when it waits. Its requests complete without
 //! anyone's help, so what it holds is always released.
 
+mod acquire;
+mod complete;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,14 +29,12 @@ use super::journaling::acks::AckBook;
 use super::poster::Poster;
 use super::worker::Worker;
 use super::{evidence, request_pages};
-use crate::io::{Completion, Frame, PostOp};
+use crate::io::{Frame, PostOp};
 use crate::page::PAGE_SIZE;
 use crate::sim::control::io_ages::IoAgeGuard;
-use crate::sim::control::throttle::{Permit, Refusal};
+use crate::sim::control::throttle::Permit;
 use crate::sim::engine::oracle::{ReadLatch, WriteLatch};
-use crate::sim::engine::pool::PageKey;
 use crate::sim::engine::retry;
-use crate::stats::OpKind;
 
 /// A page latch set held by a request in flight.
 enum Latch<'a> {
@@ -338,200 +339,6 @@ impl<'a> Outstanding<'a> {
             self.slots.len() - 1
         })
     }
-
-    /// Takes what a request needs, handling own completions while something is refused;
-    /// waits only with nothing in flight. `None` when the run stopped while waiting.
-    fn acquire(
-        &mut self,
-        w: &mut Worker<'a>,
-        file: usize,
-        first: u64,
-        n: u64,
-        read: bool,
-    ) -> Option<Held<'a>> {
-        let mut counted = false;
-        loop {
-            if self.live >= self.limit {
-                self.reap_one(w);
-                continue;
-            }
-            match self.try_acquire(file, first, n, read) {
-                Ok(held) => return Some(held),
-                Err(Refusal::Throttled) if !counted => {
-                    counted = true;
-                    self.run.controls.throttles[file].count_throttled();
-                    w.stats.throttled(file);
-                }
-                Err(_) => {}
-            }
-            if self.live > 0 {
-                self.reap_one(w);
-            } else {
-                return self.acquire_waiting(file, first, n, read);
-            }
-        }
-    }
-
-    /// Tries to take everything without waiting; what refused it (a busy latch or size, or
-    /// no frames, counts as the gate: nothing the throttle decided).
-    fn try_acquire(
-        &self,
-        file: usize,
-        first: u64,
-        n: u64,
-        read: bool,
-    ) -> Result<Held<'a>, Refusal> {
-        let run = self.run;
-        let f = &run.files[file];
-        let size = f.pages.try_read().ok_or(Refusal::Gate)?;
-        let (first, n) = clamp(*size, first, n);
-        let latch = if read {
-            f.oracle.try_read_latch_range(first, n).map(Latch::Read)
-        } else {
-            f.oracle.try_write_latch_range(first, n).map(Latch::Write)
-        }
-        .ok_or(Refusal::Gate)?;
-        let permit =
-            run.controls.throttles[file].try_enter(&run.controls.gate, run.controls.bursting())?;
-        let frames = run
-            .controls
-            .io_frames
-            .take_many(n.max(1) as usize)
-            .ok_or(Refusal::Gate)?;
-        Ok(Held {
-            size,
-            latch,
-            permit,
-            frames,
-        })
-    }
-
-    /// Takes everything, waiting as a synchronous actor does (nothing of ours in flight).
-    fn acquire_waiting(&self, file: usize, first: u64, n: u64, read: bool) -> Option<Held<'a>> {
-        let run = self.run;
-        let f = &run.files[file];
-        let size = f.pages.read();
-        let (first, n) = clamp(*size, first, n);
-        let latch = if read {
-            Latch::Read(f.oracle.read_latch_range(first, n))
-        } else {
-            Latch::Write(f.oracle.write_latch_range(first, n))
-        };
-        let permit =
-            run.controls.throttles[file].enter(&run.controls.gate, run.controls.bursting());
-        // Frames in use belong to other actors' requests in flight, which complete on
-        // their own: poll for them rather than hold a wake-up in every frame's drop.
-        let frames = loop {
-            if let Some(fr) = run.controls.io_frames.take_many(n.max(1) as usize) {
-                break fr;
-            }
-            if run.controls.stop.run_stopped() {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        };
-        Some(Held {
-            size,
-            latch,
-            permit,
-            frames,
-        })
-    }
-
-    /// Handles the completions that have already come back.
-    pub fn reap_ready(&mut self, w: &mut Worker<'a>) {
-        while let Some(c) = self.poster.take() {
-            self.handle(w, c);
-        }
-    }
-
-    /// Waits for one completion and handles it.
-    fn reap_one(&mut self, w: &mut Worker<'a>) {
-        if self.live > 0 {
-            let c = self.poster.wait();
-            self.handle(w, c);
-        }
-    }
-
-    /// Waits for every request in flight and handles each.
-    pub fn drain(&mut self, w: &mut Worker<'a>) {
-        while self.live > 0 {
-            self.reap_one(w);
-        }
-    }
-
-    /// Accounts a completion: latency to the throttle and the statistics, then the write's
-    /// outcome to the oracle or the read's pages to the verifier.
-    fn handle(&mut self, w: &mut Worker<'a>, c: Completion) {
-        let token = c.token as usize;
-        let Some(mut p) = self.slots.get_mut(token).and_then(Option::take) else {
-            panic!("a completion for request {token}, which is not in flight");
-        };
-        self.free.push(token);
-        self.live -= 1;
-        let took = c.done_at.saturating_duration_since(p.started);
-        if let Some(permit) = p.permit.take() {
-            self.run.controls.throttles[p.file].complete(permit, took);
-        }
-        let read = p.gens.is_empty();
-        let op = match (read, p.n > 1) {
-            (true, false) => OpKind::Read,
-            (true, true) => OpKind::ScatterRead,
-            (false, false) => OpKind::Write,
-            (false, true) => OpKind::GatherWrite,
-        };
-        let bytes = p.n * PAGE_SIZE as u64;
-        match &c.result {
-            Ok(_) => w
-                .stats
-                .record(p.file, w.kind, op, bytes, took.as_nanos() as u64),
-            Err(_) => w.stats.record_error(p.file, w.kind, op),
-        }
-        let done = request_pages::PageRequest {
-            file: p.file,
-            first: p.first,
-            n: p.n,
-            gens: &p.gens,
-            frames: &c.frames,
-        };
-        let ok = c.result.is_ok();
-        self.pages += if read {
-            request_pages::verify_read(w, &done, c.result)
-        } else {
-            request_pages::finish_write(w, &done, c.result)
-        };
-        if let (Some(book), false) = (&self.acks, read) {
-            // Still under the size guard: a resize is journaled after this acknowledgement.
-            book.settle(c.token, ok);
-        }
-        let pool = &self.run.files.pool;
-        let keys = (p.first..p.first + p.n).map(|page| PageKey { file: p.file, page });
-        match p.after {
-            After::Nothing => {}
-            After::Clean(lsn) => keys.for_each(|k| pool.mark_clean(k, lsn)),
-            After::Cache => keys.for_each(|k| {
-                pool.insert_clean(k);
-            }),
-            After::Keep => self.kept.push(Kept {
-                file: p.file,
-                first: p.first,
-                bytes: if ok {
-                    c.frames
-                        .iter()
-                        .flat_map(|f| f[..PAGE_SIZE].iter().copied())
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-            }),
-        }
-    }
-}
-
-/// The page range a request covers in a file of `size` pages (page 0 is the header).
-fn clamp(size: u64, first: u64, n: u64) -> (u64, u64) {
-    let first = first.max(1);
-    (first, n.min(size.saturating_sub(first)))
 }
 
 impl Drop for Outstanding<'_> {

@@ -66,6 +66,9 @@
 //! flusher's. With the blocking back ends (`--engine sync`, the in-memory one) a post is done
 //! on the spot, so one write is in flight at a time, as before.
 
+mod durable;
+mod post;
+
 use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -74,10 +77,9 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::logblock::{self, LogBlock, MAX_LOG_BLOCK};
+use super::logblock::{LogBlock, MAX_LOG_BLOCK};
 use super::logio::{Begun, LogGate, LogIo};
-use crate::io::{BufPool, Completion, Completions, PostOp, Storage};
-use crate::page::layout::now_us;
+use crate::io::{BufPool, Completions, Storage};
 
 /// Most log writes in flight at once: SQL Server's log writer keeps up to 32 outstanding
 /// ("SQL Server I/O Basics, Chapter 2"; 112 from SQL Server 2012 on 64-bit, per Microsoft's
@@ -341,182 +343,6 @@ impl LogWrites {
         self.retention_allows(block)
             && (end_of(block) <= wal.durable_end().saturating_add(self.bound)
                 || self.ledger.lock().entries.is_empty())
-    }
-
-    /// Moves the durable end (syncing when needed) until it reaches `target`, waiting for the
-    /// other flushers' writes in flight; stops at a failed block.
-    fn wait_durable(
-        &self,
-        storage: &dyn Storage,
-        write_through: bool,
-        target: u64,
-        wal: &dyn Publish,
-        ios: &mut Vec<LogIo>,
-    ) -> io::Result<Waited> {
-        loop {
-            self.advance(storage, write_through, wal, ios)?;
-            let mut l = self.ledger.lock();
-            if wal.durable_end() >= target {
-                return Ok(Waited::Durable);
-            }
-            match l.entries.front().map(|e| e.state) {
-                Some(State::Failed) => return Ok(Waited::Failed),
-                Some(State::InFlight) => {
-                    self.changed.wait_for(&mut l, Duration::from_millis(50));
-                }
-                // Written (someone else's, not yet published): publish it ourselves.
-                Some(State::Written) => {}
-                None => {
-                    // Nothing posted is left and the end was not reached: published by a
-                    // racing advance between our look and the lock, or never to be.
-                    if wal.durable_end() < target {
-                        return Err(io::Error::other(format!(
-                            "the log's blocks up to {target} left the ledger without being durable"
-                        )));
-                    }
-                }
-            }
-        }
-    }
-
-    /// Posts one block (`new`: a new entry in the ledger, else the failed one again): a frame
-    /// and a throttle permit first, collecting own completions when none is to be had.
-    fn post<'a>(
-        &self,
-        storage: &dyn Storage,
-        block: &LogBlock,
-        offset: u64,
-        gate: &LogGate<'a>,
-        f: &mut Flush<'a>,
-        new: bool,
-    ) {
-        let len = block.len as usize;
-        let mut frame = loop {
-            if let Some(frame) = self.frames.take() {
-                break frame;
-            }
-            if f.in_flight > 0 {
-                let c = f.queue.wait();
-                self.completed(c, f);
-                continue;
-            }
-            // Every frame is another flusher's: it gives one back under the ledger's lock,
-            // which the wait releases.
-            let mut l = self.ledger.lock();
-            if let Some(frame) = self.frames.take() {
-                break frame;
-            }
-            self.changed.wait_for(&mut l, Duration::from_millis(5));
-        };
-        logblock::encode(
-            &mut frame[..len],
-            &LogBlock {
-                time_us: now_us(),
-                ..*block
-            },
-        );
-        let begun = loop {
-            if f.in_flight == 0 {
-                break gate.begin(len as u64, false);
-            }
-            if let Some(b) = gate.try_begin(len as u64, false) {
-                break b;
-            }
-            let c = f.queue.wait();
-            self.completed(c, f);
-        };
-        if new {
-            self.ledger.lock().entries.push_back(Entry {
-                block: *block,
-                state: State::InFlight,
-            });
-        }
-        let token = f.mine.len() as u64;
-        f.mine.push(Some(Mine {
-            begun,
-            lsn: block.lsn,
-            len,
-        }));
-        f.in_flight += 1;
-        storage.post(PostOp::write(offset, vec![frame], len), &f.queue, token);
-    }
-
-    /// One of this flusher's writes completed: its permit back, its entry marked, its frame
-    /// back to the pool.
-    fn completed(&self, c: Completion, f: &mut Flush<'_>) {
-        let Some(mine) = usize::try_from(c.token)
-            .ok()
-            .and_then(|t| f.mine.get_mut(t))
-            .and_then(Option::take)
-        else {
-            return;
-        };
-        f.in_flight -= 1;
-        f.ios.push(mine.begun.end(c.done_at));
-        let outcome = match c.result {
-            Ok(n) if n == mine.len => Ok(()),
-            Ok(n) => Err(io::Error::new(
-                io::ErrorKind::WriteZero,
-                format!("short log write: {n} of {} bytes", mine.len),
-            )),
-            Err(e) => Err(e),
-        };
-        {
-            let mut l = self.ledger.lock();
-            if let Ok(i) = l.entries.binary_search_by_key(&mine.lsn, |e| e.block.lsn) {
-                l.entries[i].state = if outcome.is_ok() {
-                    State::Written
-                } else {
-                    State::Failed
-                };
-            }
-            drop(c.frames);
-        }
-        self.changed.notify_all();
-        if let Err(e) = outcome {
-            f.failed.get_or_insert(e);
-        }
-    }
-
-    /// Publishes the ledger's prefix of written blocks as durable, after an `fdatasync`
-    /// unless the log is written through (the sync's request is added to `ios`); a failed
-    /// sync publishes nothing.
-    fn advance(
-        &self,
-        storage: &dyn Storage,
-        write_through: bool,
-        wal: &dyn Publish,
-        ios: &mut Vec<LogIo>,
-    ) -> io::Result<()> {
-        let _one = self.advancing.lock();
-        let written = {
-            let l = self.ledger.lock();
-            l.entries
-                .iter()
-                .take_while(|e| e.state == State::Written)
-                .count()
-        };
-        if written == 0 {
-            return Ok(());
-        }
-        // Only this (serialized) advance takes entries, so the first `written` stay written
-        // and in front while the sync runs; the sync covers them, all completed before it.
-        if !write_through {
-            ios.push(LogGate::sync(|| storage.sync_data())?);
-        }
-        let mut l = self.ledger.lock();
-        let mut last = None;
-        for _ in 0..written {
-            last = l.entries.pop_front();
-        }
-        if let Some(e) = last {
-            if e.end() > wal.durable_end() {
-                wal.publish(e.block.lsn, e.end());
-            }
-        }
-        drop(l);
-        self.changed.notify_all();
-        Ok(())
     }
 }
 

@@ -17,16 +17,18 @@
 //! through recovery run on it; the pages' images, which is what the storage stack handles, are
 //! the same.
 
+mod copy;
+
+pub use copy::{CopyIo, CopyProblem};
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use crate::io::align::AlignedBuf;
 use crate::io::Storage;
-use crate::page::{verify, Expect, ExpectedState, Verdict, PAGE_SIZE};
-use crate::sim::engine::oracle::Oracle;
+use crate::page::{Expect, ExpectedState};
 
 const CAPTURED: u64 = 1 << 63;
 const COPIED: u64 = 1 << 62;
@@ -75,54 +77,6 @@ pub struct Snapshot {
 #[derive(Debug, Default)]
 pub struct Snapshots {
     open: RwLock<Vec<Arc<Snapshot>>>,
-}
-
-/// What a copy-on-write met that must be reported by the writer that made it.
-#[derive(Debug)]
-pub enum CopyProblem {
-    /// The source page did not read as the snapshot expects (reported as any bad read of the
-    /// source is: its bytes and first verdict).
-    BadSource {
-        /// Page of the source.
-        page: u64,
-        /// Verdict of the read.
-        verdict: Verdict,
-        /// The bytes read (one page).
-        received: Vec<u8>,
-    },
-    /// The read of the source failed as a whole.
-    SourceRead {
-        /// First page of the request.
-        first: u64,
-        /// Pages of the request.
-        n: u64,
-        /// The error.
-        error: std::io::Error,
-    },
-    /// The write of the pre-images into the sparse file failed.
-    CopyWrite {
-        /// The sparse file.
-        path: PathBuf,
-        /// First page of the request.
-        first: u64,
-        /// Pages of the request.
-        n: u64,
-        /// The error.
-        error: std::io::Error,
-    },
-}
-
-/// One request a copy-on-write made, for the statistics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CopyIo {
-    /// A write of the snapshot file (else a read of the source).
-    pub write: bool,
-    /// Bytes transferred.
-    pub bytes: u64,
-    /// How long it took, nanoseconds.
-    pub latency_ns: u64,
-    /// It succeeded.
-    pub ok: bool,
 }
 
 impl SnapFile {
@@ -219,131 +173,6 @@ impl SnapFile {
         self.state(page)
             .map(|st| Expect::known(run_id, file_id, page, st))
     }
-
-    /// Copies the pre-images of the pages of `[first, first + n)` not yet copied from `source`
-    /// into the sparse file, capturing first any page not captured (from `oracle`). The caller
-    /// holds the write latch of the range and has not begun its write. Each request made is
-    /// told to `on_io`. Returns what must be reported.
-    pub fn preserve(
-        &self,
-        source: &dyn Storage,
-        oracle: &Oracle,
-        first: u64,
-        n: u64,
-        on_io: &mut dyn FnMut(CopyIo),
-    ) -> Vec<CopyProblem> {
-        let mut problems = Vec::new();
-        let end = (first + n).min(self.pages);
-        let mut page = first.max(1);
-        while page < end {
-            // The next run of pages to copy.
-            while page < end && (self.is_copied(page) || self.is_lost(page)) {
-                page += 1;
-            }
-            let start = page;
-            while page < end && !self.is_copied(page) && !self.is_lost(page) {
-                self.capture(page, oracle.expected_state(page));
-                page += 1;
-            }
-            if page > start {
-                self.copy_run(source, oracle, start, page - start, &mut problems, on_io);
-            }
-        }
-        problems
-    }
-
-    fn copy_run(
-        &self,
-        source: &dyn Storage,
-        oracle: &Oracle,
-        first: u64,
-        n: u64,
-        problems: &mut Vec<CopyProblem>,
-        on_io: &mut dyn FnMut(CopyIo),
-    ) {
-        if let Err(why) = self.try_copy_run(source, oracle, first, n, problems, on_io) {
-            (first..first + n).for_each(|p| self.mark(p, LOST));
-            problems.push(why);
-        }
-    }
-
-    /// Copies one run; Err: nothing of it is held (the caller marks it lost).
-    fn try_copy_run(
-        &self,
-        source: &dyn Storage,
-        oracle: &Oracle,
-        first: u64,
-        n: u64,
-        problems: &mut Vec<CopyProblem>,
-        on_io: &mut dyn FnMut(CopyIo),
-    ) -> Result<(), CopyProblem> {
-        let len = usize::try_from(n).unwrap_or(0) * PAGE_SIZE;
-        let read_failed = |error| CopyProblem::SourceRead { first, n, error };
-        let mut buf = AlignedBuf::new(len).map_err(read_failed)?;
-        let offset = first * PAGE_SIZE as u64;
-        let timed = |write: bool, t: std::time::Instant, ok: bool| CopyIo {
-            write,
-            bytes: len as u64,
-            latency_ns: u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX),
-            ok,
-        };
-        let t = std::time::Instant::now();
-        let read = source.read_at(&mut buf, offset);
-        on_io(timed(false, t, read.is_ok()));
-        let got = read.map_err(read_failed)?;
-        if got != len {
-            let error = std::io::Error::other(format!("short read: {got} of {len} bytes"));
-            return Err(read_failed(error));
-        }
-        for (k, bytes) in buf.chunks(PAGE_SIZE).enumerate() {
-            let page = first + k as u64;
-            let state = self.state(page).unwrap_or(ExpectedState::NeverWritten);
-            let exp = Expect::known(oracle.run_id(), oracle.file_id(), page, state);
-            let verdict = verify::verify(bytes, &exp);
-            if !verdict.is_ok() {
-                self.mark(page, LOST);
-                problems.push(CopyProblem::BadSource {
-                    page,
-                    verdict,
-                    received: bytes.to_vec(),
-                });
-            }
-        }
-        // One 8 KB write per page, as SQL Server copies each page into the sparse file before
-        // the page's first change: a failed one loses its page only.
-        let mut kept = 0;
-        for (k, bytes) in buf.chunks(PAGE_SIZE).enumerate() {
-            let page = first + k as u64;
-            let t = std::time::Instant::now();
-            let written = self.storage.write_at(bytes, page * PAGE_SIZE as u64);
-            on_io(CopyIo {
-                write: true,
-                bytes: PAGE_SIZE as u64,
-                latency_ns: u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX),
-                ok: written.is_ok(),
-            });
-            match written {
-                Ok(_) => {
-                    self.copy_writes.fetch_add(1, Ordering::AcqRel);
-                    if !self.is_lost(page) {
-                        self.mark(page, COPIED);
-                        kept += 1;
-                    }
-                }
-                Err(error) => {
-                    self.mark(page, LOST);
-                    problems.push(CopyProblem::CopyWrite {
-                        path: self.path.clone(),
-                        first: page,
-                        n: 1,
-                        error,
-                    });
-                }
-            }
-        }
-        self.copied.fetch_add(kept, Ordering::AcqRel);
-        Ok(())
-    }
 }
 
 impl Snapshot {
@@ -392,110 +221,4 @@ impl Snapshots {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::io::{Backend, FaultyBackend, OpenOptions};
-
-    fn file(b: &FaultyBackend, name: &str, pages: u64) -> Arc<dyn Storage> {
-        let s = b
-            .open(
-                std::path::Path::new(name),
-                OpenOptions {
-                    create: true,
-                    direct: false,
-                    write_through: false,
-                },
-            )
-            .expect("open");
-        s.set_len(pages * PAGE_SIZE as u64).expect("size");
-        s
-    }
-
-    fn stamped(run: u64, file: u32, page: u64, gen: u64) -> Vec<u8> {
-        let mut b = vec![0u8; PAGE_SIZE];
-        let st = crate::page::layout::PageStamp {
-            run_id: run,
-            file_id: file,
-            page_id: page,
-            generation: gen,
-            lsn: 0,
-            writer_kind: crate::page::ActorKind::LazyWriter,
-            writer_id: 0,
-            write_time_us: 1,
-        };
-        crate::page::layout::stamp_page(&mut b, &st);
-        b
-    }
-
-    #[test]
-    fn a_page_is_copied_once_as_it_was_and_its_state_is_the_one_captured_first() {
-        let oracle = Oracle::new(7, 0, 16);
-        let b = FaultyBackend::new(1);
-        let source = file(&b, "d.mdx", 16);
-        for p in 1..16 {
-            let g = oracle.begin_write(p);
-            oracle.complete_write(p, g, true);
-            source
-                .write_at(&stamped(7, 0, p, g), p * PAGE_SIZE as u64)
-                .expect("write");
-        }
-        let sparse = file(&b, "d.mdx_MSSQL_DBCC0", 16);
-        let snap = SnapFile::new(0, "d.mdx_MSSQL_DBCC0".into(), sparse.clone(), 16);
-        let mut writes = Vec::new();
-        let mut on_io = |io: CopyIo| {
-            if io.write {
-                writes.push(io.bytes);
-            }
-        };
-        assert!(snap
-            .preserve(source.as_ref(), &oracle, 3, 4, &mut on_io)
-            .is_empty());
-        assert_eq!((snap.copied(), snap.copy_writes()), (4, 4));
-        assert_eq!(writes, [PAGE_SIZE as u64; 4], "one 8 KB write per page");
-        // Page 4 is then written twice: its snapshot state stays generation 1.
-        for _ in 0..2 {
-            assert!(snap
-                .preserve(source.as_ref(), &oracle, 4, 1, &mut |_| {})
-                .is_empty());
-            let g = oracle.begin_write(4);
-            oracle.complete_write(4, g, true);
-        }
-        assert_eq!(snap.copied(), 4, "a page is copied once");
-        assert_eq!(
-            snap.state(4),
-            Some(ExpectedState::Written { generation: 1 })
-        );
-        let mut b = vec![0u8; PAGE_SIZE];
-        sparse.read_at(&mut b, 4 * PAGE_SIZE as u64).expect("read");
-        let exp = snap.expect(7, 0, 4).expect("captured");
-        assert!(verify::verify(&b, &exp).is_ok());
-        assert!(!snap.is_copied(9) && snap.state(9).is_none());
-        // Beyond the snapshot's pages nothing is copied.
-        assert!(snap
-            .preserve(source.as_ref(), &oracle, 15, 5, &mut |_| {})
-            .is_empty());
-        assert_eq!(snap.copied(), 5);
-    }
-
-    #[test]
-    fn a_source_page_that_is_not_what_the_snapshot_expects_is_reported_and_not_held() {
-        let oracle = Oracle::new(7, 0, 8);
-        let g = oracle.begin_write(2);
-        oracle.complete_write(2, g, true);
-        // The device lost the write: page 2 reads as zeros.
-        let b = FaultyBackend::new(1);
-        let source = file(&b, "d.mdx", 8);
-        let sparse = file(&b, "s", 8);
-        let snap = SnapFile::new(0, "s".into(), sparse, 8);
-        let problems = snap.preserve(source.as_ref(), &oracle, 2, 1, &mut |_| {});
-        assert!(
-            matches!(
-                problems.as_slice(),
-                [CopyProblem::BadSource { page: 2, .. }]
-            ),
-            "{problems:?}"
-        );
-        assert!(snap.is_lost(2) && !snap.is_copied(2));
-        assert_eq!(snap.copied(), 0);
-    }
-}
+mod tests;

@@ -5,8 +5,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::*;
+use crate::io::{Completion, PostOp};
 use crate::sim::control::io_ages::IoAges;
 use crate::sim::control::throttle::Throttle;
+use crate::sim::engine::logblock;
 use crate::sim::engine::wal::{FlushHook, Wal};
 
 /// A log file whose posted writes complete later, out of order (each after a delay of its
