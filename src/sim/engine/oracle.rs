@@ -44,11 +44,16 @@ pub fn stripes_for(pages: u64) -> usize {
 const IN_FLIGHT: u64 = 1 << 63;
 const UNKNOWN: u64 = 1 << 62;
 const GEN_MASK: u64 = UNKNOWN - 1;
+/// In `done`: the page's completed generation changed since a sync point last took it.
+const CHANGED: u64 = 1 << 63;
+/// In `done`: taken by a sync point's first pass (before its fdatasync), not yet journaled.
+const SNAPPED: u64 = 1 << 62;
 
 /// One page's expected state: 16 bytes.
 #[derive(Debug, Default)]
 struct Slot {
-    /// Generation of the last write that completed successfully (0: none).
+    /// Generation of the last write that completed successfully (0: none), with the CHANGED
+    /// and SNAPPED marks of the sync points in the top bits.
     done: AtomicU64,
     /// Highest generation issued, with the IN_FLIGHT and UNKNOWN flags in the top bits.
     issued: AtomicU64,
@@ -56,7 +61,7 @@ struct Slot {
 
 impl Slot {
     fn state(&self) -> ExpectedState {
-        let done = self.done.load(Ordering::Acquire);
+        let done = self.done.load(Ordering::Acquire) & GEN_MASK;
         let issued = self.issued.load(Ordering::Acquire);
         let gen = issued & GEN_MASK;
         if issued & UNKNOWN != 0 {
@@ -89,6 +94,9 @@ pub struct Oracle {
     floor: AtomicU64,
     /// The highest generation issued to any page of the file, or the floor if higher.
     high: AtomicU64,
+    /// (page, generation) a sync point had marked and a newer completion replaced before the
+    /// sync point journaled it ([`Oracle::take_snapped`] takes them).
+    overtaken: parking_lot::Mutex<Vec<(u64, u64)>>,
 }
 
 /// Shared latches over one or more pages (held while a read is verified).
@@ -120,6 +128,7 @@ impl Oracle {
             latches: (0..stripes.max(1)).map(|_| RwLock::new(())).collect(),
             floor: AtomicU64::new(0),
             high: AtomicU64::new(0),
+            overtaken: parking_lot::Mutex::new(Vec::new()),
         }
     }
 
@@ -227,7 +236,7 @@ impl Oracle {
             "completion of a write never issued on page {page}"
         );
         if ok {
-            slot.done.store(gen, Ordering::Release);
+            self.store_done(slot, page, gen);
             slot.issued.store(gen, Ordering::Release);
         } else {
             slot.issued.store(gen | UNKNOWN, Ordering::Release);
@@ -244,8 +253,69 @@ impl Oracle {
             ExpectedState::InFlight { old, new } => (old, new | IN_FLIGHT),
             ExpectedState::Unknown { old, issued } => (old, issued | UNKNOWN),
         };
-        slot.done.store(done, Ordering::Release);
+        self.store_done(slot, page, done);
         slot.issued.store(issued, Ordering::Release);
+    }
+
+    /// Stores a page's new completed generation, marked CHANGED for the next sync point. A
+    /// generation a sync point had marked (SNAPPED) and not yet journaled is kept aside for
+    /// it: that one completed before the sync point's fdatasync, the new one perhaps not.
+    fn store_done(&self, slot: &Slot, page: u64, gen: u64) {
+        let changed = if gen > 0 { CHANGED } else { 0 };
+        let before = slot.done.swap(gen | changed, Ordering::AcqRel);
+        if before & SNAPPED != 0 {
+            self.overtaken.lock().push((page, before & GEN_MASK));
+        }
+    }
+
+    /// A sync point's first pass, before its fdatasync: marks as taken every page below
+    /// `pages` whose completed generation changed since a sync point last took it. Each
+    /// generation so marked completed before this returns, so the fdatasync that follows makes
+    /// it durable. Returns how many pages were marked. No memory per page: the marks live in
+    /// the pages' slots.
+    pub fn snap_changed(&self, pages: u64) -> u64 {
+        let slots = self.slots.read();
+        let mut marked = 0;
+        for slot in slots.iter().take(to_index(pages)) {
+            if slot.done.load(Ordering::Relaxed) & CHANGED == 0 {
+                continue;
+            }
+            let took = slot
+                .done
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
+                    (d & CHANGED != 0).then_some((d & !CHANGED) | SNAPPED)
+                })
+                .is_ok();
+            marked += u64::from(took);
+        }
+        marked
+    }
+
+    /// A sync point's last pass, after its fdatasync: hands `emit` (page, generation) of every
+    /// page below `pages` still marked by [`Oracle::snap_changed`], in page order, and clears
+    /// the mark; then the marked generations a newer completion overtook (kept aside by it:
+    /// the new one may not be covered by the fdatasync, and the next sync point takes it). A
+    /// mark left by a sync point whose fdatasync failed is taken here too: its generation
+    /// completed before this sync point's fdatasync.
+    pub fn take_snapped(&self, pages: u64, mut emit: impl FnMut(u64, u64)) {
+        let slots = self.slots.read();
+        for (page, slot) in slots.iter().enumerate().take(to_index(pages)) {
+            if slot.done.load(Ordering::Relaxed) & SNAPPED == 0 {
+                continue;
+            }
+            let before = slot.done.fetch_and(!SNAPPED, Ordering::AcqRel);
+            let gen = before & GEN_MASK;
+            if before & SNAPPED != 0 && gen > 0 {
+                emit(page as u64, gen);
+            }
+        }
+        // The marked generations a newer completion overtook meanwhile (a few pages: those
+        // written again during the fdatasync). One overtaken after this is taken by the next
+        // sync point, whose fdatasync comes later still.
+        let overtaken = std::mem::take(&mut *self.overtaken.lock());
+        for (page, gen) in overtaken.into_iter().filter(|&(_, g)| g > 0) {
+            emit(page, gen);
+        }
     }
 
     /// Takes page `page` shared (for a verifying read).
@@ -457,5 +527,62 @@ mod tests {
                 .is_ok(),
             "latching pages a held range shares stripes with deadlocked"
         );
+    }
+
+    fn sync(o: &Oracle, pages: u64) -> Vec<(u64, u64)> {
+        o.snap_changed(pages);
+        let mut out = Vec::new();
+        o.take_snapped(pages, |p, g| out.push((p, g)));
+        out
+    }
+
+    fn write(o: &Oracle, page: u64) -> u64 {
+        let g = o.begin_write(page);
+        o.complete_write(page, g, true);
+        g
+    }
+
+    /// A sync point journals each page whose completed generation changed since the last one,
+    /// once, with that generation; a failed write (unknown) and a page never written are not
+    /// journaled; the marks never change what a page must read as.
+    #[test]
+    fn a_sync_point_takes_each_changed_page_once() {
+        let o = Oracle::new(7, 1, 8);
+        let g1 = write(&o, 1);
+        let g3 = write(&o, 3);
+        let g = o.begin_write(5);
+        o.complete_write(5, g, false);
+        assert_eq!(
+            o.expected_state(1),
+            ExpectedState::Written { generation: g1 }
+        );
+        assert_eq!(sync(&o, 8), vec![(1, g1), (3, g3)]);
+        assert!(sync(&o, 8).is_empty(), "taken twice");
+        let g1b = write(&o, 1);
+        assert_eq!(sync(&o, 8), vec![(1, g1b)]);
+        assert_eq!(
+            o.expected_state(1),
+            ExpectedState::Written { generation: g1b }
+        );
+    }
+
+    /// A page written again between a sync point's mark and its journaling: the marked
+    /// generation (covered by the fdatasync between them) is journaled by this sync point, the
+    /// new one (perhaps not covered) by the next. A page beyond the pages synced keeps its mark.
+    #[test]
+    fn a_write_completing_during_the_fdatasync_is_left_to_the_next_sync_point() {
+        let o = Oracle::new(7, 1, 8);
+        let g2 = write(&o, 2);
+        let g6 = write(&o, 6);
+        o.snap_changed(4);
+        let g2b = write(&o, 2);
+        let mut got = Vec::new();
+        o.take_snapped(4, |p, g| got.push((p, g)));
+        assert_eq!(
+            got,
+            vec![(2, g2)],
+            "the marked generation, not the newer one"
+        );
+        assert_eq!(sync(&o, 8), vec![(2, g2b), (6, g6)]);
     }
 }

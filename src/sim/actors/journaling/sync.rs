@@ -42,39 +42,49 @@ pub fn acknowledged(run: &Run<'_>, file: usize, first: u64, gens: Vec<u64>) {
     }
 }
 
-/// Snapshots the completed generations, fdatasyncs every file, then journals what changed.
-/// Returns false (after a warning) when a file could not be synced or the journal written.
+/// Marks the completed generations that changed, fdatasyncs every file, then journals the
+/// marked ones. Returns false (after a warning) when a file could not be synced or the journal
+/// written.
+///
+/// The marks live in the oracle's slots ([`Oracle::snap_changed`], [`Oracle::take_snapped`]),
+/// and the pages go to the journal in records of at most `SYNC_CHUNK` pages: a sync point
+/// holds no list of the file's pages (it held 16 bytes of every written page, with the
+/// allocator's copies about 30, at every checkpoint).
+///
+/// [`Oracle::snap_changed`]: crate::sim::engine::oracle::Oracle::snap_changed
+/// [`Oracle::take_snapped`]: crate::sim::engine::oracle::Oracle::take_snapped
 pub fn sync_point(run: &Run<'_>) -> bool {
     let Some(j) = &run.journal else {
         return true;
     };
     let _order = j.order.lock();
-    // Snapshot before the fdatasync: every write counted here completed before the sync began,
+    // Marked before the fdatasync: every write marked here completed before the sync began,
     // so the sync makes it durable.
-    let mut records: Vec<Record> = run
+    let data: Vec<(usize, u64)> = run
         .files
         .data
         .iter()
-        .map(|&i| Record::Durable {
-            file_id: i as u32,
-            pages: done_generations(run, i),
-        })
+        .map(|&i| (i, synced_pages(run, i)))
         .collect();
+    for &(i, pages) in &data {
+        run.files[i].oracle.snap_changed(pages);
+    }
     // Only a position this run wrote and flushed: a resumed log has written nothing yet (what
     // the old run made durable is carried over by the journal itself).
-    records.extend(
-        run.files
-            .logs
-            .iter()
-            .filter(|l| l.wal.last_block() != NO_PREV)
-            .map(|l| Record::Log {
-                file_id: l.file as u32,
-                last_block: l.wal.last_block(),
-                durable_end: l.wal.durable_end(),
-            }),
-    );
+    let logs: Vec<Record> = run
+        .files
+        .logs
+        .iter()
+        .filter(|l| l.wal.last_block() != NO_PREV)
+        .map(|l| Record::Log {
+            file_id: l.file as u32,
+            last_block: l.wal.last_block(),
+            durable_end: l.wal.durable_end(),
+        })
+        .collect();
     for f in &run.files {
         if let Err(e) = f.storage.sync_data() {
+            // The marks stay: the next sync point journals them after its own fdatasync.
             warn(
                 run,
                 &format!("fdatasync of {} failed: {e}", f.path.display()),
@@ -82,7 +92,35 @@ pub fn sync_point(run: &Run<'_>) -> bool {
             return false;
         }
     }
-    j.service.commit(records)
+    // Full chunks go at once; the last of each file with the log positions, in one commit as
+    // a small file set's sync point always was.
+    let mut ok = true;
+    let mut last = Vec::new();
+    for &(i, pages) in &data {
+        let mut chunk = Vec::new();
+        run.files[i].oracle.take_snapped(pages, |page, gen| {
+            chunk.push((page, gen));
+            if chunk.len() == SYNC_CHUNK {
+                let full = durable(i, std::mem::take(&mut chunk));
+                ok &= j.service.commit(vec![full]);
+            }
+        });
+        if !chunk.is_empty() {
+            last.push(durable(i, chunk));
+        }
+    }
+    last.extend(logs);
+    ok & j.service.commit(last)
+}
+
+/// Most pages in one Durable record of a sync point (1 MiB of (page, generation) pairs).
+const SYNC_CHUNK: usize = 65_536;
+
+fn durable(file: usize, pages: Vec<(u64, u64)>) -> Record {
+    Record::Durable {
+        file_id: file as u32,
+        pages,
+    }
 }
 
 /// Journals a new file size and applies it with `apply`, holding the journal order meanwhile
@@ -126,19 +164,15 @@ pub(super) fn finish(run: &Run<'_>) {
     }
 }
 
-/// (page, generation) of every page of `file` with a completed write.
-fn done_generations(run: &Run<'_>, file: usize) -> Vec<(u64, u64)> {
+/// The pages of `file` a sync point covers: those the file holds now (a page beyond its end,
+/// cut off by a shrink or not yet grown into, keeps its mark for a later sync point).
+fn synced_pages(run: &Run<'_>, file: usize) -> u64 {
     let f = &run.files[file];
-    let pages = f
-        .storage
+    f.storage
         .len()
         .map(|l| l / PAGE_SIZE as u64)
         .unwrap_or(0)
-        .min(f.oracle.pages());
-    (0..pages)
-        .map(|p| (p, f.oracle.expected_state(p).min_acceptable()))
-        .filter(|(_, g)| *g > 0)
-        .collect()
+        .min(f.oracle.pages())
 }
 
 fn warn(run: &Run<'_>, text: &str) {
