@@ -154,11 +154,12 @@ impl JournalState {
             }
         }
         for (i, d) in self.durable.iter().enumerate() {
-            let pages: Vec<(u64, u64)> = d.iter().collect();
-            for chunk in pages.chunks(SNAPSHOT_CHUNK) {
+            // Chunk by chunk from the pages themselves: no list of every page beside them.
+            let mut pages = d.iter().peekable();
+            while pages.peek().is_some() {
                 out.push(Record::Durable {
                     file_id: i as u32,
-                    pages: chunk.to_vec(),
+                    pages: pages.by_ref().take(SNAPSHOT_CHUNK).collect(),
                 });
             }
         }
