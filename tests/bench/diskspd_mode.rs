@@ -317,3 +317,57 @@ fn si_and_xml_profiles_are_refused_with_exit_2() {
             "XML profiles (-X) are not supported",
         ));
 }
+
+/// A target typed the Windows way (`K:\ds.dat`, the drive mapped by `SQLIOSIM_DRIVE_K`) is
+/// written where the drive maps, and the report names it as typed, as DiskSpd does: in the
+/// text's input parameters and per-thread rows, and in the XML's `Path` leaves (they showed
+/// the mapped Linux path).
+#[test]
+fn a_windows_target_is_reported_as_typed() {
+    let dir = tmp();
+    // K is this test's own drive letter: no other test sets or reads SQLIOSIM_DRIVE_K.
+    std::env::set_var("SQLIOSIM_DRIVE_K", dir.path());
+    for fmt in ["-Rtext", "-Rxml"] {
+        let argv = [
+            "sqliosim diskspd",
+            "-c4M",
+            "-d1",
+            "-W0",
+            "-b8K",
+            "-r",
+            "-t1",
+            "-o1",
+            fmt,
+            r"K:\ds.dat",
+        ];
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let outcome =
+            bench::diskspd::run_with(&os(&argv), &mut out, &mut err).expect("diskspd runs");
+        assert_eq!(outcome, Outcome::Clean);
+        assert!(
+            dir.path().join("ds.dat").is_file(),
+            "not written where K: maps"
+        );
+        let text = String::from_utf8(out).expect("utf-8");
+        let mapped = dir.path().join("ds.dat").display().to_string();
+        assert!(
+            !text.contains(&mapped),
+            "{fmt} names the mapped path: {text}"
+        );
+        if fmt == "-Rxml" {
+            let doc = roxmltree::Document::parse(&text).expect("well-formed");
+            let paths: Vec<_> = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("Path"))
+                .filter_map(|n| n.text())
+                .collect();
+            assert!(
+                !paths.is_empty() && paths.iter().all(|p| *p == r"K:\ds.dat"),
+                "{paths:?}"
+            );
+        } else {
+            assert!(text.contains(r"path: 'K:\ds.dat'"), "{text}");
+            assert!(text.contains(r" | K:\ds.dat ("), "{text}");
+        }
+    }
+}

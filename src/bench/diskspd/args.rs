@@ -81,6 +81,14 @@ pub struct DiskspdArgs {
     pub command_line: String,
 }
 
+impl DiskspdArgs {
+    /// Target `i` as the report names it: as typed (`D:\testfile.dat`), as DiskSpd does,
+    /// whatever directory its drive maps to; `resolved` when there is no such target.
+    pub fn shown<'a>(&'a self, i: usize, resolved: &'a str) -> &'a str {
+        self.targets.get(i).map_or(resolved, String::as_str)
+    }
+}
+
 fn defaults() -> DiskspdArgs {
     DiskspdArgs {
         create: None,

@@ -47,8 +47,8 @@ fn params(o: &mut String, a: &DiskspdArgs, rep: &Report) {
         let _ = writeln!(o, "\tgathering IOPS at intervals of {ms}ms");
     }
     let _ = writeln!(o, "\trandom seed: {}", a.seed);
-    for t in &rep.result.targets {
-        target_params(o, a, &t.path, rep);
+    for (i, t) in rep.result.targets.iter().enumerate() {
+        target_params(o, a, a.shown(i, &t.path), rep);
     }
     let _ = write!(
         o,
@@ -221,8 +221,9 @@ fn section(o: &mut String, a: &DiskspdArgs, rep: &Report, s: Section) {
             ios as f64 / secs
         );
         row_tail(o, a, &h, &timeline);
-        let tg = &rep.result.targets[i / rep.result.job.threads_per_target as usize];
-        let _ = writeln!(o, " | {} ({})", tg.path, file_size(tg.size));
+        let at = i / rep.result.job.threads_per_target as usize;
+        let tg = &rep.result.targets[at];
+        let _ = writeln!(o, " | {} ({})", a.shown(at, &tg.path), file_size(tg.size));
         total.merge(t);
     }
     o.push_str(&border);

@@ -165,11 +165,12 @@ fn thread_latency(w: &mut W, t: &BenchStats) -> io::Result<()> {
 fn threads(w: &mut W, a: &DiskspdArgs, rep: &Report) -> io::Result<()> {
     let r = &rep.result;
     for (i, t) in r.threads.iter().enumerate() {
-        let tg = &r.targets[i / r.job.threads_per_target.max(1) as usize];
+        let at = i / r.job.threads_per_target.max(1) as usize;
+        let tg = &r.targets[at];
         w.create_element("Thread").write_inner_content(|w| {
             leaf(w, "Id", i)?;
             w.create_element("Target").write_inner_content(|w| {
-                leaf(w, "Path", &tg.path)?;
+                leaf(w, "Path", a.shown(at, &tg.path))?;
                 leaf(w, "BytesCount", t.bytes())?;
                 leaf(w, "FileSize", tg.size)?;
                 leaf(w, "IOCount", t.ios())?;

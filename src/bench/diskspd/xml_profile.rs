@@ -164,7 +164,8 @@ pub fn profile(w: &mut W, a: &DiskspdArgs, rep: &Report) -> io::Result<()> {
                     rep.result
                         .targets
                         .iter()
-                        .try_for_each(|t| target(w, a, &t.path, t.size))
+                        .enumerate()
+                        .try_for_each(|(i, t)| target(w, a, a.shown(i, &t.path), t.size))
                 })?;
                 Ok(())
             })?;
