@@ -112,11 +112,13 @@ fn the_terminal_progress_line_shows_the_cycle_and_leaves_no_spinner_behind() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let cfg = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/quick.cfg.ini");
     let typescript = dir.path().join("tty.txt");
+    // A --journal-dir on the device of the data files: the run warns about it while it draws.
     let cmd = format!(
-        "{} run --config {} --dir {} --duration 2",
+        "{} run --config {} --dir {} --journal-dir {} --duration 2",
         env!("CARGO_BIN_EXE_sqliosim"),
         cfg.display(),
-        dir.path().join("d").display()
+        dir.path().join("d").display(),
+        dir.path().join("j").display()
     );
     let out = std::process::Command::new("script")
         .args(["-qfc", &cmd])

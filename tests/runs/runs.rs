@@ -92,6 +92,15 @@ fn built_in_default_is_clean() {
         "{}",
         v["io_engine"]
     );
+    // The journal in its default place (beside the data) is said in the log, not warned about
+    // at every run (issue #38: the default run warned about itself).
+    let all = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!all.contains("WARNING: journal"), "{all}");
+    let log = std::fs::read_to_string(dir.path().join("sqliosim.log.xml")).expect("log");
+    assert!(
+        log.contains("journal on the device under test, beside the data (the default)"),
+        "{log}"
+    );
 }
 
 #[test]

@@ -232,16 +232,22 @@ fn say_where_the_journal_is(run: &Run<'_>, path: &Path) {
             "Journal",
             "journal on the device under test; the witness keeps its batches off the host too",
         );
-    } else if shared {
+    } else if shared && run.plan.journal_dir.is_some() {
+        // A --journal-dir meant to be elsewhere that is not: the user's choice went wrong.
         run.message(
             Severity::Warning,
             "System",
             "Journal",
-            if run.plan.journal_dir.is_some() {
-                "journal on the device under test (the --journal-dir is on the same device as a test file): a device that loses it weakens the check; choose a directory on another device"
-            } else {
-                "journal on the device under test: a device that loses it weakens the check; use --journal-dir, or --witness to keep it off the host"
-            },
+            "journal on the device under test (the --journal-dir is on the same device as a test file): a device that loses it weakens the check; choose a directory on another device",
+        );
+    } else if shared {
+        // The default place, beside the first data file: said in the log, not warned about at
+        // every run (a warning every run gives is one people learn to skip).
+        run.message(
+            Severity::Info,
+            "System",
+            "Journal",
+            "journal on the device under test, beside the data (the default): a device that loses it weakens the check; --journal-dir on another device, or --witness, keeps it off the host",
         );
     }
 }
