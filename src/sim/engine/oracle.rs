@@ -175,6 +175,10 @@ impl Oracle {
         if to_index(pages) < slots.len() {
             self.floor
                 .fetch_max(self.high.load(Ordering::Acquire), Ordering::AcqRel);
+            // A generation kept aside for a sync point (one whose fdatasync failed, then
+            // overtaken) of a page cut off is owed no more: journaled after the cut, it would
+            // hold a page grown again later to what it held before the cut.
+            self.overtaken.lock().retain(|&(p, _)| p < pages);
         }
         slots.resize_with(to_index(pages), Slot::default);
     }
@@ -584,5 +588,21 @@ mod tests {
             "the marked generation, not the newer one"
         );
         assert_eq!(sync(&o, 8), vec![(2, g2b), (6, g6)]);
+    }
+
+    /// A sync point whose fdatasync failed leaves its marks; a write then overtakes one (its
+    /// generation kept aside), and a shrink cuts the page off: grown again and never written,
+    /// the page is owed nothing, so no sync point journals what it held before the cut.
+    #[test]
+    fn a_page_cut_off_is_not_journaled_from_before_the_cut() {
+        let o = Oracle::new(7, 1, 8);
+        write(&o, 5);
+        let g2 = write(&o, 2);
+        o.snap_changed(8);
+        // The fdatasync failed: nothing taken. Page 5 is written again, overtaking its mark.
+        write(&o, 5);
+        o.resize(4);
+        o.resize(8);
+        assert_eq!(sync(&o, 8), vec![(2, g2)]);
     }
 }
