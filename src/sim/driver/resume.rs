@@ -33,11 +33,9 @@ pub fn open_files(
         };
         let storage = backend.open(&fp.path, open)?;
         crate::sim::engine::files::check_unit(storage.as_ref(), open.direct)?;
-        let len = storage.len().map_err(|source| SetupError::Os {
-            path: fp.path.clone(),
-            what: "stat",
-            source,
-        })?;
+        let len = storage
+            .len()
+            .map_err(|source| SetupError::os(fp.path.clone(), "stat", source))?;
         // A log keeps the area its blocks were written in, even when the device left the
         // file short of its last page (the resume's verdict names the bytes lost).
         let pages = match fp.role {
@@ -108,12 +106,8 @@ pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> Result<(), Setu
     }
     for log in &run.files.logs {
         let f = &run.files[log.file];
-        let bytes =
-            crate::io::file::read_all(f.storage.as_ref()).map_err(|source| SetupError::Os {
-                path: f.path.clone(),
-                what: "cannot read",
-                source,
-            })?;
+        let bytes = crate::io::file::read_all(f.storage.as_ref())
+            .map_err(|source| SetupError::os(f.path.clone(), "cannot read", source))?;
         let header = crate::page::FileHeader::decode(&bytes)
             .map_err(|e| SetupError::at(f.path.clone(), e))?;
         let durable = journal
@@ -188,11 +182,7 @@ fn restore_data(
             run.report(b.into_finding(run.plan.seed, &f.path, file as u32));
         }
     })
-    .map_err(|source| SetupError::Os {
-        path: f.path.clone(),
-        what: "cannot read",
-        source,
-    })?;
+    .map_err(|source| SetupError::os(f.path.clone(), "cannot read", source))?;
     let seen = seen.get();
     if scan.allowed_tears > 0 {
         let text = allowed_tears(scan.allowed_tears, f.sector_size);

@@ -259,11 +259,13 @@ pub fn attach_ceiling(f: &mut SimFile) -> Result<u64, SetupError> {
     if f.role != FileRole::Data {
         return Ok(0);
     }
-    let (c, on_disk) =
-        Ceiling::open(Arc::clone(&f.storage)).map_err(|source| SetupError::Header {
-            path: f.path.clone(),
+    let (c, on_disk) = Ceiling::open(Arc::clone(&f.storage)).map_err(|source| {
+        SetupError::os(
+            f.path.clone(),
+            "cannot read the header page (offset 0, 8192 bytes)",
             source,
-        })?;
+        )
+    })?;
     f.ceiling = Some(c);
     Ok(on_disk)
 }

@@ -275,24 +275,21 @@ impl Oracle {
     /// A sync point's first pass, before its fdatasync: marks as taken every page below
     /// `pages` whose completed generation changed since a sync point last took it. Each
     /// generation so marked completed before this returns, so the fdatasync that follows makes
-    /// it durable. Returns how many pages were marked. No memory per page: the marks live in
-    /// the pages' slots.
-    pub fn snap_changed(&self, pages: u64) -> u64 {
+    /// it durable. No memory per page: the marks live in the pages' slots.
+    pub fn snap_changed(&self, pages: u64) {
         let slots = self.slots.read();
-        let mut marked = 0;
         for slot in slots.iter().take(to_index(pages)) {
             if slot.done.load(Ordering::Relaxed) & CHANGED == 0 {
                 continue;
             }
-            let took = slot
+            // A completion between the load and here stored a new CHANGED generation, which
+            // completed before this returns too: mark whatever is there.
+            let _ = slot
                 .done
                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
                     (d & CHANGED != 0).then_some((d & !CHANGED) | SNAPPED)
-                })
-                .is_ok();
-            marked += u64::from(took);
+                });
         }
-        marked
     }
 
     /// A sync point's last pass, after its fdatasync: hands `emit` (page, generation) of every

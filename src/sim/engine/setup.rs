@@ -18,16 +18,6 @@ pub enum SetupError {
     /// The storage door refused an operation.
     #[error(transparent)]
     Io(#[from] IoError),
-    /// An OS error on a named file (`what`: what was being done).
-    #[error("{path}: {what}: {source}")]
-    Os {
-        /// The file.
-        path: PathBuf,
-        /// What was being done ("stat", "cannot read").
-        what: &'static str,
-        /// The OS error.
-        source: std::io::Error,
-    },
     /// A file's own contents refused what was asked of it (a header, a log, a stream).
     #[error("{path}: {source}")]
     At {
@@ -44,14 +34,6 @@ pub enum SetupError {
         path: PathBuf,
         /// Why.
         detail: String,
-    },
-    /// A data file's header page (its generation ceiling) could not be read.
-    #[error("{path}: cannot read the header page (offset 0, 8192 bytes): {source}")]
-    Header {
-        /// The file.
-        path: PathBuf,
-        /// The read's error.
-        source: std::io::Error,
     },
     /// `--resume` over a set that is not the one the configuration makes.
     #[error("cannot resume: {path} {why}; run without --resume to create the file set")]
@@ -114,6 +96,16 @@ pub enum NotResumable {
 }
 
 impl SetupError {
+    /// An OS error on a named file, as a file of the set reports it ([`FileError::Os`]):
+    /// `what` is what was being done ("stat", "cannot read").
+    pub fn os(path: impl Into<PathBuf>, what: &'static str, source: std::io::Error) -> Self {
+        SetupError::File(FileError::Os {
+            path: path.into(),
+            what,
+            source,
+        })
+    }
+
     /// A file's own contents refused what was asked (`source` typed by the layer that found it).
     pub fn at(
         path: impl Into<PathBuf>,
