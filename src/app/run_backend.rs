@@ -8,6 +8,15 @@
 //! §3) first reads the first data file at queue depth 1 through io_uring and psync for at
 //! most 2 × 100 ms: where io_uring adds latency (a RAM-backed device), psync carries the run
 //! unless `--engine` named io_uring, in which case the header only recommends psync.
+//!
+//! Unless `--engine` names one engine for everything, each kind of actor's I/O goes the way
+//! that adds least latency (issue #39): the posted (asynchronous) requests through the service
+//! on the engine the probe chose, which keeps them deep, and a synchronous actor's own reads
+//! and writes (RandomUser, the audit's, the log's scans) on its own thread, which hands
+//! nothing off ([`ServiceBackend::with_own_sync`]). The hand-off to the service thread and
+//! back cost RandomUser's reads 10 µs at the median on ext4 over zram (17–19 against 7–8 µs)
+//! and 20–30 µs on the virtio disk (docs/performance.md, "The I/O service kinds"), and no
+//! engine takes it away: it is the hand-off, not the ring.
 
 use crate::config::{IoServiceKind, RunSettings};
 use crate::io::aio::{probe, RingKind};
@@ -68,7 +77,8 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
     let depth = service_depth(plan, kind);
     let backend = ServiceBackend::start(kind, depth, !plan.direct)
         .map_err(|e| anyhow::anyhow!("cannot start the {} I/O engine: {e}", kind.name()))?
-        .with_own_rings(own_rings_wanted());
+        .with_own_rings(own_rings_wanted())
+        .with_own_sync(!settings.io_service_named);
     // IOAffinity: the I/O service thread, pinned by its id (a mask naming no usable CPU is
     // warned about in the header and pins nothing).
     if let Some(tid) = backend.service().thread_id() {
@@ -78,6 +88,7 @@ pub(super) fn choose_backend(settings: &RunSettings, plan: &SimPlan) -> anyhow::
     io_service.used = backend.service().kind().name().into();
     io_service.depth = Some(depth as u64);
     io_service.own_rings = backend.own_rings();
+    io_service.own_sync = backend.own_sync();
     Ok(Chosen {
         backend: Box::new(backend),
         faulty: None,

@@ -95,6 +95,11 @@ pub struct IoServiceInfo {
     /// (issue #15 §3); MaxOutstandingIO then holds their requests by a gate.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub own_rings: bool,
+    /// The synchronous actors' reads and writes are made on their own threads, not through
+    /// the service (unless `--engine` named one engine for everything); MaxOutstandingIO then
+    /// holds every request by a gate.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub own_sync: bool,
 }
 
 /// The machine and the storage under the test files.

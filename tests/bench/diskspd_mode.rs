@@ -104,6 +104,9 @@ fn bad_switches_are_named() {
         .expect_err("bad -R")
         .to_string();
     assert!(e.contains("text or xml"), "{e}");
+    // DiskSpd has no JSON results (its 2.1 notes list -Rp<text|xml>; its writers are text and
+    // XML): the refusal says where JSON is found here.
+    assert!(e.contains("bench --json"), "{e}");
     let e = args::parse(&strings(&["-c1G"]))
         .expect_err("no target")
         .to_string();

@@ -220,3 +220,51 @@ fn dropping_the_last_handle_ends_the_service_thread() {
         assert!(watch.ended(), "{kind:?}: the last handle joined the thread");
     }
 }
+
+/// With [`ServiceBackend::with_own_sync`], a synchronous read or write is made on the caller's
+/// thread: the service never sees it (its high-water mark stays 0), and the bytes are the same;
+/// a posted request still goes through the service.
+#[test]
+fn synchronous_requests_on_their_own_threads_bypass_the_service_and_posted_ones_do_not() {
+    use sqliosim::io::{BufPool, Completions, PostOp};
+    for kind in KINDS {
+        let d = dir();
+        let path = d.path().join("own.mdx");
+        let b = backend(kind, 4).with_own_sync(true);
+        let st = b.open(&path, OpenOptions::default()).expect("open");
+        let one = filled(8192, 9);
+        st.write_at(&one, 8192).expect("write");
+        let (p1, p2) = (filled(8192, 10), filled(8192, 11));
+        st.write_vectored_at(&[&p1, &p2], 16384)
+            .expect("gather write");
+        let mut back = AlignedBuf::new(8192).expect("buffer");
+        assert_eq!(st.read_at(&mut back, 8192).expect("read"), 8192);
+        assert_eq!(&back[..], &one[..], "{kind:?}");
+        let (mut a, mut c) = (
+            AlignedBuf::new(8192).expect("a"),
+            AlignedBuf::new(8192).expect("c"),
+        );
+        let n = st
+            .read_vectored_at(&mut [&mut a, &mut c], 16384)
+            .expect("scatter read");
+        assert_eq!(n, 16384, "{kind:?}");
+        assert_eq!((&a[..], &c[..]), (&p1[..], &p2[..]), "{kind:?}");
+        assert_eq!(
+            b.service().high_water(),
+            0,
+            "{kind:?}: a synchronous request went through the service"
+        );
+        let pool = BufPool::new(1, 8192).expect("pool");
+        let done = Arc::new(Completions::default());
+        let frames = pool.take_many(1).expect("a frame");
+        st.post(PostOp::read(8192, frames, 8192), &done, 1);
+        let got = done.wait();
+        assert_eq!(got.result.expect("posted read"), 8192, "{kind:?}");
+        assert_eq!(&got.frames[0][..], &one[..], "{kind:?}");
+        assert_eq!(
+            b.service().high_water(),
+            1,
+            "{kind:?}: the posted read went through the service"
+        );
+    }
+}

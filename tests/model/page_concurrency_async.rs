@@ -78,3 +78,22 @@ fn no_false_alarm_with_asynchronous_actors_on_their_own_rings() {
         "no request went through an own ring: {texts:?}"
     );
 }
+
+/// The choice made where io_uring adds latency (the engine probe's `measured`): the service on
+/// psync helpers for the posted requests, the synchronous actors' own reads and writes on their
+/// own threads. No false alarm, the asynchronous actors still deep, and MaxOutstandingIO held
+/// by the simulation's gate.
+#[test]
+fn no_false_alarm_with_synchronous_requests_on_their_own_threads() {
+    use sqliosim::io::aio::RingKind;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let backend = ServiceBackend::start(RingKind::Psync, 64, false)
+        .expect("service")
+        .with_own_sync(true);
+    assert!(backend.own_sync());
+    assert!(
+        !backend.caps_outstanding_io(),
+        "synchronous requests bypass the service's queue: the gate must hold MaxOutstandingIO"
+    );
+    let _ = assert_clean(&backend, dir.path());
+}

@@ -305,7 +305,14 @@ fn switch(a: &mut DiskspdArgs, s: &str) -> Result<(), BenchError> {
             a.format = match v.trim_start_matches('p') {
                 "text" => Format::Text,
                 "xml" => Format::Xml,
-                _ => return Err(bad("-R", v, "text or xml").into()),
+                _ => {
+                    return Err(bad(
+                        "-R",
+                        v,
+                        "text or xml (DiskSpd writes its results in no other form; `sqliosim bench --json FILE` writes them as JSON)",
+                    )
+                    .into())
+                }
             }
         }
         c if is_ignored(SWITCHES, c) => a.ignored.push(format!("-{s}")),

@@ -12,6 +12,14 @@
 //! carries its posted requests on a [`PostRing`] of its own instead ([`Storage::ring_file`],
 //! issue #15 §3): no thread hand-off per request. The synchronous callers, the log and the
 //! psync ring keep the shared service.
+//!
+//! When asked ([`ServiceBackend::with_own_sync`]: a run whose engine `--engine` did not
+//! name), the synchronous reads and writes — a caller that waits for its own request:
+//! RandomUser, the audit's reads, the log's scans — are made on the
+//! caller's own thread (`pread`/`pwrite`), as a SQL Server worker submits its own I/O, instead
+//! of being handed to the service thread and a helper and back: two thread hand-offs, tens of
+//! microseconds on a device that answers in a few. Posted (asynchronous) requests keep the
+//! service and its depth. MaxOutstandingIO then holds both by the simulation's gate.
 
 mod handle;
 mod own;
@@ -39,6 +47,7 @@ pub struct ServiceBackend {
     service: Arc<IoService>,
     buffered: bool,
     own_rings: bool,
+    own_sync: bool,
 }
 
 impl ServiceBackend {
@@ -48,6 +57,7 @@ impl ServiceBackend {
         let service = IoService::start(kind, depth)?;
         Ok(ServiceBackend {
             own_rings: false,
+            own_sync: false,
             service: Arc::new(service),
             buffered,
         })
@@ -66,6 +76,18 @@ impl ServiceBackend {
         self.own_rings
     }
 
+    /// With `on`, synchronous reads and writes are made on the caller's own thread, not
+    /// through the service (posted requests keep it).
+    pub fn with_own_sync(mut self, on: bool) -> Self {
+        self.own_sync = on;
+        self
+    }
+
+    /// True when synchronous reads and writes are made on the caller's own thread.
+    pub fn own_sync(&self) -> bool {
+        self.own_sync
+    }
+
     /// The service carrying the I/O (for its kind, depth and high-water mark).
     pub fn service(&self) -> &IoService {
         &self.service
@@ -82,13 +104,15 @@ impl Backend for ServiceBackend {
             file: Arc::new(direct::open_storage(path, opts)?),
             service: Arc::clone(&self.service),
             own_rings: self.own_rings,
+            own_sync: self.own_sync,
         }))
     }
 
-    /// Not when posters have rings of their own: their requests never reach the service's
-    /// queue, so MaxOutstandingIO needs the simulation's gate again.
+    /// Not when posters have rings of their own, nor when synchronous requests are made on
+    /// their callers' threads: those requests never reach the service's queue, so
+    /// MaxOutstandingIO needs the simulation's gate again.
     fn caps_outstanding_io(&self) -> bool {
-        !self.own_rings
+        !self.own_rings && !self.own_sync
     }
 
     fn depth(&self) -> Option<usize> {
@@ -103,23 +127,37 @@ pub struct ServiceStorage {
     file: Arc<FileStorage>,
     service: Arc<IoService>,
     own_rings: bool,
+    /// Synchronous reads and writes on the caller's thread ([`ServiceBackend::with_own_sync`]).
+    own_sync: bool,
 }
 
 impl Storage for ServiceStorage {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        if self.own_sync {
+            return self.file.read_at(buf, offset);
+        }
         self.service.read(self.file.file().as_fd(), buf, offset)
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+        if self.own_sync {
+            return self.file.write_at(buf, offset);
+        }
         self.service.write(self.file.file().as_fd(), buf, offset)
     }
 
     fn read_vectored_at(&self, bufs: &mut [&mut [u8]], offset: u64) -> std::io::Result<usize> {
+        if self.own_sync {
+            return self.file.read_vectored_at(bufs, offset);
+        }
         self.service
             .read_vectored(self.file.file().as_fd(), bufs, offset)
     }
 
     fn write_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> std::io::Result<()> {
+        if self.own_sync {
+            return self.file.write_vectored_at(bufs, offset);
+        }
         self.service
             .write_vectored(self.file.file().as_fd(), bufs, offset)
     }

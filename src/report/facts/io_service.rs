@@ -59,7 +59,12 @@ impl IoServiceInfo {
                     (true, 0) => format!("; the asynchronous actors on io_uring rings of their own, each up to {depth} in flight"),
                     (true, _) => "; the asynchronous actors on io_uring rings of their own, MaxOutstandingIO held by a gate".into(),
                 };
-                format!("{used}{refused}, one engine for every thread, depth {depth} ({why}){own}")
+                let (scope, own_sync) = match (self.own_sync, max) {
+                    (false, _) => (", one engine for every thread", ""),
+                    (true, 0) => (" for the posted requests", "; the synchronous actors' reads and writes on their own threads (pread/pwrite: no hand-off)"),
+                    (true, _) => (" for the posted requests", "; the synchronous actors' reads and writes on their own threads (pread/pwrite: no hand-off), MaxOutstandingIO held by a gate"),
+                };
+                format!("{used}{refused}{scope}, depth {depth} ({why}){own}{own_sync}")
             }
             (used, None) if max == 0 => {
                 format!("{used} (each thread's own pread/pwrite, done on the spot even for the asynchronous actors; MaxOutstandingIO = 0: no cap)")
@@ -223,6 +228,18 @@ mod tests {
         assert!(info("uring", "memory", None, 0)
             .describe()
             .starts_with("memory"));
+        let own_sync = IoServiceInfo {
+            own_sync: true,
+            chosen: "measured".into(),
+            ..info("uring", "psync", Some(64), 64)
+        };
+        assert!(
+            own_sync.describe().starts_with(
+                "psync for the posted requests, depth 64 (MaxOutstandingIO); the synchronous actors' reads and writes on their own threads (pread/pwrite: no hand-off), MaxOutstandingIO held by a gate; chosen by measurement"
+            ),
+            "{}",
+            own_sync.describe()
+        );
     }
 
     fn log_on(physical: Option<u32>, force_4k_log: bool) -> String {
