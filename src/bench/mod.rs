@@ -17,6 +17,7 @@ pub mod exposure;
 mod front;
 pub mod inuse;
 pub mod job;
+mod lane;
 pub mod latency;
 pub mod out;
 mod rendezvous;

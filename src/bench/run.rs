@@ -177,22 +177,20 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
 
 /// The engine of this run and why (issue #24 §3): as already settled (by an earlier run of
 /// the sweep, or by a front end that states nothing), else the engine probe's measurement on
-/// the first target when io_uring would carry direct I/O. A capacity run keeps the engine it
-/// was given (named or default) and only recommends the one the probe prefers: its figures
-/// are the engine's as much as the device's, so the user chooses (the simulation switches).
-/// (A verifying sweep on tmpfs whose probe had switched it to psync once ended with exit 1
-/// and no reason given, twice in about fifty tries under load, never reproduced since; until
-/// that is understood the bench does not switch.)
+/// the first target when io_uring would carry direct I/O. As in the simulation, an io_uring
+/// left to the default gives way to psync where the probe finds it adding latency (a RAM
+/// block device, where a read at queue depth 1 went to the kernel's worker pool: 50–60 µs
+/// against 1–3 µs through pread); a named one is kept and psync recommended. (The bench once
+/// only recommended: a verifying sweep the probe had switched to psync failed now and then
+/// with a torn stamp. The cause was two of a worker's requests in flight on one block, which
+/// psync's helpers run at once; `lane` keeps them apart.)
 fn settle_engine(job: &Job, files: &Arc<[FileStorage]>, infos: &[TargetInfo]) -> Job {
     if !job.engine_probe || job.engine_why.is_some() {
         return job.clone();
     }
     let measured = (job.ring_kind == RingKind::Uring && job.direct && !infos.is_empty())
         .then(|| probe::measure_files(files, infos[0].size));
-    let mut d = probe::decide(job.ring_kind, true, measured);
-    if !job.engine_named {
-        d.chosen = "default";
-    }
+    let d = probe::decide(job.ring_kind, job.engine_named, measured);
     let why = crate::report::facts::io_service::engine_reason(
         d.chosen,
         d.probe.as_deref(),

@@ -4,6 +4,7 @@
 
 use super::error::BenchError;
 use super::job::{DataMode, Job, Pattern};
+use super::lane::Lane;
 use super::latency::BenchStats;
 use super::stamp;
 use crate::io::aio::{Direction, Op, Ring, RingCompletion, RingConfig, RingKind};
@@ -79,8 +80,7 @@ pub struct BenchWorker<'a> {
     crcs: Vec<stamp::PayloadCrcs>,
     idle: Vec<u32>,
     base: u64,
-    blocks: u64,
-    next_seq_block: u64,
+    lane: Lane,
     writes: u64,
     interval: Option<Duration>,
     next_due: Instant,
@@ -111,7 +111,28 @@ impl<'a> BenchWorker<'a> {
         }
         let (base, end) = job.region(at.file_size);
         let blocks = (end - base) / u64::from(job.block_size);
-        let next_seq_block = blocks * u64::from(at.rank) / u64::from(job.threads_per_target);
+        // Stamped writes keep each worker to blocks of its own, none twice in flight
+        // (`lane`): a read racing a write to the same sector reads a torn stamp.
+        let exclusive = job.stamps_writes() && job.read_pct < 100;
+        let sequential = job.pattern == Pattern::Sequential;
+        let lane = Lane::new(
+            blocks,
+            at.rank,
+            job.threads_per_target,
+            sequential,
+            exclusive,
+            job.depth as usize,
+        )
+        .ok_or_else(|| {
+            BenchError::Usage(format!(
+                "{}: the region holds {blocks} blocks of {} bytes, fewer than the {} threads \
+                 on it; stamped writes give each thread blocks of its own (two requests on \
+                 one block at once can tear its stamps): use fewer threads or a larger region",
+                job.targets[at.file as usize].path.display(),
+                job.block_size,
+                job.threads_per_target
+            ))
+        })?;
         let interval = job
             .rate_iops
             .filter(|r| *r > 0.0)
@@ -137,8 +158,7 @@ impl<'a> BenchWorker<'a> {
             crcs,
             idle,
             base,
-            blocks,
-            next_seq_block,
+            lane,
             writes,
             interval,
             next_due: now,
@@ -151,16 +171,13 @@ impl<'a> BenchWorker<'a> {
         self.ring.kind()
     }
 
-    fn next_offset(&mut self) -> u64 {
-        let block = match self.job.pattern {
-            Pattern::Random => self.rng.random_range(0..self.blocks),
-            Pattern::Sequential => {
-                let b = self.next_seq_block;
-                self.next_seq_block = (b + 1) % self.blocks;
-                b
-            }
-        };
-        self.base + block * u64::from(self.job.block_size)
+    /// The offset of the next request, its block now in flight; `None` when the lane's
+    /// blocks tried are all in flight (wait for a completion).
+    fn next_offset(&mut self) -> Option<u64> {
+        let sequential = self.job.pattern == Pattern::Sequential;
+        let rng = &mut self.rng;
+        let block = self.lane.take(sequential, |n| rng.random_range(0..n))?;
+        Some(self.base + block * u64::from(self.job.block_size))
     }
 
     fn next_kind(&mut self) -> Direction {
@@ -177,8 +194,12 @@ impl<'a> BenchWorker<'a> {
         }
     }
 
-    fn issue(&mut self, slot: u32) -> Result<(), BenchError> {
-        let (kind, offset) = (self.next_kind(), self.next_offset());
+    /// Puts a request in flight on `slot`; `false` when no block was free for it.
+    fn issue(&mut self, slot: u32) -> Result<bool, BenchError> {
+        let Some(offset) = self.next_offset() else {
+            return Ok(false);
+        };
+        let kind = self.next_kind();
         let cache = &mut self.crcs[slot as usize];
         if kind == Direction::Read {
             cache.invalidate();
@@ -202,7 +223,7 @@ impl<'a> BenchWorker<'a> {
             user_data: u64::from(slot),
         };
         self.ring.submit(op)?;
-        Ok(())
+        Ok(true)
     }
 
     /// Issues idle slots while the rate limit allows; returns the time to wait otherwise.
@@ -218,7 +239,10 @@ impl<'a> BenchWorker<'a> {
                     + iv;
             }
             self.idle.pop();
-            self.issue(slot)?;
+            if !self.issue(slot)? {
+                self.idle.push(slot);
+                break;
+            }
         }
         Ok(None)
     }
@@ -228,6 +252,7 @@ impl<'a> BenchWorker<'a> {
         let s = self.slots[slot as usize];
         self.idle.push(slot);
         let len = self.job.block_size;
+        self.lane.release((s.offset - self.base) / u64::from(len));
         match c.result {
             Ok(n) if n == len => {}
             Ok(n) => {
