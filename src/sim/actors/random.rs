@@ -7,8 +7,11 @@
 //! this is our reading, in docs/configuration.md). One round is a multiply and a rotate, a
 //! few CPU cycles; the user's closing line says how many rounds it spent.
 
-use super::worker::Worker;
+use rand::rngs::SmallRng;
+
+use super::worker::{between, chance, Worker};
 use crate::sim::engine::pool::PageKey;
+use crate::sim::plan::RandomPlan;
 
 /// The region a random user is working in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,26 +88,55 @@ pub fn run(w: &mut Worker<'_>) {
     }
 }
 
-fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::sim::plan::RandomPlan) {
-    let chain = w.between(1, r.len.min(w.max_pages() as u64));
-    let start = r.start + w.between(0, r.len - chain);
+/// The chain of pages a cycle reads in region `r`: `(first page, pages)`, at most
+/// `max_pages` (one request), placed at random in the region.
+pub fn pick_chain(rng: &mut SmallRng, r: Region, max_pages: u64) -> (u64, u64) {
+    let chain = between(rng, 1, r.len.min(max_pages));
+    (r.start + between(rng, 0, r.len - chain), chain)
+}
+
+/// What a cycle does to one page it read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageAction {
+    /// Read only.
+    Keep,
+    /// Changed, then rolled back in memory: nothing reaches the log or the page.
+    RolledBack,
+    /// Changed and logged with a record of this many bytes; the page is dirtied.
+    Update(u32),
+}
+
+/// The next page's action: updated with chance `write_ratio`, of which `rollback` are rolled
+/// back; an update of a file without a log is not logged (`Keep`).
+pub fn page_action(rng: &mut SmallRng, plan: &RandomPlan, has_log: bool) -> PageAction {
+    if !chance(rng, plan.write_ratio) {
+        return PageAction::Keep;
+    }
+    if chance(rng, plan.rollback) {
+        return PageAction::RolledBack;
+    }
+    if !has_log {
+        return PageAction::Keep;
+    }
+    let bytes = between(rng, u64::from(plan.min_log), u64::from(plan.max_log));
+    PageAction::Update(u32::try_from(bytes).unwrap_or(u32::MAX))
+}
+
+fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &RandomPlan) {
+    let max = w.max_pages() as u64;
+    let (start, chain) = pick_chain(&mut w.rng, r, max);
     let ratio = w.run.plan.cache_hit_ratio;
     super::batch::read_misses(w, r.file, start, chain, ratio);
     let mut last_lsn = 0;
+    let log = w.run.files.log_of(r.file);
     for page in start..start + chain {
-        if !w.chance(plan.write_ratio) {
-            continue;
-        }
-        if w.chance(plan.rollback) {
-            // Rolled back in memory: the change never reaches the log or the page.
-            continue;
-        }
-        let Some(log) = w.run.files.log_of(r.file) else {
+        let PageAction::Update(bytes) = page_action(&mut w.rng, plan, log.is_some()) else {
             continue;
         };
-        let lsn = log
-            .wal
-            .append(w.between(u64::from(plan.min_log), u64::from(plan.max_log)) as u32);
+        let Some(log) = log else {
+            continue;
+        };
+        let lsn = log.wal.append(bytes);
         last_lsn = lsn;
         if !w
             .run
@@ -119,5 +151,104 @@ fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &crate::sim::plan::RandomPlan)
     if last_lsn > 0 {
         // Commit: the log must be durable before the transaction counts as done.
         w.flush_log(r.file, last_lsn);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use std::time::Duration;
+
+    fn plan(write_ratio: f64, rollback: f64) -> RandomPlan {
+        RandomPlan {
+            users: 1,
+            jump: 0.05,
+            min_chain: 8,
+            max_chain: 64,
+            write_ratio,
+            min_log: 64,
+            max_log: 8192,
+            rollback,
+            sleep_after: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn a_chain_stays_inside_its_region_and_within_one_request() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        let r = Region {
+            file: 0,
+            start: 100,
+            len: 40,
+        };
+        let mut longest = 0;
+        for _ in 0..10_000 {
+            let (start, chain) = pick_chain(&mut rng, r, 16);
+            assert!((1..=16).contains(&chain), "{chain}");
+            assert!(start >= 100 && start + chain <= 140, "{start}+{chain}");
+            longest = longest.max(chain);
+        }
+        assert_eq!(longest, 16, "the longest chain is one request");
+        // A region shorter than a request: the chain is at most the region.
+        let short = Region { len: 3, ..r };
+        for _ in 0..1000 {
+            let (start, chain) = pick_chain(&mut rng, short, 16);
+            assert!(chain <= 3 && start >= 100 && start + chain <= 103);
+        }
+    }
+
+    #[test]
+    fn updates_rollbacks_and_log_sizes_follow_the_plan() {
+        // RandomUserReadWriteRatio=9000 (90 % of pages read only), RollbackChance=100 (10 %).
+        let p = plan(0.1, 0.1);
+        let mut rng = SmallRng::seed_from_u64(11);
+        let (mut updates, mut rolled) = (0u32, 0u32);
+        for _ in 0..100_000 {
+            match page_action(&mut rng, &p, true) {
+                PageAction::Keep => {}
+                PageAction::RolledBack => rolled += 1,
+                PageAction::Update(bytes) => {
+                    assert!((64..=8192).contains(&bytes), "{bytes}");
+                    updates += 1;
+                }
+            }
+        }
+        // 9,000 updates and 1,000 rollbacks expected; a seed's draw is within a few percent.
+        assert!((8_500..9_500).contains(&updates), "{updates}");
+        assert!((800..1_200).contains(&rolled), "{rolled}");
+        // Without a log nothing is logged, and the draws of the log size are not made.
+        let mut a = SmallRng::seed_from_u64(3);
+        assert!((0..1000).all(|_| !matches!(
+            page_action(&mut a, &plan(1.0, 0.0), false),
+            PageAction::Update(_)
+        )));
+        // Read only, and all writes: the two ends.
+        let mut b = SmallRng::seed_from_u64(5);
+        assert!((0..1000).all(|_| page_action(&mut b, &plan(0.0, 0.5), true) == PageAction::Keep));
+        assert!((0..1000).all(|_| matches!(
+            page_action(&mut b, &plan(1.0, 0.0), true),
+            PageAction::Update(_)
+        )));
+    }
+
+    #[test]
+    fn the_same_seed_decides_the_same_cycle() {
+        let r = Region {
+            file: 0,
+            start: 1,
+            len: 500,
+        };
+        let p = plan(0.3, 0.2);
+        let decide = |seed: u64| {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let (start, chain) = pick_chain(&mut rng, r, 64);
+            let actions: Vec<PageAction> = (0..chain)
+                .map(|_| page_action(&mut rng, &p, true))
+                .collect();
+            (start, chain, actions)
+        };
+        assert_eq!(decide(42), decide(42));
+        assert_ne!(decide(42), decide(43));
     }
 }

@@ -107,16 +107,12 @@ impl<'a> Worker<'a> {
 
     /// Random number in `lo..=hi` (`lo` when the range is empty).
     pub fn between(&mut self, lo: u64, hi: u64) -> u64 {
-        if hi <= lo {
-            lo
-        } else {
-            self.rng.random_range(lo..=hi)
-        }
+        between(&mut self.rng, lo, hi)
     }
 
     /// True with probability `p`.
     pub fn chance(&mut self, p: f64) -> bool {
-        p > 0.0 && self.rng.random::<f64>() < p
+        chance(&mut self.rng, p)
     }
 
     /// Reads `n` pages from `first` of data file `file` and verifies each; findings are reported.
@@ -409,4 +405,18 @@ impl<'a> Worker<'a> {
     pub fn pause(&self, d: Duration) -> bool {
         d.is_zero() || self.run.controls.stop.sleep(d)
     }
+}
+
+/// Random number in `lo..=hi` (`lo` when the range is empty): what an actor's decisions draw.
+pub fn between(rng: &mut SmallRng, lo: u64, hi: u64) -> u64 {
+    if hi <= lo {
+        lo
+    } else {
+        rng.random_range(lo..=hi)
+    }
+}
+
+/// True with probability `p`.
+pub fn chance(rng: &mut SmallRng, p: f64) -> bool {
+    p > 0.0 && rng.random::<f64>() < p
 }
