@@ -44,11 +44,14 @@ impl DurabilityMode {
         }
     }
 
-    /// What the mode does, for the run header.
-    pub fn describe(self) -> &'static str {
+    /// What the mode does, for the run header; `per_write`: `ForcedFlushPerWrite=TRUE`.
+    pub fn describe(self, per_write: bool) -> &'static str {
         match self {
+            DurabilityMode::ForcedFlush if per_write => {
+                "files opened O_DIRECT without O_DSYNC; each write-through data write is followed by an fdatasync of its own (ForcedFlushPerWrite), and each log flush (group commit) by one of the log, before it counts as done and durable"
+            }
             DurabilityMode::ForcedFlush => {
-                "files opened O_DIRECT without O_DSYNC; each write-through data write is followed by an fdatasync of its file, and each log flush (group commit) by one of the log, before it counts as done and durable (SQL Server on Linux's default)"
+                "files opened O_DIRECT without O_DSYNC; a write-through data write counts as done and durable after an fdatasync of its file that started once it had completed, one shared by the writes completed before it (SQL Server's economy; ForcedFlushPerWrite=TRUE for one each), and each log flush (group commit) after one of the log (SQL Server on Linux's default)"
             }
             DurabilityMode::Fua => {
                 "files opened O_DIRECT|O_DSYNC; a write counts as durable when it completes (FUA writes where the device and filesystem have them)"

@@ -39,7 +39,7 @@ use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::Frame;
+use super::{Frame, Ticket};
 
 /// One finished posted request.
 #[derive(Debug)]
@@ -55,9 +55,12 @@ pub struct Completion {
     pub frames: Vec<Frame>,
 }
 
-/// Told of each completion as it is queued, on the thread that queues it (the I/O service's,
-/// or the poster's own when it polls a ring of its own), before the poster can take it.
-pub type OnComplete = std::sync::Arc<dyn Fn(&Completion) + Send + Sync>;
+/// Told of the completions queued together, on the thread that queues them (the I/O
+/// service's, or the poster's own when it polls a ring of its own), before the poster can take
+/// any: the completions of one reap pass, or a single one. The [`Ticket`] was taken once every
+/// one of them had completed, so a flush that starts after it covers them all
+/// ([`crate::io::FlushGate`]).
+pub type OnComplete = std::sync::Arc<dyn Fn(Ticket, &[Completion]) + Send + Sync>;
 
 /// A poster's completion queue; shared with whatever carries its requests.
 #[derive(Default)]
@@ -78,21 +81,35 @@ impl std::fmt::Debug for Completions {
 impl Completions {
     /// Queues a completion and wakes the poster; the hook, if any, hears of it first.
     pub fn push(&self, c: Completion) {
-        let hook = self.hook.lock().clone();
-        if let Some(h) = hook {
-            h(&c);
-        }
-        self.queue.lock().push_back(c);
-        self.cv.notify_one();
+        self.push_all(vec![c]);
     }
 
-    /// Sets (or with `None` removes) what is told of each completion as it is queued: what
-    /// must not wait until the poster looks (a durable write's acknowledgement).
+    /// Queues completions that came together (one reap pass) and wakes the poster; the hook,
+    /// if any, hears of all of them first, in one call.
+    pub fn push_all(&self, cs: Vec<Completion>) {
+        self.push_seen(Ticket::now(), cs);
+    }
+
+    /// As [`Completions::push_all`], for completions all seen completed before `ticket`.
+    pub(crate) fn push_seen(&self, ticket: Ticket, cs: Vec<Completion>) {
+        if cs.is_empty() {
+            return;
+        }
+        let hook = self.hook.lock().clone();
+        if let Some(h) = hook {
+            h(ticket, &cs);
+        }
+        self.queue.lock().extend(cs);
+        self.cv.notify_all();
+    }
+
+    /// Sets (or with `None` removes) what is told of the completions as they are queued: what
+    /// must not wait until the poster looks (a durable write's flush and acknowledgement).
     pub fn set_hook(&self, hook: Option<OnComplete>) {
         *self.hook.lock() = hook;
     }
 
-    /// Takes the oldest completion, waiting for one.
+/// Takes the oldest completion, waiting for one.
     pub fn wait(&self) -> Completion {
         let mut q = self.queue.lock();
         loop {
@@ -106,6 +123,45 @@ impl Completions {
     /// Takes the oldest completion if there is one.
     pub fn try_take(&self) -> Option<Completion> {
         self.queue.lock().pop_front()
+    }
+}
+
+/// The posted completions of one reap pass, held until the pass ends and then queued queue by
+/// queue ([`Completions::push_all`]), so that a queue's hook hears the whole pass at once and
+/// its writes of one file share one flush. Dropped, it delivers what it holds.
+#[derive(Default)]
+pub(crate) struct Pass {
+    items: Vec<(std::sync::Arc<Completions>, Completion)>,
+}
+
+impl Pass {
+    /// Holds `c` for `to` until the pass ends.
+    pub(crate) fn add(&mut self, to: std::sync::Arc<Completions>, c: Completion) {
+        self.items.push((to, c));
+    }
+
+    /// Queues what the pass holds, each queue's completions together and in their order.
+    pub(crate) fn deliver(&mut self) {
+        if self.items.is_empty() {
+            return;
+        }
+        // One ticket for the pass, every completion of it reaped: a flush one queue's hook
+        // starts covers the same file's writes of the other queues too.
+        let ticket = Ticket::now();
+        while let Some((to, _)) = self.items.first() {
+            let to = std::sync::Arc::clone(to);
+            let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.items)
+                .into_iter()
+                .partition(|(q, _)| std::sync::Arc::ptr_eq(q, &to));
+            self.items = rest;
+            to.push_seen(ticket, mine.into_iter().map(|(_, c)| c).collect());
+        }
+    }
+}
+
+impl Drop for Pass {
+    fn drop(&mut self) {
+        self.deliver();
     }
 }
 
