@@ -34,6 +34,7 @@ pub mod faulty;
 pub mod fiemap;
 pub mod file;
 pub mod flush_gate;
+pub(crate) mod hook_thread;
 pub mod nodes;
 pub mod oserr;
 pub mod post;

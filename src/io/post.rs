@@ -35,6 +35,7 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
@@ -55,12 +56,12 @@ pub struct Completion {
     pub frames: Vec<Frame>,
 }
 
-/// Told of the completions queued together, on the thread that queues them (the I/O
-/// service's, or the poster's own when it polls a ring of its own), before the poster can take
-/// any: the completions of one reap pass, or a single one. The [`Ticket`] was taken once every
+/// Told of the completions queued together (the completions of one reap pass, or a single
+/// one), on the hook thread ([`crate::io::hook_thread`], never the thread that carries the
+/// I/O), before the poster can take any. The [`Ticket`] was taken once every
 /// one of them had completed, so a flush that starts after it covers them all
 /// ([`crate::io::FlushGate`]).
-pub type OnComplete = std::sync::Arc<dyn Fn(Ticket, &[Completion]) + Send + Sync>;
+pub type OnComplete = Arc<dyn Fn(Ticket, &[Completion]) + Send + Sync>;
 
 /// A poster's completion queue; shared with whatever carries its requests.
 #[derive(Default)]
@@ -80,25 +81,35 @@ impl std::fmt::Debug for Completions {
 
 impl Completions {
     /// Queues a completion and wakes the poster; the hook, if any, hears of it first.
-    pub fn push(&self, c: Completion) {
+    pub fn push(self: &Arc<Self>, c: Completion) {
         self.push_all(vec![c]);
     }
 
     /// Queues completions that came together (one reap pass) and wakes the poster; the hook,
     /// if any, hears of all of them first, in one call.
-    pub fn push_all(&self, cs: Vec<Completion>) {
+    pub fn push_all(self: &Arc<Self>, cs: Vec<Completion>) {
         self.push_seen(Ticket::now(), cs);
     }
 
-    /// As [`Completions::push_all`], for completions all seen completed before `ticket`.
-    pub(crate) fn push_seen(&self, ticket: Ticket, cs: Vec<Completion>) {
+    /// As [`Completions::push_all`], for completions all seen completed before `ticket`. With
+    /// a hook, the hook and then the queueing run on the hook thread
+    /// ([`crate::io::hook_thread`]), so that a hook that waits for a flush holds no I/O.
+    pub(crate) fn push_seen(self: &Arc<Self>, ticket: Ticket, cs: Vec<Completion>) {
         if cs.is_empty() {
             return;
         }
-        let hook = self.hook.lock().clone();
-        if let Some(h) = hook {
-            h(ticket, &cs);
-        }
+        let Some(hook) = self.hook.lock().clone() else {
+            self.queue_all(cs);
+            return;
+        };
+        let queue = Arc::clone(self);
+        super::hook_thread::run(Box::new(move || {
+            hook(ticket, &cs);
+            queue.queue_all(cs);
+        }));
+    }
+
+    fn queue_all(&self, cs: Vec<Completion>) {
         self.queue.lock().extend(cs);
         self.cv.notify_all();
     }
@@ -131,12 +142,12 @@ impl Completions {
 /// its writes of one file share one flush. Dropped, it delivers what it holds.
 #[derive(Default)]
 pub(crate) struct Pass {
-    items: Vec<(std::sync::Arc<Completions>, Completion)>,
+    items: Vec<(Arc<Completions>, Completion)>,
 }
 
 impl Pass {
     /// Holds `c` for `to` until the pass ends.
-    pub(crate) fn add(&mut self, to: std::sync::Arc<Completions>, c: Completion) {
+    pub(crate) fn add(&mut self, to: Arc<Completions>, c: Completion) {
         self.items.push((to, c));
     }
 
@@ -149,10 +160,10 @@ impl Pass {
         // starts covers the same file's writes of the other queues too.
         let ticket = Ticket::now();
         while let Some((to, _)) = self.items.first() {
-            let to = std::sync::Arc::clone(to);
+            let to = Arc::clone(to);
             let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.items)
                 .into_iter()
-                .partition(|(q, _)| std::sync::Arc::ptr_eq(q, &to));
+                .partition(|(q, _)| Arc::ptr_eq(q, &to));
             self.items = rest;
             to.push_seen(ticket, mine.into_iter().map(|(_, c)| c).collect());
         }
@@ -296,7 +307,7 @@ mod tests {
 
     #[test]
     fn completions_come_back_in_order_and_an_empty_queue_says_so() {
-        let q = Completions::default();
+        let q = Arc::new(Completions::default());
         assert!(q.try_take().is_none());
         for token in [3, 1] {
             q.push(Completion {
