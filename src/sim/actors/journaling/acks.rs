@@ -5,11 +5,11 @@
 //! far beyond the batch interval `verify` states.
 //!
 //! A flight's [`AckBook`] is told each write it posts (by token); its hook on the flight's
-//! completion queue hears each completion as it is queued — on the I/O service's thread, or
-//! the actor's own when it polls a ring of its own — and pushes the acknowledgement onto the
-//! journal's channel there and then. The hook never blocks the thread that carries I/O: when
-//! the channel is full it keeps the acknowledgement, and the actor pushes it (waiting) when
-//! it handles the completion ([`AckBook::settle`]). The hook runs before the completion is
+//! completion queue hears the completions as they are queued — on the hook thread
+//! (`io::hook_thread`), to which whatever carries the I/O hands them — and pushes the
+//! acknowledgements onto the journal's channel there and then. The hook never waits for the
+//! journal: when the channel is full it keeps the acknowledgement, and the actor pushes it
+//! (waiting) when it handles the completion ([`AckBook::settle`]). The hook runs before the completion is
 //! queued, so it is done with a token before the actor can handle it and reuse the token.
 //!
 //! A file whose write-through writes are durable only after an explicit `fdatasync`
@@ -31,9 +31,9 @@
 //! (`IORING_FSYNC_DATASYNC`) linked after the write: both start the flush only after the write
 //! completed, so both are correct; the flush here covers every I/O path (psync, sync, the
 //! service's ring and a poster's own ring) in one place, and fails the acknowledgement, not the
-//! write, when it fails. Its cost: the sync runs on the thread that heard the completions (the
-//! I/O service's), which then carries no other completion meanwhile; sharing it over the pass
-//! keeps that to one flush per file and pass (docs/durability.md, "Durability modes").
+//! write, when it fails. The flush runs on the hook thread, so the I/O service goes on carrying
+//! requests meanwhile, and what completes during a flush is covered by the next one
+//! (docs/durability.md, "Durability modes").
 
 use std::collections::HashMap;
 use std::sync::Arc;
