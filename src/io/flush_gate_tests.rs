@@ -96,7 +96,11 @@ fn waiters_share_one_flush_started_after_they_completed() {
     started(&flushes_started);
     // Let the others reach the gate and find the flush running.
     thread::sleep(Duration::from_millis(50));
-    end.send(true).expect("release");
+    // As many releases as waiters, so that a gate that flushed for each would not hang here
+    // but be caught by the count below.
+    for _ in 0..4 {
+        end.send(true).expect("release");
+    }
     for w in waiters {
         assert!(w.join().expect("waiter").is_ok());
     }

@@ -305,6 +305,47 @@ mod tests {
         assert_eq!(cut(0, 4096), Vec::<std::ops::Range<usize>>::new());
     }
 
+    fn done(token: u64) -> Completion {
+        Completion {
+            token,
+            result: Ok(8),
+            done_at: Instant::now(),
+            frames: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_hook_hears_a_pass_at_once_before_any_of_it_is_queued() {
+        let (a, b) = (
+            Arc::new(Completions::default()),
+            Arc::new(Completions::default()),
+        );
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        for q in [&a, &b] {
+            let (heard, mine) = (Arc::clone(&heard), Arc::downgrade(q));
+            q.set_hook(Some(Arc::new(move |t: Ticket, cs: &[Completion]| {
+                let queued = mine.upgrade().and_then(|q| q.try_take()).is_some();
+                let tokens: Vec<u64> = cs.iter().map(|c| c.token).collect();
+                heard.lock().push((t, tokens, queued));
+            })));
+        }
+        let mut pass = Pass::default();
+        for (q, token) in [(&a, 1), (&b, 9), (&a, 2), (&a, 3)] {
+            pass.add(Arc::clone(q), done(token));
+        }
+        let before = Ticket::now();
+        pass.deliver();
+        let tokens: Vec<u64> = (0..3).map(|_| a.wait().token).collect();
+        assert_eq!(tokens, vec![1, 2, 3]);
+        assert_eq!(b.wait().token, 9);
+        let heard = heard.lock();
+        assert_eq!(heard.len(), 2, "one call per queue: {heard:?}");
+        assert_eq!((heard[0].1.clone(), heard[1].1.clone()), (vec![1, 2, 3], vec![9]));
+        assert!(heard.iter().all(|h| !h.2), "a completion queued before its hook returned");
+        assert_eq!(heard[0].0, heard[1].0, "one ticket for the pass");
+        assert!(heard[0].0 >= before);
+    }
+
     #[test]
     fn completions_come_back_in_order_and_an_empty_queue_says_so() {
         let q = Arc::new(Completions::default());
