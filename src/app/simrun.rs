@@ -265,8 +265,7 @@ fn header(
         // under their names' directory.
         let none = "Device: none: with --fault-injection the files live in memory (the injected faults play the device; no disk is written)";
         crate::exit::unless_closed(crate::exit::outln!("{none}"))?;
-        let how =
-            crate::report::facts::sysinfo::durability_how(
+        let how = crate::report::facts::sysinfo::durability_how(
             plan.write_through,
             plan.durability,
             plan.flush_per_write,

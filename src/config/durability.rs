@@ -4,8 +4,9 @@
 //! modes").
 //!
 //! - forced flush, SQL Server on Linux's default since 2017 CU6: files opened O_DIRECT without
-//!   O_DSYNC, and an `fdatasync` of the file after each write-through write before it counts
-//!   as done;
+//!   O_DSYNC, and a write-through write counts as done only after an `fdatasync` of the file
+//!   that started once it had completed (shared by the writes it covers, or one per write with
+//!   `ForcedFlushPerWrite`, see `io::FlushGate`);
 //! - FUA: O_DIRECT|O_DSYNC, so that XFS (kernel 4.18 and later) and ext4 (5.6 and later) send
 //!   each write with the FUA bit instead of a cache flush after it;
 //! - none: O_DIRECT only, as SQL Server 2017 before CU6: a write is durable only at the run's

@@ -82,7 +82,10 @@ fn a_flush_that_started_before_a_completion_does_not_cover_it() {
     assert!(a.join().expect("a").is_ok());
     // B is still waiting: it needs a flush of its own, started after its completion.
     started(&flushes_started);
-    assert!(!b.is_finished(), "covered by a flush that began before it completed");
+    assert!(
+        !b.is_finished(),
+        "covered by a flush that began before it completed"
+    );
     end.send(true).expect("release");
     assert!(b.join().expect("b").is_ok());
     assert_eq!(g.flushes(), 2);
@@ -119,7 +122,10 @@ fn a_failed_flush_acknowledges_nobody_it_was_to_cover() {
     thread::sleep(Duration::from_millis(50));
     end.send(false).expect("fail it");
     for w in waiters {
-        assert!(w.join().expect("waiter").is_err(), "acknowledged on a failed flush");
+        assert!(
+            w.join().expect("waiter").is_err(),
+            "acknowledged on a failed flush"
+        );
     }
     assert_eq!(g.flushes(), 1);
     // A later write, flushed by a flush that succeeds, is covered; one completed before the
@@ -127,7 +133,10 @@ fn a_failed_flush_acknowledges_nobody_it_was_to_cover() {
     let later = Ticket::now();
     end.send(true).expect("release");
     assert!(g.cover(later).is_ok());
-    assert!(g.cover(t).is_err(), "a success after a failure covered an older write");
+    assert!(
+        g.cover(t).is_err(),
+        "a success after a failure covered an older write"
+    );
     assert_eq!(g.flushes(), 2);
 }
 

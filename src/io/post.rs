@@ -57,7 +57,7 @@ pub struct Completion {
 }
 
 /// Told of the completions queued together (the completions of one reap pass, or a single
-/// one), on the hook thread ([`crate::io::hook_thread`], never the thread that carries the
+/// one), on the hook thread (`io::hook_thread`, never the thread that carries the
 /// I/O), before the poster can take any. The [`Ticket`] was taken once every
 /// one of them had completed, so a flush that starts after it covers them all
 /// ([`crate::io::FlushGate`]).
@@ -120,7 +120,7 @@ impl Completions {
         *self.hook.lock() = hook;
     }
 
-/// Takes the oldest completion, waiting for one.
+    /// Takes the oldest completion, waiting for one.
     pub fn wait(&self) -> Completion {
         let mut q = self.queue.lock();
         loop {
@@ -340,8 +340,14 @@ mod tests {
         assert_eq!(b.wait().token, 9);
         let heard = heard.lock();
         assert_eq!(heard.len(), 2, "one call per queue: {heard:?}");
-        assert_eq!((heard[0].1.clone(), heard[1].1.clone()), (vec![1, 2, 3], vec![9]));
-        assert!(heard.iter().all(|h| !h.2), "a completion queued before its hook returned");
+        assert_eq!(
+            (heard[0].1.clone(), heard[1].1.clone()),
+            (vec![1, 2, 3], vec![9])
+        );
+        assert!(
+            heard.iter().all(|h| !h.2),
+            "a completion queued before its hook returned"
+        );
         assert_eq!(heard[0].0, heard[1].0, "one ticket for the pass");
         assert!(heard[0].0 >= before);
     }

@@ -118,8 +118,15 @@ fn unflushed_writes(ops: &[Op]) -> (usize, usize) {
 /// ended at its `resumed` line.
 fn uncovered_writes(trace: &str, suffix: &str) -> (usize, usize) {
     let fd = format!("{suffix}>");
-    let on_file = |args: &str| args.split([',', ')']).next().is_some_and(|a| a.ends_with(&fd));
-    let ok = |line: &str| line.rsplit_once(" = ").is_some_and(|(_, r)| r.trim().starts_with('0'));
+    let on_file = |args: &str| {
+        args.split([',', ')'])
+            .next()
+            .is_some_and(|a| a.ends_with(&fd))
+    };
+    let ok = |line: &str| {
+        line.rsplit_once(" = ")
+            .is_some_and(|(_, r)| r.trim().starts_with('0'))
+    };
     // Per thread: the call it has started (a write or a flush of the file) and, for a flush,
     // the writes that had returned, uncovered, when it started.
     let mut open: HashMap<&str, (bool, usize)> = HashMap::new();
@@ -146,7 +153,11 @@ fn uncovered_writes(trace: &str, suffix: &str) -> (usize, usize) {
             continue;
         }
         writes += usize::from(write);
-        let held = if write { 0 } else { std::mem::take(&mut uncovered) };
+        let held = if write {
+            0
+        } else {
+            std::mem::take(&mut uncovered)
+        };
         if rest.ends_with(" <unfinished ...>") {
             open.insert(pid, (write, held));
         } else if write {
@@ -156,7 +167,10 @@ fn uncovered_writes(trace: &str, suffix: &str) -> (usize, usize) {
         }
     }
     // Writes still in a call, or held by a flush that never ended, are not covered.
-    uncovered += open.values().map(|&(w, held)| usize::from(w) + held).sum::<usize>();
+    uncovered += open
+        .values()
+        .map(|&(w, held)| usize::from(w) + held)
+        .sum::<usize>();
     (writes, uncovered)
 }
 
@@ -226,7 +240,10 @@ fn forced_flush_per_write_fdatasyncs_after_every_write() {
     let syncs = data.iter().filter(|o| !o.write).count();
     let (writes, uncovered) = uncovered_writes(&trace, "sqliosim.mdx");
     assert!(writes > 20, "data writes traced: {writes}");
-    assert_eq!(uncovered, 0, "{uncovered} of {writes} data writes not covered by a flush");
+    assert_eq!(
+        uncovered, 0,
+        "{uncovered} of {writes} data writes not covered by a flush"
+    );
     assert!(
         syncs >= writes,
         "{syncs} fdatasyncs of the data file for {writes} writes with ForcedFlushPerWrite"
@@ -236,7 +253,7 @@ fn forced_flush_per_write_fdatasyncs_after_every_write() {
 /// What forced flush does whichever way data writes share their flushes: no file opened
 /// O_DSYNC, the log synced per group commit before its writer writes a data page.
 fn forced_flush_holds(trace: &str) {
-    let (opens, _) = ops_on(&trace, "sqliosim.mdx");
+    let (opens, _) = ops_on(trace, "sqliosim.mdx");
     assert!(!opens.is_empty(), "no openat of the data file traced");
     assert!(
         opens
@@ -245,7 +262,7 @@ fn forced_flush_holds(trace: &str) {
         "the data file opened with O_DSYNC in forced-flush mode: {opens:?}"
     );
     assert!(opens.iter().any(|o| o.contains("O_DIRECT")), "{opens:?}");
-    let (log_opens, log) = ops_on(&trace, "sqliosim.ldx");
+    let (log_opens, log) = ops_on(trace, "sqliosim.ldx");
     assert!(!log_opens.is_empty(), "no openat of the log traced");
     assert!(
         log_opens
@@ -257,7 +274,7 @@ fn forced_flush_holds(trace: &str) {
     assert!(blocks > 5, "log block writes traced: {blocks}");
     let syncs = log.iter().filter(|o| !o.write).count();
     assert!(syncs > 5, "fdatasyncs of the log traced: {syncs}");
-    let (data_writes, early) = data_writes_before_log_sync(&trace);
+    let (data_writes, early) = data_writes_before_log_sync(trace);
     assert!(data_writes > 20, "data writes traced: {data_writes}");
     assert_eq!(
         early, 0,

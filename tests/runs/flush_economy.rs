@@ -97,7 +97,9 @@ fn per_write(engine: &str) {
     };
     assert!(writes > 500, "{engine}: data writes: {writes}");
     let ratio = syncs as f64 / writes as f64;
-    eprintln!("{engine}, per write: {syncs} fdatasyncs of the data file for {writes} writes ({ratio:.3})");
+    eprintln!(
+        "{engine}, per write: {syncs} fdatasyncs of the data file for {writes} writes ({ratio:.3})"
+    );
     assert!(
         ratio >= 0.9,
         "{engine}: {syncs} fdatasyncs of the data file for {writes} writes ({ratio:.3}) with --forced-flush-per-write"

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use super::handle::ServiceState;
 use super::request::{stopped, Request, Step};
 use super::ring_slots::{drain_or_leak, RingSlots};
-use crate::io::post::Pass;
 use crate::io::aio::{Direction, ExtMem, ExtOp, Ring, RingCompletion, RingError, NO_OFFSET};
+use crate::io::post::Pass;
 
 /// The `user_data` of the wake-up read; requests use their index in [`RingSlots`].
 const WAKE: u64 = u64::MAX;
@@ -109,10 +109,8 @@ impl Service {
             // The pass's completions are queued together once all are handled, so that each
             // queue's hook flushes a file once for all of them (forced flush, issue #39).
             let mut pass = Pass::default();
-            let handled = reaped.and_then(|()| {
-                done.iter()
-                    .try_for_each(|&c| self.complete(c, &mut pass))
-            });
+            let handled =
+                reaped.and_then(|()| done.iter().try_for_each(|&c| self.complete(c, &mut pass)));
             pass.deliver();
             self.done = done;
             handled?;

@@ -230,7 +230,10 @@ mod tests {
         assert_eq!(line.matches("disk sdb").count(), 1, "{line}");
         assert!(line.contains("one shared by the writes"), "{line}");
         let each = durability_line(true, DurabilityMode::ForcedFlush, true, &info);
-        assert!(each.contains("an fdatasync of its own (ForcedFlushPerWrite)"), "{each}");
+        assert!(
+            each.contains("an fdatasync of its own (ForcedFlushPerWrite)"),
+            "{each}"
+        );
         let fua = durability_line(true, DurabilityMode::Fua, false, &info);
         assert!(
             fua.starts_with("Durability: FUA (files opened O_DIRECT|O_DSYNC"),

@@ -49,12 +49,8 @@ pub fn build<'b>(
         // ForcedFlushPerWrite asks for one each (issue #39).
         let flush = plan.forced_flush()
             || (plan.opens_dsync(f.role) && !backend.direct_io_info(&f.path).dsync_flushed());
-        f.flush_gate = flush.then(|| {
-            Arc::new(FlushGate::new(
-                Arc::clone(&f.storage),
-                plan.flush_per_write,
-            ))
-        });
+        f.flush_gate =
+            flush.then(|| Arc::new(FlushGate::new(Arc::clone(&f.storage), plan.flush_per_write)));
     }
     // The run's clock starts here: the depth gauges' timelines share it with the statistics.
     let start = Instant::now();

@@ -68,11 +68,7 @@ impl AckBook {
         if !run.plan.acks_each_write() {
             return None;
         }
-        let flush: Vec<_> = run
-            .files
-            .iter()
-            .map(|f| f.flush_gate.clone())
-            .collect();
+        let flush: Vec<_> = run.files.iter().map(|f| f.flush_gate.clone()).collect();
         let tx = run.journal.as_ref().map(|j| j.service.sender());
         if tx.is_none() && flush.iter().all(Option::is_none) {
             return None;
