@@ -324,7 +324,7 @@ mod tests {
         for q in [&a, &b] {
             let (heard, mine) = (Arc::clone(&heard), Arc::downgrade(q));
             q.set_hook(Some(Arc::new(move |t: Ticket, cs: &[Completion]| {
-                let queued = mine.upgrade().and_then(|q| q.try_take()).is_some();
+                let queued = mine.upgrade().is_some_and(|q| !q.queue.lock().is_empty());
                 let tokens: Vec<u64> = cs.iter().map(|c| c.token).collect();
                 heard.lock().push((t, tokens, queued));
             })));
