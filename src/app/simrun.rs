@@ -265,14 +265,22 @@ fn header(
         // under their names' directory.
         let none = "Device: none: with --fault-injection the files live in memory (the injected faults play the device; no disk is written)";
         crate::exit::unless_closed(crate::exit::outln!("{none}"))?;
-        let how =
-            crate::report::facts::sysinfo::durability_how(plan.write_through, plan.durability);
+        let how = crate::report::facts::sysinfo::durability_how(
+            plan.write_through,
+            plan.durability,
+            plan.flush_per_write,
+        );
         format!("Durability: {how}; as the in-memory device models it (no disk: FUA and write cache do not apply)")
     } else {
         for line in crate::report::facts::sysinfo::console_lines(&system) {
             crate::exit::unless_closed(crate::exit::outln!("{line}"))?;
         }
-        crate::report::facts::sysinfo::durability_line(plan.write_through, plan.durability, &system)
+        crate::report::facts::sysinfo::durability_line(
+            plan.write_through,
+            plan.durability,
+            plan.flush_per_write,
+            &system,
+        )
     };
     crate::exit::unless_closed(crate::exit::outln!("{durability}"))?;
     let m = Message::new(Severity::Info, "System", "Durability", durability.as_str());

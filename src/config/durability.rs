@@ -4,8 +4,9 @@
 //! modes").
 //!
 //! - forced flush, SQL Server on Linux's default since 2017 CU6: files opened O_DIRECT without
-//!   O_DSYNC, and an `fdatasync` of the file after each write-through write before it counts
-//!   as done;
+//!   O_DSYNC, and a write-through write counts as done only after an `fdatasync` of the file
+//!   that started once it had completed (shared by the writes it covers, or one per write with
+//!   `ForcedFlushPerWrite`, see `io::FlushGate`);
 //! - FUA: O_DIRECT|O_DSYNC, so that XFS (kernel 4.18 and later) and ext4 (5.6 and later) send
 //!   each write with the FUA bit instead of a cache flush after it;
 //! - none: O_DIRECT only, as SQL Server 2017 before CU6: a write is durable only at the run's
@@ -44,11 +45,14 @@ impl DurabilityMode {
         }
     }
 
-    /// What the mode does, for the run header.
-    pub fn describe(self) -> &'static str {
+    /// What the mode does, for the run header; `per_write`: `ForcedFlushPerWrite=TRUE`.
+    pub fn describe(self, per_write: bool) -> &'static str {
         match self {
+            DurabilityMode::ForcedFlush if per_write => {
+                "files opened O_DIRECT without O_DSYNC; each write-through data write is followed by an fdatasync of its own (ForcedFlushPerWrite), and each log flush (group commit) by one of the log, before it counts as done and durable"
+            }
             DurabilityMode::ForcedFlush => {
-                "files opened O_DIRECT without O_DSYNC; each write-through data write is followed by an fdatasync of its file, and each log flush (group commit) by one of the log, before it counts as done and durable (SQL Server on Linux's default)"
+                "files opened O_DIRECT without O_DSYNC; a write-through data write counts as done and durable after an fdatasync of its file that started once it had completed, one shared by the writes completed before it (SQL Server's economy; ForcedFlushPerWrite=TRUE for one each), and each log flush (group commit) after one of the log (SQL Server on Linux's default)"
             }
             DurabilityMode::Fua => {
                 "files opened O_DIRECT|O_DSYNC; a write counts as durable when it completes (FUA writes where the device and filesystem have them)"

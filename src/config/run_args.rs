@@ -126,6 +126,11 @@ pub struct RunArgs {
     /// with `WriteThrough=FALSE`. [default: DurabilityMode from the configuration, ForcedFlush]
     #[arg(long, value_name = "MODE", value_parser = offer(parse_durability, &DurabilityMode::NAMES))]
     pub durability: Option<DurabilityMode>,
+    /// In forced flush, give every write-through data write an fdatasync of its own (the
+    /// behaviour before issue #39), instead of one flush shared by the writes of a file that
+    /// completed before it started. Sets `ForcedFlushPerWrite=TRUE`. [default: shared flushes]
+    #[arg(long)]
+    pub forced_flush_per_write: bool,
     /// The host's name in the fleet's inventory (e.g. Ansible's inventory_hostname), recorded in
     /// the JSON summary and the XML log: the fleet report tells hosts apart by it (freshly
     /// imaged machines often share a hostname) and shows it. [default: none; the report then

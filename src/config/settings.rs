@@ -396,6 +396,9 @@ fn apply_general_overrides(config: &mut Config, o: &RunArgs) -> Result<(), Confi
     if let Some(mode) = o.durability {
         config.general.durability_mode = mode;
     }
+    if o.forced_flush_per_write {
+        config.general.forced_flush_per_write = true;
+    }
     Ok(())
 }
 

@@ -33,6 +33,8 @@ pub mod direct;
 pub mod faulty;
 pub mod fiemap;
 pub mod file;
+pub mod flush_gate;
+pub(crate) mod hook_thread;
 pub mod nodes;
 pub mod oserr;
 pub mod post;
@@ -45,6 +47,7 @@ pub use append::AppendFile;
 pub use buffered::BufferedBackend;
 pub use direct::DirectBackend;
 pub use faulty::{FaultyBackend, FaultyStorage};
+pub use flush_gate::{FlushGate, Ticket};
 pub use post::{Completion, Completions, OnComplete, PostOp};
 pub use service::{IoService, PostRing, RingFile, ServiceBackend};
 

@@ -35,11 +35,12 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::Frame;
+use super::{Frame, Ticket};
 
 /// One finished posted request.
 #[derive(Debug)]
@@ -55,9 +56,12 @@ pub struct Completion {
     pub frames: Vec<Frame>,
 }
 
-/// Told of each completion as it is queued, on the thread that queues it (the I/O service's,
-/// or the poster's own when it polls a ring of its own), before the poster can take it.
-pub type OnComplete = std::sync::Arc<dyn Fn(&Completion) + Send + Sync>;
+/// Told of the completions queued together (the completions of one reap pass, or a single
+/// one), on the hook thread (`io::hook_thread`, never the thread that carries the
+/// I/O), before the poster can take any. The [`Ticket`] was taken once every
+/// one of them had completed, so a flush that starts after it covers them all
+/// ([`crate::io::FlushGate`]).
+pub type OnComplete = Arc<dyn Fn(Ticket, &[Completion]) + Send + Sync>;
 
 /// A poster's completion queue; shared with whatever carries its requests.
 #[derive(Default)]
@@ -77,17 +81,44 @@ impl std::fmt::Debug for Completions {
 
 impl Completions {
     /// Queues a completion and wakes the poster; the hook, if any, hears of it first.
-    pub fn push(&self, c: Completion) {
-        let hook = self.hook.lock().clone();
-        if let Some(h) = hook {
-            h(&c);
-        }
-        self.queue.lock().push_back(c);
-        self.cv.notify_one();
+    pub fn push(self: &Arc<Self>, c: Completion) {
+        self.push_all(vec![c]);
     }
 
-    /// Sets (or with `None` removes) what is told of each completion as it is queued: what
-    /// must not wait until the poster looks (a durable write's acknowledgement).
+    /// Queues completions that came together (one reap pass) and wakes the poster; the hook,
+    /// if any, hears of all of them first, in one call.
+    pub fn push_all(self: &Arc<Self>, cs: Vec<Completion>) {
+        self.push_seen(Ticket::now(), cs);
+    }
+
+    /// As [`Completions::push_all`], for completions all seen completed before `ticket`. With
+    /// a hook, the hook and then the queueing run on the hook thread
+    /// ([`crate::io::hook_thread`]), so that a hook that waits for a flush holds no I/O.
+    pub(crate) fn push_seen(self: &Arc<Self>, ticket: Ticket, cs: Vec<Completion>) {
+        if cs.is_empty() {
+            return;
+        }
+        let Some(hook) = self.hook.lock().clone() else {
+            self.queue_all(cs);
+            return;
+        };
+        let queue = Arc::clone(self);
+        super::hook_thread::run(Box::new(move || {
+            // The completions are queued even if the hook panicked (its message is on stderr):
+            // the poster waits for them, and a write the hook did not acknowledge stays
+            // unacknowledged, which never makes a finding; the thread goes on for the others.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(ticket, &cs)));
+            queue.queue_all(cs);
+        }));
+    }
+
+    fn queue_all(&self, cs: Vec<Completion>) {
+        self.queue.lock().extend(cs);
+        self.cv.notify_all();
+    }
+
+    /// Sets (or with `None` removes) what is told of the completions as they are queued: what
+    /// must not wait until the poster looks (a durable write's flush and acknowledgement).
     pub fn set_hook(&self, hook: Option<OnComplete>) {
         *self.hook.lock() = hook;
     }
@@ -106,6 +137,45 @@ impl Completions {
     /// Takes the oldest completion if there is one.
     pub fn try_take(&self) -> Option<Completion> {
         self.queue.lock().pop_front()
+    }
+}
+
+/// The posted completions of one reap pass, held until the pass ends and then queued queue by
+/// queue ([`Completions::push_all`]), so that a queue's hook hears the whole pass at once and
+/// its writes of one file share one flush. Dropped, it delivers what it holds.
+#[derive(Default)]
+pub(crate) struct Pass {
+    items: Vec<(Arc<Completions>, Completion)>,
+}
+
+impl Pass {
+    /// Holds `c` for `to` until the pass ends.
+    pub(crate) fn add(&mut self, to: Arc<Completions>, c: Completion) {
+        self.items.push((to, c));
+    }
+
+    /// Queues what the pass holds, each queue's completions together and in their order.
+    pub(crate) fn deliver(&mut self) {
+        if self.items.is_empty() {
+            return;
+        }
+        // One ticket for the pass, every completion of it reaped: a flush one queue's hook
+        // starts covers the same file's writes of the other queues too.
+        let ticket = Ticket::now();
+        while let Some((to, _)) = self.items.first() {
+            let to = Arc::clone(to);
+            let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.items)
+                .into_iter()
+                .partition(|(q, _)| Arc::ptr_eq(q, &to));
+            self.items = rest;
+            to.push_seen(ticket, mine.into_iter().map(|(_, c)| c).collect());
+        }
+    }
+}
+
+impl Drop for Pass {
+    fn drop(&mut self) {
+        self.deliver();
     }
 }
 
@@ -238,9 +308,79 @@ mod tests {
         assert_eq!(cut(0, 4096), Vec::<std::ops::Range<usize>>::new());
     }
 
+    fn done(token: u64) -> Completion {
+        Completion {
+            token,
+            result: Ok(8),
+            done_at: Instant::now(),
+            frames: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_panicking_hook_still_queues_its_completions() {
+        let q = Arc::new(Completions::default());
+        q.set_hook(Some(Arc::new(|_: Ticket, _: &[Completion]| {
+            panic!("a hook that fails (expected by the test)")
+        })));
+        q.push_all(vec![done(5), done(6)]);
+        // The poster gets both, though the hook panicked (before, they were lost: it waited
+        // forever); the hook thread goes on for the next batch.
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        let mut got = Vec::new();
+        while got.len() < 2 && Instant::now() < deadline {
+            match q.try_take() {
+                Some(c) => got.push(c.token),
+                None => std::thread::sleep(std::time::Duration::from_millis(5)),
+            }
+        }
+        assert_eq!(got, vec![5, 6]);
+        q.set_hook(Some(Arc::new(|_: Ticket, _: &[Completion]| {})));
+        q.push(done(7));
+        assert_eq!(q.wait().token, 7);
+    }
+
+    #[test]
+    fn a_hook_hears_a_pass_at_once_before_any_of_it_is_queued() {
+        let (a, b) = (
+            Arc::new(Completions::default()),
+            Arc::new(Completions::default()),
+        );
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        for q in [&a, &b] {
+            let (heard, mine) = (Arc::clone(&heard), Arc::downgrade(q));
+            q.set_hook(Some(Arc::new(move |t: Ticket, cs: &[Completion]| {
+                let queued = mine.upgrade().is_some_and(|q| !q.queue.lock().is_empty());
+                let tokens: Vec<u64> = cs.iter().map(|c| c.token).collect();
+                heard.lock().push((t, tokens, queued));
+            })));
+        }
+        let mut pass = Pass::default();
+        for (q, token) in [(&a, 1), (&b, 9), (&a, 2), (&a, 3)] {
+            pass.add(Arc::clone(q), done(token));
+        }
+        let before = Ticket::now();
+        pass.deliver();
+        let tokens: Vec<u64> = (0..3).map(|_| a.wait().token).collect();
+        assert_eq!(tokens, vec![1, 2, 3]);
+        assert_eq!(b.wait().token, 9);
+        let heard = heard.lock();
+        assert_eq!(heard.len(), 2, "one call per queue: {heard:?}");
+        assert_eq!(
+            (heard[0].1.clone(), heard[1].1.clone()),
+            (vec![1, 2, 3], vec![9])
+        );
+        assert!(
+            heard.iter().all(|h| !h.2),
+            "a completion queued before its hook returned"
+        );
+        assert_eq!(heard[0].0, heard[1].0, "one ticket for the pass");
+        assert!(heard[0].0 >= before);
+    }
+
     #[test]
     fn completions_come_back_in_order_and_an_empty_queue_says_so() {
-        let q = Completions::default();
+        let q = Arc::new(Completions::default());
         assert!(q.try_take().is_none());
         for token in [3, 1] {
             q.push(Completion {

@@ -1,7 +1,9 @@
 //! SQL Server on Linux's durability modes (issue #24 §3), seen from outside under strace with
 //! `--engine sync` (each write its own system call, on the thread that made it): forced flush
 //! opens the data files without O_DSYNC and follows every data write with an `fdatasync` of
-//! its file on the same thread before that thread does anything else with the file, and opens
+//! its file that starts after the write returned and succeeds (one shared by several writes,
+//! issue #39, or with `ForcedFlushPerWrite` one each, on the writer's thread for a synchronous
+//! writer, before that thread does anything else with the file), and opens
 //! the log without O_DSYNC too, each group commit's log writes followed by an `fdatasync` of
 //! the log before the thread that wrote them writes a data page; FUA opens them all O_DSYNC
 //! and syncs only at sync points.
@@ -73,13 +75,18 @@ fn ops_on(trace: &str, suffix: &str) -> (Vec<String>, Vec<Op>) {
 
 /// Runs the configuration in `mode` under strace; the trace's text.
 fn traced_run(mode: &str) -> Option<String> {
+    traced_run_with(mode, &[])
+}
+
+/// The same, with more options on the command line.
+fn traced_run_with(mode: &str, extra: &[&str]) -> Option<String> {
     if !strace_support::available() {
         return None;
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let config = config(dir.path(), 3, mode);
     let mut cmd = run_cmd(&config, dir.path());
-    cmd.args(["--engine", "sync", "--no-json"]);
+    cmd.args(["--engine", "sync", "--no-json"]).args(extra);
     let trace = dir.path().join("strace.txt");
     let (out, _) = strace_support::run(&cmd, &trace);
     let stdout = assert_success(&out);
@@ -103,6 +110,68 @@ fn unflushed_writes(ops: &[Op]) -> (usize, usize) {
     }
     unflushed += last.values().filter(|w| **w).count();
     (writes, unflushed)
+}
+
+/// The writes of the file whose name ends with `suffix`, and those no successful `fdatasync` of
+/// it that started after the write returned follows (by any thread), in trace order: a call on
+/// one line started and ended there, a split one started at its `<unfinished ...>` line and
+/// ended at its `resumed` line.
+fn uncovered_writes(trace: &str, suffix: &str) -> (usize, usize) {
+    let fd = format!("{suffix}>");
+    let on_file = |args: &str| {
+        args.split([',', ')'])
+            .next()
+            .is_some_and(|a| a.ends_with(&fd))
+    };
+    let ok = |line: &str| {
+        line.rsplit_once(" = ")
+            .is_some_and(|(_, r)| r.trim().starts_with('0'))
+    };
+    // Per thread: the call it has started (a write or a flush of the file) and, for a flush,
+    // the writes that had returned, uncovered, when it started.
+    let mut open: HashMap<&str, (bool, usize)> = HashMap::new();
+    let (mut writes, mut uncovered) = (0, 0);
+    for line in trace.lines() {
+        let (pid, rest) = line.split_once(' ').unwrap_or(("", line));
+        let rest = rest.trim_start();
+        if let Some(tail) = rest.strip_prefix("<... ") {
+            match open.remove(pid) {
+                Some((true, _)) => uncovered += 1,
+                Some((false, held)) if !ok(tail) => uncovered += held,
+                _ => {}
+            }
+            continue;
+        }
+        let Some((name, args)) = rest.split_once('(') else {
+            continue;
+        };
+        if !on_file(args) {
+            continue;
+        }
+        let write = matches!(name, "pwrite64" | "pwritev" | "pwritev2");
+        if !write && name != "fdatasync" {
+            continue;
+        }
+        writes += usize::from(write);
+        let held = if write {
+            0
+        } else {
+            std::mem::take(&mut uncovered)
+        };
+        if rest.ends_with(" <unfinished ...>") {
+            open.insert(pid, (write, held));
+        } else if write {
+            uncovered += 1;
+        } else if !ok(rest) {
+            uncovered += held;
+        }
+    }
+    // Writes still in a call, or held by a flush that never ended, are not covered.
+    uncovered += open
+        .values()
+        .map(|&(w, held)| usize::from(w) + held)
+        .sum::<usize>();
+    (writes, uncovered)
 }
 
 /// Data writes, and those a thread made while a log block it had written was not yet
@@ -149,7 +218,42 @@ fn forced_flush_opens_without_o_dsync_and_fdatasyncs_after_every_write() {
     let Some(trace) = traced_run("ForcedFlush") else {
         return;
     };
-    let (opens, _) = ops_on(&trace, "sqliosim.mdx");
+    forced_flush_holds(&trace);
+    // Shared flushes: each write still followed by one started after it returned.
+    let (_, data) = ops_on(&trace, "sqliosim.mdx");
+    let syncs = data.iter().filter(|o| !o.write).count();
+    let (writes, uncovered) = uncovered_writes(&trace, "sqliosim.mdx");
+    assert!(writes > 20, "data writes traced: {writes}");
+    assert_eq!(
+        uncovered, 0,
+        "{uncovered} of {writes} data writes not followed by a successful fdatasync of the file started after them ({syncs} fdatasyncs)"
+    );
+}
+
+#[test]
+fn forced_flush_per_write_fdatasyncs_after_every_write() {
+    let Some(trace) = traced_run_with("ForcedFlush", &["--forced-flush-per-write"]) else {
+        return;
+    };
+    forced_flush_holds(&trace);
+    let (_, data) = ops_on(&trace, "sqliosim.mdx");
+    let syncs = data.iter().filter(|o| !o.write).count();
+    let (writes, uncovered) = uncovered_writes(&trace, "sqliosim.mdx");
+    assert!(writes > 20, "data writes traced: {writes}");
+    assert_eq!(
+        uncovered, 0,
+        "{uncovered} of {writes} data writes not covered by a flush"
+    );
+    assert!(
+        syncs >= writes,
+        "{syncs} fdatasyncs of the data file for {writes} writes with ForcedFlushPerWrite"
+    );
+}
+
+/// What forced flush does whichever way data writes share their flushes: no file opened
+/// O_DSYNC, the log synced per group commit before its writer writes a data page.
+fn forced_flush_holds(trace: &str) {
+    let (opens, _) = ops_on(trace, "sqliosim.mdx");
     assert!(!opens.is_empty(), "no openat of the data file traced");
     assert!(
         opens
@@ -158,7 +262,7 @@ fn forced_flush_opens_without_o_dsync_and_fdatasyncs_after_every_write() {
         "the data file opened with O_DSYNC in forced-flush mode: {opens:?}"
     );
     assert!(opens.iter().any(|o| o.contains("O_DIRECT")), "{opens:?}");
-    let (log_opens, log) = ops_on(&trace, "sqliosim.ldx");
+    let (log_opens, log) = ops_on(trace, "sqliosim.ldx");
     assert!(!log_opens.is_empty(), "no openat of the log traced");
     assert!(
         log_opens
@@ -170,18 +274,11 @@ fn forced_flush_opens_without_o_dsync_and_fdatasyncs_after_every_write() {
     assert!(blocks > 5, "log block writes traced: {blocks}");
     let syncs = log.iter().filter(|o| !o.write).count();
     assert!(syncs > 5, "fdatasyncs of the log traced: {syncs}");
-    let (data_writes, early) = data_writes_before_log_sync(&trace);
+    let (data_writes, early) = data_writes_before_log_sync(trace);
     assert!(data_writes > 20, "data writes traced: {data_writes}");
     assert_eq!(
         early, 0,
         "{early} of {data_writes} data writes made by a thread whose log write no fdatasync of the log had followed yet"
-    );
-    let (_, data) = ops_on(&trace, "sqliosim.mdx");
-    let (writes, unflushed) = unflushed_writes(&data);
-    assert!(writes > 20, "data writes traced: {writes}");
-    assert_eq!(
-        unflushed, 0,
-        "{unflushed} of {writes} data writes not followed by an fdatasync on their thread"
     );
 }
 

@@ -43,6 +43,11 @@ pub struct General {
     /// `DurabilityMode` (ours): how a write-through write is made durable, as SQL Server on
     /// Linux does it: `ForcedFlush` (default), `FUA` (O_DSYNC) or `None`.
     pub durability_mode: DurabilityMode,
+    /// `ForcedFlushPerWrite` (ours): an `fdatasync` after every write-through write, each its
+    /// own, instead of one shared by the writes of a file completed before it started (the
+    /// default, FALSE: SQL Server's economy). Applies where writes are flushed after they
+    /// complete (forced flush, and FUA on a stack that drops an O_DSYNC write's flush).
+    pub forced_flush_per_write: bool,
     /// `MaxOutstandingIO`: process-wide cap on outstanding I/Os, default 0 (= 140000);
     /// range 0..=140000.
     pub max_outstanding_io: u32,
@@ -98,6 +103,7 @@ impl IniSection for General {
         "NoBuffering",
         "WriteThrough",
         "DurabilityMode",
+        "ForcedFlushPerWrite",
         "MaxOutstandingIO",
         "TargetIODuration",
         "AllowIOBursts",
@@ -141,6 +147,7 @@ impl IniSection for General {
             no_buffering: v.boolean("NoBuffering", true)?,
             write_through: v.boolean("WriteThrough", true)?,
             durability_mode: durability_mode(v)?,
+            forced_flush_per_write: v.boolean("ForcedFlushPerWrite", false)?,
             max_outstanding_io: v.u32("MaxOutstandingIO", 0, 0, 140_000)?,
             target_io_duration_ms: v.u32("TargetIODuration", 100, 1, u32::MAX)?,
             allow_io_bursts: v.boolean("AllowIOBursts", true)?,
@@ -177,6 +184,7 @@ impl SectionValue for General {
             ("NoBuffering", flag(self.no_buffering)),
             ("WriteThrough", flag(self.write_through)),
             ("DurabilityMode", self.durability_mode.to_string()),
+            ("ForcedFlushPerWrite", flag(self.forced_flush_per_write)),
             ("MaxOutstandingIO", self.max_outstanding_io.to_string()),
             ("TargetIODuration", self.target_io_duration_ms.to_string()),
             ("AllowIOBursts", flag(self.allow_io_bursts)),
@@ -232,7 +240,7 @@ impl SectionValue for General {
                 out,
                 "DurabilityMode = {}: {}",
                 self.durability_mode,
-                self.durability_mode.describe()
+                self.durability_mode.describe(self.forced_flush_per_write)
             );
         }
         let caps = self.io_generation.caps_in(self.edition);

@@ -22,7 +22,7 @@ use super::request::{stopped, Request, Step};
 use super::ring_slots::{drain_or_leak, RingSlots};
 use crate::io::aio::{Ring, RingCompletion, RingConfig, RingError, RingKind};
 use crate::io::file::FileStorage;
-use crate::io::post::{Completions, PostOp};
+use crate::io::post::{Completions, Pass, PostOp};
 
 /// A file a [`PostRing`] may carry requests on ([`crate::io::Storage::ring_file`]); each
 /// request in flight holds a clone, so the descriptor stays open and names the same file until
@@ -135,9 +135,12 @@ impl PostRing {
         let mut done = std::mem::take(&mut self.done);
         done.clear();
         let reaped = self.ring.reap(min, &mut done);
+        // Queued together once all are handled (see the service's loop).
+        let mut pass = Pass::default();
         for &c in &done {
-            self.complete(c);
+            self.complete(c, &mut pass);
         }
+        pass.deliver();
         self.done = done;
         if let Err(e) = reaped {
             self.fail(&e);
@@ -153,7 +156,7 @@ impl PostRing {
         unsafe { self.ring.submit_external(op) }
     }
 
-    fn complete(&mut self, c: RingCompletion) {
+    fn complete(&mut self, c: RingCompletion, pass: &mut Pass) {
         let i = c.user_data as usize;
         // A slot emptied by a failure has been answered already.
         let Some(r) = self.slots.get(i) else {
@@ -165,7 +168,7 @@ impl PostRing {
                     self.fail(&e);
                 }
             }
-            Step::Done(result) => self.slots.remove(i).answer(result),
+            Step::Done(result) => self.slots.remove(i).answer_in(result, pass),
         }
     }
 

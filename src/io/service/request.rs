@@ -21,7 +21,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::io::aio::{Direction, ExtMem, ExtOp};
 use crate::io::file::FileStorage;
-use crate::io::post::{Completion, Completions, PostOp};
+use crate::io::post::{Completion, Completions, Pass, PostOp};
 use crate::io::Frame;
 
 /// Where a request's answer goes: to a caller blocked on it, or to a poster's queue.
@@ -34,15 +34,23 @@ pub(super) enum Answer {
 }
 
 impl Answer {
-    fn give(self, r: io::Result<usize>, frames: Vec<Frame>) {
+    /// Answers now; a posted completion goes into `pass` when there is one (queued when the
+    /// pass ends), else to its queue at once.
+    fn give(self, r: io::Result<usize>, frames: Vec<Frame>, pass: Option<&mut Pass>) {
         match self {
             Answer::Caller(reply) => reply.set(r),
-            Answer::Posted(queue, token) => queue.push(Completion {
-                token,
-                result: r,
-                done_at: std::time::Instant::now(),
-                frames,
-            }),
+            Answer::Posted(queue, token) => {
+                let c = Completion {
+                    token,
+                    result: r,
+                    done_at: std::time::Instant::now(),
+                    frames,
+                };
+                match pass {
+                    Some(pass) => pass.add(queue, c),
+                    None => queue.push(c),
+                }
+            }
         }
     }
 }
@@ -221,7 +229,7 @@ impl Request {
             std::mem::forget(std::mem::take(list));
         }
         if let Some(reply) = self.reply.take() {
-            reply.give(Err(why), Vec::new());
+            reply.give(Err(why), Vec::new(), None);
         }
     }
 
@@ -296,7 +304,15 @@ impl Request {
     /// Hands the answer to the caller.
     pub(super) fn answer(mut self, r: io::Result<usize>) {
         if let Some(reply) = self.reply.take() {
-            reply.give(r, std::mem::take(&mut self.owned.frames));
+            reply.give(r, std::mem::take(&mut self.owned.frames), None);
+        }
+    }
+
+    /// Hands the answer to the caller, a posted one through `pass` (queued when the reap pass
+    /// ends, with the pass's other completions).
+    pub(super) fn answer_in(mut self, r: io::Result<usize>, pass: &mut Pass) {
+        if let Some(reply) = self.reply.take() {
+            reply.give(r, std::mem::take(&mut self.owned.frames), Some(pass));
         }
     }
 }
@@ -305,7 +321,7 @@ impl Drop for Request {
     fn drop(&mut self) {
         if let Some(reply) = self.reply.take() {
             let frames = std::mem::take(&mut self.owned.frames);
-            reply.give(Err(stopped("the request was abandoned")), frames);
+            reply.give(Err(stopped("the request was abandoned")), frames, None);
         }
     }
 }

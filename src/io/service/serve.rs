@@ -19,6 +19,7 @@ use super::handle::ServiceState;
 use super::request::{stopped, Request, Step};
 use super::ring_slots::{drain_or_leak, RingSlots};
 use crate::io::aio::{Direction, ExtMem, ExtOp, Ring, RingCompletion, RingError, NO_OFFSET};
+use crate::io::post::Pass;
 
 /// The `user_data` of the wake-up read; requests use their index in [`RingSlots`].
 const WAKE: u64 = u64::MAX;
@@ -105,7 +106,12 @@ impl Service {
             let mut done = std::mem::take(&mut self.done);
             done.clear();
             let reaped = self.ring.reap(1, &mut done);
-            let handled = reaped.and_then(|()| done.iter().try_for_each(|&c| self.complete(c)));
+            // The pass's completions are queued together once all are handled, so that each
+            // queue's hook flushes a file once for all of them (forced flush, issue #39).
+            let mut pass = Pass::default();
+            let handled =
+                reaped.and_then(|()| done.iter().try_for_each(|&c| self.complete(c, &mut pass)));
+            pass.deliver();
             self.done = done;
             handled?;
         }
@@ -156,7 +162,7 @@ impl Service {
         unsafe { self.ring.submit_external(op) }
     }
 
-    fn complete(&mut self, c: RingCompletion) -> Result<(), RingError> {
+    fn complete(&mut self, c: RingCompletion, pass: &mut Pass) -> Result<(), RingError> {
         if c.user_data == WAKE {
             self.wake_armed = false;
             // Before the queue is taken again: see `IoService::call`.
@@ -167,7 +173,7 @@ impl Service {
         match self.slots.get_mut(i).step(c.result) {
             Step::Again => self.send(i),
             Step::Done(r) => {
-                self.slots.remove(i).answer(r);
+                self.slots.remove(i).answer_in(r, pass);
                 Ok(())
             }
         }

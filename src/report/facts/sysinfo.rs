@@ -159,9 +159,10 @@ pub fn console_lines(info: &SystemInfo) -> Vec<String> {
 pub fn durability_line(
     write_through: bool,
     mode: crate::config::DurabilityMode,
+    per_write: bool,
     info: &SystemInfo,
 ) -> String {
-    let how = durability_how(write_through, mode);
+    let how = durability_how(write_through, mode, per_write);
     let mut disks: Vec<String> = Vec::new();
     for d in info.files.iter().map(|f| &f.device) {
         let line = match d.disk.as_str() {
@@ -175,10 +176,15 @@ pub fn durability_line(
     format!("Durability: {how}; {}", disks.join("; "))
 }
 
-/// How write-through writes are made durable, the first part of [`durability_line`].
-pub fn durability_how(write_through: bool, mode: crate::config::DurabilityMode) -> String {
+/// How write-through writes are made durable, the first part of [`durability_line`];
+/// `per_write`: `ForcedFlushPerWrite=TRUE`.
+pub fn durability_how(
+    write_through: bool,
+    mode: crate::config::DurabilityMode,
+    per_write: bool,
+) -> String {
     if write_through {
-        format!("{mode} ({})", mode.describe())
+        format!("{mode} ({})", mode.describe(per_write))
     } else {
         "WriteThrough=FALSE (no write is write-through: writes count as durable only at the run's sync points)".to_string()
     }
@@ -215,19 +221,25 @@ mod tests {
             ],
             ..SystemInfo::default()
         };
-        let line = durability_line(true, DurabilityMode::ForcedFlush, &info);
+        let line = durability_line(true, DurabilityMode::ForcedFlush, false, &info);
         assert!(
             line.starts_with("Durability: ForcedFlush (files opened O_DIRECT without O_DSYNC"),
             "{line}"
         );
         assert!(line.contains("; disk sdb: FUA no, write cache write back; no block device (FUA and write cache unknown)"), "{line}");
         assert_eq!(line.matches("disk sdb").count(), 1, "{line}");
-        let fua = durability_line(true, DurabilityMode::Fua, &info);
+        assert!(line.contains("one shared by the writes"), "{line}");
+        let each = durability_line(true, DurabilityMode::ForcedFlush, true, &info);
+        assert!(
+            each.contains("an fdatasync of its own (ForcedFlushPerWrite)"),
+            "{each}"
+        );
+        let fua = durability_line(true, DurabilityMode::Fua, false, &info);
         assert!(
             fua.starts_with("Durability: FUA (files opened O_DIRECT|O_DSYNC"),
             "{fua}"
         );
-        let off = durability_line(false, DurabilityMode::Fua, &info);
+        let off = durability_line(false, DurabilityMode::Fua, false, &info);
         assert!(off.starts_with("Durability: WriteThrough=FALSE"), "{off}");
     }
 

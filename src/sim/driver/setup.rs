@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::events::EventSink;
 use crate::findings::Severity;
-use crate::io::{Backend, OpenOptions};
+use crate::io::{Backend, FlushGate, OpenOptions};
 use crate::page::{FileRole, PAGE_SIZE};
 use crate::sim::actors::context::{Controls, FileSet, LogFile, Reporting, Run};
 use crate::sim::actors::journaling;
@@ -45,8 +45,12 @@ pub fn build<'b>(
     for f in &mut all {
         // Forced flush syncs after every write-through write (the log once per group commit);
         // an O_DSYNC write is its own sync except where the stack drops its flush (FUSE).
-        f.flush_after_write = plan.forced_flush()
+        // The flushes go through one gate per file, shared by the writes they cover unless
+        // ForcedFlushPerWrite asks for one each (issue #39).
+        let flush = plan.forced_flush()
             || (plan.opens_dsync(f.role) && !backend.direct_io_info(&f.path).dsync_flushed());
+        f.flush_gate =
+            flush.then(|| Arc::new(FlushGate::new(Arc::clone(&f.storage), plan.flush_per_write)));
     }
     // The run's clock starts here: the depth gauges' timelines share it with the statistics.
     let start = Instant::now();
@@ -148,7 +152,7 @@ fn open_logs(plan: &SimPlan, run_id: u64, all: &[SimFile]) -> Result<Vec<LogFile
             // O_DSYNC write is the sync (FUA), and in mode None, which never syncs after a
             // write (the journal then hears of the log at sync points only); otherwise the
             // log is synced after each flush.
-            plan.write_through && !f.flush_after_write,
+            plan.write_through && !f.flush_after_write(),
             f.sector_size,
         )
         .map_err(|e| SetupError::at(f.path.clone(), e))?;
@@ -338,7 +342,7 @@ fn warn_dsync(run: &Run<'_>) {
     for f in run
         .files
         .iter()
-        .filter(|f| plan.opens_dsync(f.role) && f.flush_after_write)
+        .filter(|f| plan.opens_dsync(f.role) && f.flush_after_write())
     {
         let fs = run.backend.direct_io_info(&f.path).filesystem;
         if seen.contains(&fs) {

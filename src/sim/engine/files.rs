@@ -16,7 +16,7 @@ use parking_lot::{Mutex, RwLock};
 use super::ceiling::Ceiling;
 use super::oracle::Oracle;
 use crate::findings::HistoryEntry;
-use crate::io::{AlignedBuf, Backend, OpenOptions, Storage};
+use crate::io::{AlignedBuf, Backend, FlushGate, OpenOptions, Storage};
 use crate::page::{ExpectedState, FileHeader, FileRole, HeaderError, PAGE_SIZE};
 
 /// Operations kept per file for the evidence of a finding (like SQL Server's ring of the
@@ -264,13 +264,21 @@ pub struct SimFile {
     /// Largest size in pages the file may still grow to (`u64::MAX`: no limit met yet); set
     /// when the filesystem ran out of space for a growth.
     grow_cap: AtomicU64,
-    /// Each completed write-through write is followed by an fdatasync before it counts as
-    /// durable: in forced-flush mode (`DurabilityMode=ForcedFlush`), and in FUA mode on a
-    /// filesystem that gets no flush for an `O_DSYNC` write (FUSE).
-    pub flush_after_write: bool,
+    /// Each completed write-through write is covered by an fdatasync that started after it
+    /// completed before it counts as durable, through this gate (shared by the writes it
+    /// covers, or one each with `ForcedFlushPerWrite`): in forced-flush mode
+    /// (`DurabilityMode=ForcedFlush`), and in FUA mode on a filesystem that gets no flush for
+    /// an `O_DSYNC` write (FUSE). `None`: a completed write needs no flush of its own.
+    pub flush_gate: Option<Arc<FlushGate>>,
 }
 
 impl SimFile {
+    /// True when a completed write-through write counts as durable only after a flush
+    /// ([`SimFile::flush_gate`]).
+    pub fn flush_after_write(&self) -> bool {
+        self.flush_gate.is_some()
+    }
+
     /// Wraps an open file of `pages` pages.
     pub fn new(
         index: usize,
@@ -297,7 +305,7 @@ impl SimFile {
             history: Mutex::new(VecDeque::with_capacity(HISTORY_LEN)),
             reported: Mutex::new(HashMap::new()),
             grow_cap: AtomicU64::new(u64::MAX),
-            flush_after_write: false,
+            flush_gate: None,
         }
     }
 

@@ -24,6 +24,7 @@ pub fn plan_from(s: &RunSettings) -> SimPlan {
         direct: g.no_buffering || g.use_scatter_gather,
         write_through: g.write_through,
         durability: g.durability_mode,
+        flush_per_write: g.forced_flush_per_write,
         max_outstanding_io: g.max_outstanding_io as usize,
         target_io: Duration::from_millis(u64::from(g.target_io_duration_ms)),
         allow_io_bursts: g.allow_io_bursts,

@@ -164,6 +164,9 @@ pub struct SimPlan {
     pub write_through: bool,
     /// `DurabilityMode`: how a write-through write is made durable (forced flush, FUA, none).
     pub durability: DurabilityMode,
+    /// `ForcedFlushPerWrite`: each write-through write gets an `fdatasync` of its own, instead
+    /// of one shared by the writes of a file completed before it started (the economy).
+    pub flush_per_write: bool,
     /// Cap on outstanding I/O for the whole process (0: no cap beyond the thread count).
     pub max_outstanding_io: usize,
     /// Throttling target.

@@ -5,30 +5,35 @@
 //! far beyond the batch interval `verify` states.
 //!
 //! A flight's [`AckBook`] is told each write it posts (by token); its hook on the flight's
-//! completion queue hears each completion as it is queued — on the I/O service's thread, or
-//! the actor's own when it polls a ring of its own — and pushes the acknowledgement onto the
-//! journal's channel there and then. The hook never blocks the thread that carries I/O: when
-//! the channel is full it keeps the acknowledgement, and the actor pushes it (waiting) when
-//! it handles the completion ([`AckBook::settle`]). The hook runs before the completion is
+//! completion queue hears the completions as they are queued — on the hook thread
+//! (`io::hook_thread`), to which whatever carries the I/O hands them — and pushes the
+//! acknowledgements onto the journal's channel there and then. The hook never waits for the
+//! journal: when the channel is full it keeps the acknowledgement, and the actor pushes it
+//! (waiting) when it handles the completion ([`AckBook::settle`]). The hook runs before the completion is
 //! queued, so it is done with a token before the actor can handle it and reuse the token.
 //!
 //! A file whose write-through writes are durable only after an explicit `fdatasync`
-//! (`SimFile::flush_after_write`: forced-flush mode, or FUA mode on a stack that drops an
-//! `O_DSYNC` write's flush, FUSE) is synced by the hook before it acknowledges such a write
-//! (and by [`AckBook::settle`] before one the hook did not see), none when the sync fails, as
-//! `durability::acknowledged` does for synchronous writers. The hook runs before the completion
-//! is queued, so the actor sees the write done only once it was flushed, and the journal hears
-//! of it only after the `fdatasync` returned: never before, which after a power cut would hold
-//! the device to a write nobody had made durable. The book is kept without a journal too when
-//! a file must be flushed, so that the flush is issued whether or not anything checks it.
+//! (`SimFile::flush_gate`: forced-flush mode, or FUA mode on a stack that drops an `O_DSYNC`
+//! write's flush, FUSE) is flushed by the hook before it acknowledges such a write (and by
+//! [`AckBook::settle`] before one the hook did not see), none when the flush fails, as
+//! `durability::acknowledged` does for synchronous writers. The hook hears a whole reap pass at
+//! once, with a ticket taken after every completion of it, and asks the file's gate for a flush
+//! that started after that ticket: one `fdatasync` per file covers the pass (and the same
+//! file's writes other queues' hooks hear in that pass, or other threads wait for meanwhile),
+//! SQL Server's economy (issue #39); with `ForcedFlushPerWrite` each write gets its own. The
+//! hook runs before the completions are queued, so the actor sees a write done only once its
+//! flush returned, and the journal hears of it only then: never before, which after a power cut
+//! would hold the device to a write nobody had made durable. The book is kept without a journal
+//! too when a file must be flushed, so that the flush is issued whether or not anything checks
+//! it.
 //!
 //! Why an `fdatasync` once the write completed rather than an io_uring `IORING_OP_FSYNC`
 //! (`IORING_FSYNC_DATASYNC`) linked after the write: both start the flush only after the write
 //! completed, so both are correct; the flush here covers every I/O path (psync, sync, the
 //! service's ring and a poster's own ring) in one place, and fails the acknowledgement, not the
-//! write, when it fails. Its cost: the sync runs on the thread that heard the completion (the
-//! I/O service's), which then carries no other completion meanwhile; a linked flush would
-//! overlap them, and is left for later (docs/durability.md, "Durability modes").
+//! write, when it fails. The flush runs on the hook thread, so the I/O service goes on carrying
+//! requests meanwhile, and what completes during a flush is covered by the next one
+//! (docs/durability.md, "Durability modes").
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -36,7 +41,7 @@ use std::sync::Arc;
 use crossbeam::channel::{Sender, TrySendError};
 use parking_lot::Mutex;
 
-use crate::io::{Completion, OnComplete, Storage};
+use crate::io::{Completion, FlushGate, OnComplete, Ticket};
 use crate::sim::actors::context::Run;
 use crate::sim::engine::journal::Ack;
 
@@ -52,8 +57,8 @@ pub(in crate::sim::actors) struct AckBook {
     /// The journal's channel; `None` without a journal (the book then only flushes).
     tx: Option<Sender<Ack>>,
     pending: Mutex<HashMap<u64, Entry>>,
-    /// Per data file: its storage when its writes must be fdatasynced before they count.
-    flush: Vec<Option<Arc<dyn Storage>>>,
+    /// Per data file: its flush gate when its writes must be flushed before they count.
+    flush: Vec<Option<Arc<FlushGate>>>,
 }
 
 impl AckBook {
@@ -63,11 +68,7 @@ impl AckBook {
         if !run.plan.acks_each_write() {
             return None;
         }
-        let flush: Vec<_> = run
-            .files
-            .iter()
-            .map(|f| f.flush_after_write.then(|| Arc::clone(&f.storage)))
-            .collect();
+        let flush: Vec<_> = run.files.iter().map(|f| f.flush_gate.clone()).collect();
         let tx = run.journal.as_ref().map(|j| j.service.sender());
         if tx.is_none() && flush.iter().all(Option::is_none) {
             return None;
@@ -82,7 +83,7 @@ impl AckBook {
     /// What the flight's completion queue tells of each completion.
     pub fn hook(self: &Arc<Self>) -> OnComplete {
         let book = Arc::clone(self);
-        Arc::new(move |c: &Completion| book.completed(c))
+        Arc::new(move |t: Ticket, pass: &[Completion]| book.completed(t, pass))
     }
 
     /// Write `token` of `gens` from page `first` of data file `file` is being posted.
@@ -92,32 +93,53 @@ impl AckBook {
             .insert(token, Entry::Posted(file as u32, first, gens.to_vec()));
     }
 
-    /// The hook: a completed write is acknowledged to the journal now, without waiting.
-    fn completed(&self, c: &Completion) {
-        let mut pending = self.pending.lock();
-        let Some(Entry::Posted(file_id, first, gens)) = pending.remove(&c.token) else {
-            return;
-        };
-        if c.result.is_err() {
-            return;
-        }
-        if let Some(Some(storage)) = self.flush.get(file_id as usize) {
-            // Durable only once synced (FUSE): synced here, on the thread that heard the
-            // completion, so the acknowledgement is as prompt as on any other stack.
-            if storage.sync_data().is_err() {
-                return; // Not durable: not acknowledged.
+    /// The hook: the completed writes of a pass, all seen completed before `ticket`, are
+    /// flushed (once per file, by the file's gate) and acknowledged to the journal, without
+    /// waiting for room on its channel.
+    fn completed(&self, ticket: Ticket, pass: &[Completion]) {
+        let mut ok = Vec::new();
+        {
+            let mut pending = self.pending.lock();
+            for c in pass {
+                if let Some(Entry::Posted(file_id, first, gens)) = pending.remove(&c.token) {
+                    if c.result.is_ok() {
+                        ok.push((c.token, file_id, first, gens));
+                    }
+                }
             }
         }
-        let Some(tx) = &self.tx else {
-            return; // Flushed; no journal to tell.
-        };
-        let ack = Ack::Pages {
-            file_id,
-            first,
-            gens,
-        };
-        if let Err(TrySendError::Full(ack)) = tx.try_send(ack) {
-            pending.insert(c.token, Entry::Unsent(ack));
+        // The book is not held across the flushes: the actor posts (and books) meanwhile. The
+        // tokens taken out cannot be reused before their completions are queued, after this.
+        let mut unsent = Vec::new();
+        for (token, file_id, first, gens) in ok {
+            if !self.flushed(file_id, ticket) {
+                continue; // Not durable: not acknowledged.
+            }
+            let Some(tx) = &self.tx else {
+                continue; // Flushed; no journal to tell.
+            };
+            let ack = Ack::Pages {
+                file_id,
+                first,
+                gens,
+            };
+            if let Err(TrySendError::Full(ack)) = tx.try_send(ack) {
+                unsent.push((token, Entry::Unsent(ack)));
+            }
+        }
+        if !unsent.is_empty() {
+            self.pending.lock().extend(unsent);
+        }
+    }
+
+    /// True once the writes of data file `file_id` seen completed before `ticket` are durable:
+    /// at once where the file needs no flush, else after its gate's flush that started after
+    /// the ticket (the first write of a pass runs or joins it; the others find it done, unless
+    /// per write).
+    fn flushed(&self, file_id: u32, ticket: Ticket) -> bool {
+        match self.flush.get(file_id as usize) {
+            Some(Some(gate)) => gate.cover(ticket).is_ok(),
+            _ => true,
         }
     }
 
@@ -129,10 +151,9 @@ impl AckBook {
             Some(Entry::Unsent(ack)) => ack,
             // Not seen by the hook (a carrier that bypassed the queue): acknowledged now.
             Some(Entry::Posted(file_id, first, gens)) if ok => {
-                if let Some(Some(storage)) = self.flush.get(file_id as usize) {
-                    if storage.sync_data().is_err() {
-                        return; // Not durable: not acknowledged.
-                    }
+                // The actor holds the completion: the write completed before this ticket.
+                if !self.flushed(file_id, Ticket::now()) {
+                    return; // Not durable: not acknowledged.
                 }
                 Ack::Pages {
                     file_id,

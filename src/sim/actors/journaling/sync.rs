@@ -9,6 +9,7 @@
 //! `fdatasync`ed, and the pages whose generation changed are journaled.
 
 use crate::findings::Severity;
+use crate::io::Ticket;
 use crate::page::PAGE_SIZE;
 use crate::sim::actors::context::Run;
 use crate::sim::engine::journal::{Ack, Record};
@@ -17,15 +18,19 @@ use crate::sim::engine::wal::NO_PREV;
 /// Queues the acknowledgement of write-through writes of pages `first..` of data file `file`
 /// (a push onto the journal thread's channel; no-op without a journal, without WriteThrough
 /// and in mode None). In forced-flush mode, and in FUA mode where the stack drops an `O_DSYNC`
-/// write's flush (FUSE), the file is fdatasynced first, journal or not: the write is durable
-/// only then, and is not acknowledged when that fails.
+/// write's flush (FUSE), a flush of the file that started after the write returned must end
+/// first, journal or not (the file's [`crate::io::FlushGate`]: this writer's own, or one shared
+/// with the file's other writers): the write is durable only then, and is not acknowledged
+/// when that flush fails.
 pub fn acknowledged(run: &Run<'_>, file: usize, first: u64, gens: Vec<u64>) {
     if !run.plan.acks_each_write() {
         return;
     }
     let f = &run.files[file];
-    if f.flush_after_write {
-        if let Err(e) = f.storage.sync_data() {
+    if let Some(gate) = &f.flush_gate {
+        // The write has returned: a flush that starts after this ticket covers it, whether
+        // this writer runs it or joins one another writer of the file started (issue #39).
+        if let Err(e) = gate.cover(Ticket::now()) {
             warn(
                 run,
                 &format!("fdatasync of {} failed: {e}", f.path.display()),
