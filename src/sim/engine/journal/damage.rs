@@ -262,7 +262,7 @@ pub(super) fn invalid(bytes: &[u8], at: usize, len: usize, r: &Record, why: Stri
         offset: at as u64,
         len: len as u64,
         flaw: Flaw::Invalid {
-            kind: r.kind(),
+            kind: r.kind().into(),
             why,
         },
         records_after: rest.count,
