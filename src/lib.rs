@@ -18,7 +18,7 @@
 //!   findings, 2 usage/config/environment, 3 internal failure).
 //! - [`codec`] (uses nothing): the one codec of every on-disk format: a little-endian writer
 //!   and reader, the CRC32, and each format's versions with the refusal of an unknown one.
-//! - [`page`] (uses nothing): the 8 KB page format and its verifier: pure functions, no I/O.
+//! - [`page`] (uses `codec`): the 8 KB page format and its verifier: pure functions, no I/O.
 //! - [`findings`] (uses `page`): integrity findings and log messages (the data; the stream
 //!   they travel in is [`events`]).
 //! - [`io`] (uses `findings`, `page`): the only door to the disk: the `Backend`/`Storage`

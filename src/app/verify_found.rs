@@ -161,5 +161,9 @@ fn open(path: &Path, follow: bool) -> anyhow::Result<Opened> {
             what: e.to_string(),
         }),
     };
+    if let Err(HeaderError::Version(v)) = header {
+        // Another sqliosim's file: refused by name (exit 2), not judged.
+        return Err(v.at(path).into());
+    }
     Ok((storage, header, stream))
 }

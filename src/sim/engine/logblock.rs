@@ -9,9 +9,19 @@
 // holds (issue #22 §12).
 #![warn(clippy::cast_possible_truncation)]
 
+use crate::codec::{UnknownVersion, Versioned};
 use crate::page::fill::splitmix64;
-use crate::page::layout::{get_u32, get_u64};
+use crate::page::layout::{get_u16, get_u32, get_u64};
 use crate::page::PAGE_SIZE;
+
+crate::codec::versions! {
+    /// The log block format's versions this build reads, stated in every block's header
+    /// (bytes 52..54, under the block's checksum; logs written before held 0 there).
+    pub enum LogBlockVersion: "log block", writes V1 {
+        /// The layout of docs/page-format.md §3.
+        V1 = 1,
+    }
+}
 
 /// Magic at offset 0 of every log block.
 pub const LOG_MAGIC: [u8; 8] = *b"SQLSIMLG";
@@ -44,6 +54,8 @@ const OFF_RUN: usize = 32;
 const OFF_WRAP: usize = 40;
 const OFF_CRC: usize = 44;
 const OFF_RECORDS: usize = 48;
+/// The block format's version (`u16`); bytes 54..56 are spare.
+const OFF_VERSION: usize = 52;
 const OFF_TIME: usize = 56;
 
 /// What a log block header says.
@@ -108,6 +120,18 @@ pub enum LogBlockError {
     /// The payload does not match what the header says.
     #[error("log block payload damaged at byte {0}")]
     Payload(usize),
+    /// A whole, checksummed block of a version this build does not read.
+    #[error("{}", unknown(*.0))]
+    Version(u32),
+}
+
+/// The refusal of log block version `found`, in words.
+fn unknown(found: u32) -> UnknownVersion {
+    UnknownVersion {
+        format: <LogBlockVersion as Versioned>::FORMAT,
+        found,
+        reads: <LogBlockVersion as Versioned>::READS,
+    }
 }
 
 fn checksum(b: &[u8]) -> u32 {
@@ -145,6 +169,8 @@ pub fn encode(buf: &mut [u8], b: &LogBlock) {
     buf[OFF_RUN..OFF_RUN + 8].copy_from_slice(&b.run_id.to_le_bytes());
     buf[OFF_WRAP..OFF_WRAP + 4].copy_from_slice(&b.wrap.to_le_bytes());
     buf[OFF_RECORDS..OFF_RECORDS + 4].copy_from_slice(&b.records.to_le_bytes());
+    let version = u16::try_from(LogBlockVersion::CURRENT.number()).unwrap_or(u16::MAX);
+    buf[OFF_VERSION..OFF_VERSION + 2].copy_from_slice(&version.to_le_bytes());
     buf[OFF_TIME..OFF_TIME + 8].copy_from_slice(&b.time_us.to_le_bytes());
     let crc = checksum(buf);
     buf[OFF_CRC..OFF_CRC + 4].copy_from_slice(&crc.to_le_bytes());
@@ -201,6 +227,10 @@ pub fn verify(buf: &[u8], want: &Want) -> Result<LogBlock, LogBlockError> {
     if stored != calculated {
         return Err(LogBlockError::Checksum { stored, calculated });
     }
+    // Checked under the checksum: a flipped bit is damage, a whole block of another version
+    // is said as such.
+    LogBlockVersion::check(u32::from(get_u16(buf, OFF_VERSION)))
+        .map_err(|v| LogBlockError::Version(v.found))?;
     if b.run_id != run_id || b.file_id != file_id {
         return Err(LogBlockError::Foreign {
             run: b.run_id,
@@ -337,6 +367,38 @@ mod tests {
         assert_eq!(verify(&buf, &want(9, 4096)).map(|b| b.records), Ok(0));
         encode(&mut buf, &block(4096));
         assert_eq!(peek(&buf).map(|b| b.records), Ok(3));
+    }
+
+    #[test]
+    fn a_whole_block_of_another_version_is_said_as_such_a_flipped_one_is_damage() {
+        let mut buf = vec![0u8; 1024];
+        encode(&mut buf, &block(4096));
+        assert_eq!(get_u16(&buf, OFF_VERSION), 1);
+        buf[OFF_VERSION] = 0;
+        assert!(matches!(
+            verify(&buf, &want(9, 4096)),
+            Err(LogBlockError::Checksum { .. })
+        ));
+        let crc = checksum(&buf);
+        buf[OFF_CRC..OFF_CRC + 4].copy_from_slice(&crc.to_le_bytes());
+        let e = verify(&buf, &want(9, 4096)).expect_err("version 0");
+        assert_eq!(e, LogBlockError::Version(0));
+        assert!(
+            e.to_string()
+                .contains("log block format version 0; this build of sqliosim reads version 1"),
+            "{e}"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_header_reads_back_as_written(run_id: u64, file_id: u32, units in 1u32..8, lsn: u64, prev_lsn: u64, wrap: u32, time_us: u64, records: u32) {
+            let b = LogBlock { run_id, file_id, len: units * 512, lsn, prev_lsn, wrap, time_us, records };
+            let mut buf = vec![0u8; b.len as usize];
+            encode(&mut buf, &b);
+            proptest::prop_assert_eq!(peek(&buf), Ok(b));
+            proptest::prop_assert_eq!(verify(&buf, &Want { run_id, file_id, lsn, unit: 512 }), Ok(b));
+        }
     }
 
     #[test]
