@@ -58,7 +58,7 @@
 //! - [`cli`] (uses `bench`, `config`, `report`): clap definitions of the command line; no I/O.
 //! - [`fuzzing`] (uses `config`, `page`, `report`, `sim::engine`, `witness`): every reader of
 //!   outside input behind one entry point, for the fuzzer (`fuzz/`) and its regression test.
-//! - [`app`] (uses `bench`, `cli`, `config`, `events`, `exit`, `findings`, `io`, `page`,
+//! - [`app`] (uses `bench`, `cli`, `codec`, `config`, `events`, `exit`, `findings`, `io`, `page`,
 //!   `report`, `sim::check`, `sim::control`, `sim::driver`, `sim::engine`, `sim::plan`,
 //!   `stats`, `witness`): the wiring of each subcommand: config → plan → storage, engine, actors →
 //!   driver → reports.
