@@ -19,7 +19,7 @@ crate::codec::versions! {
     /// (page 0, checked after its checksum, so a flipped bit is damage, not a foreign file);
     /// data pages are not refused one by one (their checksum covers the field, and their file
     /// was refused or accepted by its header).
-    pub enum PageVersion: "data/log file page", writes V1 {
+    pub enum PageVersion: "page", writes V1 {
         /// The layout of docs/page-format.md.
         V1 = 1,
     }

@@ -22,6 +22,7 @@ mod depth;
 mod durability_modes;
 mod env_limits;
 mod fault_injection;
+mod foreign_versions;
 mod generations;
 mod host_tools;
 mod hostile_env;
