@@ -7,8 +7,8 @@ mod decode;
 mod encode;
 mod kind;
 
-pub(super) use decode::decode_one;
 pub use decode::{decode, decode_all, version_of, Decoded};
+pub(super) use decode::{decode_one, frame};
 pub use kind::RecordKind;
 
 use std::collections::BTreeMap;
@@ -110,11 +110,8 @@ impl BackupRecord {
 
     /// The fingerprint of a stream whose blocks carry `crcs`, in order.
     pub fn digest_of(crcs: &[u32]) -> u32 {
-        let mut h = crc32fast::Hasher::new();
-        for c in crcs {
-            h.update(&c.to_le_bytes());
-        }
-        h.finalize()
+        let bytes: Vec<[u8; 4]> = crcs.iter().map(|c| c.to_le_bytes()).collect();
+        crate::codec::crc32(bytes.as_flattened())
     }
 }
 

@@ -87,6 +87,7 @@ pub fn version_of(bytes: &[u8]) -> Result<Option<JournalVersion>, UnknownVersion
     if r.array::<8>() != Some(MAGIC) {
         return Ok(None);
     }
+    // The version is read as soon as its bytes are there, before the rest of the frame.
     match (r.u8(), r.u16()) {
         (Some(_), Some(v)) => JournalVersion::check(u32::from(v)).map(Some),
         _ => Ok(None),
@@ -187,24 +188,50 @@ pub fn decode_all(bytes: &[u8]) -> (Vec<Record>, bool) {
     (d.records, d.damage.is_some())
 }
 
+/// A record's frame header, as read (nothing checked but that it is whole and begins with
+/// the magic).
+#[derive(Debug, Clone, Copy)]
+pub(in crate::sim::engine::journal) struct Frame {
+    /// The kind byte.
+    pub kind: u8,
+    /// The journal version the frame states.
+    pub version: u16,
+    /// The payload's length.
+    pub len: u32,
+    /// The payload's CRC32.
+    pub crc: u32,
+}
+
+/// The frame header at the start of `b`, when `b` holds a whole one that begins with the
+/// magic.
+pub(in crate::sim::engine::journal) fn frame(b: &[u8]) -> Option<Frame> {
+    let mut r = Reader::new(b);
+    if r.array::<8>()? != MAGIC {
+        return None;
+    }
+    let (kind, version) = (r.u8()?, r.u16()?);
+    r.skip(1)?;
+    Some(Frame {
+        kind,
+        version,
+        len: r.u32()?,
+        crc: r.u32()?,
+    })
+}
+
 /// The record at the start of `b` and its length, when it is whole and valid: the magic, a
 /// kind this build knows, the version this build writes (a frame of another version amid the
 /// journal is damage: [`version_of`] refuses a journal by its first frame), the CRC, and a
 /// payload that is exactly its record.
 pub(in crate::sim::engine::journal) fn decode_one(b: &[u8]) -> Option<(Record, usize)> {
-    let mut r = Reader::new(b);
-    if r.array::<8>()? != MAGIC {
+    let f = frame(b)?;
+    let kind = RecordKind::try_from(f.kind).ok()?;
+    if u32::from(f.version) != JournalVersion::CURRENT.number() {
         return None;
     }
-    let kind = RecordKind::try_from(r.u8()?).ok()?;
-    if u32::from(r.u16()?) != JournalVersion::CURRENT.number() {
-        return None;
-    }
-    r.skip(1)?;
-    let len = usize::try_from(r.u32()?).ok()?;
-    let crc = r.u32()?;
-    let payload = r.take(len)?;
-    if crc32(payload) != crc {
+    let len = usize::try_from(f.len).ok()?;
+    let payload = b.get(HEADER..HEADER.checked_add(len)?)?;
+    if crc32(payload) != f.crc {
         return None;
     }
     Some((decode_payload(kind, payload)?, HEADER + len))
