@@ -182,7 +182,7 @@ mod tests {
         b[8..12].copy_from_slice(&2u32.to_le_bytes());
         std::fs::write(dir.path().join(&name), &b).expect("write");
         let d = Dir::open(dir.path()).expect("dir");
-        let e = read_record(&d, &name).err().expect("refused").to_string();
+        let e = read_record(&d, &name).expect_err("refused").to_string();
         let path = dir.path().join(&name);
         assert_eq!(
             e,
