@@ -1,7 +1,7 @@
 //! The one codec every on-disk format of ours is written and read with: a little-endian
 //! [`Writer`], a [`Reader`] that says `None` on short input instead of panicking, the CRC32
 //! every format checksums with ([`crc32`]), and the versioning rule they share: each format
-//! names its versions in an enum made by [`versions!`](crate::codec::versions), and a file of
+//! names its versions in an enum made by `versions!`, and a file of
 //! a version this build does not read is refused with [`UnknownVersion`] (or, once its path is
 //! known, [`ForeignFile`]), never taken for damage.
 //!

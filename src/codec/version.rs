@@ -1,5 +1,5 @@
 //! Versions: each format names the versions this build reads in an enum made by
-//! [`versions!`], and a version it does not read is an [`UnknownVersion`], said with the
+//! `versions!`, and a version it does not read is an [`UnknownVersion`], said with the
 //! format, the version found and the versions read ([`ForeignFile`] adds the file's path).
 //!
 //! Found versions are `u32`: the backup streams and the witness's record keep theirs in a
