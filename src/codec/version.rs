@@ -91,7 +91,9 @@ impl fmt::Display for UnknownVersion {
         )?;
         if self.found == 0 {
             // The spare bytes a version now occupies held zeros before formats stated one.
-            f.write_str(" (version 0: written before the format stated its version)")?;
+            f.write_str(
+                " (0: none stated, as in journals and logs written before they stated one)",
+            )?;
         }
         Ok(())
     }

@@ -17,6 +17,11 @@
 //! its writes too. A journal that is unreadable *before* its end — whole records after bytes
 //! that are not one — is damaged, not torn: its device lost or tore a write it had acknowledged
 //! as durable ([`Damage`]); only the records before the damage are trusted.
+//!
+//! Records are framed and encoded with the shared codec ([`crate::codec`]); each frame states
+//! its kind ([`RecordKind`]) and the journal's version ([`JournalVersion`]). A journal whose
+//! first record states a version this build does not read is refused by its path
+//! ([`JournalState::load`], [`LoadError::Foreign`]), never decoded as damage.
 
 // A narrowing cast in an on-disk codec either is checked (`try_from`) or says why its range
 // holds (issue #22 §12).
