@@ -16,7 +16,9 @@
 //!
 //! - [`exit`] (uses nothing): the outcome of a command and its exit status (0 clean, 1
 //!   findings, 2 usage/config/environment, 3 internal failure).
-//! - [`page`] (uses nothing): the 8 KB page format and its verifier: pure functions, no I/O.
+//! - [`codec`] (uses nothing): the one codec of every on-disk format: a little-endian writer
+//!   and reader, the CRC32, and each format's versions with the refusal of an unknown one.
+//! - [`page`] (uses `codec`): the 8 KB page format and its verifier: pure functions, no I/O.
 //! - [`findings`] (uses `page`): integrity findings and log messages (the data; the stream
 //!   they travel in is [`events`]).
 //! - [`io`] (uses `findings`, `page`): the only door to the disk: the `Backend`/`Storage`
@@ -30,7 +32,7 @@
 //!   (`SimPlan`) the actors and the driver read.
 //! - [`witness`] (uses `io`): the off-host witness's wire protocol (frames with an HMAC)
 //!   and its client: the sender a run's journal thread feeds, and the requests of `verify`.
-//! - [`sim::engine`] (uses `findings`, `io`, `page`, `sim::control`, `sim::plan`, `witness`):
+//! - [`sim::engine`] (uses `codec`, `findings`, `io`, `page`, `sim::control`, `sim::plan`, `witness`):
 //!   the storage engine: expected-state oracle, read retries, buffer pool, data files,
 //!   write-ahead log (its requests through the throttle and the in-flight table), journal.
 //! - [`sim::check`] (uses `findings`, `io`, `page`, `sim::engine`): a file set at
@@ -56,7 +58,7 @@
 //! - [`cli`] (uses `bench`, `config`, `report`): clap definitions of the command line; no I/O.
 //! - [`fuzzing`] (uses `config`, `page`, `report`, `sim::engine`, `witness`): every reader of
 //!   outside input behind one entry point, for the fuzzer (`fuzz/`) and its regression test.
-//! - [`app`] (uses `bench`, `cli`, `config`, `events`, `exit`, `findings`, `io`, `page`,
+//! - [`app`] (uses `bench`, `cli`, `codec`, `config`, `events`, `exit`, `findings`, `io`, `page`,
 //!   `report`, `sim::check`, `sim::control`, `sim::driver`, `sim::engine`, `sim::plan`,
 //!   `stats`, `witness`): the wiring of each subcommand: config → plan → storage, engine, actors →
 //!   driver → reports.
@@ -84,6 +86,7 @@
 pub mod app;
 pub mod bench;
 pub mod cli;
+pub mod codec;
 pub mod config;
 pub mod events;
 pub mod exit;

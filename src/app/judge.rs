@@ -226,6 +226,8 @@ fn scan_stream(
     journal: Option<&JournalState>,
     emit: &mut dyn FnMut(Finding),
 ) -> anyhow::Result<(u64, OnDisk)> {
+    // A stream of another version is refused by name, not judged (exit 2).
+    crate::sim::engine::backup::refuse_foreign(s.storage.as_ref(), &s.path, s.log)?;
     if s.log {
         return scan_log_stream(s, journal, emit);
     }

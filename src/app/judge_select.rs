@@ -14,7 +14,7 @@ use crate::io::{Backend, BufferedBackend};
 use crate::page::HeaderError;
 use crate::report::sinks::judgement::WitnessHeld;
 use crate::sim::check::scope;
-use crate::sim::engine::journal::{JournalState, JOURNAL_NAME};
+use crate::sim::engine::journal::{JournalState, LoadError, JOURNAL_NAME};
 
 /// What is to be judged, chosen before anything is reported.
 pub struct Selection {
@@ -91,8 +91,10 @@ fn read_journal(a: &VerifyArgs, found: &Found, backend: &dyn Backend) -> anyhow:
     }
     let local = match journal_path(a, found) {
         Some(path) => {
-            let st = JournalState::load(backend, &path)
-                .map_err(|e| anyhow::anyhow!("cannot read the journal: {e}"))?;
+            let st = JournalState::load(backend, &path).map_err(|e| match e {
+                LoadError::Foreign(f) => anyhow::Error::new(f),
+                LoadError::Io(e) => anyhow::anyhow!("cannot read the journal: {e}"),
+            })?;
             Some((path, st))
         }
         None => None,
@@ -137,6 +139,8 @@ fn with_witness(
         crate::exit::outln!("Witness {addr}: holds no record of run {run_id:016x}; judged with the local journal alone.").ok();
         return Ok((local, Some(held)));
     };
+    crate::sim::engine::journal::version_of(&bytes)
+        .map_err(|v| anyhow::anyhow!("witness {addr}: its record of run {run_id:016x}: {v}"))?;
     let w = JournalState::from_bytes(&bytes);
     if w.run_id != run_id {
         anyhow::bail!(

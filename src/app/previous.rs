@@ -185,7 +185,7 @@ fn look(
 fn journal_left(
     prev: &mut Previous,
     path: &Path,
-    loaded: Result<JournalState, crate::io::IoError>,
+    loaded: Result<JournalState, crate::sim::engine::journal::LoadError>,
 ) {
     let st = match loaded {
         Ok(st) => st,

@@ -46,6 +46,7 @@ pub fn run(mut a: RestoreArgs) -> anyhow::Result<Outcome> {
             copies.display()
         );
     }
+    crate::sim::engine::backup::refuse_foreign(stream.as_ref(), &a.stream, false)?;
     let scanned = scan(stream.as_ref(), None)
         .with_context(|| format!("cannot read {}", a.stream.display()))?;
     if scanned.problems.is_empty() && !scanned.complete {

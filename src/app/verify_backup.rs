@@ -279,6 +279,9 @@ fn read(path: &Path, log: bool) -> std::io::Result<OnDisk> {
     path.symlink_metadata()?;
     let storage = crate::io::direct::open_existing_file(path, opts, false, false)
         .map_err(|e| std::io::Error::other(e.to_string()))?;
+    // Another sqliosim's stream is not judged against the journal (said, not a finding).
+    crate::sim::engine::backup::refuse_foreign(&storage, path, log)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
     // A file that is not such a stream scans as no readable block (no run id).
     Ok(if log {
         OnDisk::log(path, &logstream::scan(&storage, None)?)

@@ -68,9 +68,12 @@ pub struct Found {
 
 impl Found {
     /// Opens `path` and adds it to what was found; a file that cannot be opened or read is an
-    /// error when `explicit`, else skipped (a directory holds other files too).
+    /// error when `explicit`, else skipped (a directory holds other files too). A file of ours
+    /// whose header states a version this build does not read is an error either way.
     pub fn add(&mut self, path: &Path, explicit: bool) -> anyhow::Result<()> {
         match open(path, explicit) {
+            // Another sqliosim's file, given or found: refused by name (exit 2), not judged.
+            Ok((_, Err(HeaderError::Version(v)), _)) => return Err(v.at(path).into()),
             Ok((storage, Ok(header), _)) => self.targets.push(ScanTarget {
                 path: path.to_path_buf(),
                 header,

@@ -204,7 +204,9 @@ fn fetch(store: &Store, run_id: u64) -> anyhow::Result<Vec<Msg>> {
     };
     let mut b = vec![0u8; usize::try_from(rec.len)?];
     f.read_exact_at(&mut b, 0)?;
-    let p = parse(&b).ok_or_else(|| anyhow::anyhow!("the record of {run_id:016x} is damaged"))?;
+    let p = parse(&b).map_err(|_| {
+        anyhow::anyhow!("the record of {run_id:016x} is damaged or of another version")
+    })?;
     let mut out: Vec<Msg> = p
         .data
         .chunks(MAX_CHUNK)

@@ -10,8 +10,20 @@ pub const SECTOR_SIZE: usize = 512;
 pub const SECTORS_PER_PAGE: usize = PAGE_SIZE / SECTOR_SIZE;
 /// Magic at offset 0 of every data page.
 pub const PAGE_MAGIC: [u8; 8] = *b"SQLSIMPG";
-/// Version of the page format described in docs/page-format.md.
+/// Version of the page format described in docs/page-format.md, as every page stores it
+/// (the number of [`PageVersion::CURRENT`](crate::codec::Versioned::CURRENT)).
 pub const FORMAT_VERSION: u16 = 1;
+
+crate::codec::versions! {
+    /// The page format's versions this build reads. A file is refused by its header page's
+    /// (page 0, checked after its checksum, so a flipped bit is damage, not a foreign file);
+    /// data pages are not refused one by one (their checksum covers the field, and their file
+    /// was refused or accepted by its header).
+    pub enum PageVersion: "page", writes V1 {
+        /// The layout of docs/page-format.md.
+        V1 = 1,
+    }
+}
 /// `kind` field of a data page.
 pub const KIND_DATA: u16 = 1;
 /// `kind` field of a file header page (page 0).

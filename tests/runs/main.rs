@@ -23,6 +23,7 @@ mod durability_modes;
 mod env_limits;
 mod fault_injection;
 mod flush_economy;
+mod foreign_versions;
 mod generations;
 mod host_tools;
 mod hostile_env;

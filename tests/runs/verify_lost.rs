@@ -246,7 +246,8 @@ fn durable_record(page: u64) -> Vec<u8> {
     payload.extend_from_slice(&page.to_le_bytes());
     payload.extend_from_slice(&5u64.to_le_bytes());
     let mut v = b"SQLSIMJR".to_vec();
-    v.extend_from_slice(&[2, 0, 0, 0]);
+    // Kind 2 (Durable), journal version 1 (u16), the spare byte.
+    v.extend_from_slice(&[2, 1, 0, 0]);
     v.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     v.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
     v.extend_from_slice(&payload);

@@ -31,6 +31,9 @@ const LOG_STAMP_CHUNK: usize = 4 << 20;
 /// Why a file could not be prepared.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
+    /// The file is another sqliosim's: its header states a version this build does not read.
+    #[error(transparent)]
+    Foreign(crate::codec::ForeignFile),
     /// The file exists and was not created by this tool.
     #[error("{path}: the file exists and was not created by sqliosim ({why}); refusing to overwrite it. Remove it, choose another path, or pass --force to overwrite it")]
     NotOurs {
@@ -144,6 +147,7 @@ pub fn check_ownership(
     match FileHeader::decode(&page[..n]) {
         Ok(h) => Ok(Some(h)),
         Err(_) if force => Ok(None),
+        Err(HeaderError::Version(v)) => Err(FileError::Foreign(v.at(path))),
         Err(why) => Err(FileError::NotOurs {
             path: path.into(),
             why,

@@ -43,6 +43,10 @@ pub enum SetupError {
         /// What is wrong with it.
         why: NotResumable,
     },
+    /// A file of the set is of a format version this build does not read (the journal, a
+    /// file header): refused by its path, version and the versions read.
+    #[error(transparent)]
+    Foreign(#[from] crate::codec::ForeignFile),
     /// The journal a resume would carry on cannot be read.
     #[error("cannot read the journal {path} to resume ({detail}); the resume would replace it: check it with `sqliosim verify`, or move it away to resume without it")]
     JournalUnreadable {

@@ -13,7 +13,7 @@ use crate::page::PAGE_SIZE;
 use crate::sim::actors::context::Run;
 use crate::sim::engine::files::SimFile;
 use crate::sim::engine::journal::{
-    Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter,
+    Ack, JournalFile, JournalOptions, JournalService, JournalState, JournalWriter, LoadError,
 };
 use crate::sim::engine::setup::SetupError;
 use crate::sim::engine::wal::FlushHook;
@@ -59,9 +59,12 @@ pub fn resumable(
     if !backend.exists(&path) {
         return Ok(None);
     }
-    let st = JournalState::load_own(backend, &path).map_err(|e| SetupError::JournalUnreadable {
-        path: path.clone(),
-        detail: e.to_string(),
+    let st = JournalState::load_own(backend, &path).map_err(|e| match e {
+        LoadError::Foreign(f) => SetupError::Foreign(f),
+        LoadError::Io(e) => SetupError::JournalUnreadable {
+            path: path.clone(),
+            detail: e.to_string(),
+        },
     })?;
     if st.start_lost() {
         return Err(SetupError::JournalStartLost {

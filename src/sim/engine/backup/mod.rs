@@ -20,6 +20,7 @@ pub mod restore;
 pub mod scan;
 pub mod writer;
 
+use crate::codec::{crc32, crc32_of, ForeignFile, Reader, UnknownVersion, Versioned, Writer};
 use crate::page::PAGE_SIZE;
 
 /// Bytes of a block header (a multiple of every direct-I/O unit up to 16 KB).
@@ -35,8 +36,13 @@ pub fn magic_of(log: bool) -> &'static [u8; 8] {
         MAGIC
     }
 }
-/// The stream format's version.
-pub const VERSION: u32 = 1;
+crate::codec::versions! {
+    /// The backup stream's versions this build reads, stated in every block header.
+    pub enum BakVersion: "backup stream", writes V1 {
+        /// The layout of docs/backup.md.
+        V1 = 1,
+    }
+}
 /// Flag of the last block of a finished stream.
 pub const FLAG_END: u32 = 1;
 /// Bytes of the fixed fields at the start of a header.
@@ -104,8 +110,8 @@ pub enum HeadError {
     #[error("no backup block header (magic {0:02x?})")]
     Magic([u8; 8]),
     /// A version this build does not read.
-    #[error("block format version {0}, this build reads {VERSION}")]
-    Version(u32),
+    #[error(transparent)]
+    Version(#[from] UnknownVersion),
     /// More pages than a header can name.
     #[error("the header names {0} pages, more than a block carries ({MAX_BLOCK_PAGES})")]
     Pages(u32),
@@ -116,30 +122,27 @@ pub enum HeadError {
 
 /// Writes `head` into `block[..BLOCK_HEADER]` and its CRC over the header and the pages in
 /// `block[BLOCK_HEADER..head.len()]`; returns the CRC.
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "a block carries at most MAX_BLOCK_PAGES pages, far below u32::MAX"
-)]
 pub fn seal(head: &BlockHead, block: &mut [u8]) -> u32 {
+    let mut w = Writer::with_capacity(BLOCK_HEADER);
+    w.put_raw(MAGIC)
+        .put_u32(BakVersion::CURRENT.number())
+        .put_u32(head.flags)
+        .put_u64(head.run_id)
+        .put_u64(head.backup_no)
+        .put_u64(head.block_no)
+        .put_u64(head.offset)
+        // A block carries at most MAX_BLOCK_PAGES pages, far below u32::MAX.
+        .put_u32(u32::try_from(head.pages.len()).unwrap_or(u32::MAX))
+        .put_u32(0) // the CRC, below
+        .put_u64(head.total_pages);
+    for c in &head.pages {
+        w.put_u32(c.file).put_u64(c.page).put_u64(c.generation);
+    }
     let h = &mut block[..BLOCK_HEADER];
     h.fill(0);
-    h[..8].copy_from_slice(MAGIC);
-    put32(h, 8, VERSION);
-    put32(h, 12, head.flags);
-    put64(h, 16, head.run_id);
-    put64(h, 24, head.backup_no);
-    put64(h, 32, head.block_no);
-    put64(h, 40, head.offset);
-    put32(h, 48, head.pages.len() as u32);
-    put64(h, 56, head.total_pages);
-    for (i, c) in head.pages.iter().enumerate() {
-        let at = FIXED + i * ENTRY;
-        put32(h, at, c.file);
-        put64(h, at + 4, c.page);
-        put64(h, at + 12, c.generation);
-    }
-    let crc = crc32fast::hash(&block[..head.len()]);
-    put32(block, OFF_CRC, crc);
+    h[..w.len()].copy_from_slice(w.as_slice());
+    let crc = crc32(&block[..head.len()]);
+    block[OFF_CRC..OFF_CRC + 4].copy_from_slice(&crc.to_le_bytes());
     crc
 }
 
@@ -148,67 +151,87 @@ pub fn read_head(h: &[u8]) -> Result<BlockHead, HeadError> {
     if h.len() < BLOCK_HEADER {
         return Err(HeadError::Short(h.len()));
     }
-    let mut magic = [0u8; 8];
-    magic.copy_from_slice(&h[..8]);
+    let short = || HeadError::Short(h.len());
+    let mut r = Reader::new(&h[..BLOCK_HEADER]);
+    let magic = r.array::<8>().ok_or_else(short)?;
     if &magic != MAGIC {
         return Err(HeadError::Magic(magic));
     }
-    if get32(h, 8) != VERSION {
-        return Err(HeadError::Version(get32(h, 8)));
-    }
-    let n = get32(h, 48);
+    BakVersion::check(r.u32().ok_or_else(short)?)?;
+    let fields = (|| {
+        let (flags, run_id, backup_no, block_no, offset) =
+            (r.u32()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+        let (n, crc, total_pages) = (r.u32()?, r.u32()?, r.u64()?);
+        Some((
+            flags,
+            run_id,
+            backup_no,
+            block_no,
+            offset,
+            n,
+            crc,
+            total_pages,
+        ))
+    })();
+    let (flags, run_id, backup_no, block_no, offset, n, crc, total_pages) =
+        fields.ok_or_else(short)?;
     if n as usize > MAX_BLOCK_PAGES {
         return Err(HeadError::Pages(n));
     }
-    let pages = (0..n as usize)
-        .map(|i| {
-            let at = FIXED + i * ENTRY;
-            Carried {
-                file: get32(h, at),
-                page: get64(h, at + 4),
-                generation: get64(h, at + 12),
-            }
-        })
-        .collect();
+    let mut pages = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (file, page, generation) = (r.u32(), r.u64(), r.u64());
+        let (Some(file), Some(page), Some(generation)) = (file, page, generation) else {
+            return Err(short());
+        };
+        pages.push(Carried {
+            file,
+            page,
+            generation,
+        });
+    }
     Ok(BlockHead {
-        flags: get32(h, 12),
-        run_id: get64(h, 16),
-        backup_no: get64(h, 24),
-        block_no: get64(h, 32),
-        offset: get64(h, 40),
+        flags,
+        run_id,
+        backup_no,
+        block_no,
+        offset,
         pages,
-        total_pages: get64(h, 56),
-        crc: get32(h, OFF_CRC),
+        total_pages,
+        crc,
     })
 }
 
 /// The CRC a whole block (header and pages) should carry.
 pub fn crc_of(block: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    h.update(&block[..OFF_CRC]);
-    h.update(&[0u8; 4]);
-    h.update(&block[OFF_CRC + 4..]);
-    h.finalize()
+    crc32_of(&[&block[..OFF_CRC], &[0u8; 4], &block[OFF_CRC + 4..]])
 }
 
-fn put32(b: &mut [u8], at: usize, v: u32) {
-    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-
-fn put64(b: &mut [u8], at: usize, v: u64) {
-    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
-}
-
-fn get32(b: &[u8], at: usize) -> u32 {
-    let mut x = [0u8; 4];
-    x.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(x)
-}
-
-fn get64(b: &[u8], at: usize) -> u64 {
-    let mut x = [0u8; 8];
-    x.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(x)
+/// Refuses the stream at `path` when its first block states a version this build does not
+/// read: it was written by another sqliosim, and is not judged. A first block that cannot be
+/// read, or is not a header of ours, is left to the scan that follows (it says what is wrong).
+pub fn refuse_foreign(
+    storage: &dyn crate::io::Storage,
+    path: &std::path::Path,
+    log: bool,
+) -> Result<(), ForeignFile> {
+    let Ok(mut head) = crate::io::align::AlignedBuf::new(logstream::HEADER) else {
+        return Ok(());
+    };
+    if storage.read_at(&mut head, 0).ok() != Some(logstream::HEADER) {
+        return Ok(());
+    }
+    let mut r = Reader::new(&head);
+    if r.array::<8>().as_ref() != Some(magic_of(log)) {
+        return Ok(());
+    }
+    let found = r.u32().unwrap_or(0);
+    let known = if log {
+        logstream::TrnVersion::check(found).map(|_| ())
+    } else {
+        BakVersion::check(found).map(|_| ())
+    };
+    known.map_err(|v| v.at(path))
 }
 
 /// Opens the backup stream at `path` through `backend` (so a planted link is refused and the
@@ -257,6 +280,8 @@ pub fn open_stream_of(
 }
 
 #[cfg(test)]
+mod format_tests;
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -289,7 +314,7 @@ mod tests {
             read_head(&block[..BLOCK_HEADER - 1]),
             Err(HeadError::Short(BLOCK_HEADER - 1))
         );
-        assert_eq!(crc_of(&block), get32(&block, OFF_CRC));
+        assert_eq!(crc_of(&block).to_le_bytes(), block[OFF_CRC..OFF_CRC + 4]);
     }
 
     #[test]
@@ -310,7 +335,7 @@ mod tests {
         ));
         let mut block = vec![0u8; BLOCK_HEADER];
         seal(&head(0), &mut block);
-        put32(&mut block, 48, MAX_BLOCK_PAGES as u32 + 1);
+        block[48..52].copy_from_slice(&(MAX_BLOCK_PAGES as u32 + 1).to_le_bytes());
         assert_eq!(
             read_head(&block),
             Err(HeadError::Pages(MAX_BLOCK_PAGES as u32 + 1))

@@ -27,7 +27,6 @@ use std::fmt;
 
 use super::record::{decode_one, Record};
 use super::{HEADER, MAGIC};
-use crate::page::layout::get_u32;
 
 /// What is at the offset where decoding stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -201,28 +200,28 @@ fn flaw_at(bytes: &[u8], at: usize, until: usize) -> Flaw {
     if bytes[at..until].iter().all(|&x| x == 0) {
         return Flaw::Zeros;
     }
-    if b.len() < HEADER || b[..8] != MAGIC {
+    let Some(f) = super::record::frame(b) else {
         return if b.len() < HEADER && MAGIC.starts_with(&b[..b.len().min(8)]) {
             Flaw::Cut
         } else {
             Flaw::NotARecord
         };
-    }
-    let len = get_u32(b, 12);
-    let Some(payload) = b.get(HEADER..HEADER + len as usize) else {
+    };
+    let Some(payload) = b.get(HEADER..HEADER.saturating_add(f.len as usize)) else {
         return Flaw::Cut;
     };
-    let computed = crc32fast::hash(payload);
-    let stored = get_u32(b, 16);
-    if computed != stored {
+    let computed = crate::codec::crc32(payload);
+    if computed != f.crc {
         return Flaw::ChecksumMismatch {
-            kind: b[8],
-            len,
-            stored,
+            kind: f.kind,
+            len: f.len,
+            stored: f.crc,
             computed,
         };
     }
-    Flaw::Unreadable { kind: b[8] }
+    // Whole and checksummed, but of another version, an unknown kind, or a payload that is
+    // not its record.
+    Flaw::Unreadable { kind: f.kind }
 }
 
 /// Describes the damage at `at` (where decoding stopped) and the whole records after it.
@@ -262,7 +261,7 @@ pub(super) fn invalid(bytes: &[u8], at: usize, len: usize, r: &Record, why: Stri
         offset: at as u64,
         len: len as u64,
         flaw: Flaw::Invalid {
-            kind: r.kind(),
+            kind: r.kind().into(),
             why,
         },
         records_after: rest.count,
@@ -335,10 +334,9 @@ fn records_from(bytes: &[u8], mut from: usize) -> impl Iterator<Item = (usize, R
 /// its header claims (0 when the header is not whole or the length passes the end of `b`,
 /// which [`decode_one`] refuses without a checksum).
 fn claimed_len(b: &[u8]) -> usize {
-    if b.len() < HEADER {
+    let Some(len) = super::record::frame(b).map(|f| f.len as usize) else {
         return 0;
-    }
-    let len = get_u32(b, 12) as usize;
+    };
     if len > b.len() - HEADER {
         0
     } else {

@@ -17,6 +17,11 @@
 //! its writes too. A journal that is unreadable *before* its end — whole records after bytes
 //! that are not one — is damaged, not torn: its device lost or tore a write it had acknowledged
 //! as durable ([`Damage`]); only the records before the damage are trusted.
+//!
+//! Records are framed and encoded with the shared codec ([`crate::codec`]); each frame states
+//! its kind ([`RecordKind`]) and the journal's version ([`JournalVersion`]). A journal whose
+//! first record states a version this build does not read is refused by its path
+//! ([`JournalState::load`], [`LoadError::Foreign`]), never decoded as damage.
 
 // A narrowing cast in an on-disk codec either is checked (`try_from`) or says why its range
 // holds (issue #22 §12).
@@ -32,10 +37,10 @@ mod summary;
 
 pub use damage::{Damage, Flaw};
 pub use gens::PageGens;
-pub use record::{decode, decode_all, BackupRecord, Decoded, Record};
+pub use record::{decode, decode_all, version_of, BackupRecord, Decoded, Record, RecordKind};
 
 pub use service::{Ack, JournalOptions, JournalService};
-pub use state::JournalState;
+pub use state::{JournalState, LoadError};
 pub use summary::JournalSummary;
 
 use std::io;
@@ -49,7 +54,18 @@ use crate::page::FileRole;
 /// Journal file name, beside the first data file.
 pub const JOURNAL_NAME: &str = "sqliosim.journal";
 const MAGIC: [u8; 8] = *b"SQLSIMJR";
+/// Bytes of a record's frame header: magic, kind, version, a spare byte, length, CRC32.
 const HEADER: usize = 20;
+
+crate::codec::versions! {
+    /// The journal's versions this build reads, stated in every record's frame (a journal is
+    /// refused by its first frame's, [`version_of`]). Journals written before the frame
+    /// stated one hold 0 there and are refused.
+    pub enum JournalVersion: "journal", writes V1 {
+        /// Each record's frame states the version; a Start gives each file's page bound.
+        V1 = 1,
+    }
+}
 
 /// One file of the set, as the journal knows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -61,12 +77,12 @@ pub struct JournalFile {
     /// Path.
     pub path: PathBuf,
     /// The most pages the file can have during the run (its MaxSize, or its size when that is
-    /// larger): no journaled page or size may be beyond it. `None` in journals written before
-    /// the bound was recorded, which are held to [`MAX_FILE_PAGES`].
+    /// larger): no journaled page or size may be beyond it. `None` (stored as 0) holds the
+    /// file to [`MAX_FILE_PAGES`].
     pub max_pages: Option<u64>,
 }
 
-/// The bound of journals that do not record one per file: the largest page number whose byte
+/// The bound of a file whose Start entry records none: the largest page number whose byte
 /// offset a `u64` holds (a block device as `FileName` can be larger than `MaxSize` allows).
 pub const MAX_FILE_PAGES: u64 = u64::MAX / crate::page::PAGE_SIZE as u64;
 

@@ -5,9 +5,11 @@
 
 mod decode;
 mod encode;
+mod kind;
 
-pub(super) use decode::decode_one;
-pub use decode::{decode, decode_all, Decoded};
+pub use decode::{decode, decode_all, version_of, Decoded};
+pub(super) use decode::{decode_one, frame};
+pub use kind::RecordKind;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -59,7 +61,7 @@ pub enum Record {
         /// The batch's number since the last Start: 1, 2, 3… (a snapshot's mark repeats the
         /// last one). A gap means whole batches went missing without a hole — a lost append
         /// followed by appends where it should have been, or older records showing through
-        /// (see `damage.rs`). 0: a journal written before batches were numbered (not checked).
+        /// (see `damage.rs`). This build never writes 0; a 0 read is not checked.
         batch: u64,
     },
     /// The journal could not be written from `time_us` on: nothing acknowledged afterwards
@@ -108,11 +110,8 @@ impl BackupRecord {
 
     /// The fingerprint of a stream whose blocks carry `crcs`, in order.
     pub fn digest_of(crcs: &[u32]) -> u32 {
-        let mut h = crc32fast::Hasher::new();
-        for c in crcs {
-            h.update(&c.to_le_bytes());
-        }
-        h.finalize()
+        let bytes: Vec<[u8; 4]> = crcs.iter().map(|c| c.to_le_bytes()).collect();
+        crate::codec::crc32(bytes.as_flattened())
     }
 }
 

@@ -3,10 +3,22 @@
 
 use std::path::Path;
 
-use super::{decode, BackupRecord, Damage, JournalFile, PageGens, Record};
+use super::{decode, version_of, BackupRecord, Damage, JournalFile, PageGens, Record};
+use crate::codec::ForeignFile;
 use crate::io::safefile::Use;
 use crate::io::{Backend, IoError};
 use crate::sim::engine::wal::NO_PREV;
+
+/// Why a journal cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// It cannot be read.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// It is of a version this build does not read.
+    #[error(transparent)]
+    Foreign(#[from] ForeignFile),
+}
 
 /// What a journal says, replayed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -263,24 +275,29 @@ impl JournalState {
     }
 
     /// Reads the journal at `path` through `backend` and replays it up to its first flaw: a
-    /// torn tail is dropped, damage before the end is kept in [`JournalState::damage`].
+    /// torn tail is dropped, damage before the end is kept in [`JournalState::damage`]. A
+    /// journal of a version this build does not read is refused ([`LoadError::Foreign`]).
     /// Whoever owns it (`verify` reads a copy of a run as it finds it).
-    pub fn load(backend: &dyn Backend, path: &Path) -> Result<JournalState, IoError> {
-        Ok(JournalState::from_bytes(
-            &backend.read_whole(path, Use::Input)?,
-        ))
+    pub fn load(backend: &dyn Backend, path: &Path) -> Result<JournalState, LoadError> {
+        JournalState::read(path, &backend.read_whole(path, Use::Input)?)
     }
 
     /// As [`JournalState::load`], for a run about to take the journal over (`run --resume`,
     /// a run over a previous run's files): one owned by another user is refused before a
     /// byte of it is read.
-    pub fn load_own(backend: &dyn Backend, path: &Path) -> Result<JournalState, IoError> {
-        Ok(JournalState::from_bytes(
-            &backend.read_whole(path, Use::Own)?,
-        ))
+    pub fn load_own(backend: &dyn Backend, path: &Path) -> Result<JournalState, LoadError> {
+        JournalState::read(path, &backend.read_whole(path, Use::Own)?)
     }
 
-    /// Replays journal bytes (see [`JournalState::load`]).
+    /// Replays the bytes of the journal at `path`, refused when its first record states a
+    /// version this build does not read.
+    pub fn read(path: &Path, bytes: &[u8]) -> Result<JournalState, LoadError> {
+        version_of(bytes).map_err(|v| v.at(path))?;
+        Ok(JournalState::from_bytes(bytes))
+    }
+
+    /// Replays journal bytes (see [`JournalState::load`]), whatever version they state: a
+    /// frame of another version is where the decoding stops.
     pub fn from_bytes(bytes: &[u8]) -> JournalState {
         let d = decode(bytes);
         let (damage, torn_tail) = match d.damage {

@@ -7,6 +7,7 @@ use crate::page::FileRole;
 mod backups;
 mod compaction;
 mod damage;
+mod format;
 mod replay;
 
 /// The files of a test run: a data file of 200 pages at most and its log.

@@ -14,7 +14,7 @@
 
 #![warn(clippy::cast_possible_truncation)]
 
-use crate::page::layout::{get_u32, get_u64, put};
+use crate::codec::{Reader, UnknownVersion, Versioned, Writer};
 
 mod scan;
 #[cfg(test)]
@@ -28,8 +28,13 @@ pub use writer::{TrnWriter, TrnWritten};
 pub const HEADER: usize = 4096;
 /// The magic of a log backup block.
 pub const MAGIC: &[u8; 8] = b"SQLIOTRN";
-/// The format's version.
-pub const VERSION: u32 = 1;
+crate::codec::versions! {
+    /// The log backup stream's versions this build reads, stated in every block header.
+    pub enum TrnVersion: "log backup stream", writes V1 {
+        /// The layout of docs/backup.md.
+        V1 = 1,
+    }
+}
 /// Flag of the last block of a finished log backup.
 pub const FLAG_END: u32 = 1;
 /// Offset of the CRC in the header: the full backup's block keeps it at the same place.
@@ -81,58 +86,68 @@ impl TrnHead {
 
 /// Writes `head` into `block[..HEADER]` and the CRC of `block[..head.len()]`; returns it.
 pub fn seal(head: &TrnHead, block: &mut [u8]) -> u32 {
+    let mut w = Writer::with_capacity(96);
+    w.put_raw(MAGIC)
+        .put_u32(TrnVersion::CURRENT.number())
+        .put_u32(head.flags)
+        .put_u64(head.run_id)
+        .put_u64(head.backup_no)
+        .put_u64(head.block_no)
+        .put_u64(head.offset)
+        .put_u32(head.file_id)
+        .put_u32(0) // the CRC, below
+        .put_u64(head.payload)
+        .put_u64(head.first_lsn)
+        .put_u64(head.end_lsn)
+        .put_u64(head.prev_lsn)
+        .put_u64(head.total_blocks);
     let h = &mut block[..HEADER];
     h.fill(0);
-    h[..8].copy_from_slice(MAGIC);
-    put(h, 8, &VERSION.to_le_bytes());
-    put(h, 12, &head.flags.to_le_bytes());
-    for (at, v) in [
-        (16, head.run_id),
-        (24, head.backup_no),
-        (32, head.block_no),
-        (40, head.offset),
-        (56, head.payload),
-        (64, head.first_lsn),
-        (72, head.end_lsn),
-        (80, head.prev_lsn),
-        (88, head.total_blocks),
-    ] {
-        put(h, at, &v.to_le_bytes());
-    }
-    put(h, 48, &head.file_id.to_le_bytes());
+    h[..w.len()].copy_from_slice(w.as_slice());
     let crc = crc_of(&block[..head.len()]);
-    put(block, OFF_CRC, &crc.to_le_bytes());
+    block[OFF_CRC..OFF_CRC + 4].copy_from_slice(&crc.to_le_bytes());
     crc
 }
 
+/// Why bytes are not a log backup block header of this build.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TrnHeadError {
+    /// Not a header of ours, or cut short.
+    #[error("no log backup block header (magic {0:02x?})")]
+    Magic(Vec<u8>),
+    /// A version this build does not read.
+    #[error(transparent)]
+    Version(#[from] UnknownVersion),
+}
+
 /// Reads a header; `Err` says why it is not one of ours.
-pub fn read_head(h: &[u8]) -> Result<TrnHead, String> {
-    if h.len() < HEADER || &h[..8] != MAGIC {
-        return Err(format!(
-            "no log backup block header (magic {:02x?})",
-            &h[..8.min(h.len())]
-        ));
+pub fn read_head(h: &[u8]) -> Result<TrnHead, TrnHeadError> {
+    let not_ours = || TrnHeadError::Magic(h[..8.min(h.len())].to_vec());
+    if h.len() < HEADER {
+        return Err(not_ours());
     }
-    if get_u32(h, 8) != VERSION {
-        return Err(format!(
-            "log backup format version {}, this build reads {VERSION}",
-            get_u32(h, 8)
-        ));
+    let mut r = Reader::new(&h[..HEADER]);
+    if r.array::<8>().as_ref() != Some(MAGIC) {
+        return Err(not_ours());
     }
-    Ok(TrnHead {
-        flags: get_u32(h, 12),
-        run_id: get_u64(h, 16),
-        backup_no: get_u64(h, 24),
-        block_no: get_u64(h, 32),
-        offset: get_u64(h, 40),
-        file_id: get_u32(h, 48),
-        crc: get_u32(h, OFF_CRC),
-        payload: get_u64(h, 56),
-        first_lsn: get_u64(h, 64),
-        end_lsn: get_u64(h, 72),
-        prev_lsn: get_u64(h, 80),
-        total_blocks: get_u64(h, 88),
-    })
+    TrnVersion::check(r.u32().ok_or_else(not_ours)?)?;
+    let head = (|| {
+        Some(TrnHead {
+            flags: r.u32()?,
+            run_id: r.u64()?,
+            backup_no: r.u64()?,
+            block_no: r.u64()?,
+            offset: r.u64()?,
+            file_id: r.u32()?,
+            crc: r.u32()?,
+            payload: r.u64()?,
+            first_lsn: r.u64()?,
+            end_lsn: r.u64()?,
+            prev_lsn: r.u64()?,
+            total_blocks: r.u64()?,
+        })
+    })();
+    head.ok_or_else(not_ours)
 }
 
 /// The CRC a whole block should carry (its CRC field taken as zero): at the same offset as

@@ -55,7 +55,7 @@ pub fn scan(storage: &dyn Storage, written: Option<&TrnWritten>) -> std::io::Res
         };
         let got = storage.read_at(&mut buf[..HEADER], offset)?;
         let head = if got == HEADER {
-            read_head(&buf[..HEADER])
+            read_head(&buf[..HEADER]).map_err(|e| e.to_string())
         } else {
             Err(format!("header cut short at {got} bytes"))
         };

@@ -2,48 +2,16 @@
 //! (bytes that are not a whole record, a record out of bounds, or a gap in the batch numbers),
 //! which is described, never an error.
 
-use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
-
-use super::{BackupRecord, Record};
-use crate::page::layout::{get_u32, get_u64};
+use super::{BackupRecord, Record, RecordKind};
+use crate::codec::{crc32, Reader, UnknownVersion, Versioned};
 use crate::page::FileRole;
 use crate::sim::engine::journal::damage::Damage;
-use crate::sim::engine::journal::{self, JournalFile, HEADER, MAGIC};
+use crate::sim::engine::journal::{self, JournalFile, JournalVersion, HEADER, MAGIC};
 
-/// A cursor over a payload that fails instead of panicking on short input.
-struct Cursor<'a>(&'a [u8]);
-
-impl Cursor<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
-        if self.0.len() < n {
-            return None;
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Some(a)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        self.take(1).map(|b| b[0])
-    }
-    fn u32(&mut self) -> Option<u32> {
-        self.take(4).map(|b| get_u32(b, 0))
-    }
-    fn u64(&mut self) -> Option<u64> {
-        self.take(8).map(|b| get_u64(b, 0))
-    }
-    /// A path written by `put_path`.
-    fn path(&mut self) -> Option<PathBuf> {
-        let len = self.u32()? as usize;
-        let bytes = self.take(len)?;
-        Some(PathBuf::from(std::ffi::OsStr::from_bytes(bytes)))
-    }
-}
-
-fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
-    let mut c = Cursor(payload);
-    Some(match kind {
-        1 => {
+fn decode_payload(kind: RecordKind, payload: &[u8]) -> Option<Record> {
+    let mut c = Reader::new(payload);
+    let r = match kind {
+        RecordKind::Start => {
             let run_id = c.u64()?;
             let n = c.u32()?;
             let mut files = Vec::new();
@@ -55,22 +23,17 @@ fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
                     FileRole::Data
                 };
                 let path = c.path()?;
+                let max_pages = Some(c.u64()?).filter(|&p| p > 0);
                 files.push(JournalFile {
                     file_id,
                     role,
                     path,
-                    max_pages: None,
+                    max_pages,
                 });
-            }
-            // Journals written before the bound was recorded end here.
-            if c.0.len() == files.len() * 8 {
-                for f in &mut files {
-                    f.max_pages = c.u64().filter(|&p| p > 0);
-                }
             }
             Record::Start { run_id, files }
         }
-        2 => {
+        RecordKind::Durable => {
             let file_id = c.u32()?;
             let n = c.u32()? as usize;
             let mut pages = Vec::with_capacity(n.min(payload.len() / 16));
@@ -79,29 +42,26 @@ fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
             }
             Record::Durable { file_id, pages }
         }
-        3 => Record::Resize {
+        RecordKind::Resize => Record::Resize {
             file_id: c.u32()?,
             pages: c.u64()?,
         },
-        4 => Record::Log {
+        RecordKind::Log => Record::Log {
             file_id: c.u32()?,
             last_block: c.u64()?,
             durable_end: c.u64()?,
         },
-        5 => Record::End,
-        6 => Record::Mark {
+        RecordKind::End => Record::End,
+        RecordKind::Mark => Record::Mark {
             time_us: c.u64()?,
             interval_ms: c.u32()?,
-            // Marks written before batches were numbered end here.
-            batch: c.u64().unwrap_or(0),
+            batch: c.u64()?,
         },
-        7 => {
-            let time_us = c.u64()?;
-            let len = c.u32()? as usize;
-            let reason = String::from_utf8_lossy(c.take(len)?).into_owned();
-            Record::Void { time_us, reason }
-        }
-        8 => {
+        RecordKind::Void => Record::Void {
+            time_us: c.u64()?,
+            reason: String::from_utf8_lossy(c.bytes()?).into_owned(),
+        },
+        RecordKind::Backup => {
             let log = c.u8()? == 1;
             let (backup_no, blocks, bytes, digest) = (c.u64()?, c.u64()?, c.u64()?, c.u32()?);
             let path = c.path()?;
@@ -114,8 +74,24 @@ fn decode_payload(kind: u8, payload: &[u8]) -> Option<Record> {
                 path,
             })
         }
-        _ => return None,
-    })
+    };
+    // A payload longer than its record is not one this version wrote.
+    c.is_empty().then_some(r)
+}
+
+/// The version a journal's first frame states: `Err` when this build does not read it.
+/// Bytes too short to hold a frame header, or that do not begin with the magic, state none
+/// (a journal cut before its Start landed, or damage, which the decoding describes).
+pub fn version_of(bytes: &[u8]) -> Result<Option<JournalVersion>, UnknownVersion> {
+    let mut r = Reader::new(bytes);
+    if r.array::<8>() != Some(MAGIC) {
+        return Ok(None);
+    }
+    // The version is read as soon as its bytes are there, before the rest of the frame.
+    match (r.u8(), r.u16()) {
+        (Some(_), Some(v)) => JournalVersion::check(u32::from(v)).map(Some),
+        _ => Ok(None),
+    }
 }
 
 /// A journal decoded: its whole records up to where it stops being readable, and what is
@@ -212,16 +188,51 @@ pub fn decode_all(bytes: &[u8]) -> (Vec<Record>, bool) {
     (d.records, d.damage.is_some())
 }
 
-/// The record at the start of `b` and its length, when it is whole and valid.
+/// A record's frame header, as read (nothing checked but that it is whole and begins with
+/// the magic).
+#[derive(Debug, Clone, Copy)]
+pub(in crate::sim::engine::journal) struct Frame {
+    /// The kind byte.
+    pub kind: u8,
+    /// The journal version the frame states.
+    pub version: u16,
+    /// The payload's length.
+    pub len: u32,
+    /// The payload's CRC32.
+    pub crc: u32,
+}
+
+/// The frame header at the start of `b`, when `b` holds a whole one that begins with the
+/// magic.
+pub(in crate::sim::engine::journal) fn frame(b: &[u8]) -> Option<Frame> {
+    let mut r = Reader::new(b);
+    if r.array::<8>()? != MAGIC {
+        return None;
+    }
+    let (kind, version) = (r.u8()?, r.u16()?);
+    r.skip(1)?;
+    Some(Frame {
+        kind,
+        version,
+        len: r.u32()?,
+        crc: r.u32()?,
+    })
+}
+
+/// The record at the start of `b` and its length, when it is whole and valid: the magic, a
+/// kind this build knows, the version this build writes (a frame of another version amid the
+/// journal is damage: [`version_of`] refuses a journal by its first frame), the CRC, and a
+/// payload that is exactly its record.
 pub(in crate::sim::engine::journal) fn decode_one(b: &[u8]) -> Option<(Record, usize)> {
-    if b.len() < HEADER || b[..8] != MAGIC {
+    let f = frame(b)?;
+    let kind = RecordKind::try_from(f.kind).ok()?;
+    if u32::from(f.version) != JournalVersion::CURRENT.number() {
         return None;
     }
-    let len = get_u32(b, 12) as usize;
-    let crc = get_u32(b, 16);
-    let payload = b.get(HEADER..HEADER + len)?;
-    if crc32fast::hash(payload) != crc {
+    let len = usize::try_from(f.len).ok()?;
+    let payload = b.get(HEADER..HEADER.checked_add(len)?)?;
+    if crc32(payload) != f.crc {
         return None;
     }
-    Some((decode_payload(b[8], payload)?, HEADER + len))
+    Some((decode_payload(kind, payload)?, HEADER + len))
 }

@@ -172,21 +172,21 @@ fn a_batch_lost_without_a_hole_is_damage_found_by_its_number() {
         (5, 5, true)
     );
 
-    // Marks written before batches were numbered (12-byte payload) are not checked.
+    // A mark without its batch number (the layout before batches were numbered) is no record
+    // of this version: whole and checksummed, but unreadable, so the journal is damaged there.
     let mut old = start;
-    for n in [1u64, 3] {
-        let durable = Record::Durable {
-            file_id: 0,
-            pages: vec![(1, n)],
-        };
-        old.extend_from_slice(&durable.encode());
-        let mut payload = (1_700_000_000_000_000u64 + n).to_le_bytes().to_vec();
-        payload.extend_from_slice(&10u32.to_le_bytes());
-        old.extend_from_slice(&raw_record(6, &payload));
-    }
+    let at = old.len();
+    let mut payload = 1_700_000_000_000_000u64.to_le_bytes().to_vec();
+    payload.extend_from_slice(&10u32.to_le_bytes());
+    old.extend_from_slice(&raw_record(6, &payload));
+    old.extend_from_slice(&numbered_batch(1));
+    old.extend_from_slice(&numbered_batch(2));
     let st = JournalState::from_bytes(&old);
-    assert!(st.damage.is_none(), "{:?}", st.damage);
-    assert_eq!(st.durable_gen(0, 1), 3);
+    let d = st.damage.expect("an unnumbered mark is not read");
+    assert_eq!(
+        (d.offset, d.flaw),
+        (at as u64, Flaw::Unreadable { kind: 6 })
+    );
 }
 
 /// A record of `kind` with `payload` framed as the journal frames it.
@@ -197,7 +197,7 @@ fn a_batch_lost_without_a_hole_is_damage_found_by_its_number() {
 fn raw_record(kind: u8, payload: &[u8]) -> Vec<u8> {
     let mut v = MAGIC.to_vec();
     v.push(kind);
-    v.extend_from_slice(&[0, 0, 0]);
+    v.extend_from_slice(&[1, 0, 0]); // version 1, the spare byte
     v.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     v.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
     v.extend_from_slice(payload);
@@ -231,7 +231,7 @@ fn crafted_record_headers_after_a_flaw_do_not_make_the_scan_quadratic() {
         // Each claims exactly the bytes left after its header: all of them are checksummed.
         let left = (fakes - i - 1) * HEADER;
         bytes.extend_from_slice(&MAGIC);
-        bytes.extend_from_slice(&[2, 0, 0, 0]);
+        bytes.extend_from_slice(&[2, 1, 0, 0]); // Durable, version 1
         bytes.extend_from_slice(&(left as u32).to_le_bytes());
         bytes.extend_from_slice(&0u32.to_le_bytes());
     }

@@ -1,0 +1,103 @@
+//! Files of a format version this build does not read are refused by name (issue #40): the
+//! journal on `verify` and `run --resume`, a data file's header page on `verify`, a `.bak` on
+//! `verify` and `restore`, a `.trn` on `verify`. Each exits 2 with a message naming the file,
+//! the version found and the versions this build reads; none is judged as the device's doing.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use sqliosim::page::layout::{page_checksum, OFF_CHECKSUM, OFF_VERSION};
+use sqliosim::sim::engine::backup::logstream::{self, TrnHead};
+use sqliosim::sim::engine::backup::{seal, BlockHead, FLAG_END};
+
+use crate::crash_support::{assert_exit, assert_success, bin, run_cmd, small_config, verify};
+
+/// Asserts `out` refused `path` (exit 2) as `format` of version `found`, read: version 1.
+fn assert_refused(out: &Output, path: &Path, format: &str, found: u32) {
+    assert_exit(out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let want = format!(
+        "{}: {format} format version {found}; this build of sqliosim reads version 1",
+        path.display()
+    );
+    assert!(err.contains(&want), "want {want:?} in: {err}");
+}
+
+/// A stream of one END block (a `.trn` when `log`) whose version field says `version`.
+fn stream(dir: &Path, log: bool, version: u32) -> PathBuf {
+    let mut block = if log {
+        let h = TrnHead {
+            flags: FLAG_END,
+            run_id: 7,
+            ..TrnHead::default()
+        };
+        let mut b = vec![0u8; h.len()];
+        logstream::seal(&h, &mut b);
+        b
+    } else {
+        let h = BlockHead {
+            flags: FLAG_END,
+            run_id: 7,
+            backup_no: 1,
+            block_no: 0,
+            offset: 0,
+            pages: Vec::new(),
+            total_pages: 0,
+            crc: 0,
+        };
+        let mut b = vec![0u8; h.len()];
+        seal(&h, &mut b);
+        b
+    };
+    block[8..12].copy_from_slice(&version.to_le_bytes());
+    let path = dir.join(if log { "x.trn" } else { "x.bak" });
+    std::fs::write(&path, block).expect("write the stream");
+    path
+}
+
+#[test]
+fn a_backup_stream_of_another_version_is_refused_by_verify_and_restore() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let bak = stream(dir.path(), false, 9);
+    let out = bin().arg("verify").arg(&bak).output().expect("verify");
+    assert_refused(&out, &bak, "backup stream", 9);
+    let out = bin().arg("restore").arg(&bak).output().expect("restore");
+    assert_refused(&out, &bak, "backup stream", 9);
+    let trn = stream(dir.path(), true, 0);
+    let out = bin().arg("verify").arg(&trn).output().expect("verify");
+    assert_refused(&out, &trn, "log backup stream", 0);
+}
+
+#[test]
+fn a_journal_or_a_data_file_of_another_version_is_refused_by_verify_and_resume() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 1, true);
+    assert_success(&run_cmd(&config, dir.path()).output().expect("run"));
+    assert_success(&verify(dir.path()));
+
+    let journal = dir.path().join("sqliosim.journal");
+    let good = std::fs::read(&journal).expect("journal");
+    let mut other = good.clone();
+    other[9..11].copy_from_slice(&3u16.to_le_bytes());
+    std::fs::write(&journal, &other).expect("write");
+    assert_refused(&verify(dir.path()), &journal, "journal", 3);
+    let out = run_cmd(&config, dir.path())
+        .arg("--resume")
+        .output()
+        .expect("resume");
+    assert_refused(&out, &journal, "journal", 3);
+    assert_eq!(
+        std::fs::read(&journal).expect("journal"),
+        other,
+        "refused, not rewritten"
+    );
+    std::fs::write(&journal, &good).expect("write");
+
+    let data = dir.path().join("sqliosim.mdx");
+    let mut header = std::fs::read(&data).expect("data file")[..8192].to_vec();
+    header[OFF_VERSION..OFF_VERSION + 2].copy_from_slice(&5u16.to_le_bytes());
+    let crc = page_checksum(&header);
+    header[OFF_CHECKSUM..OFF_CHECKSUM + 4].copy_from_slice(&crc.to_le_bytes());
+    crate::crash_support::write_page(&data, 0, &header);
+    assert_refused(&verify(dir.path()), &data, "page", 5);
+}
