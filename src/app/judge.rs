@@ -178,6 +178,9 @@ fn scan_one(
                 .with_context(|| format!("cannot read {}", t.path.display()))?;
             let durable = j.and_then(|j| j.log.get(t.header.file_id as usize).copied().flatten());
             let scan = scan_log(&bytes, &t.header, durable);
+            if let Some(foreign) = scan.foreign(&t.path) {
+                return Err(anyhow::Error::new(foreign));
+            }
             let problems = scan.issues.len();
             counts.log_blocks += scan.blocks as u64;
             for issue in scan.issues {

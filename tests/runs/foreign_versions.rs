@@ -101,3 +101,48 @@ fn a_journal_or_a_data_file_of_another_version_is_refused_by_verify_and_resume()
     crate::crash_support::write_page(&data, 0, &header);
     assert_refused(&verify(dir.path()), &data, "page", 5);
 }
+
+/// A log whose blocks all state another version (a set written by another sqliosim, verified
+/// without its journal) is refused by name, not reported as "0 log blocks found" nor judged.
+#[test]
+fn a_log_of_another_version_is_refused_by_verify_without_the_journal() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 1, true);
+    assert_success(&run_cmd(&config, dir.path()).output().expect("run"));
+    let log = dir.path().join("sqliosim.ldx");
+    let mut bytes = std::fs::read(&log).expect("log");
+    // Every whole block (magic, a length, a good checksum) restated as version 0 and resealed
+    // (CRC32 of the block with its checksum field left out: bytes 44..48).
+    let (mut off, mut blocks) = (8192usize, 0);
+    while off + 512 <= bytes.len() {
+        let at = &bytes[off..];
+        let len = u32::from_le_bytes(at[12..16].try_into().expect("4 bytes")) as usize;
+        if at[..8] != *b"SQLSIMLG"
+            || len < 512
+            || !len.is_multiple_of(512)
+            || off + len > bytes.len()
+        {
+            off += 512;
+            continue;
+        }
+        let block = &mut bytes[off..off + len];
+        block[52..54].copy_from_slice(&0u16.to_le_bytes());
+        let mut h = crc32fast::Hasher::new();
+        h.update(&block[..44]);
+        h.update(&block[48..]);
+        let crc = h.finalize();
+        block[44..48].copy_from_slice(&crc.to_le_bytes());
+        blocks += 1;
+        off += len;
+    }
+    assert!(blocks > 0, "the run wrote log blocks");
+    std::fs::write(&log, &bytes).expect("write the log");
+    let out = bin()
+        .arg("verify")
+        .arg("--dir")
+        .arg(dir.path())
+        .arg("--no-journal")
+        .output()
+        .expect("verify");
+    assert_refused(&out, &log, "log block", 0);
+}

@@ -207,6 +207,18 @@ pub struct LogScan {
     pub newest_end: u64,
     /// Problems.
     pub issues: Vec<LogIssue>,
+    /// The version stated by whole, checksummed blocks of a version this build does not read
+    /// (the first such found): with no valid block beside them, the log is another sqliosim's.
+    pub other_version: Option<u32>,
+}
+
+impl LogScan {
+    /// The refusal of the log at `path` when its blocks are all of a version this build does
+    /// not read: not judged (another sqliosim wrote it), refused by name.
+    pub fn foreign(&self, path: &std::path::Path) -> Option<crate::codec::ForeignFile> {
+        let found = self.other_version.filter(|_| self.blocks == 0)?;
+        Some(logblock::unknown_version(found).at(path))
+    }
 }
 
 /// Scans a whole log file held in memory (`bytes`, from offset 0): finds the newest valid
@@ -308,6 +320,10 @@ fn newest_block(
                             newest = Some(b);
                         }
                         u64::from(b.len)
+                    }
+                    Err(logblock::LogBlockError::Version(v)) => {
+                        out.other_version.get_or_insert(v);
+                        unit
                     }
                     Err(_) => unit,
                 }

@@ -114,6 +114,9 @@ pub fn restore(run: &Run<'_>, journal: Option<&JournalState>) -> Result<(), Setu
             .as_ref()
             .and_then(|j| j.log.get(log.file).copied().flatten());
         let scan = scan_log(&bytes, &header, durable);
+        if let Some(foreign) = scan.foreign(&f.path) {
+            return Err(SetupError::Foreign(foreign));
+        }
         for issue in scan.issues.into_iter().filter(|_| report) {
             bad += 1;
             run.report(issue.into_finding(run.plan.seed, &f.path, log.file as u32));

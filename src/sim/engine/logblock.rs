@@ -121,12 +121,12 @@ pub enum LogBlockError {
     #[error("log block payload damaged at byte {0}")]
     Payload(usize),
     /// A whole, checksummed block of a version this build does not read.
-    #[error("{}", unknown(*.0))]
+    #[error("{}", unknown_version(*.0))]
     Version(u32),
 }
 
 /// The refusal of log block version `found`, in words.
-fn unknown(found: u32) -> UnknownVersion {
+pub fn unknown_version(found: u32) -> UnknownVersion {
     UnknownVersion {
         format: <LogBlockVersion as Versioned>::FORMAT,
         found,
