@@ -35,7 +35,7 @@
 //! - [`sim::engine`] (uses `codec`, `findings`, `io`, `page`, `sim::control`, `sim::plan`, `witness`):
 //!   the storage engine: expected-state oracle, read retries, buffer pool, data files,
 //!   write-ahead log (its requests through the throttle and the in-flight table), journal.
-//! - [`sim::check`] (uses `findings`, `io`, `page`, `sim::engine`): a file set at
+//! - [`sim::check`] (uses `codec`, `findings`, `io`, `page`, `sim::engine`): a file set at
 //!   rest, checked: the scans `verify` and `run --resume` share, the scope of a verify, what
 //!   the journal holds the device to.
 //! - [`stats`] (uses `page`, `sim::control`, `sim::engine`): per-thread counters and
