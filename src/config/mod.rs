@@ -13,6 +13,7 @@ pub mod cgroup;
 mod durability;
 mod echo;
 pub mod encoding;
+mod engine;
 mod error;
 mod files;
 mod generation;
