@@ -146,3 +146,24 @@ fn a_log_of_another_version_is_refused_by_verify_without_the_journal() {
         .expect("verify");
     assert_refused(&out, &log, "log block", 0);
 }
+
+/// A run's own stream, named by its journal as a finished backup, restated as another
+/// version: `verify` of the set refuses it by name (exit 2) rather than judging it lost.
+#[test]
+fn a_journaled_backup_stream_of_another_version_is_refused_when_the_set_is_verified() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 1, 3, true);
+    let mut text = std::fs::read_to_string(&config).expect("config");
+    text.push_str(
+        "[BackupUser]\nUserCount=1\nMaxTransferSize=262144\nBufferCount=4\nBackupDelay=100\n",
+    );
+    std::fs::write(&config, text).expect("write config");
+    assert_success(&run_cmd(&config, dir.path()).output().expect("run"));
+    let bak = dir.path().join("sqliosim.bak");
+    let mut bytes = std::fs::read(&bak).expect("the run left its stream");
+    assert_eq!(bytes[8..12], 1u32.to_le_bytes(), "version 1 at 8..12");
+    assert_success(&verify(dir.path()));
+    bytes[8..12].copy_from_slice(&7u32.to_le_bytes());
+    std::fs::write(&bak, &bytes).expect("write the stream");
+    assert_refused(&verify(dir.path()), &bak, "backup stream", 7);
+}
