@@ -220,14 +220,21 @@ fn forced_flush_opens_without_o_dsync_and_fdatasyncs_after_every_write() {
     };
     forced_flush_holds(&trace);
     // Shared flushes: each write still followed by one started after it returned.
-    let (_, data) = ops_on(&trace, "sqliosim.mdx");
+    every_data_write_covered(&trace);
+}
+
+/// Asserts every traced data write was followed by a successful `fdatasync` of the data file
+/// started after it returned; returns (writes, fdatasyncs) of the data file.
+fn every_data_write_covered(trace: &str) -> (usize, usize) {
+    let (_, data) = ops_on(trace, "sqliosim.mdx");
     let syncs = data.iter().filter(|o| !o.write).count();
-    let (writes, uncovered) = uncovered_writes(&trace, "sqliosim.mdx");
+    let (writes, uncovered) = uncovered_writes(trace, "sqliosim.mdx");
     assert!(writes > 20, "data writes traced: {writes}");
     assert_eq!(
         uncovered, 0,
         "{uncovered} of {writes} data writes not followed by a successful fdatasync of the file started after them ({syncs} fdatasyncs)"
     );
+    (writes, syncs)
 }
 
 #[test]
@@ -236,14 +243,7 @@ fn forced_flush_per_write_fdatasyncs_after_every_write() {
         return;
     };
     forced_flush_holds(&trace);
-    let (_, data) = ops_on(&trace, "sqliosim.mdx");
-    let syncs = data.iter().filter(|o| !o.write).count();
-    let (writes, uncovered) = uncovered_writes(&trace, "sqliosim.mdx");
-    assert!(writes > 20, "data writes traced: {writes}");
-    assert_eq!(
-        uncovered, 0,
-        "{uncovered} of {writes} data writes not covered by a flush"
-    );
+    let (writes, syncs) = every_data_write_covered(&trace);
     assert!(
         syncs >= writes,
         "{syncs} fdatasyncs of the data file for {writes} writes with ForcedFlushPerWrite"
