@@ -145,6 +145,14 @@ fn a_log_of_another_version_is_refused_by_verify_without_the_journal() {
         .output()
         .expect("verify");
     assert_refused(&out, &log, "log block", 0);
+    // With the journal, which holds a durable log position: refused too, not "durable log
+    // lost"; and `run --resume` refuses it before it judges anything.
+    assert_refused(&verify(dir.path()), &log, "log block", 0);
+    let out = run_cmd(&config, dir.path())
+        .arg("--resume")
+        .output()
+        .expect("resume");
+    assert_refused(&out, &log, "log block", 0);
 }
 
 /// A run's own stream, named by its journal as a finished backup, restated as another
