@@ -1,18 +1,23 @@
-//! The expected-state oracle of one file: what every page must read back as, and the page
-//! latches that keep a verifying read from racing a write to the same page.
+//! The expected-state oracle of one file: what every page must read back as, what the
+//! journal holds durable of it, and the page latches that keep a verifying read from racing a
+//! write to the same page.
 //!
-//! Per page the oracle keeps 16 bytes: two `AtomicU64`s, the generation of the last completed
-//! write (`done`) and the highest generation issued (`issued`, whose top two bits carry the
-//! in-flight and unknown flags). The state changes only when an I/O is issued or completes:
-//! [`Oracle::begin_write`] hands out the next generation and marks the page in flight,
-//! [`Oracle::complete_write`] records the outcome. A write that failed leaves the page
-//! *unknown* (any self-consistent content between the last good and the failed generation is
-//! accepted), never *corrupt*, unlike fio before its PR #2086.
+//! Per page the oracle keeps one word, 8 bytes ([`word`]): the generation of the last completed
+//! write, the highest issued (with the in-flight and unknown flags), the highest the journal
+//! was told is durable, and the sync points' marks. The state changes only when an I/O is
+//! issued or completes: [`Oracle::begin_write`] hands out the next generation and marks the
+//! page in flight, [`Oracle::complete_write`] records the outcome. A write that failed leaves
+//! the page *unknown* (any self-consistent content between the last good and the failed
+//! generation is accepted), never *corrupt*, unlike fio before its PR #2086. The journal
+//! thread keeps its durable generations here ([`Oracle::raise_durable`]) rather than in a table
+//! of its own, so a run's per-page state is this word and nothing else; a state that does not
+//! fit its word waits in a spill map until it does (see [`word`]).
 //!
 //! Latches are striped: page `p` uses stripe `p % stripes`. A data file gets one stripe per page
-//! of its largest size ([`stripes_for`]), up to [`MAX_STRIPES`] (8 MB of latches), so two
-//! requests wait for each other only when they share a page: with fewer stripes than the pages
-//! the asynchronous actors keep in flight, the stripes themselves were the depth limit (1,024
+//! of its largest size ([`stripes_for`]), up to [`MAX_STRIPES`] (512 KB of latches), so two
+//! requests wait for each other only when they share a page or, in files over 512 MB, a stripe
+//! (one chance in 65,536 for two random pages): with fewer stripes than the pages the
+//! asynchronous actors keep in flight, the stripes themselves were the depth limit (1,024
 //! stripes held the initial update's 64-page writes to 16 in flight, whatever MaxOutstandingIO
 //! asked). Reads take a stripe shared, writes exclusive. A thread that waits for a latch holds no
 //! other: a synchronous actor holds at most one latch set at a time (ranges locked in ascending
@@ -20,18 +25,22 @@
 //! *tries* further sets and collects its own completions (releasing its sets) before it waits.
 //! Its requests complete without anyone's help, which keeps latching deadlock-free.
 
+mod word;
+
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::page::{Expect, ExpectedState};
+use word::{Wide, CHANGED, IN_FLIGHT, SNAPPED, SPILLED, UNKNOWN};
 
 /// Bytes of oracle state per page (the latches are shared stripes and not counted).
-pub const BYTES_PER_PAGE: usize = 16;
+pub const BYTES_PER_PAGE: usize = 8;
 /// Fewest latch stripes a file gets (and the number when none is given).
 pub const DEFAULT_STRIPES: usize = 1024;
-/// Most latch stripes a file gets: one per page of an 8 GiB file, 8 MB of latches.
-pub const MAX_STRIPES: usize = 1 << 20;
+/// Most latch stripes a file gets: one per page of a 512 MB file, 512 KB of latches.
+pub const MAX_STRIPES: usize = 1 << 16;
 
 /// Latch stripes for a file of at most `pages` pages: one per page, within
 /// [`DEFAULT_STRIPES`]..=[`MAX_STRIPES`].
@@ -41,44 +50,42 @@ pub fn stripes_for(pages: u64) -> usize {
         .clamp(DEFAULT_STRIPES, MAX_STRIPES)
 }
 
-const IN_FLIGHT: u64 = 1 << 63;
-const UNKNOWN: u64 = 1 << 62;
-const GEN_MASK: u64 = UNKNOWN - 1;
-/// In `done`: the page's completed generation changed since a sync point last took it.
-const CHANGED: u64 = 1 << 63;
-/// In `done`: taken by a sync point's first pass (before its fdatasync), not yet journaled.
-const SNAPPED: u64 = 1 << 62;
+/// Highest generation a write may carry (the page stamp's limit).
+const MAX_GENERATION: u64 = (1 << 62) - 1;
 
-/// One page's expected state: 16 bytes.
-#[derive(Debug, Default)]
-struct Slot {
-    /// Generation of the last write that completed successfully (0: none), with the CHANGED
-    /// and SNAPPED marks of the sync points in the top bits.
-    done: AtomicU64,
-    /// Highest generation issued, with the IN_FLIGHT and UNKNOWN flags in the top bits.
-    issued: AtomicU64,
-}
-
-impl Slot {
+impl Wide {
     fn state(&self) -> ExpectedState {
-        let done = self.done.load(Ordering::Acquire) & GEN_MASK;
-        let issued = self.issued.load(Ordering::Acquire);
-        let gen = issued & GEN_MASK;
-        if issued & UNKNOWN != 0 {
+        if self.flags & UNKNOWN != 0 {
             ExpectedState::Unknown {
-                old: done,
-                issued: gen,
+                old: self.done,
+                issued: self.issued,
             }
-        } else if issued & IN_FLIGHT != 0 {
+        } else if self.flags & IN_FLIGHT != 0 {
             ExpectedState::InFlight {
-                old: done,
-                new: gen,
+                old: self.done,
+                new: self.issued,
             }
-        } else if gen == 0 {
+        } else if self.issued == 0 {
             ExpectedState::NeverWritten
         } else {
-            ExpectedState::Written { generation: gen }
+            ExpectedState::Written {
+                generation: self.issued,
+            }
         }
+    }
+
+    /// Stores a new completed generation, marked CHANGED for the next sync point; returns the
+    /// generation a sync point had marked (SNAPPED) and not yet journaled, which the caller
+    /// keeps aside for it: that one completed before the sync point's fdatasync, the new one
+    /// perhaps not.
+    fn store_done(&mut self, gen: u64) -> Option<u64> {
+        let snapped = (self.flags & SNAPPED != 0).then_some(self.done);
+        self.done = gen;
+        self.flags &= !(SNAPPED | CHANGED);
+        if gen > 0 {
+            self.flags |= CHANGED;
+        }
+        snapped
     }
 }
 
@@ -87,7 +94,13 @@ impl Slot {
 pub struct Oracle {
     run_id: u64,
     file_id: u32,
-    slots: RwLock<Vec<Slot>>,
+    /// One word per page ([`word`]).
+    slots: RwLock<Vec<AtomicU64>>,
+    /// The states of the pages whose word says [`SPILLED`]; changed only under this lock.
+    spill: Mutex<HashMap<u64, Wide>>,
+    /// Durable generations the journal holds for pages beyond the end (a restarted run's
+    /// journal names pages a file no longer has, until a resize it journals says otherwise).
+    far: Mutex<BTreeMap<u64, u64>>,
     latches: Box<[RwLock<()>]>,
     /// Every page's next generation is above this: what the file's pages may have held before
     /// a restart (the header's ceiling) or before a shrink cut them off.
@@ -96,7 +109,7 @@ pub struct Oracle {
     high: AtomicU64,
     /// (page, generation) a sync point had marked and a newer completion replaced before the
     /// sync point journaled it ([`Oracle::take_snapped`] takes them).
-    overtaken: parking_lot::Mutex<Vec<(u64, u64)>>,
+    overtaken: Mutex<Vec<(u64, u64)>>,
 }
 
 /// Shared latches over one or more pages (held while a read is verified).
@@ -120,15 +133,17 @@ impl Oracle {
     /// Same as [`Oracle::new`] with `stripes` latch stripes (at least 1).
     pub fn with_stripes(run_id: u64, file_id: u32, pages: u64, stripes: usize) -> Oracle {
         let mut slots = Vec::new();
-        slots.resize_with(to_index(pages), Slot::default);
+        slots.resize_with(to_index(pages), AtomicU64::default);
         Oracle {
             run_id,
             file_id,
             slots: RwLock::new(slots),
+            spill: Mutex::new(HashMap::new()),
+            far: Mutex::new(BTreeMap::new()),
             latches: (0..stripes.max(1)).map(|_| RwLock::new(())).collect(),
             floor: AtomicU64::new(0),
             high: AtomicU64::new(0),
-            overtaken: parking_lot::Mutex::new(Vec::new()),
+            overtaken: Mutex::new(Vec::new()),
         }
     }
 
@@ -162,25 +177,52 @@ impl Oracle {
         self
     }
 
-    /// Memory used by the per-page state, in bytes (`pages * BYTES_PER_PAGE`).
+    /// Memory used by the per-page state, in bytes: a word per page and the spilled states.
     pub fn memory_bytes(&self) -> usize {
-        self.slots.read().len() * std::mem::size_of::<Slot>()
+        let spilled = self.spill.lock().len();
+        let spilled = spilled + self.far.lock().len();
+        self.slots.read().len() * BYTES_PER_PAGE + spilled * std::mem::size_of::<(u64, Wide)>()
+    }
+
+    /// Pages whose state is in the spill map (not in their word).
+    pub fn spilled(&self) -> usize {
+        self.spill.lock().len()
     }
 
     /// Grows (new pages never written) or shrinks (pages beyond the end forgotten) the file.
     /// A shrink raises the floor to the highest generation issued, so a page cut off and grown
-    /// again never gets a generation it held before the cut.
+    /// again never gets a generation it held before the cut. The durable generations of pages
+    /// cut off stay, beyond the end, until the journal truncates them (a shrink the run
+    /// journals truncated them first); pages grown take them back.
     pub fn resize(&self, pages: u64) {
         let mut slots = self.slots.write();
-        if to_index(pages) < slots.len() {
+        let old = slots.len();
+        let new = to_index(pages);
+        if new < old {
             self.floor
                 .fetch_max(self.high.load(Ordering::Acquire), Ordering::AcqRel);
             // A generation kept aside for a sync point (one whose fdatasync failed, then
             // overtaken) of a page cut off is owed no more: journaled after the cut, it would
             // hold a page grown again later to what it held before the cut.
             self.overtaken.lock().retain(|&(p, _)| p < pages);
+            let cut: Vec<(u64, u64)> = (new..old)
+                .map(|p| (p as u64, self.wide(&slots, p as u64).durable))
+                .filter(|&(_, d)| d > 0)
+                .collect();
+            self.far.lock().extend(cut);
+            self.spill.lock().retain(|&p, _| p < pages);
+            slots.truncate(new);
+        } else if new > old {
+            slots.resize_with(new, AtomicU64::default);
+            let back: Vec<(u64, u64)> = {
+                let mut far = self.far.lock();
+                let rest = far.split_off(&pages);
+                std::mem::replace(&mut *far, rest).into_iter().collect()
+            };
+            for (page, durable) in back {
+                self.update(&slots, page, |w| w.durable = durable);
+            }
         }
-        slots.resize_with(to_index(pages), Slot::default);
     }
 
     /// Makes every page's next generation greater than `floor` (a restart over existing
@@ -203,9 +245,10 @@ impl Oracle {
     /// What page `page` must read as. Pages beyond the end read as never written.
     pub fn expected_state(&self, page: u64) -> ExpectedState {
         let slots = self.slots.read();
-        slots
-            .get(to_index(page))
-            .map_or(ExpectedState::NeverWritten, Slot::state)
+        if page >= slots.len() as u64 {
+            return ExpectedState::NeverWritten;
+        }
+        self.wide(&slots, page).state()
     }
 
     /// The full expectation for the verifier.
@@ -219,13 +262,14 @@ impl Oracle {
     /// The caller holds the page's write latch.
     pub fn begin_write(&self, page: u64) -> u64 {
         let slots = self.slots.read();
-        let slot = slot_of(&slots, page);
-        let issued = slot.issued.load(Ordering::Acquire);
-        let gen = (issued & GEN_MASK).max(self.floor.load(Ordering::Acquire)) + 1;
-        assert!(gen < UNKNOWN, "generation overflow on page {page}");
+        let gen = self.update(&slots, page, |w| {
+            let gen = w.issued.max(self.floor.load(Ordering::Acquire)) + 1;
+            assert!(gen <= MAX_GENERATION, "generation overflow on page {page}");
+            w.issued = gen;
+            w.flags |= IN_FLIGHT;
+            gen
+        });
         self.high.fetch_max(gen, Ordering::AcqRel);
-        slot.issued
-            .store(gen | IN_FLIGHT | (issued & UNKNOWN), Ordering::Release);
         gen
     }
 
@@ -233,62 +277,67 @@ impl Oracle {
     /// page must now read as `gen`; on failure its content is unknown until the next write.
     pub fn complete_write(&self, page: u64, gen: u64, ok: bool) {
         let slots = self.slots.read();
-        let slot = slot_of(&slots, page);
-        let issued = slot.issued.load(Ordering::Acquire) & GEN_MASK;
-        assert_eq!(
-            issued, gen,
-            "completion of a write never issued on page {page}"
-        );
-        if ok {
-            self.store_done(slot, page, gen);
-            slot.issued.store(gen, Ordering::Release);
-        } else {
-            slot.issued.store(gen | UNKNOWN, Ordering::Release);
-        }
+        let overtaken = self.update(&slots, page, |w| {
+            assert_eq!(
+                w.issued, gen,
+                "completion of a write never issued on page {page}"
+            );
+            w.flags &= !IN_FLIGHT;
+            if ok {
+                w.flags &= !UNKNOWN;
+                w.store_done(gen)
+            } else {
+                w.flags |= UNKNOWN;
+                None
+            }
+        });
+        self.keep_aside(page, overtaken);
     }
 
-    /// Sets a page's state directly (journal replay, crash recovery, tests).
+    /// Sets a page's state directly (journal replay, crash recovery, tests); its durable
+    /// generation stays.
     pub fn set(&self, page: u64, state: ExpectedState) {
         let slots = self.slots.read();
-        let slot = slot_of(&slots, page);
-        let (done, issued) = match state {
-            ExpectedState::NeverWritten => (0, 0),
-            ExpectedState::Written { generation } => (generation, generation),
-            ExpectedState::InFlight { old, new } => (old, new | IN_FLIGHT),
-            ExpectedState::Unknown { old, issued } => (old, issued | UNKNOWN),
+        let (done, issued, flags) = match state {
+            ExpectedState::NeverWritten => (0, 0, 0),
+            ExpectedState::Written { generation } => (generation, generation, 0),
+            ExpectedState::InFlight { old, new } => (old, new, IN_FLIGHT),
+            ExpectedState::Unknown { old, issued } => (old, issued, UNKNOWN),
         };
-        self.store_done(slot, page, done);
-        slot.issued.store(issued, Ordering::Release);
+        let overtaken = self.update(&slots, page, |w| {
+            let snapped = w.store_done(done);
+            w.issued = issued;
+            w.flags = (w.flags & !(IN_FLIGHT | UNKNOWN)) | flags;
+            snapped
+        });
+        self.keep_aside(page, overtaken);
     }
 
-    /// Stores a page's new completed generation, marked CHANGED for the next sync point. A
-    /// generation a sync point had marked (SNAPPED) and not yet journaled is kept aside for
-    /// it: that one completed before the sync point's fdatasync, the new one perhaps not.
-    fn store_done(&self, slot: &Slot, page: u64, gen: u64) {
-        let changed = if gen > 0 { CHANGED } else { 0 };
-        let before = slot.done.swap(gen | changed, Ordering::AcqRel);
-        if before & SNAPPED != 0 {
-            self.overtaken.lock().push((page, before & GEN_MASK));
+    /// A generation a sync point had marked, replaced before it was journaled.
+    fn keep_aside(&self, page: u64, snapped: Option<u64>) {
+        if let Some(gen) = snapped {
+            self.overtaken.lock().push((page, gen));
         }
     }
 
     /// A sync point's first pass, before its fdatasync: marks as taken every page below
     /// `pages` whose completed generation changed since a sync point last took it. Each
     /// generation so marked completed before this returns, so the fdatasync that follows makes
-    /// it durable. No memory per page: the marks live in the pages' slots.
+    /// it durable. No memory per page: the marks live in the pages' words.
     pub fn snap_changed(&self, pages: u64) {
         let slots = self.slots.read();
-        for slot in slots.iter().take(to_index(pages)) {
-            if slot.done.load(Ordering::Relaxed) & CHANGED == 0 {
+        for page in 0..to_index(pages).min(slots.len()) {
+            let word = slots[page].load(Ordering::Relaxed);
+            if word & (CHANGED | SPILLED) == 0 {
                 continue;
             }
             // A completion between the load and here stored a new CHANGED generation, which
             // completed before this returns too: mark whatever is there.
-            let _ = slot
-                .done
-                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
-                    (d & CHANGED != 0).then_some((d & !CHANGED) | SNAPPED)
-                });
+            self.update(&slots, page as u64, |w| {
+                if w.flags & CHANGED != 0 {
+                    w.flags = (w.flags & !CHANGED) | SNAPPED;
+                }
+            });
         }
     }
 
@@ -300,13 +349,17 @@ impl Oracle {
     /// completed before this sync point's fdatasync.
     pub fn take_snapped(&self, pages: u64, mut emit: impl FnMut(u64, u64)) {
         let slots = self.slots.read();
-        for (page, slot) in slots.iter().enumerate().take(to_index(pages)) {
-            if slot.done.load(Ordering::Relaxed) & SNAPPED == 0 {
+        for page in 0..to_index(pages).min(slots.len()) {
+            let word = slots[page].load(Ordering::Relaxed);
+            if word & (SNAPPED | SPILLED) == 0 {
                 continue;
             }
-            let before = slot.done.fetch_and(!SNAPPED, Ordering::AcqRel);
-            let gen = before & GEN_MASK;
-            if before & SNAPPED != 0 && gen > 0 {
+            let taken = self.update(&slots, page as u64, |w| {
+                let gen = (w.flags & SNAPPED != 0).then_some(w.done);
+                w.flags &= !SNAPPED;
+                gen
+            });
+            if let Some(gen) = taken.filter(|&g| g > 0) {
                 emit(page as u64, gen);
             }
         }
@@ -316,6 +369,128 @@ impl Oracle {
         let overtaken = std::mem::take(&mut *self.overtaken.lock());
         for (page, gen) in overtaken.into_iter().filter(|&(_, g)| g > 0) {
             emit(page, gen);
+        }
+    }
+
+    /// The journal holds `page` durable at `gen` at least (the journal thread, as it appends
+    /// a Durable record, and a restarted run's carried-over journal).
+    pub fn raise_durable(&self, page: u64, gen: u64) {
+        if gen == 0 {
+            return;
+        }
+        let slots = self.slots.read();
+        if page < slots.len() as u64 {
+            self.update(&slots, page, |w| w.durable = w.durable.max(gen));
+        } else {
+            let mut far = self.far.lock();
+            let d = far.entry(page).or_insert(0);
+            *d = (*d).max(gen);
+        }
+    }
+
+    /// The generation the journal holds `page` durable at (0: none).
+    pub fn durable(&self, page: u64) -> u64 {
+        let slots = self.slots.read();
+        if page < slots.len() as u64 {
+            self.wide(&slots, page).durable
+        } else {
+            self.far.lock().get(&page).copied().unwrap_or(0)
+        }
+    }
+
+    /// The journal forgets the durable generations of every page from `pages` on (it
+    /// journaled a shrink to `pages`, which the file's resize follows).
+    pub fn truncate_durable(&self, pages: u64) {
+        let slots = self.slots.read();
+        for page in to_index(pages)..slots.len() {
+            self.update(&slots, page as u64, |w| w.durable = 0);
+        }
+        let mut far = self.far.lock();
+        let _ = far.split_off(&pages);
+    }
+
+    /// Hands `emit` (page, durable generation) of every page the journal holds one for, in
+    /// page order; upper bound: [`Oracle::durable_bound`].
+    pub fn each_durable(&self, mut emit: impl FnMut(u64, u64)) {
+        let slots = self.slots.read();
+        for page in 0..slots.len() as u64 {
+            let durable = self.wide(&slots, page).durable;
+            if durable > 0 {
+                emit(page, durable);
+            }
+        }
+        let far: Vec<(u64, u64)> = self.far.lock().iter().map(|(&p, &g)| (p, g)).collect();
+        for (page, gen) in far {
+            emit(page, gen);
+        }
+    }
+
+    /// At least as many pages as [`Oracle::each_durable`] hands out, without counting them.
+    pub fn durable_bound(&self) -> u64 {
+        self.pages() + self.far.lock().len() as u64
+    }
+
+    /// Page `page`'s state, from its word or the spill map.
+    fn wide(&self, slots: &[AtomicU64], page: u64) -> Wide {
+        let word = slot_of(slots, page);
+        loop {
+            let w = word.load(Ordering::Acquire);
+            if w & SPILLED == 0 {
+                return Wide::unpack(w);
+            }
+            // Under the map's lock a word neither spills nor comes back.
+            let spill = self.spill.lock();
+            if word.load(Ordering::Acquire) & SPILLED != 0 {
+                let Some(&wide) = spill.get(&page) else {
+                    unreachable!("page {page} is spilled and not in the spill map")
+                };
+                return wide;
+            }
+        }
+    }
+
+    /// Changes page `page`'s state with `f` (which may run more than once, on the newest
+    /// state, and must have no other effect): by compare-and-swap on its word, or under the
+    /// spill map's lock when the state is spilled or spills. Returns what `f` returned on the
+    /// state stored.
+    fn update<R>(&self, slots: &[AtomicU64], page: u64, mut f: impl FnMut(&mut Wide) -> R) -> R {
+        let word = slot_of(slots, page);
+        let mut cur = word.load(Ordering::Acquire);
+        loop {
+            if cur & SPILLED != 0 {
+                let mut spill = self.spill.lock();
+                cur = word.load(Ordering::Acquire);
+                if cur & SPILLED == 0 {
+                    continue; // Brought back meanwhile.
+                }
+                let Some(wide) = spill.get_mut(&page) else {
+                    unreachable!("page {page} is spilled and not in the spill map")
+                };
+                let r = f(wide);
+                if let Some(packed) = wide.pack() {
+                    spill.remove(&page);
+                    word.store(packed, Ordering::Release);
+                }
+                return r;
+            }
+            let mut wide = Wide::unpack(cur);
+            let r = f(&mut wide);
+            let swapped = match wide.pack() {
+                Some(new) => word.compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Acquire),
+                None => {
+                    let mut spill = self.spill.lock();
+                    let swapped =
+                        word.compare_exchange(cur, SPILLED, Ordering::AcqRel, Ordering::Acquire);
+                    if swapped.is_ok() {
+                        spill.insert(page, wide);
+                    }
+                    swapped
+                }
+            };
+            match swapped {
+                Ok(_) => return r,
+                Err(now) => cur = now,
+            }
         }
     }
 
@@ -384,7 +559,7 @@ fn to_index(page: u64) -> usize {
     usize::try_from(page).unwrap_or(usize::MAX)
 }
 
-fn slot_of(slots: &[Slot], page: u64) -> &Slot {
+fn slot_of(slots: &[AtomicU64], page: u64) -> &AtomicU64 {
     let len = slots.len();
     slots
         .get(to_index(page))
