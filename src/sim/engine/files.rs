@@ -257,7 +257,7 @@ pub struct SimFile {
     /// Current size in pages. I/O holds it shared; growing and shrinking hold it exclusive.
     pub pages: RwLock<u64>,
     /// Expected state of every page (data files).
-    pub oracle: Oracle,
+    pub oracle: Arc<Oracle>,
     /// The durable generation ceiling in the header (data files; see [`Ceiling`]).
     pub ceiling: Option<Ceiling>,
     /// The unit this run writes the file's log blocks in and reports tears in: the device's
@@ -300,11 +300,11 @@ impl SimFile {
             role,
             storage,
             pages: RwLock::new(pages),
-            oracle: Oracle::new(
+            oracle: Arc::new(Oracle::new(
                 run_id,
                 index as u32,
                 if role == FileRole::Data { pages } else { 0 },
-            ),
+            )),
             ceiling: None,
             history: Mutex::new(VecDeque::with_capacity(HISTORY_LEN)),
             reported: Mutex::new(HashMap::new()),
@@ -336,10 +336,12 @@ impl SimFile {
             return self;
         }
         let pages = max_pages.max(self.oracle.pages());
-        SimFile {
-            oracle: self.oracle.with_latches_for(pages),
-            ..self
-        }
+        // Before the run starts nothing else holds the oracle.
+        let oracle = match Arc::try_unwrap(self.oracle) {
+            Ok(o) => Arc::new(o.with_latches_for(pages)),
+            Err(shared) => shared,
+        };
+        SimFile { oracle, ..self }
     }
 
     /// The same file, using `recorded` (the sector size its header records) when that is

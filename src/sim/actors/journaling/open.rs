@@ -136,7 +136,8 @@ fn start(run: &Run<'_>, path: &Path, state: JournalState) -> Result<JournalServi
     JournalWriter::create(run.backend, path, &state.snapshot())
         .map_err(|e| e.to_string())
         .and_then(|w| {
-            JournalService::start(w, state, journal_options(), warn, witness)
+            let oracles = run.files.iter().map(|f| Arc::clone(&f.oracle)).collect();
+            JournalService::start(w, state, oracles, journal_options(), warn, witness)
                 .map_err(|e| format!("{}: cannot start the journal thread: {e}", path.display()))
         })
 }

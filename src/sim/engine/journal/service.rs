@@ -11,6 +11,7 @@
 //! This file is the service's side (the channel, its options, its summary); the thread's own
 //! loop, its batches, its void and its compaction are in `thread`.
 
+mod live;
 mod thread;
 
 use std::sync::atomic::Ordering;
@@ -24,6 +25,8 @@ use parking_lot::Mutex;
 use super::summary::Status;
 use super::{JournalState, JournalSummary, JournalWriter, Record};
 use crate::witness::Sender as WitnessSender;
+use crate::sim::engine::oracle::Oracle;
+use live::Live;
 use thread::Thread;
 
 /// How a void journal's reason says that its device or mount went away.
@@ -121,13 +124,18 @@ impl JournalService {
     /// witness, every batch made durable also goes to it, after a base (the state as it is
     /// now, what the journal was created with); a compaction's snapshot goes as a new base,
     /// so the witness's record stays as small as the journal.
+    ///
+    /// The state's durable generations move into `oracles` (the run's, by file id), where the
+    /// thread keeps them from then on (see `live`).
     pub fn start(
         writer: JournalWriter,
         state: JournalState,
+        oracles: Vec<Arc<Oracle>>,
         opts: JournalOptions,
         warn: Warn,
         witness: Option<WitnessSender>,
     ) -> std::io::Result<JournalService> {
+        let state = Live::new(state, oracles);
         let witness = witness.map(Arc::new);
         if let Some(w) = &witness {
             w.push_base(state.snapshot().iter().map(Record::encode));

@@ -148,11 +148,24 @@ impl JournalState {
 
     /// Records that rebuild this state from nothing: Start, the file sizes, every durable
     /// page (16 bytes each), the log positions and the last mark.
+    pub fn snapshot(&self) -> Vec<Record> {
+        self.snapshot_with(|file, emit| {
+            if let Some(d) = self.durable.get(file) {
+                for (p, g) in d.iter() {
+                    emit(p, g);
+                }
+            }
+        })
+    }
+
+    /// [`JournalState::snapshot`] with the durable pages of each file id from `durable`,
+    /// which hands (page, generation) in page order: the journal thread keeps them in the
+    /// files' oracles, not in this state's tables.
     #[expect(
         clippy::cast_possible_truncation,
         reason = "a file id is an index into the run's file list, a few entries long"
     )]
-    pub fn snapshot(&self) -> Vec<Record> {
+    pub fn snapshot_with(&self, durable: impl Fn(usize, &mut dyn FnMut(u64, u64))) -> Vec<Record> {
         let mut out = vec![Record::Start {
             run_id: self.run_id,
             files: self.files.clone(),
@@ -165,13 +178,22 @@ impl JournalState {
                 });
             }
         }
-        for (i, d) in self.durable.iter().enumerate() {
+        for i in 0..self.durable.len() {
             // Chunk by chunk from the pages themselves: no list of every page beside them.
-            let mut pages = d.iter().peekable();
-            while pages.peek().is_some() {
+            let mut chunk = Vec::new();
+            durable(i, &mut |p, g| {
+                chunk.push((p, g));
+                if chunk.len() == SNAPSHOT_CHUNK {
+                    out.push(Record::Durable {
+                        file_id: i as u32,
+                        pages: std::mem::take(&mut chunk),
+                    });
+                }
+            });
+            if !chunk.is_empty() {
                 out.push(Record::Durable {
                     file_id: i as u32,
-                    pages: pages.by_ref().take(SNAPSHOT_CHUNK).collect(),
+                    pages: chunk,
                 });
             }
         }
@@ -240,7 +262,11 @@ impl JournalState {
 
     /// Bytes of the snapshot (about 16 per durable page), without building it.
     pub fn snapshot_len(&self) -> u64 {
-        let pages: u64 = self.durable.iter().map(PageGens::len).sum();
+        self.snapshot_len_with(self.durable.iter().map(PageGens::len).sum())
+    }
+
+    /// [`JournalState::snapshot_len`] with `pages` durable pages in all.
+    pub fn snapshot_len_with(&self, pages: u64) -> u64 {
         let files = self.files.len() as u64;
         // Start (with paths), per file a Resize, a Durable header per chunk and a Log, a Mark.
         let paths: u64 = self

@@ -9,10 +9,11 @@ use std::time::Instant;
 
 use crossbeam::channel::{Receiver, RecvTimeoutError, Sender};
 
+use super::live::Live;
 use super::{Ack, JournalOptions, Warn, GONE};
 use crate::page::layout::now_us;
 use crate::sim::engine::journal::summary::Status;
-use crate::sim::engine::journal::{encode, record, JournalState, JournalWriter, Record};
+use crate::sim::engine::journal::{encode, record, JournalWriter, Record};
 use crate::witness::Sender as WitnessSender;
 
 /// One batch being gathered.
@@ -28,7 +29,7 @@ struct Batch {
 /// The journal thread's own state.
 pub(super) struct Thread {
     writer: JournalWriter,
-    state: JournalState,
+    state: Live,
     opts: JournalOptions,
     status: Arc<Status>,
     warn: Warn,
@@ -43,7 +44,7 @@ impl Thread {
     /// The thread's state over `writer` and the replayed `state` it holds, started now.
     pub(super) fn new(
         writer: JournalWriter,
-        state: JournalState,
+        state: Live,
         opts: JournalOptions,
         status: Arc<Status>,
         warn: Warn,
@@ -146,7 +147,7 @@ impl Thread {
 
     fn commit(&mut self, mut b: Batch) {
         for (file_id, last_block, durable_end) in std::mem::take(&mut b.logs) {
-            let known = self.state.log.get(file_id as usize).copied().flatten();
+            let known = self.state.state.log.get(file_id as usize).copied().flatten();
             // A position behind the one journaled (a flush reported late) says nothing new.
             if known.is_none_or(|(_, end)| durable_end > end) {
                 let r = Record::Log {
@@ -178,7 +179,7 @@ impl Thread {
         let mark = Record::Mark {
             time_us: now_us(),
             interval_ms: u32::try_from(self.opts.interval.as_millis()).unwrap_or(u32::MAX),
-            batch: self.state.last_batch + 1,
+            batch: self.state.state.last_batch + 1,
         };
         self.state.apply(&mark);
         records.push(mark);
