@@ -25,10 +25,12 @@ pub trait AppendFile: Send + std::fmt::Debug {
     /// Cuts the file to `len` bytes (what a failed append left after them goes); appends
     /// continue at `len`.
     fn truncate(&mut self, len: u64) -> io::Result<()>;
-    /// Replaces the whole content with `bytes`, durably and atomically: a crash at any moment
-    /// leaves the old content or the new one. Appends go on in the new file. On failure the
-    /// old content is kept and still appended to.
-    fn replace(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Replaces the whole content with what `fill` writes, durably and atomically: a crash at
+    /// any moment leaves the old content or the new one. Appends go on in the new file. On
+    /// failure (of the file or of `fill`) the old content is kept and still appended to.
+    /// The content is written as `fill` hands it out, never gathered whole in memory.
+    fn replace(&mut self, fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>)
+        -> io::Result<()>;
     /// Bytes in the file, as this handle wrote them.
     fn len(&self) -> u64;
     /// True when nothing was written yet.
@@ -111,13 +113,24 @@ impl AppendFile for DiskAppendFile {
         Ok(())
     }
 
-    fn replace(&mut self, bytes: &[u8]) -> io::Result<()> {
+    fn replace(
+        &mut self,
+        fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
         let new = replacement_path(&self.path);
         let tmp = new.file_name().unwrap_or_default();
         let mut r = Replacement::create_through(&self.path, tmp)?;
-        r.file().write_all(bytes)?;
+        let len = {
+            let mut out = Counted {
+                inner: io::BufWriter::with_capacity(1 << 20, r.file()),
+                len: 0,
+            };
+            fill(&mut out)?;
+            out.inner.flush()?;
+            out.len
+        };
         self.file = r.commit_durable()?;
-        self.len = bytes.len() as u64;
+        self.len = len;
         Ok(())
     }
 
@@ -127,6 +140,24 @@ impl AppendFile for DiskAppendFile {
 
     fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// A writer that counts the bytes it took.
+struct Counted<W> {
+    inner: W,
+    len: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -167,8 +198,9 @@ mod tests {
         j.append(b"one").expect("append");
         // The name the temporary had before it was random: planted, it no longer matters.
         std::os::unix::fs::symlink(&victim, replacement_path(&path)).expect("symlink");
-        j.replace(b"snapshot")
+        j.replace(&mut |w| w.write_all(b"snapshot"))
             .expect("replaced through a fresh name");
+        assert_eq!(j.len(), 8, "the length the replacement wrote");
         j.append(b"two").expect("appended to the new journal");
         assert_eq!(std::fs::read(&path).expect("read"), b"snapshottwo");
         assert_eq!(std::fs::read(&victim).expect("read"), b"precious");

@@ -132,11 +132,17 @@ impl AppendFile for MemAppend {
         Ok(())
     }
 
-    fn replace(&mut self, bytes: &[u8]) -> io::Result<()> {
+    fn replace(
+        &mut self,
+        fill: &mut dyn FnMut(&mut dyn io::Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        // In memory, the content is gathered: the file itself is a vector.
+        let mut bytes = Vec::new();
+        fill(&mut bytes)?;
         let file = Arc::new(MemFile::new(&self.file.path));
         file.appended
             .store(true, std::sync::atomic::Ordering::Relaxed);
-        file.store(0, bytes);
+        file.store(0, &bytes);
         // Written beside, synced, renamed over, the directory synced: durable whole, and a
         // cut sees the old file or this one.
         self.shared.settled(&file);

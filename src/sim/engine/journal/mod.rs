@@ -136,7 +136,24 @@ impl JournalWriter {
     /// over the journal, directory synced; appends go to the new file from then on. Returns
     /// its size. On failure the old journal is kept and still appended to.
     pub fn compact(&mut self, records: &[Record]) -> io::Result<u64> {
-        self.file.replace(&encode(records))?;
+        self.compact_from(&mut |emit| records.iter().cloned().for_each(&mut *emit))
+    }
+
+    /// [`JournalWriter::compact`] with the records `records` hands out, each written as it
+    /// comes: a snapshot of a terabyte's pages is never in memory whole.
+    pub fn compact_from(
+        &mut self,
+        records: &mut dyn FnMut(&mut dyn FnMut(Record)),
+    ) -> io::Result<u64> {
+        self.file.replace(&mut |w| {
+            let mut written = Ok(());
+            records(&mut |r| {
+                if written.is_ok() {
+                    written = w.write_all(&r.encode());
+                }
+            });
+            written
+        })?;
         Ok(self.file.len())
     }
 

@@ -149,30 +149,41 @@ impl JournalState {
     /// Records that rebuild this state from nothing: Start, the file sizes, every durable
     /// page (16 bytes each), the log positions and the last mark.
     pub fn snapshot(&self) -> Vec<Record> {
-        self.snapshot_with(|file, emit| {
-            if let Some(d) = self.durable.get(file) {
-                for (p, g) in d.iter() {
-                    emit(p, g);
+        let mut out = Vec::new();
+        self.each_snapshot_record(
+            |file, emit| {
+                if let Some(d) = self.durable.get(file) {
+                    for (p, g) in d.iter() {
+                        emit(p, g);
+                    }
                 }
-            }
-        })
+            },
+            &mut |r| out.push(r),
+        );
+        out
     }
 
-    /// [`JournalState::snapshot`] with the durable pages of each file id from `durable`,
-    /// which hands (page, generation) in page order: the journal thread keeps them in the
-    /// files' oracles, not in this state's tables.
+    /// Hands `out` the records of [`JournalState::snapshot`] one by one, with the durable
+    /// pages of each file id from `durable`, which hands (page, generation) in page order:
+    /// the journal thread keeps them in the files' oracles, not in this state's tables, and
+    /// writes a compaction as the records come (a Durable record holds at most 65,536 pages),
+    /// never the whole snapshot in memory.
     #[expect(
         clippy::cast_possible_truncation,
         reason = "a file id is an index into the run's file list, a few entries long"
     )]
-    pub fn snapshot_with(&self, durable: impl Fn(usize, &mut dyn FnMut(u64, u64))) -> Vec<Record> {
-        let mut out = vec![Record::Start {
+    pub fn each_snapshot_record(
+        &self,
+        durable: impl Fn(usize, &mut dyn FnMut(u64, u64)),
+        out: &mut dyn FnMut(Record),
+    ) {
+        out(Record::Start {
             run_id: self.run_id,
             files: self.files.clone(),
-        }];
+        });
         for (i, p) in self.pages.iter().enumerate() {
             if let Some(pages) = p {
-                out.push(Record::Resize {
+                out(Record::Resize {
                     file_id: i as u32,
                     pages: *pages,
                 });
@@ -184,14 +195,14 @@ impl JournalState {
             durable(i, &mut |p, g| {
                 chunk.push((p, g));
                 if chunk.len() == SNAPSHOT_CHUNK {
-                    out.push(Record::Durable {
+                    out(Record::Durable {
                         file_id: i as u32,
                         pages: std::mem::take(&mut chunk),
                     });
                 }
             });
             if !chunk.is_empty() {
-                out.push(Record::Durable {
+                out(Record::Durable {
                     file_id: i as u32,
                     pages: chunk,
                 });
@@ -199,16 +210,18 @@ impl JournalState {
         }
         for (i, l) in self.log.iter().enumerate() {
             if let Some((last_block, durable_end)) = l {
-                out.push(Record::Log {
+                out(Record::Log {
                     file_id: i as u32,
                     last_block: *last_block,
                     durable_end: *durable_end,
                 });
             }
         }
-        out.extend(self.backups.iter().cloned().map(Record::Backup));
+        for b in &self.backups {
+            out(Record::Backup(b.clone()));
+        }
         if let Some((time_us, reason)) = &self.void {
-            out.push(Record::Void {
+            out(Record::Void {
                 time_us: *time_us,
                 reason: reason.clone(),
             });
@@ -216,16 +229,15 @@ impl JournalState {
         // A compaction of the batch that carried the End keeps it: without it a clean run
         // would read as a crash.
         if self.clean {
-            out.push(Record::End);
+            out(Record::End);
         }
         if let Some((time_us, interval_ms)) = self.last_mark {
-            out.push(Record::Mark {
+            out(Record::Mark {
                 time_us,
                 interval_ms,
                 batch: self.last_batch,
             });
         }
-        out
     }
 
     /// A new run's state: its Start alone.

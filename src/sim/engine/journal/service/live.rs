@@ -83,11 +83,21 @@ impl Live {
 
     /// Records that rebuild this state from nothing ([`JournalState::snapshot`]).
     pub fn snapshot(&self) -> Vec<Record> {
-        self.state.snapshot_with(|file, emit| {
-            if let Some(o) = self.oracles.get(file) {
-                o.each_durable(emit);
-            }
-        })
+        let mut out = Vec::new();
+        self.each_snapshot_record(&mut |r| out.push(r));
+        out
+    }
+
+    /// The records of [`Live::snapshot`], handed out one by one.
+    pub fn each_snapshot_record(&self, out: &mut dyn FnMut(Record)) {
+        self.state.each_snapshot_record(
+            |file, emit| {
+                if let Some(o) = self.oracles.get(file) {
+                    o.each_durable(emit);
+                }
+            },
+            out,
+        );
     }
 
     /// At least the bytes of [`Live::snapshot`], without building it.

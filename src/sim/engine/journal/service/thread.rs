@@ -247,11 +247,14 @@ impl Thread {
             return;
         }
         let t = Instant::now();
-        let snapshot = self.state.snapshot();
-        match self.writer.compact(&snapshot) {
+        let state = &self.state;
+        match self
+            .writer
+            .compact_from(&mut |emit| state.each_snapshot_record(emit))
+        {
             Ok(written) => {
                 if let Some(w) = &self.witness {
-                    w.push_base(snapshot.iter().map(Record::encode));
+                    w.push_base(self.state.snapshot().iter().map(Record::encode));
                 }
                 let s = &self.status;
                 s.snapshot_bytes.store(written, Ordering::Relaxed);
