@@ -111,7 +111,14 @@ fn choose_engine(
         }
         _ => None,
     };
-    let d = probe::decide(RingKind::Uring, settings.io_service_named, measured);
+    // The engine carries the posted requests, which the asynchronous actors keep deep; the
+    // synchronous actors' own reads and writes never reach it (`with_own_sync`).
+    let d = probe::decide(
+        RingKind::Uring,
+        settings.io_service_named,
+        probe::Queue::Deep,
+        measured,
+    );
     info.chosen = d.chosen.into();
     info.probe = d.probe;
     info.recommended = d.recommended.map(|k| k.name().into());

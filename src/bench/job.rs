@@ -84,7 +84,8 @@ pub struct Job {
     pub engine_probe: bool,
     /// `--engine` was given: the probe may recommend another engine but not switch.
     pub engine_named: bool,
-    /// Why `ring_kind` runs, once settled (the first run of a sweep settles it for the rest).
+    /// Why `ring_kind` runs, once settled (the first run of a sweep at each kind of queue,
+    /// one request per thread or more, settles it for the rest of that kind).
     pub engine_why: Option<String>,
     /// io_uring: operations sent per `io_uring_enter` while refilling the queue (1 = each as
     /// soon as it is ready, like fio's default `iodepth_batch_submit`).

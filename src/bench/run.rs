@@ -175,12 +175,14 @@ pub fn run(job: &Job, stop: &AtomicBool) -> Result<RunResult, BenchError> {
     })
 }
 
-/// The engine of this run and why (issue #24 §3): as already settled (by an earlier run of
-/// the sweep, or by a front end that states nothing), else the engine probe's measurement on
-/// the first target when io_uring would carry direct I/O. As in the simulation, an io_uring
-/// left to the default gives way to psync where the probe finds it adding latency (a RAM
-/// block device, where a read at queue depth 1 went to the kernel's worker pool: 50–60 µs
-/// against 1–3 µs through pread); a named one is kept and psync recommended. (The bench once
+/// The engine of this run and why (issue #24 §3, #39): as already settled (by an earlier run
+/// of the sweep at the same kind of queue, or by a front end that states nothing), else the
+/// engine probe's measurement on the first target when io_uring would carry direct I/O. An
+/// io_uring left to the default gives way to psync by `probe::pick`'s rule for the run's
+/// queue: at one request per thread whenever io_uring is not measurably faster (psync is then
+/// a pread on the worker's own thread, as fio's psync; on zram 1–1.4 µs against io_uring's
+/// 3–9 µs), deeper only where io_uring adds latency grossly (a read going to the kernel's
+/// worker pool, 50–60 µs against 1–3 µs). A named one is kept and psync recommended. (The bench once
 /// only recommended: a verifying sweep the probe had switched to psync failed now and then
 /// with a torn stamp. The cause was two of a worker's requests in flight on one block, which
 /// psync's helpers run at once; `lane` keeps them apart.)
@@ -190,7 +192,8 @@ fn settle_engine(job: &Job, files: &Arc<[FileStorage]>, infos: &[TargetInfo]) ->
     }
     let measured = (job.ring_kind == RingKind::Uring && job.direct && !infos.is_empty())
         .then(|| probe::measure_files(files, infos[0].size));
-    let d = probe::decide(job.ring_kind, job.engine_named, measured);
+    let queue = probe::Queue::of(job.depth);
+    let d = probe::decide(job.ring_kind, job.engine_named, queue, measured);
     let why = crate::report::facts::io_service::engine_reason(
         d.chosen,
         d.probe.as_deref(),

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod plan;
+mod settled;
 
 use crate::bench::error::BenchError;
 use crate::bench::out::{export, html, text};
@@ -15,6 +16,7 @@ use anyhow::Context;
 use args::BenchArgs;
 use clap::Parser;
 use plan::Plan;
+use settled::Settled;
 use std::ffi::OsString;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -87,20 +89,17 @@ fn execute(
     let mut done: Vec<CellResult> = Vec::new();
     let mut interrupted = false;
     let mut warned: Option<Vec<String>> = None;
-    // The engine the first run settled (and why), kept for every later run.
-    let mut settled: Option<(crate::io::aio::RingKind, Option<String>)> = None;
+    // The engine the first run at each kind of queue settled (and why), kept for every later
+    // run at that kind: one request per thread and deeper queues are decided apart.
+    let mut settled = Settled::default();
     for cell in &plan.cells {
         let mut job = cell.apply(&plan.base);
-        if let Some((kind, why)) = &settled {
-            (job.ring_kind, job.engine_why) = (*kind, why.clone());
-        }
+        settled.apply(&mut job);
         let mut runs: Vec<RunResult> = Vec::new();
         for _ in 0..plan.repeat {
             let r = run::run(&job, stop).map_err(BenchError::into_anyhow)?;
-            if settled.is_none() {
-                settled = Some((r.job.ring_kind, r.job.engine_why.clone()));
-                (job.ring_kind, job.engine_why) = (r.job.ring_kind, r.job.engine_why.clone());
-            }
+            settled.keep(&r.job);
+            settled.apply(&mut job);
             interrupted |= r.interrupted;
             if !sweep {
                 writeln!(out, "{}", text::run_report(&BenchSummary::of(&r)))?;
@@ -129,8 +128,9 @@ fn execute(
 }
 
 /// One row of a sweep's live table. The warnings of its runs that were not shown yet come
-/// first (a file smaller than RAM, as a single run says), and before the first row the
-/// engine every row runs on and why, and the column header (`warned` is `None` until then).
+/// first (a file smaller than RAM, as a single run says), then the engine the row runs on and
+/// why when no row before said it (queue depth 1 and deeper queues may differ), and before
+/// the first row the column header (`warned` is `None` until then).
 fn sweep_row(
     out: &mut dyn Write,
     c: &CellResult,
@@ -145,16 +145,18 @@ fn sweep_row(
             shown.push(w.clone());
         }
     }
+    let engine = runs.first().and_then(|r| {
+        let why = r.job.engine_why.as_deref().unwrap_or_default();
+        (!why.is_empty()).then(|| format!("engine {}: {why}", r.ring_kind.name()))
+    });
+    if let Some(e) = engine.filter(|e| !shown.contains(e)) {
+        writeln!(out, "{e}")?;
+        shown.push(e);
+    }
     let table = text::sweep_table(std::slice::from_ref(c));
     let mut lines = table.lines();
     let header = lines.next().unwrap_or_default();
     if first {
-        if let Some(r) = runs.first() {
-            let why = r.job.engine_why.as_deref().unwrap_or_default();
-            if !why.is_empty() {
-                writeln!(out, "engine {}: {why}", r.ring_kind.name())?;
-            }
-        }
         writeln!(out, "{header}")?;
     }
     if let Some(row) = lines.next() {

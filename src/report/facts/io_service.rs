@@ -77,7 +77,7 @@ impl IoServiceInfo {
 }
 
 /// Why an engine runs, as the run header and bench's report say it: `chosen` is `default`,
-/// `named` or `measured` (see [`crate::io::aio::probe::decide`]), `probe` what the engine
+/// `named`, `measured` or (bench at queue depth 1) `cheaper` (see [`crate::io::aio::probe::decide`]), `probe` what the engine
 /// probe measured, `recommended` a faster engine than the one named. Empty for an unknown
 /// `chosen` (a log written before the probe).
 pub fn engine_reason(chosen: &str, probe: Option<&str>, recommended: Option<&str>) -> String {
@@ -92,6 +92,10 @@ pub fn engine_reason(chosen: &str, probe: Option<&str>, recommended: Option<&str
         }
         ("named", Some(p), None) => format!("named by --engine ({p})"),
         ("named", None, _) => "named by --engine".into(),
+        ("cheaper", p, _) => format!(
+            "chosen by measurement instead of the default io_uring: at one request in flight per thread a ring has nothing to gain, and a pread on the worker's own thread reads no slower here ({}; --engine uring keeps io_uring)",
+            p.unwrap_or_default()
+        ),
         ("measured", p, _) => format!(
             "chosen by measurement instead of the default io_uring, which adds latency on this device ({}; --engine uring keeps io_uring)",
             p.unwrap_or_default()
@@ -187,6 +191,12 @@ mod tests {
         assert!(
             measured.contains("(M; --engine uring keeps io_uring)"),
             "{measured}"
+        );
+        let cheaper = engine_reason("cheaper", Some("M"), None);
+        assert!(
+            cheaper.starts_with("chosen by measurement instead of the default io_uring: at one request in flight per thread")
+                && cheaper.ends_with("(M; --engine uring keeps io_uring)"),
+            "{cheaper}"
         );
         // A refusal still says so.
         assert!(with("default", None, None, "psync").starts_with("psync (uring refused)"));

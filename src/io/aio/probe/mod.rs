@@ -1,6 +1,6 @@
 //! The engine probe (issue #24 §3): a short measurement of 8 KiB O_DIRECT random reads at
-//! queue depth 1 through io_uring and through psync, and the pure decision ([`pick`]) of the
-//! engine that adds no latency.
+//! queue depth 1 through io_uring and through psync; the pure decision of the engine that adds
+//! no latency ([`pick`], [`decide`]) is in `decision.rs`.
 //!
 //! Why: on a device that completes in a few microseconds (a RAM block device such as zram), a
 //! read submitted through io_uring at low depth is handed to the kernel's worker pool and took
@@ -20,6 +20,9 @@ use super::{AlignedBuffers, Direction, Op, Ring, RingConfig, RingError, RingKind
 use crate::io::file::FileStorage;
 use crate::io::{IoError, OpenOptions, Storage};
 
+mod decision;
+pub use decision::{decide, pick, EngineDecision, Queue, QD1_FASTER_PCT, SLOWER_BY, SLOWER_FACTOR};
+
 /// Bytes per probe read.
 pub const PROBE_BLOCK: u32 = 8192;
 /// Most reads counted per engine.
@@ -30,11 +33,6 @@ pub const PROBE_BUDGET: Duration = Duration::from_millis(100);
 const WARMUP_READS: usize = 5;
 /// The size of the file [`measure_in_dir`] writes, when no data file exists yet.
 pub const PROBE_FILE_BYTES: u64 = 8 << 20;
-
-/// io_uring is passed over when its median is more than this many times psync's...
-pub const SLOWER_FACTOR: u32 = 3;
-/// ...and more than this much longer.
-pub const SLOWER_BY: Duration = Duration::from_micros(20);
 
 /// The medians a probe measured.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,65 +100,6 @@ pub enum ProbeError {
         /// Its size.
         size: u64,
     },
-}
-
-/// The engine the medians point to: psync when io_uring's median is more than
-/// [`SLOWER_FACTOR`] times psync's and more than [`SLOWER_BY`] longer, else io_uring.
-pub fn pick(m: &Qd1Medians) -> RingKind {
-    let slower = m.uring > m.psync * SLOWER_FACTOR && m.uring > m.psync + SLOWER_BY;
-    if slower {
-        RingKind::Psync
-    } else {
-        RingKind::Uring
-    }
-}
-
-/// The engine a run uses and why: what [`decide`] makes of a probe.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EngineDecision {
-    /// The engine that carries the I/O.
-    pub kind: RingKind,
-    /// `default`, `named` (by `--engine`) or `measured` (the probe chose psync).
-    pub chosen: &'static str,
-    /// What the probe measured, or why it measured nothing; `None` without a probe.
-    pub probe: Option<String>,
-    /// A faster engine than the one named, when the probe found one.
-    pub recommended: Option<RingKind>,
-}
-
-/// The engine for a run that asked for `asked` (named by `--engine` when `named`) given the
-/// probe's outcome (`None`: no probe was made). Only an io_uring left to the default gives way
-/// to psync; a named one is kept and psync recommended.
-pub fn decide(
-    asked: RingKind,
-    named: bool,
-    probe: Option<Result<Qd1Medians, ProbeError>>,
-) -> EngineDecision {
-    let mut d = EngineDecision {
-        kind: asked,
-        chosen: if named { "named" } else { "default" },
-        probe: None,
-        recommended: None,
-    };
-    let m = match probe {
-        None => return d,
-        Some(Err(e)) => {
-            d.probe = Some(format!("the engine probe measured nothing: {e}"));
-            return d;
-        }
-        Some(Ok(m)) => m,
-    };
-    d.probe = Some(m.describe());
-    let better = pick(&m);
-    if asked == RingKind::Uring && better != asked {
-        if named {
-            d.recommended = Some(better);
-        } else {
-            d.kind = better;
-            d.chosen = "measured";
-        }
-    }
-    d
 }
 
 /// Probes `file` (open with O_DIRECT, readable) over its first `size` bytes.
@@ -321,69 +260,6 @@ fn median(mut d: Vec<Duration>) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn medians(uring_us: u64, psync_us: u64) -> Qd1Medians {
-        Qd1Medians {
-            path: "/x".into(),
-            written: false,
-            uring: Duration::from_micros(uring_us),
-            psync: Duration::from_micros(psync_us),
-            reads: 200,
-        }
-    }
-
-    #[test]
-    fn psync_is_picked_only_when_io_uring_is_much_slower_both_ways() {
-        // zram here (issue #24 §3): 53 µs against 3.6 µs.
-        let zram = Qd1Medians {
-            psync: Duration::from_nanos(3_600),
-            ..medians(53, 0)
-        };
-        assert_eq!(pick(&zram), RingKind::Psync);
-        // A disk: close medians.
-        assert_eq!(pick(&medians(110, 95)), RingKind::Uring);
-        // Three times slower but only by 16 µs: not worth leaving io_uring.
-        assert_eq!(pick(&medians(24, 8)), RingKind::Uring);
-        // 25 µs longer but only twice as slow.
-        assert_eq!(pick(&medians(50, 25)), RingKind::Uring);
-        // Both conditions, just past the edges.
-        assert_eq!(pick(&medians(31, 10)), RingKind::Psync);
-        assert_eq!(pick(&medians(30, 10)), RingKind::Uring);
-        // io_uring faster: stays.
-        assert_eq!(pick(&medians(5, 50)), RingKind::Uring);
-    }
-
-    #[test]
-    fn only_a_default_io_uring_gives_way_and_a_named_one_gets_a_recommendation() {
-        let slow = || Some(Ok(medians(53, 4)));
-        let d = decide(RingKind::Uring, false, slow());
-        assert_eq!(
-            (d.kind, d.chosen, d.recommended),
-            (RingKind::Psync, "measured", None)
-        );
-        assert!(d
-            .probe
-            .as_deref()
-            .is_some_and(|p| p.contains("53.0 µs through io_uring")));
-        let d = decide(RingKind::Uring, true, slow());
-        assert_eq!(
-            (d.kind, d.chosen, d.recommended),
-            (RingKind::Uring, "named", Some(RingKind::Psync))
-        );
-        let d = decide(RingKind::Uring, false, Some(Ok(medians(60, 55))));
-        assert_eq!(
-            (d.kind, d.chosen, d.recommended),
-            (RingKind::Uring, "default", None)
-        );
-        let d = decide(RingKind::Kaio, true, None);
-        assert_eq!((d.kind, d.chosen, d.probe), (RingKind::Kaio, "named", None));
-        let refused = Some(Err(ProbeError::UringRefused));
-        let d = decide(RingKind::Uring, false, refused);
-        assert_eq!((d.kind, d.chosen), (RingKind::Uring, "default"));
-        assert!(d
-            .probe
-            .is_some_and(|p| p.contains("measured nothing: io_uring is refused")));
-    }
 
     #[test]
     fn a_probe_of_a_directory_measures_both_engines_and_leaves_nothing() {
