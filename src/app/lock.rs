@@ -241,10 +241,23 @@ fn take_one(path: &Path, file: &Path, exclusive: bool) -> Result<Option<File>, L
         Ok(()) => Ok(Some(f)),
         Err(rustix::io::Errno::WOULDBLOCK) => {
             let text = read_record(&f, path).unwrap_or_default();
-            let holder = Holder::parse(&text).map_or_else(
-                || "another sqliosim process (a verify, or a run starting up)".to_string(),
-                |h| h.describe(),
-            );
+            let holder = match Holder::parse(&text) {
+                // The run named has ended (killed): what holds its lock is what it left
+                // behind for a moment, a process it was starting (forked, not yet exec'd) or
+                // I/O the kernel ends after the kill. Waited for, briefly.
+                Some(h) if h.ended() => {
+                    if flock_within(&f, op, ENDED_GRACE) {
+                        return Ok(Some(f));
+                    }
+                    format!(
+                        "{}, which has ended; a process it started still holds the lock after {} s",
+                        h.describe(),
+                        ENDED_GRACE.as_secs()
+                    )
+                }
+                Some(h) => h.describe(),
+                None => "another sqliosim process (a verify, or a run starting up)".to_string(),
+            };
             Err(LockError::Busy {
                 file: file.into(),
                 holder,
@@ -256,6 +269,21 @@ fn take_one(path: &Path, file: &Path, exclusive: bool) -> Result<Option<File>, L
             source: e.into(),
         }),
     }
+}
+
+/// How long a lock whose named run has ended is waited for.
+const ENDED_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Tries `op` (non-blocking) again every 20 ms for up to `grace`; true once taken.
+fn flock_within(f: &File, op: FlockOperation, grace: std::time::Duration) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < grace {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        if flock(f, op).is_ok() {
+            return true;
+        }
+    }
+    false
 }
 
 fn read_record(mut f: &File, path: &Path) -> Result<String, LockError> {
@@ -328,6 +356,19 @@ impl Holder {
             self.host,
             crate::report::sinks::clock::iso_utc(self.since_us)
         )
+    }
+
+    /// True when the process named ran on this host and is gone (a PID taken again since
+    /// reads as running: the lock is then refused as held).
+    fn ended(&self) -> bool {
+        let Some(pid) = i32::try_from(self.pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return false;
+        };
+        self.host == host()
+            && rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
     }
 
     fn other_host_warning(&self) -> String {

@@ -132,6 +132,58 @@ fn a_lock_left_by_a_killed_run_is_taken_over() {
     );
 }
 
+/// Starts `flock -x LOCK sleep SECS` (a process a killed run had started, which still holds
+/// the run's lock file: its fork before exec, or I/O in flight that the kernel ends after the
+/// kill) and returns once it holds the lock.
+fn hold_lock(dir: &Path, secs: &str) -> Child {
+    let held = dir.join("held");
+    let mut child = std::process::Command::new("flock")
+        .arg("-x")
+        .arg(dir.join("sqliosim.mdx.lock"))
+        .args(["-c", &format!("touch {}; sleep {secs}", held.display())])
+        .spawn()
+        .expect("flock(1), from util-linux");
+    let t = Instant::now();
+    while !held.exists() {
+        assert!(child.try_wait().expect("try_wait").is_none(), "flock ended");
+        assert!(t.elapsed() < Duration::from_secs(30), "no lock after 30 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+/// A verify right after `kill -9` of a run, while something the dead run left still holds its
+/// lock for a moment (seen in CI: "in use by … PID N", N dead): the verify waits for it and
+/// judges the set. A lock still held after the wait is refused, saying the named run has
+/// ended and what may still hold the file.
+#[test]
+fn a_lock_a_killed_run_leaves_held_for_a_moment_is_waited_for() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = small_config(dir.path(), 0, 2, false);
+    let mut run = start_run(&config, dir.path(), 4);
+    wait_for_lock(dir.path(), &mut run);
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = run.id();
+    run.kill().expect("SIGKILL");
+    run.wait().expect("wait");
+    let mut holder = hold_lock(dir.path(), "1");
+    let out = verify(dir.path());
+    holder.wait().expect("flock");
+    assert_exit(&out, 0);
+    let err = stderr(&out);
+    assert!(
+        err.contains("took over the lock") && err.contains(&format!("PID {pid} on host")),
+        "{err}"
+    );
+    std::fs::remove_file(dir.path().join("held")).expect("rm");
+    let mut holder = hold_lock(dir.path(), "600");
+    let out = verify(dir.path());
+    holder.kill().expect("kill flock");
+    holder.wait().expect("flock");
+    assert_refused(&out, pid, "a lock held past the wait");
+    assert!(stderr(&out).contains("has ended"), "{}", stderr(&out));
+}
+
 /// True when this process may create namespaces (`unshare --net` needs root); says why not.
 fn can_unshare() -> bool {
     let ok = std::process::Command::new("unshare")
