@@ -121,12 +121,13 @@ impl AppendFile for DiskAppendFile {
         let tmp = new.file_name().unwrap_or_default();
         let mut r = Replacement::create_through(&self.path, tmp)?;
         let len = {
+            // Unbuffered: `fill` writes whole records (a Durable record of a snapshot is up to
+            // 1 MiB), and a run under `ulimit -v` must not need a buffer beside them.
             let mut out = Counted {
-                inner: io::BufWriter::with_capacity(1 << 20, r.file()),
+                inner: r.file(),
                 len: 0,
             };
             fill(&mut out)?;
-            out.inner.flush()?;
             out.len
         };
         self.file = r.commit_durable()?;
