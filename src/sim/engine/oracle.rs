@@ -476,7 +476,9 @@ impl Oracle {
             let mut wide = Wide::unpack(cur);
             let r = f(&mut wide);
             let swapped = match wide.pack() {
-                Some(new) => word.compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Acquire),
+                Some(new) => {
+                    word.compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Acquire)
+                }
                 None => {
                     let mut spill = self.spill.lock();
                     let swapped =

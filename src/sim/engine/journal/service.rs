@@ -24,8 +24,8 @@ use parking_lot::Mutex;
 
 use super::summary::Status;
 use super::{JournalState, JournalSummary, JournalWriter, Record};
-use crate::witness::Sender as WitnessSender;
 use crate::sim::engine::oracle::Oracle;
+use crate::witness::Sender as WitnessSender;
 use live::Live;
 use thread::Thread;
 

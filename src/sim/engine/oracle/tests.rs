@@ -448,7 +448,10 @@ fn concurrent_writers_sync_points_and_spills_lose_no_update() {
     }
     for (page, &g) in last.iter().enumerate() {
         let page = page as u64;
-        assert_eq!(o.expected_state(page), ExpectedState::Written { generation: g });
+        assert_eq!(
+            o.expected_state(page),
+            ExpectedState::Written { generation: g }
+        );
         assert_eq!(o.durable(page), g, "page {page}");
     }
     assert_eq!(o.spilled(), 0, "every state fits its word again");

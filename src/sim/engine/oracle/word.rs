@@ -124,7 +124,11 @@ mod tests {
             assert_eq!(word & SPILLED, 0);
             assert_eq!(Wide::unpack(word), w);
         }
-        assert_eq!(Wide::default().pack(), Some(0), "a fresh page is a zero word");
+        assert_eq!(
+            Wide::default().pack(),
+            Some(0),
+            "a fresh page is a zero word"
+        );
         let spills = [
             Wide {
                 done: DONE_MASK + 1,

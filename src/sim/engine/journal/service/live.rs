@@ -103,7 +103,12 @@ impl Live {
     /// At least the bytes of [`Live::snapshot`], without building it.
     pub fn snapshot_len(&self) -> u64 {
         let files = self.state.durable.len();
-        let pages = self.oracles.iter().take(files).map(|o| o.durable_bound()).sum();
+        let pages = self
+            .oracles
+            .iter()
+            .take(files)
+            .map(|o| o.durable_bound())
+            .sum();
         self.state.snapshot_len_with(pages)
     }
 }

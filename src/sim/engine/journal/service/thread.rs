@@ -147,7 +147,13 @@ impl Thread {
 
     fn commit(&mut self, mut b: Batch) {
         for (file_id, last_block, durable_end) in std::mem::take(&mut b.logs) {
-            let known = self.state.state.log.get(file_id as usize).copied().flatten();
+            let known = self
+                .state
+                .state
+                .log
+                .get(file_id as usize)
+                .copied()
+                .flatten();
             // A position behind the one journaled (a flush reported late) says nothing new.
             if known.is_none_or(|(_, end)| durable_end > end) {
                 let r = Record::Log {

@@ -68,7 +68,8 @@ fn an_end_batch_that_crosses_the_compaction_threshold_is_still_read_as_a_clean_e
         compact_min_bytes: writer.len() + batches * per_batch as u64,
         ..JournalOptions::default()
     };
-    let svc = JournalService::start(writer, state, Vec::new(), opts, Box::new(|_| {}), None).expect("start");
+    let svc = JournalService::start(writer, state, Vec::new(), opts, Box::new(|_| {}), None)
+        .expect("start");
     for g in 1..=batches {
         assert!(svc.commit(vec![Record::Durable {
             file_id: 0,
