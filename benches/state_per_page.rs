@@ -47,7 +47,7 @@ fn main() {
     let added = (after.saturating_sub(before)) * 1024;
     println!(
         "pages {pages} ({} GiB of files), journaled {journaled}, spilled {}",
-        pages * 8192 >> 30,
+        (pages * 8192) >> 30,
         o.spilled()
     );
     println!(

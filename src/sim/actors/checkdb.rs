@@ -132,9 +132,7 @@ fn check(w: &mut Worker<'_>, snapshot: &Arc<Snapshot>, chunk: u32, delay_ms: u32
     for sf in &snapshot.files {
         capture(w, sf);
     }
-    let chunk = u64::from(chunk)
-        .min(run.plan.caps.read_ahead_pages.max(1))
-        .max(1);
+    let chunk = view_chunk(chunk, run.plan.caps.read_ahead_pages);
     let mut findings = 0;
     let (mut pages, mut from_copies) = (0, 0);
     let mut stopped = false;
@@ -157,18 +155,15 @@ fn check(w: &mut Worker<'_>, snapshot: &Arc<Snapshot>, chunk: u32, delay_ms: u32
     };
     if let Some(bufs) = bufs.as_mut() {
         'files: for sf in &snapshot.files {
-            let mut first = 1;
-            while first < sf.pages {
+            for (first, n) in view_runs(sf.pages, chunk) {
                 if run.controls.stop.phase_over() {
                     stopped = true;
                     break 'files;
                 }
-                let n = chunk.min(sf.pages - first);
                 let view = read_view(w, sf, bufs, first, n);
                 pages += view.pages;
                 from_copies += view.from_copies;
                 findings += view.bad;
-                first += n;
                 if !w.pause(Duration::from_millis(u64::from(delay_ms))) {
                     stopped = true;
                     break 'files;
@@ -208,6 +203,21 @@ fn check(w: &mut Worker<'_>, snapshot: &Arc<Snapshot>, chunk: u32, delay_ms: u32
         ),
     );
     findings
+}
+
+/// Pages a read of the snapshot view takes: `ReadAheadPages`, at most the generation's
+/// read-ahead `cap` (64 pages, 1,024 in Enterprise edition), at least one.
+pub fn view_chunk(read_ahead_pages: u32, cap: u64) -> u64 {
+    u64::from(read_ahead_pages).min(cap.max(1)).max(1)
+}
+
+/// The reads of the snapshot view of a file of `pages` pages, as `(first, pages)`: every page
+/// past the header once, in allocation order, `chunk` pages at a time (the last one short).
+pub fn view_runs(pages: u64, chunk: u64) -> impl Iterator<Item = (u64, u64)> {
+    let chunk = chunk.max(1);
+    (1..pages.max(1))
+        .step_by(usize::try_from(chunk).unwrap_or(usize::MAX))
+        .map(move |first| (first, chunk.min(pages - first)))
 }
 
 /// Captures every page's state at the snapshot's point in time (a page a writer reached first
@@ -259,4 +269,40 @@ fn io_failed(
 fn say(w: &Worker<'_>, severity: Severity, text: String) {
     w.run
         .message(severity, ActorKind::DbccUser.name(), FUNC, text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_of_the_view_is_read_ahead_sized_within_the_edition_cap() {
+        assert_eq!(view_chunk(64, 64), 64);
+        assert_eq!(
+            view_chunk(1024, 64),
+            64,
+            "Standard caps read-ahead at 64 pages"
+        );
+        assert_eq!(view_chunk(1024, 1024), 1024, "Enterprise at 1,024");
+        assert_eq!(view_chunk(8, 1024), 8);
+        assert_eq!(view_chunk(0, 64), 1, "at least a page");
+        assert_eq!(view_chunk(16, 0), 1);
+    }
+
+    #[test]
+    fn the_view_is_read_every_page_once_in_order() {
+        let runs = |pages: u64, chunk: u64| view_runs(pages, chunk).collect::<Vec<_>>();
+        assert_eq!(runs(10, 4), vec![(1, 4), (5, 4), (9, 1)]);
+        assert_eq!(runs(9, 4), vec![(1, 4), (5, 4)]);
+        assert_eq!(runs(3, 64), vec![(1, 2)], "a file smaller than a read");
+        assert_eq!(runs(1, 64), vec![], "the header page alone");
+        assert_eq!(runs(0, 64), vec![]);
+        assert_eq!(runs(4, 0), vec![(1, 1), (2, 1), (3, 1)]);
+        for (pages, chunk) in [(1000, 64), (1025, 1024), (2, 1), (65, 64)] {
+            let r = runs(pages, chunk);
+            assert!(r.iter().all(|&(_, n)| (1..=chunk).contains(&n)));
+            assert!(r.windows(2).all(|p| p[0].0 + p[0].1 == p[1].0));
+            assert_eq!(r.iter().map(|&(_, n)| n).sum::<u64>(), pages - 1);
+        }
+    }
 }

@@ -24,17 +24,18 @@ pub struct Region {
     pub len: u64,
 }
 
-/// Picks a region of `min..=max` pages inside a file of `pages` pages (page 0 excluded).
+/// Picks a region of `min..=max` pages inside a file of `pages` pages (page 0 excluded), at
+/// most the file; `None`, and no draw, for a file of its header alone.
 pub fn pick_region(
-    w: &mut Worker<'_>,
+    rng: &mut SmallRng,
     file: usize,
     pages: u64,
     min: u64,
     max: u64,
 ) -> Option<Region> {
     let usable = pages.checked_sub(1).filter(|&u| u > 0)?;
-    let len = w.between(min.max(1), max.max(1)).min(usable);
-    let start = w.between(1, pages - len);
+    let len = between(rng, min.max(1), max.max(1)).min(usable);
+    let start = between(rng, 1, pages - len);
     Some(Region { file, start, len })
 }
 
@@ -60,7 +61,7 @@ pub fn run(w: &mut Worker<'_>) {
         if region.is_none() || w.chance(plan.jump) {
             let file = w.run.files.data[w.between(0, w.run.files.data.len() as u64 - 1) as usize];
             let pages = *w.run.files[file].pages.read();
-            region = pick_region(w, file, pages, plan.min_chain, plan.max_chain);
+            region = pick_region(&mut w.rng, file, pages, plan.min_chain, plan.max_chain);
         }
         let Some(r) = region else {
             break;
@@ -172,6 +173,33 @@ mod tests {
             rollback,
             sleep_after: Duration::ZERO,
         }
+    }
+
+    #[test]
+    fn a_region_is_inside_the_file_past_its_header() {
+        let mut rng = SmallRng::seed_from_u64(12);
+        let (mut shortest, mut longest) = (u64::MAX, 0);
+        for _ in 0..10_000 {
+            let r = pick_region(&mut rng, 2, 1_000, 8, 64).expect("a file of 1,000 pages");
+            assert_eq!(r.file, 2);
+            assert!((8..=64).contains(&r.len), "{r:?}");
+            assert!(r.start >= 1 && r.start + r.len <= 1_000, "{r:?}");
+            (shortest, longest) = (shortest.min(r.len), longest.max(r.len));
+        }
+        assert_eq!((shortest, longest), (8, 64));
+        // A file smaller than a region: the region is the file past its header.
+        let mut small = SmallRng::seed_from_u64(1);
+        assert!((0..100).all(|_| pick_region(&mut small, 0, 5, 8, 64)
+            == Some(Region {
+                file: 0,
+                start: 1,
+                len: 4
+            })));
+        // The header page alone: no region, and no draw.
+        let (mut a, b) = (SmallRng::seed_from_u64(2), SmallRng::seed_from_u64(2));
+        assert_eq!(pick_region(&mut a, 0, 1, 8, 64), None);
+        assert_eq!(pick_region(&mut a, 0, 0, 8, 64), None);
+        assert_eq!(a, b);
     }
 
     #[test]

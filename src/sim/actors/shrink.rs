@@ -12,13 +12,18 @@
 //! single-page writes near the start, then the truncate), and the page at its new place is
 //! checked by its next reader.
 
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+
 use super::failure::{handled, Failed};
-use super::worker::Worker;
+use super::worker::{between, chance, Worker};
 use crate::findings::Severity;
 use crate::io::oserr::{self, ErrorClass};
 use crate::io::OpenOptions;
 use crate::page::{FileRole, PAGE_SIZE};
 use crate::sim::engine::files::{extend, Prepare};
+use crate::sim::plan::{FilePlan, ShrinkPlan};
 
 /// What one shrink/grow step decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,35 +54,62 @@ pub fn decide(current: u64, min: u64, max: u64, increment: u64, steps: u64, grow
     }
 }
 
-/// Runs the shrink user until the phase ends.
-pub fn run(w: &mut Worker<'_>) {
-    let candidates: Vec<usize> = w
-        .run
-        .files
-        .data
-        .iter()
+/// The data files (of `data`, indexes into `files`) the shrink user resizes: shrinkable ones
+/// with an increment and room to grow past their initial size.
+pub fn candidates(files: &[FilePlan], data: &[usize]) -> Vec<usize> {
+    data.iter()
         .copied()
         .filter(|&i| {
-            let p = &w.run.plan.files[i];
+            let p = &files[i];
             p.shrinkable && p.increment_pages > 0 && p.max_pages > p.initial_pages
         })
-        .collect();
+        .collect()
+}
+
+/// The wait before the next resize: `MinShrinkInterval..=MaxShrinkInterval`, to the
+/// millisecond.
+pub fn pick_wait(rng: &mut SmallRng, plan: &ShrinkPlan) -> Duration {
+    let (lo, hi) = (plan.min_interval.as_millis(), plan.max_interval.as_millis());
+    Duration::from_millis(between(rng, lo as u64, hi as u64))
+}
+
+/// What the next resize does, before the file's size and limits have their say ([`decide`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// The file, as a place in the list of candidates.
+    pub candidate: usize,
+    /// Increments: `MinExtends..=MaxExtends`.
+    pub steps: u64,
+    /// Grow (else shrink) when the file is between its limits: one time in two.
+    pub grow: bool,
+}
+
+/// The next resize among `candidates` files (at least one).
+pub fn pick_step(rng: &mut SmallRng, plan: &ShrinkPlan, candidates: usize) -> Step {
+    let candidate = between(rng, 0, candidates as u64 - 1) as usize;
+    let steps = between(rng, plan.min_extends, plan.max_extends);
+    let grow = chance(rng, 0.5);
+    Step {
+        candidate,
+        steps,
+        grow,
+    }
+}
+
+/// Runs the shrink user until the phase ends.
+pub fn run(w: &mut Worker<'_>) {
+    let candidates = candidates(&w.run.plan.files, &w.run.files.data);
     if candidates.is_empty() {
         return;
     }
     let plan = w.run.plan.shrink.clone();
     loop {
-        let wait = w.between(
-            plan.min_interval.as_millis() as u64,
-            plan.max_interval.as_millis() as u64,
-        );
-        if !w.pause(std::time::Duration::from_millis(wait)) {
+        let wait = pick_wait(&mut w.rng, &plan);
+        if !w.pause(wait) {
             break;
         }
-        let file = candidates[w.between(0, candidates.len() as u64 - 1) as usize];
-        let steps = w.between(plan.min_extends, plan.max_extends);
-        let grow = w.chance(0.5);
-        resize(w, file, steps, grow);
+        let step = pick_step(&mut w.rng, &plan, candidates.len());
+        resize(w, candidates[step.candidate], step.steps, step.grow);
     }
 }
 
@@ -96,12 +128,9 @@ const MOVES_PER_LOG_RECORD: u64 = 32;
 /// at its new place is checked by the next reader of it (the audit at the latest). Returns the
 /// pages moved, or `None` when the phase ended first (the file is then not truncated).
 fn move_tail(w: &mut Worker<'_>, file: usize, from: u64, to: u64) -> Option<u64> {
-    let room = to.saturating_sub(1);
-    if room == 0 || from <= to {
+    let Some(Moves { first_dest, fits }) = plan_moves(&mut w.rng, from, to) else {
         return Some(0);
-    }
-    let fits = (from - to).min(room);
-    let first_dest = 1 + w.between(0, room - fits);
+    };
     let (mut moved, mut tried, mut lsn) = (0, 0, 0);
     for page in (to..from).rev() {
         if w.run.controls.stop.phase_over() {
@@ -111,15 +140,47 @@ fn move_tail(w: &mut Worker<'_>, file: usize, from: u64, to: u64) -> Option<u64>
         if tried >= fits {
             continue;
         }
-        if tried % MOVES_PER_LOG_RECORD == 0 {
-            let batch = MOVES_PER_LOG_RECORD.min(fits - tried);
-            let bytes = MOVE_LOG_BYTES * u32::try_from(batch).unwrap_or(1);
+        if let Some(bytes) = move_log_bytes(fits, tried) {
             lsn = w.run.files.log_of(file).map_or(0, |l| l.wal.append(bytes));
         }
         moved += w.write_run(file, first_dest + tried, 1, lsn);
         tried += 1;
     }
     Some(moved)
+}
+
+/// Where a shrink's moves go: the `fits` pages of the part cut off that the part kept has
+/// room for (the last ones, as the moves go backwards from the end) land on `first_dest..
+/// first_dest + fits`, within pages `1..to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Moves {
+    /// The page the first move lands on.
+    pub first_dest: u64,
+    /// Pages moved.
+    pub fits: u64,
+}
+
+/// The moves of a shrink from `from` to `to` pages, their place drawn at random in the part
+/// kept; `None` (no draw) when the file does not shrink or keeps its header page alone.
+pub fn plan_moves(rng: &mut SmallRng, from: u64, to: u64) -> Option<Moves> {
+    let room = to.saturating_sub(1);
+    if room == 0 || from <= to {
+        return None;
+    }
+    let fits = (from - to).min(room);
+    let first_dest = 1 + between(rng, 0, room - fits);
+    Some(Moves { first_dest, fits })
+}
+
+/// The log record written before the move numbered `tried` of `fits` (0 first): one for each
+/// batch of `MOVES_PER_LOG_RECORD` moves, of `MOVE_LOG_BYTES` a move in the batch; `None`
+/// within a batch.
+pub fn move_log_bytes(fits: u64, tried: u64) -> Option<u32> {
+    if !tried.is_multiple_of(MOVES_PER_LOG_RECORD) || tried >= fits {
+        return None;
+    }
+    let batch = MOVES_PER_LOG_RECORD.min(fits - tried);
+    Some(MOVE_LOG_BYTES * u32::try_from(batch).unwrap_or(1))
 }
 
 fn resize(w: &mut Worker<'_>, file: usize, steps: u64, grow: bool) {
@@ -252,22 +313,4 @@ fn stop_growing(w: &Worker<'_>, file: usize, from: u64, to: u64, e: &std::io::Er
 }
 
 #[cfg(test)]
-mod tests {
-    use super::decide;
-
-    #[test]
-    fn decide_stays_within_limits_and_turns_at_the_ends() {
-        assert_eq!(
-            decide(100, 100, 200, 10, 3, false),
-            130,
-            "at the minimum it grows"
-        );
-        assert_eq!(
-            decide(200, 100, 200, 10, 3, true),
-            170,
-            "at the maximum it shrinks"
-        );
-        assert_eq!(decide(150, 100, 200, 10, 9, true), 200);
-        assert_eq!(decide(150, 100, 200, 10, 9, false), 100);
-    }
-}
+mod tests;

@@ -22,8 +22,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use rand::rngs::SmallRng;
+
 use super::evidence;
-use super::worker::Worker;
+use super::worker::{between, chance, Worker};
 use crate::findings::{Finding, Severity};
 use crate::io::align::AlignedBuf;
 use crate::io::Storage;
@@ -81,10 +83,7 @@ pub fn run(w: &mut Worker<'_>, i: usize) {
             break;
         }
         // Freed in random order: the next sort may reuse any of them first.
-        while !taken.is_empty() {
-            let k = w.between(0, taken.len() as u64 - 1) as usize;
-            spill.free.push(taken.swap_remove(k));
-        }
+        spill.free.extend(free_order(&mut w.rng, taken));
         sorts += 1;
         runs += u64::from(s.runs_per_merge);
         if !w.pause(delay) {
@@ -123,7 +122,7 @@ fn open(w: &Worker<'_>, i: usize) -> Option<Spill> {
             return None;
         }
     };
-    let extents = usize::try_from((pages - 1) / run_pages as u64).unwrap_or(0);
+    let extents = extents(pages, run_pages as u64);
     Some(Spill {
         storage,
         path,
@@ -136,18 +135,48 @@ fn open(w: &Worker<'_>, i: usize) -> Option<Spill> {
     })
 }
 
-/// An extent for the next run: half the time the one freed last (reused at once), else any
-/// free one.
+/// The extents of `run_pages` pages a tempdb file of `pages` pages holds past its header; a
+/// file smaller than a run holds none.
+pub fn extents(pages: u64, run_pages: u64) -> usize {
+    usize::try_from(pages.saturating_sub(1) / run_pages.max(1)).unwrap_or(0)
+}
+
+/// An extent for the next run, taken from the free list.
 fn allocate(w: &mut Worker<'_>, spill: &mut Spill) -> Option<usize> {
-    if spill.free.is_empty() {
+    let k = pick_free(&mut w.rng, spill.free.len())?;
+    Some(spill.free.swap_remove(k))
+}
+
+/// Which of `free` free extents (a place in the free list, the last freed last) the next run
+/// takes: half the time the one freed last (reused at once), else any; `None` when none is
+/// free.
+pub fn pick_free(rng: &mut SmallRng, free: usize) -> Option<usize> {
+    if free == 0 {
         return None;
     }
-    let k = if w.chance(0.5) {
-        spill.free.len() - 1
-    } else {
-        w.between(0, spill.free.len() as u64 - 1) as usize
-    };
-    Some(spill.free.swap_remove(k))
+    Some(match chance(rng, 0.5) {
+        true => free - 1,
+        false => between(rng, 0, free as u64 - 1) as usize,
+    })
+}
+
+/// The order in which a sort's extents `taken` go back to the free list: at random.
+pub fn free_order(rng: &mut SmallRng, mut taken: Vec<usize>) -> Vec<usize> {
+    let mut order = Vec::with_capacity(taken.len());
+    while !taken.is_empty() {
+        let k = between(rng, 0, taken.len() as u64 - 1) as usize;
+        order.push(taken.swap_remove(k));
+    }
+    order
+}
+
+/// The merge's reads of one run of `run_pages` pages, as `(offset in the run, pages)`: a
+/// quarter of the run at a time (at least a page), the runs read in turn at each offset.
+pub fn merge_steps(run_pages: usize) -> impl Iterator<Item = (usize, usize)> {
+    let step = (run_pages / 4).max(1);
+    (0..run_pages)
+        .step_by(step)
+        .map(move |at| (at, step.min(run_pages - at)))
 }
 
 /// The first page of extent `e`.
@@ -216,10 +245,7 @@ fn io_failed(
 /// Reads the runs of `extents` back merged, a few pages of each in turn, and verifies every
 /// page; false when a read failed (reported).
 fn merge(w: &mut Worker<'_>, spill: &mut Spill, extents: &[usize]) -> bool {
-    let step = (spill.run_pages / 4).max(1);
-    let mut at = 0;
-    while at < spill.run_pages {
-        let n = step.min(spill.run_pages - at);
+    for (at, n) in merge_steps(spill.run_pages) {
         for &e in extents {
             let page = first_page(spill, e) + at as u64;
             let bytes = &mut spill.buf[..n * PAGE_SIZE];
@@ -247,7 +273,6 @@ fn merge(w: &mut Worker<'_>, spill: &mut Spill, extents: &[usize]) -> bool {
                 }
             }
         }
-        at += n;
     }
     true
 }
@@ -286,4 +311,80 @@ fn finish(w: &Worker<'_>, spill: &Spill, sorts: u64, runs: u64) {
 fn say(w: &Worker<'_>, severity: Severity, text: String) {
     w.run
         .message(severity, ActorKind::SortUser.name(), FUNC, text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn a_file_holds_whole_extents_past_its_header() {
+        assert_eq!(
+            extents(16 * 128, 32),
+            63,
+            "the default: 16 MB, runs of 32 pages"
+        );
+        assert_eq!(extents(129, 32), 4);
+        assert_eq!(
+            extents(128, 32),
+            3,
+            "the header page leaves the last extent short"
+        );
+        assert_eq!(extents(20, 32), 0, "a file smaller than a run");
+        assert_eq!(extents(1, 1), 0);
+        assert_eq!(extents(0, 0), 0);
+    }
+
+    #[test]
+    fn half_the_runs_reuse_the_extent_freed_last() {
+        let mut rng = SmallRng::seed_from_u64(3);
+        assert_eq!(pick_free(&mut rng, 0), None);
+        let mut per_place = [0u32; 10];
+        for _ in 0..100_000 {
+            let k = pick_free(&mut rng, 10).expect("ten are free");
+            per_place[k] += 1;
+        }
+        // The last place: half the draws plus a tenth of the other half (55,000); every other
+        // place a tenth of the other half (5,000).
+        assert!((54_000..56_000).contains(&per_place[9]), "{per_place:?}");
+        assert!(
+            per_place[..9].iter().all(|&n| (4_500..5_500).contains(&n)),
+            "{per_place:?}"
+        );
+        // One free extent: always it (the draws are made all the same).
+        assert!((0..100).all(|_| pick_free(&mut rng, 1) == Some(0)));
+    }
+
+    #[test]
+    fn extents_are_freed_each_once_in_an_order_the_seed_decides() {
+        let order = |seed: u64| free_order(&mut SmallRng::seed_from_u64(seed), vec![4, 7, 1, 9]);
+        let mut sorted = order(1);
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            vec![1, 4, 7, 9],
+            "a permutation of the extents taken"
+        );
+        assert_eq!(order(1), order(1));
+        let orders: std::collections::HashSet<Vec<usize>> = (0..200).map(order).collect();
+        assert!(orders.len() > 20, "{} orders of 24", orders.len());
+        assert!(free_order(&mut SmallRng::seed_from_u64(1), Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn a_merge_reads_each_run_a_quarter_at_a_time() {
+        let steps = |n: usize| merge_steps(n).collect::<Vec<_>>();
+        assert_eq!(steps(32), vec![(0, 8), (8, 8), (16, 8), (24, 8)]);
+        assert_eq!(steps(10), vec![(0, 2), (2, 2), (4, 2), (6, 2), (8, 2)]);
+        assert_eq!(steps(9), vec![(0, 2), (2, 2), (4, 2), (6, 2), (8, 1)]);
+        assert_eq!(steps(3), vec![(0, 1), (1, 1), (2, 1)], "at least a page");
+        assert_eq!(steps(1), vec![(0, 1)]);
+        for n in 1..=128 {
+            let s = steps(n);
+            let covered: usize = s.iter().map(|&(_, len)| len).sum();
+            assert_eq!(covered, n, "every page of a run of {n} once");
+            assert!(s.windows(2).all(|p| p[0].0 + p[0].1 == p[1].0));
+        }
+    }
 }

@@ -86,6 +86,9 @@ pub struct JournalFile {
 /// offset a `u64` holds (a block device as `FileName` can be larger than `MaxSize` allows).
 pub const MAX_FILE_PAGES: u64 = u64::MAX / crate::page::PAGE_SIZE as u64;
 
+/// What hands a compaction its records: called once with the sink each record goes to.
+pub type RecordSource<'a> = dyn FnMut(&mut dyn FnMut(Record)) + 'a;
+
 /// The journal being written by a run, through the I/O layer's append-file door (so the
 /// faulty backend and faultfs reach it as they reach the data files).
 #[derive(Debug)]
@@ -141,10 +144,7 @@ impl JournalWriter {
 
     /// [`JournalWriter::compact`] with the records `records` hands out, each written as it
     /// comes: a snapshot of a terabyte's pages is never in memory whole.
-    pub fn compact_from(
-        &mut self,
-        records: &mut dyn FnMut(&mut dyn FnMut(Record)),
-    ) -> io::Result<u64> {
+    pub fn compact_from(&mut self, records: &mut RecordSource<'_>) -> io::Result<u64> {
         self.file.replace(&mut |w| {
             let mut written = Ok(());
             records(&mut |r| {
