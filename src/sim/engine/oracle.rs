@@ -2,8 +2,8 @@
 //! journal holds durable of it, and the page latches that keep a verifying read from racing a
 //! write to the same page.
 //!
-//! Per page the oracle keeps one word, 8 bytes ([`word`]): the generation of the last completed
-//! write, the highest issued (with the in-flight and unknown flags), the highest the journal
+//! Per page the oracle keeps one word, 8 bytes (`oracle::word`): the generation of the last
+//! completed write, the highest issued (with the in-flight and unknown flags), the highest the journal
 //! was told is durable, and the sync points' marks. The state changes only when an I/O is
 //! issued or completes: [`Oracle::begin_write`] hands out the next generation and marks the
 //! page in flight, [`Oracle::complete_write`] records the outcome. A write that failed leaves
@@ -11,7 +11,7 @@
 //! generation is accepted), never *corrupt*, unlike fio before its PR #2086. The journal
 //! thread keeps its durable generations here ([`Oracle::raise_durable`]) rather than in a table
 //! of its own, so a run's per-page state is this word and nothing else; a state that does not
-//! fit its word waits in a spill map until it does (see [`word`]).
+//! fit its word waits in a spill map until it does (see `oracle::word`).
 //!
 //! Latches are striped: page `p` uses stripe `p % stripes`. A data file gets one stripe per page
 //! of its largest size ([`stripes_for`]), up to [`MAX_STRIPES`] (512 KB of latches), so two
@@ -94,7 +94,7 @@ impl Wide {
 pub struct Oracle {
     run_id: u64,
     file_id: u32,
-    /// One word per page ([`word`]).
+    /// One word per page (see the module doc).
     slots: RwLock<Vec<AtomicU64>>,
     /// The states of the pages whose word says [`SPILLED`]; changed only under this lock.
     spill: Mutex<HashMap<u64, Wide>>,
