@@ -3,7 +3,7 @@
 //! A page's state is three generations and a few flags ([`Wide`]): the last completed write
 //! (`done`), the highest issued (`issued`, above `done` only while a write is in flight or after
 //! one failed) and the highest the journal was told is durable (`durable`, at most `done`).
-//! Packed, `done` takes 36 bits and the other two are differences from it of 11 bits each,
+//! Packed, `done` takes 35 bits and the other two are differences from it of 11 bits each,
 //! which is what a page's state needs in all but rare moments: a write in flight is one
 //! generation ahead, a page is journaled at every sync point. A state that does not fit (a
 //! first write after a restart or a shrink raised the floor, a page written 2,048 times between
@@ -27,11 +27,14 @@ pub const SNAPPED: u64 = 1 << 60;
 pub const SPILLED: u64 = 1 << 59;
 /// No durable generation (0) for a page that has completed writes.
 const NO_DURABLE: u64 = 1 << 58;
+/// No completed write (0), and a durable generation in the `done` field: a restarted run's
+/// pages as its journal is carried over, before their content is read back and set.
+const CLAIM_ONLY: u64 = 1 << 57;
 
 /// The flags a [`Wide`] state carries.
 pub const FLAGS: u64 = IN_FLIGHT | UNKNOWN | CHANGED | SNAPPED;
 
-const DONE_BITS: u32 = 36;
+const DONE_BITS: u32 = 35;
 const DELTA_BITS: u32 = 11;
 const DONE_MASK: u64 = (1 << DONE_BITS) - 1;
 const DELTA_MASK: u64 = (1 << DELTA_BITS) - 1;
@@ -54,6 +57,11 @@ pub struct Wide {
 impl Wide {
     /// The state in one word, or `None` when it does not fit (it then spills).
     pub fn pack(&self) -> Option<u64> {
+        if self.done == 0 && self.durable > 0 {
+            return (self.durable <= DONE_MASK && self.issued <= DELTA_MASK).then_some(
+                self.durable | (self.issued << ISSUED_SHIFT) | CLAIM_ONLY | (self.flags & FLAGS),
+            );
+        }
         if self.done > DONE_MASK || self.issued < self.done {
             return None;
         }
@@ -77,6 +85,14 @@ impl Wide {
 
     /// The state a word (not [`SPILLED`]) holds.
     pub fn unpack(word: u64) -> Wide {
+        if word & CLAIM_ONLY != 0 {
+            return Wide {
+                done: 0,
+                issued: (word >> ISSUED_SHIFT) & DELTA_MASK,
+                durable: word & DONE_MASK,
+                flags: word & FLAGS,
+            };
+        }
         let done = word & DONE_MASK;
         let durable = if word & NO_DURABLE != 0 {
             0
@@ -118,6 +134,20 @@ mod tests {
                 durable: 0,
                 flags: 0,
             },
+            // A carried-over journal's claim on a page not yet set (a restart), and on a page
+            // found lost: no completed write, a durable generation.
+            Wide {
+                done: 0,
+                issued: 0,
+                durable: 1 << 33,
+                flags: 0,
+            },
+            Wide {
+                done: 0,
+                issued: 1,
+                durable: 9,
+                flags: IN_FLIGHT | CHANGED,
+            },
         ];
         for w in fits {
             let word = w.pack().expect("fits");
@@ -148,7 +178,7 @@ mod tests {
             },
             Wide {
                 done: 0,
-                issued: 1,
+                issued: DELTA_MASK + 1,
                 durable: 9,
                 flags: IN_FLIGHT,
             },
