@@ -22,7 +22,8 @@ pub mod verify;
 pub use header::{generation_ceiling, set_generation_ceiling, FileHeader, FileRole, HeaderError};
 pub use image::expected_image;
 pub use layout::{stamp_page, ActorKind, PageStamp, SECTORS_PER_PAGE, SECTOR_SIZE};
-pub use verdict::{BitDiff, Expect, ExpectedState, SectorContent, Verdict, VerdictKind};
+pub use torn::SectorContent;
+pub use verdict::{BitDiff, Expect, ExpectedState, Verdict, VerdictKind};
 pub use verify::verify;
 
 /// Size of every page, data or header, in bytes.
