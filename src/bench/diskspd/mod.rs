@@ -6,7 +6,6 @@ pub mod args;
 pub mod text;
 pub mod topology;
 pub mod xml;
-mod xml_profile;
 
 use crate::bench::error::BenchError;
 use crate::bench::job::{DataMode, Job, Pattern, TestFile};

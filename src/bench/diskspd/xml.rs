@@ -5,10 +5,12 @@
 //! skeleton in tests/bench/fixtures/diskspd-rxml-skeleton.xml. What we cannot fill honestly is
 //! listed in docs/bench.md.
 
+mod profile;
+
 use super::args::DiskspdArgs;
 use super::text::iops_stddev;
-use super::xml_profile::{profile, system};
 use super::Report;
+use profile::{profile, system};
 use crate::bench::latency::BenchStats;
 use hdrhistogram::Histogram;
 use quick_xml::events::BytesText;
