@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::report::facts::blockdev::DeviceInfo;
-use crate::report::facts::sysinfo::{SystemInfo, UNKNOWN};
+use crate::report::facts::sysinfo::SystemInfo;
+use crate::report::facts::UNKNOWN;
 use crate::report::readers::load::{InputKind, RunEvidence};
 use crate::report::sinks::json::JsonReport;
 use crate::stats::{Latency, LatencyHistogram};
