@@ -28,7 +28,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::backup::stream_failed_on;
+use super::stream_failure::{stream_failed_on, unreadable};
 use super::context::Run;
 use super::worker::Worker;
 use crate::findings::Severity;
@@ -353,7 +353,7 @@ fn verify_only(w: &mut Worker<'_>, storage: &dyn Storage, written: &TrnWritten) 
             .problems
             .iter()
             .for_each(|p| run.report(p.finding(run.plan.seed, &path, w.id))),
-        Err(e) => super::backup::unreadable(w, &path, written.bytes, &e),
+        Err(e) => unreadable(w, &path, written.bytes, &e),
     }
 }
 

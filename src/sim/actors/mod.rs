@@ -24,6 +24,7 @@ mod request_pages;
 mod restore;
 pub mod shrink;
 mod sort;
+mod stream_failure;
 mod sweep;
 pub mod table;
 pub mod worker;
