@@ -37,7 +37,7 @@ use crate::sim::engine::backup::logstream::{self, TrnWriter, TrnWritten};
 use crate::sim::engine::journal::BackupRecord;
 use crate::sim::engine::logforward::read_forward;
 use crate::sim::engine::manifest::{Keep, Manifest, Role, Rule};
-use crate::sim::engine::wal::NO_PREV;
+use crate::sim::engine::logblock::NO_PREV;
 use crate::sim::plan::SimPlan;
 
 /// The log backups' files, when they are configured: the `.trn` stream and its `.partial`.

@@ -12,7 +12,7 @@ use memmap2::MmapMut;
 
 use super::logblock::{self, LogBlockError, Want, MIN_LOG_UNIT};
 use super::logio::{LogGate, LogIo};
-use super::wal::NO_PREV;
+use super::logblock::NO_PREV;
 use crate::io::Storage;
 
 /// A log block that is not what the chain says it must be.
@@ -257,7 +257,7 @@ mod tests {
 
     use super::{lap_back, walk_back, Break, Walk};
     use crate::sim::engine::logblock::{LogBlock, LogBlockError};
-    use crate::sim::engine::wal::NO_PREV;
+    use crate::sim::engine::logblock::NO_PREV;
 
     fn block(lsn: u64, prev_lsn: u64) -> LogBlock {
         LogBlock {
