@@ -9,7 +9,8 @@ use crate::report::views::charts::html_escape as esc;
 use crate::report::views::html::STYLE;
 
 use super::row::{CutVerdict, Row};
-use super::table::{acked, cut_time, opt, shutdowns, utc, LEGEND};
+use super::table::{acked, cut_time, opt, shutdowns, LEGEND};
+use crate::report::sinks::clock::utc;
 use super::verdict::CampaignVerdict;
 use super::Report;
 

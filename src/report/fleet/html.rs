@@ -44,7 +44,7 @@ pub fn render(f: &Fleet, v: &FleetVerdict) -> String {
         "<div class='verdict {class}' id='verdict'>{}</div>",
         esc(&v.line)
     );
-    let utc = |us| crate::report::campaign::table::utc(Some(us));
+    let utc = |us| crate::report::sinks::clock::utc(Some(us));
     let made = utc(crate::report::sinks::clock::now_us());
     let _ = match f.span_us {
         Some((from, to)) => writeln!(
