@@ -10,7 +10,8 @@ use crate::report::views::html::STYLE;
 use crate::stats::LatencyHistogram;
 
 use super::charts::{bars, distributions, Bar, Mark, MAX_CURVES};
-use super::merge::{Fleet, HostVerdict, LatencySource, Row};
+use super::merge::Fleet;
+use super::row::{HostVerdict, LatencySource, Row};
 use super::verdict::FleetVerdict;
 
 const EXTRA_STYLE: &str =

@@ -8,7 +8,7 @@
 //! start of its machine id when another host of the fleet has the same hostname
 //! (`localhost [machine 5f1c0e2a]`).
 
-use super::merge::Row;
+use super::row::Row;
 use super::record::RunRecord;
 
 /// How many hex digits of a machine id tell same-named hosts apart in a name.

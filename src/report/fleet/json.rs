@@ -12,9 +12,10 @@ use crate::report::ReportError;
 use crate::stats::Latency;
 
 use super::loader::LoadProblem;
-use super::merge::{CorruptRun, Fleet, HostVerdict, LatencySource, Row};
+use super::merge::Fleet;
+use super::row::{CorruptRun, HostVerdict, LatencySource, Row};
 use super::outliers::Outliers;
-use super::record::DeviceKey;
+use super::device::DeviceKey;
 use super::verdict::FleetVerdict;
 
 /// Value of the `schema` field of the fleet JSON.

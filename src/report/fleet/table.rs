@@ -4,7 +4,8 @@
 
 use std::fmt::Write;
 
-use super::merge::{classes, Fleet, LatencySource, Row};
+use super::merge::Fleet;
+use super::row::{classes, LatencySource, Row};
 use super::outliers::Measure;
 use super::verdict::FleetVerdict;
 
