@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rand::Rng;
 
 use super::plan::{Access, Detail, Fault, Tear};
-use super::storage::MemFile;
+use super::memfile::MemFile;
 use super::FaultyState;
 use crate::io::append::{replacement_path, AppendFile};
 use crate::page::SECTOR_SIZE;

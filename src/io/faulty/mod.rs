@@ -13,6 +13,7 @@ mod cache;
 pub mod classes;
 mod cut;
 mod helper;
+mod memfile;
 mod plan;
 mod post;
 mod storage;
@@ -33,7 +34,7 @@ pub use storage::FaultyStorage;
 
 use super::{AppendFile, Backend, DirectIoInfo, IoError, OpenOptions, Storage};
 use plan::Plan;
-use storage::MemFile;
+use memfile::MemFile;
 
 /// State shared by the backend and every file it opened.
 #[derive(Debug)]
