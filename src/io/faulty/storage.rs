@@ -80,7 +80,7 @@ impl FaultyStorage {
             .pick(op, &self.file.path, offset, len);
         if let Some((Fault::Latency(d), page)) = picked {
             // On the helper thread the completion waits instead (see `post`).
-            if !super::post::defer_latency(d) {
+            if !super::helper::defer_latency(d) {
                 std::thread::sleep(d);
             }
             self.log(Fault::Latency(d), page, op, Detail::None);
@@ -335,7 +335,7 @@ impl Storage for FaultyStorage {
     }
 
     fn post(&self, op: crate::io::PostOp, to: &Arc<crate::io::Completions>, token: u64) {
-        super::post::post(self, &self.shared.helpers, op, to, token);
+        super::post::post(Box::new(self.twin()), &self.shared.helpers, op, to, token);
     }
 
     fn posts_async(&self) -> bool {
