@@ -22,6 +22,9 @@
 //! its kind ([`RecordKind`]) and the journal's version ([`JournalVersion`]). A journal whose
 //! first record states a version this build does not read is refused by its path
 //! ([`JournalState::load`], [`LoadError::Foreign`]), never decoded as damage.
+//!
+//! One cycle of files stays: decoding in `record` asks `damage` whether a flaw is a torn tail or
+//! damage, and `damage` decodes the records after the flaw to tell.
 
 // A narrowing cast in an on-disk codec either is checked (`try_from`) or says why its range
 // holds (issue #22 §12).
