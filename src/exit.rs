@@ -3,8 +3,9 @@
 //! 0 clean, 1 integrity findings, 2 usage / configuration / environment, 3 internal failure;
 //! a run that SIGINT or SIGTERM cut short with nothing found exits 128 + the signal's number
 //! (130, 143), as shells report it.
-//! Library code returns `anyhow::Error`s; an error is a usage/environment error (exit 2) unless
-//! it carries [`Internal`], which marks a broken invariant of the tool itself (exit 3).
+//! A subcommand's result reaches here as an `anyhow::Error` (the library below `app` returns
+//! typed errors, which `app` wraps); an error is a usage/environment error (exit 2) unless it
+//! is an [`Internal`], which marks a broken invariant of the tool itself (exit 3).
 //!
 //! Everything the tool prints on stdout goes through [`print()`] (the crate's `exit::out!` and
 //! `exit::outln!` macros) or the [`Stdout`] writer, never `println!`, which panics
