@@ -220,10 +220,10 @@ fn tagged(e: std::io::Error) -> std::io::Error {
 /// The verdict of a command whose last words on stdout had `printed` as their fate: a closed
 /// pipe changes nothing, and another stdout failure is reported but never hides a finding,
 /// an error or an interruption (it only turns a clean result into exit 2).
-pub fn after_printing(
+pub fn after_printing<E: From<StdoutError>>(
     printed: Result<(), StdoutError>,
-    verdict: anyhow::Result<Outcome>,
-) -> anyhow::Result<Outcome> {
+    verdict: Result<Outcome, E>,
+) -> Result<Outcome, E> {
     match (printed, verdict) {
         (Err(e), Ok(Outcome::Clean)) if !e.closed() => Err(e.into()),
         (Err(e), verdict) => {
@@ -250,7 +250,8 @@ mod tests {
 
     #[test]
     fn a_failed_stdout_never_hides_the_verdict() {
-        let f = |p, v: Outcome| after_printing(p, Ok(v)).map_err(|e| e.to_string());
+        let f =
+            |p, v: Outcome| after_printing::<anyhow::Error>(p, Ok(v)).map_err(|e| e.to_string());
         assert_eq!(f(Err(closed()), Outcome::Findings), Ok(Outcome::Findings));
         assert_eq!(f(Err(full()), Outcome::Findings), Ok(Outcome::Findings));
         assert_eq!(f(Err(closed()), Outcome::Clean), Ok(Outcome::Clean));

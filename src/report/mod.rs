@@ -32,6 +32,7 @@ pub mod sinks;
 pub mod views;
 
 pub use cli::Args as ReportArgs;
+pub use cli::CommandError;
 pub use error::ReportError;
 pub use facts::io_service::IoServiceInfo;
 pub use facts::sysinfo::SystemInfo;
@@ -42,11 +43,11 @@ pub use sinks::evidence::{Evidence, EvidenceOptions, RunInfo};
 pub use sinks::json::JsonReport;
 
 /// `sqliosim report ARGS…`; `args[0]` is the display name ("sqliosim report").
-pub fn main(args: Vec<std::ffi::OsString>) -> anyhow::Result<crate::exit::Outcome> {
+pub fn main(args: Vec<std::ffi::OsString>) -> Result<crate::exit::Outcome, CommandError> {
     cli::main(args)
 }
 
 /// `sqliosim report` with its options already parsed (by the top-level command line).
-pub fn run(args: ReportArgs) -> anyhow::Result<crate::exit::Outcome> {
+pub fn run(args: ReportArgs) -> Result<crate::exit::Outcome, CommandError> {
     cli::run(args)
 }
