@@ -797,7 +797,11 @@ fn no_sibling_files_use_each_other_in_a_cycle_but_the_listed_ones() {
     let files = file_modules(&src_dir());
     let edges = sibling_edges(&g, &files);
     // The walk found the code: a parser that saw nothing would pass anything.
-    assert!(edges.len() > 300, "only {} sibling edges found", edges.len());
+    assert!(
+        edges.len() > 300,
+        "only {} sibling edges found",
+        edges.len()
+    );
     let found = sibling_cycles(&edges);
     let allowed: BTreeSet<String> = ALLOWED_CYCLES.iter().map(|s| s.to_string()).collect();
     let new: Vec<&String> = found.difference(&allowed).collect();
@@ -807,13 +811,19 @@ fn no_sibling_files_use_each_other_in_a_cycle_but_the_listed_ones() {
         "sibling files that use each other in a cycle (move what they share to the module \
          that owns it, or to their parent; or list the cycle, with its reason, in \
          ALLOWED_CYCLES of tests/layers.rs and the parent's docs):\n{}",
-        new.iter().map(|c| c.as_str()).collect::<Vec<_>>().join("\n")
+        new.iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert!(
         gone.is_empty(),
         "ALLOWED_CYCLES lists cycles that are no more (remove them, and their line in the \
          parent's docs):\n{}",
-        gone.iter().map(|c| c.as_str()).collect::<Vec<_>>().join("\n")
+        gone.iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     for c in &allowed {
         let (parent, members) = c.split_once(": ").expect("PARENT: members");
@@ -861,12 +871,25 @@ fn a_sibling_cycle_is_found_and_test_code_is_not_counted() {
         pair("report::views::html", "report::sinks::json"),
         Some(("report::views".into(), "report::sinks".into()))
     );
-    assert_eq!(pair("io::faulty::post", "io::faulty"), None, "a parent is no sibling");
-    assert_eq!(pair("stats::board", "sim::engine::wal"), None, "the Layers graph's");
-    let edges: BTreeSet<(String, String)> = [("p::a", "p::b"), ("p::b", "p::c"), ("p::c", "p::a"), ("p::c", "p::d")]
-        .into_iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
+    assert_eq!(
+        pair("io::faulty::post", "io::faulty"),
+        None,
+        "a parent is no sibling"
+    );
+    assert_eq!(
+        pair("stats::board", "sim::engine::wal"),
+        None,
+        "the Layers graph's"
+    );
+    let edges: BTreeSet<(String, String)> = [
+        ("p::a", "p::b"),
+        ("p::b", "p::c"),
+        ("p::c", "p::a"),
+        ("p::c", "p::d"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
     let cycles: Vec<String> = sibling_cycles(&edges).into_iter().collect();
     assert_eq!(cycles, ["p: a b c"]);
 }

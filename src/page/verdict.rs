@@ -351,4 +351,3 @@ pub fn sector_list(mask: u16) -> String {
         v.join(",")
     }
 }
-

@@ -33,8 +33,8 @@ pub use plan::{Access, Detail, Fault, FiredFault, Misdirect, Tear, Trigger};
 pub use storage::FaultyStorage;
 
 use super::{AppendFile, Backend, DirectIoInfo, IoError, OpenOptions, Storage};
-use plan::Plan;
 use memfile::MemFile;
+use plan::Plan;
 
 /// State shared by the backend and every file it opened.
 #[derive(Debug)]

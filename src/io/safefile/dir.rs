@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-use super::{blocking, check_fd, os, problem_of, refused, split, Create, NameProblem, SafeFileError, Use};
+use super::{
+    blocking, check_fd, os, problem_of, refused, split, Create, NameProblem, SafeFileError, Use,
+};
 
 /// A directory opened once; names in it are opened relative to its descriptor.
 #[derive(Debug)]
@@ -117,7 +119,12 @@ impl Dir {
         }
     }
 
-    pub(super) fn checked(&self, fd: OwnedFd, name: &OsStr, use_: Use) -> Result<File, SafeFileError> {
+    pub(super) fn checked(
+        &self,
+        fd: OwnedFd,
+        name: &OsStr,
+        use_: Use,
+    ) -> Result<File, SafeFileError> {
         let path = self.join(name);
         check_fd(&fd, &path, use_)?;
         blocking(&fd, &path)?;

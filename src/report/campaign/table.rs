@@ -5,9 +5,9 @@
 use std::fmt::Write;
 
 use super::row::Row;
-use crate::report::sinks::clock::utc;
 use super::verdict::CampaignVerdict;
 use super::Report;
+use crate::report::sinks::clock::utc;
 
 /// The widest the host column is padded to: a longer name is printed whole.
 const MAX_HOST_WIDTH: usize = 64;

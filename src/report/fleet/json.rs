@@ -11,11 +11,11 @@ use crate::report::sinks::json::ToolInfo;
 use crate::report::ReportError;
 use crate::stats::Latency;
 
+use super::device::DeviceKey;
 use super::loader::LoadProblem;
 use super::merge::Fleet;
-use super::row::{CorruptRun, HostVerdict, LatencySource, Row};
 use super::outliers::Outliers;
-use super::device::DeviceKey;
+use super::row::{CorruptRun, HostVerdict, LatencySource, Row};
 use super::verdict::FleetVerdict;
 
 /// Value of the `schema` field of the fleet JSON.

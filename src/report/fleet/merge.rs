@@ -11,10 +11,10 @@ use std::path::PathBuf;
 
 use crate::stats::{Latency, LatencyHistogram};
 
+use super::device::{DeviceKey, DevicePart};
 use super::identity;
 use super::loader::{FleetInputs, LoadProblem};
 use super::outliers::{self, Outliers};
-use super::device::{DeviceKey, DevicePart};
 use super::record::{Ending, RunRecord};
 use super::row::{CorruptRun, LatencySource, Row};
 

@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-
 use crate::report::facts::sysinfo::SystemInfo;
 use crate::report::facts::UNKNOWN;
 use crate::report::readers::load::{InputKind, RunEvidence};

@@ -166,13 +166,14 @@ fn attach_ceiling(f: &mut crate::sim::engine::files::SimFile) -> Result<u64, Set
     if f.role != crate::page::FileRole::Data {
         return Ok(0);
     }
-    let (c, on_disk) = crate::sim::engine::ceiling::Ceiling::open(Arc::clone(&f.storage)).map_err(|source| {
-        SetupError::os(
-            f.path.clone(),
-            "cannot read the header page (offset 0, 8192 bytes)",
-            source,
-        )
-    })?;
+    let (c, on_disk) =
+        crate::sim::engine::ceiling::Ceiling::open(Arc::clone(&f.storage)).map_err(|source| {
+            SetupError::os(
+                f.path.clone(),
+                "cannot read the header page (offset 0, 8192 bytes)",
+                source,
+            )
+        })?;
     f.ceiling = Some(c);
     Ok(on_disk)
 }

@@ -49,9 +49,9 @@ pub fn list(addr: &str, key: &Key) -> Result<Vec<RunInfo>, WitnessError> {
     match read_msg(&mut s, key) {
         Ok(Msg::Listed { runs }) => Ok(runs),
         Ok(Msg::Error { text }) => Err(WitnessError::Refused {
-                addr: addr.to_string(),
-                text,
-            }),
+            addr: addr.to_string(),
+            text,
+        }),
         Ok(m) => Err(WitnessError::talk(addr, format!("unexpected answer {m:?}"))),
         Err(e) => Err(WitnessError::talk(addr, e)),
     }
