@@ -23,7 +23,7 @@ pub struct Dir {
 
 impl Dir {
     /// Opens the directory at `path` as the user gave it (symlinks in it followed: the user
-    /// chose it; the run header says when it is exposed, see [`exposure`]).
+    /// chose it; the run header says when it is exposed, see [`super::exposure`]).
     pub fn open(path: &Path) -> Result<Dir, SafeFileError> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = rfs::open(path, flags, Mode::empty()).map_err(|e| match e {
