@@ -625,7 +625,6 @@ const ALLOWED_CYCLES: &[&str] = &[
     "report: facts readers sinks views",
     "sim::actors: checkdb evidence worker",
     "sim::actors: context failure journaling",
-    "sim::engine::journal: damage record",
     "stats: board run thread",
 ];
 

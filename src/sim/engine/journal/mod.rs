@@ -22,9 +22,6 @@
 //! its kind ([`RecordKind`]) and the journal's version ([`JournalVersion`]). A journal whose
 //! first record states a version this build does not read is refused by its path
 //! ([`JournalState::load`], [`LoadError::Foreign`]), never decoded as damage.
-//!
-//! One cycle of files stays: decoding in `record` asks `damage` whether a flaw is a torn tail or
-//! damage, and `damage` decodes the records after the flaw to tell.
 
 // A narrowing cast in an on-disk codec either is checked (`try_from`) or says why its range
 // holds (issue #22 §12).
@@ -33,6 +30,7 @@
 mod bounds;
 mod damage;
 mod gens;
+mod read;
 mod record;
 pub mod service;
 mod state;
@@ -40,7 +38,8 @@ mod summary;
 
 pub use damage::{Damage, Flaw};
 pub use gens::PageGens;
-pub use record::{decode, decode_all, version_of, BackupRecord, Decoded, Record, RecordKind};
+pub use read::{decode, decode_all, Decoded};
+pub use record::{version_of, BackupRecord, Record, RecordKind};
 
 pub use service::{Ack, JournalOptions, JournalService};
 pub use state::{JournalState, LoadError};
