@@ -1,5 +1,6 @@
 //! Wiring: command line → configuration → run plan → storage, engine, actors → reports.
 
+use crate::bench::error::BenchError;
 use crate::cli::{Cli, Command, PassThrough, RunArgs};
 use crate::config::{Env, RunSettings};
 use crate::exit::Outcome;
@@ -45,10 +46,14 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<crate::exit::Outcome> {
     };
     match cli.command {
         Command::Run(a) => run_command(a),
-        Command::Bench(a) => crate::bench::run_args(&a),
-        Command::Sqlio(p) => crate::bench::sqlio::main(pass("sqliosim sqlio", p)),
-        Command::Diskspd(p) => crate::bench::diskspd::main(pass("sqliosim diskspd", p)),
-        Command::Report(a) => crate::report::run(*a),
+        Command::Bench(a) => crate::bench::run_args(&a).map_err(bench_error),
+        Command::Sqlio(p) => {
+            crate::bench::sqlio::main(pass("sqliosim sqlio", p)).map_err(bench_error)
+        }
+        Command::Diskspd(p) => {
+            crate::bench::diskspd::main(pass("sqliosim diskspd", p)).map_err(bench_error)
+        }
+        Command::Report(a) => crate::report::run(*a).map_err(report_error),
         Command::Verify(a) => verify::run(*a),
         Command::Restore(a) => restore::run(*a),
         Command::Selftest(a) => selftest::run(&a),
@@ -83,6 +88,30 @@ fn clap_outcome(e: clap::Error) -> anyhow::Result<Outcome> {
             let text = e.render().to_string();
             anyhow::bail!("{}", text.trim_start_matches("error: ").trim_end())
         }
+    }
+}
+
+/// A capacity run's error as the exit code reads it: a panicked worker is an internal failure
+/// (exit 3); a report that could not be written stays the OS error it is, so that a stdout
+/// whose reader has gone ends the command quietly; anything else is usage or environment
+/// (exit 2).
+fn bench_error(e: BenchError) -> anyhow::Error {
+    match e {
+        BenchError::WorkerPanicked(i) => anyhow::Error::new(crate::exit::Internal(format!(
+            "bench worker thread {i} panicked"
+        ))),
+        BenchError::Output(io) => anyhow::Error::new(io),
+        e => anyhow::Error::new(e),
+    }
+}
+
+/// `sqliosim report`'s error as the exit code reads it: standard output that could not be
+/// written stays the `StdoutError` it is (a closed one ends the command quietly); anything
+/// else is usage or environment (exit 2).
+fn report_error(e: crate::report::CommandError) -> anyhow::Error {
+    match e {
+        crate::report::CommandError::Stdout(e) => anyhow::Error::new(e),
+        e => anyhow::Error::new(e),
     }
 }
 

@@ -3,8 +3,9 @@
 //! 0 clean, 1 integrity findings, 2 usage / configuration / environment, 3 internal failure;
 //! a run that SIGINT or SIGTERM cut short with nothing found exits 128 + the signal's number
 //! (130, 143), as shells report it.
-//! Library code returns `anyhow::Error`s; an error is a usage/environment error (exit 2) unless
-//! it carries [`Internal`], which marks a broken invariant of the tool itself (exit 3).
+//! A subcommand's result reaches here as an `anyhow::Error` (the library below `app` returns
+//! typed errors, which `app` wraps); an error is a usage/environment error (exit 2) unless it
+//! is an [`Internal`], which marks a broken invariant of the tool itself (exit 3).
 //!
 //! Everything the tool prints on stdout goes through [`print()`] (the crate's `exit::out!` and
 //! `exit::outln!` macros) or the [`Stdout`] writer, never `println!`, which panics
@@ -219,10 +220,10 @@ fn tagged(e: std::io::Error) -> std::io::Error {
 /// The verdict of a command whose last words on stdout had `printed` as their fate: a closed
 /// pipe changes nothing, and another stdout failure is reported but never hides a finding,
 /// an error or an interruption (it only turns a clean result into exit 2).
-pub fn after_printing(
+pub fn after_printing<E: From<StdoutError>>(
     printed: Result<(), StdoutError>,
-    verdict: anyhow::Result<Outcome>,
-) -> anyhow::Result<Outcome> {
+    verdict: Result<Outcome, E>,
+) -> Result<Outcome, E> {
     match (printed, verdict) {
         (Err(e), Ok(Outcome::Clean)) if !e.closed() => Err(e.into()),
         (Err(e), verdict) => {
@@ -249,7 +250,8 @@ mod tests {
 
     #[test]
     fn a_failed_stdout_never_hides_the_verdict() {
-        let f = |p, v: Outcome| after_printing(p, Ok(v)).map_err(|e| e.to_string());
+        let f =
+            |p, v: Outcome| after_printing::<anyhow::Error>(p, Ok(v)).map_err(|e| e.to_string());
         assert_eq!(f(Err(closed()), Outcome::Findings), Ok(Outcome::Findings));
         assert_eq!(f(Err(full()), Outcome::Findings), Ok(Outcome::Findings));
         assert_eq!(f(Err(closed()), Outcome::Clean), Ok(Outcome::Clean));

@@ -12,6 +12,10 @@
 //! dependency); `super::` paths stay inside their own module and are not followed.
 //! `src/main.rs` is the binary, above everything, and is not checked.
 //!
+//! Inside a listed module, sibling files must not use each other in a cycle
+//! (`no_sibling_files_use_each_other_in_a_cycle_but_the_listed_ones`; the few that stay are in
+//! `ALLOWED_CYCLES`, each with its reason in its parent module's docs).
+//!
 //! One more check of the house lives here: every test binary is in exactly one tier of
 //! scripts/test.sh (`every_test_binary_is_in_one_tier_of_scripts_test_sh`).
 //!
@@ -597,4 +601,294 @@ fn every_test_binary_is_in_one_tier_of_scripts_test_sh() {
         "scripts/test.sh's FAST and SLOW must name every test binary once (FAST {fast:?}, SLOW {slow:?})"
     );
     assert!(binaries.contains(&"layers".to_string()) && slow.contains(&"kernel".to_string()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cycles between sibling files.
+//
+// Inside one listed module, the files (and folders) that are siblings — children of the same
+// parent module — must not use each other in a circle: `page::fill` using `page::layout` while
+// `page::layout` uses `page::fill` means neither can be read, tested or moved without the
+// other. An edge is any `crate::`, `super::` or `self::` path in a file's code (comments,
+// strings and test code left out: a `tests` module, a `tests.rs` or a file under `tests/`, and
+// an inline `#[cfg(test)] mod tests { … }`); it points to the longest module with a file that
+// the path starts with, and counts between the two ancestors of its ends that are siblings.
+// Between the listed modules themselves (the top level, `sim`'s parts) the "# Layers" graph
+// rules, and `the_graph_has_no_cycle` checks it.
+//
+// The cycles that stay are in `ALLOWED_CYCLES`, each named with its reason in the docs of its
+// parent module (a paragraph that says "cycle" and names every member in backticks).
+
+/// The sibling cycles that stay: "PARENT: member member …", members in name order.
+const ALLOWED_CYCLES: &[&str] = &[
+    "config: echo files generation model pages parse reader run_args save sections settings",
+    "report: facts readers sinks views",
+    "sim::actors: checkdb evidence worker",
+    "sim::actors: context failure journaling",
+    "stats: board run thread",
+];
+
+/// The module path of every file under `src` (`lib.rs` and `main.rs` left out), with its file.
+fn file_modules(src: &Path) -> BTreeMap<String, PathBuf> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files
+        .into_iter()
+        .map(|f| (module_path(f.strip_prefix(src).expect("under src")), f))
+        .filter(|(m, _)| m != "lib" && m != "main")
+        .collect()
+}
+
+/// True for test code: a module named `tests` or one inside it.
+fn is_test_module(module: &str) -> bool {
+    module.split("::").any(|s| s == "tests")
+}
+
+/// `code` up to its inline `#[cfg(test)] mod tests {` (which, here, ends a file).
+fn without_inline_tests(code: &str) -> &str {
+    let mut from = 0;
+    while let Some(at) = code[from..].find("#[cfg(test)]") {
+        let start = from + at;
+        let rest = code[start + "#[cfg(test)]".len()..].trim_start();
+        if let Some(r) = rest.strip_prefix("mod tests") {
+            if r.trim_start().starts_with('{') {
+                return &code[..start];
+            }
+        }
+        from = start + 1;
+    }
+    code
+}
+
+/// The module paths `code` (of module `module`) names by `crate::`, `super::` or `self::`
+/// paths, made absolute (`super::x` in `a::b` → `a::x`; items may trail).
+fn relative_refs(code: &str, module: &str) -> Vec<String> {
+    let here: Vec<&str> = module.split("::").collect();
+    let mut refs = Vec::new();
+    for line in code.lines() {
+        let mut i = 0;
+        while i < line.len() {
+            let rest = &line[i..];
+            let before = line[..i].chars().next_back();
+            let starts = ["crate::", "super::", "self::"]
+                .into_iter()
+                .find(|p| rest.starts_with(p));
+            let boundary = !before.is_some_and(|c| c.is_alphanumeric() || "_$:".contains(c));
+            let (Some(prefix), true) = (starts, boundary) else {
+                i += rest.chars().next().map_or(1, char::len_utf8);
+                continue;
+            };
+            let mut base: Vec<&str> = match prefix {
+                "crate::" => Vec::new(),
+                "super::" => here[..here.len() - 1].to_vec(),
+                _ => here.clone(),
+            };
+            let mut tail = &rest[prefix.len()..];
+            while let Some(t) = tail.strip_prefix("super::") {
+                base.pop();
+                tail = t;
+            }
+            let base = base.join("::");
+            for p in paths(tail, "", 0) {
+                match (base.is_empty(), p.is_empty() || p == "self") {
+                    (_, true) => refs.push(base.clone()),
+                    (true, false) => refs.push(p),
+                    (false, false) => refs.push(format!("{base}::{p}")),
+                }
+            }
+            i += prefix.len();
+        }
+    }
+    refs
+}
+
+/// The sibling edges of the files: for each use from file module `a` to file module `b`, the
+/// children `(sa, sb)` of their nearest common ancestor that contain them, when that ancestor
+/// lies inside a listed module.
+fn sibling_edges(g: &Graph, files: &BTreeMap<String, PathBuf>) -> BTreeSet<(String, String)> {
+    let mut edges = BTreeSet::new();
+    for (module, file) in files.iter().filter(|(m, _)| !is_test_module(m)) {
+        let text = fs::read_to_string(file).expect("read a source file");
+        let code = code_only(&text);
+        for r in relative_refs(without_inline_tests(&code), module) {
+            let segs: Vec<&str> = r.split("::").collect();
+            let Some(target) = (1..=segs.len())
+                .rev()
+                .map(|n| segs[..n].join("::"))
+                .find(|t| files.contains_key(t))
+            else {
+                continue;
+            };
+            if let Some(e) = sibling_pair(g, module, &target) {
+                edges.insert(e);
+            }
+        }
+    }
+    edges
+}
+
+/// The siblings that contain `a` and `b`, when neither is the other's ancestor and their
+/// parent lies inside a listed module.
+fn sibling_pair(g: &Graph, a: &str, b: &str) -> Option<(String, String)> {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.split("::").collect(), b.split("::").collect());
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    if common >= a.len() || common >= b.len() {
+        return None;
+    }
+    g.node_of(&a[..common].join("::"))?;
+    Some((a[..=common].join("::"), b[..=common].join("::")))
+}
+
+/// The cycles of `edges` (strongly connected sets of two or more), each as "PARENT: member …".
+fn sibling_cycles(edges: &BTreeSet<(String, String)>) -> BTreeSet<String> {
+    let mut next: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (a, b) in edges {
+        next.entry(a).or_default().push(b);
+        next.entry(b).or_default();
+    }
+    // Two nodes are on one cycle when each reaches the other (the graphs are small).
+    let reach = |from: &str| -> BTreeSet<&str> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from];
+        while let Some(n) = todo.pop() {
+            for &m in &next[n] {
+                if seen.insert(m) {
+                    todo.push(m);
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&str, BTreeSet<&str>> = next.keys().map(|&n| (n, reach(n))).collect();
+    let mut cycles = BTreeSet::new();
+    for (&n, r) in &reached {
+        let mut members: Vec<&str> = r
+            .iter()
+            .copied()
+            .filter(|m| reached[m].contains(n))
+            .collect();
+        members.sort_unstable();
+        if members.len() > 1 && members[0] == n {
+            let (parent, _) = n.rsplit_once("::").expect("siblings have a parent");
+            let names: Vec<&str> = members
+                .iter()
+                .map(|m| m.rsplit_once("::").map_or(*m, |(_, x)| x))
+                .collect();
+            cycles.insert(format!("{parent}: {}", names.join(" ")));
+        }
+    }
+    cycles
+}
+
+/// The `//!` docs of module `module`'s own file, as one text of paragraphs.
+fn module_docs(files: &BTreeMap<String, PathBuf>, module: &str) -> String {
+    let text = fs::read_to_string(&files[module]).expect("read a source file");
+    text.lines()
+        .map_while(|l| l.strip_prefix("//!"))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn no_sibling_files_use_each_other_in_a_cycle_but_the_listed_ones() {
+    let g = graph(&lib_rs());
+    let files = file_modules(&src_dir());
+    let edges = sibling_edges(&g, &files);
+    // The walk found the code: a parser that saw nothing would pass anything.
+    assert!(
+        edges.len() > 300,
+        "only {} sibling edges found",
+        edges.len()
+    );
+    let found = sibling_cycles(&edges);
+    let allowed: BTreeSet<String> = ALLOWED_CYCLES.iter().map(|s| s.to_string()).collect();
+    let new: Vec<&String> = found.difference(&allowed).collect();
+    let gone: Vec<&String> = allowed.difference(&found).collect();
+    assert!(
+        new.is_empty(),
+        "sibling files that use each other in a cycle (move what they share to the module \
+         that owns it, or to their parent; or list the cycle, with its reason, in \
+         ALLOWED_CYCLES of tests/layers.rs and the parent's docs):\n{}",
+        new.iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        gone.is_empty(),
+        "ALLOWED_CYCLES lists cycles that are no more (remove them, and their line in the \
+         parent's docs):\n{}",
+        gone.iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    for c in &allowed {
+        let (parent, members) = c.split_once(": ").expect("PARENT: members");
+        let docs = module_docs(&files, parent);
+        let named = docs.split("\n\n").any(|p| {
+            p.to_lowercase().contains("cycle")
+                && members.split(' ').all(|m| p.contains(&format!("`{m}`")))
+        });
+        assert!(
+            named,
+            "the docs of `{parent}` name no cycle of {members} (one paragraph saying \"cycle\" \
+             with each in backticks, and why it stays)"
+        );
+    }
+}
+
+#[test]
+fn a_sibling_cycle_is_found_and_test_code_is_not_counted() {
+    let g = graph(&lib_rs());
+    let refs = relative_refs(
+        "use super::layout::PAGE_SIZE;\nuse super::{verdict::{Verdict}, fill};\n\
+         fn f() { self::x::y(); super::super::io::z(); crate::io::faulty::post::post(); }\n",
+        "page::torn",
+    );
+    assert_eq!(
+        refs,
+        [
+            "page::layout::PAGE_SIZE",
+            "page::verdict::Verdict",
+            "page::fill",
+            "page::torn::x::y",
+            "io::z",
+            "io::faulty::post::post"
+        ]
+    );
+    let code = "use super::a::X;\n#[cfg(test)]\nmod tests {\n    use super::super::b::Y;\n}\n";
+    assert_eq!(without_inline_tests(code), "use super::a::X;\n");
+    assert!(is_test_module("sim::engine::journal::tests::format"));
+    let pair = |a: &str, b: &str| sibling_pair(&g, a, b);
+    assert_eq!(
+        pair("io::faulty::post", "io::faulty::helper"),
+        Some(("io::faulty::post".into(), "io::faulty::helper".into()))
+    );
+    assert_eq!(
+        pair("report::views::html", "report::sinks::json"),
+        Some(("report::views".into(), "report::sinks".into()))
+    );
+    assert_eq!(
+        pair("io::faulty::post", "io::faulty"),
+        None,
+        "a parent is no sibling"
+    );
+    assert_eq!(
+        pair("stats::board", "sim::engine::wal"),
+        None,
+        "the Layers graph's"
+    );
+    let edges: BTreeSet<(String, String)> = [
+        ("p::a", "p::b"),
+        ("p::b", "p::c"),
+        ("p::c", "p::a"),
+        ("p::c", "p::d"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    let cycles: Vec<String> = sibling_cycles(&edges).into_iter().collect();
+    assert_eq!(cycles, ["p: a b c"]);
 }

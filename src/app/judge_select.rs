@@ -332,7 +332,7 @@ fn traces_of_a_run(dirs: &[PathBuf], ours: bool) -> Option<PathBuf> {
             });
             file && ((name.ends_with(".lock") && !ours)
                 || (name.ends_with(".xml")
-                    && crate::app::simrun::ensure_ours(p, "SQLIOSIM_LOG", false).is_ok()))
+                    && crate::app::targets::ensure_ours(p, "SQLIOSIM_LOG", false).is_ok()))
         };
         if let Some(p) = names.into_iter().find(ours) {
             return Some(p);

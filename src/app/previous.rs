@@ -264,7 +264,7 @@ fn refusal(settings: &RunSettings, plan: &SimPlan, prev: &Previous) -> String {
 /// A file of ours: it exists, is not empty, and carries `marker` near its start.
 fn written_by_us(path: &Path, marker: &str) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0)
-        && super::simrun::ensure_ours(path, marker, false).is_ok()
+        && super::targets::ensure_ours(path, marker, false).is_ok()
 }
 
 fn move_aside(moves: &[&PathBuf], tag: &str) -> anyhow::Result<Vec<String>> {

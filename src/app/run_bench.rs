@@ -56,7 +56,7 @@ pub fn start(spec: &str) -> anyhow::Result<Beside> {
         .name("bench beside".into())
         .spawn(move || {
             let mut out = Vec::new();
-            let r = crate::bench::cmd::run_with_document(&args, &mut out);
+            let r = crate::bench::cmd::run_with_document(&args, &mut out).map_err(super::bench_error);
             (r, out)
         })
         .map_err(|e| {

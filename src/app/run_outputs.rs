@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::simrun::ensure_ours;
+use super::targets::ensure_ours;
 use crate::config::RunSettings;
 use crate::events::EventSink;
 use crate::report::sinks::metrics::MetricsSink;

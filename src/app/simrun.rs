@@ -2,7 +2,7 @@
 //! I/O service (or none) that carries its I/O, fan the events out to the outputs (console,
 //! evidence, progress line: each a sink), simulate, and map the outcome.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::console::{summary_text, ConsoleSink, ProgressSink};
@@ -398,25 +398,6 @@ fn make_dirs(plan: &crate::sim::plan::SimPlan, settings: &RunSettings) -> anyhow
             .map_err(|e| anyhow::anyhow!("cannot create the directory {}: {e}", dir.display()))?;
     }
     Ok(())
-}
-
-/// Refuses to overwrite an existing file that does not carry `marker` near its start (a log or
-/// summary of ours), unless forced: the tool overwrites only what it created. The file is
-/// opened as [`safefile`](crate::io::safefile) opens the tool's own names (a symlink, hard
-/// link, FIFO, directory or another user's file under the name is refused here, before the
-/// run starts); the log is checked again on the descriptor it is written through.
-pub fn ensure_ours(path: &Path, marker: &str, force: bool) -> anyhow::Result<()> {
-    use crate::io::safefile::{open_existing, Use};
-    use std::io::Read;
-    let Some(f) = open_existing(path, Use::Own)? else {
-        return Ok(());
-    };
-    let mut head = Vec::new();
-    let _ = f.take(4096).read_to_end(&mut head);
-    if force || head.is_empty() || String::from_utf8_lossy(&head).contains(marker) {
-        return Ok(());
-    }
-    Err(crate::report::ReportError::NotOurs { path: path.into() }.into())
 }
 
 /// A resume over a set whose files are lost: the findings as `verify` prints them, why nothing

@@ -1,12 +1,13 @@
 //! What `run` refuses before it creates, deletes or locks anything: a data or log file that is
 //! not a regular file (a block device, character device, FIFO, socket or directory), and any
 //! file it would create among the device nodes of `/dev` (a data or log file, its `.lock`,
-//! the journal, the XML log, the JSON summary).
+//! the journal, the XML log, the JSON summary); and an existing log or summary that is not
+//! one of ours ([`ensure_ours`]), unless forced.
 //!
 //! A block device named as a data file used to be unlinked and replaced by a regular file in
 //! devtmpfs (RAM), which the run then tested and called clean.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::config::RunSettings;
 use crate::io::nodes::{among_device_nodes, NodeKind};
@@ -60,4 +61,23 @@ fn created(plan: &SimPlan, settings: &RunSettings) -> Vec<PathBuf> {
     all.extend(settings.json.clone());
     all.extend(settings.error_log.parent().map(|d| d.join("dumps")));
     all
+}
+
+/// Refuses to overwrite an existing file that does not carry `marker` near its start (a log or
+/// summary of ours), unless forced: the tool overwrites only what it created. The file is
+/// opened as [`safefile`](crate::io::safefile) opens the tool's own names (a symlink, hard
+/// link, FIFO, directory or another user's file under the name is refused here, before the
+/// run starts); the log is checked again on the descriptor it is written through.
+pub fn ensure_ours(path: &Path, marker: &str, force: bool) -> anyhow::Result<()> {
+    use crate::io::safefile::{open_existing, Use};
+    use std::io::Read;
+    let Some(f) = open_existing(path, Use::Own)? else {
+        return Ok(());
+    };
+    let mut head = Vec::new();
+    let _ = f.take(4096).read_to_end(&mut head);
+    if force || head.is_empty() || String::from_utf8_lossy(&head).contains(marker) {
+        return Ok(());
+    }
+    Err(crate::report::ReportError::NotOurs { path: path.into() }.into())
 }

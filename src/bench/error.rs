@@ -1,7 +1,10 @@
-//! Errors of the capacity-run modes. Each names the file, switch or value at fault.
+//! Errors of the capacity-run modes. Each names the file, switch or value at fault. They are
+//! typed all the way up to `app`, which maps them onto exit codes (a panicked worker is an
+//! internal failure, exit 3; everything else is usage or environment, exit 2).
 
 use super::units::BadArg;
 use crate::io::aio::RingError;
+use crate::io::safefile::SafeFileError;
 use std::path::PathBuf;
 use thiserror::Error;
 
@@ -120,9 +123,33 @@ pub enum BenchError {
         /// The OS error.
         cause: std::io::Error,
     },
-    /// A worker thread panicked.
+    /// A worker thread panicked: an internal failure (exit code 3), which `app` marks so.
     #[error("worker thread {0} panicked")]
     WorkerPanicked(usize),
+    /// Writing the report to stdout or stderr failed (a stdout whose reader has gone is told
+    /// apart by `exit`, from the `std::io::Error` this carries).
+    #[error(transparent)]
+    Output(#[from] std::io::Error),
+    /// An output file (`--json`, `--csv`, `--html`) that may not be replaced (a planted link).
+    #[error(transparent)]
+    OutputFile(#[from] SafeFileError),
+    /// An output file could not be written.
+    #[error("writing {}", path.display())]
+    Writing {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: SafeFileError,
+    },
+    /// The HTML report's charts could not be drawn.
+    #[error("drawing {}: {cause}", path.display())]
+    Drawing {
+        /// The HTML file.
+        path: PathBuf,
+        /// What the chart library said.
+        cause: String,
+    },
 }
 
 impl BenchError {
@@ -132,19 +159,6 @@ impl BenchError {
             op,
             path: path.to_path_buf(),
             cause,
-        }
-    }
-}
-
-impl BenchError {
-    /// For the command's caller: a panicked worker is an internal failure (exit code 3),
-    /// everything else a usage or environment error (exit code 2).
-    pub fn into_anyhow(self) -> anyhow::Error {
-        match self {
-            BenchError::WorkerPanicked(i) => anyhow::Error::new(crate::exit::Internal(format!(
-                "bench worker thread {i} panicked"
-            ))),
-            e => anyhow::Error::new(e),
         }
     }
 }

@@ -4,6 +4,7 @@
 use std::ffi::OsString;
 use std::io::Write;
 
+use crate::bench::error::BenchError;
 use crate::bench::latency::BenchStats;
 use crate::exit::Outcome;
 use crate::io::aio::RingKind;
@@ -11,28 +12,28 @@ use crate::io::aio::RingKind;
 /// The switches after the display name (`args[0]`), as strings. An argument that is not UTF-8
 /// (a target in a directory named in Latin-1) is refused by name: made text with U+FFFD, it
 /// would name another file than the one meant, or a directory that does not exist.
-pub(crate) fn arg_strings(args: &[OsString]) -> anyhow::Result<Vec<String>> {
+pub(crate) fn arg_strings(args: &[OsString]) -> Result<Vec<String>, BenchError> {
     args.iter()
         .skip(1)
         .map(|s| {
             s.to_str().map(str::to_owned).ok_or_else(|| {
-                anyhow::anyhow!(
+                BenchError::Usage(format!(
                     "{}: the argument is not UTF-8 text; the switches and targets of {} are read as text, so a target must have a UTF-8 name",
                     s.as_encoded_bytes().escape_ascii(),
                     args.first().map_or("sqliosim".into(), |a| a.to_string_lossy())
-                )
+                ))
             })
         })
         .collect()
 }
 
 /// The ring kind named by `--engine`.
-pub(crate) fn ring_kind_of(name: &str) -> anyhow::Result<RingKind> {
+pub(crate) fn ring_kind_of(name: &str) -> Result<RingKind, BenchError> {
     RingKind::from_name(name).ok_or_else(|| {
-        anyhow::anyhow!(
+        BenchError::Usage(format!(
             "--engine: {:?} is not valid; expected uring, psync or libaio",
             name
-        )
+        ))
     })
 }
 

@@ -73,9 +73,9 @@ pub struct Claim {
 
 /// Claims the block device at `path` for writing: `Err` with what uses it, else an exclusive
 /// open to hold for the run. Only the device node itself is claimed (`O_NOFOLLOW`: a name
-/// turned into a symlink since [`refuse_link`] is left unclaimed, and the run's own open then
-/// refuses it, since it reaches a device none was claimed for). Errors opening it other than
-/// EBUSY are left to the run's own open, which names them.
+/// turned into a symlink since [`device_behind_link`] is left unclaimed, and the run's own
+/// open then refuses it, since it reaches a device none was claimed for). Errors opening it
+/// other than EBUSY are left to the run's own open, which names them.
 pub fn claim(path: &Path) -> Result<Option<Claim>, DeviceUse> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(None);
@@ -104,23 +104,20 @@ pub fn claim(path: &Path) -> Result<Option<Claim>, DeviceUse> {
     }
 }
 
-/// Refuses a target whose name is a symlink to a block device, for a run that may write it:
-/// a device is written only when named by its own node, `--force` or not, since a link in a
-/// shared directory may be another user's (`ln -s /dev/loop0 /tmp/s/bench.dat`). A read run
-/// may still name a device through a link (`/dev/disk/by-id/...`).
-pub fn refuse_link(path: &Path) -> Result<(), super::error::BenchError> {
+/// The block device `path` leads to when `path` is a symlink to one, for a run that may write
+/// it to refuse (`BenchError::DeviceThroughLink`): a device is written only when named by its
+/// own node, `--force` or not, since a link in a shared directory may be another user's
+/// (`ln -s /dev/loop0 /tmp/s/bench.dat`). A read run may still name a device through a link
+/// (`/dev/disk/by-id/...`).
+pub fn device_behind_link(path: &Path) -> Option<PathBuf> {
     let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     let to_device = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
     if !(is_link && to_device) {
-        return Ok(());
+        return None;
     }
-    let device = std::fs::canonicalize(path).unwrap_or_else(|_| {
+    Some(std::fs::canonicalize(path).unwrap_or_else(|_| {
         std::fs::read_link(path).unwrap_or_else(|_| PathBuf::from("a block device"))
-    });
-    Err(super::error::BenchError::DeviceThroughLink {
-        link: path.to_path_buf(),
-        device,
-    })
+    }))
 }
 
 /// What sysfs, the mount table and the swap table say uses device `major:minor` or one of its

@@ -6,6 +6,7 @@
 //! [`summary`] (figures), then the front ends.
 
 use crate::exit::Outcome;
+use error::BenchError;
 use std::ffi::OsString;
 
 pub mod cmd;
@@ -33,11 +34,11 @@ pub mod units;
 pub mod worker;
 
 /// `sqliosim bench ARGS…`; `args[0]` is the display name ("sqliosim bench").
-pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
+pub fn main(args: Vec<OsString>) -> Result<Outcome, BenchError> {
     cmd::run_with(&args, &mut crate::exit::Stdout)
 }
 
 /// `sqliosim bench` with its options already parsed (by the top-level command line).
-pub fn run_args(args: &cmd::args::BenchArgs) -> anyhow::Result<Outcome> {
+pub fn run_args(args: &cmd::args::BenchArgs) -> Result<Outcome, BenchError> {
     cmd::run_parsed(args, &mut crate::exit::Stdout)
 }

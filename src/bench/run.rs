@@ -67,7 +67,12 @@ fn open_targets(job: &Job, stop: &AtomicBool) -> Result<Opened, BenchError> {
         // each later open must reach the device claimed (or, for a file, no device at all).
         let claimed = write || job.verify || job.force;
         let device = if claimed {
-            inuse::refuse_link(&t.path)?;
+            if let Some(device) = inuse::device_behind_link(&t.path) {
+                return Err(BenchError::DeviceThroughLink {
+                    link: t.path.clone(),
+                    device,
+                });
+            }
             let claim = inuse::claim(&t.path).map_err(|what| BenchError::DeviceInUse {
                 path: t.path.clone(),
                 what,

@@ -1,11 +1,40 @@
 //! Results of a matrix of runs: one [`CellResult`] per combination (passes merged, spread
 //! between passes), and the saturation point of each (block size, pattern, rw) curve.
 
-use super::cmd::plan::Cell;
+use super::job::{Job, Pattern};
 use super::latency::{BenchStats, LatencySummary};
 use super::run::RunResult;
 use super::summary::BenchSummary;
 use serde::Serialize;
+
+/// One combination of the matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Cell {
+    /// Bytes per I/O.
+    pub block_size: u32,
+    /// Random or sequential.
+    pub pattern: Pattern,
+    /// Share of reads.
+    pub read_pct: u8,
+    /// Threads per file.
+    pub threads: u32,
+    /// Outstanding I/O per thread.
+    pub outstanding: u32,
+}
+
+impl Cell {
+    /// The job for this cell.
+    pub fn apply(&self, base: &Job) -> Job {
+        Job {
+            block_size: self.block_size,
+            pattern: self.pattern,
+            read_pct: self.read_pct,
+            threads_per_target: self.threads,
+            depth: self.outstanding,
+            ..base.clone()
+        }
+    }
+}
 
 /// One combination, over all its passes.
 #[derive(Debug, Clone, Serialize)]

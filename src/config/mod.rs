@@ -8,6 +8,12 @@
 //!
 //! Each INI section is one file in [`sections`]: its struct, keys, parsing, `-save` keys,
 //! echo lines and page counts. The stages above only walk the registry there.
+//!
+//! One cycle of files stays, on purpose: `sections` is the registry every stage walks (`parse`,
+//! `files`, `pages`, `settings`, `save`, `echo`, `model`), and each section's file uses the stages'
+//! helpers (`reader`, `model`, `save`, `echo`, `generation`) to read, save and echo its own keys,
+//! so that a section stays one file; `settings` and `run_args` build each other's inputs. Breaking
+//! it would scatter every section over the stages.
 
 pub mod cgroup;
 mod durability;

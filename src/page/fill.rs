@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use super::layout::PAGE_SIZE;
+use super::PAGE_SIZE;
 
 /// SplitMix64 finaliser: a cheap, well-mixed 64-bit hash step.
 pub fn splitmix64(mut z: u64) -> u64 {

@@ -1,9 +1,9 @@
 //! Byte layout of a data page: header fields, sector stamps, checksum, and stamping a page.
 
 use super::fill;
+// The page size is the whole module's (`page::PAGE_SIZE`); the payload fill needs it too.
+pub use super::PAGE_SIZE;
 
-/// Size of every page, data or header, in bytes.
-pub const PAGE_SIZE: usize = 8192;
 /// Size of the unit a device may tear a write at; every sector carries a stamp.
 pub const SECTOR_SIZE: usize = 512;
 /// Number of sectors in one page.

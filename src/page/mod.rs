@@ -21,6 +21,10 @@ pub mod verify;
 
 pub use header::{generation_ceiling, set_generation_ceiling, FileHeader, FileRole, HeaderError};
 pub use image::expected_image;
-pub use layout::{stamp_page, ActorKind, PageStamp, PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE};
-pub use verdict::{BitDiff, Expect, ExpectedState, SectorContent, Verdict, VerdictKind};
+pub use layout::{stamp_page, ActorKind, PageStamp, SECTORS_PER_PAGE, SECTOR_SIZE};
+pub use torn::SectorContent;
+pub use verdict::{BitDiff, Expect, ExpectedState, Verdict, VerdictKind};
 pub use verify::verify;
+
+/// Size of every page, data or header, in bytes.
+pub const PAGE_SIZE: usize = 8192;

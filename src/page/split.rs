@@ -10,7 +10,8 @@
 
 use super::image::image_like;
 use super::layout::{PageStamp, PAGE_SIZE, SECTOR_SIZE};
-use super::verdict::{Expect, ExpectedState, SectorContent};
+use super::torn::SectorContent;
+use super::verdict::{Expect, ExpectedState};
 
 /// Bytes in which the two images must differ on each side of the boundary.
 pub const MIN_EVIDENCE: usize = 8;

@@ -1,11 +1,34 @@
-//! How a torn write is told: in the device's sectors (a 4 KiB-sector device tears at 4 KiB
-//! at most), with the 512-byte stamp map that every check is still made on.
+//! What the sectors of a torn page hold ([`SectorContent`]) and how a torn write is told: in
+//! the device's sectors (a 4 KiB-sector device tears at 4 KiB at most), with the 512-byte
+//! stamp map ([`torn_map`]) that every check is still made on.
 //!
 //! On a 512-byte device the message stays the stamp map alone; a tear inside a 512-byte sector
 //! adds where (page byte) and between which generations.
 
+use serde::{Deserialize, Serialize};
+
 use super::layout::SECTOR_SIZE;
-use super::verdict::{torn_map, SectorContent};
+
+/// What one 512-byte sector of a torn page holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SectorContent {
+    /// All zero: the never-written state.
+    Zero,
+    /// A valid sector of this generation.
+    Generation(u64),
+    /// Neither zero nor a valid sector of a known generation.
+    Damaged,
+    /// A tear inside the sector: bytes `..at` are generation `first`'s, the rest generation
+    /// `rest`'s (0: zero, never written).
+    Split {
+        /// Generation of the bytes before the boundary (0: zero).
+        first: u64,
+        /// Generation of the bytes from the boundary on (0: zero).
+        rest: u64,
+        /// Byte within the sector where `rest` starts.
+        at: u16,
+    },
+}
 
 /// The description of a torn write whose 512-byte cells are `cells`, on a device of
 /// `sector_size`-byte sectors.
@@ -60,6 +83,31 @@ fn side(g: u64) -> String {
         "zeros (never written)".to_string()
     } else {
         format!("generation {g}")
+    }
+}
+
+/// Compact sector map of a torn page, e.g. "[g5 g5 g4 g4 … 0]"; a sector torn inside shows
+/// both sides and the byte, e.g. "g5|g4@200".
+pub fn torn_map(sectors: &[SectorContent]) -> String {
+    let cells: Vec<String> = sectors
+        .iter()
+        .map(|s| match s {
+            SectorContent::Zero => "0".to_string(),
+            SectorContent::Generation(g) => format!("g{g}"),
+            SectorContent::Damaged => "X".to_string(),
+            SectorContent::Split { first, rest, at } => {
+                format!("{}|{}@{at}", cell(*first), cell(*rest))
+            }
+        })
+        .collect();
+    format!("[{}]", cells.join(" "))
+}
+
+fn cell(g: u64) -> String {
+    if g == 0 {
+        "0".to_string()
+    } else {
+        format!("g{g}")
     }
 }
 

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::layout::PageStamp;
+use super::torn::SectorContent;
 
 /// What the expected-state oracle knows about one page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,27 +109,6 @@ impl BitDiff {
     pub fn single_bit(&self) -> bool {
         self.bits_flipped == 1
     }
-}
-
-/// What one 512-byte sector of a torn page holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SectorContent {
-    /// All zero: the never-written state.
-    Zero,
-    /// A valid sector of this generation.
-    Generation(u64),
-    /// Neither zero nor a valid sector of a known generation.
-    Damaged,
-    /// A tear inside the sector: bytes `..at` are generation `first`'s, the rest generation
-    /// `rest`'s (0: zero, never written).
-    Split {
-        /// Generation of the bytes before the boundary (0: zero).
-        first: u64,
-        /// Generation of the bytes from the boundary on (0: zero).
-        rest: u64,
-        /// Byte within the sector where `rest` starts.
-        at: u16,
-    },
 }
 
 /// The verifier's answer about one page read.
@@ -370,29 +350,4 @@ pub fn sector_list(mask: u16) -> String {
     } else {
         v.join(",")
     }
-}
-
-fn cell(g: u64) -> String {
-    if g == 0 {
-        "0".to_string()
-    } else {
-        format!("g{g}")
-    }
-}
-
-/// Compact sector map of a torn page, e.g. "[g5 g5 g4 g4 … 0]"; a sector torn inside shows
-/// both sides and the byte, e.g. "g5|g4@200".
-pub fn torn_map(sectors: &[SectorContent]) -> String {
-    let cells: Vec<String> = sectors
-        .iter()
-        .map(|s| match s {
-            SectorContent::Zero => "0".to_string(),
-            SectorContent::Generation(g) => format!("g{g}"),
-            SectorContent::Damaged => "X".to_string(),
-            SectorContent::Split { first, rest, at } => {
-                format!("{}|{}@{at}", cell(*first), cell(*rest))
-            }
-        })
-        .collect();
-    format!("[{}]", cells.join(" "))
 }

@@ -17,7 +17,8 @@ use super::layout::{
 use super::sectors::{
     bit_diff, image_checksum, is_zero, sector_matches, stamp_of, widen, zero_mask, SECTORS,
 };
-use super::verdict::{Expect, ExpectedState, SectorContent, Verdict};
+use super::torn::SectorContent;
+use super::verdict::{Expect, ExpectedState, Verdict};
 
 /// Verifies one page read against what was expected of it.
 pub fn verify(page: &[u8], exp: &Expect) -> Verdict {

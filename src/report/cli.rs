@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
+use super::ReportError;
 use crate::exit::Outcome;
 use crate::report::views::printable::printable;
 
@@ -61,6 +62,35 @@ pub struct Args {
     pub follow: bool,
 }
 
+/// Why `sqliosim report` gave no verdict (exit code 2; `app` keeps a closed stdout quiet).
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// The command line does not parse.
+    #[error(transparent)]
+    Usage(#[from] clap::Error),
+    /// Options that do not go together, or not with these inputs.
+    #[error("{0}")]
+    Refused(String),
+    /// An input could not be read or an output written.
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    /// A campaign directory that cannot be used.
+    #[error(transparent)]
+    Campaign(#[from] super::campaign::CampaignError),
+    /// Standard output could not be written.
+    #[error(transparent)]
+    Stdout(#[from] crate::exit::StdoutError),
+    /// The single run read has no final verdict.
+    #[error(transparent)]
+    NotFinished(#[from] NotFinished),
+    /// The fleet report is incomplete.
+    #[error(transparent)]
+    FleetIncomplete(#[from] FleetIncomplete),
+    /// The campaign report is incomplete.
+    #[error(transparent)]
+    CampaignIncomplete(#[from] CampaignIncomplete),
+}
+
 /// The fleet report found no corruption, but a result is unreadable or a run did not finish
 /// (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -80,7 +110,7 @@ pub struct CampaignIncomplete(pub String);
 pub struct NotFinished(pub String);
 
 /// Runs the command.
-pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
+pub fn main(args: Vec<OsString>) -> Result<Outcome, CommandError> {
     let args = match Args::try_parse_from(args) {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {
@@ -95,7 +125,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
 
 /// Runs the command with parsed options: one file is the single-run report, several inputs or
 /// a directory the fleet report.
-pub fn run(args: Args) -> anyhow::Result<Outcome> {
+pub fn run(args: Args) -> Result<Outcome, CommandError> {
     match args.input.as_slice() {
         [one] if super::campaign::is_campaign(one) => campaign(&args, one),
         [one] if !one.is_dir() && args.expect_hosts.is_none() => single(&args, one),
@@ -112,9 +142,11 @@ fn fleet_outputs(args: &Args) -> super::fleet::Outputs {
 }
 
 /// The fleet report: exit 1 on corruption, 2 (an error naming what) when incomplete.
-fn fleet(args: &Args) -> anyhow::Result<Outcome> {
+fn fleet(args: &Args) -> Result<Outcome, CommandError> {
     if args.bundle.is_some() {
-        anyhow::bail!("--bundle packs the evidence of one run: give a single input file, not several or a directory");
+        return Err(CommandError::Refused(
+            "--bundle packs the evidence of one run: give a single input file, not several or a directory".into(),
+        ));
     }
     let expected = match &args.expect_hosts {
         Some(p) => Some(super::fleet::expect::read(p)?),
@@ -134,12 +166,12 @@ fn fleet(args: &Args) -> anyhow::Result<Outcome> {
 /// Prints a many-run report's `text` and turns its code into the outcome: 0 clean, 1
 /// findings (an output that could not be written is then said, not allowed to hide them),
 /// else the report's own "incomplete" error (exit 2).
-fn print_verdict<E: Into<anyhow::Error>>(
+fn print_verdict<E: Into<CommandError>>(
     code: u8,
     written: Result<(), E>,
     text: &str,
-    incomplete: impl FnOnce() -> anyhow::Error,
-) -> anyhow::Result<Outcome> {
+    incomplete: impl FnOnce() -> CommandError,
+) -> Result<Outcome, CommandError> {
     let verdict = match (code, written) {
         (1, Err(e)) => {
             let e = e.into();
@@ -156,12 +188,12 @@ fn print_verdict<E: Into<anyhow::Error>>(
 
 /// The campaign report: exit 1 on corruption, 2 (an error naming what) when a cycle is
 /// MISSING or in ERROR, or when campaign.json cannot be used.
-fn campaign(args: &Args, dir: &std::path::Path) -> anyhow::Result<Outcome> {
+fn campaign(args: &Args, dir: &std::path::Path) -> Result<Outcome, CommandError> {
     let refused = |opt: &str, why: &str| {
-        anyhow::anyhow!(
+        CommandError::Refused(format!(
             "{opt} does not apply to a campaign directory ({}): {why}",
             dir.display()
-        )
+        ))
     };
     if args.bundle.is_some() {
         return Err(refused("--bundle", "it packs the evidence of one run"));
@@ -190,7 +222,7 @@ fn parent_dir(p: &std::path::Path) -> PathBuf {
 }
 
 /// One run: today's report, plus the fleet JSON and JUnit of that one run when asked for.
-fn single(args: &Args, input: &std::path::Path) -> anyhow::Result<Outcome> {
+fn single(args: &Args, input: &std::path::Path) -> Result<Outcome, CommandError> {
     let loaded = crate::report::readers::load::load(input)?;
     // The lines after the report are best effort (`.ok()`): a broken stdout stays broken, and
     // the report's own line reports it without hiding the verdict.

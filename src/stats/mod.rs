@@ -6,6 +6,10 @@
 //! clones) the thread stats are merged into a [`RunStats`] and turned into a serialisable
 //! [`Summary`], which also renders SQLIOSim's byte-compatible per-file summary lines.
 //! The depth figures ([`DepthSummary`]) are read from the lock-free gauges of `control::depth`.
+//!
+//! One cycle of files stays: a `thread`'s statistics flush themselves into the `board` about once a
+//! second, and the board merges them into `run`'s [`RunStats`]; recording stays lock-free, with no
+//! callback between them.
 
 mod board;
 mod depth;

@@ -18,5 +18,60 @@
 pub mod client;
 pub mod proto;
 
+use std::path::PathBuf;
+
+use crate::io::safefile::SafeFileError;
+
+/// Why a request to the witness, or reading its token, failed; each names the address or the
+/// switch.
+#[derive(Debug, thiserror::Error)]
+pub enum WitnessError {
+    /// The witness could not be reached (the address, and why).
+    #[error("witness {0}")]
+    Unreachable(String),
+    /// A frame could not be sent or read, or the answer was not the one asked for.
+    #[error("witness {addr}: {what}")]
+    Talk {
+        /// The witness's address.
+        addr: String,
+        /// What went wrong.
+        what: String,
+    },
+    /// The witness answered with an error.
+    #[error("witness {addr} refused: {text}")]
+    Refused {
+        /// The witness's address.
+        addr: String,
+        /// Its message.
+        text: String,
+    },
+    /// A fetched record outgrew the journal's own bound.
+    #[error("witness {addr}: the record of run {run_id:016x} is larger than {max} bytes")]
+    TooLarge {
+        /// The witness's address.
+        addr: String,
+        /// The run asked for.
+        run_id: u64,
+        /// The bound, in bytes.
+        max: usize,
+    },
+    /// The `--token-file` could not be read.
+    #[error("--token-file: {0}")]
+    Token(SafeFileError),
+    /// The `--token-file` holds no token.
+    #[error("--token-file {}: the token is empty", .0.display())]
+    EmptyToken(PathBuf),
+}
+
+impl WitnessError {
+    /// A failure talking to the witness at `addr`.
+    pub fn talk(addr: &str, what: impl std::fmt::Display) -> WitnessError {
+        WitnessError::Talk {
+            addr: addr.to_string(),
+            what: what.to_string(),
+        }
+    }
+}
+
 pub use client::{fetch, list, Sender, SenderOptions, WitnessSummary};
 pub use proto::{Key, Msg, ProtoError, RunInfo};

@@ -32,6 +32,7 @@ use std::path::Path;
 use hmac::{Hmac, Mac};
 
 use crate::io::safefile::{read_bounded, Kind, Use};
+use crate::witness::WitnessError;
 use payload::{decode, encode};
 use sha2::Sha256;
 
@@ -78,12 +79,11 @@ impl Key {
 
     /// Reads the token file `path` through the safe-file door (a regular file of at most 4 KiB:
     /// a FIFO or device is refused at once, never waited on), not empty.
-    pub fn from_file(path: &Path) -> anyhow::Result<Key> {
-        let bytes = read_bounded(path, Use::Input, Kind::Token)
-            .map_err(|e| anyhow::anyhow!("--token-file: {e}"))?;
+    pub fn from_file(path: &Path) -> Result<Key, WitnessError> {
+        let bytes = read_bounded(path, Use::Input, Kind::Token).map_err(WitnessError::Token)?;
         let key = Key::from_bytes(&bytes);
         if key.0.is_empty() {
-            anyhow::bail!("--token-file {}: the token is empty", path.display());
+            return Err(WitnessError::EmptyToken(path.to_path_buf()));
         }
         Ok(key)
     }

@@ -238,7 +238,7 @@ fn a_target_path_that_is_not_utf8_is_refused_by_name() {
         &[OsString],
         &mut dyn std::io::Write,
         &mut dyn std::io::Write,
-    ) -> anyhow::Result<Outcome>;
+    ) -> Result<Outcome, sqliosim::bench::error::BenchError>;
     let sqlio: Front = sqliosim::bench::sqlio::run_with;
     let diskspd: Front = sqliosim::bench::diskspd::run_with;
     let runs = [

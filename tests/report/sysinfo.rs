@@ -1,7 +1,8 @@
 //! System information: best effort, never failing, with "unknown" for what cannot be read.
 
 use sqliosim::report::facts::blockdev::parse_mountinfo_line;
-use sqliosim::report::facts::sysinfo::{capture, describe, UNKNOWN};
+use sqliosim::report::facts::sysinfo::{capture, describe};
+use sqliosim::report::facts::UNKNOWN;
 
 #[test]
 fn captures_machine_and_file_system() {

@@ -12,7 +12,6 @@ use crate::bench::summary::BenchSummary;
 use crate::bench::sweep::{self, CellResult};
 use crate::bench::{signals, sqlio};
 use crate::exit::Outcome;
-use anyhow::Context;
 use args::BenchArgs;
 use clap::Parser;
 use plan::Plan;
@@ -22,7 +21,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Parses `args` with clap; `Ok(None)` when help or version was printed.
-pub fn parse<T: Parser>(args: &[OsString], out: &mut dyn Write) -> anyhow::Result<Option<T>> {
+pub fn parse<T: Parser>(args: &[OsString], out: &mut dyn Write) -> Result<Option<T>, BenchError> {
     match T::try_parse_from(args) {
         Ok(a) => Ok(Some(a)),
         Err(e)
@@ -35,12 +34,14 @@ pub fn parse<T: Parser>(args: &[OsString], out: &mut dyn Write) -> anyhow::Resul
             let _ = write!(out, "{}", e.render());
             Ok(None)
         }
-        Err(e) => Err(anyhow::anyhow!("{}", e.render().to_string().trim_end())),
+        Err(e) => Err(BenchError::Usage(
+            e.render().to_string().trim_end().to_string(),
+        )),
     }
 }
 
 /// Runs `sqliosim bench` with `args`, writing the console report to `out`.
-pub fn run_with(args: &[OsString], out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub fn run_with(args: &[OsString], out: &mut dyn Write) -> Result<Outcome, BenchError> {
     let Some(a) = parse::<BenchArgs>(args, out)? else {
         return Ok(Outcome::Clean);
     };
@@ -48,7 +49,7 @@ pub fn run_with(args: &[OsString], out: &mut dyn Write) -> anyhow::Result<Outcom
 }
 
 /// Runs `sqliosim bench` with parsed options, writing the console report to `out`.
-pub fn run_parsed(a: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub fn run_parsed(a: &BenchArgs, out: &mut dyn Write) -> Result<Outcome, BenchError> {
     run_parsed_document(a, out).map(|(outcome, _)| outcome)
 }
 
@@ -58,7 +59,7 @@ pub fn run_parsed(a: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<Outcome>
 pub fn run_with_document(
     args: &[OsString],
     out: &mut dyn Write,
-) -> anyhow::Result<(Outcome, Option<serde_json::Value>)> {
+) -> Result<(Outcome, Option<serde_json::Value>), BenchError> {
     let Some(a) = parse::<BenchArgs>(args, out)? else {
         return Ok((Outcome::Clean, None));
     };
@@ -69,7 +70,7 @@ pub fn run_with_document(
 fn run_parsed_document(
     a: &BenchArgs,
     out: &mut dyn Write,
-) -> anyhow::Result<(Outcome, serde_json::Value)> {
+) -> Result<(Outcome, serde_json::Value), BenchError> {
     let plan = plan::plan(a)?;
     // A planted name under an output is refused before the measurement, not after it.
     for p in [&a.json, &a.csv, &a.html].into_iter().flatten() {
@@ -84,7 +85,7 @@ fn execute(
     a: &BenchArgs,
     stop: &AtomicBool,
     out: &mut dyn Write,
-) -> anyhow::Result<(Outcome, serde_json::Value)> {
+) -> Result<(Outcome, serde_json::Value), BenchError> {
     let sweep = plan.cells.len() > 1;
     let mut done: Vec<CellResult> = Vec::new();
     let mut interrupted = false;
@@ -97,7 +98,7 @@ fn execute(
         settled.apply(&mut job);
         let mut runs: Vec<RunResult> = Vec::new();
         for _ in 0..plan.repeat {
-            let r = run::run(&job, stop).map_err(BenchError::into_anyhow)?;
+            let r = run::run(&job, stop)?;
             settled.keep(&r.job);
             settled.apply(&mut job);
             interrupted |= r.interrupted;
@@ -136,7 +137,7 @@ fn sweep_row(
     c: &CellResult,
     runs: &[RunResult],
     warned: &mut Option<Vec<String>>,
-) -> anyhow::Result<()> {
+) -> Result<(), BenchError> {
     let first = warned.is_none();
     let shown = warned.get_or_insert_with(Vec::new);
     for w in runs.iter().flat_map(|r| &r.warnings) {
@@ -171,7 +172,7 @@ fn finish(
     plan: &Plan,
     interrupted: bool,
     out: &mut dyn Write,
-) -> anyhow::Result<Outcome> {
+) -> Result<Outcome, BenchError> {
     if plan.cells.len() > 1 || plan.repeat > 1 {
         writeln!(out, "\n{}", text::sweep_table(done))?;
         writeln!(out, "{}", text::saturation_report(&sweep::saturation(done)))?;
@@ -214,21 +215,28 @@ fn finish(
 
 /// Writes the requested outputs, each through a temporary renamed over it (the files are
 /// rewritten after every cell, so a stopped sweep still leaves valid ones).
-fn write_files(a: &BenchArgs, done: &[CellResult], interrupted: bool) -> anyhow::Result<()> {
-    use crate::io::safefile::replace;
+fn write_files(a: &BenchArgs, done: &[CellResult], interrupted: bool) -> Result<(), BenchError> {
+    let write = |p: &std::path::Path, bytes: &[u8]| {
+        crate::io::safefile::replace(p, bytes).map_err(|source| BenchError::Writing {
+            path: p.to_path_buf(),
+            source,
+        })
+    };
     let sat = sweep::saturation(done);
     if let Some(p) = &a.json {
-        replace(p, export::json(done, &sat, interrupted).as_bytes())
-            .with_context(|| format!("writing {}", p.display()))?;
+        write(p, export::json(done, &sat, interrupted).as_bytes())?;
     }
     if let Some(p) = &a.csv {
-        replace(p, export::csv(done).as_bytes())
-            .with_context(|| format!("writing {}", p.display()))?;
+        write(p, export::csv(done).as_bytes())?;
     }
     if let Some(p) = &a.html {
-        let page = html::page(done, &sat, &text::sweep_table(done))
-            .map_err(|e| anyhow::anyhow!("drawing {}: {e}", p.display()))?;
-        replace(p, page.as_bytes()).with_context(|| format!("writing {}", p.display()))?;
+        let page = html::page(done, &sat, &text::sweep_table(done)).map_err(|cause| {
+            BenchError::Drawing {
+                path: p.clone(),
+                cause,
+            }
+        })?;
+        write(p, page.as_bytes())?;
     }
     Ok(())
 }

@@ -4,39 +4,11 @@
 use super::args::BenchArgs;
 use crate::bench::error::BenchError;
 use crate::bench::job::{DataMode, Job, Pattern, TestFile};
+use crate::bench::sweep::Cell;
 use crate::bench::target;
 use crate::bench::units::{bad, parse_count_list, parse_list, parse_secs, parse_size, BadArg};
 use crate::io::aio::RingKind;
 use std::path::{Path, PathBuf};
-
-/// One combination of the matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct Cell {
-    /// Bytes per I/O.
-    pub block_size: u32,
-    /// Random or sequential.
-    pub pattern: Pattern,
-    /// Share of reads.
-    pub read_pct: u8,
-    /// Threads per file.
-    pub threads: u32,
-    /// Outstanding I/O per thread.
-    pub outstanding: u32,
-}
-
-impl Cell {
-    /// The job for this cell.
-    pub fn apply(&self, base: &Job) -> Job {
-        Job {
-            block_size: self.block_size,
-            pattern: self.pattern,
-            read_pct: self.read_pct,
-            threads_per_target: self.threads,
-            depth: self.outstanding,
-            ..base.clone()
-        }
-    }
-}
 
 /// Base job plus the matrix.
 #[derive(Debug, Clone)]

@@ -6,7 +6,6 @@ pub mod args;
 pub mod text;
 pub mod topology;
 pub mod xml;
-mod xml_profile;
 
 use crate::bench::error::BenchError;
 use crate::bench::job::{DataMode, Job, Pattern, TestFile};
@@ -42,7 +41,7 @@ impl Report {
 }
 
 /// `sqliosim diskspd ARGS…`; `args[0]` is the display name ("sqliosim diskspd").
-pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
+pub fn main(args: Vec<OsString>) -> Result<Outcome, BenchError> {
     run_with(
         &args,
         &mut crate::exit::Stdout,
@@ -50,7 +49,7 @@ pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
     )
 }
 
-fn size_of(path: &std::path::Path, create: Option<u64>) -> anyhow::Result<u64> {
+fn size_of(path: &std::path::Path, create: Option<u64>) -> Result<u64, BenchError> {
     if let Some(c) = create {
         return Ok(c);
     }
@@ -60,15 +59,15 @@ fn size_of(path: &std::path::Path, create: Option<u64>) -> anyhow::Result<u64> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => Ok(m.len()),
         // A FIFO, socket, character device or directory has no size to test over.
-        Ok(m) => anyhow::bail!(
+        Ok(m) => Err(BenchError::Usage(format!(
             "{}: {}; a target must be a regular file or a block device",
             path.display(),
             kind_of(&m)
-        ),
-        Err(_) => anyhow::bail!(
+        ))),
+        Err(_) => Err(BenchError::Usage(format!(
             "{}: the target does not exist; give -c<size> to create it",
             path.display()
-        ),
+        ))),
     }
 }
 
@@ -86,11 +85,11 @@ fn kind_of(m: &std::fs::Metadata) -> &'static str {
 }
 
 /// Builds the job from parsed switches.
-pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
+pub fn job_of(a: &args::DiskspdArgs) -> Result<Job, BenchError> {
     let map = DriveMap::default();
     let mut targets = Vec::new();
     for t in &a.targets {
-        let path = map.resolve(t).map_err(anyhow::Error::msg)?;
+        let path = map.resolve(t).map_err(BenchError::Usage)?;
         targets.push(TestFile {
             size: size_of(&path, a.create)?,
             path,
@@ -100,8 +99,8 @@ pub fn job_of(a: &args::DiskspdArgs) -> anyhow::Result<Job> {
         Some(f) => (f / targets.len() as u32).max(1),
         None => a.threads,
     };
-    let block_size =
-        u32::try_from(a.block).map_err(|_| anyhow::anyhow!("-b: {} is too large", a.block))?;
+    let block_size = u32::try_from(a.block)
+        .map_err(|_| BenchError::Usage(format!("-b: {} is too large", a.block)))?;
     let threads = per_target * targets.len() as u32;
     let rate_iops = a.throughput.map(|(v, iops)| {
         let per_thread = if iops {
@@ -164,7 +163,7 @@ pub fn run_with(
     args: &[OsString],
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> anyhow::Result<Outcome> {
+) -> Result<Outcome, BenchError> {
     let strings = front::arg_strings(args)?;
     if strings.is_empty()
         || strings
@@ -186,7 +185,7 @@ pub fn run_with(
     }
     let job = job_of(&a)?;
     let start_time = now_utc();
-    let result = run::run(&job, &signals::stop_flag()).map_err(BenchError::into_anyhow)?;
+    let result = run::run(&job, &signals::stop_flag())?;
     let rep = Report {
         result,
         host: host(),

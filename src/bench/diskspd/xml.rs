@@ -5,12 +5,14 @@
 //! skeleton in tests/bench/fixtures/diskspd-rxml-skeleton.xml. What we cannot fill honestly is
 //! listed in docs/bench.md.
 
+mod profile;
+
 use super::args::DiskspdArgs;
 use super::text::iops_stddev;
-use super::xml_profile::{profile, system};
 use super::Report;
 use crate::bench::latency::BenchStats;
 use hdrhistogram::Histogram;
+use profile::{profile, system};
 use quick_xml::events::BytesText;
 use quick_xml::Writer;
 use std::fmt::Display;

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::io::Write;
 
 /// `sqliosim sqlio ARGS…`; `args[0]` is the display name ("sqliosim sqlio").
-pub fn main(args: Vec<OsString>) -> anyhow::Result<Outcome> {
+pub fn main(args: Vec<OsString>) -> Result<Outcome, BenchError> {
     run_with(
         &args,
         &mut crate::exit::Stdout,
@@ -36,13 +36,15 @@ fn size_of(f: &args::SqlioFile) -> (u64, bool) {
 }
 
 /// Builds the job and the header lines from parsed switches.
-pub fn job_of(a: &args::SqlioArgs) -> anyhow::Result<(Job, output::Header)> {
+pub fn job_of(a: &args::SqlioArgs) -> Result<(Job, output::Header), BenchError> {
     let threads = a.files.first().and_then(|f| f.threads).unwrap_or(a.threads);
     if a.files
         .iter()
         .any(|f| f.threads.unwrap_or(a.threads) != threads)
     {
-        anyhow::bail!("-F: every file in the parameter file must use the same thread count here");
+        return Err(BenchError::Usage(
+            "-F: every file in the parameter file must use the same thread count here".into(),
+        ));
     }
     let ring_kind = front::ring_kind_of(&a.engine)?;
     let sizes: Vec<(u64, bool)> = a.files.iter().map(size_of).collect();
@@ -98,7 +100,7 @@ pub fn run_with(
     args: &[OsString],
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> anyhow::Result<Outcome> {
+) -> Result<Outcome, BenchError> {
     let strings = front::arg_strings(args)?;
     if strings
         .iter()
@@ -107,11 +109,11 @@ pub fn run_with(
         let _ = write!(out, "{}", usage());
         return Ok(Outcome::Clean);
     }
-    let a = args::parse(&strings).map_err(anyhow::Error::msg)?;
+    let a = args::parse(&strings).map_err(BenchError::Usage)?;
     front::note_ignored(err, "sqlio", &a.ignored)?;
     let (job, header) = job_of(&a)?;
     let stop = signals::stop_flag();
-    let r = run::run(&job, &stop).map_err(BenchError::into_anyhow)?;
+    let r = run::run(&job, &stop)?;
     write!(
         out,
         "{}",

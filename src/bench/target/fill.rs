@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 
-use super::{check_opened, header_text, Access, FILL_CHUNK};
+use super::header::header_text;
+use super::{check_opened, Access, FILL_CHUNK};
 use crate::bench::error::BenchError;
 use crate::bench::stamp;
 use crate::io::file::FileStorage;

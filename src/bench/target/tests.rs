@@ -1,6 +1,8 @@
 //! Creating, recognising, extending and refusing test files.
 
 use super::*;
+use crate::bench::stamp;
+use std::os::unix::fs::FileExt;
 
 static GO: AtomicBool = AtomicBool::new(false);
 const NEW: Access = Access {

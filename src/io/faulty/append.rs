@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use rand::Rng;
 
+use super::memfile::MemFile;
 use super::plan::{Access, Detail, Fault, Tear};
-use super::storage::MemFile;
 use super::FaultyState;
 use crate::io::append::{replacement_path, AppendFile};
 use crate::page::SECTOR_SIZE;

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::cache::{cut_rng, Keep, Lost, Volatile};
-use super::storage::MemFile;
+use super::memfile::MemFile;
 use super::{FaultyBackend, FaultyState};
 
 /// Which files' flushes lie.

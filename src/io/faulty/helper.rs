@@ -1,5 +1,6 @@
 //! The faulty backend's helper thread, which completes posted requests out of order as a real
-//! device may.
+//! device may: what it runs ([`Job`], [`Ran`]) and the Latency a request run on it defers to
+//! its completion ([`defer_latency`]); `post` queues the requests to it.
 //!
 //! It holds up to [`HOLD`] posted requests ([`Held`]) and runs one at a time, picked by a
 //! generator seeded from the backend's seed, so the order of the stored effects and of the
@@ -12,21 +13,94 @@
 //! bounds). [`Order`] counts the requests completed after one posted later, so a test can show
 //! that its run really met out-of-order completions.
 
+use std::cell::Cell;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
+use std::io;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam::channel::{Receiver, RecvTimeoutError};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::post::{defer_here, Job, Ran};
-use crate::io::Completion;
+use crate::io::{Completion, Completions, Frame, PostOp, Storage};
 
 /// Most posted requests the helper holds to choose from; the rest wait in the queue, in order.
 pub(crate) const HOLD: usize = 16;
+
+/// One posted request and where its completion goes.
+pub(crate) struct Job {
+    pub(crate) storage: Box<dyn Storage>,
+    pub(crate) op: PostOp,
+    pub(crate) to: Arc<Completions>,
+    pub(crate) token: u64,
+}
+
+/// A request the helper has run: its result, and how long its completion must wait (the
+/// Latency faults it drew).
+pub(crate) struct Ran {
+    /// The request's number in posting order (0 when run on the poster's thread).
+    pub(crate) seq: u64,
+    pub(crate) to: Arc<Completions>,
+    pub(crate) token: u64,
+    pub(crate) result: io::Result<usize>,
+    pub(crate) delay: Duration,
+    /// The request's frames, handed back with its completion.
+    pub(crate) frames: Vec<Frame>,
+}
+
+thread_local! {
+    /// On a helper thread: the Latency the request being run drew so far (None elsewhere).
+    static DEFERRED: Cell<Option<Duration>> = const { Cell::new(None) };
+}
+
+/// Marks the calling thread as a helper: from now on its Latency faults are deferred to the
+/// completion (see [`defer_latency`]) instead of slept.
+pub(crate) fn defer_here() {
+    DEFERRED.with(|c| c.set(Some(Duration::ZERO)));
+}
+
+/// On a helper thread, adds `d` to the delay of the request being run and returns true (its
+/// completion will wait, not the helper); elsewhere returns false and the caller sleeps.
+pub(crate) fn defer_latency(d: Duration) -> bool {
+    DEFERRED.with(|c| match c.get() {
+        Some(so_far) => {
+            c.set(Some(so_far + d));
+            true
+        }
+        None => false,
+    })
+}
+
+/// Takes the delay the request just run drew (zero off a helper thread).
+fn take_deferred() -> Duration {
+    DEFERRED.with(|c| match c.get() {
+        Some(d) => {
+            c.set(Some(Duration::ZERO));
+            d
+        }
+        None => Duration::ZERO,
+    })
+}
+
+impl Job {
+    /// Does the transfer now (faults included) as request number `seq`; the completion is
+    /// the caller's to queue.
+    pub(crate) fn run(self, seq: u64) -> Ran {
+        take_deferred();
+        let (result, frames) = self.op.run_blocking(self.storage.as_ref());
+        Ran {
+            seq,
+            to: self.to,
+            token: self.token,
+            result,
+            delay: take_deferred(),
+            frames,
+        }
+    }
+}
 
 /// Queues a request's completion for its poster, stamped now.
 pub(crate) fn complete(ran: Ran) {

@@ -13,6 +13,7 @@ mod cache;
 pub mod classes;
 mod cut;
 mod helper;
+mod memfile;
 mod plan;
 mod post;
 mod storage;
@@ -32,8 +33,8 @@ pub use plan::{Access, Detail, Fault, FiredFault, Misdirect, Tear, Trigger};
 pub use storage::FaultyStorage;
 
 use super::{AppendFile, Backend, DirectIoInfo, IoError, OpenOptions, Storage};
+use memfile::MemFile;
 use plan::Plan;
-use storage::MemFile;
 
 /// State shared by the backend and every file it opened.
 #[derive(Debug)]

@@ -12,88 +12,13 @@
 //! two threads raced); which requests are held at each choice still depends on when posters
 //! post, as the order of requests from several threads always did.
 
-use std::cell::Cell;
-use std::io;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use crossbeam::channel::{self, Sender};
 
-use super::storage::FaultyStorage;
-use crate::io::{Completions, Frame, PostOp};
-
-/// One posted request and where its completion goes.
-pub(crate) struct Job {
-    storage: FaultyStorage,
-    op: PostOp,
-    to: Arc<Completions>,
-    token: u64,
-}
-
-/// A request the helper has run: its result, and how long its completion must wait (the
-/// Latency faults it drew).
-pub(crate) struct Ran {
-    /// The request's number in posting order (0 when run on the poster's thread).
-    pub(crate) seq: u64,
-    pub(crate) to: Arc<Completions>,
-    pub(crate) token: u64,
-    pub(crate) result: io::Result<usize>,
-    pub(crate) delay: Duration,
-    /// The request's frames, handed back with its completion.
-    pub(crate) frames: Vec<Frame>,
-}
-
-thread_local! {
-    /// On a helper thread: the Latency the request being run drew so far (None elsewhere).
-    static DEFERRED: Cell<Option<Duration>> = const { Cell::new(None) };
-}
-
-/// Marks the calling thread as a helper: from now on its Latency faults are deferred to the
-/// completion (see [`defer_latency`]) instead of slept.
-pub(crate) fn defer_here() {
-    DEFERRED.with(|c| c.set(Some(Duration::ZERO)));
-}
-
-/// On a helper thread, adds `d` to the delay of the request being run and returns true (its
-/// completion will wait, not the helper); elsewhere returns false and the caller sleeps.
-pub(crate) fn defer_latency(d: Duration) -> bool {
-    DEFERRED.with(|c| match c.get() {
-        Some(so_far) => {
-            c.set(Some(so_far + d));
-            true
-        }
-        None => false,
-    })
-}
-
-/// Takes the delay the request just run drew (zero off a helper thread).
-fn take_deferred() -> Duration {
-    DEFERRED.with(|c| match c.get() {
-        Some(d) => {
-            c.set(Some(Duration::ZERO));
-            d
-        }
-        None => Duration::ZERO,
-    })
-}
-
-impl Job {
-    /// Does the transfer now (faults included) as request number `seq`; the completion is
-    /// the caller's to queue.
-    pub(crate) fn run(self, seq: u64) -> Ran {
-        take_deferred();
-        let (result, frames) = self.op.run_blocking(&self.storage);
-        Ran {
-            seq,
-            to: self.to,
-            token: self.token,
-            result,
-            delay: take_deferred(),
-            frames,
-        }
-    }
-}
+use super::helper::Job;
+use crate::io::{Completions, PostOp, Storage};
 
 /// The queue of the helper thread, started on the first post, the seed of its order and its
 /// count of requests completed after a later-posted one. The thread ends when the backend
@@ -129,16 +54,17 @@ impl Helpers {
     }
 }
 
-/// Posts `op` on `storage`'s helper thread (or, if it could not start, runs it now).
+/// Posts `op` on `storage` (a handle of the faulty backend's, its own twin) to the helper
+/// thread (or, if it could not start, runs it now).
 pub(crate) fn post(
-    storage: &FaultyStorage,
+    storage: Box<dyn Storage>,
     helpers: &Helpers,
     op: PostOp,
     to: &Arc<Completions>,
     token: u64,
 ) {
     let job = Job {
-        storage: storage.twin(),
+        storage,
         op,
         to: Arc::clone(to),
         token,

@@ -1,91 +1,22 @@
-//! One in-memory file of the faulty backend, and how each fault acts on a request.
+//! The handles of the faulty backend's files ([`FaultyStorage`]), and how each fault acts on a
+//! request (the file itself is `memfile`).
 //!
 //! A request is handled under the file's lock, so concurrent readers see a write entirely or
 //! not at all (unless a fault says otherwise). The previous version of every page is kept so a
 //! stale read can return it.
 
-use std::collections::HashMap;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
 use rand::Rng;
 
-use super::cache::Volatile;
+use super::memfile::{to_usize, MemFile, PS};
 use super::plan::{Access, Detail, Fault, FiredFault, Misdirect, Tear};
 use super::FaultyState;
 use crate::io::Storage;
 use crate::page::{PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE};
-
-const PS: u64 = PAGE_SIZE as u64;
-
-/// The bytes of one file (as reads see them), the previous version of each page, and the
-/// volatile cache that knows which bytes are durable.
-#[derive(Debug)]
-pub(crate) struct MemFile {
-    pub(crate) path: PathBuf,
-    pub(crate) data: RwLock<Vec<u8>>,
-    prev: Mutex<HashMap<u64, Vec<u8>>>,
-    pub(crate) cache: Mutex<Volatile>,
-    /// Written by appending (the journal), which a cut may keep in order.
-    pub(crate) appended: std::sync::atomic::AtomicBool,
-}
-
-fn page_of(data: &[u8], page: u64) -> Vec<u8> {
-    let start = usize::try_from(page * PS)
-        .unwrap_or(usize::MAX)
-        .min(data.len());
-    let mut v = data[start..(start + PAGE_SIZE).min(data.len())].to_vec();
-    v.resize(PAGE_SIZE, 0);
-    v
-}
-
-impl MemFile {
-    pub(crate) fn new(path: &Path) -> MemFile {
-        MemFile {
-            path: path.to_path_buf(),
-            data: RwLock::new(Vec::new()),
-            prev: Mutex::new(HashMap::new()),
-            cache: Mutex::default(),
-            appended: std::sync::atomic::AtomicBool::new(false),
-        }
-    }
-
-    /// Forgets every page's previous version (after a power cut, the cache that held them
-    /// is gone).
-    pub(crate) fn forget_history(&self) {
-        self.prev.lock().clear();
-    }
-
-    /// Stores `bytes` at `offset`, remembering the old version of every page that changes.
-    pub(crate) fn store(&self, offset: u64, bytes: &[u8]) {
-        if bytes.is_empty() {
-            return;
-        }
-        let start = to_usize(offset);
-        let end = start + bytes.len();
-        let mut data = self.data.write();
-        let mut prev = self.prev.lock();
-        for page in offset / PS..=(offset + bytes.len() as u64 - 1) / PS {
-            let old = page_of(&data, page);
-            let (ps, pe) = (to_usize(page * PS), to_usize((page + 1) * PS));
-            let (a, b) = (start.max(ps), end.min(pe));
-            if old[a - ps..b - ps] != bytes[a - start..b - start] {
-                prev.insert(page, old);
-            }
-        }
-        if data.len() < end {
-            data.resize(end, 0);
-        }
-        data[start..end].copy_from_slice(bytes);
-    }
-}
-
-fn to_usize(v: u64) -> usize {
-    usize::try_from(v).unwrap_or(usize::MAX)
-}
 
 /// An open file of the faulty backend.
 #[derive(Debug)]
@@ -149,7 +80,7 @@ impl FaultyStorage {
             .pick(op, &self.file.path, offset, len);
         if let Some((Fault::Latency(d), page)) = picked {
             // On the helper thread the completion waits instead (see `post`).
-            if !super::post::defer_latency(d) {
+            if !super::helper::defer_latency(d) {
                 std::thread::sleep(d);
             }
             self.log(Fault::Latency(d), page, op, Detail::None);
@@ -404,7 +335,7 @@ impl Storage for FaultyStorage {
     }
 
     fn post(&self, op: crate::io::PostOp, to: &Arc<crate::io::Completions>, token: u64) {
-        super::post::post(self, &self.shared.helpers, op, to, token);
+        super::post::post(Box::new(self.twin()), &self.shared.helpers, op, to, token);
     }
 
     fn posts_async(&self) -> bool {

@@ -1,6 +1,7 @@
 //! Each kind of planted name refused, by the descriptor, with the victim left as it was.
 
 use super::*;
+use std::ffi::OsStr;
 
 struct Rig {
     _dir: tempfile::TempDir,

@@ -8,73 +8,18 @@
 //! covers new requests and completions alike. A flag spares the eventfd write while a wake-up
 //! is already on its way.
 
-use std::collections::VecDeque;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use parking_lot::Mutex;
 use rustix::event::{eventfd, EventfdFlags};
 
 use super::request::{stopped, Answer, Mem, Reply, Request};
 use super::serve::Service;
+use super::state::ServiceState;
 use crate::io::aio::{Direction, Ring, RingConfig, RingError, RingKind};
-
-/// Requests not yet taken by the service thread, and whether it should stop.
-#[derive(Debug, Default)]
-pub(super) struct Queue {
-    /// Waiting requests, oldest first.
-    pub items: VecDeque<Request>,
-    /// The last handle is gone: finish and exit.
-    pub closing: bool,
-    /// The service thread has stopped, and why: new requests fail at once.
-    pub dead: Option<String>,
-}
-
-/// What the callers and the service thread share.
-#[derive(Debug)]
-pub(super) struct ServiceState {
-    pub queue: Mutex<Queue>,
-    /// Written by callers, read by the ring: the service thread's wake-up.
-    wake: OwnedFd,
-    /// A wake-up has been written and not yet consumed by the service.
-    pub wake_pending: AtomicBool,
-    /// The most requests the ring has had in flight at once.
-    pub high_water: AtomicUsize,
-}
-
-impl ServiceState {
-    /// The eventfd the ring reads to wake the service thread.
-    pub fn wake_fd(&self) -> BorrowedFd<'_> {
-        use std::os::fd::AsFd;
-        self.wake.as_fd()
-    }
-
-    /// Wakes the service thread (adds 1 to the eventfd counter).
-    pub fn kick(&self) {
-        loop {
-            match rustix::io::write(&self.wake, &1u64.to_ne_bytes()) {
-                Err(rustix::io::Errno::INTR) => continue,
-                // Only a counter at its maximum refuses a write, and then a wake-up is pending.
-                _ => return,
-            }
-        }
-    }
-
-    /// Marks the service stopped; requests still queued are answered with an error.
-    pub fn mark_dead(&self, why: &str) {
-        let queued: Vec<Request> = {
-            let mut q = self.queue.lock();
-            q.dead.get_or_insert_with(|| why.to_string());
-            q.items.drain(..).collect()
-        };
-        for r in queued {
-            r.answer(Err(stopped(why)));
-        }
-    }
-}
 
 /// One I/O service: a thread owning one ring of `depth` operations in flight, shared by any
 /// number of caller threads. Cheap to share behind an `Arc`; dropping the last handle drains
@@ -124,12 +69,7 @@ impl IoService {
         };
         let ring = Ring::new(&cfg, Arc::from(Vec::new()))?;
         let kind = ring.kind();
-        let shared = Arc::new(ServiceState {
-            queue: Mutex::new(Queue::default()),
-            wake,
-            wake_pending: AtomicBool::new(false),
-            high_water: AtomicUsize::new(0),
-        });
+        let shared = Arc::new(ServiceState::new(wake));
         let service = Service::new(ring, Arc::clone(&shared), depth);
         let exit = ExitGuard(Arc::clone(&shared));
         let (tid_tx, tid_rx) = std::sync::mpsc::channel();

@@ -26,6 +26,7 @@ mod own;
 mod request;
 mod ring_slots;
 mod serve;
+mod state;
 
 pub use handle::{IoService, ServiceWatch};
 pub use own::{PostRing, RingFile};

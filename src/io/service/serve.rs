@@ -15,9 +15,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::handle::ServiceState;
 use super::request::{stopped, Request, Step};
 use super::ring_slots::{drain_or_leak, RingSlots};
+use super::state::ServiceState;
 use crate::io::aio::{Direction, ExtMem, ExtOp, Ring, RingCompletion, RingError, NO_OFFSET};
 use crate::io::post::Pass;
 

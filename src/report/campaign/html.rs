@@ -9,9 +9,10 @@ use crate::report::views::charts::html_escape as esc;
 use crate::report::views::html::STYLE;
 
 use super::row::{CutVerdict, Row};
-use super::table::{acked, cut_time, opt, shutdowns, utc, LEGEND};
+use super::table::{acked, cut_time, opt, shutdowns, LEGEND};
 use super::verdict::CampaignVerdict;
 use super::Report;
+use crate::report::sinks::clock::utc;
 
 const EXTRA_STYLE: &str = ".warn{background:#fff3cd;color:#7a5200}\
 tr.corrupt td,td.corrupt{background:#fde2e2}tr.missing td,td.missing,tr.error td,td.error{background:#fff3cd}\

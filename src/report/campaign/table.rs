@@ -7,20 +7,10 @@ use std::fmt::Write;
 use super::row::Row;
 use super::verdict::CampaignVerdict;
 use super::Report;
+use crate::report::sinks::clock::utc;
 
 /// The widest the host column is padded to: a longer name is printed whole.
 const MAX_HOST_WIDTH: usize = 64;
-
-/// "2024-05-01 12:34:56Z" ("-" when unknown).
-pub fn utc(us: Option<u64>) -> String {
-    match us {
-        Some(us) => {
-            let iso = crate::report::sinks::clock::iso_utc(us);
-            format!("{}Z", iso.get(..19).unwrap_or(&iso).replacen('T', " ", 1))
-        }
-        None => "-".into(),
-    }
-}
 
 /// When the row's power cut was, UTC ("-" when unknown).
 pub fn cut_time(r: &Row) -> String {

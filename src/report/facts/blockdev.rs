@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::report::facts::sysinfo::{or_unknown, read_opt, UNKNOWN};
+use crate::report::facts::{or_unknown, read_opt, UNKNOWN};
 
 pub use crate::events::facts::DeviceInfo;
 

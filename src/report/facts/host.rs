@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::facts::sysinfo::{or_unknown, read_opt};
+use crate::report::facts::{or_unknown, read_opt};
 
 /// The queue settings recorded for each disk (`/sys/block/DISK/queue/NAME`).
 const QUEUE: &[&str] = &[

@@ -14,7 +14,7 @@ use std::path::Path;
 use crate::findings::{DeviceLocation, LbaPiece};
 use crate::io::fiemap::{self, Extent};
 use crate::io::safefile::{self, Use};
-use crate::report::facts::sysinfo::read_opt;
+use crate::report::facts::read_opt;
 
 /// btrfs's statfs magic.
 const BTRFS_MAGIC: u32 = 0x9123_683E;

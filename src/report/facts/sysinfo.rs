@@ -5,23 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::{or_unknown, UNKNOWN};
 use crate::report::facts::blockdev::{self, DeviceInfo};
 
-/// What is reported for a field that could not be read.
-pub const UNKNOWN: &str = "unknown";
-
 pub use crate::events::facts::{FileDevice, SystemInfo};
-
-fn read_trim(path: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
-pub(crate) fn or_unknown(v: Option<String>) -> String {
-    v.filter(|s| !s.is_empty())
-        .unwrap_or_else(|| UNKNOWN.to_string())
-}
 
 /// Captures the system information for `files` (which need not exist yet).
 pub fn capture(files: &[PathBuf]) -> SystemInfo {
@@ -188,10 +175,6 @@ pub fn durability_how(
     } else {
         "WriteThrough=FALSE (no write is write-through: writes count as durable only at the run's sync points)".to_string()
     }
-}
-
-pub(crate) fn read_opt(path: impl AsRef<Path>) -> Option<String> {
-    read_trim(path)
 }
 
 #[cfg(test)]

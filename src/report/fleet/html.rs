@@ -10,7 +10,8 @@ use crate::report::views::html::STYLE;
 use crate::stats::LatencyHistogram;
 
 use super::charts::{bars, distributions, Bar, Mark, MAX_CURVES};
-use super::merge::{Fleet, HostVerdict, LatencySource, Row};
+use super::merge::Fleet;
+use super::row::{HostVerdict, LatencySource, Row};
 use super::verdict::FleetVerdict;
 
 const EXTRA_STYLE: &str =
@@ -44,7 +45,7 @@ pub fn render(f: &Fleet, v: &FleetVerdict) -> String {
         "<div class='verdict {class}' id='verdict'>{}</div>",
         esc(&v.line)
     );
-    let utc = |us| crate::report::campaign::table::utc(Some(us));
+    let utc = |us| crate::report::sinks::clock::utc(Some(us));
     let made = utc(crate::report::sinks::clock::now_us());
     let _ = match f.span_us {
         Some((from, to)) => writeln!(

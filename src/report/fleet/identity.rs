@@ -8,8 +8,8 @@
 //! start of its machine id when another host of the fleet has the same hostname
 //! (`localhost [machine 5f1c0e2a]`).
 
-use super::merge::Row;
 use super::record::RunRecord;
+use super::row::Row;
 
 /// How many hex digits of a machine id tell same-named hosts apart in a name.
 const ID_DIGITS: usize = 8;

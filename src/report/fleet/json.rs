@@ -11,10 +11,11 @@ use crate::report::sinks::json::ToolInfo;
 use crate::report::ReportError;
 use crate::stats::Latency;
 
+use super::device::DeviceKey;
 use super::loader::LoadProblem;
-use super::merge::{CorruptRun, Fleet, HostVerdict, LatencySource, Row};
+use super::merge::Fleet;
 use super::outliers::Outliers;
-use super::record::DeviceKey;
+use super::row::{CorruptRun, HostVerdict, LatencySource, Row};
 use super::verdict::FleetVerdict;
 
 /// Value of the `schema` field of the fleet JSON.

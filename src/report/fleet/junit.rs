@@ -16,7 +16,8 @@ use std::fmt::Write as _;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use quick_xml::Writer;
 
-use super::merge::{Fleet, Row};
+use super::merge::Fleet;
+use super::row::Row;
 
 /// The document being written (also the campaign report's JUnit).
 pub(crate) type Out = Writer<Vec<u8>>;

@@ -10,6 +10,7 @@
 //! docs/report-fleet.md.
 
 mod charts;
+pub mod device;
 pub mod evidence;
 pub mod expect;
 pub mod html;
@@ -21,13 +22,15 @@ pub mod merge;
 pub mod outliers;
 mod parts;
 pub mod record;
+pub mod row;
 pub mod table;
 pub mod verdict;
 mod xmlinfo;
 
 use std::path::{Path, PathBuf};
 
-pub use merge::{Fleet, Row};
+pub use merge::Fleet;
+pub use row::Row;
 pub use verdict::FleetVerdict;
 
 use super::ReportError;

@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use super::merge::Row;
+use super::row::Row;
 
 /// How many (floored) median absolute deviations make an outlier.
 pub const K: f64 = 3.0;
@@ -168,7 +168,7 @@ mod tests {
     }
 
     fn rows(n: usize) -> Vec<Row> {
-        let dev = super::super::record::DeviceKey::unknown();
+        let dev = super::super::device::DeviceKey::unknown();
         (0..n)
             .map(|i| Row::new(&format!("h{i}"), dev.clone()))
             .collect()

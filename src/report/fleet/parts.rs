@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::report::readers::load::RunEvidence;
 use crate::stats::{FileSummary, LatencyHistogram, OpTotals, Summary};
 
-use super::record::{DeviceKey, DevicePart};
+use super::device::{DeviceKey, DevicePart};
 
 /// The device of a test file: by path, else the only device the run reports.
 fn device_of(devices: &[(String, DeviceKey)], path: &str) -> DeviceKey {

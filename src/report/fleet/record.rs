@@ -2,62 +2,17 @@
 //! under its files the counters, rates and latency histogram — built from what
 //! [`crate::report::readers::load::load`] read (a JSON summary of schema /1 or /2, or an XML log).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
-use crate::report::facts::blockdev::DeviceInfo;
-use crate::report::facts::sysinfo::{SystemInfo, UNKNOWN};
+use crate::report::facts::sysinfo::SystemInfo;
+use crate::report::facts::UNKNOWN;
 use crate::report::readers::load::{InputKind, RunEvidence};
 use crate::report::sinks::json::JsonReport;
-use crate::stats::{Latency, LatencyHistogram};
 
+use super::device::{DeviceKey, DevicePart};
 use super::evidence::EvidencePaths;
 use super::parts::parts_of;
 use super::xmlinfo::{self, LogHost};
-
-/// The device a row is keyed on: the kernel device under the files and its disk's identity.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct DeviceKey {
-    /// `/dev/NAME` of the device the files live on (partition, dm or loop device), or
-    /// "unknown".
-    pub name: String,
-    /// Model of its disk.
-    pub model: String,
-    /// Serial number of its disk.
-    pub serial: String,
-    /// Firmware revision of its disk.
-    pub firmware: String,
-}
-
-impl DeviceKey {
-    /// Nothing known about the device.
-    pub fn unknown() -> DeviceKey {
-        let u = || UNKNOWN.to_string();
-        DeviceKey {
-            name: u(),
-            model: u(),
-            serial: u(),
-            firmware: u(),
-        }
-    }
-
-    /// The key of what sysinfo read about a device.
-    pub fn from_info(d: &DeviceInfo) -> DeviceKey {
-        let known = |s: &str| !s.is_empty() && s != UNKNOWN;
-        let name = [&d.name, &d.disk]
-            .into_iter()
-            .find(|n| known(n))
-            .map_or_else(|| UNKNOWN.to_string(), |n| format!("/dev/{n}"));
-        DeviceKey {
-            name,
-            model: d.model.clone(),
-            serial: d.serial.clone(),
-            firmware: d.firmware.clone(),
-        }
-    }
-}
 
 /// How a run ended, as far as its file tells.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,29 +21,6 @@ pub enum Ending {
     Finished,
     /// It did not finish; the reason, in words ("interrupted by SIGINT after 6 s of 30 s").
     Unfinished(String),
-}
-
-/// Counters, rates and latency of one run on one device.
-#[derive(Debug, Clone)]
-pub struct DevicePart {
-    /// The device.
-    pub device: DeviceKey,
-    /// Reads and writes of every kind.
-    pub ops: u64,
-    /// Seconds the figures cover (weights the rates when runs are merged).
-    pub elapsed_s: f64,
-    /// Reads and writes per second.
-    pub iops: f64,
-    /// MB/s (2^20 bytes) read and written.
-    pub mb_per_s: f64,
-    /// Percentiles as the run recorded them.
-    pub recorded: Latency,
-    /// The latency histogram (schema /2), when the run carried one for this device.
-    pub hist: Option<LatencyHistogram>,
-    /// Times I/O was throttled (SQLIOSim's "Number of times IO throttled").
-    pub throttled: u64,
-    /// Integrity findings by class.
-    pub by_class: BTreeMap<String, u64>,
 }
 
 /// One run.

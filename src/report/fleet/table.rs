@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
-use super::merge::{classes, Fleet, LatencySource, Row};
+use super::merge::Fleet;
 use super::outliers::Measure;
+use super::row::{classes, LatencySource, Row};
 use super::verdict::FleetVerdict;
 
 /// At most this many paths are listed in one line of skipped files or unmerged runs.

@@ -3,7 +3,8 @@
 //! otherwise 0. Corruption wins
 //! over unfinished, but both are named in the verdict line.
 
-use super::merge::{Fleet, HostVerdict};
+use super::merge::Fleet;
+use super::row::HostVerdict;
 
 /// The verdict of a fleet.
 #[derive(Debug, Clone, PartialEq, Eq)]

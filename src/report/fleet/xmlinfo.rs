@@ -4,7 +4,7 @@
 
 use quick_xml::escape::unescape;
 
-use super::record::DeviceKey;
+use super::device::DeviceKey;
 use crate::report::sinks::json::IDENTITY_PREFIX;
 
 /// Host and devices as an XML log states them.

@@ -68,6 +68,17 @@ pub fn iso_utc(time_us: u64) -> String {
     )
 }
 
+/// UTC time to the second for tables, "2024-05-01 12:34:56Z" ("-" when unknown).
+pub fn utc(us: Option<u64>) -> String {
+    match us {
+        Some(us) => {
+            let iso = iso_utc(us);
+            format!("{}Z", iso.get(..19).unwrap_or(&iso).replacen('T', " ", 1))
+        }
+        None => "-".into(),
+    }
+}
+
 /// Microseconds since the Unix epoch, now.
 pub fn now_us() -> u64 {
     crate::page::layout::now_us()

@@ -2,7 +2,8 @@
 
 use crate::findings::Finding;
 use crate::page::layout::{page_checksum, stored_checksum};
-use crate::page::verdict::{sector_list, torn_map};
+use crate::page::torn::torn_map;
+use crate::page::verdict::sector_list;
 use crate::page::{BitDiff, ExpectedState, Verdict, PAGE_SIZE};
 
 use crate::report::sinks::clock::iso_utc;

@@ -2,9 +2,7 @@
 //! Its files come only from directories the tool holds open ([`Sources`]), never from a path
 //! a summary records, and the archive is mode 0600: it may hold dumps of root-only bytes.
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -12,7 +10,7 @@ use flate2::Compression;
 use crate::io::safefile::{self, Dir, Replacement, Use};
 use crate::report::error::ReportError;
 use crate::report::readers::load::RunEvidence;
-pub use crate::report::views::bundle_sources::Sources;
+pub use crate::report::views::bundle_sources::{BundleFile, Sources};
 
 /// How the top directory inside the archive begins; [`top_dir`] adds the host and run id.
 pub const TOP: &str = "sqliosim-evidence";
@@ -54,67 +52,6 @@ pub fn top_dir_of(l: &RunEvidence) -> String {
         .filter(|h| !h.is_empty())
         .or_else(|| j.and_then(|j| j.system.as_ref().map(|s| s.hostname.clone())));
     top_dir(host.as_deref(), j.and_then(|j| j.run_id))
-}
-
-/// One member of the bundle.
-#[derive(Debug, Clone)]
-pub enum BundleFile {
-    /// A file at a path the user gave (the input, the configuration), stored under `name`.
-    Disk {
-        /// Where it is.
-        path: PathBuf,
-        /// Its name in the archive (below the top directory).
-        name: String,
-    },
-    /// The file `file` of a directory the tool holds open, opened without following a
-    /// symlink and taken only when it is a regular file with one link (`whose` says whose it
-    /// may be); stored under `name`.
-    At {
-        /// The directory.
-        dir: Arc<Dir>,
-        /// The name in it.
-        file: OsString,
-        /// Its name in the archive (below the top directory).
-        name: String,
-        /// Whose it may be.
-        whose: Use,
-    },
-    /// Generated content.
-    Bytes {
-        /// Its name in the archive (below the top directory).
-        name: String,
-        /// The content.
-        data: Vec<u8>,
-    },
-}
-
-impl BundleFile {
-    /// A file on disk stored under `prefix/<file name>`.
-    pub fn disk(path: &Path, prefix: &str) -> BundleFile {
-        let file = path
-            .file_name()
-            .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-        let name = if prefix.is_empty() {
-            file
-        } else {
-            format!("{prefix}/{file}")
-        };
-        BundleFile::Disk {
-            path: path.to_path_buf(),
-            name,
-        }
-    }
-}
-
-impl BundleFile {
-    /// Its name in the archive.
-    fn name(&self) -> &str {
-        match self {
-            BundleFile::Disk { name, .. }
-            | BundleFile::At { name, .. }
-            | BundleFile::Bytes { name, .. } => name,
-        }
-    }
 }
 
 /// Writes the archive (mode 0600) through a temporary renamed over `out` (see

@@ -1,21 +1,81 @@
-//! Where the files of an evidence bundle may come from: the directory of the summary or log
-//! the bundle is made from, and the run's own dump directories below it — each opened once,
-//! without following a symlink, and every member opened relative to those descriptors with
-//! `O_NOFOLLOW` (regular files with one link only). A path recorded inside a summary (its
-//! `log`, its `dump_dir`, a finding's `dump`) is never opened: a summary is a file anyone
-//! could have written, and root packing what it names put `/etc/shadow` into a bundle
-//! (docs/security.md). What is taken is what carries the run's name: the log or summary beside
-//! it by the tool's own naming, the stylesheet, `dumps/RUNID*` and `dumps/verify-RUNID*`, and
-//! in `dumps/` itself only the dump names the findings give.
+//! The members of an evidence bundle ([`BundleFile`]) and where they may come from: the
+//! directory of the summary or log the bundle is made from, and the run's own dump directories
+//! below it — each opened once, without following a symlink, and every member opened relative
+//! to those descriptors with `O_NOFOLLOW` (regular files with one link only). A path recorded
+//! inside a summary (its `log`, its `dump_dir`, a finding's `dump`) is never opened: a summary
+//! is a file anyone could have written, and root packing what it names put `/etc/shadow` into
+//! a bundle (docs/security.md). What is taken is what carries the run's name: the log or
+//! summary beside it by the tool's own naming, the stylesheet, `dumps/RUNID*` and
+//! `dumps/verify-RUNID*`, and in `dumps/` itself only the dump names the findings give.
 
 use std::ffi::{OsStr, OsString};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::io::safefile::{Dir, Use};
 use crate::report::error::ReportError;
 use crate::report::readers::load::{InputKind, RunEvidence};
-use crate::report::views::bundle::BundleFile;
+
+/// One member of the bundle.
+#[derive(Debug, Clone)]
+pub enum BundleFile {
+    /// A file at a path the user gave (the input, the configuration), stored under `name`.
+    Disk {
+        /// Where it is.
+        path: PathBuf,
+        /// Its name in the archive (below the top directory).
+        name: String,
+    },
+    /// The file `file` of a directory the tool holds open, opened without following a
+    /// symlink and taken only when it is a regular file with one link (`whose` says whose it
+    /// may be); stored under `name`.
+    At {
+        /// The directory.
+        dir: Arc<Dir>,
+        /// The name in it.
+        file: OsString,
+        /// Its name in the archive (below the top directory).
+        name: String,
+        /// Whose it may be.
+        whose: Use,
+    },
+    /// Generated content.
+    Bytes {
+        /// Its name in the archive (below the top directory).
+        name: String,
+        /// The content.
+        data: Vec<u8>,
+    },
+}
+
+impl BundleFile {
+    /// A file on disk stored under `prefix/<file name>`.
+    pub fn disk(path: &Path, prefix: &str) -> BundleFile {
+        let file = path
+            .file_name()
+            .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+        let name = if prefix.is_empty() {
+            file
+        } else {
+            format!("{prefix}/{file}")
+        };
+        BundleFile::Disk {
+            path: path.to_path_buf(),
+            name,
+        }
+    }
+}
+
+impl BundleFile {
+    /// Its name in the archive.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            BundleFile::Disk { name, .. }
+            | BundleFile::At { name, .. }
+            | BundleFile::Bytes { name, .. } => name,
+        }
+    }
+}
 
 /// The directories a bundle reads, held open, and whose files may go in.
 #[derive(Debug)]

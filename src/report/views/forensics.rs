@@ -9,7 +9,7 @@ use crate::findings::Finding;
 use crate::report::facts::kmsg::{self, KernelLog};
 use crate::report::sinks::clock::iso_utc;
 use crate::report::sinks::json::JsonReport;
-use crate::report::views::bundle::BundleFile;
+use crate::report::views::bundle_sources::BundleFile;
 
 /// Kernel lines shown on each side of a finding, and how far from it they may be.
 const NEAR: usize = 3;

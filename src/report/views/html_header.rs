@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::report::facts::sysinfo::UNKNOWN;
+use crate::report::facts::UNKNOWN;
 use crate::report::sinks::json::JsonReport;
 use crate::report::views::charts::html_escape as esc;
 

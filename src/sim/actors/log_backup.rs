@@ -28,16 +28,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::backup::stream_failed_on;
 use super::context::Run;
+use super::stream_failure::{stream_failed_on, unreadable};
 use super::worker::Worker;
 use crate::findings::Severity;
 use crate::io::Storage;
 use crate::sim::engine::backup::logstream::{self, TrnWriter, TrnWritten};
 use crate::sim::engine::journal::BackupRecord;
+use crate::sim::engine::logblock::NO_PREV;
 use crate::sim::engine::logforward::read_forward;
 use crate::sim::engine::manifest::{Keep, Manifest, Role, Rule};
-use crate::sim::engine::wal::NO_PREV;
 use crate::sim::plan::SimPlan;
 
 /// The log backups' files, when they are configured: the `.trn` stream and its `.partial`.
@@ -353,7 +353,7 @@ fn verify_only(w: &mut Worker<'_>, storage: &dyn Storage, written: &TrnWritten) 
             .problems
             .iter()
             .for_each(|p| run.report(p.finding(run.plan.seed, &path, w.id))),
-        Err(e) => super::backup::unreadable(w, &path, written.bytes, &e),
+        Err(e) => unreadable(w, &path, written.bytes, &e),
     }
 }
 

@@ -67,7 +67,7 @@ pub fn read_log_forward(w: &mut Worker<'_>, log: usize, file: usize) {
     let (after, from) = wal.forward_mark();
     // Leave a margin the writer may reach while the read goes on.
     if from + spec.area_len < spec.durable_end + 2 * MAX_GROUP {
-        wal.set_forward_mark(crate::sim::engine::wal::NO_PREV, spec.durable_end);
+        wal.set_forward_mark(crate::sim::engine::logblock::NO_PREV, spec.durable_end);
         return;
     }
     let storage = wal.storage().as_ref();

@@ -3,6 +3,12 @@
 //! the checkpoint, lazy writer, read-ahead, bulk update and initial update post theirs through a
 //! [`outstanding::Outstanding`] without waiting for each. They share one [`context::Run`], and keep the
 //! durability journal through [`journaling`].
+//!
+//! Two cycles of files stay. `context` with `failure` and `journaling`: the run's shared
+//! [`context::Run`] holds the journal slot and the environment errors, and the functions of those
+//! modules take the `Run` they are part of. `worker` with `checkdb` and `evidence`: a worker
+//! preserves a page in CHECKDB's snapshot before it overwrites it and files the evidence of a bad
+//! read, while CHECKDB and the evidence work through a `Worker`.
 
 pub mod backup;
 pub mod batch;
@@ -24,6 +30,7 @@ mod request_pages;
 mod restore;
 pub mod shrink;
 mod sort;
+mod stream_failure;
 mod sweep;
 pub mod table;
 pub mod worker;

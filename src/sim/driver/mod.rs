@@ -159,6 +159,25 @@ pub fn simulate_caught(
     })
 }
 
+/// Reads a data file's generation ceiling from its header (a log file has none); returns what
+/// the header records (0: none).
+/// Both a new set (`setup`) and a resumed one (`resume`) need it.
+fn attach_ceiling(f: &mut crate::sim::engine::files::SimFile) -> Result<u64, SetupError> {
+    if f.role != crate::page::FileRole::Data {
+        return Ok(0);
+    }
+    let (c, on_disk) =
+        crate::sim::engine::ceiling::Ceiling::open(Arc::clone(&f.storage)).map_err(|source| {
+            SetupError::os(
+                f.path.clone(),
+                "cannot read the header page (offset 0, 8192 bytes)",
+                source,
+            )
+        })?;
+    f.ceiling = Some(c);
+    Ok(on_disk)
+}
+
 /// What the summary says of each file beyond its counters: the throttle's target and running
 /// average now, whether it was asked for as sparse (the attribute), and its size and what the
 /// filesystem holds for it now.

@@ -7,8 +7,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::run::Ticker;
-
 use crate::events::{Event, Phase, Tick};
 use crate::findings::{Message, Severity};
 use crate::sim::actors::context::Run;
@@ -19,6 +17,15 @@ const TICK: Duration = Duration::from_millis(250);
 
 /// How often the running statistics are summarised and sent, while a phase runs.
 pub const STATS_EVERY: Duration = Duration::from_secs(2);
+
+/// The phase the monitor's ticks describe, and its cycle (the main phase also ends on time).
+#[derive(Clone, Copy)]
+pub struct Ticker {
+    /// The test cycle (1-based).
+    pub cycle: u32,
+    /// The phase running.
+    pub phase: Phase,
+}
 
 /// Watches the I/O of a phase until its workers are done: reports I/Os outstanding for longer
 /// than the limit, each once; ends the main phase on time; and emits a tick of the phase about

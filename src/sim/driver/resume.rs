@@ -45,7 +45,7 @@ pub fn open_files(
         let mut f = SimFile::new(i, fp.path.clone(), fp.role, storage, header.run_id, pages)
             .with_recorded_sector(header.sector_size)
             .with_max_pages(fp.max_pages);
-        super::setup::attach_ceiling(&mut f)?;
+        super::attach_ceiling(&mut f)?;
         files.push(f);
     }
     Ok((run_id.unwrap_or(1), files))

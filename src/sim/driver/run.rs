@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
+use super::monitor::Ticker;
 use crate::events::Phase;
 use crate::findings::Severity;
 use crate::page::{ActorKind, PAGE_SIZE};
@@ -174,15 +175,6 @@ fn data_bytes(run: &Run<'_>) -> u64 {
         .iter()
         .map(|&f| run.files[f].pages.read().saturating_sub(1) * PAGE_SIZE as u64)
         .sum()
-}
-
-/// The phase the monitor's ticks describe, and its cycle (the main phase also ends on time).
-#[derive(Clone, Copy)]
-pub struct Ticker {
-    /// The test cycle (1-based).
-    pub cycle: u32,
-    /// The phase running.
-    pub phase: Phase,
 }
 
 /// Runs `body`'s threads to completion with throttling lifted when `burst` and AllowIOBursts,

@@ -16,7 +16,6 @@ use crate::sim::control::depth::DepthGauge;
 use crate::sim::control::io_ages::IoAges;
 use crate::sim::control::stop::Stop;
 use crate::sim::control::throttle::{Gate, Throttle};
-use crate::sim::engine::ceiling::Ceiling;
 use crate::sim::engine::files::{self, Prepare, SimFile};
 use crate::sim::engine::pool::BufferPool;
 use crate::sim::engine::setup::SetupError;
@@ -251,27 +250,10 @@ fn create_files(plan: &SimPlan, backend: &dyn Backend) -> Result<(u64, Vec<SimFi
         )
         .with_max_pages(fp.max_pages)
         .with_recorded_sector(unit);
-        attach_ceiling(&mut f)?;
+        super::attach_ceiling(&mut f)?;
         sim_files.push(f);
     }
     Ok((run_id, sim_files))
-}
-
-/// Reads a data file's generation ceiling from its header (a log file has none); returns what
-/// the header records (0: none).
-pub fn attach_ceiling(f: &mut SimFile) -> Result<u64, SetupError> {
-    if f.role != FileRole::Data {
-        return Ok(0);
-    }
-    let (c, on_disk) = Ceiling::open(Arc::clone(&f.storage)).map_err(|source| {
-        SetupError::os(
-            f.path.clone(),
-            "cannot read the header page (offset 0, 8192 bytes)",
-            source,
-        )
-    })?;
-    f.ceiling = Some(c);
-    Ok(on_disk)
 }
 
 /// Threads a main phase runs (users plus the system actors).

@@ -14,6 +14,9 @@ use crate::page::fill::splitmix64;
 use crate::page::layout::{get_u16, get_u32, get_u64};
 use crate::page::PAGE_SIZE;
 
+/// `prev_lsn` of the first block of a log.
+pub const NO_PREV: u64 = u64::MAX;
+
 crate::codec::versions! {
     /// The log block format's versions this build reads, stated in every block's header
     /// (bytes 52..54, under the block's checksum; logs written before held 0 there).

@@ -19,10 +19,10 @@ use std::io;
 
 use memmap2::MmapMut;
 
+use super::logblock::NO_PREV;
 use super::logblock::{self, LogBlock, LogBlockError, MIN_LOG_UNIT};
 use super::logio::{LogGate, LogIo};
 use super::logscan::{check, extent, ChainSpec, LogProblem};
-use super::wal::NO_PREV;
 use crate::io::Storage;
 
 /// The largest forward read: SQL Server reads the log forward in up to 120 KB.
@@ -182,9 +182,9 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::sim::engine::logblock::NO_PREV as NONE;
     use crate::sim::engine::logio::OwnControls;
     use crate::sim::engine::wal::Wal;
-    use crate::sim::engine::wal::NO_PREV as NONE;
 
     /// A log file of `len` bytes in memory (its backend seeded with `seed`) and its WAL.
     fn log_of(seed: u64, path: &str, len: u64) -> (Arc<dyn crate::io::Storage>, Wal) {

@@ -7,8 +7,8 @@
 //! plus the header and the records before it), so a data page carrying it may be written once
 //! the log is durable past it: once its whole block is.
 
+use super::logblock::NO_PREV;
 use super::logblock::{self, LogBlock, LOG_HEADER_LEN, MAX_LOG_BLOCK};
-use super::wal::NO_PREV;
 
 /// The block records are being packed into.
 #[derive(Debug, Clone, Copy)]

@@ -10,9 +10,9 @@ use std::io;
 
 use memmap2::MmapMut;
 
+use super::logblock::NO_PREV;
 use super::logblock::{self, LogBlockError, Want, MIN_LOG_UNIT};
 use super::logio::{LogGate, LogIo};
-use super::wal::NO_PREV;
 use crate::io::Storage;
 
 /// A log block that is not what the chain says it must be.
@@ -256,8 +256,8 @@ mod tests {
     use std::convert::Infallible;
 
     use super::{lap_back, walk_back, Break, Walk};
+    use crate::sim::engine::logblock::NO_PREV;
     use crate::sim::engine::logblock::{LogBlock, LogBlockError};
-    use crate::sim::engine::wal::NO_PREV;
 
     fn block(lsn: u64, prev_lsn: u64) -> LogBlock {
         LogBlock {

@@ -15,13 +15,11 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::logblock::{LOG_AREA_START, MAX_LOG_UNIT, MIN_LOG_UNIT};
+use super::logblock::{LOG_AREA_START, MAX_LOG_UNIT, MIN_LOG_UNIT, NO_PREV};
 use super::logpack::Packer;
 use super::logwrites::{LogWrites, Publish};
 use crate::io::Storage;
 
-/// `prev_lsn` of the first block of a log.
-pub const NO_PREV: u64 = u64::MAX;
 /// Slack, in bytes of the stream, a reader of the log allows between what was appended when
 /// it looked and what a writer may have reached meanwhile (kept at the 1 MiB of the groups
 /// the log was once written in: it only ever spares a block that was being lapped).

@@ -40,7 +40,7 @@ fn disks_of(sys: &crate::events::facts::SystemInfo, all: bool) -> Vec<String> {
             }
             names
         })
-        .filter(|n| !n.is_empty() && n != crate::report::facts::sysinfo::UNKNOWN)
+        .filter(|n| !n.is_empty() && n != crate::report::facts::UNKNOWN)
         .collect();
     v.sort();
     v.dedup();

@@ -13,7 +13,7 @@ use crate::io::Ticket;
 use crate::page::PAGE_SIZE;
 use crate::sim::actors::context::Run;
 use crate::sim::engine::journal::{Ack, Record};
-use crate::sim::engine::wal::NO_PREV;
+use crate::sim::engine::logblock::NO_PREV;
 
 /// Queues the acknowledgement of write-through writes of pages `first..` of data file `file`
 /// (a push onto the journal thread's channel; no-op without a journal, without WriteThrough

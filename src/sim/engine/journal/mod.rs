@@ -30,6 +30,7 @@
 mod bounds;
 mod damage;
 mod gens;
+mod read;
 mod record;
 pub mod service;
 mod state;
@@ -37,7 +38,8 @@ mod summary;
 
 pub use damage::{Damage, Flaw};
 pub use gens::PageGens;
-pub use record::{decode, decode_all, version_of, BackupRecord, Decoded, Record, RecordKind};
+pub use read::{decode, decode_all, Decoded};
+pub use record::{version_of, BackupRecord, Record, RecordKind};
 
 pub use service::{Ack, JournalOptions, JournalService};
 pub use state::{JournalState, LoadError};

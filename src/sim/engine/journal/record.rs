@@ -1,13 +1,12 @@
 //! Journal records: what each says, what the journal holds of a finished backup, and the
-//! merging of a batch's acknowledgements. Their byte layout and encoding are in `encode`, their
-//! tolerant decoding (a torn or damaged tail ends the decoding, it is never an error) in
-//! `decode`.
+//! merging of a batch's acknowledgements. Their byte layout and encoding are in `encode`, the
+//! decoding of one record in `decode` (a whole journal is read by `journal::read`).
 
 mod decode;
 mod encode;
 mod kind;
 
-pub use decode::{decode, decode_all, version_of, Decoded};
+pub use decode::version_of;
 pub(super) use decode::{decode_one, frame};
 pub use kind::RecordKind;
 

@@ -7,7 +7,7 @@ use super::{decode, version_of, BackupRecord, Damage, JournalFile, PageGens, Rec
 use crate::codec::ForeignFile;
 use crate::io::safefile::Use;
 use crate::io::{Backend, IoError};
-use crate::sim::engine::wal::NO_PREV;
+use crate::sim::engine::logblock::NO_PREV;
 
 /// Why a journal cannot be loaded.
 #[derive(Debug, thiserror::Error)]

@@ -7,8 +7,8 @@ use super::{crc_of, read_head, TrnHead, FLAG_END, HEADER};
 use crate::io::align::AlignedBuf;
 use crate::io::Storage;
 use crate::sim::engine::backup::scan::StreamProblem;
+use crate::sim::engine::logblock::NO_PREV;
 use crate::sim::engine::logblock::{self, LOG_HEADER_LEN, MIN_LOG_UNIT};
-use crate::sim::engine::wal::NO_PREV;
 
 /// What a scan of a log backup stream found.
 #[derive(Debug, Clone, Default, PartialEq)]

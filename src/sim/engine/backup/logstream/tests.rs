@@ -5,8 +5,8 @@ use std::sync::Arc;
 use super::*;
 use crate::io::FaultyBackend;
 use crate::io::Storage;
+use crate::sim::engine::logblock::NO_PREV;
 use crate::sim::engine::logblock::{self, LogBlock};
-use crate::sim::engine::wal::NO_PREV;
 
 fn mem_stream() -> Arc<dyn Storage> {
     let backend = FaultyBackend::new(1);

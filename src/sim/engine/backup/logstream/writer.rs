@@ -7,8 +7,8 @@ use std::sync::Arc;
 use super::{seal, TrnHead, FLAG_END, HEADER};
 use crate::io::align::AlignedBuf;
 use crate::io::Storage;
+use crate::sim::engine::logblock::NO_PREV;
 use crate::sim::engine::logblock::{self, LogBlock};
-use crate::sim::engine::wal::NO_PREV;
 
 /// What a finished log backup holds, as its writer knows it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

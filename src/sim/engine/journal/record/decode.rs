@@ -5,8 +5,7 @@
 use super::{BackupRecord, Record, RecordKind};
 use crate::codec::{crc32, Reader, UnknownVersion, Versioned};
 use crate::page::FileRole;
-use crate::sim::engine::journal::damage::Damage;
-use crate::sim::engine::journal::{self, JournalFile, JournalVersion, HEADER, MAGIC};
+use crate::sim::engine::journal::{JournalFile, JournalVersion, HEADER, MAGIC};
 
 fn decode_payload(kind: RecordKind, payload: &[u8]) -> Option<Record> {
     let mut c = Reader::new(payload);
@@ -92,100 +91,6 @@ pub fn version_of(bytes: &[u8]) -> Result<Option<JournalVersion>, UnknownVersion
         (Some(_), Some(v)) => JournalVersion::check(u32::from(v)).map(Some),
         _ => Ok(None),
     }
-}
-
-/// A journal decoded: its whole records up to where it stops being readable, and what is
-/// wrong there (a torn tail, or damage with whole records after it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decoded {
-    /// Every whole, valid record before the first flaw.
-    pub records: Vec<Record>,
-    /// Where and how decoding stopped, if it did before the end.
-    pub damage: Option<Damage>,
-}
-
-/// Decodes a journal up to its first flaw (bytes that are not a whole record, or a gap in the
-/// batch numbers) and describes the flaw.
-pub fn decode(bytes: &[u8]) -> Decoded {
-    let mut records = Vec::new();
-    let mut at = 0;
-    let mut seq = BatchSeq::default();
-    let mut bounds = journal::bounds::Bounds::default();
-    while at < bytes.len() {
-        let Some((rec, n)) = decode_one(&bytes[at..]) else {
-            let mut damage = journal::damage::assess(bytes, at);
-            if journal::damage::within_last_batch(bytes, at, seq.last) {
-                damage = damage.into_torn_tail(bytes.len());
-            }
-            return Decoded {
-                records,
-                damage: Some(damage),
-            };
-        };
-        if let Err(why) = bounds.check(&rec) {
-            let damage = journal::damage::invalid(bytes, at, n, &rec, why);
-            return Decoded {
-                records,
-                damage: Some(damage),
-            };
-        }
-        if let Some((after, next)) = seq.gap(&rec) {
-            records.truncate(seq.kept);
-            let damage = journal::damage::missing_batches(bytes, seq.trusted_to, after, next);
-            return Decoded {
-                records,
-                damage: Some(damage),
-            };
-        }
-        at += n;
-        records.push(rec);
-        seq.passed(&records, at);
-    }
-    Decoded {
-        records,
-        damage: None,
-    }
-}
-
-/// The batch numbers read so far: the last one since the last Start, and where the records
-/// after it begin (what is trusted if the next number jumps).
-#[derive(Debug, Default)]
-struct BatchSeq {
-    last: Option<u64>,
-    kept: usize,
-    trusted_to: usize,
-}
-
-impl BatchSeq {
-    /// `(last, found)` when `r` is a numbered mark that does not follow the last one.
-    fn gap(&self, r: &Record) -> Option<(u64, u64)> {
-        match (r, self.last) {
-            (Record::Mark { batch, .. }, Some(last)) if *batch != 0 && *batch != last + 1 => {
-                Some((last, *batch))
-            }
-            _ => None,
-        }
-    }
-
-    /// The last of `records`, ending at byte `end`, was accepted.
-    fn passed(&mut self, records: &[Record], end: usize) {
-        match records.last() {
-            // A new run or a snapshot: its first mark may carry any number.
-            Some(Record::Start { .. }) => self.last = None,
-            Some(Record::Mark { batch: 0, .. }) => self.last = None,
-            Some(Record::Mark { batch, .. }) => self.last = Some(*batch),
-            _ => return,
-        }
-        self.kept = records.len();
-        self.trusted_to = end;
-    }
-}
-
-/// Decodes every whole, valid record of a journal; returns them and whether a damaged or
-/// torn tail was dropped.
-pub fn decode_all(bytes: &[u8]) -> (Vec<Record>, bool) {
-    let d = decode(bytes);
-    (d.records, d.damage.is_some())
 }
 
 /// A record's frame header, as read (nothing checked but that it is whole and begins with

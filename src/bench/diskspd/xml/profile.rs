@@ -4,10 +4,10 @@
 //! as an `-X` profile. What DiskSpd writes only under switches we do not support (ETW,
 //! distributions, affinity lists, thread targets) is left out, as DiskSpd leaves it out.
 
-use super::args::DiskspdArgs;
-use super::topology::mask;
-use super::xml::{leaf, W};
-use super::Report;
+use super::{leaf, W};
+use crate::bench::diskspd::args::DiskspdArgs;
+use crate::bench::diskspd::topology::mask;
+use crate::bench::diskspd::Report;
 use std::io;
 
 /// `<System>`: host, tool, start time and processor topology.
