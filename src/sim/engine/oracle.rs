@@ -25,14 +25,18 @@
 //! *tries* further sets and collects its own completions (releasing its sets) before it waits.
 //! Its requests complete without anyone's help, which keeps latching deadlock-free.
 
+mod durable;
+mod latch;
+mod spill;
 mod word;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use parking_lot::{Mutex, RwLock};
 
 use crate::page::{Expect, ExpectedState};
+pub use latch::{ReadLatch, WriteLatch};
 use word::{Wide, CHANGED, IN_FLIGHT, SNAPPED, SPILLED, UNKNOWN};
 
 /// Bytes of oracle state per page (the latches are shared stripes and not counted).
@@ -110,18 +114,6 @@ pub struct Oracle {
     /// (page, generation) a sync point had marked and a newer completion replaced before the
     /// sync point journaled it ([`Oracle::take_snapped`] takes them).
     overtaken: Mutex<Vec<(u64, u64)>>,
-}
-
-/// Shared latches over one or more pages (held while a read is verified).
-#[derive(Debug)]
-pub struct ReadLatch<'a> {
-    _guards: Vec<RwLockReadGuard<'a, ()>>,
-}
-
-/// Exclusive latches over one or more pages (held from `begin_write` to `complete_write`).
-#[derive(Debug)]
-pub struct WriteLatch<'a> {
-    _guards: Vec<RwLockWriteGuard<'a, ()>>,
 }
 
 impl Oracle {
@@ -370,190 +362,6 @@ impl Oracle {
         for (page, gen) in overtaken.into_iter().filter(|&(_, g)| g > 0) {
             emit(page, gen);
         }
-    }
-
-    /// The journal holds `page` durable at `gen` at least (the journal thread, as it appends
-    /// a Durable record, and a restarted run's carried-over journal).
-    pub fn raise_durable(&self, page: u64, gen: u64) {
-        if gen == 0 {
-            return;
-        }
-        let slots = self.slots.read();
-        if page < slots.len() as u64 {
-            self.update(&slots, page, |w| w.durable = w.durable.max(gen));
-        } else {
-            let mut far = self.far.lock();
-            let d = far.entry(page).or_insert(0);
-            *d = (*d).max(gen);
-        }
-    }
-
-    /// The generation the journal holds `page` durable at (0: none).
-    pub fn durable(&self, page: u64) -> u64 {
-        let slots = self.slots.read();
-        if page < slots.len() as u64 {
-            self.wide(&slots, page).durable
-        } else {
-            self.far.lock().get(&page).copied().unwrap_or(0)
-        }
-    }
-
-    /// The journal forgets the durable generations of every page from `pages` on (it
-    /// journaled a shrink to `pages`, which the file's resize follows).
-    pub fn truncate_durable(&self, pages: u64) {
-        let slots = self.slots.read();
-        for page in to_index(pages)..slots.len() {
-            self.update(&slots, page as u64, |w| w.durable = 0);
-        }
-        let mut far = self.far.lock();
-        let _ = far.split_off(&pages);
-    }
-
-    /// Hands `emit` (page, durable generation) of every page the journal holds one for, in
-    /// page order; upper bound: [`Oracle::durable_bound`].
-    pub fn each_durable(&self, mut emit: impl FnMut(u64, u64)) {
-        let slots = self.slots.read();
-        for page in 0..slots.len() as u64 {
-            let durable = self.wide(&slots, page).durable;
-            if durable > 0 {
-                emit(page, durable);
-            }
-        }
-        let far: Vec<(u64, u64)> = self.far.lock().iter().map(|(&p, &g)| (p, g)).collect();
-        for (page, gen) in far {
-            emit(page, gen);
-        }
-    }
-
-    /// At least as many pages as [`Oracle::each_durable`] hands out, without counting them.
-    pub fn durable_bound(&self) -> u64 {
-        self.pages() + self.far.lock().len() as u64
-    }
-
-    /// Page `page`'s state, from its word or the spill map.
-    fn wide(&self, slots: &[AtomicU64], page: u64) -> Wide {
-        let word = slot_of(slots, page);
-        loop {
-            let w = word.load(Ordering::Acquire);
-            if w & SPILLED == 0 {
-                return Wide::unpack(w);
-            }
-            // Under the map's lock a word neither spills nor comes back.
-            let spill = self.spill.lock();
-            if word.load(Ordering::Acquire) & SPILLED != 0 {
-                let Some(&wide) = spill.get(&page) else {
-                    unreachable!("page {page} is spilled and not in the spill map")
-                };
-                return wide;
-            }
-        }
-    }
-
-    /// Changes page `page`'s state with `f` (which may run more than once, on the newest
-    /// state, and must have no other effect): by compare-and-swap on its word, or under the
-    /// spill map's lock when the state is spilled or spills. Returns what `f` returned on the
-    /// state stored.
-    fn update<R>(&self, slots: &[AtomicU64], page: u64, mut f: impl FnMut(&mut Wide) -> R) -> R {
-        let word = slot_of(slots, page);
-        let mut cur = word.load(Ordering::Acquire);
-        loop {
-            if cur & SPILLED != 0 {
-                let mut spill = self.spill.lock();
-                cur = word.load(Ordering::Acquire);
-                if cur & SPILLED == 0 {
-                    continue; // Brought back meanwhile.
-                }
-                let Some(wide) = spill.get_mut(&page) else {
-                    unreachable!("page {page} is spilled and not in the spill map")
-                };
-                let r = f(wide);
-                if let Some(packed) = wide.pack() {
-                    spill.remove(&page);
-                    word.store(packed, Ordering::Release);
-                }
-                return r;
-            }
-            let mut wide = Wide::unpack(cur);
-            let r = f(&mut wide);
-            let swapped = match wide.pack() {
-                Some(new) => {
-                    word.compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Acquire)
-                }
-                None => {
-                    let mut spill = self.spill.lock();
-                    let swapped =
-                        word.compare_exchange(cur, SPILLED, Ordering::AcqRel, Ordering::Acquire);
-                    if swapped.is_ok() {
-                        spill.insert(page, wide);
-                    }
-                    swapped
-                }
-            };
-            match swapped {
-                Ok(_) => return r,
-                Err(now) => cur = now,
-            }
-        }
-    }
-
-    /// Takes page `page` shared (for a verifying read).
-    pub fn read_latch(&self, page: u64) -> ReadLatch<'_> {
-        self.read_latch_range(page, 1)
-    }
-
-    /// Takes page `page` exclusive (for a write).
-    pub fn write_latch(&self, page: u64) -> WriteLatch<'_> {
-        self.write_latch_range(page, 1)
-    }
-
-    /// Takes `count` consecutive pages shared, in stripe order.
-    pub fn read_latch_range(&self, first: u64, count: u64) -> ReadLatch<'_> {
-        let guards = self.stripes(first, count).map(|s| self.latches[s].read());
-        ReadLatch {
-            _guards: guards.collect(),
-        }
-    }
-
-    /// Takes `count` consecutive pages exclusive, in stripe order.
-    pub fn write_latch_range(&self, first: u64, count: u64) -> WriteLatch<'_> {
-        let guards = self.stripes(first, count).map(|s| self.latches[s].write());
-        WriteLatch {
-            _guards: guards.collect(),
-        }
-    }
-
-    /// Takes `count` consecutive pages shared if no stripe is taken exclusive (or wanted by
-    /// a waiting writer); `None` without waiting otherwise. An asynchronous poster, which holds
-    /// several latch sets at once, takes them this way and waits only once it holds none.
-    pub fn try_read_latch_range(&self, first: u64, count: u64) -> Option<ReadLatch<'_>> {
-        let guards: Option<Vec<_>> = self
-            .stripes(first, count)
-            .map(|s| self.latches[s].try_read())
-            .collect();
-        guards.map(|g| ReadLatch { _guards: g })
-    }
-
-    /// Takes `count` consecutive pages exclusive if no stripe is taken; `None` without
-    /// waiting otherwise (see [`Oracle::try_read_latch_range`]).
-    pub fn try_write_latch_range(&self, first: u64, count: u64) -> Option<WriteLatch<'_>> {
-        let guards: Option<Vec<_>> = self
-            .stripes(first, count)
-            .map(|s| self.latches[s].try_write())
-            .collect();
-        guards.map(|g| WriteLatch { _guards: g })
-    }
-
-    /// The distinct stripes of a page range, ascending.
-    fn stripes(&self, first: u64, count: u64) -> impl Iterator<Item = usize> {
-        let n = self.latches.len() as u64;
-        let mut v: Vec<usize> = if count >= n {
-            (0..self.latches.len()).collect()
-        } else {
-            (first..first + count).map(|p| (p % n) as usize).collect()
-        };
-        v.sort_unstable();
-        v.dedup();
-        v.into_iter()
     }
 }
 
