@@ -211,3 +211,22 @@ fn a_page_cut_off_is_not_journaled_from_before_the_cut() {
 }
 
 mod model;
+
+/// The durable generations are handed out in page order across the chunks they are read in,
+/// with those beyond the end last.
+#[test]
+fn every_durable_generation_is_handed_out_once_in_page_order() {
+    let o = Oracle::new(1, 0, 200_000);
+    let pages = [0, 65_535, 65_536, 131_071, 131_072, 199_999, 250_000];
+    for (i, &p) in pages.iter().enumerate() {
+        o.raise_durable(p, 10 + i as u64);
+    }
+    let mut got = Vec::new();
+    o.each_durable(|p, g| got.push((p, g)));
+    let want: Vec<_> = pages
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| (p, 10 + i as u64))
+        .collect();
+    assert_eq!(got, want);
+}
