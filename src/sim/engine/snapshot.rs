@@ -2,9 +2,11 @@
 //! file, into which a source page's pre-image is copied before the page is first written while
 //! the snapshot is open, so that the check sees every page as it was when the snapshot began.
 //!
-//! Per page of a snapshot file the state is 16 bytes: the page's expected state at the
-//! snapshot's point in time (captured once, in the same encoding as the oracle's), and whether
-//! its pre-image was copied (or could not be: *lost*, reported when it happened). Every access
+//! Per page of a snapshot file the state is one word, 8 bytes: the page's expected state at
+//! the snapshot's point in time (captured once: its generation and flags), and whether its
+//! pre-image was copied (or could not be: *lost*, reported when it happened). The old
+//! generation of a page captured in flight or unknown (a write under way or failed as the
+//! snapshot opened: a few pages) is kept in a map beside. Every access
 //! to a page's state is made under that page's latch of the source's oracle: a writer captures
 //! and copies under the write latch it takes for its write, before `begin_write`; the check
 //! captures and reads under the read latch. So a page is captured before any write begun after
@@ -21,11 +23,12 @@ mod copy;
 
 pub use copy::{CopyIo, CopyProblem};
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
 use crate::io::Storage;
 use crate::page::{Expect, ExpectedState};
@@ -37,13 +40,11 @@ const UNKNOWN: u64 = 1 << 60;
 const IN_FLIGHT: u64 = 1 << 59;
 const GEN_MASK: u64 = IN_FLIGHT - 1;
 
-/// One page's snapshot state.
+/// One page's snapshot state: flags and the generation (`issued`/`new` for unknown and
+/// in-flight states, whose old generation is in [`SnapFile`]'s `olds`).
 #[derive(Debug, Default)]
 struct Slot {
-    /// Flags and the generation (`issued`/`new` for unknown and in-flight states).
     a: AtomicU64,
-    /// The old generation of an unknown or in-flight state.
-    b: AtomicU64,
 }
 
 /// The snapshot of one data file: its sparse file and every page's state.
@@ -58,6 +59,8 @@ pub struct SnapFile {
     /// Pages of the source when the snapshot opened: pages `1..pages` are in the snapshot.
     pub pages: u64,
     slots: Box<[Slot]>,
+    /// The old generation of each page captured in flight or unknown.
+    olds: Mutex<HashMap<u64, u64>>,
     /// Pages whose pre-image was copied.
     copied: AtomicU64,
     /// Requests that copied pre-images.
@@ -90,6 +93,7 @@ impl SnapFile {
             storage,
             pages,
             slots: slots.into_boxed_slice(),
+            olds: Mutex::new(HashMap::new()),
             copied: AtomicU64::new(0),
             copy_writes: AtomicU64::new(0),
         }
@@ -115,7 +119,10 @@ impl SnapFile {
             ExpectedState::InFlight { old, new } => (new | IN_FLIGHT, old),
             ExpectedState::Unknown { old, issued } => (issued | UNKNOWN, old),
         };
-        slot.b.store(old, Ordering::Release);
+        if gen & (IN_FLIGHT | UNKNOWN) != 0 {
+            // Before the flags that send a reader here are stored.
+            self.olds.lock().insert(page, old);
+        }
         slot.a
             .store(gen | CAPTURED | (a & (COPIED | LOST)), Ordering::Release);
     }
@@ -128,7 +135,11 @@ impl SnapFile {
             return None;
         }
         let gen = a & GEN_MASK;
-        let old = slot.b.load(Ordering::Acquire);
+        let old = if a & (IN_FLIGHT | UNKNOWN) != 0 {
+            self.olds.lock().get(&page).copied().unwrap_or(0)
+        } else {
+            0
+        };
         Some(if a & UNKNOWN != 0 {
             ExpectedState::Unknown { old, issued: gen }
         } else if a & IN_FLIGHT != 0 {
