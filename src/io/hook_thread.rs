@@ -29,7 +29,12 @@ static THREAD: OnceLock<Option<Sender<Job>>> = OnceLock::new();
 /// Runs `job` on the hook thread, after the jobs handed over before it (here when the thread
 /// could not be started).
 pub(crate) fn run(job: Job) {
-    let tx = THREAD.get_or_init(start);
+    hand(THREAD.get_or_init(start).as_ref(), job);
+}
+
+/// Sends `job` to the thread behind `tx`, or runs it here when there is none (it could not be
+/// started: `ulimit -u`) or it is gone.
+fn hand(tx: Option<&Sender<Job>>, job: Job) {
     let job = match tx {
         Some(tx) => match tx.send(job) {
             Ok(()) => return,
@@ -51,4 +56,44 @@ fn start() -> Option<Sender<Job>> {
         })
         .ok()
         .map(|_| tx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    fn flag_job() -> (Arc<AtomicBool>, Job) {
+        let ran = Arc::new(AtomicBool::new(false));
+        let r = Arc::clone(&ran);
+        (ran, Box::new(move || r.store(true, Ordering::SeqCst)))
+    }
+
+    /// Without a hook thread (it could not be started, or it is gone) a batch runs where it
+    /// was handed over, before `hand` returns: its completions are still queued, after its
+    /// hook.
+    #[test]
+    fn without_the_thread_a_batch_runs_where_it_was_handed_over() {
+        let (ran, job) = flag_job();
+        hand(None, job);
+        assert!(
+            ran.load(Ordering::SeqCst),
+            "run inline when no thread started"
+        );
+        let (tx, rx) = unbounded::<Job>();
+        drop(rx);
+        let (ran, job) = flag_job();
+        hand(Some(&tx), job);
+        assert!(
+            ran.load(Ordering::SeqCst),
+            "run inline when the thread is gone"
+        );
+        let (tx, rx) = unbounded::<Job>();
+        let (ran, job) = flag_job();
+        hand(Some(&tx), job);
+        assert!(!ran.load(Ordering::SeqCst), "handed over, not run here");
+        (rx.recv().expect("the job"))();
+        assert!(ran.load(Ordering::SeqCst));
+    }
 }
