@@ -4,7 +4,8 @@
 //! than writes — while `--forced-flush-per-write` gives each write its own, as before. Run on a
 //! real file with the io_uring engine (the default) and with psync. Only counts are asserted,
 //! never durations; the bound of the economy holds with room on a loaded 2-core machine
-//! (measured 0.27–0.36 flushes per write; docs/performance.md, "Forced flush").
+//! (measured 0.27–0.36 flushes per write idle, 0.19–0.27 beside `scripts/under-load.sh --spinners 6`;
+//! docs/performance.md, "Forced flush").
 
 use std::path::{Path, PathBuf};
 
@@ -78,11 +79,21 @@ fn data_writes(dir: &Path) -> u64 {
     count("writes") + count("gather_writes")
 }
 
+/// The floor of writes that makes a ratio mean something. Not higher: four seconds of psync
+/// with an `fdatasync` per write beside a disk writer and six spinners made 263–360 writes,
+/// where an idle machine makes well over 500 (an earlier floor of 500 failed there and in CI).
+fn enough(engine: &str, writes: u64) {
+    assert!(
+        writes >= 100,
+        "{engine}: only {writes} data writes in four seconds: too few to judge how they are flushed"
+    );
+}
+
 fn economy(engine: &str) {
     let Some((writes, syncs)) = traced(engine, &[]) else {
         return;
     };
-    assert!(writes > 500, "{engine}: data writes: {writes}");
+    enough(engine, writes);
     let ratio = syncs as f64 / writes as f64;
     eprintln!("{engine}, shared flushes: {syncs} fdatasyncs of the data file for {writes} writes ({ratio:.3})");
     assert!(
@@ -95,7 +106,7 @@ fn per_write(engine: &str) {
     let Some((writes, syncs)) = traced(engine, &["--forced-flush-per-write"]) else {
         return;
     };
-    assert!(writes > 500, "{engine}: data writes: {writes}");
+    enough(engine, writes);
     let ratio = syncs as f64 / writes as f64;
     eprintln!(
         "{engine}, per write: {syncs} fdatasyncs of the data file for {writes} writes ({ratio:.3})"
