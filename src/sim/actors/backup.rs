@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use super::context::Run;
 use super::outstanding::{After, Kept, Outstanding};
+use super::stream_failure::say;
 use super::stream_failure::{stream_failed_on, unreadable};
 use super::worker::Worker;
 use crate::findings::{Finding, Severity};
@@ -61,9 +62,6 @@ pub fn owns(plan: &SimPlan, m: &mut Manifest) {
     super::log_backup::owns(plan, m);
     super::restore::owns(plan, m);
 }
-
-/// The `Func` of the backup's log lines.
-const FUNC: &str = "BackupUser::Backup";
 
 /// The BackupUser: one backup after another, `BackupDelay` apart, until the phase ends.
 pub fn run(w: &mut Worker<'_>) {
@@ -360,13 +358,4 @@ pub fn finding(w: &Worker<'_>, p: &StreamProblem) -> Finding {
 /// the backup is abandoned, and the stream keeps the last finished one.
 fn stream_failed(w: &Worker<'_>, what: &str, at: Option<u64>, e: &std::io::Error) {
     stream_failed_on(w, &w.run.plan.backup.file, what, at, e);
-}
-
-pub(super) fn say(run: &Run<'_>, severity: Severity, text: String) {
-    run.message(
-        severity,
-        crate::page::ActorKind::BackupUser.name(),
-        FUNC,
-        text,
-    );
 }

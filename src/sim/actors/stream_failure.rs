@@ -9,7 +9,7 @@ use crate::io::oserr::{self, ErrorClass};
 use crate::page::Verdict;
 use crate::sim::engine::backup::scan::StreamProblem;
 
-/// The `Func` of the lines said here, for either stream: the backup's.
+/// The `Func` of the lines said here, for either stream, and of the backup's own lines.
 const FUNC: &str = "BackupUser::Backup";
 
 /// A write (or flush) of the stream at `path` (the full backup's or the log backup's) failed.
@@ -88,7 +88,8 @@ pub(super) fn unreadable(w: &Worker<'_>, path: &std::path::Path, len: u64, e: &s
     w.run.report(p.finding(w.run.plan.seed, path, w.id));
 }
 
-fn say(run: &Run<'_>, severity: Severity, text: String) {
+/// Says a line of the Backup User's backup (its `Func`: [`FUNC`]).
+pub(super) fn say(run: &Run<'_>, severity: Severity, text: String) {
     run.message(
         severity,
         crate::page::ActorKind::BackupUser.name(),
