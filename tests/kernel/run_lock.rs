@@ -26,6 +26,18 @@ fn wait_for_lock(dir: &Path, child: &mut Child) {
     }
 }
 
+/// Starts a run with `seed`, lets it create its files once it holds its lock (so that it can
+/// be resumed), kills it with SIGKILL and reaps it; its PID.
+fn killed_run(config: &Path, dir: &Path, seed: u64) -> u32 {
+    let mut run = start_run(config, dir, seed);
+    wait_for_lock(dir, &mut run);
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = run.id();
+    run.kill().expect("SIGKILL");
+    run.wait().expect("wait");
+    pid
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -81,13 +93,7 @@ fn a_second_run_and_a_verify_refuse_while_a_run_works() {
 fn a_lock_left_by_a_killed_run_is_taken_over() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let config = small_config(dir.path(), 0, 2, false);
-    let mut run = start_run(&config, dir.path(), 4);
-    wait_for_lock(dir.path(), &mut run);
-    // Let it create the files before the kill, so that it can be resumed.
-    std::thread::sleep(Duration::from_millis(1500));
-    let pid = run.id();
-    run.kill().expect("SIGKILL");
-    run.wait().expect("wait");
+    let pid = killed_run(&config, dir.path(), 4);
     // A fresh run would destroy what the killed one left: refused, naming the dead holder.
     let out = run_cmd(&config, dir.path())
         .args(["--cycles", "1", "--duration", "1"])
@@ -117,12 +123,7 @@ fn a_lock_left_by_a_killed_run_is_taken_over() {
         err.contains("took over the lock") && err.contains(&format!("PID {pid} on host")),
         "{err}"
     );
-    let mut run = start_run(&config, dir.path(), 6);
-    wait_for_lock(dir.path(), &mut run);
-    std::thread::sleep(Duration::from_millis(1500));
-    let pid = run.id();
-    run.kill().expect("SIGKILL");
-    run.wait().expect("wait");
+    let pid = killed_run(&config, dir.path(), 6);
     let out = verify(dir.path());
     assert_exit(&out, 0);
     let err = stderr(&out);
@@ -160,12 +161,7 @@ fn hold_lock(dir: &Path, secs: &str) -> Child {
 fn a_lock_a_killed_run_leaves_held_for_a_moment_is_waited_for() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let config = small_config(dir.path(), 0, 2, false);
-    let mut run = start_run(&config, dir.path(), 4);
-    wait_for_lock(dir.path(), &mut run);
-    std::thread::sleep(Duration::from_millis(1500));
-    let pid = run.id();
-    run.kill().expect("SIGKILL");
-    run.wait().expect("wait");
+    let pid = killed_run(&config, dir.path(), 4);
     let mut holder = hold_lock(dir.path(), "1");
     let out = verify(dir.path());
     holder.wait().expect("flock");
