@@ -89,7 +89,7 @@ pub struct JournalFile {
 pub const MAX_FILE_PAGES: u64 = u64::MAX / crate::page::PAGE_SIZE as u64;
 
 /// What hands a compaction its records: called once with the sink each record goes to.
-pub type RecordSource<'a> = dyn FnMut(&mut dyn FnMut(Record)) + 'a;
+pub type RecordSource<'a> = dyn FnMut(&mut dyn FnMut(&Record)) + 'a;
 
 /// The journal being written by a run, through the I/O layer's append-file door (so the
 /// faulty backend and faultfs reach it as they reach the data files).
@@ -141,7 +141,7 @@ impl JournalWriter {
     /// over the journal, directory synced; appends go to the new file from then on. Returns
     /// its size. On failure the old journal is kept and still appended to.
     pub fn compact(&mut self, records: &[Record]) -> io::Result<u64> {
-        self.compact_from(&mut |emit| records.iter().cloned().for_each(&mut *emit))
+        self.compact_from(&mut |emit| records.iter().for_each(&mut *emit))
     }
 
     /// [`JournalWriter::compact`] with the records `records` hands out, each written as it

@@ -256,7 +256,7 @@ impl Thread {
         let state = &self.state;
         match self
             .writer
-            .compact_from(&mut |emit| state.each_snapshot_record(emit))
+            .compact_from(&mut |emit| state.each_snapshot_record(&mut |r| emit(&r)))
         {
             Ok(written) => {
                 if let Some(w) = &self.witness {
