@@ -87,8 +87,17 @@ pub fn sync_point(run: &Run<'_>) -> bool {
             durable_end: l.wal.durable_end(),
         })
         .collect();
+    // A file with a flush gate (forced flush; FUA where the stack drops an `O_DSYNC` write's
+    // flush) is flushed through it: the sync point's ticket, taken after the marks, is covered
+    // by a flush that started after it, which the file's writers waiting meanwhile share, and
+    // a flush they started after the ticket serves the sync point (issue #39).
+    let ticket = Ticket::now();
     for f in &run.files {
-        if let Err(e) = f.storage.sync_data() {
+        let flushed = match &f.flush_gate {
+            Some(gate) => gate.cover(ticket),
+            None => f.storage.sync_data(),
+        };
+        if let Err(e) = flushed {
             // The marks stay: the next sync point journals them after its own fdatasync.
             warn(
                 run,
