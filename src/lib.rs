@@ -43,7 +43,7 @@
 //! - [`events`] (uses `findings`, `io`, `page`, `stats`): the typed event stream (`Event`,
 //!   `EventSink`, `Fanout`): findings, messages, phases, ticks, facts, the stop and the
 //!   summary, from the driver and the workers to every output.
-//! - [`report`] (uses `config`, `events`, `exit`, `findings`, `io`, `page`, `stats`):
+//! - [`report`] (uses `codec`, `config`, `events`, `exit`, `findings`, `io`, `page`, `stats`):
 //!   evidence: its sinks (XML log, dumps, JSON summary, status line, metrics), its readers,
 //!   its views (`sqliosim report`: terminal, HTML, bundle), the fleet report and the campaign
 //!   report. It never uses the simulator's actors or driver.
@@ -53,7 +53,7 @@
 //! - [`sim::driver`] (uses `events`, `findings`, `io`, `page`, `sim::actors`, `sim::check`,
 //!   `sim::control`, `sim::engine`, `sim::plan`, `stats`): the driver only: setup, test
 //!   cycles, monitor, resume.
-//! - [`bench`](mod@bench) (uses `config`, `exit`, `io`, `page`, `report`, `stats`): capacity
+//! - [`bench`](mod@bench) (uses `codec`, `config`, `exit`, `io`, `report`, `stats`): capacity
 //!   runs: `sqliosim bench` and the SQLIO and DiskSpd front ends.
 //! - [`cli`] (uses `bench`, `config`, `report`): clap definitions of the command line; no I/O.
 //! - [`fuzzing`] (uses `config`, `page`, `report`, `sim::engine`, `witness`): every reader of
