@@ -16,8 +16,9 @@
 //!
 //! - [`exit`] (uses nothing): the outcome of a command and its exit status (0 clean, 1
 //!   findings, 2 usage/config/environment, 3 internal failure).
-//! - [`codec`] (uses nothing): the one codec of every on-disk format: a little-endian writer
-//!   and reader, the CRC32, and each format's versions with the refusal of an unknown one.
+//! - [`codec`] (uses nothing): the one codec of every on-disk format (and of the witness's
+//!   messages): a little-endian writer and reader, the CRC32, and each format's versions with
+//!   the refusal of an unknown one.
 //! - [`page`] (uses `codec`): the 8 KB page format and its verifier: pure functions, no I/O.
 //! - [`findings`] (uses `page`): integrity findings and log messages (the data; the stream
 //!   they travel in is [`events`]).
@@ -30,7 +31,7 @@
 //!   counts requests in (`stats` reads them for the summary).
 //! - [`sim::plan`] (uses `config`, `findings`, `page`, `sim::control`): validated settings → the run plan
 //!   (`SimPlan`) the actors and the driver read.
-//! - [`witness`] (uses `io`): the off-host witness's wire protocol (frames with an HMAC)
+//! - [`witness`] (uses `codec`, `io`): the off-host witness's wire protocol (frames with an HMAC)
 //!   and its client: the sender a run's journal thread feeds, and the requests of `verify`.
 //! - [`sim::engine`] (uses `codec`, `findings`, `io`, `page`, `sim::control`, `sim::plan`, `witness`):
 //!   the storage engine: expected-state oracle, read retries, buffer pool, data files,
@@ -43,7 +44,7 @@
 //! - [`events`] (uses `findings`, `io`, `page`, `stats`): the typed event stream (`Event`,
 //!   `EventSink`, `Fanout`): findings, messages, phases, ticks, facts, the stop and the
 //!   summary, from the driver and the workers to every output.
-//! - [`report`] (uses `config`, `events`, `exit`, `findings`, `io`, `page`, `stats`):
+//! - [`report`] (uses `codec`, `config`, `events`, `exit`, `findings`, `io`, `page`, `stats`):
 //!   evidence: its sinks (XML log, dumps, JSON summary, status line, metrics), its readers,
 //!   its views (`sqliosim report`: terminal, HTML, bundle), the fleet report and the campaign
 //!   report. It never uses the simulator's actors or driver.
@@ -53,7 +54,7 @@
 //! - [`sim::driver`] (uses `events`, `findings`, `io`, `page`, `sim::actors`, `sim::check`,
 //!   `sim::control`, `sim::engine`, `sim::plan`, `stats`): the driver only: setup, test
 //!   cycles, monitor, resume.
-//! - [`bench`](mod@bench) (uses `config`, `exit`, `io`, `page`, `report`, `stats`): capacity
+//! - [`bench`](mod@bench) (uses `codec`, `config`, `exit`, `io`, `report`, `stats`): capacity
 //!   runs: `sqliosim bench` and the SQLIO and DiskSpd front ends.
 //! - [`cli`] (uses `bench`, `config`, `report`): clap definitions of the command line; no I/O.
 //! - [`fuzzing`] (uses `config`, `page`, `report`, `sim::engine`, `witness`): every reader of

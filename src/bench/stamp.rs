@@ -11,7 +11,7 @@
 //! the payload CRCs of a buffer until something else is read into it. (Version 1 files used
 //! one CRC over both parts and the magic `SQLBENCH`.)
 
-use crate::page::layout::{get_u32, get_u64};
+use crate::codec::Reader;
 use thiserror::Error;
 
 /// Stamp granularity; every block size is a multiple of it.
@@ -113,11 +113,13 @@ pub fn check(block: &[u8], offset: u64, seed: u64) -> Result<(), Mismatch> {
         if &sector[..8] != MAGIC {
             return Err(Mismatch::NotStamped { offset: at });
         }
-        let found = get_u64(sector, 8);
+        // A whole sector (chunks_exact): every field is there.
+        let field = |off| Reader::at(sector, off);
+        let found = field(8).u64().expect("a sector holds its offset");
         if found != at {
             return Err(Mismatch::WrongOffset { offset: at, found });
         }
-        let s = get_u64(sector, 16);
+        let s = field(16).u64().expect("a sector holds its seed");
         if s != seed {
             return Err(Mismatch::WrongSeed {
                 offset: at,
@@ -125,7 +127,7 @@ pub fn check(block: &[u8], offset: u64, seed: u64) -> Result<(), Mismatch> {
                 expected: seed,
             });
         }
-        let expected = get_u32(sector, HEAD);
+        let expected = field(HEAD).u32().expect("a sector holds its checksum");
         let got = crc_of(sector, crc32fast::hash(&sector[PAYLOAD..]));
         if got != expected {
             return Err(Mismatch::Checksum {

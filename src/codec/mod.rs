@@ -6,7 +6,8 @@
 //! known, [`ForeignFile`]), never taken for damage.
 //!
 //! The formats themselves stay beside their owners (pages in `page`, log blocks, the journal
-//! and the backup streams in `sim::engine`, the witness's record in `app::witness`): this
+//! and the backup streams in `sim::engine`, the witness's record in `app::witness`, the
+//! witness's messages in `witness::proto`, which reads them with this module's reader): this
 //! module knows no layout, only how bytes are put and taken. ARCHITECTURE.md says how to add
 //! a format or a journal record kind.
 

@@ -1,5 +1,8 @@
 //! The reader: a cursor over bytes that takes fields in little-endian order and says `None`
 //! when the bytes run out, so a short or torn input ends a decoding instead of panicking.
+//! A format that places its fields at fixed offsets (a page header, a log block header) reads
+//! one with a reader started there ([`Reader::at`]): one way of reading a field, in order or
+//! by offset.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -16,6 +19,16 @@ impl<'a> Reader<'a> {
     /// A reader at the start of `b`.
     pub fn new(b: &'a [u8]) -> Reader<'a> {
         Reader { rest: b, at: 0 }
+    }
+
+    /// A reader at byte `off` of `b`, for a field at a fixed offset. Its
+    /// [`position`](Reader::position) counts from the start of `b`; when `b` is not longer
+    /// than `off` it has nothing to read (every field `None`).
+    pub fn at(b: &'a [u8], off: usize) -> Reader<'a> {
+        Reader {
+            rest: b.get(off..).unwrap_or_default(),
+            at: off,
+        }
     }
 
     /// The next `n` bytes, or `None` (nothing taken) when fewer are left.
@@ -81,7 +94,8 @@ impl<'a> Reader<'a> {
         self.rest
     }
 
-    /// Bytes taken so far.
+    /// Where the next field starts: the bytes taken so far, from the offset the reader
+    /// started at (0, or the one given to [`Reader::at`]).
     pub fn position(&self) -> usize {
         self.at
     }

@@ -46,6 +46,20 @@ proptest! {
             prop_assert_eq!(r.position(), before, "a failed take leaves the reader where it was");
         }
     }
+
+    #[test]
+    fn a_field_at_an_offset_is_the_field_taken_there_in_order(v: Vec<u8>, off in 0usize..80) {
+        let mut in_order = Reader::new(&v);
+        let reached = in_order.skip(off).is_some();
+        let mut at = Reader::at(&v, off);
+        prop_assert_eq!(at.position(), off);
+        if reached {
+            prop_assert_eq!((at.u16(), at.u32(), at.u64()), (in_order.u16(), in_order.u32(), in_order.u64()));
+            prop_assert_eq!(at.position(), in_order.position());
+        } else {
+            prop_assert_eq!(at.u8(), None, "nothing to read past the end");
+        }
+    }
 }
 
 #[test]
@@ -59,6 +73,16 @@ fn a_version_not_read_is_refused_naming_what_is_read() {
     );
     let f = e.at("/x/y.toy").to_string();
     assert!(f.starts_with("/x/y.toy: toy format version 7;"), "{f}");
+}
+
+#[test]
+fn a_field_at_an_offset_is_little_endian() {
+    let b = [0xAA, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08];
+    assert_eq!(Reader::at(&b, 1).u16(), Some(0x0201));
+    assert_eq!(Reader::at(&b, 1).u32(), Some(0x0403_0201));
+    assert_eq!(Reader::at(&b, 1).u64(), Some(0x0807_0605_0403_0201));
+    assert_eq!(Reader::at(&b, 2).u64(), None, "one byte short");
+    assert_eq!(Reader::at(&b, 99).position(), 99);
 }
 
 #[test]

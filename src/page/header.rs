@@ -1,10 +1,10 @@
 //! The file header page (page 0 of every data and log file): it says the file is ours.
 
 use super::layout::{
-    get_u16, get_u32, get_u64, page_checksum, put, stored_checksum, PageVersion, FORMAT_VERSION,
-    KIND_FILE_HEADER, OFF_CHECKSUM, PAGE_MAGIC, PAGE_SIZE,
+    page_checksum, put, stored_checksum, PageVersion, FORMAT_VERSION, KIND_FILE_HEADER,
+    OFF_CHECKSUM, PAGE_MAGIC, PAGE_SIZE,
 };
-use crate::codec::{UnknownVersion, Versioned};
+use crate::codec::{Reader, UnknownVersion, Versioned};
 
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -108,37 +108,42 @@ impl FileHeader {
 
     /// Decodes page 0; says why when it is not a header of ours.
     pub fn decode(page: &[u8]) -> Result<FileHeader, HeaderError> {
+        let short = || HeaderError::TooShort(page.len());
         if page.len() < PAGE_SIZE {
-            return Err(HeaderError::TooShort(page.len()));
+            return Err(short());
         }
-        let mut magic = [0u8; 8];
-        magic.copy_from_slice(&page[..8]);
-        if magic != PAGE_MAGIC || get_u16(page, OFF_KIND) != KIND_FILE_HEADER {
+        let at = |off| Reader::at(page, off);
+        let magic = at(0).array::<8>().ok_or_else(short)?;
+        if magic != PAGE_MAGIC || at(OFF_KIND).u16() != Some(KIND_FILE_HEADER) {
             return Err(HeaderError::BadMagic(magic));
         }
         let (stored, calculated) = (stored_checksum(page), page_checksum(page));
         if stored != calculated {
             return Err(HeaderError::ChecksumMismatch { stored, calculated });
         }
-        PageVersion::check(u32::from(get_u16(page, OFF_VERSION)))?;
-        let tool = &page[OFF_TOOL..OFF_TOOL + TOOL_LEN];
-        let end = tool.iter().position(|&b| b == 0).unwrap_or(TOOL_LEN);
-        Ok(FileHeader {
-            run_id: get_u64(page, OFF_RUN_ID),
-            file_id: get_u32(page, OFF_FILE_ID),
-            page_size: get_u32(page, OFF_PAGE_SIZE),
-            role: if page[OFF_ROLE] == 2 {
-                FileRole::Log
-            } else {
-                FileRole::Data
-            },
-            tool_version: String::from_utf8_lossy(&tool[..end]).into_owned(),
-            created_us: get_u64(page, OFF_CREATED),
-            sector_size: match get_u32(page, OFF_SECTOR) {
-                0 => LEGACY_SECTOR_SIZE,
-                n => n,
-            },
-        })
+        PageVersion::check(u32::from(at(OFF_VERSION).u16().ok_or_else(short)?))?;
+        let header = || {
+            let tool = at(OFF_TOOL).take(TOOL_LEN)?;
+            let end = tool.iter().position(|&b| b == 0).unwrap_or(TOOL_LEN);
+            Some(FileHeader {
+                run_id: at(OFF_RUN_ID).u64()?,
+                file_id: at(OFF_FILE_ID).u32()?,
+                page_size: at(OFF_PAGE_SIZE).u32()?,
+                role: if at(OFF_ROLE).u8()? == 2 {
+                    FileRole::Log
+                } else {
+                    FileRole::Data
+                },
+                tool_version: String::from_utf8_lossy(&tool[..end]).into_owned(),
+                created_us: at(OFF_CREATED).u64()?,
+                sector_size: match at(OFF_SECTOR).u32()? {
+                    0 => LEGACY_SECTOR_SIZE,
+                    n => n,
+                },
+            })
+        };
+        // The length was checked above: every field is there.
+        header().ok_or_else(short)
     }
 }
 
@@ -148,7 +153,7 @@ pub fn generation_ceiling(page: &[u8]) -> u64 {
     if page.len() < PAGE_SIZE {
         return 0;
     }
-    get_u64(page, OFF_CEILING)
+    Reader::at(page, OFF_CEILING).u64().unwrap_or(0)
 }
 
 /// Records `ceiling` in a file header page and recomputes its checksum.
@@ -239,7 +244,7 @@ mod tests {
         assert_eq!(FileHeader::decode(&h.encode()), Ok(h));
         // A header written before the field existed holds zero there.
         let old = header(0).encode();
-        assert_eq!(get_u32(&old, OFF_SECTOR), 0);
+        assert_eq!(Reader::at(&old, OFF_SECTOR).u32(), Some(0));
         assert_eq!(FileHeader::decode(&old).map(|h| h.sector_size), Ok(512));
     }
 }

@@ -1,6 +1,7 @@
 //! Byte layout of a data page: header fields, sector stamps, checksum, and stamping a page.
 
 use super::fill;
+use crate::codec::Reader;
 // The page size is the whole module's (`page::PAGE_SIZE`); the payload fill needs it too.
 pub use super::PAGE_SIZE;
 
@@ -190,22 +191,6 @@ impl PageStamp {
     }
 }
 
-pub(crate) fn get_u16(b: &[u8], off: usize) -> u16 {
-    u16::from_le_bytes([b[off], b[off + 1]])
-}
-
-pub(crate) fn get_u32(b: &[u8], off: usize) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[off..off + 4]);
-    u32::from_le_bytes(a)
-}
-
-pub(crate) fn get_u64(b: &[u8], off: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[off..off + 8]);
-    u64::from_le_bytes(a)
-}
-
 pub(crate) fn put(b: &mut [u8], off: usize, v: &[u8]) {
     b[off..off + v.len()].copy_from_slice(v);
 }
@@ -218,9 +203,11 @@ pub fn page_checksum(page: &[u8]) -> u32 {
     h.finalize()
 }
 
-/// Checksum stored in a page.
+/// Checksum stored in a page (which must hold at least the page header).
 pub fn stored_checksum(page: &[u8]) -> u32 {
-    get_u32(page, OFF_CHECKSUM)
+    Reader::at(page, OFF_CHECKSUM)
+        .u32()
+        .expect("stored_checksum of bytes shorter than a page header")
 }
 
 /// The 8-byte stamp at the end of sector `s`: low 32 bits of page id and of generation.
@@ -269,7 +256,7 @@ pub fn stamp_page(page: &mut [u8], st: &PageStamp) {
 pub fn has_data_magic(page: &[u8]) -> bool {
     page.len() >= PAGE_SIZE
         && page[OFF_MAGIC..OFF_MAGIC + 8] == PAGE_MAGIC
-        && get_u16(page, OFF_KIND) == KIND_DATA
+        && Reader::at(page, OFF_KIND).u16() == Some(KIND_DATA)
 }
 
 /// Decodes the header of a page whose magic is right; `None` when the magic is wrong or the
@@ -281,16 +268,21 @@ pub fn read_stamp(page: &[u8]) -> Option<PageStamp> {
 /// Decodes the header fields whatever the magic says (for damaged pages). An unknown writer
 /// tag reads as [`ActorKind::Verifier`]. `page` must be at least one page long.
 pub fn read_stamp_lenient(page: &[u8]) -> PageStamp {
-    PageStamp {
-        run_id: get_u64(page, OFF_RUN_ID),
-        file_id: get_u32(page, OFF_FILE_ID),
-        page_id: get_u64(page, OFF_PAGE_ID),
-        generation: get_u64(page, OFF_GENERATION),
-        lsn: get_u64(page, OFF_LSN),
-        writer_kind: ActorKind::from_tag(page[OFF_WRITER_KIND]).unwrap_or(ActorKind::Verifier),
-        writer_id: get_u16(page, OFF_WRITER_ID),
-        write_time_us: get_u64(page, OFF_WRITE_TIME),
-    }
+    let at = |off| Reader::at(page, off);
+    let stamp = || {
+        Some(PageStamp {
+            run_id: at(OFF_RUN_ID).u64()?,
+            file_id: at(OFF_FILE_ID).u32()?,
+            page_id: at(OFF_PAGE_ID).u64()?,
+            generation: at(OFF_GENERATION).u64()?,
+            lsn: at(OFF_LSN).u64()?,
+            writer_kind: ActorKind::from_tag(at(OFF_WRITER_KIND).u8()?)
+                .unwrap_or(ActorKind::Verifier),
+            writer_id: at(OFF_WRITER_ID).u16()?,
+            write_time_us: at(OFF_WRITE_TIME).u64()?,
+        })
+    };
+    stamp().expect("read_stamp_lenient of bytes shorter than a page header")
 }
 
 /// Microseconds since the Unix epoch, for the write-time field.

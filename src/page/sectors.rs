@@ -3,10 +3,11 @@
 
 use super::fill;
 use super::layout::{
-    get_u32, page_checksum, sector_stamp, PageStamp, HEADER_LEN, PAGE_SIZE, SECTORS_PER_PAGE,
-    SECTOR_SIZE, STAMP_OFFSET,
+    page_checksum, sector_stamp, PageStamp, HEADER_LEN, PAGE_SIZE, SECTORS_PER_PAGE, SECTOR_SIZE,
+    STAMP_OFFSET,
 };
 use super::verdict::BitDiff;
+use crate::codec::Reader;
 
 /// Bit i set: sector i is entirely zero.
 pub fn zero_mask(page: &[u8]) -> u16 {
@@ -29,8 +30,11 @@ pub fn is_zero(bytes: &[u8]) -> bool {
 
 /// Low 32 bits of (page id, generation) from the stamp of sector `s`.
 pub fn stamp_of(page: &[u8], s: usize) -> (u32, u32) {
-    let base = s * SECTOR_SIZE + STAMP_OFFSET;
-    (get_u32(page, base), get_u32(page, base + 4))
+    let mut r = Reader::at(page, s * SECTOR_SIZE + STAMP_OFFSET);
+    let (page_low, generation_low) = (r.u32(), r.u32());
+    page_low
+        .zip(generation_low)
+        .expect("stamp_of a sector beyond the bytes given")
 }
 
 /// Widens a 32-bit generation to the 64-bit one nearest to `reference`.

@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use sqliosim::page::layout::{page_checksum, OFF_CHECKSUM, OFF_VERSION};
-use sqliosim::sim::engine::backup::logstream::{self, TrnHead};
-use sqliosim::sim::engine::backup::{seal, BlockHead, FLAG_END};
+use sqliosim::sim::engine::backup;
 
 use crate::crash_support::{assert_exit, assert_success, bin, run_cmd, small_config, verify};
 
@@ -23,35 +22,11 @@ fn assert_refused(out: &Output, path: &Path, format: &str, found: u32) {
     assert!(err.contains(&want), "want {want:?} in: {err}");
 }
 
-/// A stream of one END block (a `.trn` when `log`) whose version field says `version`.
+/// The library's forged stream of one END block (a `.trn` when `log`) stating `version`,
+/// written in `dir`.
 fn stream(dir: &Path, log: bool, version: u32) -> PathBuf {
-    let mut block = if log {
-        let h = TrnHead {
-            flags: FLAG_END,
-            run_id: 7,
-            ..TrnHead::default()
-        };
-        let mut b = vec![0u8; h.len()];
-        logstream::seal(&h, &mut b);
-        b
-    } else {
-        let h = BlockHead {
-            flags: FLAG_END,
-            run_id: 7,
-            backup_no: 1,
-            block_no: 0,
-            offset: 0,
-            pages: Vec::new(),
-            total_pages: 0,
-            crc: 0,
-        };
-        let mut b = vec![0u8; h.len()];
-        seal(&h, &mut b);
-        b
-    };
-    block[8..12].copy_from_slice(&version.to_le_bytes());
     let path = dir.join(if log { "x.trn" } else { "x.bak" });
-    std::fs::write(&path, block).expect("write the stream");
+    std::fs::write(&path, backup::stream_of_version(log, version)).expect("write the stream");
     path
 }
 

@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
+use crate::codec::Reader;
 use crate::findings::Finding;
-use crate::page::layout::{self, get_u16, get_u32, get_u64, page_checksum};
+use crate::page::layout::{self, page_checksum};
 use crate::page::verdict::ExpectedState;
 use crate::page::PAGE_SIZE;
 
@@ -138,26 +139,42 @@ fn header_section(s: &mut String, title: &str, page: Option<&[u8]>) {
         .iter()
         .map(|&b| if b.is_ascii_graphic() { b as char } else { '.' })
         .collect();
-    let field = |s: &mut String, name: &str, v: u64| {
-        let _ = writeln!(s, "  {name:<14} 0x{v:016X}  {v}");
+    // Each field read where the layout puts it; `p` is a whole page, so none is missing.
+    let at = |off| Reader::at(p, off);
+    let field = |s: &mut String, name: &str, v: Option<u64>| {
+        let _ = match v {
+            Some(v) => writeln!(s, "  {name:<14} 0x{v:016X}  {v}"),
+            None => writeln!(s, "  {name:<14} (missing)"),
+        };
     };
     let _ = writeln!(s, "  {:<14} {magic:?}", "magic");
-    field(s, "version", u64::from(get_u16(p, layout::OFF_VERSION)));
-    field(s, "kind", u64::from(get_u16(p, layout::OFF_KIND)));
-    field(s, "file_id", u64::from(get_u32(p, layout::OFF_FILE_ID)));
-    field(s, "page_id", get_u64(p, layout::OFF_PAGE_ID));
-    field(s, "generation", get_u64(p, layout::OFF_GENERATION));
-    field(s, "run_id", get_u64(p, layout::OFF_RUN_ID));
-    field(s, "lsn", get_u64(p, layout::OFF_LSN));
-    field(s, "writer_kind", u64::from(p[layout::OFF_WRITER_KIND]));
-    field(s, "writer_id", u64::from(get_u16(p, layout::OFF_WRITER_ID)));
-    let t = get_u64(p, layout::OFF_WRITE_TIME);
-    let _ = writeln!(s, "  {:<14} {t} ({} UTC)", "write_time_us", iso_utc(t));
+    field(s, "version", at(layout::OFF_VERSION).u16().map(u64::from));
+    field(s, "kind", at(layout::OFF_KIND).u16().map(u64::from));
+    field(s, "file_id", at(layout::OFF_FILE_ID).u32().map(u64::from));
+    field(s, "page_id", at(layout::OFF_PAGE_ID).u64());
+    field(s, "generation", at(layout::OFF_GENERATION).u64());
+    field(s, "run_id", at(layout::OFF_RUN_ID).u64());
+    field(s, "lsn", at(layout::OFF_LSN).u64());
+    field(
+        s,
+        "writer_kind",
+        at(layout::OFF_WRITER_KIND).u8().map(u64::from),
+    );
+    field(
+        s,
+        "writer_id",
+        at(layout::OFF_WRITER_ID).u16().map(u64::from),
+    );
+    if let Some(t) = at(layout::OFF_WRITE_TIME).u64() {
+        let _ = writeln!(s, "  {:<14} {t} ({} UTC)", "write_time_us", iso_utc(t));
+    } else {
+        field(s, "write_time_us", None);
+    }
     let _ = writeln!(
         s,
         "  {:<14} 0x{:08X}",
         "stored crc",
-        get_u32(p, layout::OFF_CHECKSUM)
+        layout::stored_checksum(p)
     );
     let _ = writeln!(s, "  {:<14} 0x{:08X}", "calculated crc", page_checksum(p));
 }

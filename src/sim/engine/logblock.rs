@@ -9,9 +9,8 @@
 // holds (issue #22 §12).
 #![warn(clippy::cast_possible_truncation)]
 
-use crate::codec::{UnknownVersion, Versioned};
+use crate::codec::{Reader, UnknownVersion, Versioned};
 use crate::page::fill::splitmix64;
-use crate::page::layout::{get_u16, get_u32, get_u64};
 use crate::page::PAGE_SIZE;
 
 /// `prev_lsn` of the first block of a log.
@@ -189,16 +188,27 @@ pub fn peek(buf: &[u8]) -> Result<LogBlock, LogBlockError> {
     if buf[..8] != LOG_MAGIC {
         return Err(LogBlockError::BadMagic);
     }
-    Ok(LogBlock {
-        file_id: get_u32(buf, OFF_FILE_ID),
-        len: get_u32(buf, OFF_LEN),
-        lsn: get_u64(buf, OFF_LSN),
-        prev_lsn: get_u64(buf, OFF_PREV),
-        run_id: get_u64(buf, OFF_RUN),
-        wrap: get_u32(buf, OFF_WRAP),
-        time_us: get_u64(buf, OFF_TIME),
-        records: get_u32(buf, OFF_RECORDS),
-    })
+    let at = |off| Reader::at(buf, off);
+    let block = || {
+        Some(LogBlock {
+            file_id: at(OFF_FILE_ID).u32()?,
+            len: at(OFF_LEN).u32()?,
+            lsn: at(OFF_LSN).u64()?,
+            prev_lsn: at(OFF_PREV).u64()?,
+            run_id: at(OFF_RUN).u64()?,
+            wrap: at(OFF_WRAP).u32()?,
+            time_us: at(OFF_TIME).u64()?,
+            records: at(OFF_RECORDS).u32()?,
+        })
+    };
+    Ok(block().expect("peek of bytes shorter than a log block header"))
+}
+
+/// The checksum stored in a block (which must hold at least its header).
+fn stored_crc(buf: &[u8]) -> u32 {
+    Reader::at(buf, OFF_CRC)
+        .u32()
+        .expect("the checksum of bytes shorter than a log block header")
 }
 
 /// Where a block is expected and in which log: run, file, LSN and the log's unit.
@@ -222,18 +232,20 @@ pub fn verify(buf: &[u8], want: &Want) -> Result<LogBlock, LogBlockError> {
     let unit = want.unit.max(MIN_LOG_UNIT) as usize;
     if len < LOG_HEADER_LEN || len > buf.len() || !len.is_multiple_of(unit) {
         return Err(LogBlockError::Checksum {
-            stored: get_u32(buf, OFF_CRC),
+            stored: stored_crc(buf),
             calculated: checksum(&buf[..LOG_HEADER_LEN]),
         });
     }
-    let (stored, calculated) = (get_u32(buf, OFF_CRC), checksum(&buf[..len]));
+    let (stored, calculated) = (stored_crc(buf), checksum(&buf[..len]));
     if stored != calculated {
         return Err(LogBlockError::Checksum { stored, calculated });
     }
     // Checked under the checksum: a flipped bit is damage, a whole block of another version
     // is said as such.
-    LogBlockVersion::check(u32::from(get_u16(buf, OFF_VERSION)))
-        .map_err(|v| LogBlockError::Version(v.found))?;
+    let version = Reader::at(buf, OFF_VERSION)
+        .u16()
+        .expect("a whole block holds its version field");
+    LogBlockVersion::check(u32::from(version)).map_err(|v| LogBlockError::Version(v.found))?;
     if b.run_id != run_id || b.file_id != file_id {
         return Err(LogBlockError::Foreign {
             run: b.run_id,

@@ -3,6 +3,7 @@
 //! message.
 
 use super::{Msg, ProtoError, RunInfo, MAX_HOST};
+use crate::codec::Reader;
 
 fn put_str(v: &mut Vec<u8>, s: &str) {
     let b = &s.as_bytes()[..s.len().min(usize::from(u16::MAX))];
@@ -64,43 +65,38 @@ pub(super) fn encode(msg: &Msg) -> Vec<u8> {
     v
 }
 
-/// A cursor over an authenticated payload.
-struct Cur<'a>(&'a [u8]);
+/// A cursor over an authenticated payload: the codec's reader, its `None` (the bytes ran out)
+/// said as a message cut short.
+struct Cur<'a>(Reader<'a>);
+
+/// The field read, or the refusal of a message cut short.
+fn whole<T>(field: Option<T>) -> Result<T, ProtoError> {
+    field.ok_or(ProtoError::Malformed("cut short"))
+}
 
 impl Cur<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], ProtoError> {
-        if self.0.len() < n {
-            return Err(ProtoError::Malformed("cut short"));
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Ok(a)
-    }
-
     fn u8(&mut self) -> Result<u8, ProtoError> {
-        Ok(self.take(1)?[0])
+        whole(self.0.u8())
     }
 
     fn u32(&mut self) -> Result<u32, ProtoError> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        whole(self.0.u32())
     }
 
     fn u64(&mut self) -> Result<u64, ProtoError> {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(self.take(8)?);
-        Ok(u64::from_le_bytes(a))
+        whole(self.0.u64())
     }
 
     fn str(&mut self) -> Result<String, ProtoError> {
-        let b = self.take(2)?;
-        let n = usize::from(u16::from_le_bytes([b[0], b[1]]));
-        String::from_utf8(self.take(n)?.to_vec())
+        let n = usize::from(whole(self.0.u16())?);
+        String::from_utf8(whole(self.0.take(n))?.to_vec())
             .map_err(|_| ProtoError::Malformed("a name that is not UTF-8"))
     }
 
     fn rest(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.0).to_vec()
+        let rest = self.0.rest();
+        *self = Cur(Reader::new(&[]));
+        rest.to_vec()
     }
 
     fn end(&self) -> Result<(), ProtoError> {
@@ -114,7 +110,7 @@ impl Cur<'_> {
 
 /// The message an authenticated `payload` holds.
 pub(super) fn decode(payload: &[u8]) -> Result<Msg, ProtoError> {
-    let mut c = Cur(payload);
+    let mut c = Cur(Reader::new(payload));
     let msg = match c.u8()? {
         1 => {
             let run_id = c.u64()?;

@@ -1,5 +1,5 @@
 //! The wire protocol's round trips and refusals: every message through unchanged, a wrong key
-//! or a changed byte, a frame over the limit, a host name with an escape.
+//! or a changed byte, a frame over the limit, a host name with an escape, a payload cut short.
 
 use super::*;
 
@@ -80,4 +80,38 @@ fn a_host_name_with_an_escape_is_malformed() {
         round(&Key::none(), &m),
         Err(ProtoError::Malformed(_))
     ));
+}
+
+#[test]
+fn a_payload_cut_short_is_malformed_never_a_panic() {
+    for m in [
+        Msg::Hello {
+            run_id: 7,
+            host: "db01".into(),
+        },
+        Msg::Fetch { run_id: 7 },
+        Msg::Ack { seq: 9 },
+        Msg::Listed {
+            runs: vec![RunInfo {
+                run_id: 1,
+                host: "h".into(),
+                last_seq: 2,
+                bytes: 3,
+                gaps: 4,
+                time_us: 5,
+            }],
+        },
+        Msg::Error { text: "no".into() },
+    ] {
+        let whole = encode(&m);
+        for cut in 0..whole.len() {
+            assert!(
+                matches!(
+                    decode(&whole[..cut]),
+                    Err(ProtoError::Malformed("cut short"))
+                ),
+                "{m:?} cut at {cut}"
+            );
+        }
+    }
 }

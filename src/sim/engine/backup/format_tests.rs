@@ -45,36 +45,6 @@ proptest! {
     }
 }
 
-/// A stream of one END block of `log` kind whose version field says `version`.
-fn stream_of_version(log: bool, version: u32) -> Vec<u8> {
-    let mut block = if log {
-        let h = TrnHead {
-            flags: FLAG_END,
-            run_id: 7,
-            ..TrnHead::default()
-        };
-        let mut b = vec![0u8; h.len()];
-        logstream::seal(&h, &mut b);
-        b
-    } else {
-        let h = BlockHead {
-            flags: FLAG_END,
-            run_id: 7,
-            backup_no: 1,
-            block_no: 0,
-            offset: 0,
-            pages: Vec::new(),
-            total_pages: 0,
-            crc: 0,
-        };
-        let mut b = vec![0u8; h.len()];
-        seal(&h, &mut b);
-        b
-    };
-    block[8..12].copy_from_slice(&version.to_le_bytes());
-    block
-}
-
 #[test]
 fn a_stream_of_another_version_is_refused_by_path_and_versions() {
     let backend = FaultyBackend::new(1);
@@ -106,6 +76,20 @@ fn a_stream_of_another_version_is_refused_by_path_and_versions() {
         refuse_foreign(other.as_ref(), Path::new("/b/notes.bak"), false),
         Ok(())
     );
+}
+
+#[test]
+fn a_forged_stream_states_its_version_under_a_crc_that_holds() {
+    for log in [false, true] {
+        let s = stream_of_version(log, 9);
+        assert_eq!(&s[..8], magic_of(log));
+        assert_eq!(Reader::at(&s, OFF_VERSION).u32(), Some(9));
+        assert_eq!(Reader::at(&s, OFF_CRC).u32(), Some(crc_of(&s)), "sealed");
+    }
+    let bak = read_head(&stream_of_version(false, 1)).expect("a .bak header");
+    assert!(bak.is_end() && bak.is_empty(), "{bak:?}");
+    let trn = logstream::read_head(&stream_of_version(true, 1)).expect("a .trn header");
+    assert!(trn.flags & FLAG_END != 0 && trn.is_empty(), "{trn:?}");
 }
 
 #[test]

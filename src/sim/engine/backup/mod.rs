@@ -53,6 +53,8 @@ const ENTRY: usize = 20;
 pub const MAX_BLOCK_PAGES: usize = (BLOCK_HEADER - FIXED) / ENTRY;
 /// Offset of the CRC in the header.
 const OFF_CRC: usize = 52;
+/// Offset of the version (`u32`) in the header: the log backup's blocks keep it there too.
+const OFF_VERSION: usize = 8;
 
 /// One page a block carries, as the backup read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,6 +234,42 @@ pub fn refuse_foreign(
         BakVersion::check(found).map(|_| ())
     };
     known.map_err(|v| v.at(path))
+}
+
+/// A finished stream that states format `version`: one END block carrying nothing (a `.trn`'s
+/// when `log`, else a `.bak`'s) of the first backup of run 0, in this build's layout with the
+/// version field saying `version` and the CRC sealed over it, so that only the version is
+/// foreign. This build writes only its current version; this is for tools and tests that must
+/// forge a stream of another (the refusal of a foreign stream by `verify` and `restore`).
+pub fn stream_of_version(log: bool, version: u32) -> Vec<u8> {
+    let mut block = if log {
+        let head = logstream::TrnHead {
+            flags: logstream::FLAG_END,
+            backup_no: 1,
+            ..logstream::TrnHead::default()
+        };
+        let mut b = vec![0u8; head.len()];
+        logstream::seal(&head, &mut b);
+        b
+    } else {
+        let head = BlockHead {
+            flags: FLAG_END,
+            run_id: 0,
+            backup_no: 1,
+            block_no: 0,
+            offset: 0,
+            pages: Vec::new(),
+            total_pages: 0,
+            crc: 0,
+        };
+        let mut b = vec![0u8; head.len()];
+        seal(&head, &mut b);
+        b
+    };
+    block[OFF_VERSION..OFF_VERSION + 4].copy_from_slice(&version.to_le_bytes());
+    let crc = crc_of(&block);
+    block[OFF_CRC..OFF_CRC + 4].copy_from_slice(&crc.to_le_bytes());
+    block
 }
 
 /// Opens the backup stream at `path` through `backend` (so a planted link is refused and the

@@ -97,7 +97,7 @@ fn a_block_of_the_old_format_reads_as_one_record() {
 fn a_whole_block_of_another_version_is_said_as_such_a_flipped_one_is_damage() {
     let mut buf = vec![0u8; 1024];
     encode(&mut buf, &block(4096));
-    assert_eq!(get_u16(&buf, OFF_VERSION), 1);
+    assert_eq!(Reader::at(&buf, OFF_VERSION).u16(), Some(1));
     buf[OFF_VERSION] = 0;
     assert!(matches!(
         verify(&buf, &want(9, 4096)),

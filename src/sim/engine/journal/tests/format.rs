@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 
 use super::*;
-use crate::codec::Versioned;
+use crate::codec::{Reader, Versioned};
 
 fn path() -> impl Strategy<Value = PathBuf> {
     proptest::collection::vec(any::<u8>(), 0..40).prop_map(|b| PathBuf::from(OsStr::from_bytes(&b)))
@@ -71,7 +71,7 @@ proptest! {
     fn every_kind_of_record_reads_back_as_written(r in record()) {
         let b = r.encode();
         prop_assert_eq!(RecordKind::try_from(b[8]), Ok(r.kind()));
-        prop_assert_eq!(u16::from_le_bytes([b[9], b[10]]), 1);
+        prop_assert_eq!(Reader::at(&b, 9).u16(), Some(1));
         let (back, n) = record::decode_one(&b).expect("a whole record");
         prop_assert_eq!((back, n), (r, b.len()));
     }
