@@ -30,6 +30,41 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// Batches written before acknowledgements are read again.
 const WINDOW: usize = 64;
 
+/// A witness base being built: encoded journal records gathered into chunks of at most
+/// [`MAX_CHUNK`] bytes (a record longer than that is a chunk of its own), in order.
+#[derive(Debug)]
+pub struct Base {
+    chunks: Vec<Vec<u8>>,
+}
+
+impl Default for Base {
+    fn default() -> Base {
+        Base {
+            chunks: vec![Vec::new()],
+        }
+    }
+}
+
+impl Base {
+    /// The base's bytes, its chunks joined (what the witness's record rebuilds).
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        self.chunks.concat()
+    }
+
+    /// Appends one encoded record.
+    pub fn add(&mut self, record: Vec<u8>) {
+        let last = self.chunks.last_mut().expect("one chunk at least");
+        if last.is_empty() {
+            *last = record;
+        } else if last.len() + record.len() > MAX_CHUNK {
+            self.chunks.push(record);
+        } else {
+            last.extend_from_slice(&record);
+        }
+    }
+}
+
 /// Where the run's witness is and how the sender behaves.
 #[derive(Debug, Clone)]
 pub struct SenderOptions {
@@ -208,15 +243,18 @@ impl Sender {
     /// Hands over a base: the journal's snapshot, encoded as `records` (whole records, sent
     /// in chunks of at most [`MAX_CHUNK`] bytes). It replaces every batch still held.
     pub fn push_base(&self, records: impl IntoIterator<Item = Vec<u8>>) {
-        let mut chunks: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut base = Base::default();
         for r in records {
-            let last = chunks.last_mut().expect("one chunk at least");
-            if !last.is_empty() && last.len() + r.len() > MAX_CHUNK {
-                chunks.push(r);
-            } else {
-                last.extend_from_slice(&r);
-            }
+            base.add(r);
         }
+        self.send_base(base);
+    }
+
+    /// Hands over a base built record by record ([`Base::add`]), as [`Sender::push_base`]
+    /// does: the journal thread encodes its snapshot into one as it walks it, so that no list
+    /// of the snapshot's records is held beside the encoded base (16 bytes a journaled page).
+    pub fn send_base(&self, base: Base) {
+        let chunks = base.chunks;
         let mut q = self.shared.q.lock();
         if q.stop_at.is_some() {
             return;
@@ -281,4 +319,32 @@ pub fn host_name() -> String {
         .filter(|c| !c.is_control())
         .take(super::proto::MAX_HOST)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Base, MAX_CHUNK};
+
+    #[test]
+    fn a_base_packs_whole_records_into_chunks_of_at_most_max_chunk_bytes() {
+        let mut b = Base::default();
+        let third = MAX_CHUNK / 3;
+        for fill in 0..4u8 {
+            b.add(vec![fill; third]);
+        }
+        let big = vec![9u8; MAX_CHUNK + 1];
+        b.add(big.clone());
+        b.add(vec![7u8; 10]);
+        let lens: Vec<usize> = b.chunks.iter().map(Vec::len).collect();
+        assert_eq!(lens, [3 * third, third, MAX_CHUNK + 1, 10]);
+        // In order, whole: the chunks joined are the records joined.
+        let joined: Vec<u8> = b.chunks.concat();
+        let mut want = Vec::new();
+        for fill in 0..4u8 {
+            want.extend(vec![fill; third]);
+        }
+        want.extend(big);
+        want.extend([7u8; 10]);
+        assert_eq!(joined, want);
+    }
 }

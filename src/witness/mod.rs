@@ -73,5 +73,5 @@ impl WitnessError {
     }
 }
 
-pub use client::{fetch, list, Sender, SenderOptions, WitnessSummary};
+pub use client::{fetch, list, Base, Sender, SenderOptions, WitnessSummary};
 pub use proto::{Key, Msg, ProtoError, RunInfo};

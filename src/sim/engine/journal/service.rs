@@ -138,7 +138,7 @@ impl JournalService {
         let state = Live::new(state, oracles);
         let witness = witness.map(Arc::new);
         if let Some(w) = &witness {
-            w.push_base(state.snapshot().iter().map(Record::encode));
+            w.send_base(state.base());
         }
         room_for_the_channel()?;
         let (tx, rx) = bounded(CHANNEL);

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::sim::engine::journal::{JournalState, PageGens, Record};
 use crate::sim::engine::oracle::Oracle;
+use crate::witness::Base;
 
 /// The replayed state, its durable tables empty, and an oracle per file id.
 pub(super) struct Live {
@@ -81,14 +82,16 @@ impl Live {
             .map(Arc::as_ref)
     }
 
-    /// Records that rebuild this state from nothing ([`JournalState::snapshot`]).
-    pub fn snapshot(&self) -> Vec<Record> {
-        let mut out = Vec::new();
-        self.each_snapshot_record(&mut |r| out.push(r));
-        out
+    /// The witness's base: the records that rebuild this state from nothing
+    /// ([`JournalState::snapshot`]), each encoded as it is walked (no list of them beside the
+    /// base).
+    pub fn base(&self) -> Base {
+        let mut base = Base::default();
+        self.each_snapshot_record(&mut |r| base.add(r.encode()));
+        base
     }
 
-    /// The records of [`Live::snapshot`], handed out one by one.
+    /// The records of the base, handed out one by one.
     pub fn each_snapshot_record(&self, out: &mut dyn FnMut(Record)) {
         self.state.each_snapshot_record(
             |file, emit| {
@@ -100,7 +103,7 @@ impl Live {
         );
     }
 
-    /// At least the bytes of [`Live::snapshot`], without building it.
+    /// At least the bytes of the base, without building it.
     pub fn snapshot_len(&self) -> u64 {
         let files = self.state.durable.len();
         let pages = self
@@ -110,5 +113,43 @@ impl Live {
             .map(|o| o.durable_bound())
             .sum();
         self.state.snapshot_len_with(pages)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::Live;
+    use crate::page::FileRole;
+    use crate::sim::engine::journal::{JournalFile, JournalState, Record};
+    use crate::sim::engine::oracle::Oracle;
+
+    #[test]
+    fn the_base_is_the_snapshot_encoded_record_by_record() {
+        let file = |file_id, role, path: &str| JournalFile {
+            file_id,
+            role,
+            path: path.into(),
+            max_pages: None,
+        };
+        let files = vec![
+            file(0, FileRole::Data, "/d/a.mdx"),
+            file(1, FileRole::Log, "/d/a.ldx"),
+        ];
+        let mut state = JournalState::started(5, files);
+        state.apply(&Record::Durable {
+            file_id: 0,
+            pages: (1..40).map(|p| (p, p + 100)).collect(),
+        });
+        let want: Vec<u8> = state.snapshot().iter().flat_map(Record::encode).collect();
+        let oracles = vec![
+            Arc::new(Oracle::new(5, 0, 64)),
+            Arc::new(Oracle::new(5, 1, 16)),
+        ];
+        let live = Live::new(state, oracles);
+        let base = live.base();
+        assert!(want.len() > 39 * 2, "the snapshot holds the pages");
+        assert_eq!(base.bytes(), want);
     }
 }

@@ -196,7 +196,7 @@ impl Thread {
                 self.sizes();
                 if let Some(w) = &self.witness {
                     if w.wants_base() {
-                        w.push_base(self.state.snapshot().iter().map(Record::encode));
+                        w.send_base(self.state.base());
                     } else {
                         w.push(bytes);
                     }
@@ -260,7 +260,7 @@ impl Thread {
         {
             Ok(written) => {
                 if let Some(w) = &self.witness {
-                    w.push_base(self.state.snapshot().iter().map(Record::encode));
+                    w.send_base(self.state.base());
                 }
                 let s = &self.status;
                 s.snapshot_bytes.store(written, Ordering::Relaxed);
