@@ -138,12 +138,22 @@ fn a_lock_left_by_a_killed_run_is_taken_over() {
 /// kill) and returns once it holds the lock.
 fn hold_lock(dir: &Path, secs: &str) -> Child {
     let held = dir.join("held");
-    let mut child = std::process::Command::new("flock")
-        .arg("-x")
+    // One process holds it, the shell become `sleep` with the lock's descriptor: killing it
+    // frees the lock and leaves nothing behind (`flock FILE -c CMD` runs CMD in a child, which
+    // kept the lock, and the test's output pipe, for its whole sleep after flock was killed).
+    // Opened for reading: the lock file's record must stay as the killed run left it.
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"exec 9<"$1" && flock -x 9 && touch "$2" && exec sleep "$3""#)
+        .arg("sh")
         .arg(dir.join("sqliosim.mdx.lock"))
-        .args(["-c", &format!("touch {}; sleep {secs}", held.display())])
+        .arg(&held)
+        .arg(secs)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
         .spawn()
-        .expect("flock(1), from util-linux");
+        .expect("sh and flock(1), from util-linux");
     let t = Instant::now();
     while !held.exists() {
         assert!(child.try_wait().expect("try_wait").is_none(), "flock ended");
