@@ -66,7 +66,12 @@ fn the_recovery_writer_writes_pages_dirty_for_longer_than_the_target() {
         writes > 0,
         "no write of the Recovery Writer in the statistics: {line}"
     );
-    assert!(line.contains("backed off 0 times"), "{line}");
+    // Not how often it backed off: that is the machine's. The running average counts the time
+    // a request waits for a CPU, so on a loaded machine the fault-free backend averages over
+    // 50 ms now and then. "backed off 0 times" was asserted and failed beside six spinners and
+    // a disk writer in 5 runs of 5 (41–53 pages written in 2–5 rounds, 2–3 back-offs), and
+    // once in 5 without them (198 pages in 10 rounds, 1 back-off). That it backs off on a slow
+    // device is `the_recovery_writer_backs_off_while_requests_take_over_50_ms`'s.
 }
 
 #[test]

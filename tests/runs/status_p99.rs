@@ -35,9 +35,14 @@ fn the_status_lines_p99_is_the_runs_hdr_p99_and_the_json_says_the_same() {
     let max_ms = lat["max_us"].as_f64().expect("max_us") / 1000.0;
     let seen: Vec<f64> = p99s(&stdout).into_iter().flatten().collect();
     assert!(seen.len() >= 2, "status lines with a p99: {stdout}");
+    // The line prints the p99 rounded to three decimals, so a p99 that is the run's slowest
+    // request reads up to half a microsecond above the exact max. Beside six spinners and a disk
+    // writer the tail is a few slow requests and the p99 is the max: "p99 92.275 ms, max
+    // 92.274687 ms" failed here; idle, the p99 sits well below the max.
+    const PRINTED: f64 = 0.0005;
     for p in &seen {
         assert!(
-            *p > 0.0 && *p <= max_ms,
+            *p > 0.0 && *p <= max_ms + PRINTED,
             "p99 {p} ms, max {max_ms} ms: {stdout}"
         );
     }

@@ -319,8 +319,22 @@ fn a_run_stopped_by_sigint_makes_the_fleet_exit_2() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Long enough for the run to have written its summary beside its log.
-    std::thread::sleep(std::time::Duration::from_secs(4));
+    // The run catches SIGINT from its summary's first heartbeat on: wait for the summary
+    // beside its log rather than a fixed time (it came 0.1–0.4 s after the start beside six
+    // spinners and a disk writer; the test slept 4 s).
+    let summary = run.join("sqliosim.log.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !summary.is_file() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before its summary"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no summary within 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let killed = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
