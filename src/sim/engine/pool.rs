@@ -279,16 +279,21 @@ mod tests {
         let k = |page| PageKey { file: 0, page };
         p.mark_dirty(k(9), 1);
         p.mark_dirty(k(3), 2);
-        std::thread::sleep(Duration::from_millis(30));
+        std::thread::sleep(Duration::from_millis(200));
+        let young = std::time::Instant::now();
         p.mark_dirty(k(5), 3);
         // A page dirtied again keeps the age of its first change.
         p.mark_dirty(k(9), 4);
-        let old = p.aged_dirty(Duration::from_millis(20), 10);
+        // Between page 5's age (at most `young.elapsed()`) and pages 3 and 9's (200 ms more),
+        // with 100 ms on either side: a thread paused that long between two statements is all
+        // a loaded machine could fail this with (a 20 ms bound once was closer).
+        let target = || young.elapsed() + Duration::from_millis(100);
+        let old = p.aged_dirty(target(), 10);
         assert_eq!(old, vec![(k(3), 2), (k(9), 4)], "sorted by page");
         assert_eq!(p.aged_dirty(Duration::ZERO, 10).len(), 3);
         assert_eq!(p.aged_dirty(Duration::ZERO, 1).len(), 1);
         p.mark_clean(k(3), 2);
-        assert_eq!(p.aged_dirty(Duration::from_millis(20), 10), vec![(k(9), 4)]);
+        assert_eq!(p.aged_dirty(target(), 10), vec![(k(9), 4)]);
         // A pool that keeps no ages reads no clock and has none to give.
         let q = BufferPool::new(64);
         q.mark_dirty(k(1), 1);
