@@ -269,6 +269,65 @@ fn the_ansible_role_keeps_earlier_results_under_their_run_id() {
         std::fs::create_dir_all(results.join("dumps")).expect("dumps");
         std::fs::write(results.join("sqliosim.log.json"), json).expect("json");
     }
+    // A stranger's link appearing at the chosen name between the check and the move (a shim
+    // of `mv` plants it just before the real one runs): the results must never go through it
+    // into the stranger's directory, and must still be kept, under a name of their own.
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir(&victim).expect("victim");
+    let shim = format!(
+        "mv() {{ for last; do :; done; [ -e \"$last\" ] || [ -L \"$last\" ] || ln -s {} \"$last\"; command mv \"$@\"; }}\n{keep}",
+        victim.display()
+    );
+    std::fs::write(results.join("sqliosim.log.json"), "{}").expect("json");
+    let out = Command::new("sh")
+        .args(["-c", &shim])
+        .env("KEEP", &results)
+        .output()
+        .expect("sh");
+    let planted: Vec<_> = std::fs::read_dir(&victim)
+        .expect("victim")
+        .flatten()
+        .collect();
+    assert!(
+        planted.is_empty(),
+        "the results went into a stranger's directory through a link planted at the name: {:?}; {}",
+        planted.iter().map(|e| e.path()).collect::<Vec<_>>(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kept = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert!(
+        kept.join("sqliosim.log.json").is_file() && !results.exists(),
+        "kept at {}: {}",
+        kept.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // An mv without -T (BSD's, on a macOS controller) falls back to perl's rename.
+    std::fs::create_dir_all(results.join("dumps")).expect("dumps");
+    std::fs::write(results.join("sqliosim.log.json"), json).expect("json");
+    let bsd = format!(
+        "mv() {{ case \"$1\" in -T) echo 'mv: illegal option -- T' >&2; return 64;; esac; command mv \"$@\"; }}\n{keep}"
+    );
+    let out = Command::new("sh")
+        .args(["-c", &bsd])
+        .env("KEEP", &results)
+        .output()
+        .expect("sh");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kept = tmp.path().join("results.fffffffffffffffd-3");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        kept.display().to_string()
+    );
+    assert!(kept.join("dumps").is_dir() && !results.exists());
     let tasks = std::fs::read_to_string(role.join("tasks/run.yml")).expect("run.yml");
     for block in tasks.split("\n- name:") {
         assert!(
