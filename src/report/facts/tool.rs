@@ -155,13 +155,22 @@ mod tests {
 
     #[test]
     fn a_tool_whose_child_keeps_its_output_open_is_bounded_too() {
-        // The shell ends at once; its background sleep holds stdout open.
-        let e = run_for(
-            "sh",
-            &["-c", "sleep 600 & echo started"],
-            Duration::from_secs(1),
-        )
-        .expect_err("the pipe stays open");
+        // The shell ends at once; its background sleep holds stdout open. It says its PID, so
+        // that the test ends it: nothing a test starts outlives it (it held a pipe for 600 s).
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pid_file = dir.path().join("pid");
+        let script = format!(
+            "sleep 600 & echo $! > '{}'; echo started",
+            pid_file.display()
+        );
+        let e = run_for("sh", &["-c", &script], Duration::from_secs(1))
+            .expect_err("the pipe stays open");
+        let pid = std::fs::read_to_string(&pid_file).expect("the sleep's PID");
+        let killed = Command::new("kill").arg(pid.trim()).status().expect("kill");
         assert!(matches!(e, NoAnswer::TimedOut(..)), "{e}");
+        assert!(
+            killed.success(),
+            "the background sleep had ended: nothing held the pipe"
+        );
     }
 }
