@@ -42,20 +42,25 @@ pub fn start_record_len(journal: &[u8]) -> usize {
     20 + u32::from_le_bytes(journal[12..16].try_into().expect("len")) as usize
 }
 
-/// The bytes of `path` once they stop changing: read again every 200 ms until two reads agree
+/// What `read` gives once it stops changing: read again every 200 ms until two reads agree
 /// (at most 20 s). A killed run's last direct writes may still land after `wait` returns: the
 /// kernel finishes the requests a ring had in flight after the process is gone, later on a
-/// loaded machine, so a test that compares a file with what it read right after the kill reads
-/// it this way.
-pub fn settled_bytes(path: &Path) -> Vec<u8> {
+/// loaded machine, so a test that compares a killed run's files with what it read right after
+/// the kill reads them this way.
+pub fn settled<T: PartialEq>(mut read: impl FnMut() -> T) -> T {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let mut last = std::fs::read(path).expect("read the killed run's file");
+    let mut last = read();
     loop {
         std::thread::sleep(std::time::Duration::from_millis(200));
-        let now = std::fs::read(path).expect("read the killed run's file");
+        let now = read();
         if now == last || std::time::Instant::now() > deadline {
             return now;
         }
         last = now;
     }
+}
+
+/// The bytes of `path` once they stop changing ([`settled`]).
+pub fn settled_bytes(path: &Path) -> Vec<u8> {
+    settled(|| std::fs::read(path).expect("read the killed run's file"))
 }

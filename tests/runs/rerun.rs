@@ -30,23 +30,6 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     all
 }
 
-/// [`snapshot`] once the files stop changing: taken again every 200 ms until two agree (at
-/// most 20 s). A killed run's last direct writes may land after `wait` returns (see
-/// `crash_support::settled_bytes`); compared with a snapshot taken before they landed, the
-/// killed run's own data file would read as changed by the rerun.
-fn settled_snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut last = snapshot(dir);
-    loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let now = snapshot(dir);
-        if now == last || Instant::now() > deadline {
-            return now;
-        }
-        last = now;
-    }
-}
-
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -78,7 +61,9 @@ fn a_rerun_after_kill_9_is_refused_and_loses_nothing_until_discarded() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let config = small_config(dir.path(), 0, 2, false);
     killed_run(&config, dir.path());
-    let before = settled_snapshot(dir.path());
+    // Once the killed run's last direct writes have landed (they may after `wait`): compared
+    // with a snapshot taken before, its own data file would read as changed by the rerun.
+    let before = settled(|| snapshot(dir.path()));
     for name in [
         "sqliosim.mdx",
         "sqliosim.log.xml",
