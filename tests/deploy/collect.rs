@@ -245,12 +245,16 @@ fn the_ansible_role_keeps_earlier_results_under_their_run_id() {
     let json =
         "{\n  \"schema\": \"x\",\n  \"run_id\": 18446744073709551613,\n  \"findings\": []\n}\n";
     std::fs::write(results.join("sqliosim.log.json"), json).expect("json");
-    for expect in ["results.fffffffffffffffd", "results.fffffffffffffffd-2"] {
-        let out = Command::new("sh")
-            .args(["-c", &keep])
+    // The keep-aside shell, after `prelude` (shims of its commands), over the results.
+    let keep_aside = |prelude: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("{prelude}\n{keep}")])
             .env("KEEP", &results)
             .output()
-            .expect("sh");
+            .expect("sh")
+    };
+    for expect in ["results.fffffffffffffffd", "results.fffffffffffffffd-2"] {
+        let out = keep_aside("");
         assert!(
             out.status.success(),
             "{}",
@@ -274,16 +278,11 @@ fn the_ansible_role_keeps_earlier_results_under_their_run_id() {
     // into the stranger's directory, and must still be kept, under a name of their own.
     let victim = tmp.path().join("victim");
     std::fs::create_dir(&victim).expect("victim");
-    let shim = format!(
-        "mv() {{ for last; do :; done; [ -e \"$last\" ] || [ -L \"$last\" ] || ln -s {} \"$last\"; command mv \"$@\"; }}\n{keep}",
-        victim.display()
-    );
     std::fs::write(results.join("sqliosim.log.json"), "{}").expect("json");
-    let out = Command::new("sh")
-        .args(["-c", &shim])
-        .env("KEEP", &results)
-        .output()
-        .expect("sh");
+    let out = keep_aside(&format!(
+        "mv() {{ for last; do :; done; [ -e \"$last\" ] || [ -L \"$last\" ] || ln -s {} \"$last\"; command mv \"$@\"; }}",
+        victim.display()
+    ));
     let planted: Vec<_> = std::fs::read_dir(&victim)
         .expect("victim")
         .flatten()
@@ -309,14 +308,9 @@ fn the_ansible_role_keeps_earlier_results_under_their_run_id() {
     // An mv without -T (BSD's, on a macOS controller) falls back to perl's rename.
     std::fs::create_dir_all(results.join("dumps")).expect("dumps");
     std::fs::write(results.join("sqliosim.log.json"), json).expect("json");
-    let bsd = format!(
-        "mv() {{ case \"$1\" in -T) echo 'mv: illegal option -- T' >&2; return 64;; esac; command mv \"$@\"; }}\n{keep}"
+    let out = keep_aside(
+        "mv() { case \"$1\" in -T) echo 'mv: illegal option -- T' >&2; return 64;; esac; command mv \"$@\"; }",
     );
-    let out = Command::new("sh")
-        .args(["-c", &bsd])
-        .env("KEEP", &results)
-        .output()
-        .expect("sh");
     assert!(
         out.status.success(),
         "{}",
