@@ -9,6 +9,20 @@ fn round(key: &Key, m: &Msg) -> Result<Msg, ProtoError> {
     read_msg(&mut buf.as_slice(), key)
 }
 
+/// A listing of one run, every field set.
+fn listed() -> Msg {
+    Msg::Listed {
+        runs: vec![RunInfo {
+            run_id: 1,
+            host: "h".into(),
+            last_seq: 2,
+            bytes: 3,
+            gaps: 4,
+            time_us: 5,
+        }],
+    }
+}
+
 #[test]
 fn every_message_goes_through_unchanged() {
     let key = Key::from_bytes(b"secret\n");
@@ -27,16 +41,7 @@ fn every_message_goes_through_unchanged() {
         Msg::List,
         Msg::Ack { seq: 9 },
         Msg::Data { data: vec![0; 100] },
-        Msg::Listed {
-            runs: vec![RunInfo {
-                run_id: 1,
-                host: "h".into(),
-                last_seq: 2,
-                bytes: 3,
-                gaps: 4,
-                time_us: 5,
-            }],
-        },
+        listed(),
         Msg::Error { text: "no".into() },
     ] {
         assert_eq!(round(&key, &m).expect("read"), m);
@@ -91,16 +96,7 @@ fn a_payload_cut_short_is_malformed_never_a_panic() {
         },
         Msg::Fetch { run_id: 7 },
         Msg::Ack { seq: 9 },
-        Msg::Listed {
-            runs: vec![RunInfo {
-                run_id: 1,
-                host: "h".into(),
-                last_seq: 2,
-                bytes: 3,
-                gaps: 4,
-                time_us: 5,
-            }],
-        },
+        listed(),
         Msg::Error { text: "no".into() },
     ] {
         let whole = encode(&m);
