@@ -135,16 +135,33 @@ fn stamps(rig: &Rig) -> Vec<(u64, u64)> {
         .collect()
 }
 
-fn wait_until(what: &str, child: &mut std::process::Child, mut done: impl FnMut() -> bool) {
+/// Polls `done` every 2 ms for at most `limit`; false when it never came. sqliosim must not
+/// end meanwhile.
+fn poll(
+    what: &str,
+    child: &mut std::process::Child,
+    limit: Duration,
+    mut done: impl FnMut() -> bool,
+) -> bool {
     let t = Instant::now();
     while !done() {
         assert!(
             child.try_wait().expect("try_wait").is_none(),
             "sqliosim ended while waiting for {what}"
         );
-        assert!(t.elapsed() < PATIENCE, "no {what} within {PATIENCE:?}");
+        if t.elapsed() >= limit {
+            return false;
+        }
         std::thread::sleep(Duration::from_millis(2));
     }
+    true
+}
+
+fn wait_until(what: &str, child: &mut std::process::Child, done: impl FnMut() -> bool) {
+    assert!(
+        poll(what, child, PATIENCE, done),
+        "no {what} within {PATIENCE:?}"
+    );
 }
 
 #[test]
@@ -196,25 +213,17 @@ fn writes_acknowledged_during_a_bulk_users_pause_are_held_to_account() {
         Some(after) => std::thread::sleep(after),
         None => {
             let pause = Duration::from_millis(BU_DELAY_MS);
-            while lied_seen.elapsed() < pause {
+            let heard = poll("the journal", &mut child, pause, || {
                 let lied = lied_pages(&rig, "cached");
                 let now = stamps(&rig);
                 let held = journaled(&journal_records(&journal));
-                let all = !lied.is_empty()
+                !lied.is_empty()
                     && lied.iter().all(|&p| {
                         let gen = now.get(p as usize).map_or(0, |s| s.0);
                         held.get(&p).is_some_and(|&g| g >= gen)
-                    });
-                if all {
-                    heard_after = Some(lied_seen.elapsed());
-                    break;
-                }
-                assert!(
-                    child.try_wait().expect("try_wait").is_none(),
-                    "sqliosim ended while waiting for the journal"
-                );
-                std::thread::sleep(Duration::from_millis(2));
-            }
+                    })
+            });
+            heard_after = heard.then(|| lied_seen.elapsed());
         }
     }
     child.kill().expect("SIGKILL sqliosim");
