@@ -105,21 +105,10 @@ fn counter(rig: &Rig, name: &str) -> u64 {
 /// about and still in the cache; `lost`: dropped by the power cut).
 fn lied_pages(rig: &Rig, state: &str) -> Vec<u64> {
     let reply = rig.mount.command("lied").expect("lied");
-    let mut pages: Vec<u64> = reply
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            (w.first() == Some(&DATA) && w.get(3) == Some(&state))
-                .then(|| {
-                    Some((
-                        w.get(1)?.parse::<u64>().ok()?,
-                        w.get(2)?.parse::<u64>().ok()?,
-                    ))
-                })
-                .flatten()
-        })
-        .flat_map(|(off, len)| off / 8192..(off + len).div_ceil(8192))
+    let mut pages: Vec<u64> = crate::fuse_support::lied_ranges(&reply)
+        .into_iter()
+        .filter(|(file, _, _, s)| file == DATA && s == state)
+        .flat_map(|(_, off, len, _)| off / 8192..(off + len).div_ceil(8192))
         .collect();
     pages.sort_unstable();
     pages.dedup();

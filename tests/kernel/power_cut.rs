@@ -184,17 +184,9 @@ impl Scene {
 
     /// The ranges lied about: (file, offset, length).
     pub(crate) fn lied(&self) -> Vec<(String, u64, u64)> {
-        self.command("lied")
-            .lines()
-            .skip(1)
-            .filter_map(|l| {
-                let w: Vec<&str> = l.split_whitespace().collect();
-                Some((
-                    w.first()?.to_string(),
-                    w.get(1)?.parse().ok()?,
-                    w.get(2)?.parse().ok()?,
-                ))
-            })
+        crate::fuse_support::lied_ranges(&self.command("lied"))
+            .into_iter()
+            .map(|(file, off, len, _)| (file, off, len))
             .collect()
     }
 

@@ -235,6 +235,24 @@ pub fn page_written(path: &Path, page: u64) -> bool {
 }
 
 /// The process output as text, for failure messages.
+/// faultfs's `lied` listing, line by line after its heading: (file, offset, length, state),
+/// the state `lost` (dropped by a power cut) or `cached` (lied about, not yet written back).
+pub fn lied_ranges(reply: &str) -> Vec<(String, u64, u64, String)> {
+    reply
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            Some((
+                w.first()?.to_string(),
+                w.get(1)?.parse().ok()?,
+                w.get(2)?.parse().ok()?,
+                w.get(3)?.to_string(),
+            ))
+        })
+        .collect()
+}
+
 pub fn describe(out: &Output) -> String {
     format!(
         "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
