@@ -3,7 +3,8 @@
 //! renamed into place (`Record::Backup`: its number, blocks, bytes and a fingerprint of its
 //! blocks' CRCs), so from then on the device owes that stream whole, until a later finished
 //! backup of its kind replaces it. `sqliosim verify` holds it to that: the stream at its name
-//! (looked for by name in the directories given first, then at the path journaled) must be
+//! (looked for by name in the directories given first, then at the path journaled while the
+//! set stands where the journal recorded it: a copy or a moved set is judged alone) must be
 //! that backup, finished and with the same fingerprint, or a later finished backup of the same
 //! run (one that finished after the journal's record and before the cut). A stream gone is a
 //! `lost_file` finding; one that is an earlier backup, another run's, unfinished, or the same
@@ -72,9 +73,10 @@ pub fn check_journaled(
     owner: Option<u32>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
+    let in_place = set_in_place(j, dirs);
     for rec in &j.backups {
         let path = match given {
-            None => locate(rec, dirs),
+            None => locate(rec, dirs, in_place),
             Some(given) => {
                 let named = given
                     .iter()
@@ -108,7 +110,10 @@ pub fn check_journaled(
                 .file_name()
                 .map(|n| dirs.iter().map(|d| d.join(n)).collect())
                 .unwrap_or_default();
-            places.push(rec.path.clone());
+            places.push(path.clone());
+            if in_place {
+                places.push(rec.path.clone());
+            }
             moved_aside(j.run_id, rec, &places, owner)
         };
         let said = match on_disk {
@@ -255,16 +260,37 @@ fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
-/// Where the journaled stream is: by its name in a directory given, else at its path.
-fn locate(rec: &BackupRecord, dirs: &[PathBuf]) -> PathBuf {
-    rec.path
-        .file_name()
-        .and_then(|name| {
-            dirs.iter()
-                .map(|d| d.join(name))
-                .find(|p| p.symlink_metadata().is_ok())
-        })
-        .unwrap_or_else(|| rec.path.clone())
+/// Where the journaled stream is: by its name in a directory given, else at its journaled
+/// path when the set stands where the journal recorded it (`in_place`), else by its name in
+/// the first directory given (where the copy lacks it).
+fn locate(rec: &BackupRecord, dirs: &[PathBuf], in_place: bool) -> PathBuf {
+    let Some(name) = rec.path.file_name() else {
+        return rec.path.clone();
+    };
+    let mut places = dirs.iter().map(|d| d.join(name));
+    if let Some(found) = places.clone().find(|p| p.symlink_metadata().is_ok()) {
+        return found;
+    }
+    match places.next() {
+        Some(first) if !in_place => first,
+        _ => rec.path.clone(),
+    }
+}
+
+/// Whether the set stands where the journal recorded it: a file the journal names is in one
+/// of the directories given (the same directory, resolved; one is enough, as `verify --dir`
+/// may be given one directory of a set spread over several). Only then is a stream's journaled
+/// path outside them read: for a set copied or moved elsewhere, that path is the original
+/// directory's file, which vouches for nothing in the copy (it may be the very stream the copy
+/// lost, or a later run's).
+fn set_in_place(j: &JournalState, dirs: &[PathBuf]) -> bool {
+    let resolved: Vec<PathBuf> = dirs.iter().filter_map(|d| d.canonicalize().ok()).collect();
+    j.files.iter().any(|f| {
+        f.path
+            .parent()
+            .and_then(|p| p.canonicalize().ok())
+            .is_some_and(|p| resolved.contains(&p))
+    })
 }
 
 /// Reads the stream at `path` and what it says about itself. A symlink at the name is not

@@ -2,7 +2,7 @@
 //! copy standing beside a lost data file, the streams of a killed run judged by `run --resume`
 //! as `verify` judges them (removed, END block cut, a block zeroed, cut short), a data file cut
 //! short and a damaged journal under `--resume`, `verify --dir COPY` with the copy's data file
-//! missing or headless, a resume refused or cut where it moves the killed run's streams aside,
+//! missing or headless or its streams missing while the original still holds them, a resume refused or cut where it moves the killed run's streams aside,
 //! a directory where nothing was acknowledged, and a name planted mid-run that stops an actor.
 //! Each was a false alarm, a missed loss or a false CLEAN before.
 
@@ -786,5 +786,43 @@ fn the_resume_and_verify_give_the_same_findings_on_copies_of_one_cut_set() {
         } else {
             assert_eq!(v.status.code(), Some(0), "{}", ctx());
         }
+    }
+}
+
+/// A set copied (or moved) elsewhere is judged in the copy alone: a finished stream the
+/// journal holds and the copy lacks is a `lost_file` of the copy, for `verify --dir COPY` and
+/// for the `run --resume` that opens the copy, even while the original directory still holds
+/// that stream at the path the journal recorded. Before, both read the original's stream
+/// (outside `--dir`), said "as journaled" and were CLEAN (exit 0).
+#[test]
+fn a_copied_set_is_never_vouched_for_by_the_original_directory() {
+    let (orig, _) = killed_with_streams(760);
+    for name in ["sqliosim.bak", "sqliosim.trn"] {
+        assert!(orig.path().join(name).is_file(), "the kill left {name}");
+    }
+    let (a, b) = (copy_set(orig.path()), copy_set(orig.path()));
+    for d in [a.path(), b.path()] {
+        for name in ["sqliosim.bak", "sqliosim.trn"] {
+            std::fs::remove_file(d.join(name)).expect("remove the copy's stream");
+        }
+    }
+    let v = verify(a.path());
+    let r = resume(&b.path().join("joints.cfg.ini"), b.path(), 761);
+    let original = orig.path().to_string_lossy().into_owned();
+    for (what, out) in [("verify", &v), ("resume", &r)] {
+        assert_eq!(out.status.code(), Some(1), "{what}\n{}", text(out));
+        let found = classes(out);
+        for name in ["sqliosim.bak", "sqliosim.trn"] {
+            assert!(
+                found.contains(&("lost_file".into(), name.into())),
+                "{what}: {name} of the copy is lost\n{}",
+                text(out)
+            );
+        }
+        assert!(
+            !text(out).contains(&original),
+            "{what} read the original directory {original}\n{}",
+            text(out)
+        );
     }
 }
