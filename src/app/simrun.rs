@@ -54,14 +54,20 @@ pub fn run(settings: &RunSettings, adjusted: &[String]) -> anyhow::Result<Outcom
             }
         }
     }
+    // Before the guard moves a killed run's evidence aside: a refused run has moved nothing,
+    // and a resume that found losses reports them (exit 1) rather than hiding them behind the
+    // refusal.
+    if let Err(e) = refuse_planted(&plan, settings) {
+        taken.lock.put_back_left();
+        return match plan.judged.as_deref() {
+            Some(found) if !found.is_empty() => lost_set(found, &format!("{e:#}")),
+            _ => Err(e),
+        };
+    }
     let guarded =
         super::previous::guard(settings, &plan, backend.as_ref(), &taken.taken_over, afresh);
     if let Err(e) = guarded {
         // Leave the crashed run's lock records as found, so that the next attempt is refused too.
-        taken.lock.put_back_left();
-        return Err(e);
-    }
-    if let Err(e) = refuse_planted(&plan, settings) {
         taken.lock.put_back_left();
         return Err(e);
     }
@@ -308,20 +314,21 @@ fn run_id_of(plan: &SimPlan, backend: &dyn Backend) -> u64 {
     resumed.unwrap_or_else(|| rand::random::<u64>() | 1)
 }
 
-/// Refuses, before the run starts, a planted name under a file the run replaces later: the
-/// journal (whose creation failing would only void the durability check, with a warning) and
-/// its compaction temporary, the `--bundle` archive written at the end and the
-/// `--metrics-textfile`.
+/// Refuses, before the run starts or moves anything, a planted name under a file the run
+/// replaces or writes later: the journal (whose creation failing would only void the
+/// durability check, with a warning) and its compaction temporary, the backup streams (a FIFO
+/// or a directory where a killed run's stream was: setup would stop at it only once the
+/// evidence was moved aside and a new summary begun), the `--bundle` archive written at the
+/// end and the `--metrics-textfile`.
 fn refuse_planted(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     use crate::io::safefile::check_replaceable;
     use crate::sim::engine::manifest::Rule;
-    // The manifest's names replaced by a rename (the journal and its compaction's temporary;
-    // a run with injected faults keeps its journal in memory).
+    // The manifest's names replaced by a rename or written as streams (a run with injected
+    // faults keeps its journal and streams in memory).
     let manifest = crate::sim::driver::manifest(plan);
-    let replaced = manifest
-        .entries
-        .iter()
-        .filter(|e| e.rule == Rule::Replace && settings.fault_injection.is_none());
+    let replaced = manifest.entries.iter().filter(|e| {
+        matches!(e.rule, Rule::Replace | Rule::Stream { .. }) && settings.fault_injection.is_none()
+    });
     for e in replaced {
         check_replaceable(&e.path)?;
     }

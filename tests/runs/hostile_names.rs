@@ -199,7 +199,7 @@ enum Victim {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Prep {
     Empty,
-    /// A copy of the reference run's file set (for `verify`).
+    /// A copy of the reference run's file set and its finished streams (for `verify`).
     Set,
     /// The same, page 1 of the data file corrupted, and dumps/ ours (root, mode 0777).
     Corrupt,
@@ -643,6 +643,13 @@ pub(super) fn prepare(f: &Fixture, s: &Path, prep: Prep) {
         Prep::Set | Prep::Corrupt => {
             for n in ["sqliosim.mdx", "sqliosim.ldx", "sqliosim.journal"] {
                 copy(n, n);
+            }
+            // The finished streams the journal holds are owed in the copy too (a copy is
+            // judged alone, never by the reference directory's streams).
+            for n in ["sqliosim.bak", "sqliosim.trn"] {
+                if f.reference.join(n).exists() {
+                    copy(n, n);
+                }
             }
         }
         Prep::Results => copy("sqliosim.log.json", "in.json"),

@@ -826,3 +826,80 @@ fn a_copied_set_is_never_vouched_for_by_the_original_directory() {
         );
     }
 }
+
+/// The killed run's finished stream replaced, in a directory every user may write, by a FIFO
+/// or a directory (planted by `nobody` when the test runs as root): the resume's judgement
+/// finds it lost, and the name stands where the resumed run would write its next stream. The
+/// resume reports the loss (exit 1, the planted path named), carries nothing on and moves
+/// nothing: the killed run's log, summary and journal stay as they were, `verify` finds the
+/// same loss, and once the name is cleared a second resume carries the set on. Before, the
+/// resume moved the evidence aside, then stopped at the name with exit 2, leaving a new JSON
+/// summary "running" with no finding.
+#[test]
+fn a_stream_name_planted_where_the_resume_writes_is_reported_and_moves_nothing() {
+    for (i, plant) in ["fifo", "dir"].into_iter().enumerate() {
+        let (dir, config) = killed_with_streams(770 + i as u64);
+        let d = dir.path();
+        let root = rustix::process::geteuid().is_root();
+        if root {
+            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+                .expect("chmod");
+            std::os::unix::fs::chown(d, Some(65534), Some(65534)).expect("chown");
+        }
+        let bak = d.join("sqliosim.bak");
+        let make = if plant == "fifo" { "mkfifo" } else { "mkdir" };
+        let script = format!("rm -f '{0}' && {make} '{0}'", bak.display());
+        let mut cmd = std::process::Command::new("setpriv");
+        if root {
+            cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"]);
+        }
+        let planted = cmd.args(["sh", "-c", &script]).output().expect("plant");
+        assert!(planted.status.success(), "plant: {}", text(&planted));
+        let kept: Vec<(&str, Vec<u8>)> =
+            ["sqliosim.log.xml", "sqliosim.log.json", "sqliosim.journal"]
+                .into_iter()
+                .map(|n| (n, std::fs::read(d.join(n)).expect(n)))
+                .collect();
+        let mut resume_cmd = run_cmd(&config, d);
+        resume_cmd.args([
+            "--resume",
+            "--cycles",
+            "1",
+            "--duration",
+            "1",
+            "--seed",
+            "780",
+        ]);
+        let r = crate::hostile_names::run_cmd(resume_cmd).expect("the resume ends");
+        let ctx = || format!("{plant}\n{}", text(&r));
+        assert_eq!(r.status.code(), Some(1), "{}", ctx());
+        assert!(
+            classes(&r).contains(&("lost_file".into(), "sqliosim.bak".into())),
+            "{}",
+            ctx()
+        );
+        assert!(
+            String::from_utf8_lossy(&r.stderr).contains(&*bak.to_string_lossy()),
+            "the planted name is named\n{}",
+            ctx()
+        );
+        for (name, bytes) in &kept {
+            assert!(
+                std::fs::read(d.join(name)).ok().as_ref() == Some(bytes),
+                "{name} changed\n{}",
+                ctx()
+            );
+        }
+        let v = verify(d);
+        assert_eq!(v.status.code(), Some(1), "{plant}\n{}", text(&v));
+        assert!(classes(&v).contains(&("lost_file".into(), "sqliosim.bak".into())));
+        if plant == "fifo" {
+            std::fs::remove_file(&bak).expect("clear the FIFO");
+        } else {
+            std::fs::remove_dir(&bak).expect("clear the directory");
+        }
+        let again = resume(&config, d, 781);
+        assert_eq!(again.status.code(), Some(1), "{plant}\n{}", text(&again));
+        assert_exit(&verify(d), 0);
+    }
+}
