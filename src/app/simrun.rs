@@ -316,7 +316,8 @@ fn run_id_of(plan: &SimPlan, backend: &dyn Backend) -> u64 {
 
 /// Refuses, before the run starts or moves anything, a planted name under a file the run
 /// replaces or writes later: the journal (whose creation failing would only void the
-/// durability check, with a warning) and its compaction temporary, the backup streams (a FIFO
+/// durability check, with a warning) and its compaction temporary, the XML log, the names
+/// beside it and the JSON summary, the backup streams (a FIFO
 /// or a directory where a killed run's stream was: setup would stop at it only once the
 /// evidence was moved aside and a new summary begun), the `--bundle` archive written at the
 /// end and the `--metrics-textfile`.
@@ -333,6 +334,18 @@ fn refuse_planted(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> 
         check_replaceable(&e.path)?;
     }
     for out in settings.bundle.iter().chain(&settings.metrics_textfile) {
+        check_replaceable(out)?;
+    }
+    // The XML log, its stylesheet and HTML view, and the JSON summary: checked again where
+    // they are opened, but a planted name there must stop a resume before the guard moves the
+    // killed run's log and summary aside.
+    let log = &settings.error_log;
+    let beside_log = [
+        log.clone(),
+        log.with_file_name(crate::report::sinks::xml::XSLT_NAME),
+        crate::report::views::log_view::beside_log(log),
+    ];
+    for out in beside_log.iter().chain(&settings.json) {
         check_replaceable(out)?;
     }
     Ok(())

@@ -903,3 +903,70 @@ fn a_stream_name_planted_where_the_resume_writes_is_reported_and_moves_nothing()
         assert_exit(&verify(d), 0);
     }
 }
+
+/// The stylesheet or the log's HTML view planted (a FIFO, a directory; by `nobody` when the
+/// test runs as root) beside a killed run's log: `run --resume` is refused (exit 2, the name
+/// said) before it moves anything, so the killed run's log and summary stay under their names
+/// and no new log is begun. Before, the resume moved them aside first, then stopped at the
+/// name and left a new, empty XML log that a later resume moved aside under the killed run's
+/// id as if it were its evidence.
+#[test]
+fn a_name_planted_beside_the_log_refuses_the_resume_before_it_moves_anything() {
+    for (i, (name, plant)) in [("ErrorLog.xslt", "mkfifo"), ("sqliosim.log.html", "mkdir")]
+        .into_iter()
+        .enumerate()
+    {
+        let (dir, config) = killed_with_streams(790 + i as u64);
+        let d = dir.path();
+        let root = rustix::process::geteuid().is_root();
+        if root {
+            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+                .expect("chmod");
+            std::os::unix::fs::chown(d, Some(65534), Some(65534)).expect("chown");
+        }
+        let at = d.join(name);
+        let script = format!("rm -f '{0}' && {plant} '{0}'", at.display());
+        let mut cmd = std::process::Command::new("setpriv");
+        if root {
+            cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"]);
+        }
+        let planted = cmd.args(["sh", "-c", &script]).output().expect("plant");
+        assert!(planted.status.success(), "plant: {}", text(&planted));
+        let names = |d: &Path| {
+            let mut v: Vec<String> = std::fs::read_dir(d)
+                .expect("list")
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.ends_with(".lock"))
+                .collect();
+            v.sort();
+            v
+        };
+        let before = names(d);
+        let log = std::fs::read(d.join("sqliosim.log.xml")).expect("log");
+        let mut resume_cmd = run_cmd(&config, d);
+        resume_cmd.args([
+            "--resume",
+            "--cycles",
+            "1",
+            "--duration",
+            "1",
+            "--seed",
+            "792",
+        ]);
+        let r = crate::hostile_names::run_cmd(resume_cmd).expect("the resume ends");
+        let ctx = || format!("{name}\n{}", text(&r));
+        assert_eq!(r.status.code(), Some(2), "{}", ctx());
+        assert!(
+            String::from_utf8_lossy(&r.stderr).contains(&*at.to_string_lossy()),
+            "{}",
+            ctx()
+        );
+        assert_eq!(names(d), before, "{}", ctx());
+        assert!(
+            std::fs::read(d.join("sqliosim.log.xml")).ok() == Some(log),
+            "the killed run's log changed\n{}",
+            ctx()
+        );
+        assert_exit(&verify(d), 0);
+    }
+}

@@ -48,6 +48,10 @@ impl XmlLog {
     /// (see [`safefile`]): one of the tool's own regular files, and a log (unless
     /// `foreign_ok`), before it is emptied.
     pub fn create(path: &Path, clock: LogClock, foreign_ok: bool) -> Result<XmlLog, ReportError> {
+        // The names beside it first: a planted one refuses the log before it is emptied.
+        let stylesheet = path.with_file_name(XSLT_NAME);
+        safefile::check_replaceable(&stylesheet)?;
+        safefile::check_replaceable(&log_view::beside_log(path))?;
         let file = safefile::open_own(path, Create::Either)?;
         let io = |e| ReportError::io(path, e);
         let mut head = vec![0u8; 4096];
@@ -60,8 +64,7 @@ impl XmlLog {
             .and_then(|_| file.write_all_at(head.as_bytes(), 0))
             .and_then(|_| file.write_all_at(CLOSING, head.len() as u64))
             .map_err(io)?;
-        safefile::replace(&path.with_file_name(XSLT_NAME), XSLT.as_bytes())?;
-        safefile::check_replaceable(&log_view::beside_log(path))?;
+        safefile::replace(&stylesheet, XSLT.as_bytes())?;
         Ok(XmlLog {
             file,
             path: path.to_path_buf(),
