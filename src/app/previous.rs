@@ -35,6 +35,9 @@ struct Previous {
     /// Its journal is damaged: a resume, which reads it where it is and then writes a new
     /// one in its place, keeps a copy.
     journal_damaged: bool,
+    /// The names of the finished backup streams its journal holds: a stream under one of them
+    /// is the run's even when its magic no longer reads (the device's damage is evidence).
+    journaled_streams: Vec<std::ffi::OsString>,
 }
 
 /// Refuses a fresh run over a file set whose previous run did not end cleanly (unless
@@ -161,10 +164,12 @@ fn look(
         let kept = match (e.rule, e.keep) {
             (_, Keep::Never) => false,
             (_, Keep::WhenErrors) if !found_errors => false,
-            (Rule::Stream { log }, _) => written_by_us(
-                &e.path,
-                &String::from_utf8_lossy(crate::sim::engine::backup::magic_of(log)),
-            ),
+            (Rule::Stream { log }, _) => {
+                written_by_us(
+                    &e.path,
+                    &String::from_utf8_lossy(crate::sim::engine::backup::magic_of(log)),
+                ) || journaled_own(&prev, &e.path)
+            }
             (Rule::Header, _) => matches!(
                 crate::sim::engine::files::check_ownership(backend, &e.path, false),
                 Ok(Some(_))
@@ -197,6 +202,11 @@ fn journal_left(
             return;
         }
     };
+    prev.journaled_streams = st
+        .backups
+        .iter()
+        .filter_map(|b| b.path.file_name().map(|n| n.to_os_string()))
+        .collect();
     if st.damage.is_some() || st.start_lost() {
         prev.ours.push(path.to_path_buf());
         prev.journal_damaged = true;
@@ -259,6 +269,16 @@ fn refusal(settings: &RunSettings, plan: &SimPlan, prev: &Previous) -> String {
          summary, dumps, journal, backup streams and restored copies are kept under its run id)",
         prev.unclean.join("; ")
     )
+}
+
+/// A stream the previous run's journal holds at `path`, damaged past reading its magic, but
+/// still a regular file of ours with one link: kept as evidence of what the device lost (the
+/// resume reports it lost), never left for the new run to refuse or `--force` to overwrite.
+fn journaled_own(prev: &Previous, path: &Path) -> bool {
+    use crate::io::safefile::{problem_of, Use};
+    path.file_name()
+        .is_some_and(|n| prev.journaled_streams.iter().any(|j| j == n))
+        && rustix::fs::lstat(path).is_ok_and(|st| problem_of(&st, Use::Own).is_none())
 }
 
 /// A file of ours: it exists, is not empty, and carries `marker` near its start.

@@ -970,3 +970,50 @@ fn a_name_planted_beside_the_log_refuses_the_resume_before_it_moves_anything() {
         assert_exit(&verify(d), 0);
     }
 }
+
+/// The killed run's finished `.bak` damaged where its magic is (its first block zeroed, as a
+/// device that lost that write leaves it): the resume judges it lost, keeps the damaged
+/// stream aside under the killed run's id byte for byte, reports the loss in its summary and
+/// carries on (exit 1). Before, the guard kept aside only streams whose magic it could read,
+/// so setup met the damaged one at the name the run writes, stopped with exit 2 ("not a
+/// backup stream of sqliosim … or pass --force", and `--force` would have written over it),
+/// and left a new JSON summary "running" with no finding.
+#[test]
+fn a_damaged_stream_the_journal_holds_is_kept_aside_and_reported_by_the_resume() {
+    let (dir, config) = killed_with_streams(800);
+    let d = dir.path();
+    let bak = d.join("sqliosim.bak");
+    zero_at(&bak, 0, 16384);
+    let damaged = std::fs::read(&bak).expect("stream");
+    let header =
+        sqliosim::page::FileHeader::decode(&read_page(&d.join("sqliosim.mdx"), 0)).expect("header");
+    let json = d.join("resume.json");
+    let r = run_cmd(&config, d)
+        .args([
+            "--resume",
+            "--cycles",
+            "1",
+            "--duration",
+            "1",
+            "--seed",
+            "801",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("resume");
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r));
+    let (found, total) = summary_findings(&json);
+    assert!(
+        total > 0 && found.iter().any(|(_, name, _)| name == "sqliosim.bak"),
+        "{found:?}\n{}",
+        text(&r)
+    );
+    let kept = d.join(format!("sqliosim.{:016X}.bak", header.run_id));
+    assert!(
+        std::fs::read(&kept).ok() == Some(damaged),
+        "the damaged stream is kept as {}\n{}",
+        kept.display(),
+        text(&r)
+    );
+}
