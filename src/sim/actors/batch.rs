@@ -5,7 +5,7 @@
 use rand::rngs::SmallRng;
 
 use super::context::Run;
-use super::cursor::Cursor;
+use super::cursor::{requests, Cursor};
 use super::outstanding::{After, Outstanding};
 use super::worker::{between, chance, Worker};
 use crate::sim::engine::pool::PageKey;
@@ -66,17 +66,6 @@ pub fn audit_step(at: &mut Cursor, files: usize, pages: u64, budget: u64) -> Opt
         at.wrap(files);
     }
     run
-}
-
-/// The requests of a run of `len` pages from `first`, as `(first, pages)`: in order, each at
-/// most `max` pages (at least one), the last one short.
-pub fn requests(first: u64, len: u64, max: u64) -> impl Iterator<Item = (u64, u64)> {
-    let max = max.max(1);
-    let end = first.saturating_add(len);
-    (0..len.div_ceil(max)).map(move |k| {
-        let at = first + k * max;
-        (at, max.min(end - at))
-    })
 }
 
 /// Runs `body` once per cycle on a run of `BuffersMin..=BuffersMax` pages at the user's

@@ -201,20 +201,6 @@ fn the_audit_walks_every_file_in_turn_a_budget_per_cycle() {
 }
 
 #[test]
-fn a_run_is_split_into_requests_of_the_buffer_in_order() {
-    let split = |first, len, max| requests(first, len, max).collect::<Vec<_>>();
-    assert_eq!(split(1, 10, 4), vec![(1, 4), (5, 4), (9, 2)]);
-    assert_eq!(split(7, 8, 4), vec![(7, 4), (11, 4)]);
-    assert_eq!(split(3, 2, 64), vec![(3, 2)]);
-    assert_eq!(split(3, 0, 64), vec![], "no pages, no request");
-    assert_eq!(
-        split(3, 3, 0),
-        vec![(3, 1), (4, 1), (5, 1)],
-        "at least a page"
-    );
-}
-
-#[test]
 fn a_walk_goes_on_in_the_next_file_at_the_end_or_below_a_shrink() {
     let sizes = [20u64, 1, 12];
     let mut asked = Vec::new();
@@ -265,19 +251,6 @@ proptest::proptest! {
             audit_walk(id, &sizes, budget, request, 40),
             old_audit_walk(id, &sizes, budget, request, 40)
         );
-    }
-
-    #[test]
-    fn requests_cover_a_run_once_within_the_buffer(
-        first in 1u64..1_000_000,
-        len in 0u64..5_000,
-        max in 0u64..2_000,
-    ) {
-        let r: Vec<(u64, u64)> = requests(first, len, max).collect();
-        proptest::prop_assert_eq!(r.iter().map(|&(_, n)| n).sum::<u64>(), len);
-        proptest::prop_assert!(r.iter().all(|&(_, n)| n >= 1 && n <= max.max(1)));
-        proptest::prop_assert!(r.first().is_none_or(|&(f, _)| f == first));
-        proptest::prop_assert!(r.windows(2).all(|p| p[0].0 + p[0].1 == p[1].0));
     }
 
     #[test]
