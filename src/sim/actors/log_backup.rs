@@ -67,10 +67,67 @@ pub fn owns(plan: &SimPlan, m: &mut Manifest) {
 const FUNC: &str = "BackupUser::LogBackup";
 
 /// Where the next log backup of one log starts: the block before it and its LSN.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Mark {
     after: u64,
     from: u64,
+}
+
+impl Mark {
+    /// A new chain at `durable_end`: the link of its first block is not known.
+    fn start(durable_end: u64) -> Mark {
+        Mark {
+            after: NO_PREV,
+            from: durable_end,
+        }
+    }
+
+    /// The mark after the last block a log backup read, at `lsn`, `len` bytes long: the next
+    /// one starts past it, at least a write unit (`unit`) on, where the writer's next block
+    /// begins.
+    fn after_block(lsn: u64, len: u32, unit: u32) -> Mark {
+        Mark {
+            after: lsn,
+            from: lsn + u64::from(len).max(u64::from(unit)),
+        }
+    }
+}
+
+/// What the wait for the next log backup reads of one log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogView {
+    /// How far the log is durable.
+    pub durable_end: u64,
+    /// Where the next log backup of it starts (what the log is held from).
+    pub from: u64,
+    /// The size of its circular area.
+    pub area_len: u64,
+}
+
+/// How often the wait looks at the logs.
+const POLL: Duration = Duration::from_millis(20);
+
+/// What the wait for the next log backup does now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Take the log backup.
+    Now,
+    /// Sleep this long, then look again.
+    Sleep(Duration),
+}
+
+/// The wait's next step, `left` of the interval to go: a log backup now when half of a log
+/// waits for one (`logs`; a DBA's log-space alert, so the users are not held long on a full
+/// log) or the interval is over, else a sleep of at most [`POLL`].
+pub fn wait_step(logs: impl IntoIterator<Item = LogView>, left: Duration) -> Wait {
+    let half_full = logs
+        .into_iter()
+        .any(|l| l.durable_end.saturating_sub(l.from) >= l.area_len / 2);
+    if half_full || left.is_zero() {
+        Wait::Now
+    } else {
+        Wait::Sleep(left.min(POLL))
+    }
 }
 
 /// Lets the logs go when the log backups end, however they end.
@@ -100,10 +157,7 @@ pub fn run(w: &mut Worker<'_>) {
         .map(|l| {
             let from = l.wal.durable_end();
             l.wal.retain_from(Some(from));
-            Mark {
-                after: NO_PREV,
-                from,
-            }
+            Mark::start(from)
         })
         .collect();
     let _release = Release(run);
@@ -123,19 +177,19 @@ pub fn run(w: &mut Worker<'_>) {
 fn wait(w: &Worker<'_>, interval: Duration, marks: &[Mark]) -> bool {
     let started = Instant::now();
     loop {
-        let half_full = w
-            .run
-            .files
-            .logs
-            .iter()
-            .zip(marks)
-            .any(|(l, m)| l.wal.durable_end().saturating_sub(m.from) >= l.wal.area_len() / 2);
+        let logs = w.run.files.logs.iter().zip(marks).map(|(l, m)| LogView {
+            durable_end: l.wal.durable_end(),
+            from: m.from,
+            area_len: l.wal.area_len(),
+        });
         let left = interval.saturating_sub(started.elapsed());
-        if half_full || left.is_zero() {
-            return !w.run.controls.stop.phase_over();
-        }
-        if !w.pause(left.min(Duration::from_millis(20))) {
-            return false;
+        match wait_step(logs, left) {
+            Wait::Now => return !w.run.controls.stop.phase_over(),
+            Wait::Sleep(d) => {
+                if !w.pause(d) {
+                    return false;
+                }
+            }
         }
     }
 }
@@ -297,10 +351,7 @@ fn read_log(
         return false;
     }
     if let Some(last) = report.blocks.last() {
-        *mark = Mark {
-            after: last.lsn,
-            from: last.lsn + u64::from(last.len).max(u64::from(wal.unit())),
-        };
+        *mark = Mark::after_block(last.lsn, last.len, wal.unit());
     }
     true
 }
@@ -310,12 +361,8 @@ fn read_log(
 /// the device keeps refusing would hold for ever, the users waiting on a full log).
 fn restart_chain(run: &Run<'_>, marks: &mut [Mark]) {
     for (log, mark) in run.files.logs.iter().zip(marks.iter_mut()) {
-        let from = log.wal.durable_end();
-        *mark = Mark {
-            after: NO_PREV,
-            from,
-        };
-        log.wal.retain_from(Some(from));
+        *mark = Mark::start(log.wal.durable_end());
+        log.wal.retain_from(Some(mark.from));
     }
 }
 
@@ -365,3 +412,6 @@ fn say(run: &Run<'_>, severity: Severity, text: String) {
         text,
     );
 }
+
+#[cfg(test)]
+mod tests;
