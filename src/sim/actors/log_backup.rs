@@ -28,6 +28,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod choice;
+
+use choice::Mark;
+pub use choice::{wait_step, LogView, Wait};
+
 use super::context::Run;
 use super::stream_failure::{stream_failed_on, unreadable};
 use super::worker::Worker;
@@ -65,70 +70,6 @@ pub fn owns(plan: &SimPlan, m: &mut Manifest) {
 
 /// The `Func` of the log backup's log lines.
 const FUNC: &str = "BackupUser::LogBackup";
-
-/// Where the next log backup of one log starts: the block before it and its LSN.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Mark {
-    after: u64,
-    from: u64,
-}
-
-impl Mark {
-    /// A new chain at `durable_end`: the link of its first block is not known.
-    fn start(durable_end: u64) -> Mark {
-        Mark {
-            after: NO_PREV,
-            from: durable_end,
-        }
-    }
-
-    /// The mark after the last block a log backup read, at `lsn`, `len` bytes long: the next
-    /// one starts past it, at least a write unit (`unit`) on, where the writer's next block
-    /// begins.
-    fn after_block(lsn: u64, len: u32, unit: u32) -> Mark {
-        Mark {
-            after: lsn,
-            from: lsn + u64::from(len).max(u64::from(unit)),
-        }
-    }
-}
-
-/// What the wait for the next log backup reads of one log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogView {
-    /// How far the log is durable.
-    pub durable_end: u64,
-    /// Where the next log backup of it starts (what the log is held from).
-    pub from: u64,
-    /// The size of its circular area.
-    pub area_len: u64,
-}
-
-/// How often the wait looks at the logs.
-const POLL: Duration = Duration::from_millis(20);
-
-/// What the wait for the next log backup does now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wait {
-    /// Take the log backup.
-    Now,
-    /// Sleep this long, then look again.
-    Sleep(Duration),
-}
-
-/// The wait's next step, `left` of the interval to go: a log backup now when half of a log
-/// waits for one (`logs`; a DBA's log-space alert, so the users are not held long on a full
-/// log) or the interval is over, else a sleep of at most [`POLL`].
-pub fn wait_step(logs: impl IntoIterator<Item = LogView>, left: Duration) -> Wait {
-    let half_full = logs
-        .into_iter()
-        .any(|l| l.durable_end.saturating_sub(l.from) >= l.area_len / 2);
-    if half_full || left.is_zero() {
-        Wait::Now
-    } else {
-        Wait::Sleep(left.min(POLL))
-    }
-}
 
 /// Lets the logs go when the log backups end, however they end.
 struct Release<'r, 'a>(&'r Run<'a>);

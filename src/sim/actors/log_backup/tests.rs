@@ -1,6 +1,7 @@
 //! The log backups' choices, tested on their own: when the wait ends, and where the next log
 //! backup of a log starts.
 
+use super::choice::{Mark, POLL};
 use super::*;
 
 const AREA: u64 = 64 << 20;
