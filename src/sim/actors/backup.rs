@@ -20,12 +20,16 @@
 //! verify-only pass reads the stream back and checks every block and page against what was
 //! written; what it finds is a `backup_corruption` finding.
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::context::Run;
+use super::cursor::whole_file;
 use super::outstanding::{After, Kept, Outstanding};
+mod in_order;
+
+use in_order::InOrder;
+
 use super::stream_failure::say;
 use super::stream_failure::{stream_failed_on, unreadable};
 use super::worker::Worker;
@@ -154,40 +158,6 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
     Some((storage, written))
 }
 
-/// The backup's reads in the order they were posted (file order), and those completed ahead
-/// of an earlier one: the stream takes them in posting order whatever order they complete in.
-#[derive(Default)]
-struct InOrder {
-    /// (file, first page, pages) of each read posted and not yet in the stream, oldest first.
-    posted: VecDeque<(usize, u64, u64)>,
-    /// Completed reads (by file and first page) waiting for the reads posted before them.
-    held: HashMap<(usize, u64), Vec<u8>>,
-}
-
-impl InOrder {
-    /// The oldest posted read when it has completed (or its completed first part, when the
-    /// flight split it), taken out: (file, first page, bytes).
-    fn next_ready(&mut self) -> Option<(usize, u64, Vec<u8>)> {
-        let &(file, first, n) = self.posted.front()?;
-        let bytes = self.held.remove(&(file, first))?;
-        let got = (bytes.len() / PAGE_SIZE) as u64;
-        match got {
-            g if g > 0 && g < n => {
-                self.posted[0] = (file, first + g, n - g);
-            }
-            _ => {
-                self.posted.pop_front();
-            }
-        }
-        Some((file, first, bytes))
-    }
-
-    /// True when every posted read went into the stream.
-    fn is_empty(&self) -> bool {
-        self.posted.is_empty() && self.held.is_empty()
-    }
-}
-
 /// Posts the reads of every data page in order; false when the backup must end early.
 fn read_files<'a>(
     w: &mut Worker<'a>,
@@ -200,15 +170,12 @@ fn read_files<'a>(
     for &file in &run.files.data {
         // Recursive: our own reads in flight hold the size shared.
         let pages = *run.files[file].pages.read_recursive();
-        let mut page = 1;
-        while page < pages {
+        for (page, n) in whole_file(pages, step) {
             if run.controls.stop.phase_over() {
                 return false;
             }
-            let n = step.min(pages - page);
-            order.posted.push_back((file, page, n));
+            order.post(file, page, n);
             flight.read(w, file, page, n, After::Keep);
-            page += n;
             if !carry(w, flight, out, order, true) {
                 return false;
             }
@@ -231,7 +198,7 @@ fn carry<'a>(
     let mut ok = go;
     for Kept { file, first, bytes } in flight.take_kept() {
         ok &= !bytes.is_empty();
-        order.held.insert((file, first), bytes);
+        order.complete(file, first, bytes);
     }
     if !ok {
         return false;

@@ -5,7 +5,7 @@
 use rand::rngs::SmallRng;
 
 use super::context::Run;
-use super::cursor::Cursor;
+use super::cursor::{requests, Cursor};
 use super::outstanding::{After, Outstanding};
 use super::worker::{between, chance, Worker};
 use crate::sim::engine::pool::PageKey;
@@ -28,31 +28,44 @@ fn pauses(plan: &BatchPlan, cycles: u32) -> bool {
     cycles.is_multiple_of(plan.delay_after_cycles.max(1)) && !plan.delay.is_zero()
 }
 
-/// AuditUser: walks every data file page by page, `BuffersValidated` pages per cycle.
+/// AuditUser: walks every data file page by page, `BuffersValidated` pages per cycle, in
+/// requests of at most the worker's buffer.
 pub fn audit(w: &mut Worker<'_>, plan: &BatchPlan) {
-    let mut file_pos = w.id as usize % w.run.files.data.len();
-    let mut page = 1u64;
+    let files = w.run.files.data.len();
+    let mut at = Cursor::at(audit_start(w.id, files), 1);
     let mut cycles = 0u32;
     while !w.run.controls.stop.phase_over() {
-        let file = w.run.files.data[file_pos];
+        let file = w.run.files.data[at.slot];
         let pages = *w.run.files[file].pages.read();
-        if page >= pages {
-            file_pos = (file_pos + 1) % w.run.files.data.len();
-            page = 1;
+        let Some((first, len)) = audit_step(&mut at, files, pages, plan.max_pages) else {
             continue;
-        }
-        let mut left = plan.max_pages.max(1);
-        while left > 0 && page < pages {
-            let n = left.min(w.max_pages() as u64).min(pages - page);
-            w.read_run(file, page, n);
-            page += n;
-            left -= n;
+        };
+        for (first, n) in requests(first, len, w.max_pages() as u64) {
+            w.read_run(file, first, n);
         }
         cycles += 1;
         if !pace(w, plan, cycles) {
             break;
         }
     }
+}
+
+/// The data file (a place in the run's list of `files`) audit user `id` starts its walk in:
+/// the users start in different files, round the list, so that they do not read in step.
+pub fn audit_start(id: u16, files: usize) -> usize {
+    usize::from(id) % files.max(1)
+}
+
+/// The run an audit cycle reads at `at` in a file of `pages` pages: at most `budget` pages
+/// (`BuffersValidated`, at least one), as `(first, len)`, the cursor moved past it; at the
+/// file's end `None`, the cursor moved to page 1 of the next of `files` data files, whose size
+/// the next step reads.
+pub fn audit_step(at: &mut Cursor, files: usize, pages: u64, budget: u64) -> Option<(u64, u64)> {
+    let run = at.take(pages, budget);
+    if run.is_none() {
+        at.wrap(files);
+    }
+    run
 }
 
 /// Runs `body` once per cycle on a run of `BuffersMin..=BuffersMax` pages at the user's
@@ -68,20 +81,18 @@ fn each_cycle<'a>(
     flight: &mut Outstanding<'a>,
     mut body: impl FnMut(&mut Worker<'a>, &mut Outstanding<'a>, usize, u64, u64),
 ) {
+    let (run, files) = (w.run, w.run.files.data.len());
+    let size = |slot: usize| size_of(run, run.files.data[slot]);
     let mut cursor: Option<Cursor> = None;
     let mut cycles = 0u32;
-    while !w.run.controls.stop.phase_over() {
+    while !run.controls.stop.phase_over() {
         let want = run_length(&mut w.rng, plan);
         let at = match cursor.as_mut() {
             Some(at) => at,
-            None => {
-                let (run, files) = (w.run, w.run.files.data.len());
-                let size = |slot: usize| size_of(run, run.files.data[slot]);
-                cursor.insert(first_position(&mut w.rng, files, size))
-            }
+            None => cursor.insert(first_position(&mut w.rng, files, size)),
         };
-        if let Some((file, start, n)) = next_run(w, at, want) {
-            body(w, flight, file, start, n);
+        if let Some((slot, start, n)) = next_run(at, files, want, size) {
+            body(w, flight, run.files.data[slot], start, n);
         }
         cycles += 1;
         if pauses(plan, cycles) && flight.reaps_itself() {
@@ -117,18 +128,22 @@ fn size_of(run: &Run<'_>, file: usize) -> u64 {
     *run.files[file].pages.read_recursive()
 }
 
-/// The next run of at most `want` pages at `at`, as `(file, first, len)`; at the end of a
-/// file (or below the cursor after a shrink) the walk goes on at page 1 of the next data
+/// The next run of at most `want` pages at `at` among `files` data files, as `(slot, first,
+/// len)` (`pages_of(slot)` reads the size of the file at that place in the list); at the end
+/// of a file (or below the cursor after a shrink) the walk goes on at page 1 of the next data
 /// file. `None` when that file holds no page past its header either.
-fn next_run(w: &Worker<'_>, at: &mut Cursor, want: u64) -> Option<(usize, u64, u64)> {
-    let file = w.run.files.data[at.slot];
-    if let Some((first, n)) = at.take(size_of(w.run, file), want) {
-        return Some((file, first, n));
+pub fn next_run(
+    at: &mut Cursor,
+    files: usize,
+    want: u64,
+    mut pages_of: impl FnMut(usize) -> u64,
+) -> Option<(usize, u64, u64)> {
+    if let Some((first, n)) = at.take(pages_of(at.slot), want) {
+        return Some((at.slot, first, n));
     }
-    at.wrap(w.run.files.data.len());
-    let file = w.run.files.data[at.slot];
-    at.take(size_of(w.run, file), want)
-        .map(|(first, n)| (file, first, n))
+    at.wrap(files);
+    at.take(pages_of(at.slot), want)
+        .map(|(first, n)| (at.slot, first, n))
 }
 
 /// ReadAheadUser: reads the next `BuffersRAMin..=BuffersRAMax` consecutive pages at its cursor
@@ -140,19 +155,27 @@ pub fn read_ahead<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
     each_cycle(w, plan, &mut flight, |w, flight, file, start, n| {
         flight.reap_ready(w);
         let force = w.run.plan.force_read_ahead;
-        for (first, len) in misses(w, file, start, n, force) {
+        let pool = &w.run.files.pool;
+        let held = |page: u64| pool.lookup(PageKey { file, page });
+        for (first, len) in misses(start, n, force, held) {
             flight.read(w, file, first, len, After::Cache);
         }
     });
     flight.drain(w);
 }
 
-/// The runs of `start..start + n` to read: all of it with ForceReadAhead, else those pages
-/// the buffer pool does not hold, in contiguous runs.
-fn misses(w: &Worker<'_>, file: usize, start: u64, n: u64, force: bool) -> Vec<(u64, u64)> {
+/// The runs of `start..start + n` to read, in order: all of it with ForceReadAhead, else the
+/// contiguous runs of the pages the buffer pool does not hold (`held`, asked only without
+/// ForceReadAhead).
+pub fn misses(
+    start: u64,
+    n: u64,
+    force: bool,
+    mut held: impl FnMut(u64) -> bool,
+) -> Vec<(u64, u64)> {
     let mut out: Vec<(u64, u64)> = Vec::new();
     for page in start..start + n {
-        if !force && w.run.files.pool.lookup(PageKey { file, page }) {
+        if !force && held(page) {
             continue;
         }
         match out.last_mut() {
@@ -212,121 +235,4 @@ pub fn bulk_update<'a>(w: &mut Worker<'a>, plan: &BatchPlan) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::SeedableRng;
-
-    #[test]
-    fn runs_are_within_the_plan_and_spread_over_it() {
-        let plan = BatchPlan::READ_AHEAD; // 32..=64 pages
-        let mut rng = SmallRng::seed_from_u64(1);
-        let mut seen = [0u32; 65];
-        for _ in 0..33_000 {
-            let n = run_length(&mut rng, &plan);
-            assert!((32..=64).contains(&n), "{n}");
-            seen[n as usize] += 1;
-        }
-        // 1,000 of each length expected; every length is drawn, none twice as often.
-        assert!(
-            seen[32..].iter().all(|&c| (700..1_300).contains(&c)),
-            "{seen:?}"
-        );
-        // Enterprise's read-ahead (up to 1,024 pages) and a fixed size.
-        let big = BatchPlan {
-            min_pages: 512,
-            max_pages: 1024,
-            ..plan
-        };
-        assert!((0..1000).all(|_| (512..=1024).contains(&run_length(&mut rng, &big))));
-        let fixed = BatchPlan {
-            min_pages: 8,
-            max_pages: 8,
-            ..plan
-        };
-        assert!((0..100).all(|_| run_length(&mut rng, &fixed) == 8));
-        // Zero pages configured is a run of one page.
-        let zero = BatchPlan {
-            min_pages: 0,
-            max_pages: 0,
-            ..plan
-        };
-        assert_eq!(run_length(&mut rng, &zero), 1);
-    }
-
-    #[test]
-    fn a_first_position_is_past_the_header_of_a_file_drawn_at_random() {
-        let sizes = [1000u64, 50, 2, 1];
-        let mut rng = SmallRng::seed_from_u64(9);
-        let mut per_file = [0u32; 4];
-        for _ in 0..40_000 {
-            let mut asked = None;
-            let c = first_position(&mut rng, sizes.len(), |slot| {
-                asked = Some(slot);
-                sizes[slot]
-            });
-            assert_eq!(asked, Some(c.slot), "the size read is the drawn file's");
-            per_file[c.slot] += 1;
-            let last = sizes[c.slot].saturating_sub(1).max(1);
-            assert!((1..=last).contains(&c.next), "{c:?}");
-        }
-        assert!(
-            per_file.iter().all(|&n| (9_000..11_000).contains(&n)),
-            "{per_file:?}"
-        );
-        // One data file: no file is drawn from the list, the page is.
-        let mut a = SmallRng::seed_from_u64(4);
-        let starts: Vec<u64> = (0..100)
-            .map(|_| first_position(&mut a, 1, |_| 10).next)
-            .collect();
-        assert!(starts.iter().all(|&p| (1..=9).contains(&p)));
-        assert!(starts.contains(&9) && starts.contains(&1));
-    }
-
-    #[test]
-    fn the_same_seed_gives_the_same_walk_start_and_runs() {
-        let plan = BatchPlan::BULK;
-        let decide = |seed: u64| {
-            let mut rng = SmallRng::seed_from_u64(seed);
-            let want: Vec<u64> = (0..20).map(|_| run_length(&mut rng, &plan)).collect();
-            let c = first_position(&mut rng, 3, |_| 5_000);
-            (want, c)
-        };
-        assert_eq!(decide(42), decide(42));
-        assert_ne!(decide(42), decide(43));
-    }
-
-    #[test]
-    fn cache_hits_follow_the_ratio_and_draw_only_for_held_pages() {
-        let mut rng = SmallRng::seed_from_u64(5);
-        let hits = (0..100_000)
-            .filter(|_| served_from_cache(&mut rng, true, 0.25))
-            .count();
-        assert!((24_000..26_000).contains(&hits), "{hits}");
-        // A page not held, and a held page at a ratio of 1, take no draw.
-        let (mut a, b) = (SmallRng::seed_from_u64(6), SmallRng::seed_from_u64(6));
-        assert!(!served_from_cache(&mut a, false, 0.5));
-        assert!(served_from_cache(&mut a, true, 1.0));
-        assert!(!served_from_cache(&mut a, true, 0.0));
-        assert_eq!(a, b, "no draw was made");
-    }
-
-    #[test]
-    fn a_pause_comes_after_every_nth_cycle_when_there_is_a_delay() {
-        let plan = BatchPlan::READ_AHEAD; // 200 ms after every 2 cycles
-        let paused: Vec<u32> = (1..=6).filter(|&c| pauses(&plan, c)).collect();
-        assert_eq!(paused, vec![2, 4, 6]);
-        let none = BatchPlan {
-            delay: std::time::Duration::ZERO,
-            ..plan
-        };
-        assert!((1..=6).all(|c| !pauses(&none, c)));
-        let every = BatchPlan {
-            delay_after_cycles: 0,
-            ..plan
-        };
-        assert!(
-            (1..=6).all(|c| pauses(&every, c)),
-            "0 cycles is every cycle"
-        );
-    }
-}
+mod tests;

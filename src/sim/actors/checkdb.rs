@@ -35,6 +35,7 @@ pub use copy_on_write::preserve;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::cursor::whole_file;
 use super::evidence;
 use super::worker::Worker;
 use crate::findings::Severity;
@@ -214,24 +215,18 @@ pub fn view_chunk(read_ahead_pages: u32, cap: u64) -> u64 {
 /// The reads of the snapshot view of a file of `pages` pages, as `(first, pages)`: every page
 /// past the header once, in allocation order, `chunk` pages at a time (the last one short).
 pub fn view_runs(pages: u64, chunk: u64) -> impl Iterator<Item = (u64, u64)> {
-    let chunk = chunk.max(1);
-    (1..pages.max(1))
-        .step_by(usize::try_from(chunk).unwrap_or(usize::MAX))
-        .map(move |first| (first, chunk.min(pages - first)))
+    whole_file(pages, chunk)
 }
 
 /// Captures every page's state at the snapshot's point in time (a page a writer reached first
 /// was captured by it).
 fn capture(w: &Worker<'_>, sf: &SnapFile) {
     let f = &w.run.files[sf.file];
-    let mut first = 1;
-    while first < sf.pages {
-        let n = CAPTURE_PAGES.min(sf.pages - first);
+    for (first, n) in whole_file(sf.pages, CAPTURE_PAGES) {
         let _latch = f.oracle.read_latch_range(first, n);
         for p in first..first + n {
             sf.capture(p, f.oracle.expected_state(p));
         }
-        first += n;
     }
 }
 

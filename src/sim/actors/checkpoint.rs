@@ -111,4 +111,53 @@ mod tests {
             vec![(0, 1, 2, 20), (0, 3, 1, 30), (0, 5, 1, 50), (1, 6, 2, 70)]
         );
     }
+
+    #[test]
+    fn runs_of_one_page_and_of_nothing() {
+        assert_eq!(runs(&[], 64).count(), 0, "no dirty page, no write");
+        let dirty = [k(0, 1), k(0, 2), k(0, 3)];
+        assert_eq!(
+            runs(&dirty, 1).collect::<Vec<_>>(),
+            vec![(0, 1, 1, 10), (0, 2, 1, 20), (0, 3, 1, 30)]
+        );
+        assert_eq!(
+            runs(&dirty, 0).count(),
+            3,
+            "a maximum of 0 is a page per write"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn runs_write_every_dirty_page_once_behind_its_lsn(
+            pages in proptest::collection::btree_set((0usize..3, 1u64..200), 0..150),
+            lsns in proptest::collection::vec(1u64..1_000_000, 150),
+            max in 1u64..40,
+        ) {
+            let dirty: Vec<(PageKey, u64)> = pages
+                .iter()
+                .zip(&lsns)
+                .map(|(&(file, page), &lsn)| (PageKey { file, page }, lsn))
+                .collect();
+            let out: Vec<_> = runs(&dirty, max).collect();
+            let mut at = 0;
+            for &(file, first, n, lsn) in &out {
+                proptest::prop_assert!((1..=max).contains(&n));
+                let covered = &dirty[at..at + n as usize];
+                for (i, (key, _)) in covered.iter().enumerate() {
+                    proptest::prop_assert_eq!(*key, PageKey { file, page: first + i as u64 });
+                }
+                // The log is flushed past the newest change of any page in the write.
+                let newest = covered.iter().map(|&(_, l)| l).max();
+                proptest::prop_assert_eq!(Some(lsn), newest);
+                at += n as usize;
+            }
+            proptest::prop_assert_eq!(at, dirty.len(), "every dirty page once, in order");
+            // A run ends only at a gap, another file or the maximum.
+            for p in out.windows(2) {
+                let ((f0, s0, n0, _), (f1, s1, _, _)) = (p[0], p[1]);
+                proptest::prop_assert!(f0 != f1 || s0 + n0 != s1 || n0 == max);
+            }
+        }
+    }
 }

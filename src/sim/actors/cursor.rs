@@ -13,7 +13,8 @@
 //!
 //! The cursor decides *which* pages come next, nothing else: the request it yields is
 //! clamped again to the size held by the request itself (`flight`), and checked like any
-//! other.
+//! other. [`requests`] cuts a run into the requests of a buffer, for every actor that walks
+//! a file in order (the audit, the backup, the sweeps, DBCC's view).
 
 /// Where a sequential user's next run starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +54,23 @@ impl Cursor {
     }
 }
 
+/// The requests that read a file of `pages` pages whole past its header, as `(first,
+/// pages)`: from page 1 in order, at most `max` pages each.
+pub fn whole_file(pages: u64, max: u64) -> impl Iterator<Item = (u64, u64)> {
+    requests(1, pages.saturating_sub(1), max)
+}
+
+/// The requests of a run of `len` pages from `first`, as `(first, pages)`: in order, each at
+/// most `max` pages (at least one), the last one short.
+pub fn requests(first: u64, len: u64, max: u64) -> impl Iterator<Item = (u64, u64)> {
+    let max = max.max(1);
+    let end = first.saturating_add(len);
+    (0..len.div_ceil(max)).map(move |k| {
+        let at = first + k * max;
+        (at, max.min(end - at))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +96,43 @@ mod tests {
         assert_eq!(h.next, 1);
         assert_eq!(h.take(1, 8), None, "a file of its header only");
         assert_eq!(h.take(2, 0), Some((1, 1)), "at least one page");
+    }
+
+    #[test]
+    fn a_run_is_split_into_requests_of_the_buffer_in_order() {
+        let split = |first, len, max| requests(first, len, max).collect::<Vec<_>>();
+        assert_eq!(split(1, 10, 4), vec![(1, 4), (5, 4), (9, 2)]);
+        assert_eq!(split(7, 8, 4), vec![(7, 4), (11, 4)]);
+        assert_eq!(split(3, 2, 64), vec![(3, 2)]);
+        assert_eq!(split(3, 0, 64), vec![], "no pages, no request");
+        assert_eq!(
+            split(3, 3, 0),
+            vec![(3, 1), (4, 1), (5, 1)],
+            "at least a page"
+        );
+    }
+
+    #[test]
+    fn a_whole_file_is_read_past_its_header() {
+        let all = |pages, max| whole_file(pages, max).collect::<Vec<_>>();
+        assert_eq!(all(10, 4), vec![(1, 4), (5, 4), (9, 1)]);
+        assert_eq!(all(2, 4), vec![(1, 1)]);
+        assert_eq!(all(1, 4), vec![], "the header page alone");
+        assert_eq!(all(0, 4), vec![]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn requests_cover_a_run_once_within_the_buffer(
+            first in 1u64..1_000_000,
+            len in 0u64..5_000,
+            max in 0u64..2_000,
+        ) {
+            let r: Vec<(u64, u64)> = requests(first, len, max).collect();
+            proptest::prop_assert_eq!(r.iter().map(|&(_, n)| n).sum::<u64>(), len);
+            proptest::prop_assert!(r.iter().all(|&(_, n)| n >= 1 && n <= max.max(1)));
+            proptest::prop_assert!(r.first().is_none_or(|&(f, _)| f == first));
+            proptest::prop_assert!(r.windows(2).all(|p| p[0].0 + p[0].1 == p[1].0));
+        }
     }
 }

@@ -28,6 +28,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod choice;
+
+use choice::Mark;
+pub use choice::{wait_step, LogView, Wait};
+
 use super::context::Run;
 use super::stream_failure::{stream_failed_on, unreadable};
 use super::worker::Worker;
@@ -66,13 +71,6 @@ pub fn owns(plan: &SimPlan, m: &mut Manifest) {
 /// The `Func` of the log backup's log lines.
 const FUNC: &str = "BackupUser::LogBackup";
 
-/// Where the next log backup of one log starts: the block before it and its LSN.
-#[derive(Debug, Clone, Copy)]
-struct Mark {
-    after: u64,
-    from: u64,
-}
-
 /// Lets the logs go when the log backups end, however they end.
 struct Release<'r, 'a>(&'r Run<'a>);
 
@@ -100,10 +98,7 @@ pub fn run(w: &mut Worker<'_>) {
         .map(|l| {
             let from = l.wal.durable_end();
             l.wal.retain_from(Some(from));
-            Mark {
-                after: NO_PREV,
-                from,
-            }
+            Mark::start(from)
         })
         .collect();
     let _release = Release(run);
@@ -123,19 +118,19 @@ pub fn run(w: &mut Worker<'_>) {
 fn wait(w: &Worker<'_>, interval: Duration, marks: &[Mark]) -> bool {
     let started = Instant::now();
     loop {
-        let half_full = w
-            .run
-            .files
-            .logs
-            .iter()
-            .zip(marks)
-            .any(|(l, m)| l.wal.durable_end().saturating_sub(m.from) >= l.wal.area_len() / 2);
+        let logs = w.run.files.logs.iter().zip(marks).map(|(l, m)| LogView {
+            durable_end: l.wal.durable_end(),
+            from: m.from,
+            area_len: l.wal.area_len(),
+        });
         let left = interval.saturating_sub(started.elapsed());
-        if half_full || left.is_zero() {
-            return !w.run.controls.stop.phase_over();
-        }
-        if !w.pause(left.min(Duration::from_millis(20))) {
-            return false;
+        match wait_step(logs, left) {
+            Wait::Now => return !w.run.controls.stop.phase_over(),
+            Wait::Sleep(d) => {
+                if !w.pause(d) {
+                    return false;
+                }
+            }
         }
     }
 }
@@ -297,10 +292,7 @@ fn read_log(
         return false;
     }
     if let Some(last) = report.blocks.last() {
-        *mark = Mark {
-            after: last.lsn,
-            from: last.lsn + u64::from(last.len).max(u64::from(wal.unit())),
-        };
+        *mark = Mark::after_block(last.lsn, last.len, wal.unit());
     }
     true
 }
@@ -310,12 +302,8 @@ fn read_log(
 /// the device keeps refusing would hold for ever, the users waiting on a full log).
 fn restart_chain(run: &Run<'_>, marks: &mut [Mark]) {
     for (log, mark) in run.files.logs.iter().zip(marks.iter_mut()) {
-        let from = log.wal.durable_end();
-        *mark = Mark {
-            after: NO_PREV,
-            from,
-        };
-        log.wal.retain_from(Some(from));
+        *mark = Mark::start(log.wal.durable_end());
+        log.wal.retain_from(Some(mark.from));
     }
 }
 
@@ -365,3 +353,6 @@ fn say(run: &Run<'_>, severity: Severity, text: String) {
         text,
     );
 }
+
+#[cfg(test)]
+mod tests;

@@ -12,10 +12,13 @@ use crate::sim::engine::logscan::{check_block, scan_chain, ChainSpec, LogProblem
 use crate::sim::engine::retry::RetryPolicy;
 use crate::sim::engine::wal::{LogGate, LogIo, MAX_GROUP};
 
+/// How often the log writer flushes what is pending.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(20);
+
 /// The log writer: flushes whatever is pending every few milliseconds (group commit of
 /// records whose users did not wait).
 pub fn log_writer(w: &mut Worker<'_>) {
-    while w.pause(Duration::from_millis(20)) {
+    while w.pause(FLUSH_INTERVAL) {
         for i in 0..w.run.files.logs.len() {
             w.flush_log_index(i);
         }
@@ -65,8 +68,7 @@ pub fn read_log_forward(w: &mut Worker<'_>, log: usize, file: usize) {
     let spec = chain_spec(w, log, file, usize::MAX);
     let wal = &w.run.files.logs[log].wal;
     let (after, from) = wal.forward_mark();
-    // Leave a margin the writer may reach while the read goes on.
-    if from + spec.area_len < spec.durable_end + 2 * MAX_GROUP {
+    if forward_overtaken(from, spec.area_len, spec.durable_end) {
         wal.set_forward_mark(crate::sim::engine::logblock::NO_PREV, spec.durable_end);
         return;
     }
@@ -90,6 +92,21 @@ pub fn read_log_forward(w: &mut Worker<'_>, log: usize, file: usize) {
         }
         Err(e) => log_read_failed(w, file, &e),
     }
+}
+
+/// Whether a forward read from `from` would race the writer round a circular area of
+/// `area_len` bytes whose durable end is `durable_end`: the writer has lapped the mark, or
+/// would within the margin it may reach while the read goes on (two groups). Then the read
+/// is not made and starts over from the durable end.
+pub fn forward_overtaken(from: u64, area_len: u64, durable_end: u64) -> bool {
+    from + area_len < durable_end + 2 * MAX_GROUP
+}
+
+/// Whether the block at `lsn` that read wrong may have been overwritten legitimately: the
+/// writer, having appended up to `appended_end` (and a group more since it looked), has come
+/// round the circular area of `area_len` bytes over it. Such a block is gone, not damaged.
+pub fn lapped(lsn: u64, area_len: u64, appended_end: u64) -> bool {
+    lsn + area_len <= appended_end + MAX_GROUP
 }
 
 /// A read of the log failed (the backward walk or the forward read): a `read_error` finding
@@ -129,9 +146,7 @@ fn report_log_problem(
     p: &LogProblem,
 ) {
     let wal = &w.run.files.logs[log].wal;
-    // The log writer may have come round the circular area while the walk read an old block:
-    // such a block is gone legitimately, not damaged.
-    if p.lsn + spec.area_len <= wal.appended_end() + MAX_GROUP {
+    if lapped(p.lsn, spec.area_len, wal.appended_end()) {
         return;
     }
     report_bad_block(w, log, file, spec, p, "");
@@ -225,5 +240,39 @@ impl<'a> Worker<'a> {
             let most = self.run.controls.throttles[file].max_outstanding() as u64;
             self.stats.outstanding(file, most);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AREA: u64 = 64 << 20;
+
+    #[test]
+    fn a_forward_read_starts_over_when_the_writer_may_lap_its_mark() {
+        // A mark well within a lap of the durable end: read.
+        assert!(!forward_overtaken(10 << 20, AREA, 20 << 20));
+        // The boundary: a mark exactly two groups clear of a lap is read, one byte less is not.
+        let durable = 100 << 20;
+        let edge = durable + 2 * MAX_GROUP - AREA;
+        assert!(!forward_overtaken(edge, AREA, durable));
+        assert!(forward_overtaken(edge - 1, AREA, durable));
+        // A mark a whole lap behind: long overwritten.
+        assert!(forward_overtaken(0, AREA, AREA + 1));
+        // A fresh log: nothing durable yet, nothing to race.
+        assert!(!forward_overtaken(0, AREA, 0));
+    }
+
+    #[test]
+    fn a_bad_block_a_lap_behind_the_writer_is_not_damage() {
+        let appended = 200 << 20;
+        // The newest lap's blocks are judged.
+        assert!(!lapped(appended - (1 << 20), AREA, appended));
+        // A block the writer (and a group of slack) has come round over is spared.
+        let edge = appended + MAX_GROUP - AREA;
+        assert!(lapped(edge, AREA, appended));
+        assert!(!lapped(edge + 1, AREA, appended));
+        assert!(lapped(0, AREA, appended));
     }
 }

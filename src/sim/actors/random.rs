@@ -39,6 +39,34 @@ pub fn pick_region(
     Some(Region { file, start, len })
 }
 
+/// The region a cycle works in: the one held (`current`), unless there is none yet or the
+/// user jumps (chance `JumpToNewRegionPercentage`, not drawn when there is none); then a
+/// region of a data file drawn from `data` (the run's data files), whose size `pages_of` reads
+/// for the file drawn only, so that no other file's size lock is taken. `None` when the file
+/// drawn holds its header alone, or there is no data file (no draw then).
+pub fn next_region(
+    rng: &mut SmallRng,
+    current: Option<Region>,
+    data: &[usize],
+    plan: &RandomPlan,
+    pages_of: impl FnOnce(usize) -> u64,
+) -> Option<Region> {
+    if current.is_some() && !chance(rng, plan.jump) {
+        return current;
+    }
+    let last = (data.len() as u64).checked_sub(1)?;
+    let file = data[between(rng, 0, last) as usize];
+    pick_region(rng, file, pages_of(file), plan.min_chain, plan.max_chain)
+}
+
+/// The rounds of busy work after a cycle's reads: `CPUCyclesMin..=CPUCyclesMax` with
+/// `CPUSimulation=TRUE` (`cpu`, a minimum above the maximum taken as the maximum); `None`,
+/// and no draw, without it or with a maximum of 0.
+pub fn cpu_rounds(rng: &mut SmallRng, cpu: Option<(u64, u64)>) -> Option<u64> {
+    let (lo, hi) = cpu.filter(|&(_, hi)| hi > 0)?;
+    Some(between(rng, lo.min(hi), hi))
+}
+
 /// `rounds` rounds of busy work that the optimiser cannot remove; returns its result.
 pub fn busy(rounds: u64, seed: u64) -> u64 {
     let mut x = seed | 1;
@@ -58,17 +86,14 @@ pub fn run(w: &mut Worker<'_>) {
     let (mut spins, mut rounds) = (0u64, 0u64);
     let mut region: Option<Region> = None;
     while !w.run.controls.stop.phase_over() {
-        if region.is_none() || w.chance(plan.jump) {
-            let file = w.run.files.data[w.between(0, w.run.files.data.len() as u64 - 1) as usize];
-            let pages = *w.run.files[file].pages.read();
-            region = pick_region(&mut w.rng, file, pages, plan.min_chain, plan.max_chain);
-        }
+        let run = w.run;
+        let size = |file: usize| *run.files[file].pages.read();
+        region = next_region(&mut w.rng, region, &run.files.data, &plan, size);
         let Some(r) = region else {
             break;
         };
         one_cycle(w, r, &plan);
-        if let Some((lo, hi)) = cpu.filter(|&(_, hi)| hi > 0) {
-            let n = w.between(lo.min(hi), hi);
+        if let Some(n) = cpu_rounds(&mut w.rng, cpu) {
             busy(n, spins);
             (spins, rounds) = (spins + 1, rounds + n);
         }
@@ -156,127 +181,4 @@ fn one_cycle(w: &mut Worker<'_>, r: Region, plan: &RandomPlan) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::SeedableRng;
-    use std::time::Duration;
-
-    fn plan(write_ratio: f64, rollback: f64) -> RandomPlan {
-        RandomPlan {
-            users: 1,
-            jump: 0.05,
-            min_chain: 8,
-            max_chain: 64,
-            write_ratio,
-            min_log: 64,
-            max_log: 8192,
-            rollback,
-            sleep_after: Duration::ZERO,
-        }
-    }
-
-    #[test]
-    fn a_region_is_inside_the_file_past_its_header() {
-        let mut rng = SmallRng::seed_from_u64(12);
-        let (mut shortest, mut longest) = (u64::MAX, 0);
-        for _ in 0..10_000 {
-            let r = pick_region(&mut rng, 2, 1_000, 8, 64).expect("a file of 1,000 pages");
-            assert_eq!(r.file, 2);
-            assert!((8..=64).contains(&r.len), "{r:?}");
-            assert!(r.start >= 1 && r.start + r.len <= 1_000, "{r:?}");
-            (shortest, longest) = (shortest.min(r.len), longest.max(r.len));
-        }
-        assert_eq!((shortest, longest), (8, 64));
-        // A file smaller than a region: the region is the file past its header.
-        let mut small = SmallRng::seed_from_u64(1);
-        assert!((0..100).all(|_| pick_region(&mut small, 0, 5, 8, 64)
-            == Some(Region {
-                file: 0,
-                start: 1,
-                len: 4
-            })));
-        // The header page alone: no region, and no draw.
-        let (mut a, b) = (SmallRng::seed_from_u64(2), SmallRng::seed_from_u64(2));
-        assert_eq!(pick_region(&mut a, 0, 1, 8, 64), None);
-        assert_eq!(pick_region(&mut a, 0, 0, 8, 64), None);
-        assert_eq!(a, b);
-    }
-
-    #[test]
-    fn a_chain_stays_inside_its_region_and_within_one_request() {
-        let mut rng = SmallRng::seed_from_u64(7);
-        let r = Region {
-            file: 0,
-            start: 100,
-            len: 40,
-        };
-        let mut longest = 0;
-        for _ in 0..10_000 {
-            let (start, chain) = pick_chain(&mut rng, r, 16);
-            assert!((1..=16).contains(&chain), "{chain}");
-            assert!(start >= 100 && start + chain <= 140, "{start}+{chain}");
-            longest = longest.max(chain);
-        }
-        assert_eq!(longest, 16, "the longest chain is one request");
-        // A region shorter than a request: the chain is at most the region.
-        let short = Region { len: 3, ..r };
-        for _ in 0..1000 {
-            let (start, chain) = pick_chain(&mut rng, short, 16);
-            assert!(chain <= 3 && start >= 100 && start + chain <= 103);
-        }
-    }
-
-    #[test]
-    fn updates_rollbacks_and_log_sizes_follow_the_plan() {
-        // RandomUserReadWriteRatio=9000 (90 % of pages read only), RollbackChance=100 (10 %).
-        let p = plan(0.1, 0.1);
-        let mut rng = SmallRng::seed_from_u64(11);
-        let (mut updates, mut rolled) = (0u32, 0u32);
-        for _ in 0..100_000 {
-            match page_action(&mut rng, &p, true) {
-                PageAction::Keep => {}
-                PageAction::RolledBack => rolled += 1,
-                PageAction::Update(bytes) => {
-                    assert!((64..=8192).contains(&bytes), "{bytes}");
-                    updates += 1;
-                }
-            }
-        }
-        // 9,000 updates and 1,000 rollbacks expected; a seed's draw is within a few percent.
-        assert!((8_500..9_500).contains(&updates), "{updates}");
-        assert!((800..1_200).contains(&rolled), "{rolled}");
-        // Without a log nothing is logged, and the draws of the log size are not made.
-        let mut a = SmallRng::seed_from_u64(3);
-        assert!((0..1000).all(|_| !matches!(
-            page_action(&mut a, &plan(1.0, 0.0), false),
-            PageAction::Update(_)
-        )));
-        // Read only, and all writes: the two ends.
-        let mut b = SmallRng::seed_from_u64(5);
-        assert!((0..1000).all(|_| page_action(&mut b, &plan(0.0, 0.5), true) == PageAction::Keep));
-        assert!((0..1000).all(|_| matches!(
-            page_action(&mut b, &plan(1.0, 0.0), true),
-            PageAction::Update(_)
-        )));
-    }
-
-    #[test]
-    fn the_same_seed_decides_the_same_cycle() {
-        let r = Region {
-            file: 0,
-            start: 1,
-            len: 500,
-        };
-        let p = plan(0.3, 0.2);
-        let decide = |seed: u64| {
-            let mut rng = SmallRng::seed_from_u64(seed);
-            let (start, chain) = pick_chain(&mut rng, r, 64);
-            let actions: Vec<PageAction> = (0..chain)
-                .map(|_| page_action(&mut rng, &p, true))
-                .collect();
-            (start, chain, actions)
-        };
-        assert_eq!(decide(42), decide(42));
-        assert_ne!(decide(42), decide(43));
-    }
-}
+mod tests;

@@ -28,12 +28,11 @@ pub fn run(w: &mut Worker<'_>) {
     ));
     let (mut rounds, mut pages, mut backed_off) = (0u64, 0u64, 0u64);
     while w.pause(TICK) {
-        let slowest = slowest_average_ms(w);
-        if slowest > BACK_OFF_MS {
+        if backs_off(averages_ms(w)) {
             backed_off += 1;
             continue;
         }
-        let aged = w.run.files.pool.aged_dirty(target, w.max_pages() * 8);
+        let aged = w.run.files.pool.aged_dirty(target, batch(w.max_pages()));
         if aged.is_empty() {
             continue;
         }
@@ -52,13 +51,46 @@ pub fn run(w: &mut Worker<'_>) {
     );
 }
 
-/// The highest running average I/O duration among the data files, ms.
-fn slowest_average_ms(w: &Worker<'_>) -> u64 {
+/// The data files' running average I/O durations, ms.
+fn averages_ms<'w>(w: &'w Worker<'_>) -> impl Iterator<Item = u64> + 'w {
     let run = w.run;
     run.files
         .data
         .iter()
-        .map(|&f| run.controls.throttles[f].running_average_ms())
-        .max()
-        .unwrap_or(0)
+        .map(move |&f| run.controls.throttles[f].running_average_ms())
+}
+
+/// Whether a round backs off: when the slowest data file's running average I/O duration
+/// (`averages_ms`) is above [`BACK_OFF_MS`]; never without a data file.
+pub fn backs_off(averages_ms: impl IntoIterator<Item = u64>) -> bool {
+    averages_ms.into_iter().max().unwrap_or(0) > BACK_OFF_MS
+}
+
+/// The aged pages one round writes at most: eight requests of the worker's buffer
+/// (`max_pages`), a trickle beside the checkpoint's burst.
+pub fn batch(max_pages: usize) -> usize {
+    max_pages.saturating_mul(8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_backs_off_only_above_the_threshold_on_the_slowest_file() {
+        assert!(!backs_off([]), "no data file");
+        assert!(!backs_off([0, 10, BACK_OFF_MS]), "at the threshold: writes");
+        assert!(
+            backs_off([0, BACK_OFF_MS + 1, 3]),
+            "one slow file is enough"
+        );
+        assert!(backs_off([u64::MAX]));
+    }
+
+    #[test]
+    fn a_round_writes_at_most_eight_requests() {
+        assert_eq!(batch(64), 512);
+        assert_eq!(batch(1), 8);
+        assert_eq!(batch(usize::MAX), usize::MAX, "no overflow");
+    }
 }

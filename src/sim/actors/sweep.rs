@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use super::cursor::whole_file;
 use super::log_writer;
 use super::outstanding::{After, Outstanding};
 use super::worker::Worker;
@@ -18,11 +19,11 @@ pub fn initial_update(w: &mut Worker<'_>, i: usize) {
     let pages = *run.files[file].pages.read();
     let t = Instant::now();
     let mut flight = Outstanding::new(run);
-    let mut page = 1;
-    while page < pages && !run.controls.stop.run_stopped() {
-        let n = (w.max_pages() as u64).min(pages - page);
+    for (page, n) in whole_file(pages, w.max_pages() as u64) {
+        if run.controls.stop.run_stopped() {
+            break;
+        }
         flight.write(w, file, page, n, 0, After::Nothing);
-        page += n;
     }
     flight.drain(w);
     let name = run.files[file].path.display().to_string();
@@ -62,12 +63,12 @@ pub fn log_chains(w: &mut Worker<'_>, _: usize) {
 /// retained log chain checked.
 pub fn audit_pass(w: &mut Worker<'_>, file: usize) -> u64 {
     let pages = *w.run.files[file].pages.read();
-    let mut page = 1;
     let mut verified = 0;
-    while page < pages && !w.run.controls.stop.run_stopped() {
-        let n = (w.max_pages() as u64).min(pages - page);
+    for (page, n) in whole_file(pages, w.max_pages() as u64) {
+        if w.run.controls.stop.run_stopped() {
+            break;
+        }
         verified += w.read_run(file, page, n).pages;
-        page += n;
     }
     verified
 }
