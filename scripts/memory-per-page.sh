@@ -6,11 +6,13 @@
 #
 # Usage: scripts/memory-per-page.sh [SQLIOSIM [DIR [SECONDS [SIZES_MB...]]]]
 #   defaults: target/release/sqliosim, /var/tmp, 3, 256 4096 8192
+#   MEMORY_CFG=FILE runs FILE instead of configs/quick.cfg.ini (its [File1] fixed the same way),
+#   e.g. configs/quick-checkdb.cfg.ini, whose DBCC check keeps its snapshot open all the run.
 # Each run works in a fresh directory made under DIR and removes only that.
 set -eu
 bin=${1:-target/release/sqliosim}; base=${2:-/var/tmp}; secs=${3:-3}
 [ $# -gt 3 ] && shift 3 || set -- 256 4096 8192
-cfg_src=$(dirname "$0")/../configs/quick.cfg.ini
+cfg_src=${MEMORY_CFG:-$(dirname "$0")/../configs/quick.cfg.ini}
 work=$(mktemp -d "$base/memory-per-page.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 prev_pages=; prev_kb=

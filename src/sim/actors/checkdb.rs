@@ -4,21 +4,22 @@
 //! 1. creates a sparse sibling of every data file (`NAME_MSSQL_DBCC<i>`, `SimPlan::
 //!    snapshot_path`: its header page, then a hole of the source's size) and opens the
 //!    snapshot: from then on every writer (checkpoint, lazy writer, recovery writer, bulk and
-//!    random users, shrink's moves) copies a page's pre-image into the sparse file before the
-//!    page's first write, in its own write path (`preserve`, engine `snapshot`);
-//! 2. captures every page's state at that point in time;
-//! 3. reads the snapshot view in allocation order, `ReadAheadPages` at a time: the copy where
-//!    there is one, else the source, and checks each page against its snapshot-time state, so
-//!    a page written during the check is seen at the generation it had when the check began;
-//! 4. closes the snapshot, then checks the sparse files: every copied page as it was copied, every
+//!    random users, shrink's moves) captures a page's state and copies its pre-image into the
+//!    sparse file before the page's first write, in its own write path (`preserve`, engine
+//!    `snapshot`);
+//! 2. reads the snapshot view in allocation order, `ReadAheadPages` at a time: the copy where
+//!    there is one, else the source under its read latch, and checks each page against its
+//!    snapshot-time state (the one its writer captured, else the source's: no write since the
+//!    open), so a page written during the check is seen at the generation it had when the
+//!    check began;
+//! 3. closes the snapshot, then checks the sparse files: every copied page as it was copied, every
 //!    other page a hole that reads as zeros, and their allocation (`st_blocks`) against the
 //!    header page and the copies;
-//! 5. removes the files.
+//! 4. removes the files.
 //!
 //! A copied page read back otherwise is a finding of its class (one that reads as zeros a lost
-//! write); a hole that reads as anything but zeros is `hole_not_zeros`; a source page seen at a
-//! generation other than its snapshot-time one is a finding of its class (newer: a write that
-//! reached the source without its pre-image being kept). Each is a finding of the DBCC User on
+//! write); a hole that reads as anything but zeros is `hole_not_zeros`; a source page that does
+//! not read as its snapshot-time state is a finding of its class. Each is a finding of the DBCC User on
 //! the file read, with the detail naming the snapshot. The snapshot's files are never durable:
 //! the journal never holds them, a crash owes nothing of them, a rerun recreates them; a check
 //! with a finding keeps its files as evidence and this user checks no more (the next check would
@@ -57,8 +58,6 @@ pub fn owns(plan: &SimPlan, m: &mut Manifest) {
 
 /// The `Func` of the DBCC User's log lines.
 const FUNC: &str = "DbccUser::CheckDb";
-/// Pages captured per latch taken.
-const CAPTURE_PAGES: u64 = 256;
 
 /// Runs DBCC User `i` until the phase ends.
 pub fn run(w: &mut Worker<'_>, i: usize) {
@@ -130,9 +129,6 @@ const SNAP_ID: u32 = 0x6000;
 fn check(w: &mut Worker<'_>, snapshot: &Arc<Snapshot>, chunk: u32, delay_ms: u32) -> u64 {
     let run = w.run;
     let started = Instant::now();
-    for sf in &snapshot.files {
-        capture(w, sf);
-    }
     let chunk = view_chunk(chunk, run.plan.caps.read_ahead_pages);
     let mut findings = 0;
     let (mut pages, mut from_copies) = (0, 0);
@@ -216,18 +212,6 @@ pub fn view_chunk(read_ahead_pages: u32, cap: u64) -> u64 {
 /// past the header once, in allocation order, `chunk` pages at a time (the last one short).
 pub fn view_runs(pages: u64, chunk: u64) -> impl Iterator<Item = (u64, u64)> {
     whole_file(pages, chunk)
-}
-
-/// Captures every page's state at the snapshot's point in time (a page a writer reached first
-/// was captured by it).
-fn capture(w: &Worker<'_>, sf: &SnapFile) {
-    let f = &w.run.files[sf.file];
-    for (first, n) in whole_file(sf.pages, CAPTURE_PAGES) {
-        let _latch = f.oracle.read_latch_range(first, n);
-        for p in first..first + n {
-            sf.capture(p, f.oracle.expected_state(p));
-        }
-    }
 }
 
 /// A request of the check that failed: the device's failure (EIO and its kin) is a

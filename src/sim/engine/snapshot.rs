@@ -2,52 +2,50 @@
 //! file, into which a source page's pre-image is copied before the page is first written while
 //! the snapshot is open, so that the check sees every page as it was when the snapshot began.
 //!
-//! Per page of a snapshot file the state is one word, 8 bytes: the page's expected state at
-//! the snapshot's point in time (captured once: its generation and flags), and whether its
-//! pre-image was copied (or could not be: *lost*, reported when it happened). The old
-//! generation of a page captured in flight or unknown (a write under way or failed as the
-//! snapshot opened: a few pages) is kept in a map beside. Every access
-//! to a page's state is made under that page's latch of the source's oracle: a writer captures
-//! and copies under the write latch it takes for its write, before `begin_write`; the check
-//! captures and reads under the read latch. So a page is captured before any write begun after
-//! the snapshot was opened, its copy is complete before its flag says so, and a check that sees
-//! the flag clear reads a source no writer is changing.
+//! A page's snapshot state is what the oracle said of it when the first writer to reach it
+//! after the open captured it, with whether its pre-image was copied (or could not be: *lost*,
+//! reported when it happened). A page no writer has reached has no captured state and needs
+//! none: its source is unchanged since the open, so the source oracle's present state is its
+//! snapshot state ([`SnapFile::view_state`]). The states are kept in `state::PageStates`, sized
+//! by the pages written while the snapshot is open and at worst one word (8 bytes) a page (its
+//! module doc says how).
+//!
+//! Every access to a page's state is made under that page's latch of the source's oracle: a
+//! writer captures and copies under the write latch it takes for its write, before
+//! `begin_write`; the check reads under the read latch. So a page is captured before any write
+//! begun after the snapshot was opened, its copy is complete before its flag says so, and a
+//! check that sees the flag clear reads a source no writer is changing, whose oracle state is
+//! still the one it had at the open. A write begun before the open holds its write latch until
+//! it completes, so the check (and any later writer) meets the page only once that write is
+//! over, at the state the write left: the state a capture at the open would have waited for
+//! under the same latch. Nothing else changes a page's expected state while a snapshot is open
+//! (a shrink does not cut a file a snapshot holds; a resume sets states before any actor runs),
+//! so the check needs no capture pass of its own.
 //!
 //! The point in time is per page: a page's snapshot state is what the oracle said of it when
-//! it was captured, either by the check's capture pass right after the snapshot opened or by the
-//! first writer to reach it (earlier). SQL Server's snapshot is also consistent across pages,
-//! through recovery run on it; the pages' images, which is what the storage stack handles, are
-//! the same.
+//! it was first written after the open, or when the check read it. SQL Server's snapshot is
+//! also consistent across pages, through recovery run on it; the pages' images, which is what
+//! the storage stack handles, are the same.
 
 mod copy;
+mod state;
 
 pub use copy::{CopyIo, CopyProblem};
+pub use state::{shards_for, PageStates};
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 
 use crate::io::Storage;
 use crate::page::{Expect, ExpectedState};
+use crate::sim::engine::oracle::Oracle;
+use state::{COPIED, LOST};
 
-const CAPTURED: u64 = 1 << 63;
-const COPIED: u64 = 1 << 62;
-const LOST: u64 = 1 << 61;
-const UNKNOWN: u64 = 1 << 60;
-const IN_FLIGHT: u64 = 1 << 59;
-const GEN_MASK: u64 = IN_FLIGHT - 1;
-
-/// One page's snapshot state: flags and the generation (`issued`/`new` for unknown and
-/// in-flight states, whose old generation is in [`SnapFile`]'s `olds`).
-#[derive(Debug, Default)]
-struct Slot {
-    a: AtomicU64,
-}
-
-/// The snapshot of one data file: its sparse file and every page's state.
+/// The snapshot of one data file: its sparse file and the states of the pages written since
+/// it opened.
 #[derive(Debug)]
 pub struct SnapFile {
     /// Index of the source data file in the run's files.
@@ -58,9 +56,7 @@ pub struct SnapFile {
     pub storage: Arc<dyn Storage>,
     /// Pages of the source when the snapshot opened: pages `1..pages` are in the snapshot.
     pub pages: u64,
-    slots: Box<[Slot]>,
-    /// The old generation of each page captured in flight or unknown.
-    olds: Mutex<HashMap<u64, u64>>,
+    states: PageStates,
     /// Pages whose pre-image was copied.
     copied: AtomicU64,
     /// Requests that copied pre-images.
@@ -85,88 +81,54 @@ pub struct Snapshots {
 impl SnapFile {
     /// The snapshot of `file`, `pages` pages, kept in `storage` at `path`; no page captured.
     pub fn new(file: usize, path: PathBuf, storage: Arc<dyn Storage>, pages: u64) -> SnapFile {
-        let mut slots = Vec::new();
-        slots.resize_with(usize::try_from(pages).unwrap_or(0), Slot::default);
         SnapFile {
             file,
             path,
             storage,
             pages,
-            slots: slots.into_boxed_slice(),
-            olds: Mutex::new(HashMap::new()),
+            states: PageStates::new(pages),
             copied: AtomicU64::new(0),
             copy_writes: AtomicU64::new(0),
         }
     }
 
-    fn slot(&self, page: u64) -> Option<&Slot> {
-        (page >= 1)
-            .then(|| self.slots.get(usize::try_from(page).ok()?))
-            .flatten()
-    }
-
     /// Records `state` as the page's snapshot state unless it has one. The caller holds the
     /// page's latch of the source.
     pub fn capture(&self, page: u64, state: ExpectedState) {
-        let Some(slot) = self.slot(page) else { return };
-        let a = slot.a.load(Ordering::Acquire);
-        if a & CAPTURED != 0 {
-            return;
-        }
-        let (gen, old) = match state {
-            ExpectedState::NeverWritten => (0, 0),
-            ExpectedState::Written { generation } => (generation, 0),
-            ExpectedState::InFlight { old, new } => (new | IN_FLIGHT, old),
-            ExpectedState::Unknown { old, issued } => (issued | UNKNOWN, old),
-        };
-        if gen & (IN_FLIGHT | UNKNOWN) != 0 {
-            // Before the flags that send a reader here are stored.
-            self.olds.lock().insert(page, old);
-        }
-        slot.a
-            .store(gen | CAPTURED | (a & (COPIED | LOST)), Ordering::Release);
+        self.states.capture(page, state);
     }
 
-    /// The page's snapshot state, once captured.
+    /// The page's snapshot state, once captured (by a writer, before its first write since the
+    /// snapshot opened).
     pub fn state(&self, page: u64) -> Option<ExpectedState> {
-        let slot = self.slot(page)?;
-        let a = slot.a.load(Ordering::Acquire);
-        if a & CAPTURED == 0 {
-            return None;
-        }
-        let gen = a & GEN_MASK;
-        let old = if a & (IN_FLIGHT | UNKNOWN) != 0 {
-            self.olds.lock().get(&page).copied().unwrap_or(0)
-        } else {
-            0
-        };
-        Some(if a & UNKNOWN != 0 {
-            ExpectedState::Unknown { old, issued: gen }
-        } else if a & IN_FLIGHT != 0 {
-            ExpectedState::InFlight { old, new: gen }
-        } else if gen == 0 {
-            ExpectedState::NeverWritten
-        } else {
-            ExpectedState::Written { generation: gen }
-        })
+        self.states.state(page)
+    }
+
+    /// The state page `page` of the snapshot view must read as: its captured state, else (no
+    /// write since the open) the source's present one. The caller holds the page's latch of
+    /// `source`, or knows the page copied or lost.
+    pub fn view_state(&self, source: &Oracle, page: u64) -> ExpectedState {
+        self.state(page)
+            .unwrap_or_else(|| source.expected_state(page))
     }
 
     /// True when the page's pre-image is in the sparse file.
     pub fn is_copied(&self, page: u64) -> bool {
-        self.slot(page)
-            .is_some_and(|s| s.a.load(Ordering::Acquire) & COPIED != 0)
+        self.states.has(page, COPIED)
     }
 
     /// True when the page's pre-image could not be kept (already reported).
     pub fn is_lost(&self, page: u64) -> bool {
-        self.slot(page)
-            .is_some_and(|s| s.a.load(Ordering::Acquire) & LOST != 0)
+        self.states.has(page, LOST)
+    }
+
+    /// True when the page's pre-image is copied or lost: nothing more to do for it.
+    pub fn is_settled(&self, page: u64) -> bool {
+        self.states.has(page, COPIED | LOST)
     }
 
     fn mark(&self, page: u64, flag: u64) {
-        if let Some(s) = self.slot(page) {
-            s.a.fetch_or(flag, Ordering::AcqRel);
-        }
+        self.states.mark(page, flag);
     }
 
     /// Pages copied on write so far.
@@ -179,7 +141,12 @@ impl SnapFile {
         self.copy_writes.load(Ordering::Acquire)
     }
 
-    /// The expectation of page `page` of the snapshot view (the source's identity).
+    /// Bytes of the pages' snapshot states.
+    pub fn state_bytes(&self) -> usize {
+        self.states.memory_bytes()
+    }
+
+    /// The expectation of a captured page of the snapshot view (the source's identity).
     pub fn expect(&self, run_id: u64, file_id: u32, page: u64) -> Option<Expect> {
         self.state(page)
             .map(|st| Expect::known(run_id, file_id, page, st))

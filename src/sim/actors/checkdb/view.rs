@@ -5,7 +5,7 @@
 use super::io_failed;
 use crate::io::align::AlignedBuf;
 use crate::io::Storage;
-use crate::page::{verify, PAGE_SIZE};
+use crate::page::{verify, Expect, PAGE_SIZE};
 use crate::sim::actors::evidence;
 use crate::sim::actors::worker::Worker;
 use crate::sim::engine::snapshot::SnapFile;
@@ -129,9 +129,10 @@ pub(super) fn read_view(
         if sf.is_lost(page) || unread[k as usize] {
             continue;
         }
-        let Some(exp) = sf.expect(run.files.run_id, f.oracle.file_id(), page) else {
-            continue;
-        };
+        // Under the read latch when the source was read: a page with no captured state has
+        // had no write since the open, and the source's state is its snapshot state.
+        let state = sf.view_state(&f.oracle, page);
+        let exp = Expect::known(run.files.run_id, f.oracle.file_id(), page, state);
         let at = k as usize * PAGE_SIZE;
         let (storage, bytes): (&dyn Storage, &[u8]) = if sf.is_copied(page) {
             (sf.storage.as_ref(), &copies[at..at + PAGE_SIZE])

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-use super::{SnapFile, COPIED, LOST};
+use super::state::{COPIED, LOST};
+use super::SnapFile;
 use crate::io::align::AlignedBuf;
 use crate::io::Storage;
 use crate::page::{verify, Expect, ExpectedState, Verdict, PAGE_SIZE};
@@ -61,7 +62,8 @@ pub struct CopyIo {
 
 impl SnapFile {
     /// Copies the pre-images of the pages of `[first, first + n)` not yet copied from `source`
-    /// into the sparse file, capturing first any page not captured (from `oracle`). The caller
+    /// into the sparse file, capturing first any page not captured (from `oracle`): the capture
+    /// that gives a page written during the check its snapshot state. The caller
     /// holds the write latch of the range and has not begun its write. Each request made is
     /// told to `on_io`. Returns what must be reported.
     pub fn preserve(
@@ -77,11 +79,11 @@ impl SnapFile {
         let mut page = first.max(1);
         while page < end {
             // The next run of pages to copy.
-            while page < end && (self.is_copied(page) || self.is_lost(page)) {
+            while page < end && self.is_settled(page) {
                 page += 1;
             }
             let start = page;
-            while page < end && !self.is_copied(page) && !self.is_lost(page) {
+            while page < end && !self.is_settled(page) {
                 self.capture(page, oracle.expected_state(page));
                 page += 1;
             }

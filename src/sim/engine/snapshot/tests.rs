@@ -1,6 +1,10 @@
 //! A snapshot file's copy-on-write against a faulty backend: a page copied once, as it was
 //! when first captured, and a source page that is not what the snapshot expects reported and
-//! not held.
+//! not held. `lazy` holds the check's view of pages captured or not, `states` the sparse and
+//! dense forms of the states.
+
+mod lazy;
+mod states;
 
 use super::*;
 use crate::io::{Backend, FaultyBackend, OpenOptions};
@@ -108,35 +112,4 @@ fn a_source_page_that_is_not_what_the_snapshot_expects_is_reported_and_not_held(
     );
     assert!(snap.is_lost(2) && !snap.is_copied(2));
     assert_eq!(snap.copied(), 0);
-}
-
-/// A page's snapshot state is one word; a page captured in flight or unknown keeps its old
-/// generation beside, and every state reads back as captured, once.
-#[test]
-fn every_captured_state_reads_back_from_one_word_a_page() {
-    assert_eq!(std::mem::size_of::<Slot>(), 8);
-    let b = FaultyBackend::new(7);
-    let snap = SnapFile::new(0, "/s".into(), file(&b, "/s", 8), 8);
-    let states = [
-        ExpectedState::NeverWritten,
-        ExpectedState::Written { generation: 5 },
-        ExpectedState::InFlight {
-            old: 3,
-            new: 1 << 40,
-        },
-        ExpectedState::Unknown { old: 0, issued: 9 },
-        ExpectedState::Unknown { old: 4, issued: 6 },
-    ];
-    for (i, &st) in states.iter().enumerate() {
-        let page = i as u64 + 1;
-        assert_eq!(snap.state(page), None, "not captured yet");
-        snap.capture(page, st);
-        snap.capture(page, ExpectedState::Written { generation: 99 });
-        assert_eq!(snap.state(page), Some(st), "page {page}");
-    }
-    assert_eq!(
-        snap.olds.lock().len(),
-        3,
-        "only in-flight and unknown pages"
-    );
 }
