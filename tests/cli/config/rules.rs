@@ -313,6 +313,29 @@ fn io_generation_sets_the_request_caps_and_warns_once_per_key_beyond_them() {
     );
 }
 
+/// A sort run is an eager write: `IoGeneration`'s gather unless `RunPages` says otherwise, and
+/// the default tempdb file grows to hold the runs a merge takes.
+#[test]
+fn sort_runs_follow_the_generations_gather() {
+    let sort = |text: &str| ok(&with_files(text)).0.config.sort.clone();
+    let s = sort("[SortUser]\nUserCount=1\n");
+    assert_eq!((s.run_pages, s.temp_file_mb), (128, 16));
+    let s = sort("[CONFIG]\nIoGeneration=2014\n[SortUser]\nUserCount=1\n");
+    assert_eq!((s.run_pages, s.temp_file_mb), (32, 16));
+    let s = sort("[SortUser]\nUserCount=1\nRunPages=8\n");
+    assert_eq!(s.run_pages, 8);
+    // 16 runs of 128 pages and a header page: 17 MB, not the 16 that cannot hold them.
+    let s = sort("[SortUser]\nUserCount=1\nRunsPerMerge=16\n");
+    assert_eq!((s.run_pages, s.temp_file_mb), (128, 17));
+    assert!(
+        err(&with_files(
+            "[SortUser]\nUserCount=1\nRunsPerMerge=16\nTempFileSize=16\n"
+        ))
+        .contains("TempFileSize=16"),
+        "a size given that cannot hold the runs is refused"
+    );
+}
+
 #[test]
 fn edition_enterprise_reads_ahead_up_to_1024_pages_and_nothing_else_changes() {
     let (s, w) = ok(&with_files(
