@@ -239,7 +239,7 @@ impl PageStates {
     }
 }
 
-/// Shards for a file of `pages` pages: one per [`SHARD_MIN_PAGES`], within `1..=`[`MAX_SHARDS`].
+/// Shards for a file of `pages` pages: one per `SHARD_MIN_PAGES` (1,024), within 1..=`MAX_SHARDS` (4,096).
 pub fn shards_for(pages: u64) -> u64 {
     (pages / SHARD_MIN_PAGES).clamp(1, MAX_SHARDS)
 }
