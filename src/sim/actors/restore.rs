@@ -1,7 +1,10 @@
 //! The Backup User's restore (`RestoreAfterBackup`, issue #25 §1): after a finished backup and
 //! its verify-only pass, a copy of each data file is restored from the stream beside it
-//! (`NAME.restored`, on the device under test), read back and checked page by page against the
-//! generation the stream carried (`engine::backup::restore`). A page that reads back otherwise
+//! (`NAME.restored`, on the device under test) as SQL Server's RESTORE from one disk device
+//! writes it — zeroed first unless `InstantFileInitialization`, then its pages in writes of
+//! `RestoreMaxTransferSize` (64 KB) with `RestoreBufferCount` (6) in flight through the run's
+//! I/O service (`engine::backup::restore`, whose module doc cites the sources) — then read back
+//! and checked page by page against the generation the stream carried. A page that reads back otherwise
 //! is a finding of the Backup User on the copy, classed by what was read (a lost write, a
 //! stale read, a torn page, …). A copy that read back clean is removed, so the next restore
 //! writes into extents just freed; a copy with a finding is kept as evidence.
