@@ -171,9 +171,24 @@ fn restore_run_with(
     faults: &[(Fault, u64)],
     instant: bool,
 ) -> (FaultyBackend, Arc<MemorySink>, std::path::PathBuf) {
+    restore_on(restore_plan(instant), seed, faults)
+}
+
+/// The backup plan with `RestoreAfterBackup`, and instant file initialization as `instant`.
+fn restore_plan(instant: bool) -> SimPlan {
     let mut plan = backup_plan();
     plan.backup.restore = true;
     plan.backup.instant_file_init = instant;
+    plan
+}
+
+/// `plan` run on an in-memory backend of `seed` with every fault of `faults` armed at its page
+/// of the restored copy; the backend, the sink and the copy's path.
+fn restore_on(
+    plan: SimPlan,
+    seed: u64,
+    faults: &[(Fault, u64)],
+) -> (FaultyBackend, Arc<MemorySink>, std::path::PathBuf) {
     let data = plan.files[plan.data_files()[0]].path.clone();
     let copy = sqliosim::sim::plan::BackupPlan::restored(&data);
     let backend = FaultyBackend::new(seed);
@@ -283,21 +298,29 @@ fn a_restore_zeroes_its_copy_first_unless_instant_file_initialization() {
 }
 
 /// A write of the restore's copy lost among several in flight is still found when the copy is
-/// read back. The first page write of the copy is held back by a latency (a device queue that
-/// completes out of order), so the restore has every one of its 6 buffers posted before any
-/// completes; the write of page 37, later in the file, is dropped.
+/// read back. The first 6 page writes of the copy (8 pages each) are held back by a latency of
+/// 1 s each (a device queue slow to complete), so all 6 buffers are in flight at once whatever
+/// the machine's load (posting 6 writes takes far less than 1 s); the write of page 50, the
+/// 7th, is dropped. (Holding back only the first write would not do: a helper that keeps up
+/// with the posts could leave fewer than 6 in flight. With 1 s of latency in the usual 800 ms
+/// phase, the restore ended with the phase and nothing was judged: seen.)
 #[test]
 fn a_lost_write_among_restore_writes_in_flight_is_found_on_the_copy() {
-    let faults = [
-        (Fault::Latency(Duration::from_millis(200)), 1),
-        (Fault::LostWrite, 37),
-    ];
-    let (backend, sink, copy) = restore_run_with(12, &faults, true);
-    assert_eq!(backend.fired().len(), 2, "{:?}", backend.fired());
+    let slow = Fault::Latency(Duration::from_secs(1));
+    let mut faults: Vec<(Fault, u64)> = [1, 9, 17, 25, 33, 41]
+        .into_iter()
+        .map(|page| (slow.clone(), page))
+        .collect();
+    faults.push((Fault::LostWrite, 50));
+    // A phase long enough for the restore after the first backup to finish despite the 1 s.
+    let mut plan = restore_plan(true);
+    plan.cycle_duration = Duration::from_secs(4);
+    let (backend, sink, copy) = restore_on(plan, 12, &faults);
+    assert_eq!(backend.fired().len(), 7, "{:?}", backend.fired());
     let found = sink.findings();
     assert!(
-        found.iter().any(|f| f.page_id == 37),
-        "page 37 of the copy went unnoticed: {found:?}"
+        found.iter().any(|f| f.page_id == 50),
+        "page 50 of the copy went unnoticed: {found:?}"
     );
     for f in &found {
         assert_eq!(f.path, copy, "{f:?}");

@@ -1,7 +1,7 @@
 //! The restore's engine on the in-memory faulty backend: the zeroing covers the copy from page
 //! 1 in 1 MB writes; the pages land at their place in writes of one transfer at most, with the
-//! writes in flight bounded by the buffers (all of them in flight when the first is held back by
-//! a latency); and a write the device fails is reported at its first page once the writes in
+//! writes in flight bounded by the buffers (all of them in flight when the first ones are held
+//! back by a latency); and a write the device fails is reported at its first page once the writes in
 //! flight completed.
 
 use std::path::Path;
@@ -65,12 +65,15 @@ fn pages_land_in_writes_of_one_transfer_with_every_buffer_in_flight() {
     let backend = FaultyBackend::new(2);
     let stream = stream(&backend);
     let mut targets = target(&backend);
-    // The first write completes only after the others are posted: all 3 buffers in flight.
-    let page1 = Trigger::Page {
-        path: COPY.into(),
-        page: 1,
-    };
-    backend.inject(Fault::Latency(Duration::from_millis(100)), page1);
+    // The first 3 writes complete only 500 ms after they run: all 3 buffers are in flight at
+    // once, whatever the machine's load.
+    for page in [1, 9, 17] {
+        let at = Trigger::Page {
+            path: COPY.into(),
+            page,
+        };
+        backend.inject(Fault::Latency(Duration::from_millis(500)), at);
+    }
     let transfer = Transfer {
         pages: 8,
         buffers: 3,
