@@ -22,9 +22,9 @@ use crate::io::oserr::{self, ErrorClass};
 use crate::io::{AlignedBuf, OpenOptions, Storage};
 use crate::page::{ActorKind, Verdict};
 use crate::report::{Evidence, EvidenceOptions, RunInfo};
-use crate::sim::engine::backup::restore::{check, write_back, Failed, Mismatch, Target};
+use crate::sim::engine::backup::restore::{check, write_back, Failed, Mismatch, Target, Transfer};
 use crate::sim::engine::backup::scan::{scan, StreamScan};
-use crate::sim::engine::backup::{BLOCK_HEADER, MAGIC};
+use crate::sim::engine::backup::{BLOCK_HEADER, MAGIC, MAX_BLOCK_PAGES};
 
 pub use crate::cli::RestoreArgs;
 
@@ -180,8 +180,13 @@ fn restore(
     if let Some(fs) = buffered {
         crate::exit::outln!("Note: {fs} refuses direct I/O in {}: the copies are written and read back through the page cache, so the read-back may not reach the device.", copies_dir(&a.stream, a.to.as_deref()).display()).ok();
     }
-    let (pages, writes) = match write_back(stream, &mut targets, &|| false) {
-        Ok(done) => done,
+    // The offline restore writes each run of a block in one write, one at a time.
+    let one_by_one = Transfer {
+        pages: MAX_BLOCK_PAGES,
+        buffers: 1,
+    };
+    let (pages, writes) = match write_back(stream, &mut targets, one_by_one, &|| false) {
+        Ok(done) => (done.pages, done.writes),
         Err(f) => return device_failed(&a.stream, &targets, f, backup_no, found),
     };
     let (checked, bad) = match check(&targets, run_id, CHECK_PAGES) {

@@ -329,7 +329,9 @@ fn a_filesystem_that_refuses_direct_io_is_named_with_the_way_out() {
 /// A restore through the kernel (issue #25, `RestoreAfterBackup`): faultfs drops the restore's
 /// write that covers page 100 of the copy (`sqliosim.mdx.restored`). The read-back finds lost
 /// writes on the copy, page 100 among them, and nothing anywhere else; the run exits 1, and
-/// the copy is kept beside the data file as evidence.
+/// the copy is kept beside the data file as evidence. With instant file initialization, so that
+/// the write faultfs drops is the restore's write of the page, not the zeroing before it (a
+/// lost write of zeros over a new file reads back as zeros: nothing to find).
 #[test]
 fn a_lost_write_of_a_restore_through_the_kernel_is_found_on_the_copy() {
     if !faultfs::fuse_or_skip("fuse_e2e restore") {
@@ -338,7 +340,8 @@ fn a_lost_write_of_a_restore_through_the_kernel_is_found_on_the_copy() {
     let rig = Rig::new("restore-lost", ONE_CYCLE);
     let mut text = config_text(ONE_CYCLE);
     text.push_str(
-        "\n[BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBufferCount=4\nBackupDelay=100\nRestoreAfterBackup=TRUE\n",
+        "\n[BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBufferCount=4\nBackupDelay=100\nRestoreAfterBackup=TRUE\n\
+         InstantFileInitialization=TRUE\n",
     );
     rig.set_config(&text);
     let spec = "lost file=sqliosim.mdx.restored page=100";

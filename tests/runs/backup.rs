@@ -430,7 +430,10 @@ fn under_strace_a_backup_reads_the_data_file_in_order_and_writes_the_stream_sequ
 /// RESTORE does: under strace (`--engine psync`: the service's helpers make each request a
 /// system call, and complete the backup's 8 reads in flight in any order), every restore
 /// write of `sqliosim.mdx.restored` after its first begins where the one before it ended
-/// (before the stream was kept in order: 41 of 288 did not).
+/// (before the stream was kept in order: 41 of 288 did not). One restore write in flight
+/// (`RestoreBufferCount=1`) and no zeroing, so the calls are the restore's page writes in the
+/// order posted; `under_strace_a_restore_zeroes_its_copy_then_writes_64_kb_with_six_in_flight`
+/// traces the defaults.
 #[test]
 fn under_strace_a_restore_writes_its_copy_in_file_order() {
     if !crate::strace_support::available() {
@@ -445,6 +448,7 @@ fn under_strace_a_restore_writes_its_copy_in_file_order() {
          [BulkUpdateUser]\nUserCount=0\n\
          [ShrinkUser]\nMinShrinkInterval=100000\nMaxShrinkInterval=100000\n\
          [BackupUser]\nUserCount=1\nMaxTransferSize=262144\nBufferCount=8\nBackupDelay=100\nRestoreAfterBackup=TRUE\n\
+         RestoreMaxTransferSize=262144\nRestoreBufferCount=1\nInstantFileInitialization=TRUE\n\
          [File1]\nFileName=sqliosim.mdx\nInitialSize=8\nMaxSize=8\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
          [File2]\nFileName=sqliosim.ldx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n",
     )
@@ -493,4 +497,112 @@ fn under_strace_a_restore_writes_its_copy_in_file_order() {
         out_of_order.len(),
         writes.len()
     );
+}
+
+/// The restore's writes as SQL Server's RESTORE from disk makes them by default: the copy
+/// zeroed first (no instant file initialization) in 1 MB sequential writes, then its pages in
+/// 64 KB writes with 6 in flight. Traced under `--engine psync` (a helper thread per request, so
+/// writes in flight reach the kernel in any order): in each restore (from the copy's header
+/// write at offset 0), every zeroing write comes before every page write and the zeroing
+/// covers the copy from page 1 in order; the page writes are at most 64 KB; and a write never
+/// appears before one posted 6 or more writes earlier (its buffer was free only once that one
+/// completed), which holds whatever order the helpers ran in. With
+/// `InstantFileInitialization=TRUE` no zeroing write is traced.
+#[test]
+fn under_strace_a_restore_zeroes_its_copy_then_writes_64_kb_with_six_in_flight() {
+    if !crate::strace_support::available() {
+        return;
+    }
+    let zeroed = traced_restore(false);
+    let mut judged = 0;
+    for segment in zeroed.split(|&(off, _)| off == 0) {
+        let first_page_write = segment.iter().position(|&(_, len)| len <= 65536);
+        let (zeros, pages) = segment.split_at(first_page_write.unwrap_or(segment.len()));
+        assert!(
+            pages.iter().all(|&(_, len)| len <= 65536),
+            "a zeroing write after a page write, or a page write over 64 KB: {segment:?}"
+        );
+        let mut end = 8192;
+        for &(off, len) in zeros {
+            assert_eq!(off, end, "zeroing not sequential from page 1: {zeros:?}");
+            assert!(len <= 1 << 20, "a zeroing write over 1 MB: {zeros:?}");
+            end += len;
+        }
+        assert_window(pages, 65536, 6);
+        if !zeros.is_empty() && pages.len() >= 8 {
+            judged += 1;
+            assert_eq!(end, 8 << 20, "the zeroing stopped short: {zeros:?}");
+            assert!(pages.iter().any(|&(_, len)| len == 65536), "{pages:?}");
+        }
+    }
+    assert!(judged >= 1, "no whole restore to judge: {zeroed:?}");
+    let instant = traced_restore(true);
+    assert!(
+        instant.iter().all(|&(_, len)| len <= 65536),
+        "a write over 64 KB (zeroing) with instant file initialization: {instant:?}"
+    );
+    assert!(instant.iter().filter(|&&(off, _)| off > 0).count() >= 8);
+}
+
+/// Each page write's place among the writes posted (in file order, `unit` bytes each from
+/// page 1) is never 6 or more ahead of a write traced after it: with `buffers` in flight, the
+/// write posted as number j waited for number j - buffers to complete.
+fn assert_window(pages: &[(u64, u64)], unit: u64, buffers: u64) {
+    let index = |off: u64| (off - 8192) / unit;
+    let mut least_after = u64::MAX;
+    for &(off, _) in pages.iter().rev() {
+        let i = index(off);
+        assert!(
+            least_after == u64::MAX || i < least_after + buffers,
+            "write {i} traced before write {least_after}, {buffers} or more posted before it: {pages:?}"
+        );
+        least_after = least_after.min(i);
+    }
+}
+
+/// The writes of `sqliosim.mdx.restored` (offset, bytes) of a traced run with the restore's
+/// defaults, and `InstantFileInitialization` as `instant`; runs again, longer, until a restore
+/// wrote at least 8 pages' writes (a backup under strace may take a whole short cycle).
+fn traced_restore(instant: bool) -> Vec<(u64, u64)> {
+    let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let config = cfg_dir.path().join("restore.cfg.ini");
+    let ifi = if instant { "TRUE" } else { "FALSE" };
+    std::fs::write(
+        &config,
+        format!(
+            "[CONFIG]\nTestCycles=1\nTestCycleDuration=3\nMaxMemoryMB=4\nWriteThrough=TRUE\n\
+             [RandomUser]\nUserCount=1\n[AuditUser]\nUserCount=0\n[ReadAheadUser]\nUserCount=0\n\
+             [BulkUpdateUser]\nUserCount=0\n\
+             [ShrinkUser]\nMinShrinkInterval=100000\nMaxShrinkInterval=100000\n\
+             [BackupUser]\nUserCount=1\nMaxTransferSize=262144\nBufferCount=8\nBackupDelay=100\n\
+             RestoreAfterBackup=TRUE\nInstantFileInitialization={ifi}\n\
+             [File1]\nFileName=sqliosim.mdx\nInitialSize=8\nMaxSize=8\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
+             [File2]\nFileName=sqliosim.ldx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n"
+        ),
+    )
+    .expect("config");
+    let mut writes = Vec::new();
+    for seconds in ["3", "10", "30"] {
+        let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+        let mut cmd = run_cmd(&config, data.path());
+        cmd.args(["--engine", "psync", "--no-json", "--seed", "89"]);
+        cmd.args(["--duration", seconds]);
+        let (out, calls) = crate::strace_support::run(&cmd, &data.path().join("strace.txt"));
+        assert_success(&out);
+        writes = calls
+            .iter()
+            .filter(|c| c.is_write())
+            .filter(|c| {
+                c.path
+                    .as_deref()
+                    .is_some_and(|p| p.ends_with("sqliosim.mdx.restored"))
+            })
+            .filter_map(|c| Some((c.offset?, c.len?)))
+            .collect::<Vec<(u64, u64)>>();
+        if writes.iter().filter(|&&(_, len)| len <= 65536).count() >= 9 {
+            break;
+        }
+        eprintln!("a {seconds} s cycle traced too few restore writes, going again");
+    }
+    writes
 }

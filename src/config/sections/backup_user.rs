@@ -16,6 +16,11 @@ pub const DEFAULT_TRANSFER: u32 = 1 << 20;
 pub const TRANSFER_STEP: u32 = 64 << 10;
 /// The largest MAXTRANSFERSIZE SQL Server accepts, 4 MB.
 pub const MAX_TRANSFER: u32 = 4 << 20;
+/// The transfer size SQL Server's restore from a disk device chooses when its RESTORE names no
+/// MAXTRANSFERSIZE, 64 KB (Microsoft CSS, "How It Works: How does SQL Server Backup and
+/// Restore select transfer sizes": "backup to disk choose[s] a transfer size of 1MB but
+/// restore 64K unless I specify BUFFERCOUNT and MAXTRANSFERSIZE").
+pub const DEFAULT_RESTORE_TRANSFER: u32 = 64 << 10;
 
 /// `[BackupUser]`: a full backup of the data files, then a verify-only pass over the stream.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -41,6 +46,17 @@ pub struct BackupUser {
     /// `RestoreAfterBackup`: after each backup, write a restored copy of the data files from
     /// the stream and check it, default FALSE.
     pub restore_after_backup: bool,
+    /// `RestoreMaxTransferSize`: bytes per write of a restored copy (RESTORE's own
+    /// MAXTRANSFERSIZE), default 65536, SQL Server's for a restore from disk;
+    /// 65536..=4194304, a multiple of 65536.
+    pub restore_max_transfer_size: u32,
+    /// `RestoreBufferCount`: writes of a restored copy in flight (RESTORE's own BUFFERCOUNT),
+    /// default 6 (the formula of `BufferCount`); 1..=64.
+    pub restore_buffer_count: u32,
+    /// `InstantFileInitialization`: the restore's copies are not zeroed before their pages are
+    /// written (SQL Server with SE_MANAGE_VOLUME_NAME granted), default FALSE: zeroed, as SQL
+    /// Server's restore zeroes data files without the privilege.
+    pub instant_file_initialization: bool,
     /// `LogBackupInterval`: ms between log backups (`BACKUP LOG`, a `.trn` stream beside the
     /// backup stream), 0 (the default) for none; while log backups are taken the log may not
     /// reuse space none has read yet. 0 or 100..=3600000.
@@ -57,6 +73,9 @@ impl IniSection for BackupUser {
         "BackupFile",
         "VerifyOnly",
         "RestoreAfterBackup",
+        "RestoreMaxTransferSize",
+        "RestoreBufferCount",
+        "InstantFileInitialization",
         "LogBackupInterval",
     ];
 
@@ -77,6 +96,14 @@ impl IniSection for BackupUser {
                 .unwrap_or_default(),
             verify_only: v.boolean("VerifyOnly", true)?,
             restore_after_backup: v.boolean("RestoreAfterBackup", false)?,
+            restore_max_transfer_size: v.u32(
+                "RestoreMaxTransferSize",
+                DEFAULT_RESTORE_TRANSFER,
+                TRANSFER_STEP,
+                MAX_TRANSFER,
+            )?,
+            restore_buffer_count: v.u32("RestoreBufferCount", 6, 1, 64)?,
+            instant_file_initialization: v.boolean("InstantFileInitialization", false)?,
             log_backup_interval_ms: v.u32("LogBackupInterval", 0, 0, 3_600_000)?,
         };
         if let Some(e) = v.entry("LogBackupInterval") {
@@ -87,13 +114,18 @@ impl IniSection for BackupUser {
                 ));
             }
         }
-        if let Some(e) = v.entry("MaxTransferSize") {
-            if !b.max_transfer_size.is_multiple_of(TRANSFER_STEP) {
-                return Err(v.bad(
-                    e,
-                    "a multiple of 65536 (64 KB) from 65536 to 4194304 (4 MB), as SQL Server's \
-                     MAXTRANSFERSIZE",
-                ));
+        for (key, bytes) in [
+            ("MaxTransferSize", b.max_transfer_size),
+            ("RestoreMaxTransferSize", b.restore_max_transfer_size),
+        ] {
+            if let Some(e) = v.entry(key) {
+                if !bytes.is_multiple_of(TRANSFER_STEP) {
+                    return Err(v.bad(
+                        e,
+                        "a multiple of 65536 (64 KB) from 65536 to 4194304 (4 MB), as SQL \
+                         Server's MAXTRANSFERSIZE",
+                    ));
+                }
             }
         }
         Ok(b)
@@ -110,6 +142,15 @@ impl SectionValue for BackupUser {
             ("BackupFile", self.backup_file.clone()),
             ("VerifyOnly", save::flag(self.verify_only)),
             ("RestoreAfterBackup", save::flag(self.restore_after_backup)),
+            (
+                "RestoreMaxTransferSize",
+                self.restore_max_transfer_size.to_string(),
+            ),
+            ("RestoreBufferCount", self.restore_buffer_count.to_string()),
+            (
+                "InstantFileInitialization",
+                save::flag(self.instant_file_initialization),
+            ),
             ("LogBackupInterval", self.log_backup_interval_ms.to_string()),
         ]
     }

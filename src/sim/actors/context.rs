@@ -224,6 +224,24 @@ impl Run<'_> {
         crate::sim::engine::files::create(self.backend, path, &prepare)
     }
 
+    /// Creates a restore's copy of `pages` pages at `path`: its header page, then its space
+    /// allocated without writing (fallocate; only sized where `StampFiles` says the
+    /// filesystem cannot preallocate), as instant file initialization leaves a file; refused
+    /// as [`Run::create_scratch`] refuses. Called with 1 page, the copy is its header only.
+    pub fn create_copy(
+        &self,
+        path: &std::path::Path,
+        file_id: u32,
+        pages: u64,
+    ) -> Result<std::sync::Arc<dyn crate::io::Storage>, crate::sim::engine::files::FileError> {
+        let prepare = crate::sim::engine::files::Prepare {
+            stamp: false,
+            sparse: self.plan.stamp_files,
+            ..self.scratch_prepare(file_id, pages)
+        };
+        crate::sim::engine::files::create(self.backend, path, &prepare)
+    }
+
     /// How a file of the run's own beside the set is made (not one of the page files).
     fn scratch_prepare(&self, file_id: u32, pages: u64) -> crate::sim::engine::files::Prepare {
         crate::sim::engine::files::Prepare {

@@ -1,7 +1,10 @@
 //! The Backup User's restore (`RestoreAfterBackup`, issue #25 §1): after a finished backup and
 //! its verify-only pass, a copy of each data file is restored from the stream beside it
-//! (`NAME.restored`, on the device under test), read back and checked page by page against the
-//! generation the stream carried (`engine::backup::restore`). A page that reads back otherwise
+//! (`NAME.restored`, on the device under test) as SQL Server's RESTORE from one disk device
+//! writes it — zeroed first unless `InstantFileInitialization`, then its pages in writes of
+//! `RestoreMaxTransferSize` (64 KB) with `RestoreBufferCount` (6) in flight through the run's
+//! I/O service (`engine::backup::restore`, whose module doc cites the sources) — then read back
+//! and checked page by page against the generation the stream carried. A page that reads back otherwise
 //! is a finding of the Backup User on the copy, classed by what was read (a lost write, a
 //! stale read, a torn page, …). A copy that read back clean is removed, so the next restore
 //! writes into extents just freed; a copy with a finding is kept as evidence.
@@ -15,7 +18,9 @@ use crate::findings::{Finding, FindingClass, Severity};
 use crate::io::oserr::{self, ErrorClass};
 use crate::io::Storage;
 use crate::page::{ActorKind, Verdict};
-use crate::sim::engine::backup::restore::{check, write_back, Failed, Mismatch, Target};
+use crate::sim::engine::backup::restore::{
+    check, write_back, zero, Failed, Mismatch, Restored, Target, Transfer, ZERO_CHUNK,
+};
 use crate::sim::engine::backup::writer::Written;
 use crate::sim::engine::manifest::{Keep, Manifest, Role, Rule};
 use crate::sim::plan::BackupPlan;
@@ -62,7 +67,15 @@ pub fn restore(
         }
     };
     let stop = || run.controls.stop.phase_over();
-    let (pages, writes) = match write_back(stream, &mut targets, &stop) {
+    let zeroed = if run.plan.backup.instant_file_init {
+        None
+    } else {
+        match zero(&targets, &stop) {
+            Ok(writes) => Some(writes),
+            Err(f) => return failed(w, &targets, f, backup_no),
+        }
+    };
+    let done = match write_back(stream, &mut targets, transfer(w), &stop) {
         Ok(done) => done,
         Err(f) => return failed(w, &targets, f, backup_no),
     };
@@ -91,16 +104,53 @@ pub fn restore(
         w,
         Severity::Info,
         format!(
-            "restore of backup {backup_no}: {pages} pages into {} copies in {writes} writes, {checked} read back in {} ms: {outcome}",
+            "restore of backup {backup_no}: {} pages into {} copies in {}, {checked} read back in {} ms: {outcome}",
+            done.pages,
             targets.len(),
+            how(w, &done, zeroed),
             started.elapsed().as_millis()
         ),
     );
     !kept.is_empty()
 }
 
-/// Creates and allocates the copy of each data file the stream carries pages of, sized to its
-/// last carried page.
+/// The restore's writes: RestoreMaxTransferSize and RestoreBufferCount, the buffers at most
+/// the run's asynchronous depth (as the backup's BufferCount).
+fn transfer(w: &Worker<'_>) -> Transfer {
+    let b = &w.run.plan.backup;
+    Transfer {
+        pages: usize::try_from(b.restore_transfer_pages)
+            .unwrap_or(8)
+            .max(1),
+        buffers: b
+            .restore_buffers
+            .clamp(1, w.run.controls.async_depth.max(1)),
+    }
+}
+
+/// For the log: `W writes of at most 64 KB, at most B in flight, after zeroing in Z writes of
+/// 1 MB` (or `, instant file initialization: not zeroed`).
+fn how(w: &Worker<'_>, done: &Restored, zeroed: Option<u64>) -> String {
+    let t = transfer(w);
+    let zeroing = match zeroed {
+        Some(z) => format!(
+            "after zeroing the copies in {z} writes of at most {} KB",
+            ZERO_CHUNK / 1024
+        ),
+        None => String::from("instant file initialization: the copies not zeroed"),
+    };
+    format!(
+        "{} writes of at most {} KB, at most {} in flight of {} buffers, {zeroing}",
+        done.writes,
+        t.pages * crate::page::PAGE_SIZE / 1024,
+        done.most_in_flight,
+        t.buffers
+    )
+}
+
+/// Creates the copy of each data file the stream carries pages of, sized to its last carried
+/// page: its header page, then (with instant file initialization) its space allocated
+/// without writing, or (without) nothing more: [`zero`] writes its zeros.
 fn create_copies(w: &Worker<'_>, written: &Written) -> Result<Vec<Target>, String> {
     let run = w.run;
     let mut targets = Vec::new();
@@ -116,8 +166,13 @@ fn create_copies(w: &Worker<'_>, written: &Written) -> Result<Vec<Target>, Strin
             continue;
         };
         let path = BackupPlan::restored(&run.files[file].path);
+        let grown = if run.plan.backup.instant_file_init {
+            last + 1
+        } else {
+            1
+        };
         let storage: Arc<dyn Storage> = run
-            .create_scratch(&path, id, last + 1)
+            .create_copy(&path, id, grown)
             .map_err(|e| format!("cannot create the copy {}: {e}", path.display()))?;
         targets.push(Target::new(path, id, storage, last + 1));
     }

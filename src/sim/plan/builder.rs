@@ -77,7 +77,8 @@ impl Default for ShrinkPlan {
 
 /// `[BackupUser]`'s defaults: off; 1 MB transfers, 6 buffers, 5 s between backups, the
 /// stream beside the first data file (set by [`PlanBuilder::build`] when left empty), checked
-/// by a verify-only pass.
+/// by a verify-only pass; a restore (when on) in 64 KB writes, 6 in flight, into copies zeroed
+/// first.
 impl Default for BackupPlan {
     fn default() -> Self {
         BackupPlan {
@@ -88,6 +89,9 @@ impl Default for BackupPlan {
             file: PathBuf::new(),
             verify_only: true,
             restore: false,
+            restore_transfer_pages: 8,
+            restore_buffers: 6,
+            instant_file_init: false,
             log_interval: None,
         }
     }

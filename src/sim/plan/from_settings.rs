@@ -140,6 +140,10 @@ fn backup(c: &Config) -> BackupPlan {
         file: stream_path(first_data, &b.backup_file),
         verify_only: b.verify_only,
         restore: b.restore_after_backup,
+        restore_transfer_pages: u64::from(b.restore_max_transfer_size)
+            / crate::page::PAGE_SIZE as u64,
+        restore_buffers: b.restore_buffer_count.max(1) as usize,
+        instant_file_init: b.instant_file_initialization,
         log_interval: (b.log_backup_interval_ms > 0)
             .then(|| Duration::from_millis(u64::from(b.log_backup_interval_ms))),
     }

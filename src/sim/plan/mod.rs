@@ -102,6 +102,13 @@ pub struct BackupPlan {
     pub verify_only: bool,
     /// Write a restored copy of the data files from the stream after each backup.
     pub restore: bool,
+    /// Pages per write of a restored copy (RestoreMaxTransferSize / 8 KB).
+    pub restore_transfer_pages: u64,
+    /// Writes of a restored copy in flight (RestoreBufferCount).
+    pub restore_buffers: usize,
+    /// Instant file initialization: a restored copy is allocated, not zeroed, before its pages
+    /// are written.
+    pub instant_file_init: bool,
     /// Time between log backups (`None`: no log backups, the log is not held for them).
     pub log_interval: Option<Duration>,
 }
