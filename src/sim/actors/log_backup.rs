@@ -40,7 +40,6 @@ use crate::findings::Severity;
 use crate::io::Storage;
 use crate::sim::engine::backup::logstream::{self, TrnWriter, TrnWritten};
 use crate::sim::engine::journal::BackupRecord;
-use crate::sim::engine::logblock::NO_PREV;
 use crate::sim::engine::logforward::read_forward;
 use crate::sim::engine::manifest::{Keep, Manifest, Role, Rule};
 use crate::sim::plan::SimPlan;

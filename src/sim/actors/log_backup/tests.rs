@@ -3,6 +3,7 @@
 
 use super::choice::{Mark, POLL};
 use super::*;
+use crate::sim::engine::logblock::NO_PREV;
 
 const AREA: u64 = 64 << 20;
 
