@@ -316,6 +316,42 @@ fn a_disk_whose_partition_is_mounted_is_never_written() {
     fsck_clean(&part);
 }
 
+/// A loop device attached over another (`losetup /dev/loopB /dev/loopA`, as kubelet maps a
+/// raw block volume, or an image reached at an offset of a disk) and mounted: the lower device
+/// is in use, though nothing mounts it, nothing holds it open with `O_EXCL` and sysfs lists no
+/// holder. Before, `bench --file /dev/loopA --rw write --force` wrote it, exit 0, and the
+/// mounted filesystem above was destroyed (`e2fsck -fn` aborted).
+#[test]
+fn a_device_backing_a_mounted_loop_device_is_never_written() {
+    if !is_root() {
+        return skip("not root: no loop device");
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let img = crate::loop_support::sparse_image(dir.path(), "lower.img", 64 << 20);
+    // Declared first, so dropped last: the upper device is unmounted and detached before it.
+    let Some(lower) = LoopDev::attach(&img, true, 512) else {
+        return;
+    };
+    let Some(upper) = LoopDev::attach(lower.path(), false, 512) else {
+        return;
+    };
+    let upper_name = upper.path().display().to_string();
+    let mnt = dir.path().join("mnt");
+    let Some(m) = Mounted::new(upper, "ext4", &mnt) else {
+        return;
+    };
+    std::fs::write(m.dir().join("kept"), b"a file on the filesystem above").expect("write");
+    let dev = lower.path().to_str().expect("utf-8").to_string();
+    assert_all_refused(
+        &dev,
+        &[&format!("backing device of {upper_name}")],
+        dir.path(),
+    );
+    drop(m);
+    let upper = LoopDev::attach(lower.path(), false, 512).expect("attach again");
+    fsck_clean(upper.path());
+}
+
 #[test]
 fn active_swap_is_never_written() {
     if !is_root() {
