@@ -1017,3 +1017,55 @@ fn a_damaged_stream_the_journal_holds_is_kept_aside_and_reported_by_the_resume()
         text(&r)
     );
 }
+
+/// A page flipped at rest (fault injection) while the Backup User runs WITH CHECKSUM: every
+/// backup stops at the page, as SQL Server's does (its ERROR is logged), and the page is the
+/// run's finding (exit 1). Before, each "backup stopped" ERROR also counted as an error of the
+/// environment, so the console said "Stopped early: an environment error, not an integrity
+/// finding" above "Verdict: … INTEGRITY ERROR(S)", and the JSON summary carried an
+/// `environment_error` for a run that stopped for nothing but the corruption it found.
+#[test]
+fn a_backup_stopped_by_a_corrupt_page_is_the_finding_not_an_environment_error() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let d = dir.path();
+    let config = d.join("flip.cfg.ini");
+    std::fs::write(
+        &config,
+        "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\nMaxMemoryMB=4\n\
+         [RandomUser]\nUserCount=1\n[AuditUser]\nUserCount=1\n[ReadAheadUser]\nUserCount=0\n\
+         [BulkUpdateUser]\nUserCount=0\n\
+         [BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBackupDelay=100\nLogBackupInterval=100\n\
+         [File1]\nFileName=sqliosim.mdx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
+         [File2]\nFileName=sqliosim.ldx\nInitialSize=1\nMaxSize=1\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n",
+    )
+    .expect("config");
+    let json = d.join("flip.json");
+    let out = run_cmd(&config, d)
+        .args([
+            "--duration",
+            "2",
+            "--seed",
+            "3",
+            "--fault-injection",
+            "flip@200",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("backup stopped (WITH CHECKSUM, STOP_ON_ERROR) at page 200"),
+        "a backup met the flipped page\n{said}"
+    );
+    assert!(!said.contains("environment error"), "{said}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("summary")).expect("json");
+    assert_eq!(doc["outcome"], "findings", "{doc:#}");
+    assert!(
+        doc["environment_error"].is_null(),
+        "{}",
+        doc["environment_error"]
+    );
+}
