@@ -13,9 +13,10 @@ use crate::config::RunSettings;
 use crate::io::nodes::{among_device_nodes, NodeKind};
 use crate::sim::plan::SimPlan;
 
-/// Refuses (exit 2) a plan whose files are not regular files, or that would create files in
-/// `/dev`; names the path and says what to do.
-pub fn refuse_nodes(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
+/// Refuses (exit 2) a plan whose files are not regular files; names the path and says what
+/// to do. A resume asks after judging the set, so that a file the journal holds, replaced by
+/// a FIFO or a directory, is the loss `verify` reports (exit 1), not only a refusal.
+pub fn refuse_nodes(plan: &SimPlan) -> anyhow::Result<()> {
     for f in &plan.files {
         match NodeKind::of(&f.path) {
             NodeKind::Missing | NodeKind::Regular => {}
@@ -36,6 +37,12 @@ pub fn refuse_nodes(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()
             ),
         }
     }
+    Ok(())
+}
+
+/// Refuses (exit 2) a plan that would create files among the device nodes of `/dev`, before
+/// anything (a lock file) is created.
+pub fn refuse_created_in_dev(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     for path in created(plan, settings) {
         if NodeKind::of(&path) == NodeKind::Missing && among_device_nodes(&path) {
             anyhow::bail!(

@@ -6,6 +6,7 @@
 //! a directory where nothing was acknowledged, and a name planted mid-run that stops an actor.
 //! Each was a false alarm, a missed loss or a false CLEAN before.
 
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
@@ -1068,4 +1069,71 @@ fn a_backup_stopped_by_a_corrupt_page_is_the_finding_not_an_environment_error() 
         "{}",
         doc["environment_error"]
     );
+}
+
+/// The killed run's data file replaced by `nobody` (0777 directory) with a FIFO or a
+/// directory: `verify` reports it lost (`lost_file`, exit 1), and so does the `run --resume`
+/// that opens the set, naming the planted path, moving nothing and beginning no new log.
+/// Before, the resume stopped at its first check with exit 2 ("… is a FIFO (named pipe), not
+/// a regular file: … Name a file on a mounted filesystem"), an environment error that said
+/// nothing of the 1,000 pages the journal holds durable there, while `verify` of the same set
+/// said they were lost.
+#[test]
+fn a_data_file_replaced_by_a_non_file_is_lost_for_the_resume_too() {
+    for (i, plant) in ["fifo", "dir"].into_iter().enumerate() {
+        let (dir, config) = killed_small(810 + i as u64);
+        let d = dir.path();
+        let root = rustix::process::geteuid().is_root();
+        if root {
+            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+                .expect("chmod");
+            std::os::unix::fs::chown(d, Some(65534), Some(65534)).expect("chown");
+        }
+        let mdx = d.join("sqliosim.mdx");
+        let make = if plant == "fifo" { "mkfifo" } else { "mkdir" };
+        let script = format!("rm -f '{0}' && {make} '{0}'", mdx.display());
+        let mut cmd = std::process::Command::new("setpriv");
+        if root {
+            cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"]);
+        }
+        let planted = cmd.args(["sh", "-c", &script]).output().expect("plant");
+        assert!(planted.status.success(), "plant: {}", text(&planted));
+        let v = verify(d);
+        assert_eq!(v.status.code(), Some(1), "{plant}\n{}", text(&v));
+        assert!(classes(&v).contains(&("lost_file".into(), "sqliosim.mdx".into())));
+        let kept: Vec<(&str, Vec<u8>)> =
+            ["sqliosim.log.xml", "sqliosim.log.json", "sqliosim.journal"]
+                .into_iter()
+                .map(|n| (n, std::fs::read(d.join(n)).expect(n)))
+                .collect();
+        let mut resume_cmd = run_cmd(&config, d);
+        resume_cmd.args(["--resume", "--cycles", "1", "--duration", "1"]);
+        let r = crate::hostile_names::run_cmd(resume_cmd).expect("the resume ends");
+        let ctx = || format!("{plant}\n{}", text(&r));
+        assert_eq!(r.status.code(), Some(1), "{}", ctx());
+        assert!(
+            classes(&r).contains(&("lost_file".into(), "sqliosim.mdx".into())),
+            "{}",
+            ctx()
+        );
+        assert!(
+            String::from_utf8_lossy(&r.stderr).contains(&*mdx.to_string_lossy()),
+            "the planted name is named\n{}",
+            ctx()
+        );
+        for (name, bytes) in &kept {
+            assert!(
+                std::fs::read(d.join(name)).ok().as_ref() == Some(bytes),
+                "{name} changed\n{}",
+                ctx()
+            );
+        }
+        let file_type = std::fs::symlink_metadata(&mdx)
+            .expect("planted")
+            .file_type();
+        assert!(
+            file_type.is_fifo() || file_type.is_dir(),
+            "the planted name was left as it was"
+        );
+    }
 }
