@@ -22,9 +22,13 @@ use crate::sim::plan::SimPlan;
 pub fn run(settings: &RunSettings, adjusted: &[String]) -> anyhow::Result<Outcome> {
     let mut plan = plan_from(settings);
     refuse_non_utf8(&plan, settings)?;
-    super::targets::refuse_created_in_dev(&plan, settings)?;
-    // A resume judges the set before it refuses a file that is not a regular file.
-    let nodes = match super::targets::refuse_nodes(&plan) {
+    // A resume judges the set before it refuses a file that is not a regular file, unless the
+    // run would create a file among the device nodes (a lock file) first.
+    let nodes = super::targets::refuse_nodes(&plan);
+    if let Err(e) = super::targets::refuse_created_in_dev(&plan, settings) {
+        return Err(nodes.err().unwrap_or(e));
+    }
+    let nodes = match nodes {
         Err(e) if !plan.resume => return Err(e),
         nodes => nodes,
     };
