@@ -8,7 +8,9 @@
 //! a block device fails with EBUSY while the kernel has it claimed, by a mount, swap, md, dm or
 //! another `O_EXCL` opener) catches whatever they miss. A loop device over a block device
 //! (`losetup /dev/loop1 /dev/sdb`, as kubelet maps a raw block volume) neither claims it nor
-//! appears among its holders, so it is looked for by its `loop/backing_file` in sysfs. The exclusive open is then kept for the
+//! appears among its holders, so it is looked for by its `loop/backing_file` in sysfs; so is a
+//! regular file that is a loop device's backing file (an image attached and mounted), whose
+//! bytes are that device's. The exclusive open is then kept for the
 //! whole run, so that nothing can mount or claim the device while it is being written.
 
 use std::fs::File;
@@ -46,6 +48,11 @@ pub enum DeviceUse {
         /// The loop device's name (`loop1`).
         loop_dev: String,
     },
+    /// A regular file that is the backing file of a loop device: the device's media.
+    BackingFile {
+        /// The loop device's name (`loop1`).
+        loop_dev: String,
+    },
     /// Opening it with `O_EXCL` failed with EBUSY: another program has it claimed.
     Busy,
 }
@@ -68,6 +75,10 @@ impl std::fmt::Display for DeviceUse {
                 f,
                 "{}the backing device of /dev/{loop_dev} (losetup -l)",
                 part(p)
+            ),
+            DeviceUse::BackingFile { loop_dev } => write!(
+                f,
+                "it is the backing file of /dev/{loop_dev} (losetup -l): writing it writes that device"
             ),
             DeviceUse::Busy => write!(
                 f,
@@ -94,6 +105,12 @@ pub fn claim(path: &Path) -> Result<Option<Claim>, DeviceUse> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(None);
     };
+    if meta.file_type().is_file() {
+        return match loop_over_file(meta.dev(), meta.ino()) {
+            Some(loop_dev) => Err(DeviceUse::BackingFile { loop_dev }),
+            None => Ok(None),
+        };
+    }
     if !meta.file_type().is_block_device() {
         return Ok(None);
     }
@@ -158,10 +175,16 @@ pub fn named_use(major: u32, minor: u32) -> Option<DeviceUse> {
     None
 }
 
-/// Each attached loop device whose backing file is a block device node: its name and the
-/// node's number (a loop device over a regular file is not a device's use; the filesystem
-/// holding that file is mounted, and found so).
-fn loop_backings() -> Vec<(String, (u32, u32))> {
+/// The loop device whose backing file is the file `dev`:`ino`, if one is attached.
+fn loop_over_file(dev: u64, ino: u64) -> Option<String> {
+    loop_backing_paths().into_iter().find_map(|(name, path)| {
+        let m = std::fs::metadata(&path).ok()?;
+        (m.file_type().is_file() && m.dev() == dev && m.ino() == ino).then_some(name)
+    })
+}
+
+/// Each attached loop device's name and the path of its backing file, as sysfs gives it.
+fn loop_backing_paths() -> Vec<(String, String)> {
     let Ok(entries) = std::fs::read_dir("/sys/block") else {
         return Vec::new();
     };
@@ -169,9 +192,19 @@ fn loop_backings() -> Vec<(String, (u32, u32))> {
         .flatten()
         .filter_map(|e| {
             let text = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
-            let dev = node_number(text.trim_end_matches('\n'))?;
-            Some((e.file_name().to_string_lossy().into_owned(), dev))
+            let name = e.file_name().to_string_lossy().into_owned();
+            Some((name, text.trim_end_matches('\n').to_string()))
         })
+        .collect()
+}
+
+/// Each attached loop device whose backing file is a block device node: its name and the
+/// node's number (a loop device over a regular file is not a device's use; the filesystem
+/// holding that file is mounted, and found so).
+fn loop_backings() -> Vec<(String, (u32, u32))> {
+    loop_backing_paths()
+        .into_iter()
+        .filter_map(|(name, path)| Some((name, node_number(&path)?)))
         .collect()
 }
 

@@ -352,6 +352,33 @@ fn a_device_backing_a_mounted_loop_device_is_never_written() {
     fsck_clean(upper.path());
 }
 
+/// An image file attached as a loop device whose filesystem is mounted (a VM's disk image, an
+/// `losetup -f --show disk.img` left attached): the file is the device's media, in use as the
+/// device is. Before, `bench --file disk.img --rw write --force` wrote it, exit 0, and the
+/// mounted filesystem was destroyed (`e2fsck -fn`: "Bad magic number in super-block").
+#[test]
+fn a_file_backing_a_mounted_loop_device_is_never_written() {
+    if !is_root() {
+        return skip("not root: no loop device");
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let img = crate::loop_support::sparse_image(dir.path(), "disk.img", 64 << 20);
+    let Some(lo) = LoopDev::attach(&img, false, 512) else {
+        return;
+    };
+    let lo_name = lo.path().display().to_string();
+    let mnt = dir.path().join("mnt");
+    let Some(m) = Mounted::new(lo, "ext4", &mnt) else {
+        return;
+    };
+    std::fs::write(m.dir().join("kept"), b"a file on the filesystem").expect("write");
+    let file = img.to_str().expect("utf-8").to_string();
+    assert_all_refused(&file, &[&format!("backing file of {lo_name}")], dir.path());
+    drop(m);
+    let lo = LoopDev::attach(&img, false, 512).expect("attach again");
+    fsck_clean(lo.path());
+}
+
 #[test]
 fn active_swap_is_never_written() {
     if !is_root() {
