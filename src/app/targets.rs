@@ -4,6 +4,10 @@
 //! the journal, the XML log, the JSON summary); and an existing log or summary that is not
 //! one of ours ([`ensure_ours`]), unless forced.
 //!
+//! A regular file that is an attached loop device's backing file is refused too: written in
+//! place it destroyed the filesystem mounted from the device (and read back as a false lost
+//! write); deleted, it took the image's name.
+//!
 //! A block device named as a data file used to be unlinked and replaced by a regular file in
 //! devtmpfs (RAM), which the run then tested and called clean.
 
@@ -19,7 +23,18 @@ use crate::sim::plan::SimPlan;
 pub fn refuse_nodes(plan: &SimPlan) -> anyhow::Result<()> {
     for f in &plan.files {
         match NodeKind::of(&f.path) {
-            NodeKind::Missing | NodeKind::Regular => {}
+            NodeKind::Missing => {}
+            NodeKind::Regular => {
+                if let Some(lo) = crate::bench::inuse::loop_backed_by(&f.path) {
+                    anyhow::bail!(
+                        "{} is the backing file of /dev/{lo} (losetup -l): its bytes are that \
+                         device's, so sqliosim run never writes, replaces or deletes it, even \
+                         with --force. Detach it (losetup -d /dev/{lo}) first, or name another \
+                         file",
+                        f.path.display()
+                    );
+                }
+            }
             NodeKind::BlockDevice => anyhow::bail!(
                 "{} is a block device: sqliosim run tests files on a filesystem and never \
                  writes, replaces or deletes a device node. Put a filesystem on it, mount it and \

@@ -175,6 +175,15 @@ pub fn named_use(major: u32, minor: u32) -> Option<DeviceUse> {
     None
 }
 
+/// The loop device (`loop1`) whose backing file is the regular file at `path`, if one is
+/// attached: `run` refuses such a file as a data file, as a capacity run refuses to write it.
+pub fn loop_backed_by(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    meta.file_type()
+        .is_file()
+        .then(|| loop_over_file(meta.dev(), meta.ino()))?
+}
+
 /// The loop device whose backing file is the file `dev`:`ino`, if one is attached.
 fn loop_over_file(dev: u64, ino: u64) -> Option<String> {
     loop_backing_paths().into_iter().find_map(|(name, path)| {
