@@ -1137,3 +1137,43 @@ fn a_data_file_replaced_by_a_non_file_is_lost_for_the_resume_too() {
         );
     }
 }
+
+/// A resume that reported a loss (the killed run's `.bak` lost its first block) is killed in
+/// turn; the next resume keeps its log and summary aside and carries on, clean by its own
+/// judgment, since the loss was judged and the damaged stream kept. Its note must say that
+/// the run it keeps aside found an integrity error: before, it said only "did not end
+/// cleanly", and the loss lived on in a kept-aside summary nobody was told to read, under a
+/// final "Verdict: CLEAN".
+#[test]
+fn a_resume_over_a_killed_resume_that_found_a_loss_says_so() {
+    let (dir, config) = killed_with_streams(830);
+    let d = dir.path();
+    zero_at(&d.join("sqliosim.bak"), 0, 16384);
+    let mut first = run_cmd(&config, d)
+        .args(["--resume", "--duration", "30", "--seed", "831"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("resume");
+    let json = d.join("sqliosim.log.json");
+    let t = Instant::now();
+    while !std::fs::read_to_string(&json).is_ok_and(|j| j.contains("\"lost_write\"")) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the resume never reported the loss"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    first.kill().expect("SIGKILL");
+    first.wait().expect("wait");
+    let again = resume(&config, d, 832);
+    let err = String::from_utf8_lossy(&again.stderr).into_owned();
+    let note = err
+        .lines()
+        .find(|l| l.contains("its evidence is kept"))
+        .unwrap_or_else(|| panic!("no note of the kept evidence\n{}", text(&again)));
+    assert!(
+        note.contains("found 1 integrity error"),
+        "the note says what the killed resume found: {note}"
+    );
+}
