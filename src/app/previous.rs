@@ -29,6 +29,9 @@ struct Previous {
     run_id: Option<u64>,
     /// Its evidence shows a run that found errors, or did not finish.
     evidence_not_clean: bool,
+    /// The integrity errors its evidence holds (a run cut after it reported a loss holds
+    /// them in its summary alone: the note says so).
+    found: u64,
     /// Its files that may be moved aside: only what sqliosim wrote (a log, summary or journal
     /// of ours), never a file of the user's that happens to have the name.
     ours: Vec<PathBuf>,
@@ -74,10 +77,12 @@ pub fn guard(
                 prev.run_id
                     .map(|r| format!(" ({})", id_text(r)))
                     .unwrap_or_default(),
-                if prev.unclean.is_empty() {
-                    "found errors"
-                } else {
-                    "did not end cleanly"
+                match (prev.unclean.is_empty(), prev.found) {
+                    (true, _) => "found errors".to_string(),
+                    (false, 0) => "did not end cleanly".to_string(),
+                    (false, n) => format!(
+                        "did not end cleanly, and found {n} integrity error(s) before it was cut (see its summary, kept below)"
+                    ),
                 },
                 moved.join(", ")
             );
@@ -148,7 +153,8 @@ fn look(
         match crate::report::readers::load::load(p) {
             Ok(l) => {
                 let finished = l.complete || l.stopped_by.is_some();
-                found_errors = l.integrity_errors() > 0;
+                prev.found = l.integrity_errors();
+                found_errors = prev.found > 0;
                 prev.evidence_not_clean = found_errors || !l.other_errors.is_empty() || !finished;
                 prev.run_id = prev.run_id.or(l.json.and_then(|j| j.run_id));
             }

@@ -22,7 +22,16 @@ use crate::sim::plan::SimPlan;
 pub fn run(settings: &RunSettings, adjusted: &[String]) -> anyhow::Result<Outcome> {
     let mut plan = plan_from(settings);
     refuse_non_utf8(&plan, settings)?;
-    super::targets::refuse_nodes(&plan, settings)?;
+    // A resume judges the set before it refuses a file that is not a regular file, unless the
+    // run would create a file among the device nodes (a lock file) first.
+    let nodes = super::targets::refuse_nodes(&plan);
+    if let Err(e) = super::targets::refuse_created_in_dev(&plan, settings) {
+        return Err(nodes.err().unwrap_or(e));
+    }
+    let nodes = match nodes {
+        Err(e) if !plan.resume => return Err(e),
+        nodes => nodes,
+    };
     let placement = super::dirs::placement_warnings(&plan.dirs());
     make_dirs(&plan, settings)?;
     // Before anything of the set is deleted, created or opened: one run per file set.
@@ -57,7 +66,7 @@ pub fn run(settings: &RunSettings, adjusted: &[String]) -> anyhow::Result<Outcom
     // Before the guard moves a killed run's evidence aside: a refused run has moved nothing,
     // and a resume that found losses reports them (exit 1) rather than hiding them behind the
     // refusal.
-    if let Err(e) = refuse_planted(&plan, settings) {
+    if let Err(e) = nodes.and_then(|()| refuse_planted(&plan, settings)) {
         taken.lock.put_back_left();
         return match plan.judged.as_deref() {
             Some(found) if !found.is_empty() => lost_set(found, &format!("{e:#}")),

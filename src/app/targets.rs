@@ -4,6 +4,10 @@
 //! the journal, the XML log, the JSON summary); and an existing log or summary that is not
 //! one of ours ([`ensure_ours`]), unless forced.
 //!
+//! A regular file that is an attached loop device's backing file is refused too: written in
+//! place it destroyed the filesystem mounted from the device (and read back as a false lost
+//! write); deleted, it took the image's name.
+//!
 //! A block device named as a data file used to be unlinked and replaced by a regular file in
 //! devtmpfs (RAM), which the run then tested and called clean.
 
@@ -13,12 +17,24 @@ use crate::config::RunSettings;
 use crate::io::nodes::{among_device_nodes, NodeKind};
 use crate::sim::plan::SimPlan;
 
-/// Refuses (exit 2) a plan whose files are not regular files, or that would create files in
-/// `/dev`; names the path and says what to do.
-pub fn refuse_nodes(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
+/// Refuses (exit 2) a plan whose files are not regular files; names the path and says what
+/// to do. A resume asks after judging the set, so that a file the journal holds, replaced by
+/// a FIFO or a directory, is the loss `verify` reports (exit 1), not only a refusal.
+pub fn refuse_nodes(plan: &SimPlan) -> anyhow::Result<()> {
     for f in &plan.files {
         match NodeKind::of(&f.path) {
-            NodeKind::Missing | NodeKind::Regular => {}
+            NodeKind::Missing => {}
+            NodeKind::Regular => {
+                if let Some(lo) = crate::bench::inuse::loop_backed_by(&f.path) {
+                    anyhow::bail!(
+                        "{} is the backing file of /dev/{lo} (losetup -l): its bytes are that \
+                         device's, so sqliosim run never writes, replaces or deletes it, even \
+                         with --force. Detach it (losetup -d /dev/{lo}) first, or name another \
+                         file",
+                        f.path.display()
+                    );
+                }
+            }
             NodeKind::BlockDevice => anyhow::bail!(
                 "{} is a block device: sqliosim run tests files on a filesystem and never \
                  writes, replaces or deletes a device node. Put a filesystem on it, mount it and \
@@ -36,6 +52,12 @@ pub fn refuse_nodes(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()
             ),
         }
     }
+    Ok(())
+}
+
+/// Refuses (exit 2) a plan that would create files among the device nodes of `/dev`, before
+/// anything (a lock file) is created.
+pub fn refuse_created_in_dev(plan: &SimPlan, settings: &RunSettings) -> anyhow::Result<()> {
     for path in created(plan, settings) {
         if NodeKind::of(&path) == NodeKind::Missing && among_device_nodes(&path) {
             anyhow::bail!(

@@ -1,12 +1,16 @@
 //! Whether a block device is in use, so that a capacity run never writes one, even with
 //! `--force` (which means "overwrite what is on this idle device"): mounted, holding a mounted
-//! partition, active swap, a member of an md/dm/LVM stack, or held open exclusively by another
-//! program. The one answer every path that may write a device asks (`bench`, `--verify`,
+//! partition, active swap, a member of an md/dm/LVM stack, the backing device of a loop device,
+//! or held open exclusively by another program. The one answer every path that may write a device asks (`bench`, `--verify`,
 //! `run --bench`, `sqlio`, `diskspd`: they all prepare their targets in `bench::run`).
 //!
 //! The named reasons come first, since they say what to undo; the exclusive open (`O_EXCL` on
 //! a block device fails with EBUSY while the kernel has it claimed, by a mount, swap, md, dm or
-//! another `O_EXCL` opener) catches whatever they miss. The exclusive open is then kept for the
+//! another `O_EXCL` opener) catches whatever they miss. A loop device over a block device
+//! (`losetup /dev/loop1 /dev/sdb`, as kubelet maps a raw block volume) neither claims it nor
+//! appears among its holders, so it is looked for by its `loop/backing_file` in sysfs; so is a
+//! regular file that is a loop device's backing file (an image attached and mounted), whose
+//! bytes are that device's. The exclusive open is then kept for the
 //! whole run, so that nothing can mount or claim the device while it is being written.
 
 use std::fs::File;
@@ -37,6 +41,18 @@ pub enum DeviceUse {
         /// The holder's name in sysfs (`dm-0`, `md127`).
         holder: String,
     },
+    /// The device (or one of its partitions) is the backing file of a loop device.
+    Backing {
+        /// The partition, when it is not the device itself.
+        part: Option<String>,
+        /// The loop device's name (`loop1`).
+        loop_dev: String,
+    },
+    /// A regular file that is the backing file of a loop device: the device's media.
+    BackingFile {
+        /// The loop device's name (`loop1`).
+        loop_dev: String,
+    },
     /// Opening it with `O_EXCL` failed with EBUSY: another program has it claimed.
     Busy,
 }
@@ -54,6 +70,15 @@ impl std::fmt::Display for DeviceUse {
                 f,
                 "{}a member of /dev/{holder} (md, dm or LVM: its holders/ in sysfs)",
                 part(p)
+            ),
+            DeviceUse::Backing { part: p, loop_dev } => write!(
+                f,
+                "{}the backing device of /dev/{loop_dev} (losetup -l)",
+                part(p)
+            ),
+            DeviceUse::BackingFile { loop_dev } => write!(
+                f,
+                "it is the backing file of /dev/{loop_dev} (losetup -l): writing it writes that device"
             ),
             DeviceUse::Busy => write!(
                 f,
@@ -80,6 +105,12 @@ pub fn claim(path: &Path) -> Result<Option<Claim>, DeviceUse> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(None);
     };
+    if meta.file_type().is_file() {
+        return match loop_over_file(meta.dev(), meta.ino()) {
+            Some(loop_dev) => Err(DeviceUse::BackingFile { loop_dev }),
+            None => Ok(None),
+        };
+    }
     if !meta.file_type().is_block_device() {
         return Ok(None);
     }
@@ -125,6 +156,7 @@ pub fn device_behind_link(path: &Path) -> Option<PathBuf> {
 pub fn named_use(major: u32, minor: u32) -> Option<DeviceUse> {
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    let backed = loop_backings();
     for (part, dev) in device_and_partitions(major, minor) {
         if let Some(point) = mount_point(&mounts, dev) {
             return Some(DeviceUse::Mounted { part, point });
@@ -135,8 +167,54 @@ pub fn named_use(major: u32, minor: u32) -> Option<DeviceUse> {
         if let Some(holder) = holders(dev).into_iter().next() {
             return Some(DeviceUse::Held { part, holder });
         }
+        if let Some((loop_dev, _)) = backed.iter().find(|(_, d)| *d == dev) {
+            let loop_dev = loop_dev.clone();
+            return Some(DeviceUse::Backing { part, loop_dev });
+        }
     }
     None
+}
+
+/// The loop device (`loop1`) whose backing file is the regular file at `path`, if one is
+/// attached: `run` refuses such a file as a data file, as a capacity run refuses to write it.
+pub fn loop_backed_by(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    meta.file_type()
+        .is_file()
+        .then(|| loop_over_file(meta.dev(), meta.ino()))?
+}
+
+/// The loop device whose backing file is the file `dev`:`ino`, if one is attached.
+fn loop_over_file(dev: u64, ino: u64) -> Option<String> {
+    loop_backing_paths().into_iter().find_map(|(name, path)| {
+        let m = std::fs::metadata(&path).ok()?;
+        (m.file_type().is_file() && m.dev() == dev && m.ino() == ino).then_some(name)
+    })
+}
+
+/// Each attached loop device's name and the path of its backing file, as sysfs gives it.
+fn loop_backing_paths() -> Vec<(String, String)> {
+    let Ok(entries) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            Some((name, text.trim_end_matches('\n').to_string()))
+        })
+        .collect()
+}
+
+/// Each attached loop device whose backing file is a block device node: its name and the
+/// node's number (a loop device over a regular file is not a device's use; the filesystem
+/// holding that file is mounted, and found so).
+fn loop_backings() -> Vec<(String, (u32, u32))> {
+    loop_backing_paths()
+        .into_iter()
+        .filter_map(|(name, path)| Some((name, node_number(&path)?)))
+        .collect()
 }
 
 /// The device itself (`None`), then each partition by name, with their numbers.
@@ -256,6 +334,14 @@ mod tests {
             holder: "dm-0".into(),
         };
         assert!(h.to_string().starts_with("it is a member of /dev/dm-0"));
+        let b = DeviceUse::Backing {
+            part: Some("sdb1".into()),
+            loop_dev: "loop4".into(),
+        };
+        assert_eq!(
+            b.to_string(),
+            "its partition /dev/sdb1 is the backing device of /dev/loop4 (losetup -l)"
+        );
     }
 
     #[test]

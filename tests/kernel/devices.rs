@@ -316,6 +316,126 @@ fn a_disk_whose_partition_is_mounted_is_never_written() {
     fsck_clean(&part);
 }
 
+/// A loop device attached over another (`losetup /dev/loopB /dev/loopA`, as kubelet maps a
+/// raw block volume, or an image reached at an offset of a disk) and mounted: the lower device
+/// is in use, though nothing mounts it, nothing holds it open with `O_EXCL` and sysfs lists no
+/// holder. Before, `bench --file /dev/loopA --rw write --force` wrote it, exit 0, and the
+/// mounted filesystem above was destroyed (`e2fsck -fn` aborted).
+#[test]
+fn a_device_backing_a_mounted_loop_device_is_never_written() {
+    if !is_root() {
+        return skip("not root: no loop device");
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let img = crate::loop_support::sparse_image(dir.path(), "lower.img", 64 << 20);
+    // Declared first, so dropped last: the upper device is unmounted and detached before it.
+    let Some(lower) = LoopDev::attach(&img, true, 512) else {
+        return;
+    };
+    let Some(upper) = LoopDev::attach(lower.path(), false, 512) else {
+        return;
+    };
+    let upper_name = upper.path().display().to_string();
+    let mnt = dir.path().join("mnt");
+    let Some(m) = Mounted::new(upper, "ext4", &mnt) else {
+        return;
+    };
+    std::fs::write(m.dir().join("kept"), b"a file on the filesystem above").expect("write");
+    let dev = lower.path().to_str().expect("utf-8").to_string();
+    assert_all_refused(
+        &dev,
+        &[&format!("backing device of {upper_name}")],
+        dir.path(),
+    );
+    drop(m);
+    let upper = LoopDev::attach(lower.path(), false, 512).expect("attach again");
+    fsck_clean(upper.path());
+}
+
+/// An image file attached as a loop device whose filesystem is mounted (a VM's disk image, an
+/// `losetup -f --show disk.img` left attached): the file is the device's media, in use as the
+/// device is. Before, `bench --file disk.img --rw write --force` wrote it, exit 0, and the
+/// mounted filesystem was destroyed (`e2fsck -fn`: "Bad magic number in super-block").
+#[test]
+fn a_file_backing_a_mounted_loop_device_is_never_written() {
+    if !is_root() {
+        return skip("not root: no loop device");
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let img = crate::loop_support::sparse_image(dir.path(), "disk.img", 64 << 20);
+    let Some(lo) = LoopDev::attach(&img, false, 512) else {
+        return;
+    };
+    let lo_name = lo.path().display().to_string();
+    let mnt = dir.path().join("mnt");
+    let Some(m) = Mounted::new(lo, "ext4", &mnt) else {
+        return;
+    };
+    std::fs::write(m.dir().join("kept"), b"a file on the filesystem").expect("write");
+    let file = img.to_str().expect("utf-8").to_string();
+    assert_all_refused(&file, &[&format!("backing file of {lo_name}")], dir.path());
+    drop(m);
+    let lo = LoopDev::attach(&img, false, 512).expect("attach again");
+    fsck_clean(lo.path());
+}
+
+/// The same image named as a data file (`FileName=disk.img`) of `run --force`: refused, exit 2,
+/// with `DeleteFilesAtStartup` TRUE (which would delete the image's name) or FALSE (which would
+/// write it in place). Before, with FALSE, the run wrote the image under the mounted
+/// filesystem, cut it to 16 MB, reported a false `lost_write` (the filesystem wrote over the
+/// run's pages) and left the filesystem destroyed; with TRUE it deleted the image's name.
+#[test]
+fn a_file_backing_a_mounted_loop_device_is_never_a_data_file() {
+    if !is_root() {
+        return skip("not root: no loop device");
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let img = crate::loop_support::sparse_image(dir.path(), "disk.img", 64 << 20);
+    let Some(lo) = LoopDev::attach(&img, false, 512) else {
+        return;
+    };
+    let lo_name = lo.path().display().to_string();
+    let mnt = dir.path().join("mnt");
+    let Some(m) = Mounted::new(lo, "ext4", &mnt) else {
+        return;
+    };
+    std::fs::write(m.dir().join("kept"), b"a file on the filesystem").expect("write");
+    let inode = |p: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).map(|m| (m.ino(), m.len())).ok()
+    };
+    let before = inode(&img);
+    for delete in ["TRUE", "FALSE"] {
+        let cfg = config(dir.path(), &img);
+        let text = std::fs::read_to_string(&cfg).expect("config");
+        let text = text.replace(
+            "[CONFIG]\n",
+            &format!("[CONFIG]\nDeleteFilesAtStartup={delete}\n"),
+        );
+        std::fs::write(&cfg, text).expect("config");
+        let out = bin()
+            .args(["run", "--force", "--config"])
+            .arg(&cfg)
+            .args(["--duration", "1", "--log"])
+            .arg(dir.path().join("t.log.xml"))
+            .output()
+            .expect("run");
+        let err = assert_exit_2(&out);
+        assert!(
+            err.contains(&format!("backing file of {lo_name}")),
+            "DeleteFilesAtStartup={delete}: {err}"
+        );
+        assert_eq!(
+            inode(&img),
+            before,
+            "DeleteFilesAtStartup={delete}: the image"
+        );
+    }
+    drop(m);
+    let lo = LoopDev::attach(&img, false, 512).expect("attach again");
+    fsck_clean(lo.path());
+}
+
 #[test]
 fn active_swap_is_never_written() {
     if !is_root() {

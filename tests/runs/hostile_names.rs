@@ -405,6 +405,13 @@ const RUN_CASES: &[Case] = &[
         run_args!("--bundle", "{S}/b.tar.gz"),
     ),
     case(
+        "run --metrics-textfile",
+        "m.prom",
+        Victim::Plain,
+        Prep::Empty,
+        run_args!("--metrics-textfile", "{S}/m.prom"),
+    ),
+    case(
         "run --save",
         "saved.ini",
         Victim::Plain,

@@ -6,6 +6,7 @@
 //! a directory where nothing was acknowledged, and a name planted mid-run that stops an actor.
 //! Each was a false alarm, a missed loss or a false CLEAN before.
 
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
@@ -1015,5 +1016,164 @@ fn a_damaged_stream_the_journal_holds_is_kept_aside_and_reported_by_the_resume()
         "the damaged stream is kept as {}\n{}",
         kept.display(),
         text(&r)
+    );
+}
+
+/// A page flipped at rest (fault injection) while the Backup User runs WITH CHECKSUM: every
+/// backup stops at the page, as SQL Server's does (its ERROR is logged), and the page is the
+/// run's finding (exit 1). Before, each "backup stopped" ERROR also counted as an error of the
+/// environment, so the console said "Stopped early: an environment error, not an integrity
+/// finding" above "Verdict: … INTEGRITY ERROR(S)", and the JSON summary carried an
+/// `environment_error` for a run that stopped for nothing but the corruption it found.
+#[test]
+fn a_backup_stopped_by_a_corrupt_page_is_the_finding_not_an_environment_error() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let d = dir.path();
+    let config = d.join("flip.cfg.ini");
+    std::fs::write(
+        &config,
+        "[CONFIG]\nStopOnError=FALSE\nTestCycles=1\nMaxMemoryMB=4\n\
+         [RandomUser]\nUserCount=1\n[AuditUser]\nUserCount=1\n[ReadAheadUser]\nUserCount=0\n\
+         [BulkUpdateUser]\nUserCount=0\n\
+         [BackupUser]\nUserCount=1\nMaxTransferSize=65536\nBackupDelay=100\nLogBackupInterval=100\n\
+         [File1]\nFileName=sqliosim.mdx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
+         [File2]\nFileName=sqliosim.ldx\nInitialSize=1\nMaxSize=1\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n",
+    )
+    .expect("config");
+    let json = d.join("flip.json");
+    let out = run_cmd(&config, d)
+        .args([
+            "--duration",
+            "2",
+            "--seed",
+            "3",
+            "--fault-injection",
+            "flip@200",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("backup stopped (WITH CHECKSUM, STOP_ON_ERROR) at page 200"),
+        "a backup met the flipped page\n{said}"
+    );
+    assert!(!said.contains("environment error"), "{said}");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("summary")).expect("json");
+    assert_eq!(doc["outcome"], "findings", "{doc:#}");
+    assert!(
+        doc["environment_error"].is_null(),
+        "{}",
+        doc["environment_error"]
+    );
+}
+
+/// The killed run's data file replaced by `nobody` (0777 directory) with a FIFO or a
+/// directory: `verify` reports it lost (`lost_file`, exit 1), and so does the `run --resume`
+/// that opens the set, naming the planted path, moving nothing and beginning no new log.
+/// Before, the resume stopped at its first check with exit 2 ("… is a FIFO (named pipe), not
+/// a regular file: … Name a file on a mounted filesystem"), an environment error that said
+/// nothing of the 1,000 pages the journal holds durable there, while `verify` of the same set
+/// said they were lost.
+#[test]
+fn a_data_file_replaced_by_a_non_file_is_lost_for_the_resume_too() {
+    for (i, plant) in ["fifo", "dir"].into_iter().enumerate() {
+        let (dir, config) = killed_small(810 + i as u64);
+        let d = dir.path();
+        let root = rustix::process::geteuid().is_root();
+        if root {
+            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+                .expect("chmod");
+            std::os::unix::fs::chown(d, Some(65534), Some(65534)).expect("chown");
+        }
+        let mdx = d.join("sqliosim.mdx");
+        let make = if plant == "fifo" { "mkfifo" } else { "mkdir" };
+        let script = format!("rm -f '{0}' && {make} '{0}'", mdx.display());
+        let mut cmd = std::process::Command::new("setpriv");
+        if root {
+            cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"]);
+        }
+        let planted = cmd.args(["sh", "-c", &script]).output().expect("plant");
+        assert!(planted.status.success(), "plant: {}", text(&planted));
+        let v = verify(d);
+        assert_eq!(v.status.code(), Some(1), "{plant}\n{}", text(&v));
+        assert!(classes(&v).contains(&("lost_file".into(), "sqliosim.mdx".into())));
+        let kept: Vec<(&str, Vec<u8>)> =
+            ["sqliosim.log.xml", "sqliosim.log.json", "sqliosim.journal"]
+                .into_iter()
+                .map(|n| (n, std::fs::read(d.join(n)).expect(n)))
+                .collect();
+        let mut resume_cmd = run_cmd(&config, d);
+        resume_cmd.args(["--resume", "--cycles", "1", "--duration", "1"]);
+        let r = crate::hostile_names::run_cmd(resume_cmd).expect("the resume ends");
+        let ctx = || format!("{plant}\n{}", text(&r));
+        assert_eq!(r.status.code(), Some(1), "{}", ctx());
+        assert!(
+            classes(&r).contains(&("lost_file".into(), "sqliosim.mdx".into())),
+            "{}",
+            ctx()
+        );
+        assert!(
+            String::from_utf8_lossy(&r.stderr).contains(&*mdx.to_string_lossy()),
+            "the planted name is named\n{}",
+            ctx()
+        );
+        for (name, bytes) in &kept {
+            assert!(
+                std::fs::read(d.join(name)).ok().as_ref() == Some(bytes),
+                "{name} changed\n{}",
+                ctx()
+            );
+        }
+        let file_type = std::fs::symlink_metadata(&mdx)
+            .expect("planted")
+            .file_type();
+        assert!(
+            file_type.is_fifo() || file_type.is_dir(),
+            "the planted name was left as it was"
+        );
+    }
+}
+
+/// A resume that reported a loss (the killed run's `.bak` lost its first block) is killed in
+/// turn; the next resume keeps its log and summary aside and carries on, clean by its own
+/// judgment, since the loss was judged and the damaged stream kept. Its note must say that
+/// the run it keeps aside found an integrity error: before, it said only "did not end
+/// cleanly", and the loss lived on in a kept-aside summary nobody was told to read, under a
+/// final "Verdict: CLEAN".
+#[test]
+fn a_resume_over_a_killed_resume_that_found_a_loss_says_so() {
+    let (dir, config) = killed_with_streams(830);
+    let d = dir.path();
+    zero_at(&d.join("sqliosim.bak"), 0, 16384);
+    let mut first = run_cmd(&config, d)
+        .args(["--resume", "--duration", "30", "--seed", "831"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("resume");
+    let json = d.join("sqliosim.log.json");
+    let t = Instant::now();
+    while !std::fs::read_to_string(&json).is_ok_and(|j| j.contains("\"lost_write\"")) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the resume never reported the loss"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    first.kill().expect("SIGKILL");
+    first.wait().expect("wait");
+    let again = resume(&config, d, 832);
+    let err = String::from_utf8_lossy(&again.stderr).into_owned();
+    let note = err
+        .lines()
+        .find(|l| l.contains("its evidence is kept"))
+        .unwrap_or_else(|| panic!("no note of the kept evidence\n{}", text(&again)));
+    assert!(
+        note.contains("found 1 integrity error"),
+        "the note says what the killed resume found: {note}"
     );
 }

@@ -30,7 +30,7 @@ mod in_order;
 
 use in_order::InOrder;
 
-use super::stream_failure::say;
+use super::stream_failure::{say, say_of_finding};
 use super::stream_failure::{stream_failed_on, unreadable};
 use super::worker::Worker;
 use crate::findings::{Finding, Severity};
@@ -208,9 +208,9 @@ fn carry<'a>(
             let c = match carried(run, file, first + i as u64, page) {
                 Ok(c) => c,
                 Err(v) => {
-                    say(
+                    // The flight that read the page reported it as a finding.
+                    say_of_finding(
                         run,
-                        Severity::Error,
                         format!(
                             "backup stopped (WITH CHECKSUM, STOP_ON_ERROR) at page {} of {}: {}",
                             first + i as u64,

@@ -292,6 +292,14 @@ impl Run<'_> {
         self.send(Message::new(severity, user, func, text));
     }
 
+    /// Sends a log message that says what a finding stopped (a backup WITH CHECKSUM at the
+    /// page found bad): logged at its severity, but not counted among the errors that keep a
+    /// run from a clean pass. The finding already does, and it is no error of the environment.
+    pub fn message_of_finding(&self, severity: Severity, user: &str, func: &str, text: String) {
+        let m = Message::new(severity, user, func, text);
+        self.reporting.sink.emit(Event::Message(m));
+    }
+
     /// Sends a log message built by the caller (one with an errno, say).
     pub fn send(&self, m: Message) {
         if m.severity == Severity::Error {

@@ -88,6 +88,17 @@ pub(super) fn unreadable(w: &Worker<'_>, path: &std::path::Path, len: u64, e: &s
     w.run.report(p.finding(w.run.plan.seed, path, w.id));
 }
 
+/// Says what a finding stopped in the Backup User's backup ([`Run::message_of_finding`]). A
+/// stop that no finding of the run explains stays an error of its own, so that such a run
+/// is never CLEAN.
+pub(super) fn say_of_finding(run: &Run<'_>, text: String) {
+    let user = crate::page::ActorKind::BackupUser.name();
+    if run.finding_count() == 0 {
+        return run.message(Severity::Error, user, FUNC, text);
+    }
+    run.message_of_finding(Severity::Error, user, FUNC, text);
+}
+
 /// Says a line of the Backup User's backup (its `Func`: [`FUNC`]).
 pub(super) fn say(run: &Run<'_>, severity: Severity, text: String) {
     run.message(
