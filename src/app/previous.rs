@@ -32,6 +32,9 @@ struct Previous {
     /// The integrity errors its evidence holds (a run cut after it reported a loss holds
     /// them in its summary alone: the note says so).
     found: u64,
+    /// On a resume, the findings an attempt of this run logged before it was cut: still the
+    /// run's, so the resume reports them again (its summary is the one the fleet reads).
+    carried: Vec<crate::findings::Finding>,
     /// Its files that may be moved aside: only what sqliosim wrote (a log, summary or journal
     /// of ours), never a file of the user's that happens to have the name.
     ours: Vec<PathBuf>,
@@ -46,15 +49,16 @@ struct Previous {
 /// Refuses a fresh run over a file set whose previous run did not end cleanly (unless
 /// `--discard-previous-run` or `--resume`, or `afresh`: a resume that found nothing owed),
 /// then moves aside the evidence that must not be overwritten. `taken_over` are the lock's
-/// notes on records left by dead runs.
+/// notes on records left by dead runs. Returns, on a resume, the findings an attempt of the
+/// run logged before it was cut, for the resume to report as its own.
 pub fn guard(
     settings: &RunSettings,
     plan: &SimPlan,
     backend: &dyn Backend,
     taken_over: &[String],
     afresh: bool,
-) -> anyhow::Result<()> {
-    let prev = look(settings, plan, backend, taken_over);
+) -> anyhow::Result<Vec<crate::findings::Finding>> {
+    let mut prev = look(settings, plan, backend, taken_over);
     if !prev.unclean.is_empty() && !plan.resume && !settings.discard_previous_run && !afresh {
         anyhow::bail!("{}", refusal(settings, plan, &prev));
     }
@@ -88,7 +92,15 @@ pub fn guard(
             );
         }
     }
-    Ok(())
+    let cut =
+        "found by an earlier attempt of this run, cut before it ended (its evidence kept aside)";
+    for f in &mut prev.carried {
+        f.detail = Some(match f.detail.take() {
+            Some(d) => format!("{d}; {cut}"),
+            None => cut.to_string(),
+        });
+    }
+    Ok(prev.carried)
 }
 
 /// The dumps directory of one process: `dumps/NAME`, or `dumps/NAME-2`, `-3`… when an earlier
@@ -155,6 +167,9 @@ fn look(
                 let finished = l.complete || l.stopped_by.is_some();
                 prev.found = l.integrity_errors();
                 found_errors = prev.found > 0;
+                if plan.resume && !finished {
+                    prev.carried = l.findings.clone();
+                }
                 prev.evidence_not_clean = found_errors || !l.other_errors.is_empty() || !finished;
                 prev.run_id = prev.run_id.or(l.json.and_then(|j| j.run_id));
             }

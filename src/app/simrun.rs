@@ -75,10 +75,26 @@ pub fn run(settings: &RunSettings, adjusted: &[String]) -> anyhow::Result<Outcom
     }
     let guarded =
         super::previous::guard(settings, &plan, backend.as_ref(), &taken.taken_over, afresh);
-    if let Err(e) = guarded {
-        // Leave the crashed run's lock records as found, so that the next attempt is refused too.
-        taken.lock.put_back_left();
-        return Err(e);
+    let carried = match guarded {
+        Ok(carried) => carried,
+        Err(e) => {
+            // Leave the crashed run's lock records as found, so that the next attempt is
+            // refused too.
+            taken.lock.put_back_left();
+            return Err(e);
+        }
+    };
+    // What an attempt of this run found before it was cut stays this run's finding: the
+    // resume reports it with what it judged itself (once: a loss judged again is not doubled).
+    if let Some(judged) = plan.judged.as_mut() {
+        for f in carried {
+            let again = judged
+                .iter()
+                .any(|g| g.path == f.path && g.page_id == f.page_id && g.class == f.class);
+            if !again {
+                judged.push(f);
+            }
+        }
     }
     for note in &taken.taken_over {
         crate::exit::errln!("sqliosim: note: {note}");

@@ -1139,11 +1139,12 @@ fn a_data_file_replaced_by_a_non_file_is_lost_for_the_resume_too() {
 }
 
 /// A resume that reported a loss (the killed run's `.bak` lost its first block) is killed in
-/// turn; the next resume keeps its log and summary aside and carries on, clean by its own
-/// judgment, since the loss was judged and the damaged stream kept. Its note must say that
-/// the run it keeps aside found an integrity error: before, it said only "did not end
-/// cleanly", and the loss lived on in a kept-aside summary nobody was told to read, under a
-/// final "Verdict: CLEAN".
+/// turn; the next resume keeps its log and summary aside and carries the run on. The loss was
+/// found by this same run, so the run's verdict keeps it: the next resume reports it again
+/// (exit 1, the finding in its own JSON summary, which is what `collect` and the fleet
+/// report read) and its note says the attempt it keeps aside found it. Before, the note said
+/// only "did not end cleanly", and the loss lived on in a kept-aside summary nobody was told
+/// to read, under a final "Verdict: CLEAN", exit 0: a missed loss for the fleet.
 #[test]
 fn a_resume_over_a_killed_resume_that_found_a_loss_says_so() {
     let (dir, config) = killed_with_streams(830);
@@ -1175,5 +1176,15 @@ fn a_resume_over_a_killed_resume_that_found_a_loss_says_so() {
     assert!(
         note.contains("found 1 integrity error"),
         "the note says what the killed resume found: {note}"
+    );
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+    let (found, total) = summary_findings(&json);
+    assert!(
+        total == 1
+            && found
+                .iter()
+                .any(|(class, name, _)| class == "lost_write" && name == "sqliosim.bak"),
+        "the run's summary carries the loss its cut attempt found: {found:?}\n{}",
+        text(&again)
     );
 }
