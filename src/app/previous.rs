@@ -32,8 +32,9 @@ struct Previous {
     /// The integrity errors its evidence holds (a run cut after it reported a loss holds
     /// them in its summary alone: the note says so).
     found: u64,
-    /// On a resume, the findings an attempt of this run logged before it was cut: still the
-    /// run's, so the resume reports them again (its summary is the one the fleet reads).
+    /// On a resume, the findings an attempt of this run logged before it was cut or stopped:
+    /// still the run's, so the resume reports them again (its summary is the one the fleet
+    /// reads).
     carried: Vec<crate::findings::Finding>,
     /// Its files that may be moved aside: only what sqliosim wrote (a log, summary or journal
     /// of ours), never a file of the user's that happens to have the name.
@@ -167,7 +168,9 @@ fn look(
                 let finished = l.complete || l.stopped_by.is_some();
                 prev.found = l.integrity_errors();
                 found_errors = prev.found > 0;
-                if plan.resume && !finished {
+                // A resume carries the run on: what it found before it stopped, by a cut or
+                // a signal, is the run's (a run that ended by itself is not resumed).
+                if plan.resume {
                     prev.carried = l.findings.clone();
                 }
                 prev.evidence_not_clean = found_errors || !l.other_errors.is_empty() || !finished;

@@ -1147,11 +1147,48 @@ fn a_data_file_replaced_by_a_non_file_is_lost_for_the_resume_too() {
 /// to read, under a final "Verdict: CLEAN", exit 0: a missed loss for the fleet.
 #[test]
 fn a_resume_over_a_killed_resume_that_found_a_loss_says_so() {
-    let (dir, config) = killed_with_streams(830);
+    let again = resume_after_a_stopped_resume_that_found_a_loss(830, "KILL");
+    assert!(
+        again
+            .note
+            .contains("did not end cleanly, and found 1 integrity error"),
+        "the note says what the killed resume found: {}",
+        again.note
+    );
+}
+
+/// The same with the resume stopped by SIGTERM (a node drained, `systemctl stop`): it ended
+/// with its summary written and exit 1, and the next resume still reports the loss, since the
+/// fleet reads only the last attempt's summary.
+#[test]
+fn a_resume_over_a_stopped_resume_that_found_a_loss_reports_it_again() {
+    let again = resume_after_a_stopped_resume_that_found_a_loss(840, "TERM");
+    assert!(
+        again.note.contains("found errors"),
+        "the note says the stopped resume found errors: {}",
+        again.note
+    );
+}
+
+struct Again {
+    note: String,
+}
+
+/// A killed run with streams whose `.bak` lost its first block, resumed; that resume reports
+/// the loss, and is then sent `signal`; a second resume must report the loss again (exit 1,
+/// in its JSON summary). Returns the second resume's note of the evidence it kept aside.
+fn resume_after_a_stopped_resume_that_found_a_loss(seed: u64, signal: &str) -> Again {
+    let (dir, config) = killed_with_streams(seed);
     let d = dir.path();
     zero_at(&d.join("sqliosim.bak"), 0, 16384);
     let mut first = run_cmd(&config, d)
-        .args(["--resume", "--duration", "30", "--seed", "831"])
+        .args([
+            "--resume",
+            "--duration",
+            "30",
+            "--seed",
+            &(seed + 1).to_string(),
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -1165,18 +1202,19 @@ fn a_resume_over_a_killed_resume_that_found_a_loss_says_so() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    first.kill().expect("SIGKILL");
+    let sent = std::process::Command::new("kill")
+        .args([format!("-{signal}"), first.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success(), "kill -{signal}");
     first.wait().expect("wait");
-    let again = resume(&config, d, 832);
+    let again = resume(&config, d, seed + 2);
     let err = String::from_utf8_lossy(&again.stderr).into_owned();
     let note = err
         .lines()
         .find(|l| l.contains("its evidence is kept"))
-        .unwrap_or_else(|| panic!("no note of the kept evidence\n{}", text(&again)));
-    assert!(
-        note.contains("found 1 integrity error"),
-        "the note says what the killed resume found: {note}"
-    );
+        .unwrap_or_else(|| panic!("no note of the kept evidence\n{}", text(&again)))
+        .to_string();
     assert_eq!(again.status.code(), Some(1), "{}", text(&again));
     let (found, total) = summary_findings(&json);
     assert!(
@@ -1184,7 +1222,8 @@ fn a_resume_over_a_killed_resume_that_found_a_loss_says_so() {
             && found
                 .iter()
                 .any(|(class, name, _)| class == "lost_write" && name == "sqliosim.bak"),
-        "the run's summary carries the loss its cut attempt found: {found:?}\n{}",
+        "the run's summary carries the loss its stopped attempt found: {found:?}\n{}",
         text(&again)
     );
+    Again { note }
 }
