@@ -51,7 +51,7 @@ struct Previous {
 /// `--discard-previous-run` or `--resume`, or `afresh`: a resume that found nothing owed),
 /// then moves aside the evidence that must not be overwritten. `taken_over` are the lock's
 /// notes on records left by dead runs. Returns, on a resume, the findings an attempt of the
-/// run logged before it was cut, for the resume to report as its own.
+/// run logged before it was cut or stopped, for the resume to report as its own.
 pub fn guard(
     settings: &RunSettings,
     plan: &SimPlan,
@@ -93,12 +93,13 @@ pub fn guard(
             );
         }
     }
-    let cut =
-        "found by an earlier attempt of this run, cut before it ended (its evidence kept aside)";
+    // Said once, however many attempts a finding was carried through.
+    let said = "found by an earlier attempt of this run, stopped before it ended";
     for f in &mut prev.carried {
         f.detail = Some(match f.detail.take() {
-            Some(d) => format!("{d}; {cut}"),
-            None => cut.to_string(),
+            Some(d) if d.contains(said) => d,
+            Some(d) => format!("{d}; {said} (its evidence kept aside)"),
+            None => format!("{said} (its evidence kept aside)"),
         });
     }
     Ok(prev.carried)

@@ -84,7 +84,7 @@ pub fn run(settings: &RunSettings, adjusted: &[String]) -> anyhow::Result<Outcom
             return Err(e);
         }
     };
-    // What an attempt of this run found before it was cut stays this run's finding: the
+    // What an attempt of this run found before it was stopped stays this run's finding: the
     // resume reports it with what it judged itself (once: a loss judged again is not doubled).
     if let Some(judged) = plan.judged.as_mut() {
         for f in carried {
