@@ -111,6 +111,16 @@ impl Failed {
             error,
         }
     }
+
+    /// A write (or, at page 0, the flush) of target `ti` that failed at `page`.
+    fn write(ti: usize, page: u64, error: std::io::Error) -> Failed {
+        Failed {
+            target: Some(ti),
+            page,
+            write: true,
+            error,
+        }
+    }
 }
 
 /// How a restore moves its pages: pages per write and writes in flight (RESTORE's
@@ -160,24 +170,13 @@ pub fn zero(targets: &[Target], abandon: &dyn Fn() -> bool) -> Result<u64, Faile
             }
             let n = chunk_pages.min(end - page);
             let bytes = &zeros[..n as usize * PAGE_SIZE];
-            let fail = |error| Failed {
-                target: Some(ti),
-                page,
-                write: true,
-                error,
-            };
             t.storage
                 .write_at(bytes, page * PAGE_SIZE as u64)
-                .map_err(fail)?;
+                .map_err(|e| Failed::write(ti, page, e))?;
             writes += 1;
             page += n;
         }
-        t.storage.sync_data().map_err(|error| Failed {
-            target: Some(ti),
-            page: 0,
-            write: true,
-            error,
-        })?;
+        t.storage.sync_data().map_err(|e| Failed::write(ti, 0, e))?;
     }
     Ok(writes)
 }
@@ -227,12 +226,7 @@ pub fn write_back(
     }
     flight.drain()?;
     for (ti, t) in targets.iter().enumerate() {
-        t.storage.sync_data().map_err(|error| Failed {
-            target: Some(ti),
-            page: 0,
-            write: true,
-            error,
-        })?;
+        t.storage.sync_data().map_err(|e| Failed::write(ti, 0, e))?;
     }
     Ok(Restored {
         pages,

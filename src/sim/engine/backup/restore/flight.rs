@@ -117,12 +117,7 @@ impl Flight {
             ),
             Err(e) => e,
         };
-        self.failed.get_or_insert(Failed {
-            target: Some(ti),
-            page: first,
-            write: true,
-            error,
-        });
+        self.failed.get_or_insert(Failed::write(ti, first, error));
     }
 }
 
