@@ -234,12 +234,7 @@ impl Run<'_> {
         file_id: u32,
         pages: u64,
     ) -> Result<std::sync::Arc<dyn crate::io::Storage>, crate::sim::engine::files::FileError> {
-        let prepare = crate::sim::engine::files::Prepare {
-            stamp: false,
-            sparse: self.plan.stamp_files,
-            ..self.scratch_prepare(file_id, pages)
-        };
-        crate::sim::engine::files::create(self.backend, path, &prepare)
+        self.create_unwritten(path, file_id, pages, self.plan.stamp_files)
     }
 
     /// How a file of the run's own beside the set is made (not one of the page files).
@@ -269,9 +264,21 @@ impl Run<'_> {
         file_id: u32,
         pages: u64,
     ) -> Result<std::sync::Arc<dyn crate::io::Storage>, crate::sim::engine::files::FileError> {
+        self.create_unwritten(path, file_id, pages, true)
+    }
+
+    /// A file of the run's own beside the set whose pages past the header are not written at
+    /// its creation: left a hole (`sparse`) or allocated.
+    fn create_unwritten(
+        &self,
+        path: &std::path::Path,
+        file_id: u32,
+        pages: u64,
+        sparse: bool,
+    ) -> Result<std::sync::Arc<dyn crate::io::Storage>, crate::sim::engine::files::FileError> {
         let prepare = crate::sim::engine::files::Prepare {
             stamp: false,
-            sparse: true,
+            sparse,
             ..self.scratch_prepare(file_id, pages)
         };
         crate::sim::engine::files::create(self.backend, path, &prepare)
