@@ -439,52 +439,18 @@ fn under_strace_a_restore_writes_its_copy_in_file_order() {
     if !crate::strace_support::available() {
         return;
     }
-    let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let config = cfg_dir.path().join("restore.cfg.ini");
-    std::fs::write(
-        &config,
-        "[CONFIG]\nTestCycles=1\nTestCycleDuration=3\nMaxMemoryMB=4\nWriteThrough=TRUE\n\
-         [RandomUser]\nUserCount=1\n[AuditUser]\nUserCount=0\n[ReadAheadUser]\nUserCount=0\n\
-         [BulkUpdateUser]\nUserCount=0\n\
-         [ShrinkUser]\nMinShrinkInterval=100000\nMaxShrinkInterval=100000\n\
-         [BackupUser]\nUserCount=1\nMaxTransferSize=262144\nBufferCount=8\nBackupDelay=100\nRestoreAfterBackup=TRUE\n\
-         RestoreMaxTransferSize=262144\nRestoreBufferCount=1\nInstantFileInitialization=TRUE\n\
-         [File1]\nFileName=sqliosim.mdx\nInitialSize=8\nMaxSize=8\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
-         [File2]\nFileName=sqliosim.ldx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n",
-    )
-    .expect("config");
     // A restore follows a finished backup of the whole file. Traced and beside six spinners and
     // a disk writer, the backup took the whole 3 s cycle in 4 runs of 6 and no restore wrote
     // anything ("restore writes traced: []"); without the spinners the first run restored, 2 of
-    // 2. A run without a restore to judge goes again, longer, on a fresh directory.
-    let mut writes = Vec::new();
-    for seconds in ["3", "10", "30"] {
-        let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-        let mut cmd = run_cmd(&config, data.path());
-        cmd.args(["--engine", "psync", "--no-json", "--seed", "83"]);
-        cmd.args(["--duration", seconds]);
-        let (out, calls) = crate::strace_support::run(&cmd, &data.path().join("strace.txt"));
-        assert_success(&out);
-        // The copy's page writes (not its header page, not the allocation's): 256 KB each.
-        writes = calls
-            .iter()
-            .filter(|c| c.is_write())
-            .filter(|c| {
-                c.path
-                    .as_deref()
-                    .is_some_and(|p| p.ends_with("sqliosim.mdx.restored"))
-            })
-            .filter_map(|c| Some((c.offset?, c.len?)))
-            .filter(|&(off, _)| off > 0)
-            .collect::<Vec<(u64, u64)>>();
-        if writes.len() >= 8 {
-            break;
-        }
-        eprintln!(
-            "a {seconds} s cycle traced {} restore write(s): too few to judge, going again",
-            writes.len()
-        );
-    }
+    // 2. A run without a restore to judge goes again, longer (`traced_restore`).
+    let restore =
+        "RestoreMaxTransferSize=262144\nRestoreBufferCount=1\nInstantFileInitialization=TRUE\n";
+    let past_header = |w: &[(u64, u64)]| w.iter().filter(|&&(off, _)| off > 0).count();
+    // The copy's page writes (not its header page, not the allocation's): 256 KB each.
+    let writes: Vec<(u64, u64)> = traced_restore(restore, "83", |w| past_header(w) >= 8)
+        .into_iter()
+        .filter(|&(off, _)| off > 0)
+        .collect();
     // Eight writes of 256 KB (a quarter of the 8 MB copy) are enough to see an order.
     assert!(writes.len() >= 8, "restore writes traced: {writes:?}");
     let out_of_order: Vec<_> = writes
@@ -513,7 +479,8 @@ fn under_strace_a_restore_zeroes_its_copy_then_writes_64_kb_with_six_in_flight()
     if !crate::strace_support::available() {
         return;
     }
-    let zeroed = traced_restore(false);
+    let enough = |w: &[(u64, u64)]| w.iter().filter(|&&(_, len)| len <= 65536).count() >= 9;
+    let zeroed = traced_restore("InstantFileInitialization=FALSE\n", "89", enough);
     let mut judged = 0;
     for segment in zeroed.split(|&(off, _)| off == 0) {
         let first_page_write = segment.iter().position(|&(_, len)| len <= 65536);
@@ -536,7 +503,7 @@ fn under_strace_a_restore_zeroes_its_copy_then_writes_64_kb_with_six_in_flight()
         }
     }
     assert!(judged >= 1, "no whole restore to judge: {zeroed:?}");
-    let instant = traced_restore(true);
+    let instant = traced_restore("InstantFileInitialization=TRUE\n", "89", enough);
     assert!(
         instant.iter().all(|&(_, len)| len <= 65536),
         "a write over 64 KB (zeroing) with instant file initialization: {instant:?}"
@@ -565,13 +532,17 @@ fn assert_window(pages: &[(u64, u64)], buffers: usize) {
     }
 }
 
-/// The writes of `sqliosim.mdx.restored` (offset, bytes) of a traced run with the restore's
-/// defaults, and `InstantFileInitialization` as `instant`; runs again, longer, until a restore
-/// wrote at least 8 pages' writes (a backup under strace may take a whole short cycle).
-fn traced_restore(instant: bool) -> Vec<(u64, u64)> {
+/// The writes of `sqliosim.mdx.restored` (offset, bytes) of a traced run (`--engine psync`,
+/// `seed`) of a small backup plan with `RestoreAfterBackup` and the `[BackupUser]` keys
+/// `restore`; runs again, longer (3, 10, then 30 s) on a fresh directory, until `enough` says
+/// the writes traced judge a restore (a backup under strace may take a whole short cycle).
+fn traced_restore(
+    restore: &str,
+    seed: &str,
+    enough: impl Fn(&[(u64, u64)]) -> bool,
+) -> Vec<(u64, u64)> {
     let cfg_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
     let config = cfg_dir.path().join("restore.cfg.ini");
-    let ifi = if instant { "TRUE" } else { "FALSE" };
     std::fs::write(
         &config,
         format!(
@@ -580,7 +551,7 @@ fn traced_restore(instant: bool) -> Vec<(u64, u64)> {
              [BulkUpdateUser]\nUserCount=0\n\
              [ShrinkUser]\nMinShrinkInterval=100000\nMaxShrinkInterval=100000\n\
              [BackupUser]\nUserCount=1\nMaxTransferSize=262144\nBufferCount=8\nBackupDelay=100\n\
-             RestoreAfterBackup=TRUE\nInstantFileInitialization={ifi}\n\
+             RestoreAfterBackup=TRUE\n{restore}\
              [File1]\nFileName=sqliosim.mdx\nInitialSize=8\nMaxSize=8\nIncrement=0\nShrinkable=FALSE\nLogFile=FALSE\n\
              [File2]\nFileName=sqliosim.ldx\nInitialSize=2\nMaxSize=2\nIncrement=0\nShrinkable=FALSE\nLogFile=TRUE\n"
         ),
@@ -590,7 +561,7 @@ fn traced_restore(instant: bool) -> Vec<(u64, u64)> {
     for seconds in ["3", "10", "30"] {
         let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
         let mut cmd = run_cmd(&config, data.path());
-        cmd.args(["--engine", "psync", "--no-json", "--seed", "89"]);
+        cmd.args(["--engine", "psync", "--no-json", "--seed", seed]);
         cmd.args(["--duration", seconds]);
         let (out, calls) = crate::strace_support::run(&cmd, &data.path().join("strace.txt"));
         assert_success(&out);
@@ -604,10 +575,13 @@ fn traced_restore(instant: bool) -> Vec<(u64, u64)> {
             })
             .filter_map(|c| Some((c.offset?, c.len?)))
             .collect::<Vec<(u64, u64)>>();
-        if writes.iter().filter(|&&(_, len)| len <= 65536).count() >= 9 {
+        if enough(&writes) {
             break;
         }
-        eprintln!("a {seconds} s cycle traced too few restore writes, going again");
+        eprintln!(
+            "a {seconds} s cycle traced {} restore write(s): too few to judge, going again",
+            writes.len()
+        );
     }
     writes
 }
