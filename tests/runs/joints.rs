@@ -96,11 +96,34 @@ fn killed_with_streams(seed: u64) -> (tempfile::TempDir, PathBuf) {
 
 /// `run --resume` for one short cycle.
 fn resume(config: &Path, dir: &Path, seed: u64) -> Output {
-    run_cmd(config, dir)
-        .args(["--resume", "--cycles", "1", "--duration", "1"])
-        .args(["--seed", &seed.to_string()])
-        .output()
-        .expect("resume")
+    resume_cmd(config, dir, seed).output().expect("resume")
+}
+
+/// A resume of one 1 s cycle of the set in `dir`, for the caller to add to.
+fn resume_cmd(config: &Path, dir: &Path, seed: u64) -> std::process::Command {
+    let mut cmd = run_cmd(config, dir);
+    cmd.args(["--resume", "--cycles", "1", "--duration", "1"])
+        .args(["--seed", &seed.to_string()]);
+    cmd
+}
+
+/// Makes `d` a directory every user may write, owned by `nobody`, and has `nobody` (when the
+/// test runs as root; the test's own user otherwise) replace `at` in it by what `make` makes
+/// (`mkfifo` or `mkdir`): a stranger's name where the run will look.
+fn plant_as_nobody(d: &Path, at: &Path, make: &str) {
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+            .expect("chmod");
+        std::os::unix::fs::chown(d, Some(65534), Some(65534)).expect("chown");
+    }
+    let script = format!("rm -f '{0}' && {make} '{0}'", at.display());
+    let mut cmd = std::process::Command::new("setpriv");
+    if root {
+        cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"]);
+    }
+    let planted = cmd.args(["sh", "-c", &script]).output().expect("plant");
+    assert!(planted.status.success(), "plant: {}", text(&planted));
 }
 
 fn cut_end_block(path: &Path) {
@@ -763,16 +786,7 @@ fn the_resume_and_verify_give_the_same_findings_on_copies_of_one_cut_set() {
             .output()
             .expect("verify");
         let r_json = b.path().join("resume.json");
-        let r = run_cmd(&b.path().join("joints.cfg.ini"), b.path())
-            .args([
-                "--resume",
-                "--cycles",
-                "1",
-                "--duration",
-                "1",
-                "--seed",
-                "710",
-            ])
+        let r = resume_cmd(&b.path().join("joints.cfg.ini"), b.path(), 710)
             .arg("--json")
             .arg(&r_json)
             .output()
@@ -841,37 +855,15 @@ fn a_stream_name_planted_where_the_resume_writes_is_reported_and_moves_nothing()
     for (i, plant) in ["fifo", "dir"].into_iter().enumerate() {
         let (dir, config) = killed_with_streams(770 + i as u64);
         let d = dir.path();
-        let root = rustix::process::geteuid().is_root();
-        if root {
-            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777))
-                .expect("chmod");
-            std::os::unix::fs::chown(d, Some(65534), Some(65534)).expect("chown");
-        }
         let bak = d.join("sqliosim.bak");
-        let make = if plant == "fifo" { "mkfifo" } else { "mkdir" };
-        let script = format!("rm -f '{0}' && {make} '{0}'", bak.display());
-        let mut cmd = std::process::Command::new("setpriv");
-        if root {
-            cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"]);
-        }
-        let planted = cmd.args(["sh", "-c", &script]).output().expect("plant");
-        assert!(planted.status.success(), "plant: {}", text(&planted));
+        plant_as_nobody(d, &bak, if plant == "fifo" { "mkfifo" } else { "mkdir" });
         let kept: Vec<(&str, Vec<u8>)> =
             ["sqliosim.log.xml", "sqliosim.log.json", "sqliosim.journal"]
                 .into_iter()
                 .map(|n| (n, std::fs::read(d.join(n)).expect(n)))
                 .collect();
-        let mut resume_cmd = run_cmd(&config, d);
-        resume_cmd.args([
-            "--resume",
-            "--cycles",
-            "1",
-            "--duration",
-            "1",
-            "--seed",
-            "780",
-        ]);
-        let r = crate::hostile_names::run_cmd(resume_cmd).expect("the resume ends");
+        let r =
+            crate::hostile_names::run_cmd(resume_cmd(&config, d, 780)).expect("the resume ends");
         let ctx = || format!("{plant}\n{}", text(&r));
         assert_eq!(r.status.code(), Some(1), "{}", ctx());
         assert!(
@@ -919,20 +911,8 @@ fn a_name_planted_beside_the_log_refuses_the_resume_before_it_moves_anything() {
     {
         let (dir, config) = killed_with_streams(790 + i as u64);
         let d = dir.path();
-        let root = rustix::process::geteuid().is_root();
-        if root {
-            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777))
-                .expect("chmod");
-            std::os::unix::fs::chown(d, Some(65534), Some(65534)).expect("chown");
-        }
         let at = d.join(name);
-        let script = format!("rm -f '{0}' && {plant} '{0}'", at.display());
-        let mut cmd = std::process::Command::new("setpriv");
-        if root {
-            cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"]);
-        }
-        let planted = cmd.args(["sh", "-c", &script]).output().expect("plant");
-        assert!(planted.status.success(), "plant: {}", text(&planted));
+        plant_as_nobody(d, &at, plant);
         let names = |d: &Path| {
             let mut v: Vec<String> = std::fs::read_dir(d)
                 .expect("list")
@@ -944,17 +924,8 @@ fn a_name_planted_beside_the_log_refuses_the_resume_before_it_moves_anything() {
         };
         let before = names(d);
         let log = std::fs::read(d.join("sqliosim.log.xml")).expect("log");
-        let mut resume_cmd = run_cmd(&config, d);
-        resume_cmd.args([
-            "--resume",
-            "--cycles",
-            "1",
-            "--duration",
-            "1",
-            "--seed",
-            "792",
-        ]);
-        let r = crate::hostile_names::run_cmd(resume_cmd).expect("the resume ends");
+        let r =
+            crate::hostile_names::run_cmd(resume_cmd(&config, d, 792)).expect("the resume ends");
         let ctx = || format!("{name}\n{}", text(&r));
         assert_eq!(r.status.code(), Some(2), "{}", ctx());
         assert!(
@@ -989,16 +960,7 @@ fn a_damaged_stream_the_journal_holds_is_kept_aside_and_reported_by_the_resume()
     let header =
         sqliosim::page::FileHeader::decode(&read_page(&d.join("sqliosim.mdx"), 0)).expect("header");
     let json = d.join("resume.json");
-    let r = run_cmd(&config, d)
-        .args([
-            "--resume",
-            "--cycles",
-            "1",
-            "--duration",
-            "1",
-            "--seed",
-            "801",
-        ])
+    let r = resume_cmd(&config, d, 801)
         .arg("--json")
         .arg(&json)
         .output()
@@ -1083,21 +1045,8 @@ fn a_data_file_replaced_by_a_non_file_is_lost_for_the_resume_too() {
     for (i, plant) in ["fifo", "dir"].into_iter().enumerate() {
         let (dir, config) = killed_small(810 + i as u64);
         let d = dir.path();
-        let root = rustix::process::geteuid().is_root();
-        if root {
-            std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o777))
-                .expect("chmod");
-            std::os::unix::fs::chown(d, Some(65534), Some(65534)).expect("chown");
-        }
         let mdx = d.join("sqliosim.mdx");
-        let make = if plant == "fifo" { "mkfifo" } else { "mkdir" };
-        let script = format!("rm -f '{0}' && {make} '{0}'", mdx.display());
-        let mut cmd = std::process::Command::new("setpriv");
-        if root {
-            cmd.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"]);
-        }
-        let planted = cmd.args(["sh", "-c", &script]).output().expect("plant");
-        assert!(planted.status.success(), "plant: {}", text(&planted));
+        plant_as_nobody(d, &mdx, if plant == "fifo" { "mkfifo" } else { "mkdir" });
         let v = verify(d);
         assert_eq!(v.status.code(), Some(1), "{plant}\n{}", text(&v));
         assert!(classes(&v).contains(&("lost_file".into(), "sqliosim.mdx".into())));
@@ -1147,13 +1096,10 @@ fn a_data_file_replaced_by_a_non_file_is_lost_for_the_resume_too() {
 /// to read, under a final "Verdict: CLEAN", exit 0: a missed loss for the fleet.
 #[test]
 fn a_resume_over_a_killed_resume_that_found_a_loss_says_so() {
-    let again = resume_after_a_stopped_resume_that_found_a_loss(830, "KILL");
+    let note = resume_after_a_stopped_resume_that_found_a_loss(830, "KILL");
     assert!(
-        again
-            .note
-            .contains("did not end cleanly, and found 1 integrity error"),
-        "the note says what the killed resume found: {}",
-        again.note
+        note.contains("did not end cleanly, and found 1 integrity error"),
+        "the note says what the killed resume found: {note}"
     );
 }
 
@@ -1162,22 +1108,17 @@ fn a_resume_over_a_killed_resume_that_found_a_loss_says_so() {
 /// fleet reads only the last attempt's summary.
 #[test]
 fn a_resume_over_a_stopped_resume_that_found_a_loss_reports_it_again() {
-    let again = resume_after_a_stopped_resume_that_found_a_loss(840, "TERM");
+    let note = resume_after_a_stopped_resume_that_found_a_loss(840, "TERM");
     assert!(
-        again.note.contains("found errors"),
-        "the note says the stopped resume found errors: {}",
-        again.note
+        note.contains("found errors"),
+        "the note says the stopped resume found errors: {note}"
     );
-}
-
-struct Again {
-    note: String,
 }
 
 /// A killed run with streams whose `.bak` lost its first block, resumed; that resume reports
 /// the loss, and is then sent `signal`; a second resume must report the loss again (exit 1,
 /// in its JSON summary). Returns the second resume's note of the evidence it kept aside.
-fn resume_after_a_stopped_resume_that_found_a_loss(seed: u64, signal: &str) -> Again {
+fn resume_after_a_stopped_resume_that_found_a_loss(seed: u64, signal: &str) -> String {
     let (dir, config) = killed_with_streams(seed);
     let d = dir.path();
     zero_at(&d.join("sqliosim.bak"), 0, 16384);
@@ -1225,5 +1166,5 @@ fn resume_after_a_stopped_resume_that_found_a_loss(seed: u64, signal: &str) -> A
         "the run's summary carries the loss its stopped attempt found: {found:?}\n{}",
         text(&again)
     );
-    Again { note }
+    note
 }
