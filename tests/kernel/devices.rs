@@ -233,6 +233,24 @@ fn assert_all_refused(dev: &str, want: &[&str], workdir: &Path) {
     assert!(err.contains("in use"), "run --bench: {err}");
 }
 
+/// A 64 MB image `disk.img` in `dir`, attached as a loop device, with ext4 made and mounted
+/// on `dir/mnt` and a file written there: the image, the loop device's name and the mount
+/// (which detaches the device when dropped). `None` after saying why when it cannot be made.
+fn mounted_image(dir: &Path) -> Option<(PathBuf, String, Mounted)> {
+    let img = crate::loop_support::sparse_image(dir, "disk.img", 64 << 20);
+    let lo = LoopDev::attach(&img, false, 512)?;
+    let lo_name = lo.path().display().to_string();
+    let m = Mounted::new(lo, "ext4", &dir.join("mnt"))?;
+    std::fs::write(m.dir().join("kept"), b"a file on the filesystem").expect("write");
+    Some((img, lo_name, m))
+}
+
+/// Attaches `img` again, once its mount is gone, and checks its ext4 untouched.
+fn fsck_image(img: &Path) {
+    let lo = LoopDev::attach(img, false, 512).expect("attach again");
+    fsck_clean(lo.path());
+}
+
 fn fsck_clean(dev: &Path) {
     let out = Command::new("e2fsck")
         .arg("-fn")
@@ -362,21 +380,13 @@ fn a_file_backing_a_mounted_loop_device_is_never_written() {
         return skip("not root: no loop device");
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let img = crate::loop_support::sparse_image(dir.path(), "disk.img", 64 << 20);
-    let Some(lo) = LoopDev::attach(&img, false, 512) else {
+    let Some((img, lo_name, m)) = mounted_image(dir.path()) else {
         return;
     };
-    let lo_name = lo.path().display().to_string();
-    let mnt = dir.path().join("mnt");
-    let Some(m) = Mounted::new(lo, "ext4", &mnt) else {
-        return;
-    };
-    std::fs::write(m.dir().join("kept"), b"a file on the filesystem").expect("write");
     let file = img.to_str().expect("utf-8").to_string();
     assert_all_refused(&file, &[&format!("backing file of {lo_name}")], dir.path());
     drop(m);
-    let lo = LoopDev::attach(&img, false, 512).expect("attach again");
-    fsck_clean(lo.path());
+    fsck_image(&img);
 }
 
 /// The same image named as a data file (`FileName=disk.img`) of `run --force`: refused, exit 2,
@@ -390,16 +400,9 @@ fn a_file_backing_a_mounted_loop_device_is_never_a_data_file() {
         return skip("not root: no loop device");
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
-    let img = crate::loop_support::sparse_image(dir.path(), "disk.img", 64 << 20);
-    let Some(lo) = LoopDev::attach(&img, false, 512) else {
+    let Some((img, lo_name, m)) = mounted_image(dir.path()) else {
         return;
     };
-    let lo_name = lo.path().display().to_string();
-    let mnt = dir.path().join("mnt");
-    let Some(m) = Mounted::new(lo, "ext4", &mnt) else {
-        return;
-    };
-    std::fs::write(m.dir().join("kept"), b"a file on the filesystem").expect("write");
     let inode = |p: &Path| {
         use std::os::unix::fs::MetadataExt;
         std::fs::metadata(p).map(|m| (m.ino(), m.len())).ok()
@@ -432,8 +435,7 @@ fn a_file_backing_a_mounted_loop_device_is_never_a_data_file() {
         );
     }
     drop(m);
-    let lo = LoopDev::attach(&img, false, 512).expect("attach again");
-    fsck_clean(lo.path());
+    fsck_image(&img);
 }
 
 #[test]
