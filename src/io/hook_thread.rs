@@ -29,6 +29,11 @@ static THREAD: OnceLock<Option<Sender<Job>>> = OnceLock::new();
 /// Runs `job` on the hook thread, after the jobs handed over before it (here when the thread
 /// could not be started).
 pub(crate) fn run(job: Job) {
+    // A stepped run keeps every thread of its own (`crate::clock`): the shared thread would run
+    // beside it, unstepped.
+    if crate::clock::is_stepped() {
+        return hand(None, job);
+    }
     hand(THREAD.get_or_init(start).as_ref(), job);
 }
 

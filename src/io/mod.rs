@@ -119,7 +119,7 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
         to.push(Completion {
             token,
             result,
-            done_at: std::time::Instant::now(),
+            done_at: crate::clock::now(),
             frames,
         });
     }
@@ -214,6 +214,11 @@ impl DirectIoInfo {
 /// service-backed backends share. A backend not on the real filesystem (the in-memory faulty
 /// one) overrides all three.
 pub trait Backend: Send + Sync {
+    /// The clock a simulation on this backend runs on: the real one, or the in-memory
+    /// backend's stepped clock (`crate::clock`).
+    fn clock(&self) -> crate::clock::Clock {
+        crate::clock::Clock::Real
+    }
     /// Opens (and with `opts.create`, creates) a file.
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError>;
     /// Removes a file; a missing file is not an error.

@@ -287,7 +287,7 @@ pub fn read_stamp_lenient(page: &[u8]) -> PageStamp {
 
 /// Microseconds since the Unix epoch, for the write-time field.
 pub fn now_us() -> u64 {
-    std::time::SystemTime::now()
+    crate::clock::system_now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
         .unwrap_or(0)

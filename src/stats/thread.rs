@@ -164,7 +164,7 @@ impl ThreadStats {
         bytes: u64,
         latency_ns: u64,
     ) {
-        self.record_at(file, actor, op, bytes, latency_ns, Instant::now());
+        self.record_at(file, actor, op, bytes, latency_ns, crate::clock::now());
     }
 
     /// Records one completed I/O that completed at `now`.
@@ -182,7 +182,7 @@ impl ThreadStats {
 
     /// Records one completed I/O of a file outside the set (see `scratch`).
     pub fn record_scratch(&mut self, actor: ActorKind, op: OpKind, bytes: u64, latency_ns: u64) {
-        self.record_in(None, actor, op, bytes, latency_ns, Instant::now());
+        self.record_in(None, actor, op, bytes, latency_ns, crate::clock::now());
     }
 
     /// File `file`'s statistics, or (`None`) those of the files outside the set.
@@ -235,7 +235,7 @@ impl ThreadStats {
     }
 
     fn record_error_in(&mut self, file: Option<usize>, actor: ActorKind, op: OpKind) {
-        let secs = self.secs(Instant::now());
+        let secs = self.secs(crate::clock::now());
         self.target(file).cells[actor as usize][op.index()].errors += 1;
         self.timeline.record_error(secs);
         if let Some(live) = &self.live {

@@ -39,3 +39,4 @@ mod shrink_moves;
 mod sim;
 mod sort;
 mod stats;
+mod stepped;

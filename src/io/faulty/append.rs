@@ -73,6 +73,9 @@ impl AppendFile for MemAppend {
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
         let at = self.len;
         let path = self.file.path.clone();
+        if self.shared.clock.as_stepped().is_some() {
+            self.shared.clock.sleep(super::service_time(bytes.len()));
+        }
         let picked = self
             .shared
             .plan
@@ -81,7 +84,7 @@ impl AppendFile for MemAppend {
         let (stored, fired) = match picked {
             None => (bytes.len(), None),
             Some((Fault::Latency(d), _)) => {
-                std::thread::sleep(d);
+                self.shared.clock.sleep(d);
                 (bytes.len(), None)
             }
             Some((Fault::WriteEio, page)) => {

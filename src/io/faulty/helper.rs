@@ -107,7 +107,7 @@ pub(crate) fn complete(ran: Ran) {
     ran.to.push(Completion {
         token: ran.token,
         result: ran.result,
-        done_at: Instant::now(),
+        done_at: crate::clock::now(),
         frames: ran.frames,
     });
 }
@@ -213,7 +213,7 @@ impl Delayed {
         if ran.delay.is_zero() {
             return order.complete(ran);
         }
-        let due = Instant::now() + ran.delay;
+        let due = crate::clock::now() + ran.delay;
         self.heap.push(Reverse(Late { due, ran }));
     }
 
@@ -224,7 +224,7 @@ impl Delayed {
 
     /// Completes every delayed request whose time has come.
     fn release(&mut self, order: &mut Order) {
-        let now = Instant::now();
+        let now = crate::clock::now();
         while self.next_due().is_some_and(|due| due <= now) {
             if let Some(Reverse(late)) = self.heap.pop() {
                 order.complete(late.ran);
@@ -243,7 +243,7 @@ enum Next {
 /// Waits for a posted request, or until the next delayed completion is due.
 fn wait(rx: &Receiver<Job>, delayed: &Delayed) -> Next {
     let got = match delayed.next_due() {
-        Some(due) => rx.recv_deadline(due),
+        Some(due) => crate::clock::recv_deadline(rx, due),
         None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
     };
     match got {
@@ -251,7 +251,7 @@ fn wait(rx: &Receiver<Job>, delayed: &Delayed) -> Next {
         Err(RecvTimeoutError::Timeout) => Next::Wait,
         Err(RecvTimeoutError::Disconnected) => match delayed.next_due() {
             Some(due) => {
-                std::thread::sleep(due.saturating_duration_since(Instant::now()));
+                crate::clock::sleep(due.saturating_duration_since(crate::clock::now()));
                 Next::Wait
             }
             None => Next::Stop,

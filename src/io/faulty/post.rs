@@ -26,15 +26,18 @@ use crate::io::{Completions, PostOp, Storage};
 #[derive(Debug)]
 pub(crate) struct Helpers {
     seed: u64,
+    /// The backend's clock, the helper thread's.
+    clock: crate::clock::Clock,
     queue: OnceLock<Sender<Job>>,
     pub(crate) reordered: Arc<AtomicU64>,
 }
 
 impl Helpers {
     /// The helper of a backend seeded with `seed` (not started yet).
-    pub(crate) fn new(seed: u64) -> Helpers {
+    pub(crate) fn new(seed: u64, clock: crate::clock::Clock) -> Helpers {
         Helpers {
             seed,
+            clock,
             queue: OnceLock::new(),
             reordered: Arc::default(),
         }
@@ -45,9 +48,13 @@ impl Helpers {
         // A seed of its own, so the helper's draws do not shift the fault plan's.
         let seed = self.seed ^ 0x9e37_79b9_7f4a_7c15;
         let order = super::helper::Order::new(Arc::clone(&self.reordered));
+        let clock = self.clock.clone();
         let spawned = std::thread::Builder::new()
             .name("faulty-io".to_string())
-            .spawn(move || super::helper::serve(&rx, seed, order));
+            .spawn(move || {
+                let _clock = crate::clock::enter(clock);
+                super::helper::serve(&rx, seed, order)
+            });
         // No helper only means no overlap: `post` then runs each request on the spot.
         drop(spawned);
         tx
@@ -71,7 +78,7 @@ pub(crate) fn post(
     };
     if let Err(e) = helpers.queue.get_or_init(|| helpers.start()).send(job) {
         let ran = e.into_inner().run(0);
-        std::thread::sleep(ran.delay);
+        helpers.clock.sleep(ran.delay);
         super::helper::complete(ran);
     }
 }

@@ -73,6 +73,9 @@ impl FaultyStorage {
 
     /// The fault acting on this request; latency spikes are served here.
     fn pick(&self, op: Access, offset: u64, len: usize) -> Option<(Fault, u64)> {
+        if self.shared.clock.as_stepped().is_some() {
+            self.wait(super::service_time(len));
+        }
         let picked = self
             .shared
             .plan
@@ -80,13 +83,18 @@ impl FaultyStorage {
             .pick(op, &self.file.path, offset, len);
         if let Some((Fault::Latency(d), page)) = picked {
             // On the helper thread the completion waits instead (see `post`).
-            if !super::helper::defer_latency(d) {
-                std::thread::sleep(d);
-            }
+            self.wait(d);
             self.log(Fault::Latency(d), page, op, Detail::None);
             return None;
         }
         picked
+    }
+
+    /// Takes `d` of the backend's clock: on the helper thread the completion waits instead.
+    fn wait(&self, d: std::time::Duration) {
+        if !super::helper::defer_latency(d) {
+            self.shared.clock.sleep(d);
+        }
     }
 
     fn rand_below(&self, n: usize) -> usize {

@@ -43,7 +43,7 @@ impl Answer {
                 let c = Completion {
                     token,
                     result: r,
-                    done_at: std::time::Instant::now(),
+                    done_at: crate::clock::now(),
                     frames,
                 };
                 match pass {

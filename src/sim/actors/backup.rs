@@ -21,7 +21,6 @@
 //! written; what it finds is a `backup_corruption` finding.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use super::context::Run;
 use super::cursor::whole_file;
@@ -98,7 +97,7 @@ pub fn run(w: &mut Worker<'_>) {
 fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Written)> {
     let run = w.run;
     let plan = &run.plan.backup;
-    let started = Instant::now();
+    let started = crate::clock::now();
     let storage = open_stream(run)
         .map_err(|e| say(run, Severity::Error, e))
         .ok()?;
@@ -150,7 +149,7 @@ fn backup(w: &mut Worker<'_>, backup_no: u64) -> Option<(Arc<dyn Storage>, Writt
             written.crcs.len(),
             written.bytes,
             plan.file.display(),
-            started.elapsed().as_millis(),
+            crate::clock::since(started).as_millis(),
             plan.transfer_pages * PAGE_SIZE as u64 / 1024,
             plan.buffer_count,
         ),

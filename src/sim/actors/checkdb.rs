@@ -34,7 +34,7 @@ mod view;
 pub use copy_on_write::preserve;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::cursor::whole_file;
 use super::evidence;
@@ -128,7 +128,7 @@ const SNAP_ID: u32 = 0x6000;
 /// removed (kept when a finding was made).
 fn check(w: &mut Worker<'_>, snapshot: &Arc<Snapshot>, chunk: u32, delay_ms: u32) -> u64 {
     let run = w.run;
-    let started = Instant::now();
+    let started = crate::clock::now();
     let chunk = view_chunk(chunk, run.plan.caps.read_ahead_pages);
     let mut findings = 0;
     let (mut pages, mut from_copies) = (0, 0);
@@ -195,7 +195,7 @@ fn check(w: &mut Worker<'_>, snapshot: &Arc<Snapshot>, chunk: u32, delay_ms: u32
             "dbcc user {}: check{} read {pages} pages of the snapshot view ({from_copies} from their copies) in {} ms; {}: {end}",
             w.id,
             if stopped { " (ended by the end of the phase)" } else { "" },
-            started.elapsed().as_millis(),
+            crate::clock::since(started).as_millis(),
             lines.join("; ")
         ),
     );

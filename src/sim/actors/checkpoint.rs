@@ -55,9 +55,9 @@ pub(super) fn write_dirty<'a>(w: &mut Worker<'a>, dirty: &[(PageKey, u64)]) -> O
 /// then the recent log read back.
 pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
     let dirty = w.run.files.pool.dirty_pages();
-    let t = std::time::Instant::now();
+    let t = crate::clock::now();
     let flight = write_dirty(w, &dirty);
-    let took = t.elapsed();
+    let took = crate::clock::since(t);
     if flight.posted > 0 {
         w.run.message(
             crate::findings::Severity::Info,
@@ -73,7 +73,7 @@ pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
         check_log_chain(w, i, file, RECENT_LOG_BLOCKS);
         super::log_writer::read_log_forward(w, i, file);
     }
-    let t = std::time::Instant::now();
+    let t = crate::clock::now();
     if super::journaling::sync_point(w.run) {
         for &f in &w.run.files.data {
             w.stats.record(
@@ -81,7 +81,7 @@ pub fn checkpoint(w: &mut Worker<'_>) -> u64 {
                 w.kind,
                 crate::stats::OpKind::Sync,
                 0,
-                t.elapsed().as_nanos() as u64,
+                crate::clock::since(t).as_nanos() as u64,
             );
         }
     }

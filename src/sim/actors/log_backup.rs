@@ -26,7 +26,7 @@
 //! and every log block it carries; what it finds is `backup_corruption`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod choice;
 
@@ -115,14 +115,14 @@ pub fn run(w: &mut Worker<'_>) {
 /// Waits `interval`, or until half of a log waits for a log backup; false when the phase
 /// ended.
 fn wait(w: &Worker<'_>, interval: Duration, marks: &[Mark]) -> bool {
-    let started = Instant::now();
+    let started = crate::clock::now();
     loop {
         let logs = w.run.files.logs.iter().zip(marks).map(|(l, m)| LogView {
             durable_end: l.wal.durable_end(),
             from: m.from,
             area_len: l.wal.area_len(),
         });
-        let left = interval.saturating_sub(started.elapsed());
+        let left = interval.saturating_sub(crate::clock::since(started));
         match wait_step(logs, left) {
             Wait::Now => return !w.run.controls.stop.phase_over(),
             Wait::Sleep(d) => {
@@ -143,7 +143,7 @@ fn log_backup(
 ) -> Option<(Arc<dyn Storage>, TrnWritten)> {
     let run = w.run;
     let plan = &run.plan.backup;
-    let started = Instant::now();
+    let started = crate::clock::now();
     let partial = plan.log_partial();
     let capacity = usize::try_from(plan.transfer_pages).unwrap_or(1) * crate::page::PAGE_SIZE;
     let opened = crate::sim::engine::backup::open_stream_of(
@@ -217,7 +217,7 @@ fn log_backup(
             written.crcs.len(),
             written.bytes,
             plan.log_file().display(),
-            started.elapsed().as_millis(),
+            crate::clock::since(started).as_millis(),
         ),
     );
     Some((storage, written))

@@ -309,7 +309,7 @@ impl<'a> Outstanding<'a> {
             n,
             gens,
             after,
-            started: Instant::now(),
+            started: crate::clock::now(),
             _watch: run.controls.io_ages.begin(),
             permit: Some(held.permit),
             _latch: held.latch,

@@ -11,7 +11,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
 use super::worker::Worker;
 use crate::findings::{Finding, FindingClass, Severity};
@@ -54,7 +53,7 @@ pub fn restore(
     if run.controls.stop.phase_over() {
         return false;
     }
-    let started = Instant::now();
+    let started = crate::clock::now();
     let mut targets = match create_copies(w, written) {
         Ok(t) => t,
         Err(e) => {
@@ -108,7 +107,7 @@ pub fn restore(
             done.pages,
             targets.len(),
             how(w, &done, zeroed),
-            started.elapsed().as_millis()
+            crate::clock::since(started).as_millis()
         ),
     );
     !kept.is_empty()

@@ -2,8 +2,6 @@
 //! once, the audit pass reads every page back; and the final log check, which flushes every
 //! log and walks its chain.
 
-use std::time::Instant;
-
 use super::cursor::whole_file;
 use super::log_writer;
 use super::outstanding::{After, Outstanding};
@@ -17,7 +15,7 @@ pub fn initial_update(w: &mut Worker<'_>, i: usize) {
     let run = w.run;
     let file = run.files.data[i];
     let pages = *run.files[file].pages.read();
-    let t = Instant::now();
+    let t = crate::clock::now();
     let mut flight = Outstanding::new(run);
     for (page, n) in whole_file(pages, w.max_pages() as u64) {
         if run.controls.stop.run_stopped() {
@@ -29,7 +27,7 @@ pub fn initial_update(w: &mut Worker<'_>, i: usize) {
     let name = run.files[file].path.display().to_string();
     let text = format!(
         "Initial update of {name} {}",
-        flight.describe_writes(t.elapsed())
+        flight.describe_writes(crate::clock::since(t))
     );
     run.message(Severity::Info, "InitialUpdate", "InitialUpdate", text);
 }

@@ -2,7 +2,7 @@
 //! page operations every actor is built from — read-and-verify a run of pages, and write a
 //! run of pages after the log is durable.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -269,9 +269,9 @@ impl<'a> Worker<'a> {
             self.stats.throttled(f);
         }
         let watch = run.controls.io_ages.begin();
-        let t = Instant::now();
+        let t = crate::clock::now();
         let res = io();
-        let took = t.elapsed();
+        let took = crate::clock::since(t);
         drop(watch);
         throttle.complete(permit, took);
         let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
@@ -364,7 +364,7 @@ impl<'a> Worker<'a> {
         let storage = run.files[file].storage.as_ref();
         let off = page * PAGE_SIZE as u64;
         let guard = run.controls.io_ages.begin();
-        let t = Instant::now();
+        let t = crate::clock::now();
         let res = match (read, vectored) {
             (true, true) => {
                 let mut slices: Vec<&mut [u8]> = buf.chunks_mut(run.plan.iovec_unit()).collect();
@@ -379,7 +379,7 @@ impl<'a> Worker<'a> {
             }
             (false, false) => storage.write_at(buf, off).map(|_| count * PAGE_SIZE),
         };
-        let took = t.elapsed();
+        let took = crate::clock::since(t);
         drop(guard);
         throttle.complete(permit, took);
         let op = match (read, vectored) {

@@ -245,7 +245,7 @@ impl DepthGauge {
 
     /// One request was issued now; returns how many are in flight.
     pub fn issue(&self) -> u64 {
-        self.issue_at(Instant::now())
+        self.issue_at(crate::clock::now())
     }
 
     /// One request was issued at `at` (a clock reading shared by several gauges).
@@ -264,7 +264,7 @@ impl DepthGauge {
 
     /// One request completed (or failed) now.
     pub fn complete(&self) {
-        self.complete_at(Instant::now());
+        self.complete_at(crate::clock::now());
     }
 
     /// One request completed at `at`.
@@ -292,7 +292,7 @@ impl DepthGauge {
     /// The tally, then the time: every event the tally holds was stamped before that time.
     fn now(&self) -> (Word, u64) {
         let w = self.tally.load();
-        (w, self.ns(Instant::now()))
+        (w, self.ns(crate::clock::now()))
     }
 
     /// Closes the open phase now, merging it into its name's entry; the next phase's maximum
@@ -346,9 +346,9 @@ impl DepthGauge {
     /// a gauge made without a timeline.
     pub fn timeline(&self) -> Option<Vec<BucketReading>> {
         let buckets = self.buckets.as_ref()?;
-        let read = buckets.read_to(self.ns(Instant::now()));
+        let read = buckets.read_to(self.ns(crate::clock::now()));
         // The time after the tallies, so no event they hold is later than it.
-        Some(bucket_readings(read, self.ns(Instant::now())))
+        Some(bucket_readings(read, self.ns(crate::clock::now())))
     }
 
     /// The buckets up to `at`, which is not before any event counted so far.

@@ -34,7 +34,7 @@ impl IoAges {
     /// A table with room for `n` concurrent I/Os (more are simply not watched).
     pub fn new(n: usize) -> IoAges {
         IoAges {
-            origin: Instant::now(),
+            origin: crate::clock::now(),
             slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
             ids: (0..n).map(|_| AtomicU64::new(0)).collect(),
             next_id: AtomicU64::new(1),
@@ -48,7 +48,7 @@ impl IoAges {
     pub fn begin(&self) -> IoAgeGuard<'_> {
         let slot = self.free.lock().pop();
         if let Some(s) = slot {
-            let now = self.origin.elapsed().as_micros() as u64 + 1;
+            let now = crate::clock::since(self.origin).as_micros() as u64 + 1;
             self.ids[s].store(
                 self.next_id.fetch_add(1, Ordering::Relaxed),
                 Ordering::Release,
@@ -60,7 +60,7 @@ impl IoAges {
 
     /// Counts I/Os outstanding for longer than `limit` that were not reported before.
     pub fn newly_long(&self, limit: Duration) -> u64 {
-        let now = self.origin.elapsed().as_micros() as u64 + 1;
+        let now = crate::clock::since(self.origin).as_micros() as u64 + 1;
         let limit = limit.as_micros() as u64;
         let mut n = 0;
         for ((slot, id), warned) in self

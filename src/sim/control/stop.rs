@@ -140,16 +140,16 @@ impl Stop {
 
     /// Sleeps up to `d`, waking early when the phase ends; false when it ended.
     pub fn sleep(&self, d: Duration) -> bool {
-        let end = Instant::now() + d;
+        let end = crate::clock::now() + d;
         loop {
             if self.phase_over() {
                 return false;
             }
-            let now = Instant::now();
+            let now = crate::clock::now();
             if now >= end {
                 return true;
             }
-            std::thread::sleep((end - now).min(Duration::from_millis(20)));
+            crate::clock::sleep((end - now).min(Duration::from_millis(20)));
         }
     }
 }

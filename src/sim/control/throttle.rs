@@ -9,7 +9,7 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
@@ -42,7 +42,7 @@ impl Gate {
         }
         let mut held = self.held.lock();
         while *held >= self.max {
-            self.cv.wait_for(&mut held, Duration::from_millis(50));
+            crate::clock::wait_for(&self.cv, &mut held, Duration::from_millis(50));
         }
         *held += 1;
     }
@@ -123,7 +123,7 @@ impl Throttle {
             throttled: AtomicU64::new(0),
             lock: Mutex::new(()),
             cv: Condvar::new(),
-            depth: Arc::new(DepthGauge::new(Instant::now())),
+            depth: Arc::new(DepthGauge::new(crate::clock::now())),
             run_depth: None,
         }
     }
@@ -148,7 +148,7 @@ impl Throttle {
             self.throttled.fetch_add(1, Ordering::Relaxed);
             let mut g = self.lock.lock();
             while self.outstanding.load(Ordering::Acquire) >= self.allowed.load(Ordering::Acquire) {
-                self.cv.wait_for(&mut g, Duration::from_millis(10));
+                crate::clock::wait_for(&self.cv, &mut g, Duration::from_millis(10));
             }
         }
         gate.acquire();
@@ -161,7 +161,7 @@ impl Throttle {
         self.outstanding.fetch_add(1, Ordering::AcqRel);
         // One clock reading for both gauges. The gauge's count is one atomic word, so the
         // count it returns is exact and its maximum too; "IO request blocks" is it.
-        let at = Instant::now();
+        let at = crate::clock::now();
         let now = self.depth.issue_at(at);
         let now = usize::try_from(now).unwrap_or(usize::MAX);
         self.max_outstanding.fetch_max(now, Ordering::Relaxed);
@@ -243,7 +243,7 @@ impl Throttle {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        let at = Instant::now();
+        let at = crate::clock::now();
         self.throttle.depth.complete_at(at);
         if let Some(run) = &self.throttle.run_depth {
             run.complete_at(at);

@@ -17,7 +17,6 @@ pub mod setup;
 pub use crate::sim::actors::table::manifest;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use crate::events::{Event, EventSink};
 use crate::findings::{Message, Severity};
@@ -96,6 +95,18 @@ pub fn simulate_caught(
     // Signals are caught from the start: a Ctrl-C while the files are being created still
     // ends the run cleanly.
     let Signals { flag, ids: signals } = signals;
+    // On the in-memory backend's stepped clock, every thread of the run takes turns on one CPU
+    // and the clock moves only when all wait (`sim::control::stepping`); undone on return.
+    let _stepping = match crate::sim::control::stepping::Stepping::start(&backend.clock()) {
+        Ok(s) => s,
+        Err(e) => {
+            unregister(signals);
+            return Err(SetupError::At {
+                path: std::path::PathBuf::from("(the stepped clock's thread)"),
+                source: Box::new(e),
+            });
+        }
+    };
     let run = match setup::build(plan, backend, sink, Stop::with_signal(flag)) {
         Ok(run) => run,
         Err(e) => {
@@ -103,14 +114,14 @@ pub fn simulate_caught(
             return Err(e);
         }
     };
-    let started = Instant::now();
+    let started = crate::clock::now();
     let result = run::run_cycles(&run);
     let clean =
         !run.controls.stop.run_stopped() || run.controls.stop.reason() == StopReason::Signal;
     journaling::shutdown(&run, clean);
     unregister(signals);
     let metas = file_metas(&run);
-    let mut summary = result.stats.summary(&metas, started.elapsed());
+    let mut summary = result.stats.summary(&metas, crate::clock::since(started));
     add_depth(&run, &mut summary);
     summary.journal = journaling::summary(&run);
     for f in &summary.files {
@@ -231,7 +242,7 @@ fn drive_level(d: crate::io::sysfs::Drive) -> crate::stats::DriveLevel {
 /// from the run's start; no journal figures (those come at the end).
 fn running_summary(run: &Run<'_>) -> Summary {
     let stats = run.reporting.board.snapshot();
-    let mut summary = stats.summary(&file_metas(run), run.reporting.start.elapsed());
+    let mut summary = stats.summary(&file_metas(run), crate::clock::since(run.reporting.start));
     add_depth(run, &mut summary);
     summary
 }

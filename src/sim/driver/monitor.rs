@@ -31,34 +31,34 @@ pub struct Ticker {
 /// than the limit, each once; ends the main phase on time; and emits a tick of the phase about
 /// once a second, and a closing one.
 pub fn monitor(run: &Run<'_>, workers_done: &AtomicBool, ticker: Option<Ticker>) {
-    let start = Instant::now();
-    let mut last_line = Instant::now();
+    let start = crate::clock::now();
+    let mut last_line = crate::clock::now();
     let at_start = run.reporting.live.snapshot();
     let mut last_ops = at_start;
     let mut first = true;
-    let mut last_stats = Instant::now();
+    let mut last_stats = crate::clock::now();
     while !workers_done.load(Ordering::Acquire) {
         if let Some(Ticker {
             phase: Phase::Main { length },
             ..
         }) = ticker
         {
-            if start.elapsed() >= length {
+            if crate::clock::since(start) >= length {
                 run.controls.stop.end_phase();
             }
         }
-        std::thread::sleep(TICK);
+        crate::clock::sleep(TICK);
         report_long_io(run);
         let Some(t) = ticker else { continue };
         // The first line comes after one tick, so that even a short phase is named.
-        if first || last_line.elapsed() >= Duration::from_secs(1) {
+        if first || crate::clock::since(last_line) >= Duration::from_secs(1) {
             last_ops = tick(run, &t, start, (&at_start, &last_ops), last_line, false);
-            last_line = Instant::now();
+            last_line = crate::clock::now();
             first = false;
         }
-        if last_stats.elapsed() >= STATS_EVERY {
+        if crate::clock::since(last_stats) >= STATS_EVERY {
             send_stats(run);
-            last_stats = Instant::now();
+            last_stats = crate::clock::now();
         }
     }
     // A closing line per phase: the display (and a log of the lines) shows each phase ran.
@@ -95,14 +95,14 @@ fn tick(
         cycle: t.cycle,
         cycles: run.plan.cycles,
         phase: t.phase,
-        elapsed: start.elapsed(),
-        run_elapsed: run.reporting.start.elapsed(),
+        elapsed: crate::clock::since(start),
+        run_elapsed: crate::clock::since(run.reporting.start),
         planned,
         done_bytes,
         finished,
         before: *last,
         now,
-        interval: since.elapsed(),
+        interval: crate::clock::since(since),
         findings: run.finding_count(),
         in_flight: run.controls.depth.reading().inflight,
         allowed: run

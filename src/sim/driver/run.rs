@@ -4,7 +4,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
-use std::time::Instant;
 
 use parking_lot::Mutex;
 
@@ -50,9 +49,11 @@ fn spawn<'s, 'e: 's>(
     body: impl FnOnce(&mut Worker<'e>) + Send + 's,
 ) {
     let name = format!("{} {id}", kind.name());
+    let clock = crate::clock::current();
     let started = thread::Builder::new()
         .name(name.clone())
         .spawn_scoped(scope, move || {
+            let _clock = crate::clock::enter(clock);
             // Affinity: every worker pins itself (a mask naming no usable CPU was warned about
             // in the header and leaves it unpinned).
             let _ = crate::sim::control::affinity::pin(None, run.plan.affinity);
@@ -203,12 +204,16 @@ fn phase<'e>(
     run.controls
         .burst
         .store(burst && run.plan.allow_io_bursts, Ordering::Relaxed);
-    let t = Instant::now();
+    let t = crate::clock::now();
     let workers_done = AtomicBool::new(false);
+    let clock = crate::clock::current();
     thread::scope(|outer| {
         let monitor = thread::Builder::new()
             .name("monitor".into())
-            .spawn_scoped(outer, || super::monitor::monitor(run, &workers_done, timed));
+            .spawn_scoped(outer, || {
+                let _clock = crate::clock::enter(clock);
+                super::monitor::monitor(run, &workers_done, timed)
+            });
         // Without the monitor nothing would end the main phase: the workers see the stop.
         if let Err(e) = monitor {
             environment(run, no_thread_text("monitor", &e));
@@ -222,7 +227,10 @@ fn phase<'e>(
         Severity::Info,
         "System",
         "Cycle::Phase",
-        format!("Phase '{name}' done in {:.1} s", t.elapsed().as_secs_f64()),
+        format!(
+            "Phase '{name}' done in {:.1} s",
+            crate::clock::since(t).as_secs_f64()
+        ),
     );
 }
 

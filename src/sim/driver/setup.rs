@@ -4,7 +4,6 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Instant;
 
 use crate::events::EventSink;
 use crate::findings::Severity;
@@ -52,7 +51,7 @@ pub fn build<'b>(
             flush.then(|| Arc::new(FlushGate::new(Arc::clone(&f.storage), plan.flush_per_write)));
     }
     // The run's clock starts here: the depth gauges' timelines share it with the statistics.
-    let start = Instant::now();
+    let start = crate::clock::now();
     // The run-wide gauge alone keeps the timeline's one-second buckets.
     let depth = Arc::new(DepthGauge::with_timeline(start));
     let gauges: Vec<Arc<DepthGauge>> = plan

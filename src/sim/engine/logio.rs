@@ -54,7 +54,7 @@ impl<'a> LogGate<'a> {
     ) -> io::Result<(T, LogIo)> {
         let begun = self.begin(bytes, is_read);
         let res = io();
-        let done = begun.end(Instant::now());
+        let done = begun.end(crate::clock::now());
         res.map(|v| (v, done))
     }
 
@@ -85,7 +85,7 @@ impl<'a> LogGate<'a> {
             throttle: self.throttle,
             permit,
             _watched: self.io_ages.begin(),
-            start: Instant::now(),
+            start: crate::clock::now(),
             bytes,
             is_read,
             throttled,
@@ -93,11 +93,11 @@ impl<'a> LogGate<'a> {
     }
     /// Times an fdatasync of the log (outside the throttle, as a data file's sync).
     pub fn sync(io: impl FnOnce() -> io::Result<()>) -> io::Result<LogIo> {
-        let t = Instant::now();
+        let t = crate::clock::now();
         io()?;
         Ok(LogIo {
             bytes: 0,
-            latency_ns: t.elapsed().as_nanos() as u64,
+            latency_ns: crate::clock::since(t).as_nanos() as u64,
             is_sync: true,
             is_read: false,
             throttled: false,

@@ -231,7 +231,7 @@ impl LogWrites {
     fn wait_for_space(&self, block: &LogBlock) {
         let mut l = self.retained.0.lock();
         if !self.retention_allows(block) {
-            self.retained.1.wait_for(&mut l, Duration::from_millis(20));
+            crate::clock::wait_for(&self.retained.1, &mut l, Duration::from_millis(20));
         }
     }
 

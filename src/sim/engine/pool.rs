@@ -66,14 +66,15 @@ impl BufferPool {
     /// checkpoint's recovery writer); without it marking a page dirty reads no clock.
     pub fn keeping_ages(self) -> BufferPool {
         BufferPool {
-            start: Some(std::time::Instant::now()),
+            start: Some(crate::clock::now()),
             ..self
         }
     }
 
     /// Milliseconds since the pool was made, when it keeps ages.
     fn now_ms(&self) -> Option<u64> {
-        self.start.map(|s| s.elapsed().as_millis() as u64)
+        self.start
+            .map(|s| crate::clock::since(s).as_millis() as u64)
     }
 
     /// Number of frames.

@@ -53,7 +53,7 @@ impl RetryPolicy {
     pub fn reread_until(&self, mut read: impl FnMut() -> bool) -> bool {
         (0..self.retries).any(|_| {
             if !self.sleep.is_zero() {
-                std::thread::sleep(self.sleep);
+                crate::clock::sleep(self.sleep);
             }
             read()
         })
@@ -192,7 +192,7 @@ fn reread<S: Storage + ?Sized>(
     };
     for _ in 0..policy.retries {
         if !policy.sleep.is_zero() {
-            std::thread::sleep(policy.sleep);
+            crate::clock::sleep(policy.sleep);
         }
         let v = read_once(storage, &mut buf, offset, exp);
         let ok = v.is_ok();

@@ -176,7 +176,7 @@ impl Snapshots {
     pub fn close(&self, s: &Arc<Snapshot>) {
         self.open.write().retain(|o| !Arc::ptr_eq(o, s));
         while Arc::strong_count(s) > 1 {
-            std::thread::sleep(std::time::Duration::from_millis(1));
+            crate::clock::sleep(std::time::Duration::from_millis(1));
         }
     }
 

@@ -98,7 +98,7 @@ impl<'a> Outstanding<'a> {
             if run.controls.stop.run_stopped() {
                 return None;
             }
-            std::thread::sleep(Duration::from_millis(1));
+            crate::clock::sleep(Duration::from_millis(1));
         };
         Some(Held {
             size,

@@ -155,9 +155,13 @@ impl JournalService {
             warn,
             witness.clone(),
         );
+        let clock = crate::clock::current();
         let thread = std::thread::Builder::new()
             .name("journal".into())
-            .spawn(move || t.run(&rx))?;
+            .spawn(move || {
+                let _clock = crate::clock::enter(clock);
+                t.run(&rx)
+            })?;
         Ok(JournalService {
             tx,
             thread: Mutex::new(Some(thread)),

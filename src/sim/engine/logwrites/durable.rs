@@ -29,7 +29,7 @@ impl LogWrites {
             match l.entries.front().map(|e| e.state) {
                 Some(State::Failed) => return Ok(Waited::Failed),
                 Some(State::InFlight) => {
-                    self.changed.wait_for(&mut l, Duration::from_millis(50));
+                    crate::clock::wait_for(&self.changed, &mut l, Duration::from_millis(50));
                 }
                 // Written (someone else's, not yet published): publish it ourselves.
                 Some(State::Written) => {}

@@ -38,7 +38,7 @@ impl LogWrites {
             if let Some(frame) = self.frames.take() {
                 break frame;
             }
-            self.changed.wait_for(&mut l, Duration::from_millis(5));
+            crate::clock::wait_for(&self.changed, &mut l, Duration::from_millis(5));
         };
         logblock::encode(
             &mut frame[..len],

@@ -126,10 +126,10 @@ impl SnapFile {
         let timed = |write: bool, t: std::time::Instant, ok: bool| CopyIo {
             write,
             bytes: len as u64,
-            latency_ns: u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            latency_ns: u64::try_from(crate::clock::since(t).as_nanos()).unwrap_or(u64::MAX),
             ok,
         };
-        let t = std::time::Instant::now();
+        let t = crate::clock::now();
         let read = source.read_at(&mut buf, offset);
         on_io(timed(false, t, read.is_ok()));
         let got = read.map_err(read_failed)?;
@@ -156,12 +156,12 @@ impl SnapFile {
         let mut kept = 0;
         for (k, bytes) in buf.chunks(PAGE_SIZE).enumerate() {
             let page = first + k as u64;
-            let t = std::time::Instant::now();
+            let t = crate::clock::now();
             let written = self.storage.write_at(bytes, page * PAGE_SIZE as u64);
             on_io(CopyIo {
                 write: true,
                 bytes: PAGE_SIZE as u64,
-                latency_ns: u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX),
+                latency_ns: u64::try_from(crate::clock::since(t).as_nanos()).unwrap_or(u64::MAX),
                 ok: written.is_ok(),
             });
             match written {

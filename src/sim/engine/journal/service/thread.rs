@@ -56,7 +56,7 @@ impl Thread {
             opts,
             status,
             warn,
-            started: Instant::now(),
+            started: crate::clock::now(),
             next_check: opts.compact_min_bytes,
             witness,
         }
@@ -67,11 +67,11 @@ impl Thread {
             let Ok(first) = rx.recv() else {
                 return;
             };
-            let deadline = Instant::now() + self.opts.interval;
+            let deadline = crate::clock::now() + self.opts.interval;
             let mut batch = Batch::default();
             self.add(&mut batch, first);
             while batch.waiting.is_empty() && !batch.stop && batch.acks < self.opts.max_pending {
-                match rx.recv_deadline(deadline) {
+                match crate::clock::recv_deadline(rx, deadline) {
                     Ok(a) => self.add(&mut batch, a),
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => batch.stop = true,
@@ -227,7 +227,7 @@ impl Thread {
         };
         let text = format!(
             "{reason} ({:.1} s into the run): the durability check is void from now on; writes acknowledged after the last journal batch are not held to account",
-            self.started.elapsed().as_secs_f64()
+            crate::clock::since(self.started).as_secs_f64()
         );
         // Recorded if the journal still takes a small write: after ENOSPC, once the partial
         // append is cut off, the last block usually has room.
@@ -252,7 +252,7 @@ impl Thread {
             self.next_check = limit;
             return;
         }
-        let t = Instant::now();
+        let t = crate::clock::now();
         let state = &self.state;
         match self
             .writer
@@ -266,7 +266,7 @@ impl Thread {
                 s.snapshot_bytes.store(written, Ordering::Relaxed);
                 s.compactions.fetch_add(1, Ordering::Relaxed);
                 s.compaction_ns.fetch_add(
-                    u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX),
+                    u64::try_from(crate::clock::since(t).as_nanos()).unwrap_or(u64::MAX),
                     Ordering::Relaxed,
                 );
                 self.sizes();

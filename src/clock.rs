@@ -1,0 +1,389 @@
+//! Time for the simulator: the real clock in runs, a stepped clock in model runs.
+//!
+//! Every actor, throttle, monitor and the in-memory backend read the time with [`now`] and
+//! wait with [`sleep`], [`wait_for`] and [`recv_deadline`], which ask the calling thread's
+//! clock. A thread's clock is the real one unless [`enter`] gave it a [`Stepped`] clock (the
+//! driver does, for every thread of a run whose backend has one, and each thread it starts
+//! passes its clock on), so a run on real storage reads `Instant::now` as before.
+//!
+//! A [`Stepped`] clock (TigerBeetle's and FoundationDB's idea) moves only when told: its time
+//! is a count of nanoseconds from its creation, and a thread that sleeps on it waits until
+//! [`Stepped::advance`] has carried that count past its deadline. Who advances it, and when,
+//! is the stepping driver's (`sim::control::stepping`): one thread of a lower real-time
+//! priority on the run's one CPU, which the kernel runs only when no thread of the run can
+//! run, moves the time to the earliest deadline. So waiting costs no wall time, a run's
+//! timings are the ones its backend charges, and the run does not depend on the machine's load.
+//!
+//! On a stepped clock a timed condition-variable wait is a sleep for its whole timeout, and a
+//! timed channel receive polls each stepped millisecond: the simulator's timed waits are polls
+//! that re-check their condition (a notification only shortens them), so the stepped run does
+//! what the real one does, a little later in stepped time. Why not a crate: the clocks that
+//! exist (`quanta`'s mock, `tokio`'s paused time) are for one thread or for one async runtime;
+//! this one must stop every thread of a run until none can go on.
+
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use crossbeam::channel::{Receiver, RecvTimeoutError, TryRecvError};
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+/// The wall-clock time a stepped clock starts at (2025-01-01T00:00:00Z), so what a stepped run
+/// stamps (pages, messages) is the same in every replay.
+const STEPPED_WALL_START: Duration = Duration::from_secs(1_735_689_600);
+
+/// How often a timed channel receive on a stepped clock looks at its channel.
+const STEPPED_POLL: Duration = Duration::from_millis(1);
+
+/// A clock a thread can be given: the real one or a stepped one.
+#[derive(Debug, Clone, Default)]
+pub enum Clock {
+    /// `Instant::now` and `thread::sleep`.
+    #[default]
+    Real,
+    /// Time that moves only when a [`Stepped`] clock is advanced.
+    Stepped(Arc<Stepped>),
+}
+
+impl Clock {
+    /// A new stepped clock at its time zero.
+    pub fn stepped() -> Clock {
+        Clock::Stepped(Arc::new(Stepped::new()))
+    }
+
+    /// The stepped clock, if this is one.
+    pub fn as_stepped(&self) -> Option<&Arc<Stepped>> {
+        match self {
+            Clock::Real => None,
+            Clock::Stepped(s) => Some(s),
+        }
+    }
+
+    /// The time now on this clock.
+    pub fn now(&self) -> Instant {
+        match self {
+            Clock::Real => Instant::now(),
+            Clock::Stepped(s) => s.now(),
+        }
+    }
+
+    /// Waits `d` on this clock.
+    pub fn sleep(&self, d: Duration) {
+        match self {
+            Clock::Real => std::thread::sleep(d),
+            Clock::Stepped(s) => s.sleep(d),
+        }
+    }
+}
+
+thread_local! {
+    /// The calling thread's stepped clock (`None`: the real clock).
+    static CURRENT: RefCell<Option<Arc<Stepped>>> = const { RefCell::new(None) };
+}
+
+/// The calling thread's clock, to hand to a thread it starts (see [`enter`]).
+pub fn current() -> Clock {
+    CURRENT.with(|c| match &*c.borrow() {
+        None => Clock::Real,
+        Some(s) => Clock::Stepped(Arc::clone(s)),
+    })
+}
+
+/// Gives the calling thread `clock` until the returned guard is dropped (the thread's former
+/// clock then comes back).
+pub fn enter(clock: Clock) -> Entered {
+    let new = match clock {
+        Clock::Real => None,
+        Clock::Stepped(s) => Some(s),
+    };
+    Entered {
+        before: CURRENT.with(|c| c.replace(new)),
+    }
+}
+
+/// The calling thread's clock as it was before [`enter`]; restored on drop.
+#[must_use = "the clock is the thread's only while this guard lives"]
+pub struct Entered {
+    before: Option<Arc<Stepped>>,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let before = self.before.take();
+        CURRENT.with(|c| c.replace(before));
+    }
+}
+
+/// Whether the calling thread's clock is a stepped one.
+pub fn is_stepped() -> bool {
+    CURRENT.with(|c| c.borrow().is_some())
+}
+
+fn with_stepped<R>(stepped: impl FnOnce(&Stepped) -> R, real: impl FnOnce() -> R) -> R {
+    CURRENT.with(|c| match &*c.borrow() {
+        Some(s) => stepped(s),
+        None => real(),
+    })
+}
+
+/// The time now on the calling thread's clock.
+pub fn now() -> Instant {
+    with_stepped(Stepped::now, Instant::now)
+}
+
+/// The time from `earlier` to now on the calling thread's clock (`Instant::elapsed` reads the
+/// real clock), zero if `earlier` is later.
+pub fn since(earlier: Instant) -> Duration {
+    now().saturating_duration_since(earlier)
+}
+
+/// The wall-clock time on the calling thread's clock: the system's, or on a stepped clock a
+/// fixed start plus the stepped time.
+pub fn system_now() -> SystemTime {
+    with_stepped(Stepped::system_now, SystemTime::now)
+}
+
+/// Waits `d` on the calling thread's clock.
+pub fn sleep(d: Duration) {
+    if d.is_zero() {
+        return;
+    }
+    with_stepped(|s| s.sleep(d), || std::thread::sleep(d));
+}
+
+/// Waits on `cv` at most `d`; on a stepped clock, sleeps `d` with the guard's mutex released
+/// (see the module doc: every such wait in the simulator re-checks its condition).
+pub fn wait_for<T: ?Sized>(cv: &Condvar, guard: &mut MutexGuard<'_, T>, d: Duration) {
+    match current() {
+        Clock::Real => {
+            cv.wait_for(guard, d);
+        }
+        Clock::Stepped(s) => MutexGuard::unlocked(guard, || s.sleep(d)),
+    }
+}
+
+/// `rx.recv_deadline(deadline)` on the calling thread's clock; on a stepped clock the channel
+/// is looked at every stepped millisecond until the deadline.
+pub fn recv_deadline<T>(rx: &Receiver<T>, deadline: Instant) -> Result<T, RecvTimeoutError> {
+    let Clock::Stepped(s) = current() else {
+        return rx.recv_deadline(deadline);
+    };
+    loop {
+        match rx.try_recv() {
+            Ok(v) => return Ok(v),
+            Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+            Err(TryRecvError::Empty) => {}
+        }
+        let now = s.now();
+        if now >= deadline {
+            return Err(RecvTimeoutError::Timeout);
+        }
+        s.sleep((deadline - now).min(STEPPED_POLL));
+    }
+}
+
+/// A clock whose time moves only when [`Stepped::advance`] moves it (see the module doc).
+#[derive(Debug)]
+pub struct Stepped {
+    /// The real instant its time zero maps to (an `Instant` cannot be made from a count).
+    base: Instant,
+    state: Mutex<State>,
+    /// Sleepers wait here for the time to pass their deadlines.
+    passed: Condvar,
+    /// The stepping driver waits here for a sleeper.
+    asleep: Condvar,
+    /// The CPU its runs take turns on (`sim::control::stepping`), chosen once.
+    cpu: OnceLock<usize>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The time, from zero.
+    now: Duration,
+    /// The deadlines of the threads asleep (a deadline passed is dropped when time moves).
+    deadlines: BinaryHeap<Reverse<Duration>>,
+    /// Set by [`Stepped::release`]: the stepping driver's wait ends.
+    released: bool,
+}
+
+impl Default for Stepped {
+    fn default() -> Self {
+        Stepped::new()
+    }
+}
+
+impl Stepped {
+    /// A clock at its time zero.
+    pub fn new() -> Stepped {
+        Stepped {
+            base: Instant::now(),
+            state: Mutex::new(State::default()),
+            passed: Condvar::new(),
+            asleep: Condvar::new(),
+            cpu: OnceLock::new(),
+        }
+    }
+
+    /// The CPU this clock's runs take turns on: `pick`'s answer the first time asked.
+    pub fn cpu(&self, pick: impl FnOnce() -> usize) -> usize {
+        *self.cpu.get_or_init(pick)
+    }
+
+    /// The time since the clock's zero.
+    pub fn elapsed(&self) -> Duration {
+        self.state.lock().now
+    }
+
+    /// The time now, as an instant.
+    pub fn now(&self) -> Instant {
+        self.base + self.elapsed()
+    }
+
+    /// The wall-clock time now: a fixed start plus the stepped time.
+    pub fn system_now(&self) -> SystemTime {
+        SystemTime::UNIX_EPOCH + STEPPED_WALL_START + self.elapsed()
+    }
+
+    /// Waits until the time has moved on by `d`.
+    pub fn sleep(&self, d: Duration) {
+        let mut st = self.state.lock();
+        let until = st.now + d;
+        if d.is_zero() {
+            return;
+        }
+        st.deadlines.push(Reverse(until));
+        self.asleep.notify_all();
+        while st.now < until {
+            self.passed.wait(&mut st);
+        }
+    }
+
+    /// The earliest deadline still ahead, if a thread sleeps.
+    pub fn next_deadline(&self) -> Option<Duration> {
+        let st = self.state.lock();
+        st.deadlines.peek().map(|Reverse(d)| *d)
+    }
+
+    /// Moves the time to the earliest deadline of a sleeping thread and wakes every thread whose
+    /// deadline it reached; when none sleeps, waits for one (or for [`Stepped::release`]).
+    /// Returns false once released.
+    pub fn advance(&self) -> bool {
+        let mut st = self.state.lock();
+        loop {
+            if st.released {
+                return false;
+            }
+            if let Some(Reverse(next)) = st.deadlines.peek().copied() {
+                st.now = st.now.max(next);
+                while st.deadlines.peek().is_some_and(|Reverse(d)| *d <= st.now) {
+                    st.deadlines.pop();
+                }
+                self.passed.notify_all();
+                return true;
+            }
+            self.asleep.wait(&mut st);
+        }
+    }
+
+    /// Moves the time on by `d` at once, waking every sleeper whose deadline it passes (for a
+    /// test that steps the clock by hand).
+    pub fn advance_by(&self, d: Duration) {
+        let mut st = self.state.lock();
+        st.now += d;
+        while st.deadlines.peek().is_some_and(|Reverse(x)| *x <= st.now) {
+            st.deadlines.pop();
+        }
+        self.passed.notify_all();
+    }
+
+    /// Ends the stepping driver's wait in [`Stepped::advance`] (it returns false from now on
+    /// until [`Stepped::rearm`]).
+    pub fn release(&self) {
+        self.state.lock().released = true;
+        self.asleep.notify_all();
+    }
+
+    /// Lets [`Stepped::advance`] step again after a [`Stepped::release`].
+    pub fn rearm(&self) {
+        self.state.lock().released = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stepped_clock_moves_only_when_advanced() {
+        let c = Stepped::new();
+        let t0 = c.now();
+        assert_eq!(c.now(), t0, "no time passes by itself");
+        c.advance_by(Duration::from_millis(25));
+        assert_eq!(c.now() - t0, Duration::from_millis(25));
+        assert_eq!(
+            c.system_now(),
+            SystemTime::UNIX_EPOCH + STEPPED_WALL_START + Duration::from_millis(25)
+        );
+    }
+
+    #[test]
+    fn a_sleeper_wakes_when_the_time_reaches_its_deadline_and_not_before() {
+        let c = Arc::new(Stepped::new());
+        let sleeper = {
+            let c = Arc::clone(&c);
+            std::thread::spawn(move || {
+                let _e = enter(Clock::Stepped(Arc::clone(&c)));
+                sleep(Duration::from_secs(3600));
+                c.elapsed()
+            })
+        };
+        // The sleeper's deadline appears; the driver's step moves the time exactly there.
+        while c.next_deadline().is_none() {
+            std::thread::yield_now();
+        }
+        assert_eq!(c.next_deadline(), Some(Duration::from_secs(3600)));
+        c.advance_by(Duration::from_secs(1));
+        assert!(!sleeper.is_finished(), "a second does not end an hour's sleep");
+        assert!(c.advance());
+        let woke_at = sleeper.join().expect("sleeper");
+        assert_eq!(
+            woke_at,
+            Duration::from_secs(3600),
+            "an hour, stepped at once"
+        );
+    }
+
+    #[test]
+    fn a_released_clock_stops_its_driver() {
+        let c = Arc::new(Stepped::new());
+        let driver = {
+            let c = Arc::clone(&c);
+            std::thread::spawn(move || while c.advance() {})
+        };
+        c.release();
+        driver.join().expect("the driver ends");
+        c.rearm();
+        c.advance_by(Duration::from_millis(1));
+        assert_eq!(c.elapsed(), Duration::from_millis(1));
+    }
+
+    #[test]
+    fn the_real_clock_is_every_threads_unless_entered() {
+        assert!(!is_stepped());
+        let c = Clock::stepped();
+        {
+            let _e = enter(c.clone());
+            assert!(is_stepped());
+            let t = now();
+            assert_eq!(now(), t, "stepped time stands still");
+            let passed = std::thread::spawn(is_stepped).join().expect("thread");
+            assert!(
+                !passed,
+                "a thread started without its clock keeps the real one"
+            );
+        }
+        assert!(!is_stepped(), "the guard gives the thread its clock back");
+    }
+}
