@@ -28,7 +28,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam::channel::{Receiver, RecvTimeoutError, TryRecvError};
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::sync::{Condvar, Mutex, MutexGuard};
 
 /// The wall-clock time a stepped clock starts at (2025-01-01T00:00:00Z), so what a stepped run
 /// stamps (pages, messages) is the same in every replay.
@@ -98,8 +100,10 @@ pub fn enter(clock: Clock) -> Entered {
         Clock::Real => None,
         Clock::Stepped(s) => Some(s),
     };
+    let fair = crate::sync::fair_here(new.is_some());
     Entered {
         before: CURRENT.with(|c| c.replace(new)),
+        fair,
     }
 }
 
@@ -107,12 +111,15 @@ pub fn enter(clock: Clock) -> Entered {
 #[must_use = "the clock is the thread's only while this guard lives"]
 pub struct Entered {
     before: Option<Arc<Stepped>>,
+    /// Whether the thread unlocked fairly before (`crate::sync`: a stepped run's threads do).
+    fair: bool,
 }
 
 impl Drop for Entered {
     fn drop(&mut self) {
         let before = self.before.take();
         CURRENT.with(|c| c.replace(before));
+        crate::sync::fair_here(self.fair);
     }
 }
 
@@ -189,6 +196,8 @@ pub fn recv_deadline<T>(rx: &Receiver<T>, deadline: Instant) -> Result<T, RecvTi
 pub struct Stepped {
     /// The real instant its time zero maps to (an `Instant` cannot be made from a count).
     base: Instant,
+    /// The time in nanoseconds from zero (`State::now`, readable without the lock).
+    now_ns: AtomicU64,
     state: Mutex<State>,
     /// Sleepers wait here for the time to pass their deadlines.
     passed: Condvar,
@@ -219,6 +228,7 @@ impl Stepped {
     pub fn new() -> Stepped {
         Stepped {
             base: Instant::now(),
+            now_ns: AtomicU64::new(0),
             state: Mutex::new(State::default()),
             passed: Condvar::new(),
             asleep: Condvar::new(),
@@ -233,7 +243,14 @@ impl Stepped {
 
     /// The time since the clock's zero.
     pub fn elapsed(&self) -> Duration {
-        self.state.lock().now
+        Duration::from_nanos(self.now_ns.load(Ordering::Acquire))
+    }
+
+    /// Sets the time to `to` (the lock held), so [`Stepped::elapsed`] reads it without it.
+    fn set(&self, st: &mut State, to: Duration) {
+        st.now = to;
+        let ns = u64::try_from(to.as_nanos()).unwrap_or(u64::MAX);
+        self.now_ns.store(ns, Ordering::Release);
     }
 
     /// The time now, as an instant.
@@ -276,7 +293,8 @@ impl Stepped {
                 return false;
             }
             if let Some(Reverse(next)) = st.deadlines.peek().copied() {
-                st.now = st.now.max(next);
+                let to = st.now.max(next);
+                self.set(&mut st, to);
                 while st.deadlines.peek().is_some_and(|Reverse(d)| *d <= st.now) {
                     st.deadlines.pop();
                 }
@@ -291,7 +309,8 @@ impl Stepped {
     /// test that steps the clock by hand).
     pub fn advance_by(&self, d: Duration) {
         let mut st = self.state.lock();
-        st.now += d;
+        let to = st.now + d;
+        self.set(&mut st, to);
         while st.deadlines.peek().is_some_and(|Reverse(x)| *x <= st.now) {
             st.deadlines.pop();
         }
@@ -345,7 +364,10 @@ mod tests {
         }
         assert_eq!(c.next_deadline(), Some(Duration::from_secs(3600)));
         c.advance_by(Duration::from_secs(1));
-        assert!(!sleeper.is_finished(), "a second does not end an hour's sleep");
+        assert!(
+            !sleeper.is_finished(),
+            "a second does not end an hour's sleep"
+        );
         assert!(c.advance());
         let woke_at = sleeper.join().expect("sleeper");
         assert_eq!(

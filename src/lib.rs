@@ -16,7 +16,9 @@
 //!
 //! - [`exit`] (uses nothing): the outcome of a command and its exit status (0 clean, 1
 //!   findings, 2 usage/config/environment, 3 internal failure).
-//! - [`clock`] (uses nothing): the simulator's time: the real clock, or a stepped one that
+//! - [`sync`] (uses nothing): the locks and condition variable of every thread (parking_lot's,
+//!   unlocked in turn on a stepped run's threads).
+//! - [`clock`] (uses `sync`): the simulator's time: the real clock, or a stepped one that
 //!   moves only when every thread of a model run waits, so the run is the same for a seed.
 //! - [`codec`] (uses nothing): the one codec of every on-disk format (and of the witness's
 //!   messages): a little-endian writer and reader, the CRC32, and each format's versions with
@@ -24,46 +26,42 @@
 //! - [`page`] (uses `clock`, `codec`): the 8 KB page format and its verifier: pure functions, no I/O.
 //! - [`findings`] (uses `page`): integrity findings and log messages (the data; the stream
 //!   they travel in is [`events`]).
-//! - [`io`] (uses `clock`, `findings`, `page`): the only door to the disk: the `Backend`/`Storage`
+//! - [`io`] (uses `clock`, `findings`, `page`, `sync`): the only door to the disk: the `Backend`/`Storage`
 //!   traits, the direct, buffered and faulty backends, the async I/O ring (`io::aio`) and the
 //!   I/O service (`io::service`).
 //! - [`config`] (uses `io`): SQLIOSim INI text and the command line → validated `RunSettings`.
-//! - [`sim::control`] (uses `clock`): run-time controls that the driver and the actors share:
+//! - [`sim::control`] (uses `clock`, `sync`): run-time controls that the driver and the actors share:
 //!   stop, throttle, outstanding-I/O gate, in-flight table, and the depth gauges the throttle
 //!   counts requests in (`stats` reads them for the summary).
 //! - [`sim::plan`] (uses `config`, `findings`, `page`, `sim::control`): validated settings → the run plan
 //!   (`SimPlan`) the actors and the driver read.
-//! - [`witness`] (uses `codec`, `io`): the off-host witness's wire protocol (frames with an HMAC)
+//! - [`witness`] (uses `codec`, `io`, `sync`): the off-host witness's wire protocol (frames with an HMAC)
 //!   and its client: the sender a run's journal thread feeds, and the requests of `verify`.
-//! - [`sim::engine`] (uses `clock`, `codec`, `findings`, `io`, `page`, `sim::control`, `sim::plan`, `witness`):
+//! - [`sim::engine`] (uses `clock`, `codec`, `findings`, `io`, `page`, `sim::control`, `sim::plan`, `sync`, `witness`):
 //!   the storage engine: expected-state oracle, read retries, buffer pool, data files,
 //!   write-ahead log (its requests through the throttle and the in-flight table), journal.
 //! - [`sim::check`] (uses `codec`, `findings`, `io`, `page`, `sim::engine`): a file set at
 //!   rest, checked: the scans `verify` and `run --resume` share, the scope of a verify, what
 //!   the journal holds the device to.
-//! - [`stats`] (uses `clock`, `page`, `sim::control`, `sim::engine`): per-thread counters and
+//! - [`stats`] (uses `clock`, `page`, `sim::control`, `sim::engine`, `sync`): per-thread counters and
 //!   histograms, merged into the run summary (with the depth gauges' readings).
-//! - [`events`] (uses `findings`, `io`, `page`, `stats`): the typed event stream (`Event`,
+//! - [`events`] (uses `findings`, `io`, `page`, `stats`, `sync`): the typed event stream (`Event`,
 //!   `EventSink`, `Fanout`): findings, messages, phases, ticks, facts, the stop and the
 //!   summary, from the driver and the workers to every output.
-//! - [`report`] (uses `codec`, `config`, `events`, `exit`, `findings`, `io`, `page`, `stats`):
+//! - [`report`] (uses `codec`, `config`, `events`, `exit`, `findings`, `io`, `page`, `stats`, `sync`):
 //!   evidence: its sinks (XML log, dumps, JSON summary, status line, metrics), its readers,
 //!   its views (`sqliosim report`: terminal, HTML, bundle), the fleet report and the campaign
 //!   report. It never uses the simulator's actors or driver.
-//! - [`sim::actors`] (uses `clock`, `events`, `findings`, `io`, `page`, `sim::control`, `sim::engine`,
-//!   `sim::plan`, `stats`, `witness`): the SQL Server-like actors, their table, the run context
+//! - [`sim::actors`] (uses //!   `sim::plan`, `clock`, `events`, `findings`, `io`, `page`, `sim::control`, `sim::engine`, `stats`, `sync`, `witness`): the SQL Server-like actors, their table, the run context
 //!   and the journal's lifecycle.
-//! - [`sim::driver`] (uses `clock`, `events`, `findings`, `io`, `page`, `sim::actors`, `sim::check`,
-//!   `sim::control`, `sim::engine`, `sim::plan`, `stats`): the driver only: setup, test
+//! - [`sim::driver`] (uses //!   `sim::control`, `clock`, `events`, `findings`, `io`, `page`, `sim::actors`, `sim::check`, `sim::engine`, `sim::plan`, `stats`, `sync`): the driver only: setup, test
 //!   cycles, monitor, resume.
 //! - [`bench`](mod@bench) (uses `codec`, `config`, `exit`, `io`, `report`, `stats`): capacity
 //!   runs: `sqliosim bench` and the SQLIO and DiskSpd front ends.
 //! - [`cli`] (uses `bench`, `config`, `report`): clap definitions of the command line; no I/O.
 //! - [`fuzzing`] (uses `config`, `page`, `report`, `sim::engine`, `witness`): every reader of
 //!   outside input behind one entry point, for the fuzzer (`fuzz/`) and its regression test.
-//! - [`app`] (uses `bench`, `cli`, `codec`, `config`, `events`, `exit`, `findings`, `io`, `page`,
-//!   `report`, `sim::check`, `sim::control`, `sim::driver`, `sim::engine`, `sim::plan`,
-//!   `stats`, `witness`): the wiring of each subcommand: config → plan → storage, engine, actors →
+//! - [`app`] (uses //!   `report`, //!   `stats`, `bench`, `cli`, `codec`, `config`, `events`, `exit`, `findings`, `io`, `page`, `sim::check`, `sim::control`, `sim::driver`, `sim::engine`, `sim::plan`, `sync`, `witness`): the wiring of each subcommand: config → plan → storage, engine, actors →
 //!   driver → reports.
 //!
 //! # Names
@@ -101,4 +99,5 @@ pub mod page;
 pub mod report;
 pub mod sim;
 pub mod stats;
+pub mod sync;
 pub mod witness;

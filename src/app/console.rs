@@ -15,7 +15,7 @@ use crate::sim::driver::SimOutcome;
 /// the terminal.
 #[derive(Debug, Default)]
 pub struct ConsoleSink {
-    printed: parking_lot::Mutex<u64>,
+    printed: crate::sync::Mutex<u64>,
     /// `verify` has no seed: its findings do not name one.
     no_seed: bool,
     /// The progress line on the same terminal, cleared while a line is printed and drawn
@@ -114,9 +114,9 @@ impl EventSink for ConsoleSink {
 /// ([`ProgressSink::suspend`]), so neither leaves a broken line behind.
 #[derive(Debug, Default)]
 pub struct ProgressSink {
-    bar: parking_lot::Mutex<Option<ProgressBar>>,
+    bar: crate::sync::Mutex<Option<ProgressBar>>,
     /// The run's p99 so far (ms), from the last running statistics with I/O in them.
-    p99: parking_lot::Mutex<Option<f64>>,
+    p99: crate::sync::Mutex<Option<f64>>,
 }
 
 impl ProgressSink {

@@ -65,7 +65,7 @@ pub trait EventSink: Send + Sync {
 /// A sink that keeps every event in memory (tests, self-test).
 #[derive(Debug, Default)]
 pub struct MemorySink {
-    events: parking_lot::Mutex<Vec<Event>>,
+    events: crate::sync::Mutex<Vec<Event>>,
 }
 
 impl MemorySink {

@@ -15,8 +15,8 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
+use crate::sync::Mutex;
 use memmap2::MmapMut;
-use parking_lot::Mutex;
 
 /// Alignment guaranteed for every buffer handed out here.
 pub const BUF_ALIGN: usize = 4096;

@@ -27,7 +27,7 @@
 use std::io;
 use std::sync::Arc;
 
-use parking_lot::{const_mutex, Condvar, Mutex};
+use crate::sync::{const_mutex, Condvar, Mutex};
 
 use super::Storage;
 

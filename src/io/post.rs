@@ -38,7 +38,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Instant;
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 
 use super::{Frame, Ticket};
 

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use super::run::RunStats;
 use super::thread::ThreadStats;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 use serde::{Deserialize, Serialize};
 
 use super::proto::{Key, BASE, GAP, MAX_CHUNK, MORE, PART};

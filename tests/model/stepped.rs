@@ -1,6 +1,7 @@
 //! The model on the stepped clock (`sqliosim::clock`, `sim::control::stepping`): a run on the
 //! in-memory backend's stepped clock reads the time its backend charged, never the wall's, so
-//! what it measures does not depend on the machine's load.
+//! what it measures does not depend on the machine's load, and the same seed is the same run,
+//! event for event.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -71,4 +72,86 @@ fn every_page_on_the_stepped_clock_takes_at_least_its_service_time() {
             "every {op:?} took at least a page's service time: {l:?}"
         );
     }
+}
+
+/// Every event of a 2 s (stepped) run of `seed` on a stepped backend, as text.
+fn events_of(seed: u64) -> Vec<String> {
+    let mut plan = small_plan(&PathBuf::from("/virtual"), 4, Duration::from_secs(2));
+    plan.seed = seed;
+    let backend = FaultyBackend::stepped(seed);
+    let sink = Arc::new(MemorySink::default());
+    let out = simulate(plan, &backend, sink.clone()).expect("simulate");
+    assert!(!out.worker_panicked, "a worker thread panicked");
+    sink.events().iter().map(|e| format!("{e:?}")).collect()
+}
+
+/// The run of [`run_of_a_seed_in_a_process_of_its_own`]: the seed from `STEPPED_SEED`, the
+/// event log written to `STEPPED_OUT`.
+#[test]
+#[ignore = "run by the_same_seed_on_the_stepped_clock_gives_the_same_event_log in a process of its own"]
+fn stepped_run_of_one_seed() {
+    let seed = std::env::var("STEPPED_SEED").expect("STEPPED_SEED");
+    let out = std::env::var_os("STEPPED_OUT").expect("STEPPED_OUT");
+    let events = events_of(seed.parse().expect("a seed"));
+    std::fs::write(out, events.join("\n")).expect("the event log written");
+}
+
+/// The event log of a stepped run of `seed`, made in a process of its own: a stepped run's
+/// threads take turns on one CPU, but threads of other tests on the other CPU would share the
+/// process's allocator and lock tables with them, and a turn taken while one of theirs held
+/// such a lock would be the other CPU's doing.
+fn run_of_a_seed_in_a_process_of_its_own(seed: u64) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("events.log");
+    let status = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args([
+            "stepped::stepped_run_of_one_seed",
+            "--exact",
+            "--ignored",
+            "--quiet",
+        ])
+        .env("STEPPED_SEED", seed.to_string())
+        .env("STEPPED_OUT", &out)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("the test binary runs");
+    assert!(
+        status.success(),
+        "the stepped run of seed {seed} failed: {status}"
+    );
+    std::fs::read_to_string(&out).expect("the event log")
+}
+
+#[test]
+fn the_same_seed_on_the_stepped_clock_gives_the_same_event_log() {
+    assert!(
+        sqliosim::sim::control::stepping::available(),
+        "the stepped clock's turns need SCHED_FIFO (root, or RLIMIT_RTPRIO of 2 or more)"
+    );
+    let a = run_of_a_seed_in_a_process_of_its_own(7);
+    let b = run_of_a_seed_in_a_process_of_its_own(7);
+    if let Some(dir) = std::env::var_os("STEPPED_DUMP") {
+        let dir = PathBuf::from(dir);
+        std::fs::write(dir.join("a.log"), &a).expect("dump a");
+        std::fs::write(dir.join("b.log"), &b).expect("dump b");
+    }
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let first = a.iter().zip(&b).position(|(x, y)| x != y);
+    assert!(
+        first.is_none() && a.len() == b.len(),
+        "two runs of seed 7 differ at event {first:?} of {} and {}: {:?} vs {:?}",
+        a.len(),
+        b.len(),
+        first.map(|i| a[i]),
+        first.map(|i| b[i]),
+    );
+    assert!(a.len() > 20, "the run said something: {} events", a.len());
+    // The log holds the run's figures (latencies, bytes, ticks), so a run that differed in any
+    // I/O would differ here; another seed is another run.
+    let other = run_of_a_seed_in_a_process_of_its_own(8);
+    assert_ne!(
+        a,
+        other.lines().collect::<Vec<_>>(),
+        "seed 8 gives another run"
+    );
 }

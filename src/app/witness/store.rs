@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use super::record::{entry, header, name_of, read_record};
 use crate::io::safefile::{Create, Dir, Use};

@@ -17,7 +17,7 @@ use std::io;
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 
 use crate::io::aio::{Direction, ExtMem, ExtOp};
 use crate::io::file::FileStorage;

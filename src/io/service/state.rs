@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use super::request::{stopped, Request};
 

@@ -13,7 +13,7 @@ mod writes;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use crate::events::{Event, EventSink};
 use crate::findings::Finding;

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use crate::events::{Event, EventSink, Tick};
 use crate::stats::{FileSummary, LatencyHistogram, Summary};

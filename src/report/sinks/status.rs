@@ -18,7 +18,7 @@
 
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::events::{Event, EventSink, Tick};

@@ -185,18 +185,18 @@ const TRIAGE_STRIPES: usize = 64;
 
 /// One mutex per stripe of pages; held while a bad page is re-read and reported.
 #[derive(Debug)]
-pub struct TriageLocks([parking_lot::Mutex<()>; TRIAGE_STRIPES]);
+pub struct TriageLocks([crate::sync::Mutex<()>; TRIAGE_STRIPES]);
 
 impl Default for TriageLocks {
     fn default() -> TriageLocks {
-        TriageLocks(std::array::from_fn(|_| parking_lot::Mutex::new(())))
+        TriageLocks(std::array::from_fn(|_| crate::sync::Mutex::new(())))
     }
 }
 
 impl TriageLocks {
     /// Locks the stripe of `page`. Held only around re-reads of that page, never while waiting
     /// for a latch, so it cannot deadlock with the page latches.
-    pub fn lock(&self, page: u64) -> parking_lot::MutexGuard<'_, ()> {
+    pub fn lock(&self, page: u64) -> crate::sync::MutexGuard<'_, ()> {
         self.0[(page % TRIAGE_STRIPES as u64) as usize].lock()
     }
 }

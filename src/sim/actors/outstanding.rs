@@ -22,7 +22,7 @@ mod complete;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::RwLockReadGuard;
+use crate::sync::RwLockReadGuard;
 
 use super::context::Run;
 use super::journaling::acks::AckBook;

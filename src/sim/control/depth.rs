@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 use portable_atomic::AtomicU128;
 
 /// Width of a timeline bucket, in nanoseconds (one second).

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 /// An I/O outstanding longer than this is reported (SQLIOSim's 15 seconds).
 pub const LONG_IO: Duration = Duration::from_secs(15);

@@ -30,10 +30,10 @@ pub struct Stop {
     /// The number of the signal caught (0: none), set by the signal handler.
     signal: Arc<AtomicUsize>,
     /// When the run was first told to stop.
-    stopped_at: parking_lot::Mutex<Option<Instant>>,
+    stopped_at: crate::sync::Mutex<Option<Instant>>,
     /// The stage the run is in ("initial update", "main", "final checkpoint"…), and the one
     /// it was in when first told to stop.
-    stage: parking_lot::Mutex<(Option<&'static str>, Option<&'static str>)>,
+    stage: crate::sync::Mutex<(Option<&'static str>, Option<&'static str>)>,
 }
 
 impl Stop {

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use super::monitor::Ticker;
 use crate::events::Phase;

@@ -11,7 +11,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use crate::io::{AlignedBuf, Storage};
 use crate::page::{generation_ceiling, set_generation_ceiling, PAGE_SIZE};

@@ -75,7 +75,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 
 use super::logblock::{LogBlock, MAX_LOG_BLOCK};
 use super::logio::{Begun, LogGate, LogIo};

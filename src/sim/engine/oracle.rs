@@ -33,7 +33,7 @@ mod word;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::{Mutex, RwLock};
+use crate::sync::{Mutex, RwLock};
 
 use crate::page::{Expect, ExpectedState};
 pub use latch::{ReadLatch, WriteLatch};

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 /// A page of the file set: (file index, page number).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

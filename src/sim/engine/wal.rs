@@ -13,7 +13,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use super::logblock::{LOG_AREA_START, MAX_LOG_UNIT, MIN_LOG_UNIT, NO_PREV};
 use super::logpack::Packer;

@@ -38,8 +38,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::sync::Mutex;
 use crossbeam::channel::{Sender, TrySendError};
-use parking_lot::Mutex;
 
 use crate::io::{Completion, FlushGate, OnComplete, Ticket};
 use crate::sim::actors::context::Run;

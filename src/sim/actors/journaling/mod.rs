@@ -16,7 +16,7 @@ mod sync;
 
 use std::path::PathBuf;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use super::context::Run;
 use crate::sim::engine::journal::{JournalService, JournalSummary};

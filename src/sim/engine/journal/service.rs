@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::sync::Mutex;
 use crossbeam::channel::{bounded, Sender};
-use parking_lot::Mutex;
 
 use super::summary::Status;
 use super::{JournalState, JournalSummary, JournalWriter, Record};

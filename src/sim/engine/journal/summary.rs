@@ -3,7 +3,7 @@
 
 use std::sync::atomic::AtomicU64;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 use serde::Serialize;
 
 /// What the journal did, for the run summary.

@@ -1,7 +1,7 @@
 //! The oracle's page latches: striped `RwLock`s taken shared by a verifying read and exclusive
 //! by a write, a range in ascending stripe order (see the oracle's module doc).
 
-use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
+use crate::sync::{RwLockReadGuard, RwLockWriteGuard};
 
 use super::Oracle;
 

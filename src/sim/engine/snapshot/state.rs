@@ -20,7 +20,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use crate::page::ExpectedState;
 
