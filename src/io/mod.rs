@@ -215,7 +215,8 @@ impl DirectIoInfo {
 /// one) overrides all three.
 pub trait Backend: Send + Sync {
     /// The clock a simulation on this backend runs on: the real one, or the in-memory
-    /// backend's stepped clock (`crate::clock`).
+    /// backend's stepped clock (`crate::clock`). A backend that wraps another must pass its
+    /// clock on: a stepped backend's waits would otherwise wait for a clock nobody steps.
     fn clock(&self) -> crate::clock::Clock {
         crate::clock::Clock::Real
     }

@@ -4,11 +4,12 @@
 //! goes on, and its latency fault holds every completion back, so the throttle fires on every
 //! run: the assertions are on counts, never on times.
 //!
-//! The unthrottled run, the control, must go deep whatever the machine's load (issue #38): at
-//! the 20 ms target, a loaded machine's completions, queued behind other processes, were slower
-//! than the target, so the control was throttled too (62 in flight, not 64). It aims at a
-//! target no latency reaches, and its depth, a race without latency, is taken as the deepest
-//! of as many runs as it takes (see `deepest`).
+//! Both runs are on the in-memory backend's stepped clock (`sqliosim::clock`): the latency the
+//! throttle sees is what the backend charged (50 µs + 1 ns a byte, the fault's 25 ms), never a
+//! loaded machine's queueing (on the real clock a loaded machine's completions were slower
+//! than the 20 ms target, so the control was throttled too: 62 in flight, not 64). The
+//! unthrottled run, the control, aims at a target no latency reaches; its depth is taken as the
+//! deepest of as many runs as it takes (see `deepest`), which on the stepped clock is the first.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -70,15 +71,16 @@ const ATTEMPTS: usize = 20;
 /// The deepest file and checkpoint depths of unthrottled runs without latency, run until one
 /// went 64 deep with a checkpoint 16 deep, or [`ATTEMPTS`] runs.
 ///
-/// Without latency a request completes as soon as the helper thread runs it, and the poster
-/// reaps what is ready before each post, so the depth a run reaches is a race between the two
-/// threads: on a loaded machine one run's checkpoint had 7 in flight, the next one's 41. That
-/// the actors go deep when nothing throttles them is a claim that one run proves, so the runs
-/// stop at the first that does; a load only makes that one come later.
+/// On the real clock a request without latency completed as soon as the helper thread ran it,
+/// so the depth a run reached was a race between the poster and the helper (on a loaded
+/// machine one run's checkpoint had 7 in flight, the next one's 41). On the stepped clock a
+/// completion waits its service time and the threads take turns in the run's own order, so the
+/// first run decides; the attempts stay for a machine that cannot give the run its own CPU
+/// under SCHED_FIFO (`sim::control::stepping`), where the turns are the machine's again.
 fn deepest() -> (u64, u64) {
     let (mut blocks, mut ckpt) = (0, 0);
     for _ in 0..ATTEMPTS {
-        let (file, c) = data_file(NEVER, &FaultyBackend::new(7));
+        let (file, c) = data_file(NEVER, &FaultyBackend::stepped(7));
         blocks = blocks.max(file.io_request_blocks);
         ckpt = ckpt.max(c);
         if blocks >= 64 && ckpt >= 16 {
@@ -100,7 +102,7 @@ fn latency_above_the_target_lowers_the_depth_and_counts_as_throttled() {
         "unthrottled, the final checkpoint goes deep: {deep_ckpt} in {ATTEMPTS} runs"
     );
 
-    let slow_backend = FaultyBackend::new(7);
+    let slow_backend = FaultyBackend::stepped(7);
     slow_backend.set_random(1.0, vec![Fault::Latency(Duration::from_millis(25))]);
     let (slow, slow_ckpt) = data_file(Duration::from_millis(20), &slow_backend);
     assert!(

@@ -101,6 +101,9 @@ impl Storage for RecFile {
 }
 
 impl Backend for Recording {
+    fn clock(&self) -> sqliosim::clock::Clock {
+        self.inner.clock()
+    }
     fn open(&self, path: &Path, opts: OpenOptions) -> Result<Arc<dyn Storage>, IoError> {
         let inner = self.inner.open(path, opts)?;
         Ok(Arc::new(RecFile {

@@ -27,7 +27,6 @@
     reason = "sched_setscheduler(2) and sched_getparam(2) through libc take a C struct"
 )]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -40,8 +39,15 @@ const RUN_PRIORITY: i32 = 2;
 /// The stepping thread's, below them.
 const STEP_PRIORITY: i32 = 1;
 
-/// Which usable CPU the next stepped clock is given (runs side by side spread over the CPUs).
-static NEXT_CPU: AtomicUsize = AtomicUsize::new(0);
+/// Wall time a stepped run holds its CPU before the stepping thread pauses it for [`PAUSE`].
+/// A run under `SCHED_FIFO` never waits on the wall clock, so without the pauses it would keep
+/// the CPU but for the kernel's real-time reserve (5 %), starving the processes beside it (the
+/// slow test tier's runs share the machine with the model tier); with them it takes about
+/// half of one CPU. The pause falls where every thread of the run waits, so the run's order
+/// and its stepped time are the same with or without it.
+const RUN: std::time::Duration = std::time::Duration::from_millis(10);
+/// How long the stepping thread gives the CPU back after [`RUN`].
+const PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// A stepped run in progress on the calling thread: undone (the thread's clock, CPUs and
 /// policy as they were; the stepping thread stopped) when dropped.
@@ -81,8 +87,14 @@ impl Stepping {
                         // Below the run: it runs only when no thread of the run can.
                         set_fifo(STEP_PRIORITY);
                     }
+                    let mut ran_since = std::time::Instant::now();
                     while stepped.advance() {
-                        std::thread::yield_now();
+                        // Every thread of the run waits: a pause here changes nothing in its
+                        // order, and gives the CPU back to the machine (see `PAUSE`).
+                        if ran_since.elapsed() >= RUN {
+                            std::thread::sleep(PAUSE);
+                            ran_since = std::time::Instant::now();
+                        }
                     }
                 })
         };
@@ -132,15 +144,14 @@ pub fn available() -> bool {
     ok
 }
 
-/// One of the CPUs this thread may use, in turn.
+/// The last CPU this thread may use: every stepped run takes that one, so however many run at
+/// once they hold one CPU (at most the kernel's real-time share of it, 95 % by default) and
+/// leave the others to everything else (the slow test tier runs beside the model tier).
 fn pick_cpu() -> usize {
-    let cpus: Vec<usize> = sched_getaffinity(None)
-        .map(|set| (0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect())
-        .unwrap_or_default();
-    if cpus.is_empty() {
-        return 0;
-    }
-    cpus[NEXT_CPU.fetch_add(1, Ordering::Relaxed) % cpus.len()]
+    sched_getaffinity(None)
+        .ok()
+        .and_then(|set| (0..CpuSet::MAX_CPU).rev().find(|&c| set.is_set(c)))
+        .unwrap_or(0)
 }
 
 /// Pins the calling thread to `cpu`.
