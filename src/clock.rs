@@ -63,14 +63,6 @@ impl Clock {
         }
     }
 
-    /// The time now on this clock.
-    pub fn now(&self) -> Instant {
-        match self {
-            Clock::Real => Instant::now(),
-            Clock::Stepped(s) => s.now(),
-        }
-    }
-
     /// Waits `d` on this clock.
     pub fn sleep(&self, d: Duration) {
         match self {
@@ -209,8 +201,6 @@ pub struct Stepped {
 
 #[derive(Debug, Default)]
 struct State {
-    /// The time, from zero.
-    now: Duration,
     /// The deadlines of the threads asleep (a deadline passed is dropped when time moves).
     deadlines: BinaryHeap<Reverse<Duration>>,
     /// Set by [`Stepped::release`]: the stepping driver's wait ends.
@@ -246,11 +236,15 @@ impl Stepped {
         Duration::from_nanos(self.now_ns.load(Ordering::Acquire))
     }
 
-    /// Sets the time to `to` (the lock held), so [`Stepped::elapsed`] reads it without it.
-    fn set(&self, st: &mut State, to: Duration) {
-        st.now = to;
+    /// Moves the time to `to` (the lock held: [`Stepped::elapsed`] reads it without), drops
+    /// the deadlines it reached and wakes their sleepers.
+    fn move_to(&self, st: &mut State, to: Duration) {
         let ns = u64::try_from(to.as_nanos()).unwrap_or(u64::MAX);
         self.now_ns.store(ns, Ordering::Release);
+        while st.deadlines.peek().is_some_and(|Reverse(d)| *d <= to) {
+            st.deadlines.pop();
+        }
+        self.passed.notify_all();
     }
 
     /// The time now, as an instant.
@@ -265,14 +259,14 @@ impl Stepped {
 
     /// Waits until the time has moved on by `d`.
     pub fn sleep(&self, d: Duration) {
-        let mut st = self.state.lock();
-        let until = st.now + d;
         if d.is_zero() {
             return;
         }
+        let mut st = self.state.lock();
+        let until = self.elapsed() + d;
         st.deadlines.push(Reverse(until));
         self.asleep.notify_all();
-        while st.now < until {
+        while self.elapsed() < until {
             self.passed.wait(&mut st);
         }
     }
@@ -293,12 +287,8 @@ impl Stepped {
                 return false;
             }
             if let Some(Reverse(next)) = st.deadlines.peek().copied() {
-                let to = st.now.max(next);
-                self.set(&mut st, to);
-                while st.deadlines.peek().is_some_and(|Reverse(d)| *d <= st.now) {
-                    st.deadlines.pop();
-                }
-                self.passed.notify_all();
+                let to = self.elapsed().max(next);
+                self.move_to(&mut st, to);
                 return true;
             }
             self.asleep.wait(&mut st);
@@ -309,12 +299,8 @@ impl Stepped {
     /// test that steps the clock by hand).
     pub fn advance_by(&self, d: Duration) {
         let mut st = self.state.lock();
-        let to = st.now + d;
-        self.set(&mut st, to);
-        while st.deadlines.peek().is_some_and(|Reverse(x)| *x <= st.now) {
-            st.deadlines.pop();
-        }
-        self.passed.notify_all();
+        let to = self.elapsed() + d;
+        self.move_to(&mut st, to);
     }
 
     /// Ends the stepping driver's wait in [`Stepped::advance`] (it returns false from now on

@@ -73,8 +73,8 @@ impl AppendFile for MemAppend {
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
         let at = self.len;
         let path = self.file.path.clone();
-        if self.shared.clock.as_stepped().is_some() {
-            self.shared.clock.sleep(super::service_time(bytes.len()));
+        if let Some(d) = self.shared.service(bytes.len()) {
+            self.shared.clock.sleep(d);
         }
         let picked = self
             .shared

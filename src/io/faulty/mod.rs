@@ -74,6 +74,11 @@ pub fn service_time(len: usize) -> std::time::Duration {
 }
 
 impl FaultyState {
+    /// The service time a transfer of `len` bytes is charged: on a stepped clock only.
+    pub(crate) fn service(&self, len: usize) -> Option<std::time::Duration> {
+        self.clock.as_stepped().map(|_| service_time(len))
+    }
+
     /// Logs a write fault that fired on `path` (an append: the journal).
     pub(crate) fn log_write(&self, path: &Path, fault: Fault, page: u64, detail: Detail) {
         let mut plan = self.plan.lock();

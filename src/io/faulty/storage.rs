@@ -73,8 +73,8 @@ impl FaultyStorage {
 
     /// The fault acting on this request; latency spikes are served here.
     fn pick(&self, op: Access, offset: u64, len: usize) -> Option<(Fault, u64)> {
-        if self.shared.clock.as_stepped().is_some() {
-            self.wait(super::service_time(len));
+        if let Some(d) = self.shared.service(len) {
+            self.wait(d);
         }
         let picked = self
             .shared
