@@ -17,16 +17,17 @@ const ONE_CYCLE: Shape = Shape {
 
 const BACKUP: &str = "\n[BackupUser]\nUserCount=1\nMaxTransferSize=262144\nBackupDelay=100\n";
 
-/// A rig whose run left a finished stream on the mount (`config` edited by `edit`).
+/// A rig whose run left a finished stream on the mount (`config` edited by `edit`): the run
+/// goes on until its first backup finished (the stream's name appears only then, renamed from
+/// the partial one), however long that takes on a busy machine, and is then stopped by SIGINT.
 fn rig_with_stream(name: &str, daemon: &[&str], edit: fn(String) -> String) -> Rig {
     let rig = Rig::with_daemon_args(name, ONE_CYCLE, daemon);
     rig.set_config(&edit(config_text(ONE_CYCLE) + BACKUP));
-    let out = rig.run();
-    assert_eq!(out.status.code(), Some(0), "the run: {}", describe(&out));
-    assert!(
-        rig.backing.join("sqliosim.bak").is_file(),
-        "no stream on the mount"
-    );
+    // Setup opens the stream's name as the Backup User would and removes it again: a file
+    // there for a moment, empty.
+    let stream = |r: &Rig| std::fs::metadata(r.backing.join("sqliosim.bak")).map_or(0, |m| m.len());
+    let out = rig.run_until(|r| stream(r) > 0);
+    assert_eq!(out.status.code(), Some(130), "the run: {}", describe(&out));
     rig
 }
 

@@ -124,6 +124,40 @@ fn a_bad_data_page_read_by_the_backup_is_the_backup_users_finding() {
     assert_eq!(first.actor, ActorKind::BackupUser, "{first:?}");
 }
 
+/// A run whose first backup never finishes (its stream's first write answers only after the
+/// run's time is up) leaves no stream at all: no empty `.bak` that `sqliosim restore` and
+/// `verify` would meet as "not a backup stream", and no partial one. On the stepped clock the
+/// ten seconds of latency cost no wall time.
+#[test]
+fn a_run_whose_first_backup_never_finishes_leaves_no_stream_behind() {
+    let plan = backup_plan();
+    let (stream, partial) = (plan.backup.file.clone(), plan.backup.partial());
+    let backend = FaultyBackend::stepped(4);
+    backend.inject(
+        Fault::Latency(Duration::from_secs(10)),
+        Trigger::File(partial.clone()),
+    );
+    let sink = Arc::new(MemorySink::default());
+    simulate(plan, &backend, sink.clone()).expect("simulate");
+    assert_eq!(backend.fired().len(), 1, "the latency fired");
+    let said = texts(&sink);
+    assert!(
+        said.iter()
+            .any(|t| t.starts_with("backup 1 ended before its last page")),
+        "{said:?}"
+    );
+    assert!(
+        !said.iter().any(|t| t.starts_with("backup 1:")),
+        "backup 1 finished: {said:?}"
+    );
+    assert!(
+        !backend.exists(&stream),
+        "an empty stream was left at {}",
+        stream.display()
+    );
+    assert!(!backend.exists(&partial), "the partial stream was left");
+}
+
 /// The backup device failed a write (EIO): that is the device's fault, so a `write_error`
 /// finding of the Backup User on the stream at the failed block's offset, not only a message
 /// that the backup was abandoned; the last finished backup stays the stream.

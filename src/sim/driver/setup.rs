@@ -99,7 +99,8 @@ pub fn build<'b>(
 }
 
 /// Checks each name of the manifest beside the set by its rule: a backup stream is opened as
-/// the Backup User opens it (a partial stream this opening created empty is removed again),
+/// the Backup User opens it (a stream this opening created is removed again; one that was
+/// there is left as it was),
 /// a file with a header must be ours or absent. Names replaced by a rename (the journal's)
 /// are refused by the app before the run.
 fn check_beside(plan: &SimPlan, backend: &dyn Backend) -> Result<(), SetupError> {
@@ -107,6 +108,7 @@ fn check_beside(plan: &SimPlan, backend: &dyn Backend) -> Result<(), SetupError>
     for e in crate::sim::actors::table::manifest(plan).beside_the_set() {
         match e.rule {
             Rule::Stream { log } => {
+                let existed = backend.exists(&e.path);
                 let magic = crate::sim::engine::backup::magic_of(log);
                 let storage = crate::sim::engine::backup::open_stream_of(
                     backend,
@@ -119,7 +121,11 @@ fn check_beside(plan: &SimPlan, backend: &dyn Backend) -> Result<(), SetupError>
                     path: e.path.clone(),
                     detail,
                 })?;
-                if e.path != plan.backup.file && storage.is_empty().unwrap_or(false) {
+                // A name this opening created stays free until a backup finishes there: an
+                // empty stream left by a run whose backup never finished would be met by
+                // `restore` and `verify` as a file that is not a stream.
+                if !existed && storage.is_empty().unwrap_or(false) {
+                    drop(storage);
                     backend.remove(&e.path)?;
                 }
             }

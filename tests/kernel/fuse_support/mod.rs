@@ -210,6 +210,31 @@ impl Rig {
         self.finish(child)
     }
 
+    /// Runs `sqliosim run` with a long cycle until `done` holds, then stops it with SIGINT
+    /// (exit 130 when it found nothing): for a test that needs something the run does at its
+    /// own pace (a finished backup) however busy the machine is.
+    pub fn run_until(&self, done: impl Fn(&Rig) -> bool) -> Output {
+        let mut child = self.spawn_for(150, &[]);
+        let deadline = Instant::now() + RUN_LIMIT;
+        while !done(self) {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("sqliosim ended ({status}) before the awaited state");
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the awaited state never came; killed the run");
+            }
+            std::thread::sleep(POLL);
+        }
+        rustix::process::kill_process(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::Signal::INT,
+        )
+        .expect("SIGINT the run");
+        self.finish(child)
+    }
+
     /// Waits until the (first) initial update has written the last data page, as seen in the
     /// backing file: every page has then been written once.
     pub fn wait_initial_update(&self, child: &mut Child) {
