@@ -109,8 +109,7 @@ impl FaultyBackend {
 
     /// An empty backend on a stepped clock of its own (`crate::clock`): a simulation on it
     /// runs in stepped time, each transfer charged its [`service_time`], and is the same run
-    /// for the same seed whatever the machine's load (`sim::control::stepping`). Only a
-    /// simulation steps the clock: a request made on it outside one waits for ever.
+    /// for the same seed whatever the machine's load (`sim::control::stepping`).
     pub fn stepped(seed: u64) -> FaultyBackend {
         FaultyBackend::with_clock(seed, crate::clock::Clock::stepped())
     }
