@@ -155,7 +155,7 @@ fn a_kill_during_a_backup_leaves_the_last_finished_backup_in_the_stream() {
         let xml = data.path().join("sqliosim.log.xml");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(50);
         // Until the first backup finished, then a little more: into a later one.
-        while !std::fs::read_to_string(&xml).is_ok_and(|t| t.contains("backup 1: "))
+        while !std::fs::read_to_string(&xml).is_ok_and(|t| t.contains(">backup 1: "))
             && std::time::Instant::now() < deadline
         {
             std::thread::sleep(std::time::Duration::from_millis(20));

@@ -89,7 +89,9 @@ fn killed_with_streams(seed: u64) -> (tempfile::TempDir, PathBuf) {
         std::fs::copy(&config, &kept).expect("keep config");
         kept
     };
-    let marks = ["backup 2: ", "log backup 3: "];
+    // The XML text begins each message: ">backup 2: " is the full backup's line alone, where
+    // "backup 2: " is also in "log backup 2: ", which a loaded machine logs first.
+    let marks = [">backup 2: ", ">log backup 3: "];
     kill_after(&config, dir.path(), seed, &marks, 50);
     (dir, config)
 }
@@ -498,7 +500,7 @@ fn a_name_planted_mid_run_that_stops_an_actor_is_not_a_clean_run() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run");
-    wait_for_log(dir.path(), &["backup 1: "]);
+    wait_for_log(dir.path(), &[">backup 1: "]);
     // Planted between two backups (mkfifo fails while a backup has the name).
     let partial = dir.path().join("sqliosim.bak.partial");
     let t = Instant::now();
