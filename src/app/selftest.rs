@@ -87,6 +87,24 @@ impl Row {
     }
 }
 
+/// Runs a case once for each of `runs` in turn until its fault fired (`run` returns the row and
+/// whether it did): a fault never reached says nothing of detection, so the case goes again,
+/// afresh and longer. The row of the last run; `None` when `runs` is empty.
+fn until_fired<T, E>(
+    runs: impl IntoIterator<Item = T>,
+    mut run: impl FnMut(T) -> Result<(Row, bool), E>,
+) -> Result<Option<Row>, E> {
+    let mut row = None;
+    for r in runs {
+        let (got, fired) = run(r)?;
+        row = Some(got);
+        if fired {
+            break;
+        }
+    }
+    Ok(row)
+}
+
 fn pairs_text(pairs: &[(FindingClass, u64)]) -> String {
     if pairs.is_empty() {
         return "nothing".to_string();

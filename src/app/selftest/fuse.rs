@@ -165,22 +165,15 @@ pub fn run(seed: u64) -> Result<Vec<Row>, String> {
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            // A fault that never fired says nothing of detection: the case goes again, afresh
-            // (a new mount) and longer, as the in-memory rows do (`memory::PHASES`).
-            let mut row = None;
-            for (k, &longer) in LONGER.iter().enumerate() {
+            // Each run on a new mount of its own, as the in-memory rows run afresh.
+            super::until_fired(LONGER.iter().enumerate(), |(k, &longer)| {
                 let name = match k {
                     0 => format!("s{i:02}"),
                     k => format!("s{i:02}.{k}"),
                 };
-                let dir = new_dir(&work, &name)?;
-                let (r, fired) = run_case(c, &bin, &dir, seed, longer)?;
-                row = Some(r);
-                if fired {
-                    break;
-                }
-            }
-            row.ok_or_else(|| format!("no run of the case {}", c.name))
+                run_case(c, &bin, &new_dir(&work, &name)?, seed, longer)
+            })?
+            .ok_or_else(|| format!("no run of the case {}", c.name))
         })
         .collect::<Result<Vec<Row>, String>>();
     let _ = std::fs::remove_dir_all(work.path());

@@ -109,15 +109,8 @@ fn run_case(case: &Case, seed: u64) -> anyhow::Result<Row> {
 /// Runs `case` with the first of `phases` as its main phase, and again with the next while
 /// its fault never fired; the row of the last run.
 fn run_case_in(case: &Case, seed: u64, phases: &[Duration]) -> anyhow::Result<Row> {
-    let mut row = None;
-    for &main in phases {
-        let (r, fired) = run_once(case, seed, main)?;
-        row = Some(r);
-        if fired {
-            break;
-        }
-    }
-    row.ok_or_else(|| anyhow::anyhow!("no phase to run the case {} in", case.name))
+    super::until_fired(phases.iter().copied(), |main| run_once(case, seed, main))?
+        .ok_or_else(|| anyhow::anyhow!("no phase to run the case {} in", case.name))
 }
 
 /// One run of `case` with a `main` long main phase; its row, and whether its fault fired
