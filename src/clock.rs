@@ -9,10 +9,10 @@
 //! A [`Stepped`] clock (TigerBeetle's and FoundationDB's idea) moves only when told: its time
 //! is a count of nanoseconds from its creation, and a thread that sleeps on it waits until
 //! [`Stepped::advance`] has carried that count past its deadline. Who advances it, and when,
-//! is the stepping driver's (`sim::control::stepping`): one thread of a lower real-time
-//! priority on the run's one CPU, which the kernel runs only when no thread of the run can
-//! run, moves the time to the earliest deadline. So waiting costs no wall time, a run's
-//! timings are the ones its backend charges, and the run does not depend on the machine's load.
+//! is the stepping driver's (`sim::control::stepping`): once every thread of the run waits
+//! (the clock counts the threads that [`enter`]ed it and those asleep on it), it moves the
+//! time to the earliest deadline. So waiting costs no wall time, a run's timings are the ones
+//! its backend charges, and the run does not depend on the machine's load.
 //!
 //! On a stepped clock a timed condition-variable wait is a sleep for its whole timeout, and a
 //! timed channel receive polls each stepped millisecond: the simulator's timed waits are polls
@@ -23,7 +23,7 @@
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -39,6 +39,11 @@ const STEPPED_WALL_START: Duration = Duration::from_secs(1_735_689_600);
 /// How often a timed channel receive on a stepped clock looks at its channel.
 const STEPPED_POLL: Duration = Duration::from_millis(1);
 
+/// The first and the longest real-time wait of [`Stepped::advance_when_quiet`] between two
+/// looks at threads that were not yet quiet.
+const QUIET_BACKOFF_MIN: Duration = Duration::from_micros(20);
+const QUIET_BACKOFF_MAX: Duration = Duration::from_millis(1);
+
 /// A clock a thread can be given: the real one or a stepped one.
 #[derive(Debug, Clone, Default)]
 pub enum Clock {
@@ -53,6 +58,15 @@ impl Clock {
     /// A new stepped clock at its time zero.
     pub fn stepped() -> Clock {
         Clock::Stepped(Arc::new(Stepped::new()))
+    }
+
+    /// A new stepped clock whose runs take turns on one CPU under real-time scheduling where
+    /// the process may, so that a seed replays exactly (`sim::control::stepping`).
+    pub fn stepped_in_turns() -> Clock {
+        Clock::Stepped(Arc::new(Stepped {
+            in_turns: true,
+            ..Stepped::new()
+        }))
     }
 
     /// The stepped clock, if this is one.
@@ -85,6 +99,52 @@ pub fn current() -> Clock {
     })
 }
 
+/// The calling thread's clock for a thread about to be started, which [`Handed::enter`]s it
+/// first thing. On a stepped clock the new thread counts among the clock's threads from now
+/// on: until it enters, the clock stands still (a thread not yet running has not waited).
+pub fn hand_on() -> Handed {
+    current().hand_on()
+}
+
+/// A clock handed to a thread being started ([`hand_on`], [`Clock::hand_on`]).
+#[must_use = "the clock stands still until the thread enters it or this is dropped"]
+pub struct Handed {
+    clock: Option<Clock>,
+}
+
+impl Clock {
+    /// This clock for a thread about to be started (see [`hand_on`]).
+    pub fn hand_on(&self) -> Handed {
+        if let Clock::Stepped(s) = self {
+            s.expect_thread(1);
+        }
+        Handed {
+            clock: Some(self.clone()),
+        }
+    }
+}
+
+impl Handed {
+    /// Gives the calling thread (the new one) the handed clock, as [`enter`] does.
+    pub fn enter(mut self) -> Entered {
+        let clock = self.clock.take().unwrap_or_default();
+        let entered = enter(clock.clone());
+        if let Clock::Stepped(s) = clock {
+            s.expect_thread(-1);
+        }
+        entered
+    }
+}
+
+impl Drop for Handed {
+    fn drop(&mut self) {
+        // Never entered (the thread could not be started).
+        if let Some(Clock::Stepped(s)) = self.clock.take() {
+            s.expect_thread(-1);
+        }
+    }
+}
+
 /// Gives the calling thread `clock` until the returned guard is dropped (the thread's former
 /// clock then comes back).
 pub fn enter(clock: Clock) -> Entered {
@@ -93,10 +153,21 @@ pub fn enter(clock: Clock) -> Entered {
         Clock::Stepped(s) => Some(s),
     };
     let fair = crate::sync::fair_here(new.is_some());
+    let counted = new.as_ref().map(|s| {
+        let tid = this_thread();
+        s.register(tid);
+        (Arc::clone(s), tid)
+    });
     Entered {
         before: CURRENT.with(|c| c.replace(new)),
         fair,
+        counted,
     }
+}
+
+/// The calling thread's id (a stepped clock knows its threads by it).
+fn this_thread() -> i32 {
+    rustix::thread::gettid().as_raw_nonzero().get()
 }
 
 /// The calling thread's clock as it was before [`enter`]; restored on drop.
@@ -105,10 +176,15 @@ pub struct Entered {
     before: Option<Arc<Stepped>>,
     /// Whether the thread unlocked fairly before (`crate::sync`: a stepped run's threads do).
     fair: bool,
+    /// The stepped clock this thread was counted in, and the thread's id.
+    counted: Option<(Arc<Stepped>, i32)>,
 }
 
 impl Drop for Entered {
     fn drop(&mut self) {
+        if let Some((s, tid)) = self.counted.take() {
+            s.unregister(tid);
+        }
         let before = self.before.take();
         CURRENT.with(|c| c.replace(before));
         crate::sync::fair_here(self.fair);
@@ -197,14 +273,26 @@ pub struct Stepped {
     asleep: Condvar,
     /// The CPU its runs take turns on (`sim::control::stepping`), chosen once.
     cpu: OnceLock<usize>,
+    /// Its runs take turns under real-time scheduling ([`Clock::stepped_in_turns`]).
+    in_turns: bool,
 }
 
 #[derive(Debug, Default)]
 struct State {
-    /// The deadlines of the threads asleep (a deadline passed is dropped when time moves).
-    deadlines: BinaryHeap<Reverse<Duration>>,
+    /// The deadlines of the threads asleep, with each sleeper's id (a deadline passed is
+    /// dropped when time moves).
+    deadlines: BinaryHeap<Reverse<(Duration, i32)>>,
     /// Set by [`Stepped::release`]: the stepping driver's wait ends.
     released: bool,
+    /// The threads that run on this clock ([`enter`]), each with how many times it entered.
+    threads: HashMap<i32, usize>,
+    /// The threads asleep on it, until the time reaches their deadlines.
+    asleep: HashSet<i32>,
+    /// Threads handed the clock and not yet running on it ([`hand_on`]).
+    starting: usize,
+    /// Counts every change of `threads` and `asleep` (a quiet check made between two reads of
+    /// the same count saw the same threads asleep on the clock).
+    changes: u64,
 }
 
 impl Default for Stepped {
@@ -223,7 +311,44 @@ impl Stepped {
             passed: Condvar::new(),
             asleep: Condvar::new(),
             cpu: OnceLock::new(),
+            in_turns: false,
         }
+    }
+
+    /// Whether its runs take turns under real-time scheduling ([`Clock::stepped_in_turns`]).
+    pub fn in_turns(&self) -> bool {
+        self.in_turns
+    }
+
+    /// Counts thread `tid` among the clock's threads ([`enter`]).
+    fn register(&self, tid: i32) {
+        let mut st = self.state.lock();
+        *st.threads.entry(tid).or_default() += 1;
+        st.changes += 1;
+    }
+
+    /// Counts `n` more (or, negative, fewer) threads handed the clock and not yet running.
+    fn expect_thread(&self, n: isize) {
+        let mut st = self.state.lock();
+        st.starting = st.starting.saturating_add_signed(n);
+        st.changes += 1;
+        if st.starting == 0 {
+            self.asleep.notify_all();
+        }
+    }
+
+    /// Undoes one [`Stepped::register`] of `tid`.
+    fn unregister(&self, tid: i32) {
+        let mut st = self.state.lock();
+        if let Some(n) = st.threads.get_mut(&tid) {
+            *n -= 1;
+            if *n == 0 {
+                st.threads.remove(&tid);
+            }
+        }
+        st.changes += 1;
+        // The driver may be waiting for this thread to go quiet.
+        self.asleep.notify_all();
     }
 
     /// The CPU this clock's runs take turns on: `pick`'s answer the first time asked.
@@ -241,8 +366,13 @@ impl Stepped {
     fn move_to(&self, st: &mut State, to: Duration) {
         let ns = u64::try_from(to.as_nanos()).unwrap_or(u64::MAX);
         self.now_ns.store(ns, Ordering::Release);
-        while st.deadlines.peek().is_some_and(|Reverse(d)| *d <= to) {
+        while let Some(Reverse((d, tid))) = st.deadlines.peek().copied() {
+            if d > to {
+                break;
+            }
             st.deadlines.pop();
+            st.asleep.remove(&tid);
+            st.changes += 1;
         }
         self.passed.notify_all();
     }
@@ -262,9 +392,12 @@ impl Stepped {
         if d.is_zero() {
             return;
         }
+        let tid = this_thread();
         let mut st = self.state.lock();
         let until = self.elapsed() + d;
-        st.deadlines.push(Reverse(until));
+        st.deadlines.push(Reverse((until, tid)));
+        st.asleep.insert(tid);
+        st.changes += 1;
         self.asleep.notify_all();
         while self.elapsed() < until {
             self.passed.wait(&mut st);
@@ -274,7 +407,7 @@ impl Stepped {
     /// The earliest deadline still ahead, if a thread sleeps.
     pub fn next_deadline(&self) -> Option<Duration> {
         let st = self.state.lock();
-        st.deadlines.peek().map(|Reverse(d)| *d)
+        st.deadlines.peek().map(|Reverse((d, _))| *d)
     }
 
     /// Moves the time to the earliest deadline of a sleeping thread and wakes every thread whose
@@ -286,12 +419,58 @@ impl Stepped {
             if st.released {
                 return false;
             }
-            if let Some(Reverse(next)) = st.deadlines.peek().copied() {
+            if let Some(Reverse((next, _))) = st.deadlines.peek().copied() {
                 let to = self.elapsed().max(next);
                 self.move_to(&mut st, to);
                 return true;
             }
             self.asleep.wait(&mut st);
+        }
+    }
+
+    /// [`Stepped::advance`] once every thread of the clock waits: those asleep on it, and the
+    /// others when `quiet` says they all wait elsewhere (on a lock, a condition, a channel, a
+    /// join). `quiet` is asked with the clock unlocked, and its answer counts only if no
+    /// thread came to or left the clock meanwhile; between its tries the driver sleeps on the
+    /// real clock, from 20 µs up to 1 ms. Returns false once released.
+    pub fn advance_when_quiet(&self, mut quiet: impl FnMut(&[i32]) -> bool) -> bool {
+        let mut backoff = QUIET_BACKOFF_MIN;
+        loop {
+            let mut st = self.state.lock();
+            let next = loop {
+                if st.released {
+                    return false;
+                }
+                if let Some(Reverse((next, _))) = st.deadlines.peek().copied() {
+                    break next;
+                }
+                self.asleep.wait(&mut st);
+            };
+            let awake: Vec<i32> = st
+                .threads
+                .keys()
+                .filter(|t| !st.asleep.contains(t))
+                .copied()
+                .collect();
+            let seen = st.changes;
+            let starting = st.starting > 0;
+            if starting || !awake.is_empty() {
+                drop(st);
+                // A thread still starting has not waited yet.
+                if starting || !quiet(&awake) {
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(QUIET_BACKOFF_MAX);
+                    continue;
+                }
+                st = self.state.lock();
+                if st.changes != seen {
+                    // A thread came to the clock or left it meanwhile: look again.
+                    continue;
+                }
+            }
+            let to = self.elapsed().max(next);
+            self.move_to(&mut st, to);
+            return true;
         }
     }
 

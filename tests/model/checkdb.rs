@@ -44,7 +44,7 @@ fn said(sink: &MemorySink) -> Vec<String> {
 fn a_clean_check_sees_pages_written_meanwhile_at_their_snapshot_generation_and_removes_its_file() {
     let plan = check_plan();
     let snap = plan.snapshot_path(0, 0);
-    let backend = FaultyBackend::new(21);
+    let backend = FaultyBackend::stepped(21);
     let sink = Arc::new(MemorySink::default());
     simulate(plan, &backend, sink.clone()).expect("simulate");
     assert_eq!(sink.findings(), vec![], "a clean check reports nothing");
@@ -89,7 +89,7 @@ fn a_hole_of_the_snapshot_that_reads_as_non_zero_is_found_and_the_file_kept() {
     plan.bulk.users = 0;
     plan.files[0].shrinkable = false;
     let snap = plan.snapshot_path(0, 0);
-    let backend = FaultyBackend::new(22);
+    let backend = FaultyBackend::stepped(22);
     backend.inject(
         Fault::BitFlip(Some(5000 * 8)),
         Trigger::Page {
@@ -124,7 +124,7 @@ fn a_hole_of_the_snapshot_that_reads_as_non_zero_is_found_and_the_file_kept() {
 fn a_copy_the_device_drops_is_a_lost_write_of_the_dbcc_user_on_the_snapshot() {
     let plan = check_plan();
     let snap = plan.snapshot_path(0, 0);
-    let backend = FaultyBackend::new(23);
+    let backend = FaultyBackend::stepped(23);
     for page in 1..128 {
         backend.inject(
             Fault::LostWrite,
@@ -163,7 +163,7 @@ fn a_copy_the_device_drops_is_a_lost_write_of_the_dbcc_user_on_the_snapshot() {
 #[test]
 fn the_checks_reads_and_the_copies_are_in_the_statistics() {
     let plan = check_plan();
-    let backend = FaultyBackend::new(24);
+    let backend = FaultyBackend::stepped(24);
     let sink = Arc::new(MemorySink::default());
     let out = simulate(plan, &backend, sink.clone()).expect("simulate");
     let s = &out.summary;

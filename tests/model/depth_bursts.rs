@@ -29,7 +29,7 @@ fn phases(max_outstanding_io: usize) -> Vec<PhaseDepth> {
     // Frames for every request the initial update can have in flight (4,096 pages).
     plan.max_memory_mb = 64;
     plan.random.users = 1;
-    let backend = FaultyBackend::new(3);
+    let backend = FaultyBackend::stepped(3);
     backend.set_random(1.0, vec![Fault::Latency(Duration::from_millis(20))]);
     let sink = Arc::new(MemorySink::default());
     let out = simulate(plan, &backend, sink.clone()).expect("simulate");
@@ -93,7 +93,7 @@ fn max_outstanding_io_counts_requests_not_the_frames_of_two_pages_each() {
     plan.audit.users = 0;
     plan.read_ahead = crate::sim_support::batch(4, 64, 64);
     plan.bulk = crate::sim_support::batch(4, 64, 64);
-    let backend = FaultyBackend::new(5);
+    let backend = FaultyBackend::stepped(5);
     backend.set_random(1.0, vec![Fault::Latency(Duration::from_millis(20))]);
     let sink = Arc::new(MemorySink::default());
     let out = simulate(plan, &backend, sink.clone()).expect("simulate");

@@ -19,7 +19,7 @@ fn run_with(fault: Fault) -> (FaultyBackend, PathBuf, u64) {
     let mut plan = crate::sim_support::small_plan(dir, 1, Duration::from_millis(1500));
     plan.write_through = true;
     let journal = dir.join(JOURNAL_NAME);
-    let backend = FaultyBackend::new(11);
+    let backend = FaultyBackend::stepped(11);
     let target = Trigger::Page {
         path: journal.clone(),
         page: 1,

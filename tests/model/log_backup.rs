@@ -56,7 +56,7 @@ fn ranges(sink: &MemorySink) -> Vec<(u64, u64, u64)> {
 fn log_backups_read_the_log_on_as_one_chain_while_the_users_lap_it() {
     let plan = log_backup_plan(Duration::from_millis(40));
     let area = (LOG_PAGES - 1) * 8192;
-    let backend = FaultyBackend::new(11);
+    let backend = FaultyBackend::stepped(11);
     let sink = Arc::new(MemorySink::default());
     let out = simulate(plan, &backend, sink.clone()).expect("simulate");
     assert!(!out.worker_panicked);
@@ -91,7 +91,7 @@ fn log_backups_read_the_log_on_as_one_chain_while_the_users_lap_it() {
 fn a_log_backup_block_damaged_at_rest_is_found_on_the_trn() {
     let plan = log_backup_plan(Duration::from_millis(200));
     let trn = plan.backup.log_file();
-    let backend = FaultyBackend::new(12);
+    let backend = FaultyBackend::stepped(12);
     // Page 1 of the stream: inside the first block's log (a 4 KB header, then the log).
     backend.inject(
         Fault::BitFlip(None),

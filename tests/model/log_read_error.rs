@@ -17,7 +17,7 @@ fn a_failed_log_read_is_a_read_error_on_the_log() {
     plan.journal = false;
     plan.stop_on_error = false;
     let log = plan.files[plan.log_files()[0]].path.clone();
-    let backend = FaultyBackend::new(5);
+    let backend = FaultyBackend::stepped(5);
     // Page 1 holds the log's first blocks: the first read of it is the log's own reader
     // (the chain check or the forward read after the first checkpoint).
     backend.inject(

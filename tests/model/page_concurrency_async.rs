@@ -45,7 +45,7 @@ fn assert_clean(backend: &dyn Backend, dir: &Path) -> Arc<MemorySink> {
 
 #[test]
 fn no_false_alarm_with_asynchronous_actors_on_the_faulty_backend() {
-    let b = FaultyBackend::new(17);
+    let b = FaultyBackend::stepped(17);
     let _ = assert_clean(&b, Path::new("/virtual"));
     assert!(b.fired().is_empty());
     // The guarantee held while the helper thread completed requests out of order.

@@ -54,7 +54,7 @@ fn recovery_writer(backend: &FaultyBackend, target_recovery_s: u32) -> (Option<S
 
 #[test]
 fn the_recovery_writer_writes_pages_dirty_for_longer_than_the_target() {
-    let (line, writes) = recovery_writer(&FaultyBackend::new(3), 1);
+    let (line, writes) = recovery_writer(&FaultyBackend::stepped(3), 1);
     let line = line.expect("the recovery writer's closing line");
     let pages: u64 = line["recovery writer: ".len()..]
         .split_whitespace()
@@ -76,14 +76,14 @@ fn the_recovery_writer_writes_pages_dirty_for_longer_than_the_target() {
 
 #[test]
 fn without_a_target_there_is_no_recovery_writer() {
-    let (line, writes) = recovery_writer(&FaultyBackend::new(3), 0);
+    let (line, writes) = recovery_writer(&FaultyBackend::stepped(3), 0);
     assert_eq!(line, None);
     assert_eq!(writes, 0);
 }
 
 #[test]
 fn the_recovery_writer_backs_off_while_requests_take_over_50_ms() {
-    let slow = FaultyBackend::new(3);
+    let slow = FaultyBackend::stepped(3);
     slow.set_random(1.0, vec![Fault::Latency(Duration::from_millis(80))]);
     let (line, _) = recovery_writer(&slow, 1);
     let line = line.expect("the recovery writer's closing line");

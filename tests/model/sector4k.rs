@@ -12,7 +12,7 @@ use sqliosim::io::FaultyBackend;
 
 #[test]
 fn every_transfer_of_a_run_is_whole_4096_byte_sectors() {
-    let backend = FaultyBackend::new(7);
+    let backend = FaultyBackend::stepped(7);
     backend.set_dio_align(4096);
     let plan = crate::sim_support::small_plan(Path::new("/4kn"), 2, Duration::from_secs(2));
     let log = plan.files[1].path.clone();
@@ -34,7 +34,7 @@ fn every_transfer_of_a_run_is_whole_4096_byte_sectors() {
 
 #[test]
 fn a_device_needing_more_than_a_page_is_refused_before_anything_is_written() {
-    let backend = FaultyBackend::new(7);
+    let backend = FaultyBackend::stepped(7);
     backend.set_dio_align(16384);
     let plan = crate::sim_support::small_plan(Path::new("/16k"), 2, Duration::from_secs(1));
     let sink = Arc::new(MemorySink::default());
@@ -56,7 +56,7 @@ fn a_device_needing_more_than_a_page_is_refused_before_anything_is_written() {
 /// Runs a read-only main phase on a 4096-unit backend with `fault` armed on data page 80
 /// (hit by the initial update), and returns the findings.
 fn findings_with(fault: sqliosim::io::faulty::Fault) -> Vec<sqliosim::findings::Finding> {
-    let backend = FaultyBackend::new(7);
+    let backend = FaultyBackend::stepped(7);
     backend.set_dio_align(4096);
     let mut plan =
         crate::sim_support::small_plan(Path::new("/torn"), 8, Duration::from_millis(500));

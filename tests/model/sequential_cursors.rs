@@ -178,7 +178,7 @@ fn requests_by_user(
     write: bool,
 ) -> (BTreeMap<String, Vec<Req>>, usize) {
     let backend = Recording {
-        inner: FaultyBackend::new(11),
+        inner: FaultyBackend::stepped(11),
         log: Log::default(),
     };
     let sink = Arc::new(MemorySink::default());

@@ -19,7 +19,7 @@ fn a_shrink_moves_the_pages_it_cuts_off_one_page_at_a_time() {
     plan.read_ahead.users = 0;
     plan.bulk.users = 0;
     let sink = Arc::new(MemorySink::default());
-    let out = simulate(plan, &FaultyBackend::new(11), sink.clone()).expect("simulate");
+    let out = simulate(plan, &FaultyBackend::stepped(11), sink.clone()).expect("simulate");
     assert!(!out.worker_panicked, "a worker thread panicked");
     assert_eq!(
         sink.findings(),

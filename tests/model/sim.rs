@@ -80,7 +80,7 @@ fn every_injected_fault_is_reported_with_its_class_at_its_page() {
     let dir = PathBuf::from("/virtual");
     let plan = read_only_plan(&dir);
     let data = plan.files[0].path.clone();
-    let backend = FaultyBackend::new(7);
+    let backend = FaultyBackend::stepped(7);
     // One fault per 64-page request of the initial update, so none hides another.
     let faults = [
         (10, Fault::LostWrite, FindingClass::LostWrite),
@@ -140,7 +140,7 @@ fn stop_on_error_stops_at_the_first_finding() {
     plan.cycles = 3;
     plan.cycle_duration = Duration::from_secs(30);
     let data = plan.files[0].path.clone();
-    let backend = FaultyBackend::new(9);
+    let backend = FaultyBackend::stepped(9);
     backend.inject(Fault::BitFlip(None), page_target(&data, 33));
     let sink = Arc::new(MemorySink::default());
     let out = run(plan, &backend, sink.clone());
@@ -192,7 +192,7 @@ fn slow_ios_are_throttled_and_reported_once_as_long() {
     plan.target_io = Duration::from_millis(1);
     plan.long_io = Duration::from_millis(300);
     let data = plan.files[0].path.clone();
-    let backend = FaultyBackend::new(3);
+    let backend = FaultyBackend::stepped(3);
     // Every request is slow: the running average rises above the 1 ms target.
     backend.set_random(1.0, vec![Fault::Latency(Duration::from_millis(5))]);
     // One request is stuck for much longer than the long-I/O limit.
@@ -233,7 +233,7 @@ fn max_outstanding_io_caps_concurrency_and_scatter_gather_decides_request_shape(
         plan.max_outstanding_io = 2;
         plan.scatter_gather = scatter;
         let sink = Arc::new(MemorySink::default());
-        let out = run(plan, &FaultyBackend::new(5), sink);
+        let out = run(plan, &FaultyBackend::stepped(5), sink);
         let data = &out.summary.files[0];
         assert!(
             data.io_request_blocks <= 2,
@@ -280,7 +280,7 @@ fn random_stale_reads_are_each_reported_as_transient_stale_reads_and_nothing_els
     plan.journal = false;
     plan.cycles = 2;
     plan.files[0].shrinkable = false;
-    let backend = FaultyBackend::new(11);
+    let backend = FaultyBackend::stepped(11);
     let data = plan.files[0].path.clone();
     backend.set_random_on(data, 0.01, vec![Fault::StaleRead]);
     let sink = Arc::new(MemorySink::default());
@@ -312,7 +312,7 @@ fn stale_reads_of_the_log_are_transient_log_findings_and_never_data_findings() {
     let mut plan = small_plan(&dir, 2, Duration::from_millis(1500));
     plan.journal = false;
     let log = plan.files[1].path.clone();
-    let backend = FaultyBackend::new(13);
+    let backend = FaultyBackend::stepped(13);
     // Packed 60 KB log blocks make few log reads: 5 % of them fire, so that some do in the run.
     backend.set_random_on(log.clone(), 0.05, vec![Fault::StaleRead]);
     let sink = Arc::new(MemorySink::default());
@@ -367,7 +367,7 @@ fn request_sizes_follow_the_generation_caps() {
         plan.caps = generation.caps();
         let out = run(
             plan,
-            &FaultyBackend::new(9),
+            &FaultyBackend::stepped(9),
             Arc::new(MemorySink::default()),
         );
         let (ra, ra_pages) = pages_per_request(&out, "Read Ahead User", true);
@@ -399,7 +399,7 @@ fn cpu_simulation_spends_busy_rounds_per_random_user_cycle() {
         plan.sections.random.cpu_cycles_min = 1000;
         plan.sections.random.cpu_cycles_max = 2000;
         let sink = Arc::new(MemorySink::default());
-        let out = simulate(plan, &FaultyBackend::new(9), sink.clone()).expect("simulate");
+        let out = simulate(plan, &FaultyBackend::stepped(9), sink.clone()).expect("simulate");
         assert!(!out.worker_panicked);
         assert_eq!(sink.findings(), vec![]);
         sink.messages()

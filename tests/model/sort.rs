@@ -41,7 +41,7 @@ fn said(sink: &MemorySink) -> Vec<String> {
 fn clean_sorts_reuse_their_extents_report_nothing_and_remove_the_file() {
     let plan = sort_plan();
     let file = plan.tempdb_path(0).expect("a data file");
-    let backend = FaultyBackend::new(11);
+    let backend = FaultyBackend::stepped(11);
     let sink = Arc::new(MemorySink::default());
     simulate(plan, &backend, sink.clone()).expect("simulate");
     assert_eq!(sink.findings(), vec![], "clean sorts report nothing");
@@ -63,7 +63,7 @@ fn clean_sorts_reuse_their_extents_report_nothing_and_remove_the_file() {
 fn a_run_write_the_device_drops_is_found_at_the_merge_and_the_file_kept() {
     let plan = sort_plan();
     let file = plan.tempdb_path(0).expect("a data file");
-    let backend = FaultyBackend::new(12);
+    let backend = FaultyBackend::stepped(12);
     backend.inject(
         Fault::LostWrite,
         Trigger::Page {
@@ -99,7 +99,7 @@ fn a_run_write_the_device_drops_is_found_at_the_merge_and_the_file_kept() {
 fn a_run_write_the_device_fails_is_a_write_error_of_the_sort_user() {
     let plan = sort_plan();
     let file = plan.tempdb_path(0).expect("a data file");
-    let backend = FaultyBackend::new(13);
+    let backend = FaultyBackend::stepped(13);
     backend.inject(
         Fault::WriteEio,
         Trigger::Page {
@@ -134,7 +134,7 @@ fn a_run_write_the_device_fails_is_a_write_error_of_the_sort_user() {
 fn a_tempdb_page_read_once_as_its_earlier_version_is_a_transient_stale_read() {
     let plan = sort_plan();
     let file = plan.tempdb_path(0).expect("a data file");
-    let backend = FaultyBackend::new(14);
+    let backend = FaultyBackend::stepped(14);
     for page in [3, 20, 40] {
         backend.inject(
             Fault::StaleRead,
@@ -165,7 +165,7 @@ fn a_tempdb_page_read_once_as_its_earlier_version_is_a_transient_stale_read() {
 fn the_sort_users_io_is_in_the_actors_statistics_and_the_run_totals() {
     let mut plan = sort_plan();
     plan.random.users = 0;
-    let backend = FaultyBackend::new(15);
+    let backend = FaultyBackend::stepped(15);
     let sink = Arc::new(MemorySink::default());
     let out = simulate(plan, &backend, sink.clone()).expect("simulate");
     let s = &out.summary;

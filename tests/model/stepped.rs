@@ -78,7 +78,7 @@ fn every_page_on_the_stepped_clock_takes_at_least_its_service_time() {
 fn events_of(seed: u64) -> Vec<String> {
     let mut plan = small_plan(&PathBuf::from("/virtual"), 4, Duration::from_secs(2));
     plan.seed = seed;
-    let backend = FaultyBackend::stepped(seed);
+    let backend = FaultyBackend::stepped_in_turns(seed);
     let sink = Arc::new(MemorySink::default());
     let out = simulate(plan, &backend, sink.clone()).expect("simulate");
     assert!(!out.worker_panicked, "a worker thread panicked");

@@ -108,10 +108,18 @@ impl FaultyBackend {
     }
 
     /// An empty backend on a stepped clock of its own (`crate::clock`): a simulation on it
-    /// runs in stepped time, each transfer charged its [`service_time`], and is the same run
-    /// for the same seed whatever the machine's load (`sim::control::stepping`).
+    /// runs in stepped time, each transfer charged its [`service_time`], and what it measures
+    /// does not depend on the machine's load (`sim::control::stepping`). Only a simulation
+    /// steps the clock: a request made on it outside one waits for ever.
     pub fn stepped(seed: u64) -> FaultyBackend {
         FaultyBackend::with_clock(seed, crate::clock::Clock::stepped())
+    }
+
+    /// [`FaultyBackend::stepped`] on a clock whose runs take turns on one CPU, so that a seed
+    /// replays event for event where the process may use real-time scheduling
+    /// (`sim::control::stepping`).
+    pub fn stepped_in_turns(seed: u64) -> FaultyBackend {
+        FaultyBackend::with_clock(seed, crate::clock::Clock::stepped_in_turns())
     }
 
     fn with_clock(seed: u64, clock: crate::clock::Clock) -> FaultyBackend {

@@ -48,11 +48,11 @@ impl Helpers {
         // A seed of its own, so the helper's draws do not shift the fault plan's.
         let seed = self.seed ^ 0x9e37_79b9_7f4a_7c15;
         let order = super::helper::Order::new(Arc::clone(&self.reordered));
-        let clock = self.clock.clone();
+        let clock = self.clock.hand_on();
         let spawned = std::thread::Builder::new()
             .name("faulty-io".to_string())
             .spawn(move || {
-                let _clock = crate::clock::enter(clock);
+                let _clock = clock.enter();
                 super::helper::serve(&rx, seed, order)
             });
         // No helper only means no overlap: `post` then runs each request on the spot.

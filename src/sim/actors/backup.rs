@@ -272,12 +272,19 @@ fn unfinished(run: &Run<'_>, backup_no: u64) {
     } else {
         format!("kept as {}", partial.display())
     };
+    let last = if run.backend.exists(&plan.file) {
+        format!("{} keeps the last finished backup", plan.file.display())
+    } else {
+        format!(
+            "no backup has finished, so there is no {}",
+            plan.file.display()
+        )
+    };
     say(
         run,
         Severity::Info,
         format!(
-            "backup {backup_no} ended before its last page: its unfinished stream (no end block) is {kept}; {} keeps the last finished backup",
-            plan.file.display()
+            "backup {backup_no} ended before its last page: its unfinished stream (no end block) is {kept}; {last}"
         ),
     );
 }

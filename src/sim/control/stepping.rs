@@ -1,32 +1,45 @@
 //! The stepping driver: what moves a model run's stepped clock ([`crate::clock::Stepped`]),
-//! and how the run is made the same for a seed.
+//! and when.
 //!
-//! A stepped run's threads run one at a time on one CPU under `SCHED_FIFO` at priority 2, and
-//! a stepping thread runs beside them at priority 1. The kernel runs a `SCHED_FIFO` thread until
-//! it blocks and never runs a lower priority while a higher one can run, so:
+//! The clock moves to the earliest deadline of a sleeper only when every thread of the run
+//! waits, so waiting costs no wall time, the time a run reads is what its backend charged, and
+//! a thread that the machine's load keeps from its CPU holds the time still rather than falling
+//! behind it. Two drivers know when every thread waits:
 //!
-//! - the stepping thread runs only when every thread of the run waits (on the clock, a lock, a
-//!   condition, a join): it then moves the time to the earliest deadline of a sleeper and wakes
-//!   it. Waiting costs no wall time, and the time a run reads is what its backend charged.
-//! - the threads of the run take turns in an order the kernel fixes from the order they became
-//!   runnable, which the run's own steps fix: no time slice, no other CPU, no load of the
-//!   machine's decides who goes next (a thread of another process preempts one of the run and
-//!   gives the CPU back to the same thread). With the in-memory backend, whose random choices
-//!   derive from the seed, the same seed is the same run.
+//! - **Quiet** (every stepped run by default): a stepping thread at normal priority knows the
+//!   threads asleep on the clock itself; the others (waiting on a lock, a condition, a channel,
+//!   a join) it asks the kernel about: each must be asleep in `/proc/self/task/TID/stat` at two
+//!   looks with its count of turns on a CPU (`schedstat`) unchanged between them
+//!   ([`Looks`]). The run's threads keep the machine's scheduling and every CPU, so a
+//!   stepped run beside other work takes its share and no more; which thread goes first when
+//!   two can is still the machine's choice, so a seed is not replayed event for event.
+//! - **In turns** ([`Clock::stepped_in_turns`], for a run that must replay exactly): the run's
+//!   threads run one at a time on one CPU under `SCHED_FIFO` at priority 2, and the stepping
+//!   thread beside them at priority 1. The kernel runs a `SCHED_FIFO` thread until it blocks
+//!   and never runs a lower priority while a higher one can run, so the stepping thread runs
+//!   only when every thread of the run waits, and the threads take turns in an order the
+//!   kernel fixes from the order they became runnable, which the run's own steps fix. With the
+//!   in-memory backend, whose random choices derive from the seed, the same seed is the same
+//!   run. A run in turns holds its CPU for as long as a thread of it can run (it gives it back
+//!   10 ms in every 20 only when all wait): beside a whole test tier that starved the kernel's
+//!   own work on that CPU (btrfs I/O of another test stalled for 15 s), which is why it is
+//!   kept for the runs that replay a seed. Real-time scheduling needs `CAP_SYS_NICE` (root, or
+//!   an `RLIMIT_RTPRIO` of 2); without it such a run steps quietly, and
+//!   [`Stepping::repeatable`] says so.
 //!
-//! Real-time scheduling needs `CAP_SYS_NICE` (root, or an `RLIMIT_RTPRIO` of 2). Without it
-//! the run still steps its clock, with the stepping thread at normal priority: the time still
-//! moves only by the charged and slept amounts, but when the stepping thread runs depends on
-//! the machine, so the run is not repeatable; [`Stepping::repeatable`] says which.
-//!
-//! Why not a crate: `thread-priority` would wrap the one `sched_setscheduler` call; the rest is
-//! the clock's own protocol.
+//! Why not a crate: `thread-priority` would wrap the one `sched_setscheduler` call, and
+//! `procfs` would parse every field of the two `/proc` files of which the quiet driver reads
+//! two figures; the rest is the clock's own protocol.
 
 #![expect(
     unsafe_code,
     reason = "sched_setscheduler(2) and sched_getparam(2) through libc take a C struct"
 )]
 
+use std::collections::HashMap;
+use std::fs::File;
+use std::num::NonZeroU64;
+use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -46,6 +59,14 @@ const STEP_PRIORITY: i32 = 1;
 /// half of one CPU. The pause falls where every thread of the run waits, so the run's order
 /// and its stepped time are the same with or without it.
 const RUN: std::time::Duration = std::time::Duration::from_millis(10);
+/// The nice value of a quiet run's threads where the process may raise it (root). Every advance
+/// of the clock waits for the run's threads to run and sleep again and for the stepping thread
+/// to see it, so on a loaded machine each such turn waits for a CPU: beside four CPU spinners
+/// on two CPUs, eleven `sim` model tests took 177 s at nice 0 and 55 s at -10 (32 s on an
+/// idle machine). The kernel's fair scheduler still gives everything else its share by weight,
+/// where `SCHED_FIFO` gave it nothing while the run could run.
+const QUIET_NICE: i32 = -10;
+
 /// How long the stepping thread gives the CPU back after [`RUN`].
 const PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
 
@@ -55,6 +76,8 @@ pub struct Stepping {
     stepped: Arc<Stepped>,
     stepper: Option<JoinHandle<()>>,
     before: Option<Before>,
+    /// The calling thread's nice value before a quiet run raised it.
+    nice: Option<i32>,
     _clock: Entered,
     repeatable: bool,
 }
@@ -67,16 +90,20 @@ struct Before {
 }
 
 impl Stepping {
-    /// Starts stepping `clock` for a run on the calling thread (every thread the run starts
-    /// inherits the CPU and the policy); `None` for the real clock.
+    /// Starts stepping `clock` for a run on the calling thread (in turns, every thread the run
+    /// starts inherits the CPU and the policy); `None` for the real clock.
     pub fn start(clock: &Clock) -> std::io::Result<Option<Stepping>> {
         let Some(stepped) = clock.as_stepped().map(Arc::clone) else {
             return Ok(None);
         };
-        let cpu = stepped.cpu(pick_cpu);
-        let before = Before::take();
-        let pinned = pin(cpu);
-        let repeatable = pinned && set_fifo(RUN_PRIORITY);
+        let (before, repeatable, nice) = if stepped.in_turns() {
+            let cpu = stepped.cpu(pick_cpu);
+            let before = Before::take();
+            let pinned = pin(cpu);
+            (before, pinned && set_fifo(RUN_PRIORITY), None)
+        } else {
+            (None, false, raise_nice())
+        };
         stepped.rearm();
         let stepper = {
             let stepped = Arc::clone(&stepped);
@@ -84,17 +111,13 @@ impl Stepping {
                 .name("stepper".into())
                 .spawn(move || {
                     if repeatable {
-                        // Below the run: it runs only when no thread of the run can.
-                        set_fifo(STEP_PRIORITY);
-                    }
-                    let mut ran_since = std::time::Instant::now();
-                    while stepped.advance() {
-                        // Every thread of the run waits: a pause here changes nothing in its
-                        // order, and gives the CPU back to the machine (see `PAUSE`).
-                        if ran_since.elapsed() >= RUN {
-                            std::thread::sleep(PAUSE);
-                            ran_since = std::time::Instant::now();
-                        }
+                        step_in_turns(&stepped);
+                    } else {
+                        let mut looks = Looks::default();
+                        // Its waits between looks are a few microseconds, not the default
+                        // 50 µs of slack on top.
+                        let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
+                        while stepped.advance_when_quiet(|t| looks.all_asleep(t)) {}
                     }
                 })
         };
@@ -104,6 +127,7 @@ impl Stepping {
                 if let Some(b) = before {
                     b.restore();
                 }
+                restore_nice(nice);
                 return Err(e);
             }
         };
@@ -112,6 +136,7 @@ impl Stepping {
             stepped,
             stepper: Some(stepper),
             before,
+            nice,
             repeatable,
         }))
     }
@@ -131,7 +156,133 @@ impl Drop for Stepping {
         if let Some(b) = self.before.take() {
             b.restore();
         }
+        restore_nice(self.nice.take());
     }
+}
+
+/// Gives the calling thread (and so every thread of the run it starts) the nice value
+/// [`QUIET_NICE`] where the process may raise it; returns the value before.
+fn raise_nice() -> Option<i32> {
+    let before = rustix::process::getpriority_process(None).ok()?;
+    (before > QUIET_NICE && rustix::process::setpriority_process(None, QUIET_NICE).is_ok())
+        .then_some(before)
+}
+
+fn restore_nice(before: Option<i32>) {
+    if let Some(n) = before {
+        let _ = rustix::process::setpriority_process(None, n);
+    }
+}
+
+/// The stepping loop of a run in turns: this thread runs below the run's, so only when every
+/// thread of the run waits.
+fn step_in_turns(stepped: &Stepped) {
+    set_fifo(STEP_PRIORITY);
+    let mut ran_since = std::time::Instant::now();
+    while stepped.advance() {
+        // Every thread of the run waits: a pause here changes nothing in its order, and gives
+        // the CPU back to the machine (see `PAUSE`).
+        if ran_since.elapsed() >= RUN {
+            std::thread::sleep(PAUSE);
+            ran_since = std::time::Instant::now();
+        }
+    }
+}
+
+/// The quiet driver's looks at the threads of its run (see the module doc): each thread's
+/// `stat` and `schedstat` in `/proc/self/task/TID/`, opened once and read again from their
+/// start at each look (procfs makes them afresh for every read).
+#[derive(Default)]
+struct Looks {
+    files: HashMap<i32, Option<(File, File)>>,
+}
+
+impl Looks {
+    /// Whether every thread in `tids` (of this process) waits: asleep (state `S`) at two looks,
+    /// and scheduled no time between them (its count of turns on a CPU, the third figure of
+    /// `schedstat`, unchanged). A thread that woke between the looks is running, waiting for a
+    /// CPU, or ran and slept again, so each thread slept from its first look to its second,
+    /// and all of them at once between the two rounds. A thread gone waits for nothing; a
+    /// thread whose files cannot be read otherwise counts as not asleep, and the driver looks
+    /// again.
+    fn all_asleep(&mut self, tids: &[i32]) -> bool {
+        self.files.retain(|t, _| tids.contains(t));
+        let mut first = Vec::with_capacity(tids.len());
+        for &t in tids {
+            match self.asleep_runs(t) {
+                Some(runs) => first.push(runs),
+                None => return false,
+            }
+        }
+        tids.iter()
+            .zip(first)
+            .all(|(&t, runs)| self.asleep_runs(t) == Some(runs))
+    }
+
+    /// Thread `tid`'s count of turns if it is asleep now (`u64::MAX` if it is gone).
+    fn asleep_runs(&mut self, tid: i32) -> Option<u64> {
+        let mut buf = [0u8; 2048];
+        for fresh in [false, true] {
+            if fresh || !self.files.contains_key(&tid) {
+                // A file that cannot be opened for another reason than the thread's absence
+                // tells nothing: not asleep, look again.
+                let files = open_thread(tid).ok()?;
+                self.files.insert(tid, files);
+            }
+            let Some((stat, sched)) = self.files.get(&tid)? else {
+                // Its files are gone: so is the thread.
+                return Some(u64::MAX);
+            };
+            let Ok(n) = stat.read_at(&mut buf, 0) else {
+                // A file kept open outlives its thread: open the id's files again.
+                continue;
+            };
+            let text = std::str::from_utf8(buf.get(..n)?).ok()?;
+            // "TID (COMM) STATE ...": the name may hold spaces and parentheses, so the state
+            // follows the last ')'.
+            let state = text.rsplit_once(')')?.1.trim_start().chars().next()?;
+            if state != 'S' {
+                return None;
+            }
+            let Ok(n) = sched.read_at(&mut buf, 0) else {
+                continue;
+            };
+            let text = std::str::from_utf8(buf.get(..n)?).ok()?;
+            return turns(text);
+        }
+        None
+    }
+}
+
+/// Thread `tid`'s `stat` and `schedstat` (`status` on a kernel without scheduler statistics),
+/// `None` if the thread is gone.
+fn open_thread(tid: i32) -> std::io::Result<Option<(File, File)>> {
+    let dir = format!("/proc/self/task/{tid}");
+    let open = |name: &str| match File::open(format!("{dir}/{name}")) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    };
+    let Some(stat) = open("stat")? else {
+        return Ok(None);
+    };
+    let Some(sched) = open("schedstat")?.map_or_else(|| open("status"), |f| Ok(Some(f)))? else {
+        return Ok(None);
+    };
+    Ok(Some((stat, sched)))
+}
+
+/// The count of turns on a CPU in `schedstat` (its third figure), or in `status` the voluntary
+/// and involuntary context switches together, which count the same turns.
+fn turns(text: &str) -> Option<u64> {
+    if !text.contains(':') {
+        return text.split_whitespace().nth(2)?.parse().ok();
+    }
+    let count = |key: &str| -> Option<u64> {
+        let line = text.lines().find_map(|l| l.strip_prefix(key))?;
+        line.trim().parse().ok()
+    };
+    Some(count("voluntary_ctxt_switches:")? + count("nonvoluntary_ctxt_switches:")?)
 }
 
 /// Whether this process may run a stepped run repeatably (may use `SCHED_FIFO`).
@@ -193,5 +344,172 @@ impl Before {
     fn restore(self) {
         set_policy(self.policy, self.priority);
         let _ = sched_setaffinity(None, &self.cpus);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Waits for `h` at most a minute of wall time (a driver that never moves the time would
+    /// hang the test rather than fail it).
+    fn joined<T>(h: std::thread::JoinHandle<T>) -> T {
+        let until = Instant::now() + Duration::from_secs(60);
+        while !h.is_finished() {
+            assert!(Instant::now() < until, "the stepped threads never finished");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        h.join().expect("the thread")
+    }
+
+    #[test]
+    fn the_quiet_driver_holds_the_time_while_a_thread_of_the_clock_still_runs() {
+        let clock = Clock::stepped();
+        let stepped = Arc::clone(clock.as_stepped().expect("stepped"));
+        let (entered_tx, entered_rx) = crossbeam::channel::bounded::<()>(2);
+        let sleeper = {
+            let (clock, tx) = (clock.clone(), entered_tx.clone());
+            std::thread::spawn(move || {
+                let _c = crate::clock::enter(clock);
+                let _ = tx.send(());
+                crate::clock::sleep(Duration::from_secs(1));
+            })
+        };
+        let worker = {
+            let (clock, stepped) = (clock.clone(), Arc::clone(&stepped));
+            std::thread::spawn(move || {
+                let _c = crate::clock::enter(clock);
+                let _ = entered_tx.send(());
+                // Work the CPU for a fifth of a second of wall time; however long the machine
+                // keeps this thread from its CPU, it has not waited, so no time may pass.
+                let until = Instant::now() + Duration::from_millis(200);
+                let mut spin = 0u64;
+                while Instant::now() < until {
+                    spin = std::hint::black_box(spin.wrapping_add(1));
+                }
+                let seen = stepped.elapsed();
+                crate::clock::sleep(Duration::from_millis(1));
+                seen
+            })
+        };
+        for _ in 0..2 {
+            entered_rx.recv().expect("both threads entered the clock");
+        }
+        let driver = {
+            let stepped = Arc::clone(&stepped);
+            std::thread::spawn(move || {
+                let mut looks = Looks::default();
+                while stepped.advance_when_quiet(|t| looks.all_asleep(t)) {}
+            })
+        };
+        let seen = joined(worker);
+        joined(sleeper);
+        stepped.release();
+        joined(driver);
+        assert_eq!(
+            seen,
+            Duration::ZERO,
+            "the time moved while a thread of the clock was working"
+        );
+        assert_eq!(stepped.elapsed(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn the_quiet_driver_moves_the_time_when_the_other_threads_wait_off_the_clock() {
+        let clock = Clock::stepped();
+        let stepped = Arc::clone(clock.as_stepped().expect("stepped"));
+        let (tx, rx) = crossbeam::channel::bounded::<()>(1);
+        let (entered_tx, entered_rx) = crossbeam::channel::bounded::<()>(2);
+        let sender = {
+            let (clock, entered) = (clock.clone(), entered_tx.clone());
+            std::thread::spawn(move || {
+                let _c = crate::clock::enter(clock);
+                let _ = entered.send(());
+                crate::clock::sleep(Duration::from_secs(5));
+                let _ = tx.send(());
+            })
+        };
+        let receiver = {
+            let (clock, stepped) = (clock.clone(), Arc::clone(&stepped));
+            std::thread::spawn(move || {
+                let _c = crate::clock::enter(clock);
+                let _ = entered_tx.send(());
+                // Waits on a channel, not on the clock: the driver must see it asleep.
+                rx.recv().expect("sent");
+                stepped.elapsed()
+            })
+        };
+        for _ in 0..2 {
+            entered_rx.recv().expect("both threads entered the clock");
+        }
+        let driver = {
+            let stepped = Arc::clone(&stepped);
+            std::thread::spawn(move || {
+                let mut looks = Looks::default();
+                while stepped.advance_when_quiet(|t| looks.all_asleep(t)) {}
+            })
+        };
+        let got_at = joined(receiver);
+        joined(sender);
+        stepped.release();
+        joined(driver);
+        assert_eq!(got_at, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn the_quiet_driver_holds_the_time_while_a_thread_handed_the_clock_has_not_entered_it() {
+        let clock = Clock::stepped();
+        let stepped = Arc::clone(clock.as_stepped().expect("stepped"));
+        let (entered_tx, entered_rx) = crossbeam::channel::bounded::<()>(1);
+        let sleeper = {
+            let clock = clock.clone();
+            std::thread::spawn(move || {
+                let _c = crate::clock::enter(clock);
+                let _ = entered_tx.send(());
+                crate::clock::sleep(Duration::from_secs(1));
+            })
+        };
+        entered_rx.recv().expect("the sleeper entered the clock");
+        // Handed on before the thread starts, as the driver hands it to each actor's thread;
+        // the thread takes a fifth of a second (of wall time) to get there.
+        let handed = clock.hand_on();
+        let late = {
+            let stepped = Arc::clone(&stepped);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                let _c = handed.enter();
+                let seen = stepped.elapsed();
+                crate::clock::sleep(Duration::from_millis(1));
+                seen
+            })
+        };
+        let driver = {
+            let stepped = Arc::clone(&stepped);
+            std::thread::spawn(move || {
+                let mut looks = Looks::default();
+                while stepped.advance_when_quiet(|t| looks.all_asleep(t)) {}
+            })
+        };
+        let seen = joined(late);
+        joined(sleeper);
+        stepped.release();
+        joined(driver);
+        assert_eq!(
+            seen,
+            Duration::ZERO,
+            "the time moved before a thread handed the clock had entered it"
+        );
+    }
+
+    #[test]
+    fn a_thread_gone_counts_as_asleep_and_a_running_one_does_not() {
+        let mut looks = Looks::default();
+        assert!(
+            looks.all_asleep(&[i32::MAX]),
+            "no such thread waits for nothing"
+        );
+        let me = rustix::thread::gettid().as_raw_nonzero().get();
+        assert!(!looks.all_asleep(&[me]), "the thread asking is running");
     }
 }

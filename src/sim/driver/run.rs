@@ -49,11 +49,11 @@ fn spawn<'s, 'e: 's>(
     body: impl FnOnce(&mut Worker<'e>) + Send + 's,
 ) {
     let name = format!("{} {id}", kind.name());
-    let clock = crate::clock::current();
+    let clock = crate::clock::hand_on();
     let started = thread::Builder::new()
         .name(name.clone())
         .spawn_scoped(scope, move || {
-            let _clock = crate::clock::enter(clock);
+            let _clock = clock.enter();
             // Affinity: every worker pins itself (a mask naming no usable CPU was warned about
             // in the header and leaves it unpinned).
             let _ = crate::sim::control::affinity::pin(None, run.plan.affinity);
@@ -206,12 +206,12 @@ fn phase<'e>(
         .store(burst && run.plan.allow_io_bursts, Ordering::Relaxed);
     let t = crate::clock::now();
     let workers_done = AtomicBool::new(false);
-    let clock = crate::clock::current();
+    let clock = crate::clock::hand_on();
     thread::scope(|outer| {
         let monitor = thread::Builder::new()
             .name("monitor".into())
             .spawn_scoped(outer, || {
-                let _clock = crate::clock::enter(clock);
+                let _clock = clock.enter();
                 super::monitor::monitor(run, &workers_done, timed)
             });
         // Without the monitor nothing would end the main phase: the workers see the stop.

@@ -155,11 +155,11 @@ impl JournalService {
             warn,
             witness.clone(),
         );
-        let clock = crate::clock::current();
+        let clock = crate::clock::hand_on();
         let thread = std::thread::Builder::new()
             .name("journal".into())
             .spawn(move || {
-                let _clock = crate::clock::enter(clock);
+                let _clock = clock.enter();
                 t.run(&rx)
             })?;
         Ok(JournalService {
