@@ -74,9 +74,9 @@ const ATTEMPTS: usize = 20;
 /// On the real clock a request without latency completed as soon as the helper thread ran it,
 /// so the depth a run reached was a race between the poster and the helper (on a loaded
 /// machine one run's checkpoint had 7 in flight, the next one's 41). On the stepped clock a
-/// completion waits its service time and the threads take turns in the run's own order, so the
-/// first run decides; the attempts stay for a machine that cannot give the run its own CPU
-/// under SCHED_FIFO (`sim::control::stepping`), where the turns are the machine's again.
+/// completion waits its service time, so the poster runs ahead of it whatever the machine's
+/// load; which thread runs first when two can is still the machine's choice
+/// (`sim::control::stepping`), so the attempts stay.
 fn deepest() -> (u64, u64) {
     let (mut blocks, mut ckpt) = (0, 0);
     for _ in 0..ATTEMPTS {

@@ -1,7 +1,7 @@
 //! The model on the stepped clock (`sqliosim::clock`, `sim::control::stepping`): a run on the
 //! in-memory backend's stepped clock reads the time its backend charged, never the wall's, so
-//! what it measures does not depend on the machine's load, and the same seed is the same run,
-//! event for event.
+//! what it measures does not depend on the machine's load, and a run in turns
+//! (`FaultyBackend::stepped_in_turns`) of the same seed is the same run, event for event.
 
 use std::path::PathBuf;
 use std::sync::Arc;
