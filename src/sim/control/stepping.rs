@@ -10,7 +10,7 @@
 //!   threads asleep on the clock itself; the others (waiting on a lock, a condition, a channel,
 //!   a join) it asks the kernel about: each must be asleep in `/proc/self/task/TID/stat` at two
 //!   looks with its count of turns on a CPU (`schedstat`) unchanged between them
-//!   ([`Looks`]). The run's threads keep the machine's scheduling and every CPU, so a
+//!   (`Looks`). The run's threads keep the machine's scheduling and every CPU, so a
 //!   stepped run beside other work takes its share and no more; which thread goes first when
 //!   two can is still the machine's choice, so a seed is not replayed event for event.
 //! - **In turns** ([`Clock::stepped_in_turns`], for a run that must replay exactly): the run's
