@@ -36,16 +36,18 @@
     reason = "sched_setscheduler(2) and sched_getparam(2) through libc take a C struct"
 )]
 
-use std::collections::HashMap;
-use std::fs::File;
 use std::num::NonZeroU64;
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
 
 use crate::clock::{Clock, Entered, Stepped};
+use looks::Looks;
+
+mod looks;
+#[cfg(test)]
+mod tests;
 
 /// The real-time priority of a stepped run's threads.
 const RUN_PRIORITY: i32 = 2;
@@ -189,102 +191,6 @@ fn step_in_turns(stepped: &Stepped) {
     }
 }
 
-/// The quiet driver's looks at the threads of its run (see the module doc): each thread's
-/// `stat` and `schedstat` in `/proc/self/task/TID/`, opened once and read again from their
-/// start at each look (procfs makes them afresh for every read).
-#[derive(Default)]
-struct Looks {
-    files: HashMap<i32, Option<(File, File)>>,
-}
-
-impl Looks {
-    /// Whether every thread in `tids` (of this process) waits: asleep (state `S`) at two looks,
-    /// and scheduled no time between them (its count of turns on a CPU, the third figure of
-    /// `schedstat`, unchanged). A thread that woke between the looks is running, waiting for a
-    /// CPU, or ran and slept again, so each thread slept from its first look to its second,
-    /// and all of them at once between the two rounds. A thread gone waits for nothing; a
-    /// thread whose files cannot be read otherwise counts as not asleep, and the driver looks
-    /// again.
-    fn all_asleep(&mut self, tids: &[i32]) -> bool {
-        self.files.retain(|t, _| tids.contains(t));
-        let mut first = Vec::with_capacity(tids.len());
-        for &t in tids {
-            match self.asleep_runs(t) {
-                Some(runs) => first.push(runs),
-                None => return false,
-            }
-        }
-        tids.iter()
-            .zip(first)
-            .all(|(&t, runs)| self.asleep_runs(t) == Some(runs))
-    }
-
-    /// Thread `tid`'s count of turns if it is asleep now (`u64::MAX` if it is gone).
-    fn asleep_runs(&mut self, tid: i32) -> Option<u64> {
-        let mut buf = [0u8; 2048];
-        for fresh in [false, true] {
-            if fresh || !self.files.contains_key(&tid) {
-                // A file that cannot be opened for another reason than the thread's absence
-                // tells nothing: not asleep, look again.
-                let files = open_thread(tid).ok()?;
-                self.files.insert(tid, files);
-            }
-            let Some((stat, sched)) = self.files.get(&tid)? else {
-                // Its files are gone: so is the thread.
-                return Some(u64::MAX);
-            };
-            let Ok(n) = stat.read_at(&mut buf, 0) else {
-                // A file kept open outlives its thread: open the id's files again.
-                continue;
-            };
-            let text = std::str::from_utf8(buf.get(..n)?).ok()?;
-            // "TID (COMM) STATE ...": the name may hold spaces and parentheses, so the state
-            // follows the last ')'.
-            let state = text.rsplit_once(')')?.1.trim_start().chars().next()?;
-            if state != 'S' {
-                return None;
-            }
-            let Ok(n) = sched.read_at(&mut buf, 0) else {
-                continue;
-            };
-            let text = std::str::from_utf8(buf.get(..n)?).ok()?;
-            return turns(text);
-        }
-        None
-    }
-}
-
-/// Thread `tid`'s `stat` and `schedstat` (`status` on a kernel without scheduler statistics),
-/// `None` if the thread is gone.
-fn open_thread(tid: i32) -> std::io::Result<Option<(File, File)>> {
-    let dir = format!("/proc/self/task/{tid}");
-    let open = |name: &str| match File::open(format!("{dir}/{name}")) {
-        Ok(f) => Ok(Some(f)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    };
-    let Some(stat) = open("stat")? else {
-        return Ok(None);
-    };
-    let Some(sched) = open("schedstat")?.map_or_else(|| open("status"), |f| Ok(Some(f)))? else {
-        return Ok(None);
-    };
-    Ok(Some((stat, sched)))
-}
-
-/// The count of turns on a CPU in `schedstat` (its third figure), or in `status` the voluntary
-/// and involuntary context switches together, which count the same turns.
-fn turns(text: &str) -> Option<u64> {
-    if !text.contains(':') {
-        return text.split_whitespace().nth(2)?.parse().ok();
-    }
-    let count = |key: &str| -> Option<u64> {
-        let line = text.lines().find_map(|l| l.strip_prefix(key))?;
-        line.trim().parse().ok()
-    };
-    Some(count("voluntary_ctxt_switches:")? + count("nonvoluntary_ctxt_switches:")?)
-}
-
 /// Whether this process may run a stepped run repeatably (may use `SCHED_FIFO`).
 pub fn available() -> bool {
     let before = Before::take();
@@ -344,146 +250,5 @@ impl Before {
     fn restore(self) {
         set_policy(self.policy, self.priority);
         let _ = sched_setaffinity(None, &self.cpus);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::{Duration, Instant};
-
-    /// Waits for `h` at most a minute of wall time (a driver that never moves the time would
-    /// hang the test rather than fail it).
-    fn joined<T>(h: std::thread::JoinHandle<T>) -> T {
-        let until = Instant::now() + Duration::from_secs(60);
-        while !h.is_finished() {
-            assert!(Instant::now() < until, "the stepped threads never finished");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        h.join().expect("the thread")
-    }
-
-    /// Runs `f` on a thread of `clock`, handed the clock before it starts as the driver hands
-    /// it to each actor's thread.
-    fn on_clock<T: Send + 'static>(
-        clock: &Clock,
-        f: impl FnOnce() -> T + Send + 'static,
-    ) -> std::thread::JoinHandle<T> {
-        let handed = clock.hand_on();
-        std::thread::spawn(move || {
-            let _c = handed.enter();
-            f()
-        })
-    }
-
-    /// The time on the calling thread's stepped clock.
-    fn stepped_now() -> Duration {
-        crate::clock::current()
-            .as_stepped()
-            .expect("a thread of a stepped clock")
-            .elapsed()
-    }
-
-    /// The quiet driver of `clock`, on a thread of its own.
-    fn drive(clock: &Clock) -> (Arc<Stepped>, std::thread::JoinHandle<()>) {
-        let stepped = Arc::clone(clock.as_stepped().expect("stepped"));
-        let driver = {
-            let stepped = Arc::clone(&stepped);
-            std::thread::spawn(move || {
-                let mut looks = Looks::default();
-                while stepped.advance_when_quiet(|t| looks.all_asleep(t)) {}
-            })
-        };
-        (stepped, driver)
-    }
-
-    /// Stops the driver once the threads are done; the clock's time then.
-    fn stop(stepped: &Stepped, driver: std::thread::JoinHandle<()>) -> Duration {
-        stepped.release();
-        joined(driver);
-        stepped.elapsed()
-    }
-
-    #[test]
-    fn the_quiet_driver_holds_the_time_while_a_thread_of_the_clock_still_runs() {
-        let clock = Clock::stepped();
-        let sleeper = on_clock(&clock, || crate::clock::sleep(Duration::from_secs(1)));
-        let worker = on_clock(&clock, || {
-            // Work the CPU for a fifth of a second of wall time; however long the machine
-            // keeps this thread from its CPU, it has not waited, so no time may pass.
-            let until = Instant::now() + Duration::from_millis(200);
-            let mut spin = 0u64;
-            while Instant::now() < until {
-                spin = std::hint::black_box(spin.wrapping_add(1));
-            }
-            let at = stepped_now();
-            crate::clock::sleep(Duration::from_millis(1));
-            at
-        });
-        let (stepped, driver) = drive(&clock);
-        let at = joined(worker);
-        joined(sleeper);
-        let end = stop(&stepped, driver);
-        assert_eq!(
-            at,
-            Duration::ZERO,
-            "the time moved while a thread of the clock was working"
-        );
-        assert_eq!(end, Duration::from_secs(1));
-    }
-
-    #[test]
-    fn the_quiet_driver_moves_the_time_when_the_other_threads_wait_off_the_clock() {
-        let clock = Clock::stepped();
-        let (tx, rx) = crossbeam::channel::bounded::<()>(1);
-        let sender = on_clock(&clock, move || {
-            crate::clock::sleep(Duration::from_secs(5));
-            let _ = tx.send(());
-        });
-        // Waits on a channel, not on the clock: the driver must see it asleep.
-        let receiver = on_clock(&clock, move || {
-            rx.recv().expect("sent");
-            stepped_now()
-        });
-        let (stepped, driver) = drive(&clock);
-        let got_at = joined(receiver);
-        joined(sender);
-        stop(&stepped, driver);
-        assert_eq!(got_at, Duration::from_secs(5));
-    }
-
-    #[test]
-    fn the_quiet_driver_holds_the_time_while_a_thread_handed_the_clock_has_not_entered_it() {
-        let clock = Clock::stepped();
-        let sleeper = on_clock(&clock, || crate::clock::sleep(Duration::from_secs(1)));
-        // The thread takes a fifth of a second (of wall time) to enter the clock it was handed.
-        let handed = clock.hand_on();
-        let late = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(200));
-            let _c = handed.enter();
-            let at = stepped_now();
-            crate::clock::sleep(Duration::from_millis(1));
-            at
-        });
-        let (stepped, driver) = drive(&clock);
-        let at = joined(late);
-        joined(sleeper);
-        stop(&stepped, driver);
-        assert_eq!(
-            at,
-            Duration::ZERO,
-            "the time moved before a thread handed the clock had entered it"
-        );
-    }
-
-    #[test]
-    fn a_thread_gone_counts_as_asleep_and_a_running_one_does_not() {
-        let mut looks = Looks::default();
-        assert!(
-            looks.all_asleep(&[i32::MAX]),
-            "no such thread waits for nothing"
-        );
-        let me = rustix::thread::gettid().as_raw_nonzero().get();
-        assert!(!looks.all_asleep(&[me]), "the thread asking is running");
     }
 }
